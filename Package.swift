@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "datasourced",
+    products: [
+        .executable(name: "datasourced", targets: ["datasourced"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // libjansson, the only JSON codec on the message path.
+        .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
+        // A Swift value over json_t; jansson's reference rules live here and nowhere else.
+        .target(name: "JSONKit", dependencies: ["CJansson"]),
+        // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
+        .target(name: "JSONRPC", dependencies: ["JSONKit"]),
+        // The method table, lifecycle and registry: decode params, call the model, encode results.
+        .target(name: "Daemon", dependencies: [
+            "JSONKit", "JSONRPC",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Transcript replay: drives a spawned daemon and matches what it says.
+        .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC"]),
+        .executableTarget(name: "datasourced", dependencies: [
+            "Daemon", "Replay",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
+        .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
+    ]
+)

@@ -1,0 +1,81 @@
+import CJansson
+
+extension JSON {
+    public static let null = JSON(newReference(json_null()))
+    public static let `true` = JSON(newReference(json_true()))
+    public static let `false` = JSON(newReference(json_false()))
+
+    public init(_ string: String) {
+        // stringn takes a length, so an embedded NUL never truncates.
+        self = withCChars(string) { chars, count in JSON(newReference(json_stringn(chars, count))) }
+    }
+
+    public init(_ integer: Int) {
+        self = JSON(newReference(json_integer(json_int_t(integer))))
+    }
+
+    public init(_ real: Double) {
+        // jansson refuses NaN and infinities; JSON has no spelling for them.
+        self = real.isFinite ? JSON(newReference(json_real(real))) : .null
+    }
+
+    public init(_ bool: Bool) {
+        self = bool ? .true : .false
+    }
+
+    public static func array(_ elements: some Sequence<JSON>) -> JSON {
+        let array = newReference(json_array())
+        for element in elements {
+            // json_array_append takes its own count; `element` keeps ours.
+            json_array_append(array.pointer, element.pointer)
+        }
+        return JSON(array)
+    }
+
+    public static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
+        let object = newReference(json_object())
+        for (key, value) in members {
+            setMember(of: object.pointer, key: key, value: value)
+        }
+        return JSON(object)
+    }
+
+    public static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {
+        object(members.lazy.map { ($0.key, $0.value) })
+    }
+
+    /// An object with `key` set to `value` (added at the end, or replaced in place).
+    /// Unchanged members are shared with `self`, which is left as it was.
+    public func setting(_ key: String, to value: JSON) -> JSON {
+        precondition(isObject, "setting(_:to:) needs an object")
+        let copy = newReference(json_copy(pointer))
+        JSON.setMember(of: copy.pointer, key: key, value: value)
+        return JSON(copy)
+    }
+
+    /// An object without `key`.
+    public func removing(_ key: String) -> JSON {
+        precondition(isObject, "removing(_:) needs an object")
+        let copy = newReference(json_copy(pointer))
+        json_object_del(copy.pointer, key)
+        return JSON(copy)
+    }
+
+    private static func setMember(of object: UnsafeMutablePointer<json_t>, key: String, value: JSON) {
+        // json_object_setn takes its own count of value (it is not the stealing _new form).
+        withCChars(key) { chars, count in _ = json_object_setn(object, chars, count, value.pointer) }
+    }
+}
+
+extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
+    ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self.init(value) }
+    public init(integerLiteral value: Int) { self.init(value) }
+    public init(floatLiteral value: Double) { self.init(value) }
+    public init(booleanLiteral value: Bool) { self.init(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
+    public init(nilLiteral: ()) { self = .null }
+}

@@ -1,0 +1,209 @@
+/// The LSP base protocol: a header block (`Name: value` lines ended by CRLF, then an
+/// empty line) followed by exactly `Content-Length` bytes of body.
+public enum Framing {
+    /// A header block longer than this without its blank line is garbage, not a header.
+    public static let maximumHeaderBlockSize = 8192
+
+    /// What the start of a buffer holds.
+    public enum HeaderScan: Equatable, Sendable {
+        /// Not enough bytes to know yet.
+        case incomplete
+        /// A well-formed header block of `headerLength` bytes (terminator included).
+        case header(contentLength: Int, headerLength: Int)
+        /// Not a header block; `reason` says why.
+        case malformed(reason: String)
+    }
+
+    /// Reads the header block at the start of `bytes`. Pure: no state, no allocation
+    /// beyond the reason text, so every edge case is a one-line test.
+    public static func scanHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> HeaderScan {
+        guard let end = indexOfBlankLine(bytes) else {
+            if bytes.count > maximumHeaderBlockSize {
+                return .malformed(reason: "no end of header block within \(maximumHeaderBlockSize) bytes")
+            }
+            return .incomplete
+        }
+        var contentLength: Int?
+        var lineStart = 0
+        while lineStart < end {
+            var lineEnd = lineStart
+            while !(bytes[lineEnd] == 13 && bytes[lineEnd + 1] == 10) { lineEnd += 1 }
+            let line = UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                return .malformed(reason: "header line without a colon: \(quoted(line))")
+            }
+            let name = trimmed(UnsafeBufferPointer(rebasing: line[..<colon]))
+            if equalsIgnoringCase(name, "content-length") {
+                let value = trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...]))
+                guard let length = decimal(value) else {
+                    return .malformed(reason: "Content-Length is not a non-negative integer: \(quoted(value))")
+                }
+                if let earlier = contentLength, earlier != length {
+                    return .malformed(reason: "conflicting Content-Length headers: \(earlier) and \(length)")
+                }
+                contentLength = length
+            }
+            // Content-Type and unknown headers are accepted and ignored.
+            lineStart = lineEnd + 2
+        }
+        guard let contentLength else { return .malformed(reason: "header block without Content-Length") }
+        return .header(contentLength: contentLength, headerLength: end + 4)
+    }
+
+    /// Where the next `Content-Length` header name starts, searching from `from`.
+    public static func indexOfContentLength(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        let name = Array("content-length".utf8)
+        guard bytes.count >= name.count else { return nil }
+        var index = from
+        while index <= bytes.count - name.count {
+            if equalsIgnoringCase(UnsafeBufferPointer(rebasing: bytes[index..<index + name.count]), "content-length") {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    public static func frame(_ body: [UInt8]) -> [UInt8] {
+        var framed = Array("Content-Length: \(body.count)\r\n\r\n".utf8)
+        framed.append(contentsOf: body)
+        return framed
+    }
+
+    public static func appendFrame(_ body: [UInt8], to output: inout [UInt8]) {
+        output.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+        output.append(contentsOf: body)
+    }
+
+    // MARK: Byte helpers
+
+    private static func indexOfBlankLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        let limit = min(bytes.count - 4, maximumHeaderBlockSize)
+        var index = 0
+        while index <= limit {
+            if bytes[index] == 13, bytes[index + 1] == 10, bytes[index + 2] == 13, bytes[index + 3] == 10 {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 32 || bytes[start] == 9 { start += 1 }
+        while end > start, bytes[end - 1] == 32 || bytes[end - 1] == 9 { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            var byte = bytes[index]
+            if byte >= 65, byte <= 90 { byte += 32 }
+            if byte != expected[index] { return false }
+        }
+        return true
+    }
+
+    private static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= 48, byte <= 57 else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    private static func quoted(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let text = String(decoding: bytes.prefix(60), as: UTF8.self)
+        return "\"\(text)\(bytes.count > 60 ? "…" : "")\""
+    }
+}
+
+/// Turns a byte stream into frames, resynchronising after garbage and skipping
+/// oversized bodies without buffering them.
+public struct FrameDecoder: Sendable {
+    public enum Event: Equatable, Sendable {
+        case body([UInt8])
+        /// A header block that could not be read; the decoder has moved on to the next
+        /// `Content-Length` header, if any.
+        case malformedHeader(reason: String)
+        /// A body longer than the limit; its bytes are being discarded as they arrive.
+        case oversized(contentLength: Int, limit: Int)
+    }
+
+    public let maximumMessageSize: Int
+    private var buffer: [UInt8] = []
+    private var consumed = 0
+    private var bytesToSkip = 0
+
+    public init(maximumMessageSize: Int) {
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    /// True when input ending now would cut a message short.
+    public var isMidFrame: Bool { bytesToSkip > 0 || consumed < buffer.count }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        var bytes = bytes
+        if bytesToSkip > 0 {
+            let skipped = min(bytesToSkip, bytes.count)
+            bytesToSkip -= skipped
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+        }
+        if consumed == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            consumed = 0
+        } else if consumed > 65536, consumed * 2 > buffer.count {
+            buffer.removeFirst(consumed)
+            consumed = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    public mutating func next() -> Event? {
+        guard bytesToSkip == 0 else { return nil }
+        return buffer.withUnsafeBufferPointer { whole -> Event? in
+            let pending = UnsafeBufferPointer(rebasing: whole[consumed...])
+            switch Framing.scanHeader(pending) {
+            case .incomplete:
+                return nil
+            case .malformed(let reason):
+                resynchronise(pending)
+                return .malformedHeader(reason: reason)
+            case .header(let contentLength, let headerLength):
+                if contentLength > maximumMessageSize {
+                    let available = pending.count - headerLength
+                    let skippedNow = min(available, contentLength)
+                    consumed += headerLength + skippedNow
+                    bytesToSkip = contentLength - skippedNow
+                    return .oversized(contentLength: contentLength, limit: maximumMessageSize)
+                }
+                guard pending.count - headerLength >= contentLength else { return nil }
+                let bodyStart = headerLength
+                let body = Array(pending[bodyStart..<bodyStart + contentLength])
+                consumed += headerLength + contentLength
+                return .body(body)
+            }
+        }
+    }
+
+    private mutating func resynchronise(_ pending: UnsafeBufferPointer<UInt8>) {
+        if let next = Framing.indexOfContentLength(pending, from: 1) {
+            consumed += next
+        } else {
+            // Keep a tail that could be the start of a header split across reads.
+            let keep = min(pending.count, "content-length".utf8.count - 1)
+            consumed += pending.count - keep
+        }
+    }
+}

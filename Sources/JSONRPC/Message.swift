@@ -1,0 +1,174 @@
+import JSONKit
+
+/// The JSON-RPC 2.0 error codes this package uses.
+public enum ErrorCode {
+    public static let parseError = -32700
+    public static let invalidRequest = -32600
+    public static let methodNotFound = -32601
+    public static let invalidParams = -32602
+    public static let internalError = -32603
+    /// LSP: a request arrived before `initialize`.
+    public static let serverNotInitialized = -32002
+    /// LSP: the client cancelled the request with `$/cancelRequest`.
+    public static let requestCancelled = -32800
+}
+
+/// The `error` member of a response.
+public struct ResponseError: Error, Sendable, Equatable {
+    public let code: Int
+    public let message: String
+    public let data: JSON?
+
+    public init(code: Int, message: String, data: JSON? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public static func invalidRequest(_ message: String, data: JSON? = nil) -> ResponseError {
+        ResponseError(code: ErrorCode.invalidRequest, message: "Invalid request: \(message)", data: data)
+    }
+
+    public static func invalidParams(_ message: String, data: JSON? = nil) -> ResponseError {
+        ResponseError(code: ErrorCode.invalidParams, message: "Invalid params: \(message)", data: data)
+    }
+
+    public static func methodNotFound(_ method: String) -> ResponseError {
+        ResponseError(code: ErrorCode.methodNotFound, message: "Method not found: \(method)", data: ["method": JSON(method)])
+    }
+
+    public static func internalError(_ message: String) -> ResponseError {
+        ResponseError(code: ErrorCode.internalError, message: "Internal error: \(message)")
+    }
+
+    public var json: JSON {
+        var members: [(String, JSON)] = [("code", JSON(code)), ("message", JSON(message))]
+        if let data { members.append(("data", data)) }
+        return .object(members)
+    }
+}
+
+public struct Request: Sendable {
+    /// Kept as the client sent it, so the response echoes it exactly.
+    public let id: JSON
+    public let method: String
+    /// An object or an array when present.
+    public let params: JSON?
+}
+
+public struct Notification: Sendable {
+    public let method: String
+    public let params: JSON?
+
+    public init(method: String, params: JSON?) {
+        self.method = method
+        self.params = params
+    }
+
+    public var json: JSON {
+        var members: [(String, JSON)] = [("jsonrpc", "2.0"), ("method", JSON(method))]
+        if let params { members.append(("params", params)) }
+        return .object(members)
+    }
+}
+
+/// One element of what a client sent.
+public enum Message: Sendable {
+    case request(Request)
+    case notification(Notification)
+    /// Not a valid request object; answered with `error` under `id` (null when unknown).
+    case invalid(id: JSON, error: ResponseError)
+    /// A response from the client. The daemon sends no requests, so these are dropped.
+    case response(id: JSON)
+
+    /// Validates one decoded JSON value as a JSON-RPC 2.0 message.
+    public init(_ value: JSON) {
+        guard value.isObject else {
+            self = .invalid(id: .null, error: .invalidRequest("expected a request object, got \(value.kindDescription)"))
+            return
+        }
+        let idMember = value["id"]
+        let id = idMember ?? .null
+        if let idMember, ![.string, .integer, .real, .null].contains(idMember.kind) {
+            self = .invalid(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, got \(idMember.kindDescription)"))
+            return
+        }
+        guard value["jsonrpc"]?.stringValue == "2.0" else {
+            self = .invalid(id: id, error: .invalidRequest("\"jsonrpc\" must be the string \"2.0\""))
+            return
+        }
+        guard let methodMember = value["method"] else {
+            if idMember != nil, value["result"] != nil || value["error"] != nil {
+                self = .response(id: id)
+            } else {
+                self = .invalid(id: id, error: .invalidRequest("missing \"method\""))
+            }
+            return
+        }
+        guard let method = methodMember.stringValue else {
+            self = .invalid(id: id, error: .invalidRequest("\"method\" must be a string, got \(methodMember.kindDescription)"))
+            return
+        }
+        let params = value["params"]
+        if let params, !params.isObject, !params.isArray {
+            self = .invalid(id: id, error: .invalidRequest("\"params\" must be an object or an array, got \(params.kindDescription)"))
+            return
+        }
+        if idMember != nil {
+            self = .request(Request(id: id, method: method, params: params))
+        } else {
+            self = .notification(Notification(method: method, params: params))
+        }
+    }
+}
+
+/// One frame's body, decoded.
+public enum Payload: Sendable {
+    case single(Message)
+    /// A non-empty array; its responses go back together as one array.
+    case batch([Message])
+    /// Not JSON, or an empty batch: answered with one error under a null id.
+    case unusable(ResponseError)
+
+    public init(body: [UInt8]) {
+        let value: JSON
+        do {
+            value = try JSON.parse(body)
+        } catch {
+            self = .unusable(ResponseError(
+                code: ErrorCode.parseError,
+                message: "Parse error: \(error.description)",
+                data: ["line": JSON(error.line), "column": JSON(error.column), "position": JSON(error.position)]))
+            return
+        }
+        if let elements = value.arrayValue {
+            guard !elements.isEmpty else {
+                self = .unusable(.invalidRequest("empty batch"))
+                return
+            }
+            self = .batch(elements.map(Message.init))
+        } else {
+            self = .single(Message(value))
+        }
+    }
+}
+
+/// What the daemon writes: responses, notifications, or a batch's responses together.
+public enum Outgoing: Sendable {
+    case response(id: JSON, result: Result<JSON, ResponseError>)
+    case notification(Notification)
+    case batch([Outgoing])
+
+    public var json: JSON {
+        switch self {
+        case .response(let id, .success(let result)):
+            return ["jsonrpc": "2.0", "id": id, "result": result]
+        case .response(let id, .failure(let error)):
+            return ["jsonrpc": "2.0", "id": id, "error": error.json]
+        case .notification(let notification):
+            return notification.json
+        case .batch(let responses):
+            return .array(responses.map(\.json))
+        }
+    }
+}

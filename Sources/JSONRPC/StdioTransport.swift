@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import JSONKit
+
+/// What the transport reports to its owner.
+public enum TransportEvent: Sendable {
+    case payload(Payload)
+    /// A header block could not be read, or a body was too large: answer with `error`
+    /// under a null id. The stream has resynchronised.
+    case framingError(ResponseError)
+    /// stdin reached end of file; `midFrame` when it cut a message short.
+    case endOfInput(midFrame: Bool)
+    /// stdout could not be written (the client is gone).
+    case outputFailed(errno: Int32)
+}
+
+/// JSON-RPC over two file descriptors: one reader thread (frame + parse), one writer
+/// thread (encode + write). The writer's queue is unbounded, so a client that reads
+/// slowly never stops the daemon from reading its next request.
+public final class StdioTransport: @unchecked Sendable {
+    private let input: Int32
+    private let output: Int32
+    private let maximumMessageSize: Int
+    private let writer: Writer
+
+    public init(input: Int32 = 0, output: Int32 = 1, maximumMessageSize: Int) {
+        self.input = input
+        self.output = output
+        self.maximumMessageSize = maximumMessageSize
+        self.writer = Writer(descriptor: output)
+        // A vanished reader must surface as EPIPE from write(2), not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Starts both threads; every event is handed to `deliver` on the reader thread, in order.
+    public func start(deliver: @escaping @Sendable ([TransportEvent]) -> Void) {
+        let input = self.input
+        let limit = maximumMessageSize
+        writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
+        startThread {
+            var decoder = FrameDecoder(maximumMessageSize: limit)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 {
+                    deliver([.endOfInput(midFrame: decoder.isMidFrame)])
+                    return
+                }
+                chunk.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                var events: [TransportEvent] = []
+                while let event = decoder.next() {
+                    events.append(StdioTransport.transportEvent(for: event))
+                }
+                deliver(events)
+            }
+        }
+    }
+
+    static func transportEvent(for event: FrameDecoder.Event) -> TransportEvent {
+        switch event {
+        case .body(let body):
+            return .payload(Payload(body: body))
+        case .malformedHeader(let reason):
+            return .framingError(ResponseError(code: ErrorCode.parseError, message: "Parse error: malformed header: \(reason)"))
+        case .oversized(let length, let limit):
+            return .framingError(.invalidRequest(
+                "message of \(length) bytes exceeds the maximum message size of \(limit) bytes",
+                data: ["contentLength": JSON(length), "maxMessageSize": JSON(limit)]))
+        }
+    }
+
+    public func send(_ message: Outgoing) {
+        writer.enqueue(message)
+    }
+
+    /// Waits until everything sent so far is written, or `milliseconds` pass.
+    public func flush(waitingAtMost milliseconds: Int) {
+        writer.flush(waitingAtMost: milliseconds)
+    }
+}
+
+/// The one writer of stdout.
+private final class Writer: @unchecked Sendable {
+    private let descriptor: Int32
+    private let queue = Mailbox<Outgoing>()
+    private let written = Mailbox<Int>()
+    private var mutex = pthread_mutex_t()
+    private var enqueued = 0
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    func start(onFailure: @escaping @Sendable (Int32) -> Void) {
+        startThread { [self] in
+            var failed = false
+            var bytes: [UInt8] = []
+            while true {
+                let batch = queue.takeAll()
+                if !failed {
+                    bytes.removeAll(keepingCapacity: true)
+                    for message in batch {
+                        Framing.appendFrame(message.json.encoded(), to: &bytes)
+                    }
+                    if let code = writeAll(bytes) {
+                        failed = true
+                        onFailure(code)
+                    }
+                }
+                // Failed writes still count as done, so flush() never waits on a dead pipe.
+                written.post(batch.count)
+            }
+        }
+    }
+
+    func enqueue(_ message: Outgoing) {
+        pthread_mutex_lock(&mutex)
+        enqueued += 1
+        pthread_mutex_unlock(&mutex)
+        queue.post(message)
+    }
+
+    private var flushed = 0
+
+    func flush(waitingAtMost milliseconds: Int) {
+        pthread_mutex_lock(&mutex)
+        let target = enqueued
+        pthread_mutex_unlock(&mutex)
+        var remaining = milliseconds
+        while flushed < target, remaining > 0 {
+            let step = min(remaining, 50)
+            flushed += written.takeAll(waitingAtMost: step).reduce(0, +)
+            remaining -= step
+        }
+    }
+
+    /// nil on success, else errno.
+    private func writeAll(_ bytes: [UInt8]) -> Int32? {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let count = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += count
+            }
+            return nil
+        }
+    }
+}
