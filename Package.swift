@@ -21,9 +21,11 @@ let package = Package(
         .target(name: "JSONKit", dependencies: ["CJansson"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
         .target(name: "JSONRPC", dependencies: ["JSONKit"]),
+        // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
+        .target(name: "DataSources", dependencies: ["JSONKit"]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC",
+            "JSONKit", "JSONRPC", "DataSources",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
@@ -33,8 +35,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Figures, never pass/fail: see BENCHMARKS.md.
+        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC"], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
+        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
     ]
 )

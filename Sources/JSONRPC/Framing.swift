@@ -10,8 +10,9 @@ public enum Framing {
         case incomplete
         /// A well-formed header block of `headerLength` bytes (terminator included).
         case header(contentLength: Int, headerLength: Int)
-        /// Not a header block; `reason` says why.
-        case malformed(reason: String)
+        /// Not a header block; `reason` says why. The next frame is searched for from
+        /// `resumeAt`: just past the offending line, so a valid header after it is kept.
+        case malformed(reason: String, resumeAt: Int)
     }
 
     /// Reads the header block at the start of `bytes`. Pure: no state, no allocation
@@ -19,7 +20,7 @@ public enum Framing {
     public static func scanHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> HeaderScan {
         guard let end = indexOfBlankLine(bytes) else {
             if bytes.count > maximumHeaderBlockSize {
-                return .malformed(reason: "no end of header block within \(maximumHeaderBlockSize) bytes")
+                return .malformed(reason: "no end of header block within \(maximumHeaderBlockSize) bytes", resumeAt: 1)
             }
             return .incomplete
         }
@@ -30,23 +31,23 @@ public enum Framing {
             while !(bytes[lineEnd] == 13 && bytes[lineEnd + 1] == 10) { lineEnd += 1 }
             let line = UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-                return .malformed(reason: "header line without a colon: \(quoted(line))")
+                return .malformed(reason: "header line without a colon: \(quoted(line))", resumeAt: lineEnd)
             }
             let name = trimmed(UnsafeBufferPointer(rebasing: line[..<colon]))
             if equalsIgnoringCase(name, "content-length") {
                 let value = trimmed(UnsafeBufferPointer(rebasing: line[(colon + 1)...]))
                 guard let length = decimal(value) else {
-                    return .malformed(reason: "Content-Length is not a non-negative integer: \(quoted(value))")
+                    return .malformed(reason: "Content-Length is not a non-negative integer: \(quoted(value))", resumeAt: lineEnd)
                 }
                 if let earlier = contentLength, earlier != length {
-                    return .malformed(reason: "conflicting Content-Length headers: \(earlier) and \(length)")
+                    return .malformed(reason: "conflicting Content-Length headers: \(earlier) and \(length)", resumeAt: lineEnd)
                 }
                 contentLength = length
             }
             // Content-Type and unknown headers are accepted and ignored.
             lineStart = lineEnd + 2
         }
-        guard let contentLength else { return .malformed(reason: "header block without Content-Length") }
+        guard let contentLength else { return .malformed(reason: "header block without Content-Length", resumeAt: end + 4) }
         return .header(contentLength: contentLength, headerLength: end + 4)
     }
 
@@ -177,8 +178,8 @@ public struct FrameDecoder: Sendable {
             switch Framing.scanHeader(pending) {
             case .incomplete:
                 return nil
-            case .malformed(let reason):
-                resynchronise(pending)
+            case .malformed(let reason, let resumeAt):
+                resynchronise(pending, from: resumeAt)
                 return .malformedHeader(reason: reason)
             case .header(let contentLength, let headerLength):
                 if contentLength > maximumMessageSize {
@@ -197,8 +198,8 @@ public struct FrameDecoder: Sendable {
         }
     }
 
-    private mutating func resynchronise(_ pending: UnsafeBufferPointer<UInt8>) {
-        if let next = Framing.indexOfContentLength(pending, from: 1) {
+    private mutating func resynchronise(_ pending: UnsafeBufferPointer<UInt8>, from resumeAt: Int) {
+        if let next = Framing.indexOfContentLength(pending, from: resumeAt) {
             consumed += next
         } else {
             // Keep a tail that could be the start of a header split across reads.

@@ -1,0 +1,95 @@
+import JSONKit
+import JSONRPC
+
+/// Names one request that has not been answered yet.
+public struct RequestToken: Hashable, Sendable {
+    let serial: Int
+}
+
+/// Requests that are not answered yet, and the batches waiting for them.
+///
+/// Every request gets a token when it arrives and is answered exactly once: by its
+/// handler, by `$/cancelRequest` (-32800), or at shutdown. A late completion for a token
+/// that was already answered is dropped, which is how cancellation wins races.
+struct PendingRequests {
+    private struct Entry {
+        let id: JSON
+        let batch: Int?
+        /// Stops the work behind the request when it is cancelled.
+        var onCancel: (() -> Void)?
+    }
+
+    private struct Batch {
+        var slots: [Outgoing?]
+        var unanswered: Int
+    }
+
+    private var entries: [Int: Entry] = [:]
+    private var tokensByID: [JSON: [Int]] = [:]
+    private var batches: [Int: Batch] = [:]
+    private var slotOfToken: [Int: Int] = [:]
+    private var nextSerial = 0
+
+    /// Opens a batch of `count` responses; returns its number.
+    mutating func beginBatch(expecting count: Int) -> Int {
+        nextSerial += 1
+        batches[nextSerial] = Batch(slots: Array(repeating: nil, count: count), unanswered: count)
+        return nextSerial
+    }
+
+    mutating func begin(id: JSON, batch: Int?, slot: Int) -> RequestToken {
+        nextSerial += 1
+        entries[nextSerial] = Entry(id: id, batch: batch)
+        tokensByID[id, default: []].append(nextSerial)
+        if batch != nil { slotOfToken[nextSerial] = slot }
+        return RequestToken(serial: nextSerial)
+    }
+
+    mutating func setCancelHandler(_ token: RequestToken, _ handler: @escaping () -> Void) {
+        entries[token.serial]?.onCancel = handler
+    }
+
+    func isPending(_ token: RequestToken) -> Bool { entries[token.serial] != nil }
+
+    /// Records the answer; returns what to write now (nothing while its batch is incomplete,
+    /// or when the request was already answered).
+    mutating func finish(_ token: RequestToken, _ result: Result<JSON, ResponseError>) -> Outgoing? {
+        guard let entry = entries.removeValue(forKey: token.serial) else { return nil }
+        if var tokens = tokensByID[entry.id] {
+            tokens.removeAll { $0 == token.serial }
+            tokensByID[entry.id] = tokens.isEmpty ? nil : tokens
+        }
+        let response = Outgoing.response(id: entry.id, result: result)
+        guard let batchNumber = entry.batch, let slot = slotOfToken.removeValue(forKey: token.serial) else {
+            return response
+        }
+        return fill(batch: batchNumber, slot: slot, with: response)
+    }
+
+    /// Fills a batch slot that needs no handler (an invalid entry); returns the batch when complete.
+    mutating func fill(batch number: Int, slot: Int, with response: Outgoing) -> Outgoing? {
+        guard var batch = batches[number] else { return nil }
+        batch.slots[slot] = response
+        batch.unanswered -= 1
+        guard batch.unanswered == 0 else {
+            batches[number] = batch
+            return nil
+        }
+        batches[number] = nil
+        return .batch(batch.slots.compactMap { $0 })
+    }
+
+    /// The oldest unanswered request with this id, after running its cancel handler.
+    mutating func cancel(id: JSON) -> RequestToken? {
+        guard let serial = tokensByID[id]?.first else { return nil }
+        entries[serial]?.onCancel?()
+        return RequestToken(serial: serial)
+    }
+
+    /// Every unanswered request but `kept`, oldest first, after running their cancel handlers.
+    mutating func cancelAll(except kept: RequestToken? = nil) -> [RequestToken] {
+        let serials = entries.keys.sorted().filter { $0 != kept?.serial }
+        for serial in serials { entries[serial]?.onCancel?() }
+        return serials.map(RequestToken.init)
+    }
+}

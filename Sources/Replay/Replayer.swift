@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import JSONKit
+import JSONRPC
+
+/// Writes a line to this process's stdout. (The replayer is a client: its stdout is
+/// its own report, not a protocol stream.)
+public func writeLine(_ text: String) {
+    let line = Array((text + "\n").utf8)
+    line.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let count = write(1, raw.baseAddress! + offset, raw.count - offset)
+            if count <= 0 { return }
+            offset += count
+        }
+    }
+}
+
+/// Runs a transcript against a freshly spawned daemon.
+public struct Replayer {
+    public enum Outcome {
+        case passed(steps: Int)
+        case failed(String)
+    }
+
+    public let daemonCommand: [String]
+
+    public init(daemonCommand: [String]) {
+        self.daemonCommand = daemonCommand
+    }
+
+    /// The path of the running executable, so `datasourced replay` can spawn itself.
+    public static func currentExecutable() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        return count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    }
+
+    public func replay(file path: String, log: ((String) -> Void)? = nil) -> Outcome {
+        let transcript: Transcript
+        do {
+            transcript = try Transcript(parsing: JSON.parse(try readFile(path)))
+        } catch {
+            return .failed("  cannot read transcript: \(error)")
+        }
+        return replay(transcript, log: log)
+    }
+
+    public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil) -> Outcome {
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(command: daemonCommand + transcript.daemonArguments)
+        } catch {
+            return .failed("  \(error)")
+        }
+        var session = Session(child: child, timeout: transcript.timeoutMilliseconds, log: log)
+        for (index, step) in transcript.steps.enumerated() {
+            if let problem = session.run(step) {
+                child.kill()
+                return .failed(report(index: index, step: step, problem: problem, child: child))
+            }
+        }
+        // Whatever the daemon still says, unasked, is a mismatch: transcripts are complete.
+        if let problem = session.finish() {
+            child.kill()
+            return .failed(report(index: transcript.steps.count, step: nil, problem: problem, child: child))
+        }
+        return .passed(steps: transcript.steps.count)
+    }
+
+    private func report(index: Int, step: Transcript.Step?, problem: String, child: ChildProcess) -> String {
+        var lines = ["  step \(index)\(step.map { " (\($0.label))" } ?? " (end of transcript)"): \(problem)"]
+        let stderr = child.standardError()
+        if !stderr.isEmpty {
+            lines.append("  daemon stderr:")
+            lines.append(contentsOf: stderr.split(separator: "\n").suffix(20).map { "    \($0)" })
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The state of one replay: what was received and not yet matched.
+private struct Session {
+    let child: ChildProcess
+    let timeout: Int
+    let log: ((String) -> Void)?
+    var received: [ChildProcess.Event] = []
+    var exitStatus: Int32?
+
+    init(child: ChildProcess, timeout: Int, log: ((String) -> Void)?) {
+        self.child = child
+        self.timeout = timeout
+        self.log = log
+    }
+
+    mutating func run(_ step: Transcript.Step) -> String? {
+        switch step {
+        case .send(let message):
+            log?("→ \(message)")
+            return send(Framing.frame(message.encoded()))
+        case .sendBody(let body):
+            log?("→ (body) \(body)")
+            return send(Framing.frame(Array(body.utf8)))
+        case .sendRaw(let bytes):
+            log?("→ (raw, \(bytes.count) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)")
+            return send(bytes)
+        case .expect(let pattern):
+            guard let message = nextMessage() else { return "expected a message matching\n\(indent(pattern))\n  but \(silence())" }
+            if let problem = Matcher.mismatch(expected: pattern, actual: message) {
+                return "\(problem)\n  expected:\n\(indent(pattern))\n  received:\n\(indent(message))"
+            }
+            return nil
+        case .expectUnordered(let patterns):
+            var messages: [JSON] = []
+            for _ in patterns {
+                guard let message = nextMessage() else {
+                    return "expected \(patterns.count) messages in any order, received \(messages.count), then \(silence())"
+                }
+                messages.append(message)
+            }
+            var unmatched = messages
+            for pattern in patterns {
+                guard let match = unmatched.firstIndex(where: { Matcher.mismatch(expected: pattern, actual: $0) == nil }) else {
+                    return "no received message matches\n\(indent(pattern))\n  received, in order:\n"
+                        + messages.map { indent($0) }.joined(separator: "\n")
+                }
+                unmatched.remove(at: match)
+            }
+            return nil
+        case .comment(let text):
+            log?("# \(text)")
+            return nil
+        case .closeInput:
+            log?("→ (close stdin)")
+            child.closeInput()
+            return nil
+        case .expectExit(let expected):
+            if let unexpected = nextMessageIfAny() {
+                return "expected the daemon to exit, but it sent\n\(indent(unexpected))"
+            }
+            guard let status = waitForExit() else { return "expected exit status \(expected), but the daemon did not exit within \(timeout) ms" }
+            return status == expected ? nil : "expected exit status \(expected), got \(status)"
+        }
+    }
+
+    /// After the last step: close stdin, and nothing more may arrive before exit.
+    mutating func finish() -> String? {
+        child.closeInput()
+        if let unexpected = nextMessageIfAny() {
+            return "unexpected message after the last step\n\(indent(unexpected))"
+        }
+        return waitForExit() == nil ? "the daemon did not exit within \(timeout) ms of end of input" : nil
+    }
+
+    private mutating func send(_ bytes: [UInt8]) -> String? {
+        child.write(bytes) ? nil : "the daemon's stdin is closed (it exited\(exitStatus.map { " with status \($0)" } ?? ""))"
+    }
+
+    /// The next message, waiting up to the timeout; nil on timeout or exit.
+    private mutating func nextMessage() -> JSON? {
+        var waited = 0
+        while true {
+            if let index = received.firstIndex(where: { if case .exited = $0 { return false } else { return true } }) {
+                let event = received.remove(at: index)
+                switch event {
+                case .message(let message):
+                    log?("← \(message)")
+                    return message
+                case .garbage(let text):
+                    log?("← (not JSON) \(text)")
+                    return JSON("(not JSON) \(text)")
+                case .exited:
+                    continue
+                }
+            }
+            if exitStatus != nil || waited >= timeout { return nil }
+            let batch = child.events.takeAll(waitingAtMost: min(100, timeout - waited))
+            waited += batch.isEmpty ? min(100, timeout - waited) : 0
+            for event in batch {
+                if case .exited(let status) = event { exitStatus = status } else { received.append(event) }
+            }
+        }
+    }
+
+    /// The next message if one arrives before the daemon exits (or the timeout passes).
+    private mutating func nextMessageIfAny() -> JSON? {
+        nextMessage()
+    }
+
+    private mutating func waitForExit() -> Int32? {
+        var waited = 0
+        while exitStatus == nil, waited < timeout {
+            for event in child.events.takeAll(waitingAtMost: 100) {
+                if case .exited(let status) = event { exitStatus = status } else { received.append(event) }
+            }
+            waited += 100
+        }
+        return exitStatus
+    }
+
+    private func silence() -> String {
+        exitStatus.map { "the daemon exited with status \($0)" } ?? "nothing arrived within \(timeout) ms"
+    }
+
+    private func indent(_ value: JSON) -> String {
+        value.text(format: [.pretty]).split(separator: "\n").map { "    \($0)" }.joined(separator: "\n")
+    }
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    struct ReadError: Error, CustomStringConvertible { let description: String }
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        if count < 0 { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
+        if count == 0 { return bytes }
+        bytes.append(contentsOf: chunk[..<count])
+    }
+}

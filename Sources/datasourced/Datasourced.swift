@@ -1,0 +1,85 @@
+import ArgumentParser
+import Daemon
+import Logging
+import Replay
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Datasourced: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "datasourced",
+        abstract: "Instant Cocoa-style data sources served over JSON-RPC 2.0 on stdin/stdout.",
+        discussion: "With no subcommand, serves the protocol described in Protocol.md on stdio.",
+        version: DaemonInfo.version,
+        subcommands: [Serve.self, ReplayCommand.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve JSON-RPC on stdin/stdout (the default). Logs go to stderr."
+    )
+
+    @Option(help: "Minimum level logged to stderr: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .warning
+
+    @Option(help: "Largest message body accepted, in bytes; larger ones are skipped and answered with an error.")
+    var maxMessageSize: Int = 64 << 20
+
+    func validate() throws {
+        guard maxMessageSize > 0 else { throw ValidationError("--max-message-size must be positive") }
+    }
+
+    func run() throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize),
+                            logger: Logger(label: "datasourced"))
+        Glibc.exit(daemon.run())
+    }
+}
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay recorded transcripts against a fresh daemon; exits non-zero on any mismatch.",
+        discussion: "The transcript format is described in Protocol.md, section \"Transcripts\"."
+    )
+
+    @Argument(help: "Transcript files (.json).")
+    var files: [String]
+
+    @Option(help: "Daemon executable to spawn (default: this executable, with the `serve` subcommand).")
+    var daemon: String?
+
+    @Flag(name: .shortAndLong, help: "Print every message sent and received.")
+    var verbose = false
+
+    func run() throws {
+        let command = daemon.map { [$0] } ?? [Replayer.currentExecutable(), "serve"]
+        var failures = 0
+        for file in files {
+            let outcome = Replayer(daemonCommand: command).replay(file: file, log: verbose ? { Replay.writeLine($0) } : nil)
+            switch outcome {
+            case .passed(let steps):
+                Replay.writeLine("PASS \(file) (\(steps) steps)")
+            case .failed(let report):
+                failures += 1
+                Replay.writeLine("FAIL \(file)\n\(report)")
+            }
+        }
+        Replay.writeLine("\(files.count - failures) passed, \(failures) failed")
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
