@@ -19,7 +19,8 @@ extension JSON {
     /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         var error = json_error_t()
-        let flags = Int(JSON_DECODE_ANY)
+        // Any top-level value; \u0000 inside strings is valid JSON, so allow it.
+        let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
         let parsed = withUnsafePointer(to: CChar(0)) { empty in
             json_loadb(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty, bytes.count, flags, &error)
         }

@@ -65,6 +65,16 @@ public enum Framing {
         return nil
     }
 
+    /// The length of the longest tail of `bytes` that begins the name `Content-Length`.
+    public static func lengthOfContentLengthPrefix(endingAt bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let name = Array("content-length".utf8)
+        for length in stride(from: min(name.count - 1, bytes.count), to: 0, by: -1) {
+            let tail = bytes[(bytes.count - length)...]
+            if zip(tail, name).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 + 32 : $0) == $1 }) { return length }
+        }
+        return 0
+    }
+
     public static func frame(_ body: [UInt8]) -> [UInt8] {
         var framed = Array("Content-Length: \(body.count)\r\n\r\n".utf8)
         framed.append(contentsOf: body)
@@ -147,8 +157,10 @@ public struct FrameDecoder: Sendable {
         self.maximumMessageSize = maximumMessageSize
     }
 
-    /// True when input ending now would cut a message short.
-    public var isMidFrame: Bool { bytesToSkip > 0 || consumed < buffer.count }
+    /// True when input ending now would cut a message short (trailing line breaks don't count).
+    public var isMidFrame: Bool {
+        bytesToSkip > 0 || buffer[consumed...].contains { $0 != 13 && $0 != 10 }
+    }
 
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         var bytes = bytes
@@ -174,6 +186,8 @@ public struct FrameDecoder: Sendable {
     public mutating func next() -> Event? {
         guard bytesToSkip == 0 else { return nil }
         return buffer.withUnsafeBufferPointer { whole -> Event? in
+            // Stray line breaks between messages are tolerated, not reported.
+            while consumed < whole.count, whole[consumed] == 13 || whole[consumed] == 10 { consumed += 1 }
             let pending = UnsafeBufferPointer(rebasing: whole[consumed...])
             switch Framing.scanHeader(pending) {
             case .incomplete:
@@ -202,9 +216,8 @@ public struct FrameDecoder: Sendable {
         if let next = Framing.indexOfContentLength(pending, from: resumeAt) {
             consumed += next
         } else {
-            // Keep a tail that could be the start of a header split across reads.
-            let keep = min(pending.count, "content-length".utf8.count - 1)
-            consumed += pending.count - keep
+            // Keep only a tail that could be the start of a header split across reads.
+            consumed += pending.count - Framing.lengthOfContentLengthPrefix(endingAt: pending)
         }
     }
 }

@@ -4,13 +4,14 @@ import Testing
 
 /// Replays every transcript under Tests/Transcripts against the built daemon.
 @Suite struct TranscriptTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Transcripts")
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static let files: [String] = {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted()
-    }()
+    /// Paths relative to the repository: the test transcripts and the shipped examples.
+    static let files: [String] = ["Tests/Transcripts", "Examples"].flatMap { folder in
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent(folder).path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted().map { "\(folder)/\($0)" }
+    }
 
     /// The daemon built beside this test bundle (SwiftPM builds it: the test target depends on it).
     static let daemon: String = {
@@ -19,13 +20,13 @@ import Testing
     }()
 
     @Test func transcriptsArePresent() {
-        #expect(TranscriptTests.files.count >= 10, "expected the transcripts in \(TranscriptTests.directory.path)")
+        #expect(TranscriptTests.files.count >= 10, "expected the transcripts under \(TranscriptTests.repository.path)")
         #expect(FileManager.default.isExecutableFile(atPath: TranscriptTests.daemon), "no daemon at \(TranscriptTests.daemon)")
     }
 
     @Test(arguments: TranscriptTests.files)
     func replay(_ name: String) {
-        let path = TranscriptTests.directory.appendingPathComponent(name).path
+        let path = TranscriptTests.repository.appendingPathComponent(name).path
         switch Replayer(daemonCommand: [TranscriptTests.daemon, "serve"]).replay(file: path) {
         case .passed:
             break

@@ -1,0 +1,81 @@
+import JSONRPC
+import Testing
+
+private func scan(_ text: String) -> Framing.HeaderScan {
+    Array(text.utf8).withUnsafeBufferPointer { Framing.scanHeader($0) }
+}
+
+@Suite struct FramingTests {
+    @Test func readsAHeaderBlock() {
+        #expect(scan("Content-Length: 12\r\n\r\n{}") == .header(contentLength: 12, headerLength: 22))
+        #expect(scan("content-length:3\r\n\r\n") == .header(contentLength: 3, headerLength: 20))
+        #expect(scan("Content-Type: x\r\nCONTENT-LENGTH: 0\r\nX-Other: y\r\n\r\n") == .header(contentLength: 0, headerLength: 50))
+    }
+
+    @Test func waitsForTheBlankLine() {
+        #expect(scan("") == .incomplete)
+        #expect(scan("Content-Length: 12\r\n") == .incomplete)
+        #expect(scan("Content-Length: 12\r\n\r") == .incomplete)
+    }
+
+    @Test func refusesMalformedBlocks() {
+        #expect(scan("garbage\r\nContent-Length: 2\r\n\r\n") == .malformed(reason: "header line without a colon: \"garbage\"", resumeAt: 7))
+        #expect(scan("Content-Type: a\r\n\r\n") == .malformed(reason: "header block without Content-Length", resumeAt: 19))
+        #expect(scan("Content-Length: -1\r\n\r\n") == .malformed(reason: "Content-Length is not a non-negative integer: \"-1\"", resumeAt: 18))
+        #expect(scan("Content-Length: 1\r\nContent-Length: 2\r\n\r\n") == .malformed(reason: "conflicting Content-Length headers: 1 and 2", resumeAt: 36))
+        #expect(scan("Content-Length: 99999999999999999999\r\n\r\n") != .header(contentLength: 0, headerLength: 0))
+        if case .malformed = scan(String(repeating: "x", count: Framing.maximumHeaderBlockSize + 10)) {} else {
+            Issue.record("a long block without a blank line must be malformed")
+        }
+    }
+
+    @Test func decodesFramesFedOneByteAtATime() {
+        let stream = Framing.frame(Array("{\"a\":1}".utf8)) + Framing.frame(Array("[]".utf8))
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        var bodies: [String] = []
+        for byte in stream {
+            decoder.append([byte])
+            while let event = decoder.next() {
+                guard case .body(let body) = event else { Issue.record("unexpected \(event)"); return }
+                bodies.append(String(decoding: body, as: UTF8.self))
+            }
+        }
+        #expect(bodies == ["{\"a\":1}", "[]"])
+        #expect(!decoder.isMidFrame)
+    }
+
+    @Test func skipsOversizedBodiesAcrossReads() {
+        var decoder = FrameDecoder(maximumMessageSize: 4)
+        decoder.append(Array("Content-Length: 10\r\n\r\n0123".utf8))
+        #expect(decoder.next() == .oversized(contentLength: 10, limit: 4))
+        #expect(decoder.next() == nil)
+        #expect(decoder.isMidFrame)
+        decoder.append(Array("456789".utf8) + Framing.frame(Array("ok".utf8)))
+        #expect(decoder.next() == .body(Array("ok".utf8)))
+        #expect(!decoder.isMidFrame)
+    }
+
+    @Test func toleratesBlankLinesBetweenMessages() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Framing.frame(Array("1".utf8)) + Array("\r\n\n".utf8) + Framing.frame(Array("2".utf8)))
+        #expect(decoder.next() == .body(Array("1".utf8)))
+        #expect(decoder.next() == .body(Array("2".utf8)))
+    }
+
+    @Test func resynchronisesAfterGarbage() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Array("junk\r\nmore junk\r\n".utf8) + Framing.frame(Array("1".utf8)))
+        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header"); return }
+        #expect(decoder.next() == .body(Array("1".utf8)))
+    }
+
+    @Test func keepsAHeaderSplitAcrossReadsAfterGarbage() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Array(String(repeating: "g", count: 9000).utf8))
+        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header"); return }
+        decoder.append(Array("\r\nContent-Le".utf8))
+        #expect(decoder.next() == nil)
+        decoder.append(Array("ngth: 1\r\n\r\nx".utf8))
+        #expect(decoder.next() == .body(Array("x".utf8)))
+    }
+}

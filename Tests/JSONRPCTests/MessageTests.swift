@@ -1,0 +1,59 @@
+import JSONKit
+import JSONRPC
+import Testing
+
+private func message(_ text: String) throws -> Message { Message(try JSON.parse(text)) }
+
+@Suite struct MessageTests {
+    @Test func requestsAndNotifications() throws {
+        guard case .request(let request) = try message(#"{"jsonrpc":"2.0","id":"7","method":"m","params":[1]}"#) else {
+            Issue.record("expected a request"); return
+        }
+        #expect(request.id == "7")
+        #expect(request.params == [1])
+        guard case .request(let nullID) = try message(#"{"jsonrpc":"2.0","id":null,"method":"m"}"#) else {
+            Issue.record("a null id is still a request"); return
+        }
+        #expect(nullID.id.isNull)
+        guard case .notification(let notification) = try message(#"{"jsonrpc":"2.0","method":"n"}"#) else {
+            Issue.record("expected a notification"); return
+        }
+        #expect(notification.method == "n")
+        guard case .response = try message(#"{"jsonrpc":"2.0","id":1,"result":null}"#) else {
+            Issue.record("expected a response"); return
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"id":1,"method":"m"}"#, "\"jsonrpc\" must be the string \"2.0\"", JSON(1)),
+        (#"{"jsonrpc":"2.0","id":1,"method":[]}"#, "\"method\" must be a string, got an array", JSON(1)),
+        (#"{"jsonrpc":"2.0","id":1}"#, "missing \"method\"", JSON(1)),
+        (#"{"jsonrpc":"2.0","id":true,"method":"m"}"#, "\"id\" must be a string, a number or null, got a boolean", JSON.null),
+        (#"{"jsonrpc":"2.0","id":2,"method":"m","params":3}"#, "\"params\" must be an object or an array, got an integer", JSON(2)),
+        ("[]", "expected a request object, got an array", JSON.null),
+    ])
+    func invalidRequests(text: String, problem: String, id: JSON) throws {
+        guard case .invalid(let echoed, let error) = try message(text) else { Issue.record("expected invalid"); return }
+        #expect(error.code == ErrorCode.invalidRequest)
+        #expect(error.message == "Invalid request: \(problem)")
+        #expect(echoed == id)
+    }
+
+    @Test func payloads() {
+        guard case .unusable(let parse) = Payload(body: Array("{".utf8)) else { Issue.record("expected a parse error"); return }
+        #expect(parse.code == ErrorCode.parseError)
+        #expect(parse.data?["line"] == 1)
+        guard case .unusable(let empty) = Payload(body: Array("[]".utf8)) else { Issue.record("expected an empty batch"); return }
+        #expect(empty.code == ErrorCode.invalidRequest)
+        guard case .batch(let elements) = Payload(body: Array("[1,2,3]".utf8)) else { Issue.record("expected a batch"); return }
+        #expect(elements.count == 3)
+    }
+
+    @Test func encodesResponsesAndNotifications() {
+        #expect(Outgoing.response(id: "a", result: .success(nil)).json.text() == #"{"jsonrpc":"2.0","id":"a","result":null}"#)
+        #expect(Outgoing.response(id: 1, result: .failure(.methodNotFound("x"))).json.text()
+            == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: x","data":{"method":"x"}}}"#)
+        #expect(Outgoing.notification(Notification(method: "n", params: ["s": "x"])).json.text()
+            == #"{"jsonrpc":"2.0","method":"n","params":{"s":"x"}}"#)
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test: the Swift unit tests and transcript replays (swift test), and the
+# Python tests of the fixture API. This is the README's test command and what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+swift build --build-tests
+if [ -d Tests/Fixtures ]; then
+  python3 -m pytest -q Tests/Fixtures
+fi
+swift test --skip-build
