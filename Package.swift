@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -23,6 +24,10 @@ let package = Package(
         .target(name: "JSONRPC", dependencies: ["JSONKit"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
+        // GET over HTTP(S) with timeouts, size caps and cancellation (AsyncHTTPClient).
+        .target(name: "HTTPFetch", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         .target(name: "Daemon", dependencies: [
             "JSONKit", "JSONRPC", "DataSources",
@@ -39,7 +44,9 @@ let package = Package(
         .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC"], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
+        .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
     ]
 )

@@ -46,11 +46,16 @@ public final class Daemon {
     var pending = PendingRequests()
     let methods: [String: Handler]
 
-    public init(options: DaemonOptions, logger: Logger, input: Int32 = 0, output: Int32 = 1) {
+    public convenience init(options: DaemonOptions, logger: Logger, input: Int32 = 0, output: Int32 = 1) {
+        self.init(options: options, logger: logger, input: input, output: output, additionalMethods: [:])
+    }
+
+    /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
+    init(options: DaemonOptions, logger: Logger, input: Int32, output: Int32, additionalMethods: [String: Handler]) {
         self.options = options
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
-        self.methods = Daemon.methodTable()
+        self.methods = Daemon.methodTable().merging(additionalMethods) { _, added in added }
     }
 
     static func methodTable() -> [String: Handler] {

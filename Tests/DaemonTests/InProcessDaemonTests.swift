@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Daemon
+import JSONKit
+import JSONRPC
+import Logging
+import Testing
+
+/// A daemon on pipes inside the test process, for behaviour no client can provoke.
+private final class PipedDaemon: @unchecked Sendable {
+    let toDaemon: Int32
+    let fromDaemon: Int32
+    var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
+    let exitStatus = Mailbox<Int32>()
+
+    init(additionalMethods: [String: Daemon.Handler]) {
+        var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
+        precondition(pipe(&input) == 0 && pipe(&output) == 0)
+        toDaemon = input[1]
+        fromDaemon = output[0]
+        let daemonInput = input[0], daemonOutput = output[1]
+        let status = exitStatus
+        let box = UncheckedBox(additionalMethods)
+        startThread {
+            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test"),
+                                input: daemonInput, output: daemonOutput, additionalMethods: box.value)
+            status.post(daemon.run())
+        }
+    }
+
+    func send(_ message: JSON) {
+        let bytes = Framing.frame(message.encoded())
+        _ = bytes.withUnsafeBytes { write(toDaemon, $0.baseAddress, $0.count) }
+    }
+
+    func receive() -> JSON? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if case .body(let body)? = decoder.next() { return try? JSON.parse(body) }
+            let count = chunk.withUnsafeMutableBytes { read(fromDaemon, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            decoder.append(Array(chunk[..<count]))
+        }
+    }
+}
+
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+private struct Boom: Error, CustomStringConvertible {
+    var description: String { "boom" }
+}
+
+@Suite struct InProcessDaemonTests {
+    @Test func unexpectedHandlerFailuresAnswerInternalError() throws {
+        let daemon = PipedDaemon(additionalMethods: ["test/explode": { _, _, _ in throw Boom() }])
+        daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
+        #expect(daemon.receive()?["id"] == 1)
+        daemon.send(["jsonrpc": "2.0", "id": 2, "method": "test/explode"])
+        let response = try #require(daemon.receive())
+        #expect(response["id"] == 2)
+        #expect(response["error"]?["code"] == JSON(ErrorCode.internalError))
+        #expect(response["error"]?["message"]?.stringValue == "Internal error: test/explode failed: boom")
+        // The daemon keeps serving.
+        daemon.send(["jsonrpc": "2.0", "id": 3, "method": "ping"])
+        #expect(daemon.receive()?["result"] == ["delayMilliseconds": 0])
+        close(daemon.toDaemon)
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 5000) == [1])
+    }
+}
