@@ -1,0 +1,80 @@
+import DataSources
+import JSONKit
+import Testing
+
+@Suite struct ObjectMappingTests {
+    private func mapping(_ text: String) throws -> ObjectMapping { try ObjectMapping(JSON.parse(text)) }
+
+    @Test func readsKeyPathsThenTheFieldsOwnNameAndDropsNulls() throws {
+        let map = try mapping(#"{"id": {"type": "integer"}, "title": "name.full", "fallback": "missing.path", "gone": {}, "kept": {"default": 0}}"#)
+        let object = try JSON.parse(#"{"id": 7, "name": {"full": "Ada"}, "fallback": "literal", "gone": null, "extra": true}"#)
+        #expect(try map.map(object).get().text() == #"{"id":7,"title":"Ada","fallback":"literal","kept":0}"#)
+    }
+
+    @Test func nestedObjectsAndArraysAreMappedWithTheirOwnSpecs() throws {
+        let map = try mapping(#"{"author": {"keyPath": "user", "mapping": {"login": {"type": "string"}}}, "tags": {"items": {"type": "string"}}, "people": {"items": {"mapping": {"n": "name"}}}}"#)
+        let object = try JSON.parse(#"{"user": {"login": "ada", "id": 1}, "tags": ["a", null, "b"], "people": [{"name": "x", "age": 3}]}"#)
+        #expect(try map.map(object).get().text() == #"{"author":{"login":"ada"},"tags":["a","b"],"people":[{"n":"x"}]}"#)
+    }
+
+    @Test func wrongTypesAreReportedWithThePath() throws {
+        let map = try mapping(#"{"price": {"type": "number"}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date"}, "home": {"type": "url"}}"#)
+        #expect(map.map(try JSON.parse(#"{"price": "cheap"}"#)) == .failure(.init(field: "price", expected: "a number", got: "a string")))
+        #expect(map.map(try JSON.parse(#"{"tags": [1, "two"]}"#)) == .failure(.init(field: "tags[1]", expected: "an integer", got: "a string")))
+        #expect(map.map(try JSON.parse(#"{"when": "yesterday"}"#)) == .failure(.init(field: "when", expected: "an ISO-8601 date string", got: "\"yesterday\"")))
+        #expect(map.map(try JSON.parse(#"{"home": "example.com"}"#)) == .failure(.init(field: "home", expected: "an absolute URL string", got: "\"example.com\"")))
+        #expect(try map.map(JSON.parse(#"{"price": 2, "when": "2024-05-01T12:30:00.5+02:00", "home": "https://x.invalid/a"}"#)).get().count == 3)
+    }
+
+    @Test func nonObjectsPassThroughUnmapped() throws {
+        let map = try mapping(#"{"a": {}}"#)
+        #expect(try map.map(JSON(5)).get() == 5)
+        #expect(try map.map(JSON.parse("[1]")).get() == [1])
+    }
+
+    @Test func integralRealsBecomeIntegers() throws {
+        let map = try mapping(#"{"n": {"type": "integer"}}"#)
+        #expect(try map.map(JSON.parse(#"{"n": 3.0}"#)).get()["n"]?.kind == .integer)
+        #expect(throws: ObjectMapping.Issue.self) { try map.map(JSON.parse(#"{"n": 3.5}"#)).get() }
+    }
+
+    @Test(arguments: [
+        (#"[]"#, "mapping"),
+        (#"{"a": 3}"#, "mapping.a"),
+        (#"{"a": {"type": "decimal"}}"#, "mapping.a.type"),
+        (#"{"a": {"typo": "string"}}"#, "mapping.a.typo"),
+        (#"{"a": {"type": "string", "mapping": {}}}"#, "mapping.a.mapping"),
+        (#"{"a": {"items": {"type": "nope"}}}"#, "mapping.a.items.type"),
+    ])
+    func badConfigurationsNameTheField(text: String, field: String) {
+        do {
+            _ = try ObjectMapping(JSON.parse(text))
+            Issue.record("expected a configuration error for \(text)")
+        } catch let error as ObjectMapping.ConfigurationError {
+            #expect(error.field == field)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test(arguments: ["2024-05-01", "2024-05-01T12:30Z", "2024-05-01T12:30:00Z", "2024-05-01T12:30:00.123456-07:00", "2024-05-01t00:00:00+0100"])
+    func validDates(_ text: String) { #expect(ISO8601Check.valid(text)) }
+
+    @Test(arguments: ["2024-13-01", "2024-05-01T25:00:00Z", "May 1", "2024-05-01T12:30:00ZZ", "2024-05-01T12:30:00.+01:00", ""])
+    func invalidDates(_ text: String) { #expect(!ISO8601Check.valid(text)) }
+
+    @Test func placeholderOptions() throws {
+        #expect(PlaceholderStorageOptions(json: 6) == .standard)
+        #expect(PlaceholderStorageOptions(json: ["errors", "loading"]) == [.errors, .loading])
+        #expect(PlaceholderStorageOptions(json: 1) == nil)
+        #expect(PlaceholderStorageOptions(json: ["spinner"]) == nil)
+        #expect(Placeholder.kind(of: Placeholder.errorRow(["kind": "http"])) == .error)
+        #expect(Placeholder.kind(of: ["id": 1]) == nil)
+    }
+}
+
+/// Dates are checked through the mapping, the only public way in.
+private enum ISO8601Check {
+    static let map = try! ObjectMapping(["d": ["type": "date"]])
+    static func valid(_ text: String) -> Bool { (try? map.map(["d": JSON(text)]).get()) != nil }
+}
