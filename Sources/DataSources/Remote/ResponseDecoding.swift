@@ -1,0 +1,103 @@
+import JSONKit
+
+/// What arrived for one request, as the HTTP layer hands it over.
+public struct RemoteResponse: Sendable {
+    public let url: String
+    public let status: Int
+    public let contentType: String?
+    public let body: [UInt8]
+
+    public init(url: String, status: Int, contentType: String?, body: [UInt8]) {
+        self.url = url
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+}
+
+/// Turns a response into rows: status and content type checks, jansson decoding, the
+/// key path, and the mapping. Pure, so every rule is a one-line test.
+public enum ResponseDecoding {
+    static let jsonContentTypes: Set = ["application/json", "text/json", "text/javascript"]
+
+    /// The decoded document (nil for an empty body), or why it is unusable.
+    public static func document(_ response: RemoteResponse, maximumDepth: Int) -> Result<JSON?, FetchError> {
+        guard (200...299).contains(response.status) else {
+            return .failure(FetchError(kind: .http, message: "HTTP status \(response.status)", url: response.url, status: response.status))
+        }
+        if response.body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) { return .success(nil) }
+        let mediaType = response.contentType?.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
+        guard jsonContentTypes.contains(mediaType) || mediaType.hasSuffix("+json") else {
+            return .failure(FetchError(kind: .decode, message: "expected a JSON content type, got \(response.contentType.map { "\"\($0)\"" } ?? "none")",
+                                       url: response.url, status: response.status))
+        }
+        if let depth = nestingDepthExceeding(maximumDepth, in: response.body) {
+            return .failure(FetchError(kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
+                                       url: response.url, status: response.status, detail: [("maxDepth", JSON(maximumDepth))]))
+        }
+        do {
+            return .success(try JSON.parse(response.body))
+        } catch {
+            return .failure(FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status,
+                                       detail: [("line", JSON(error.line)), ("column", JSON(error.column)), ("position", JSON(error.position))]))
+        }
+    }
+
+    /// The list at `keyPath` (a single value there is a one-element list, as in the
+    /// original), mapped. A missing key path is an error, not an empty list.
+    public static func objects(in document: JSON?, keyPath: KeyPath?, mapping: ObjectMapping?, url: String, status: Int) -> Result<[JSON], FetchError> {
+        guard let document else { return .success([]) }
+        var found = document
+        if let keyPath {
+            guard let value = document.value(at: keyPath), !value.isNull else {
+                return .failure(FetchError(kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"",
+                                           url: url, status: status, detail: [("keyPath", JSON(keyPath.description))]))
+            }
+            found = value
+        }
+        let elements = found.arrayValue ?? [found]
+        guard let mapping else { return .success(elements) }
+        var mapped: [JSON] = []
+        mapped.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            switch mapping.map(element) {
+            case .success(let object):
+                mapped.append(object)
+            case .failure(let issue):
+                return .failure(FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
+                                           url: url, status: status, detail: [("index", JSON(index)), ("field", JSON(issue.field)),
+                                                                             ("expected", JSON(issue.expected)), ("got", JSON(issue.got))]))
+            }
+        }
+        return .success(mapped)
+    }
+
+    /// The byte offset where nesting first exceeds `limit`, scanning without parsing
+    /// (jansson itself stops only at 2048 levels).
+    static func nestingDepthExceeding(_ limit: Int, in body: [UInt8]) -> Int? {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for (offset, byte) in body.enumerated() {
+            if inString {
+                if escaped { escaped = false } else if byte == 92 { escaped = true } else if byte == 34 { inString = false }
+                continue
+            }
+            switch byte {
+            case 34: inString = true
+            case 91, 123:
+                depth += 1
+                if depth > limit { return offset }
+            case 93, 125: depth -= 1
+            default: break
+            }
+        }
+        return nil
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    }
+}
