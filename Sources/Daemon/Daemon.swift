@@ -1,3 +1,4 @@
+import DataSources
 import Dispatch
 import JSONKit
 import JSONRPC
@@ -45,6 +46,9 @@ public final class Daemon {
     var lifecycle = Lifecycle.uninitialized
     var pending = PendingRequests()
     let methods: [String: Handler]
+    let registry = SourceRegistry()
+    /// `fetchData {wait: true}` requests, answered by their source's final event.
+    var fetchWaiters: [ObjectIdentifier: [RequestToken]] = [:]
 
     public convenience init(options: DaemonOptions, logger: Logger, input: Int32 = 0, output: Int32 = 1) {
         self.init(options: options, logger: logger, input: input, output: output, additionalMethods: [:])
@@ -61,6 +65,7 @@ public final class Daemon {
     static func methodTable() -> [String: Handler] {
         var table: [String: Handler] = [:]
         registerLifecycleMethods(into: &table)
+        registerSourceMethods(into: &table)
         return table
     }
 

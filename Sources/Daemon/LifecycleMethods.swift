@@ -36,6 +36,9 @@ extension Daemon {
     var capabilities: JSON {
         .object([
             ("methods", .array(methods.keys.sorted().map { JSON($0) })),
+            ("sourceKinds", .array(registry.kinds.map { JSON($0) })),
+            ("notifications", .array(["dataSource/willLoadData", "dataSource/didPartiallyLoad", "dataSource/finishedLoading",
+                                      "dataSource/failedWithError", "dataSource/didChange"].map { JSON($0) })),
             ("batches", true),
             ("cancelRequest", true),
             ("maxMessageSize", JSON(options.maximumMessageSize)),

@@ -1,0 +1,26 @@
+import JSONKit
+
+/// A row's address: `[section, item]` on the wire.
+public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var section: Int
+    public var item: Int
+
+    public init(section: Int, item: Int) {
+        self.section = section
+        self.item = item
+    }
+
+    public static func < (lhs: IndexPath, rhs: IndexPath) -> Bool {
+        (lhs.section, lhs.item) < (rhs.section, rhs.item)
+    }
+
+    public var json: JSON { [JSON(section), JSON(item)] }
+    public var description: String { "[\(section), \(item)]" }
+
+    /// Reads `[section, item]`; nil unless it is an array of two integers.
+    public init?(json: JSON) {
+        guard let elements = json.arrayValue, elements.count == 2,
+              let section = elements[0].integerValue, let item = elements[1].integerValue else { return nil }
+        self.init(section: section, item: item)
+    }
+}

@@ -1,0 +1,62 @@
+import JSONKit
+
+/// One section of objects the client gives and edits.
+public final class SimpleDataSource: DataSource {
+    public override var kind: String { "simple" }
+
+    public init(name: String, identity: Identity, objects: [JSON]) {
+        super.init(name: name, identity: identity)
+        replaceLayout(Self.layout(objects))
+    }
+
+    private static func layout(_ objects: [JSON]) -> Layout {
+        Layout(sections: [objects], titles: [""])
+    }
+
+    public var objects: [JSON] { layout.sections[0] }
+
+    /// Local data is always loaded: the cycle completes at once.
+    public override func fetchData() {
+        emit(.willLoadData)
+        emit(.finishedLoading)
+    }
+
+    // MARK: Edits; each emits one change set, and a refused edit changes nothing.
+
+    public func replaceObjects(_ objects: [JSON]) {
+        replaceLayout(Self.layout(objects))
+    }
+
+    public func insert(_ newObjects: [JSON], at index: Int) throws(DataSourceError) {
+        guard (0...objects.count).contains(index) else {
+            throw DataSourceError(field: "index", message: "index \(index) is out of range: 0...\(objects.count)",
+                                  detail: [("numberOfObjects", JSON(objects.count))])
+        }
+        var updated = objects
+        updated.insert(contentsOf: newObjects, at: index)
+        replaceLayout(Self.layout(updated))
+    }
+
+    public func remove(at index: Int, count: Int) throws(DataSourceError) {
+        guard count >= 0, index >= 0, index + count <= objects.count else {
+            throw DataSourceError(field: "index", message: "objects \(index)..<\(index + count) are out of range: 0..<\(objects.count)",
+                                  detail: [("numberOfObjects", JSON(objects.count))])
+        }
+        var updated = objects
+        updated.removeSubrange(index..<index + count)
+        replaceLayout(Self.layout(updated))
+    }
+
+    /// Replaces each object that has the same identity as one given.
+    public func update(_ replacements: [JSON]) throws(DataSourceError) {
+        var updated = objects
+        for (position, replacement) in replacements.enumerated() {
+            guard let path = indexPath(for: replacement) else {
+                throw DataSourceError(field: "objects[\(position)]", message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
+                                      detail: [("identity", identity.of(replacement))])
+            }
+            updated[path.item] = replacement
+        }
+        replaceLayout(Self.layout(updated))
+    }
+}

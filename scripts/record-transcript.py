@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Record a transcript: send the messages of a draft to a fresh daemon and write the
+draft back with an `expect` step after each send for every message the daemon answered.
+
+Usage: scripts/record-transcript.py DRAFT.json OUT.json [--daemon PATH]
+
+A draft is a transcript whose steps are only `send`, `comment` and `closeInput`. The
+recording is a starting point: read every expectation, and loosen values that
+legitimately vary (with "$any", "$string", ...) before committing it.
+"""
+import json
+import subprocess
+import sys
+import threading
+import queue
+
+
+def frames(stream, out):
+    while True:
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            byte = stream.read(1)
+            if not byte:
+                out.put(None)
+                return
+            header += byte
+        length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        out.put(json.loads(stream.read(length)))
+
+
+def main():
+    draft_path, out_path = sys.argv[1], sys.argv[2]
+    daemon = sys.argv[sys.argv.index("--daemon") + 1] if "--daemon" in sys.argv else ".build/debug/datasourced"
+    draft = json.load(open(draft_path))
+    process = subprocess.Popen([daemon, "serve", *draft.get("daemonArguments", [])], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    received = queue.Queue()
+    threading.Thread(target=frames, args=(process.stdout, received), daemon=True).start()
+    steps = []
+
+    def drain():
+        # A ping round trip marks the end of what the previous message caused.
+        marker = {"jsonrpc": "2.0", "id": "__record_marker__", "method": "ping"}
+        body = json.dumps(marker).encode()
+        process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        process.stdin.flush()
+        while True:
+            message = received.get(timeout=10)
+            if message is None or message.get("id") == "__record_marker__":
+                return
+            steps.append({"expect": message})
+
+    for step in draft["steps"]:
+        steps.append(step)
+        if "send" in step:
+            body = json.dumps(step["send"], ensure_ascii=False).encode()
+            process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            process.stdin.flush()
+            drain()
+        elif "closeInput" in step:
+            process.stdin.close()
+    draft["steps"] = steps
+    with open(out_path, "w") as out:
+        json.dump(draft, out, indent=1, ensure_ascii=False)
+        out.write("\n")
+    process.kill()
+
+
+if __name__ == "__main__":
+    main()
