@@ -142,12 +142,13 @@ extension Daemon: DataSourceObserver {
     /// Starts a load cycle. With `wait: true` the answer waits for the cycle's final event.
     private func fetchData(_ params: Params, _ token: RequestToken) throws -> Reply {
         let source = try self.source(params)
-        let wait = try params.optionalBool("wait") ?? false
-        source.fetchData()
-        guard wait, source.isFetching else {
+        guard try params.optionalBool("wait") == true else {
+            source.fetchData()
             return .result(["isFetching": JSON(source.isFetching)])
         }
+        // Registered first, so a cycle that ends during fetchData (local sources) answers it too.
         fetchWaiters[ObjectIdentifier(source), default: []].append(token)
+        source.fetchData()
         return .deferred
     }
 

@@ -72,12 +72,12 @@ public class DataSource {
     /// Up to `count` objects of `section` from `start`.
     public func objects(inSection section: Int, start: Int, count: Int?) throws(DataSourceError) -> [JSON] {
         guard layout.sections.indices.contains(section) else {
-            throw DataSourceError(field: "section", message: "section \(section) is out of range: \(rangeText(numberOfSections))",
+            throw DataSourceError(field: "section", message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
                                   detail: [("numberOfSections", JSON(numberOfSections))])
         }
         let objects = layout.sections[section]
         guard start >= 0, start <= objects.count else {
-            throw DataSourceError(field: "start", message: "start \(start) is out of range: 0...\(objects.count)",
+            throw DataSourceError(field: "start", message: "\"start\" \(start) is out of range: 0...\(objects.count)",
                                   detail: [("numberOfObjects", JSON(objects.count))])
         }
         let end = count.map { min(objects.count, start + max(0, $0)) } ?? objects.count
@@ -86,12 +86,12 @@ public class DataSource {
 
     public func validate(_ indexPath: IndexPath) throws(DataSourceError) {
         guard layout.sections.indices.contains(indexPath.section) else {
-            throw DataSourceError(field: "indexPath", message: "section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
+            throw DataSourceError(field: "indexPath", message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
                                   detail: [("numberOfSections", JSON(numberOfSections))])
         }
         let count = layout.sections[indexPath.section].count
         guard indexPath.item >= 0, indexPath.item < count else {
-            throw DataSourceError(field: "indexPath", message: "item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
+            throw DataSourceError(field: "indexPath", message: "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
                                   detail: [("numberOfObjects", JSON(count))])
         }
     }

@@ -24,7 +24,7 @@ public final class SourceRegistry {
 
     public func source(named name: String, field: String = "source") throws(DataSourceError) -> DataSource {
         guard let source = sources[name] else {
-            throw DataSourceError(field: field, message: "no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
+            throw DataSourceError(field: field, message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
                                   detail: [("name", JSON(name)), ("sources", .array(creationOrder.map { JSON($0) }))])
         }
         return source
@@ -48,9 +48,16 @@ public final class SourceRegistry {
             throw DataSourceError.expected("kind", "one of \(kinds.joined(separator: ", "))", got: params["kind"])
         }
         var identity = Identity(key: nil)
-        if let key = params["identityKey"], !key.isNull {
+        let explicitIdentity = params["identityKey"].map { !$0.isNull } ?? false
+        if explicitIdentity, let key = params["identityKey"] {
             guard let text = key.stringValue, !text.isEmpty else { throw DataSourceError.expected("identityKey", "a non-empty key path string", got: key) }
             identity = Identity(key: KeyPath(text))
+        }
+        /// Without its own identityKey, a composed source uses its children's when they agree.
+        func inherited(from children: [DataSource]) -> Identity {
+            guard !explicitIdentity, let first = children.first?.identity.key,
+                  children.allSatisfy({ $0.identity.key == first }) else { return identity }
+            return Identity(key: first)
         }
         let source: DataSource
         switch kind {
@@ -63,7 +70,7 @@ public final class SourceRegistry {
             guard let key = params["sectioningKey"]?.stringValue, !key.isEmpty else {
                 throw DataSourceError.expected("sectioningKey", "a non-empty key path string", got: params["sectioningKey"])
             }
-            source = SectionedDataSource(name: name, identity: identity, child: child, sectioningKey: KeyPath(key),
+            source = SectionedDataSource(name: name, identity: inherited(from: [child]), child: child, sectioningKey: KeyPath(key),
                                          sortDescriptors: try sortDescriptors(params["sortDescriptors"]))
         case "multi":
             guard let names = params["sources"]?.arrayValue else {
@@ -82,7 +89,7 @@ public final class SourceRegistry {
                 guard let value = flag.boolValue else { throw DataSourceError.expected("preserveSections", "a boolean", got: flag) }
                 preserve = value
             }
-            source = MultiDataSource(name: name, identity: identity, sources: children, preserveSections: preserve)
+            source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserve)
         case "remote", "paginated":
             guard let remoteFactory else { fallthrough }
             source = try remoteFactory(kind, name, identity, params)
@@ -129,7 +136,7 @@ public final class SourceRegistry {
     /// Destroys a source; refused while others are built on it, unless `cascade`, which
     /// destroys those too (and theirs). Returns the names destroyed, dependents first.
     public func destroy(_ name: String, cascade: Bool) throws(DataSourceError) -> [String] {
-        let target = try source(named: name)
+        let target = try source(named: name, field: "name")
         let dependents = parents(of: target)
         if !dependents.isEmpty, !cascade {
             let names = dependents.map(\.name)

@@ -29,7 +29,7 @@ public final class SimpleDataSource: DataSource {
 
     public func insert(_ newObjects: [JSON], at index: Int) throws(DataSourceError) {
         guard (0...objects.count).contains(index) else {
-            throw DataSourceError(field: "index", message: "index \(index) is out of range: 0...\(objects.count)",
+            throw DataSourceError(field: "index", message: "\"index\" \(index) is out of range: 0...\(objects.count)",
                                   detail: [("numberOfObjects", JSON(objects.count))])
         }
         var updated = objects
@@ -39,7 +39,7 @@ public final class SimpleDataSource: DataSource {
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {
         guard count >= 0, index >= 0, index + count <= objects.count else {
-            throw DataSourceError(field: "index", message: "objects \(index)..<\(index + count) are out of range: 0..<\(objects.count)",
+            throw DataSourceError(field: "index", message: "\"index\" and \"count\": objects \(index)..<\(index + count) are out of range: 0..<\(objects.count)",
                                   detail: [("numberOfObjects", JSON(objects.count))])
         }
         var updated = objects
