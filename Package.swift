@@ -30,13 +30,13 @@ let package = Package(
         ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources",
+            "JSONKit", "JSONRPC", "DataSources", "HTTPFetch",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC"]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Replay",
+            "Daemon", "Replay", "JSONKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -32,14 +32,29 @@ def main():
     draft_path, out_path = sys.argv[1], sys.argv[2]
     daemon = sys.argv[sys.argv.index("--daemon") + 1] if "--daemon" in sys.argv else ".build/debug/datasourced"
     draft = json.load(open(draft_path))
+    base_url = None
+    if "fixtures" in draft:
+        server = subprocess.Popen([daemon, "fixtures", draft_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        base_url = json.loads(server.stdout.readline())["baseURL"]
+
+    def substitute(value, old, new):
+        if isinstance(value, str):
+            return value.replace(old, new)
+        if isinstance(value, list):
+            return [substitute(v, old, new) for v in value]
+        if isinstance(value, dict):
+            return {k: substitute(v, old, new) for k, v in value.items()}
+        return value
+
     process = subprocess.Popen([daemon, "serve", *draft.get("daemonArguments", [])], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     received = queue.Queue()
     threading.Thread(target=frames, args=(process.stdout, received), daemon=True).start()
     steps = []
 
-    def drain():
-        # A ping round trip marks the end of what the previous message caused.
-        marker = {"jsonrpc": "2.0", "id": "__record_marker__", "method": "ping"}
+    def drain(settle_ms=0):
+        # A ping round trip marks the end of what the previous message caused; a draft step
+        # may ask for "settleMilliseconds" so that network completions arrive first.
+        marker = {"jsonrpc": "2.0", "id": "__record_marker__", "method": "ping", "params": {"delayMilliseconds": settle_ms}}
         body = json.dumps(marker).encode()
         process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         process.stdin.flush()
@@ -50,17 +65,21 @@ def main():
             if sent.get("method") == "initialize" and message.get("id") == sent.get("id") and "result" in message:
                 # Capabilities grow with every release; transcripts should not break on that.
                 message["result"] = "$object"
-            steps.append({"expect": message})
+            steps.append({"expect": substitute(message, base_url, "${fixtures}") if base_url else message})
 
     sent = {}
     for step in draft["steps"]:
+        settle = step.pop("settleMilliseconds", 0)
         steps.append(step)
         if "send" in step:
             sent = step["send"] if isinstance(step["send"], dict) else {}
-            body = json.dumps(step["send"], ensure_ascii=False).encode()
+            message = substitute(step["send"], "${fixtures}", base_url) if base_url else step["send"]
+            body = json.dumps(message, ensure_ascii=False).encode()
             process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
             process.stdin.flush()
-            drain()
+            drain(settle)
+        elif "expectRequests" in step:
+            pass
         elif "closeInput" in step:
             process.stdin.close()
     draft["steps"] = steps

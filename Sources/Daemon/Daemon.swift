@@ -9,6 +9,8 @@ public enum DaemonEvent: Sendable {
     case transport(TransportEvent)
     /// A `ping` with a delay is due.
     case delayElapsed(RequestToken, milliseconds: Int)
+    /// An HTTP load for a remote source ended.
+    case loaded(id: Int, Result<RemoteResponse, FetchError>)
 }
 
 public struct DaemonOptions: Sendable {
@@ -46,7 +48,8 @@ public final class Daemon {
     var lifecycle = Lifecycle.uninitialized
     var pending = PendingRequests()
     let methods: [String: Handler]
-    let registry = SourceRegistry()
+    let registry: SourceRegistry
+    let loader: HTTPLoader
     /// `fetchData {wait: true}` requests, answered by their source's final event.
     var fetchWaiters: [ObjectIdentifier: [RequestToken]] = [:]
 
@@ -60,6 +63,13 @@ public final class Daemon {
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
         self.methods = Daemon.methodTable().merging(additionalMethods) { _, added in added }
+        let loader = HTTPLoader(mailbox: mailbox)
+        self.loader = loader
+        self.registry = SourceRegistry { kind, name, identity, params throws(DataSourceError) in
+            kind == "remote"
+                ? try RemoteDataSource(name: name, identity: identity, params: params, loader: loader)
+                : try PaginatedDataSource(name: name, identity: identity, params: params, loader: loader)
+        }
     }
 
     static func methodTable() -> [String: Handler] {
@@ -106,6 +116,8 @@ public final class Daemon {
             return terminate()
         case .delayElapsed(let token, let milliseconds):
             finish(token, .success(["delayMilliseconds": JSON(milliseconds)]))
+        case .loaded(let id, let result):
+            loader.complete(id: id, result)
         }
         return nil
     }
@@ -216,6 +228,7 @@ public final class Daemon {
     /// Stops all work in flight; its requests are left unanswered (nobody is listening).
     private func terminateWork() {
         for token in pending.cancelAll() { _ = pending.finish(token, .failure(.internalError("exiting"))) }
+        loader.shutdown()
     }
 
     private func terminate() -> Int32 {

@@ -47,7 +47,8 @@ extension Daemon {
 
     private func shutdown(_ request: Request, _ token: RequestToken) throws(ResponseError) -> Reply {
         lifecycle = .shutDown
-        // Requests still waiting get their answer now, before the `shutdown` response.
+        // Loads in flight end now (as cancelled), then waiting requests, then `shutdown` itself.
+        for source in registry.all where source.isFetching { source.cancelFetch() }
         for token in pending.cancelAll(except: token) {
             finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
                                                  message: "Request cancelled by shutdown",

@@ -122,6 +122,16 @@ extension Daemon: DataSourceObserver {
             try model { () throws(DataSourceError) in try source.update(objects) }
             return JSON(source.objects.count)
         }
+        method("fetchNextPage") { daemon, params in
+            let source = try daemon.source(params)
+            guard let paginated = source as? PaginatedDataSource else {
+                throw ResponseError.invalidParams("\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)",
+                                                  data: ["field": "source", "expected": "a paginated source", "got": JSON(source.kind)])
+            }
+            if let refusal = paginated.nextPageRefusal { return ["started": false, "reason": JSON(refusal)] }
+            paginated.fetchNextPage()
+            return ["started": true]
+        }
         table["fetchData"] = { daemon, request, token in try daemon.fetchData(try Params(request.params), token) }
     }
 

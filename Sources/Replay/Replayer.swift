@@ -41,7 +41,7 @@ public struct Replayer {
     public func replay(file path: String, log: ((String) -> Void)? = nil) -> Outcome {
         let transcript: Transcript
         do {
-            transcript = try Transcript(parsing: JSON.parse(try readFile(path)))
+            transcript = try Transcript(parsing: JSON.parse(try readFileBytes(path)))
         } catch {
             return .failed("  cannot read transcript: \(error)")
         }
@@ -49,15 +49,22 @@ public struct Replayer {
     }
 
     public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil) -> Outcome {
+        var server: FixtureServer?
+        do {
+            server = try transcript.fixtures.map { try FixtureServer(fixtures: $0) }
+        } catch {
+            return .failed("  fixtures: \(error)")
+        }
+        defer { server?.stop() }
         let child: ChildProcess
         do {
             child = try ChildProcess(command: daemonCommand + transcript.daemonArguments)
         } catch {
             return .failed("  \(error)")
         }
-        var session = Session(child: child, timeout: transcript.timeoutMilliseconds, log: log)
+        var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log)
         for (index, step) in transcript.steps.enumerated() {
-            if let problem = session.run(step) {
+            if let problem = session.run(server.map { step.substituting(baseURL: $0.baseURL) } ?? step) {
                 child.kill()
                 return .failed(report(index: index, step: step, problem: problem, child: child))
             }
@@ -84,13 +91,15 @@ public struct Replayer {
 /// The state of one replay: what was received and not yet matched.
 private struct Session {
     let child: ChildProcess
+    let fixtures: FixtureServer?
     let timeout: Int
     let log: ((String) -> Void)?
     var received: [ChildProcess.Event] = []
     var exitStatus: Int32?
 
-    init(child: ChildProcess, timeout: Int, log: ((String) -> Void)?) {
+    init(child: ChildProcess, fixtures: FixtureServer?, timeout: Int, log: ((String) -> Void)?) {
         self.child = child
+        self.fixtures = fixtures
         self.timeout = timeout
         self.log = log
     }
@@ -132,6 +141,10 @@ private struct Session {
         case .comment(let text):
             log?("# \(text)")
             return nil
+        case .expectRequests(let expected):
+            guard let fixtures else { return "expectRequests needs \"fixtures\" in the transcript" }
+            let received = fixtures.takeRequests()
+            return received == expected ? nil : "expected the fixture server to have received \(expected), got \(received)"
         case .closeInput:
             log?("→ (close stdin)")
             child.closeInput()
@@ -209,7 +222,7 @@ private struct Session {
     }
 }
 
-func readFile(_ path: String) throws -> [UInt8] {
+public func readFileBytes(_ path: String) throws -> [UInt8] {
     struct ReadError: Error, CustomStringConvertible { let description: String }
     let descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
@@ -222,5 +235,36 @@ func readFile(_ path: String) throws -> [UInt8] {
         if count < 0 { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
         if count == 0 { return bytes }
         bytes.append(contentsOf: chunk[..<count])
+    }
+}
+
+extension Transcript.Step {
+    /// The step with `${fixtures}` replaced by the fixture server's base URL in every string.
+    func substituting(baseURL: String) -> Transcript.Step {
+        func replace(_ value: JSON) -> JSON {
+            if let text = value.stringValue { return text.contains("${fixtures}") ? JSON(text.replacingAll("${fixtures}", with: baseURL)) : value }
+            if let elements = value.arrayValue { return .array(elements.map(replace)) }
+            if let members = value.objectMembers { return .object(members.map { ($0.key, replace($0.value)) }) }
+            return value
+        }
+        switch self {
+        case .send(let message): return .send(replace(message))
+        case .expect(let pattern): return .expect(replace(pattern))
+        case .expectUnordered(let patterns): return .expectUnordered(patterns.map(replace))
+        case .sendBody(let text): return .sendBody(text.replacingAll("${fixtures}", with: baseURL))
+        default: return self
+        }
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        var result = ""
+        var rest = Substring(self)
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
     }
 }

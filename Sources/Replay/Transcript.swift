@@ -20,6 +20,8 @@ public struct Transcript {
         case expectExit(Int32)
         /// Does nothing; says why the next steps are there (shown with --verbose).
         case comment(String)
+        /// The fixture server received exactly these request targets since the last check.
+        case expectRequests([String])
 
         var label: String {
             switch self {
@@ -31,6 +33,7 @@ public struct Transcript {
             case .closeInput: return "closeInput"
             case .expectExit: return "expectExit"
             case .comment: return "comment"
+            case .expectRequests: return "expectRequests"
             }
         }
     }
@@ -39,6 +42,8 @@ public struct Transcript {
     public var daemonArguments: [String]
     public var timeoutMilliseconds: Int
     public var steps: [Step]
+    /// HTTP routes served on loopback while the transcript runs (Protocol.md, "Fixtures").
+    public var fixtures: JSON?
 
     public struct FormatError: Error, CustomStringConvertible {
         public let description: String
@@ -54,6 +59,7 @@ public struct Transcript {
             return text
         }
         timeoutMilliseconds = json["timeoutMilliseconds"]?.integerValue ?? 5000
+        fixtures = json["fixtures"]
         guard let steps = json["steps"]?.arrayValue else {
             throw FormatError(description: "\"steps\" must be an array")
         }
@@ -90,6 +96,12 @@ public struct Transcript {
             return .expectExit(Int32(code))
         }
         if let text = step["comment"]?.stringValue { return .comment(text) }
-        throw fail("expected one of comment, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
+        if let targets = step["expectRequests"] {
+            guard let list = targets.arrayValue?.compactMap(\.stringValue), list.count == targets.count else {
+                throw fail("\"expectRequests\" must be an array of request targets such as \"/items?page=1\"")
+            }
+            return .expectRequests(list)
+        }
+        throw fail("expected one of comment, expectRequests, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Daemon
 import Logging
+import JSONKit
 import Replay
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ struct Datasourced: ParsableCommand {
         abstract: "Instant Cocoa-style data sources served over JSON-RPC 2.0 on stdin/stdout.",
         discussion: "With no subcommand, serves the protocol described in Protocol.md on stdio.",
         version: DaemonInfo.version,
-        subcommands: [Serve.self, ReplayCommand.self],
+        subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -81,5 +82,34 @@ struct ReplayCommand: ParsableCommand {
         }
         Replay.writeLine("\(files.count - failures) passed, \(failures) failed")
         if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+struct FixturesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fixtures",
+        abstract: "Serve an HTTP fixture file on 127.0.0.1 until stdin closes.",
+        discussion: """
+            FILE holds {"fixtures": [ROUTE, ...]} (a transcript works too); routes are described in \
+            Protocol.md, section "Fixtures". Prints one line, {"baseURL": "http://127.0.0.1:PORT", "port": PORT}, \
+            once listening, so a parent can read the port without waiting blindly.
+            """
+    )
+
+    @Argument(help: "A JSON file with a \"fixtures\" array.")
+    var file: String
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port = 0
+
+    func run() throws {
+        let document = try JSON.parse(readFileBytes(file))
+        guard let routes = document["fixtures"] else { throw ValidationError("\(file) has no \"fixtures\" array") }
+        let server = try FixtureServer(fixtures: routes, port: port)
+        Replay.writeLine(JSON.object([("baseURL", JSON(server.baseURL)), ("port", JSON(server.port))]).text())
+        // Serve until the parent closes our stdin (or kills us).
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) != 0 {}
+        server.stop()
     }
 }

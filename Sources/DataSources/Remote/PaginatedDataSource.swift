@@ -1,0 +1,126 @@
+import JSONKit
+
+/// Instant Cocoa's `ICPaginatedDataSource`: a collection fetched page by page.
+///
+/// `fetchData` loads the first page and replaces the rows when it arrives. While more
+/// pages may remain, a trailing loading placeholder (if stored) ends the list, so showing
+/// it asks for the next page. `fetchNextPage` appends the next page; a failed page leaves
+/// the loaded rows, puts the error placeholder (if stored) in the trailing row, and is
+/// asked for again by the next `fetchNextPage`.
+public final class PaginatedDataSource: RemoteCollection {
+    public let paginator: PaginatorConfiguration
+    /// The last page loaded; `firstPage - 1` before any.
+    private(set) var currentPage: Int
+    private(set) var hasMorePages = false
+    private var metadata = PageMetadata()
+    private var trailingError: JSON?
+    private var loadedOnce = false
+
+    public override var kind: String { "paginated" }
+
+    public init(name: String, identity: Identity, params: JSON, loader: RemoteLoading) throws(DataSourceError) {
+        let configuration: RemoteConfiguration
+        let paginator: PaginatorConfiguration
+        do {
+            configuration = try RemoteConfiguration(params: params)
+            paginator = try PaginatorConfiguration(params: params)
+        } catch {
+            throw DataSourceError(error)
+        }
+        self.paginator = paginator
+        currentPage = paginator.firstPage - 1
+        super.init(name: name, identity: identity, configuration: configuration, loader: loader)
+    }
+
+    public override func fetchData() {
+        if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
+        emit(.willLoadData)
+        if !loadedOnce, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
+        load(page: paginator.firstPage, replacing: true)
+    }
+
+    /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
+    public var nextPageRefusal: String? {
+        if isFetching { return "a fetch is in flight" }
+        if !loadedOnce { return "no page is loaded yet: call fetchData first" }
+        if !hasMorePages { return "there are no more pages" }
+        return nil
+    }
+
+    /// Loads the next page; false (and nothing happens) while fetching or when none remain.
+    @discardableResult
+    public func fetchNextPage() -> Bool {
+        guard nextPageRefusal == nil else { return false }
+        emit(.willLoadData)
+        trailingError = nil
+        compose()
+        load(page: currentPage + 1, replacing: false)
+        return true
+    }
+
+    public override func willDisplayObject(at indexPath: IndexPath) {
+        if indexPath == lastIndexPath { fetchNextPage() }
+    }
+
+    public override func cancelFetch() {
+        guard isFetching else { return }
+        abandonRequest()
+        compose()
+        endCycleAsCancelled("cancelled by cancelFetch")
+    }
+
+    private func load(page: Int, replacing: Bool) {
+        request(extraQuery: paginator.queryParameters(forPage: page)) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let loaded):
+                self.objects = replacing ? loaded.objects : self.objects + loaded.objects
+                self.currentPage = page
+                self.loadedOnce = true
+                self.lastError = nil
+                self.trailingError = nil
+                self.metadata = self.paginator.metadata(in: loaded.document)
+                self.hasMorePages = self.metadata.hasMorePages(after: page, firstPage: self.paginator.firstPage,
+                                                               received: loaded.objects.count, loaded: self.objects.count)
+                self.compose()
+                self.emit(.finishedLoading)
+            case .failure(let error):
+                let json = self.record(error)
+                if self.loadedOnce {
+                    // The loaded rows stay; the trailing row shows the failure.
+                    if !replacing { self.trailingError = json }
+                    self.compose()
+                } else {
+                    self.setRows(self.placeholders.contains(.errors) ? [Placeholder.errorRow(json)] : [])
+                }
+                self.emit(.failedWithError(json))
+            }
+        }
+    }
+
+    /// The rows for the current state: the objects, then the trailing placeholder.
+    private func compose() {
+        var rows = objects
+        if let trailingError, placeholders.contains(.errors) {
+            rows.append(Placeholder.errorRow(trailingError))
+        } else if hasMorePages, placeholders.contains(.loading) {
+            rows.append(Placeholder.loadingRow)
+        } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
+            rows.append(Placeholder.noResultsRow)
+        }
+        setRows(rows)
+    }
+
+    public override var state: [(String, JSON)] {
+        var members = super.state + (paginator.json.objectMembers ?? [])
+        members += [
+            ("pageSize", (metadata.pageSize ?? paginator.pageSize).map { JSON($0) } ?? .null),
+            ("currentPage", loadedOnce ? JSON(currentPage) : .null),
+            ("numberOfPages", metadata.numberOfPages.map { JSON($0) } ?? .null),
+            ("numberOfTotalResults", metadata.numberOfTotalResults.map { JSON($0) } ?? .null),
+            ("hasMorePages", JSON(hasMorePages)),
+            ("numberOfObjects", JSON(objects.count)),
+        ]
+        return members
+    }
+}

@@ -1,0 +1,174 @@
+/// Resolving `apiPath` against `baseURL` as Instant Cocoa did: `[NSURL URLWithString:apiPath
+/// relativeToURL:baseURL]` (RFC 3986 §5.2), after AFNetworking added a trailing `/` to a
+/// base URL that has a path. So `items` appends to the base path, `/items` replaces it, and
+/// a full URL replaces the base.
+public enum URLResolution {
+    struct Components: Equatable {
+        var scheme: String?
+        var authority: String?
+        var path: String
+        var query: String?
+        var fragment: String?
+
+        /// RFC 3986 Appendix B.
+        init(_ text: String) {
+            var rest = Substring(text)
+            if let colon = rest.firstIndex(of: ":"), !rest[..<colon].contains(where: { "/?#".contains($0) }), colon != rest.startIndex {
+                scheme = String(rest[..<colon])
+                rest = rest[rest.index(after: colon)...]
+            }
+            if rest.hasPrefix("//") {
+                rest = rest.dropFirst(2)
+                let end = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
+                authority = String(rest[..<end])
+                rest = rest[end...]
+            }
+            if let hash = rest.firstIndex(of: "#") {
+                fragment = String(rest[rest.index(after: hash)...])
+                rest = rest[..<hash]
+            }
+            if let question = rest.firstIndex(of: "?") {
+                query = String(rest[rest.index(after: question)...])
+                rest = rest[..<question]
+            }
+            path = String(rest)
+        }
+
+        init(scheme: String?, authority: String?, path: String, query: String?, fragment: String?) {
+            self.scheme = scheme
+            self.authority = authority
+            self.path = path
+            self.query = query
+            self.fragment = fragment
+        }
+
+        var text: String {
+            var result = ""
+            if let scheme { result += scheme + ":" }
+            if let authority { result += "//" + authority }
+            result += path
+            if let query { result += "?" + query }
+            if let fragment { result += "#" + fragment }
+            return result
+        }
+    }
+
+    /// RFC 3986 §5.2.2, strict.
+    public static func resolve(_ reference: String, against base: String) -> String {
+        let base = Components(base), reference = Components(reference)
+        var target = Components(scheme: nil, authority: nil, path: "", query: nil, fragment: reference.fragment)
+        if reference.scheme != nil {
+            target.scheme = reference.scheme
+            target.authority = reference.authority
+            target.path = removeDotSegments(reference.path)
+            target.query = reference.query
+        } else {
+            if reference.authority != nil {
+                target.authority = reference.authority
+                target.path = removeDotSegments(reference.path)
+                target.query = reference.query
+            } else {
+                if reference.path.isEmpty {
+                    target.path = base.path
+                    target.query = reference.query ?? base.query
+                } else {
+                    target.path = removeDotSegments(reference.path.hasPrefix("/") ? reference.path : merge(base, reference.path))
+                    target.query = reference.query
+                }
+                target.authority = base.authority
+            }
+            target.scheme = base.scheme
+        }
+        return target.text
+    }
+
+    /// The request URL for `apiPath` under `baseURL`, with `query` merged in: a parameter
+    /// named here replaces one of the same name already in the URL.
+    public static func requestURL(baseURL: String, apiPath: String, query: [(name: String, value: String)]) -> String {
+        var base = Components(baseURL)
+        if !base.path.isEmpty, !base.path.hasSuffix("/") { base.path += "/" }
+        var url = Components(resolve(apiPath, against: base.text))
+        guard !query.isEmpty else { return url.text }
+        let names = Set(query.map(\.name))
+        var pairs = (url.query ?? "").split(separator: "&").map(String.init).filter { pair in
+            let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? pair
+            return !names.contains(percentDecoded(name))
+        }
+        pairs += query.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }
+        url.query = pairs.joined(separator: "&")
+        return url.text
+    }
+
+    /// The URL without `user:password@`, for messages and logs.
+    public static func redacted(_ url: String) -> String {
+        var components = Components(url)
+        if let authority = components.authority, let at = authority.lastIndex(of: "@") {
+            components.authority = String(authority[authority.index(after: at)...])
+        }
+        return components.text
+    }
+
+    private static func merge(_ base: Components, _ path: String) -> String {
+        if base.authority != nil, base.path.isEmpty { return "/" + path }
+        guard let slash = base.path.lastIndex(of: "/") else { return path }
+        return base.path[...slash] + path
+    }
+
+    /// RFC 3986 §5.2.4.
+    static func removeDotSegments(_ path: String) -> String {
+        var input = Substring(path)
+        var output: [Substring] = []
+        while !input.isEmpty {
+            if input.hasPrefix("../") { input = input.dropFirst(3) }
+            else if input.hasPrefix("./") { input = input.dropFirst(2) }
+            else if input.hasPrefix("/./") { input = input.dropFirst(2) }
+            else if input == "/." { input = "/" }
+            else if input.hasPrefix("/../") {
+                input = input.dropFirst(3)
+                if !output.isEmpty { output.removeLast() }
+            } else if input == "/.." {
+                input = "/"
+                if !output.isEmpty { output.removeLast() }
+            } else if input == "." || input == ".." {
+                input = ""
+            } else {
+                let start = input.hasPrefix("/") ? input.index(after: input.startIndex) : input.startIndex
+                let end = input[start...].firstIndex(of: "/") ?? input.endIndex
+                output.append(input[..<end])
+                input = input[end...]
+            }
+        }
+        return output.joined()
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 15)])
+            }
+        }
+        return result
+    }
+
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+            } else {
+                bytes.append(byte == UInt8(ascii: "+") ? 32 : byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
