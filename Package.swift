@@ -24,13 +24,16 @@ let package = Package(
         .target(name: "JSONRPC", dependencies: ["JSONKit"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
-        // GET over HTTP(S) with timeouts, size caps and cancellation (AsyncHTTPClient).
+        // GET over HTTP(S) with an overall deadline, a streamed size cap and cancellation (AsyncHTTPClient).
+        .target(name: "HTTPGet", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
         .target(name: "HTTPFetch", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources", "HTTPFetch",
+            "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.

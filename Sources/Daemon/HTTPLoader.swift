@@ -1,5 +1,5 @@
 import DataSources
-import HTTPFetch
+import HTTPGet
 import JSONKit
 import JSONRPC
 
