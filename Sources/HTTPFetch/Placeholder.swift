@@ -1,0 +1,1 @@
+// The HTTPFetch module is being written; the daemon uses HTTPGet.
