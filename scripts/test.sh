@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the Swift unit tests and transcript replays (swift test), and the
-# Python tests of the fixture API. This is the README's test command and what CI runs.
+# Runs every test: the Swift unit tests and transcript replays (swift test). This is the
+# README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -58,7 +58,11 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     }
 
     func recompute() {
-        let sorted = SortDescriptor.sorted(child.allObjects, by: sortDescriptors)
+        // Placeholders are not data: they stay after the sorted objects (a trailing loading
+        // row stays at the bottom), in a section of their own unless objects lack the key too.
+        let objects = child.allObjects
+        let sorted = SortDescriptor.sorted(objects.filter { Placeholder.kind(of: $0) == nil }, by: sortDescriptors)
+            + objects.filter { Placeholder.kind(of: $0) != nil }
         var sectionOfKey: [JSON: Int] = [:]
         var sections: [[JSON]] = []
         var titles: [JSON] = []
