@@ -22,6 +22,8 @@ public final class FixtureServer: @unchecked Sendable {
         let reset: Bool
         /// Matches only this many requests, then lets later routes answer.
         var times: Int? = nil
+        /// Send no Content-Length: the body ends when the connection closes.
+        var omitContentLength = false
     }
 
     public struct FormatError: Error, CustomStringConvertible { public let description: String }
@@ -109,7 +111,8 @@ public final class FixtureServer: @unchecked Sendable {
                      delayMilliseconds: json["delayMilliseconds"]?.integerValue ?? 0,
                      dripChunks: max(1, json["dripChunks"]?.integerValue ?? 1),
                      dripMilliseconds: json["dripMilliseconds"]?.integerValue ?? 0,
-                     reset: json["reset"]?.boolValue ?? false, times: json["times"]?.integerValue)
+                     reset: json["reset"]?.boolValue ?? false, times: json["times"]?.integerValue,
+                     omitContentLength: json["omitContentLength"]?.boolValue ?? false)
     }
 
     private func serve(_ connection: Int32) {
@@ -160,7 +163,8 @@ public final class FixtureServer: @unchecked Sendable {
         if route.delayMilliseconds > 0 { usleep(UInt32(route.delayMilliseconds) * 1000) }
         var head = "HTTP/1.0 \(route.status) \(route.status < 400 ? "OK" : "Error")\r\n"
         for (name, value) in route.headers { head += "\(name): \(value)\r\n" }
-        head += "Content-Length: \(route.body.count)\r\nConnection: close\r\n\r\n"
+        if !route.omitContentLength { head += "Content-Length: \(route.body.count)\r\n" }
+        head += "Connection: close\r\n\r\n"
         guard send(connection, Array(head.utf8)) else { return }
         if route.reset {
             _ = send(connection, Array(route.body.prefix(route.body.count / 2)))

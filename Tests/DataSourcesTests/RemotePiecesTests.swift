@@ -1,0 +1,110 @@
+@testable import DataSources
+import JSONKit
+import Testing
+
+@Suite struct URLResolutionTests {
+    /// RFC 3986 §5.4.1 and §5.4.2, against the base "http://a/b/c/d;p?q".
+    @Test(arguments: [
+        ("g:h", "g:h"), ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"),
+        ("/g", "http://a/g"), ("//g", "http://g"), ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"),
+        ("#s", "http://a/b/c/d;p?q#s"), ("g#s", "http://a/b/c/g#s"), ("g?y#s", "http://a/b/c/g?y#s"), (";x", "http://a/b/c/;x"),
+        ("g;x", "http://a/b/c/g;x"), ("", "http://a/b/c/d;p?q"), (".", "http://a/b/c/"), ("./", "http://a/b/c/"),
+        ("..", "http://a/b/"), ("../", "http://a/b/"), ("../g", "http://a/b/g"), ("../..", "http://a/"), ("../../g", "http://a/g"),
+        ("../../../g", "http://a/g"), ("/./g", "http://a/g"), ("/../g", "http://a/g"), ("g.", "http://a/b/c/g."), (".g", "http://a/b/c/.g"),
+        ("./../g", "http://a/b/g"), ("./g/.", "http://a/b/c/g/"), ("g/./h", "http://a/b/c/g/h"), ("g/../h", "http://a/b/c/h"),
+    ])
+    func rfc3986Examples(reference: String, expected: String) {
+        #expect(URLResolution.resolve(reference, against: "http://a/b/c/d;p?q") == expected)
+    }
+
+    @Test func apiPathsAsInstantCocoaResolvedThem() {
+        let base = "https://api.example.invalid/v2"
+        #expect(URLResolution.requestURL(baseURL: base, apiPath: "items", query: []) == "https://api.example.invalid/v2/items")
+        #expect(URLResolution.requestURL(baseURL: base + "/", apiPath: "items", query: []) == "https://api.example.invalid/v2/items")
+        #expect(URLResolution.requestURL(baseURL: base, apiPath: "/items", query: []) == "https://api.example.invalid/items")
+        #expect(URLResolution.requestURL(baseURL: base, apiPath: "http://other.invalid/x", query: []) == "http://other.invalid/x")
+        #expect(URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "items", query: []) == "http://h.invalid/items")
+    }
+
+    @Test func queryParametersAreEncodedAndReplaceTheirNamesakes() {
+        let url = URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "/s?q=old&keep=1",
+                                           query: [("q", "a b&c"), ("page", "2"), ("ü", "✓")])
+        #expect(url == "http://h.invalid/s?keep=1&q=a%20b%26c&page=2&%C3%BC=%E2%9C%93")
+    }
+
+    @Test func credentialsAreRedacted() {
+        #expect(URLResolution.redacted("https://user:secret@h.invalid:8443/x?y=1") == "https://h.invalid:8443/x?y=1")
+        #expect(URLResolution.redacted("http://h.invalid/x") == "http://h.invalid/x")
+    }
+}
+
+@Suite struct ResponseDecodingTests {
+    private func response(_ body: String, status: Int = 200, type: String? = "application/json; charset=utf-8") -> RemoteResponse {
+        RemoteResponse(url: "http://h.invalid/x", status: status, contentType: type, body: Array(body.utf8))
+    }
+
+    private func objects(_ body: String, keyPath: String? = "items", status: Int = 200, type: String? = "application/json") -> Result<[JSON], FetchError> {
+        ResponseDecoding.document(response(body, status: status, type: type), maximumDepth: 8).flatMap {
+            ResponseDecoding.objects(in: $0, keyPath: keyPath.map(KeyPath.init), mapping: nil, url: "u", status: status)
+        }
+    }
+
+    @Test func extractsTheListAtTheKeyPath() throws {
+        #expect(try objects(#"{"items": [1, 2]}"#).get() == [1, 2])
+        #expect(try objects(#"{"data": {"list": [3]}}"#, keyPath: "data.list").get() == [3])
+        #expect(try objects(#"[4, 5]"#, keyPath: nil).get() == [4, 5])
+        #expect(try objects(#"{"items": {"id": 1}}"#).get() == [["id": 1]], "a single object is a one-element list")
+        #expect(try objects("  ", type: nil).get() == [], "an empty body is an empty list")
+    }
+
+    @Test func failuresAreClassified() {
+        func kind(_ result: Result<[JSON], FetchError>) -> FetchError.Kind? {
+            if case .failure(let error) = result { return error.kind }
+            return nil
+        }
+        #expect(kind(objects(#"{"results": []}"#)) == .keyPath, "a missing key path is an error, not an empty list")
+        #expect(kind(objects(#"{"items": null}"#)) == .keyPath)
+        #expect(kind(objects(#"{"items": [1,"#)) == .decode)
+        #expect(kind(objects(#"{"items": []}"#, type: "text/html")) == .decode)
+        #expect(kind(objects(#"{"items": []}"#, status: 503)) == .http)
+        #expect(kind(objects(#"{"items": [[[[[[[[[[1]]]]]]]]]]}"#)) == .tooLarge)
+        #expect(kind(objects(#"{"items": [], "note": "[[[[[[[[[[[[ in a string ]]]"}"#)) == nil, "brackets in strings do not count")
+        #expect(kind(objects(#"{"items": []}"#, type: "application/vnd.api+json")) == nil)
+    }
+}
+
+@Suite struct PaginationTests {
+    @Test func metadataEndsPaginationWithoutAWastedRequest() {
+        let metadata = PageMetadata(pageSize: 10, currentPage: 3, numberOfPages: 3, numberOfTotalResults: 25)
+        #expect(!metadata.hasMorePages(after: 3, firstPage: 1, received: 5, loaded: 25))
+        #expect(PageMetadata(numberOfPages: 3).hasMorePages(after: 2, firstPage: 1, received: 10, loaded: 20))
+        #expect(!PageMetadata(numberOfPages: 3).hasMorePages(after: 2, firstPage: 0, received: 10, loaded: 30), "pages counted from firstPage")
+        #expect(!PageMetadata(numberOfTotalResults: 20).hasMorePages(after: 2, firstPage: 1, received: 10, loaded: 20))
+        #expect(PageMetadata().hasMorePages(after: 7, firstPage: 1, received: 1, loaded: 61), "without metadata, only an empty page ends it")
+        #expect(!PageMetadata().hasMorePages(after: 8, firstPage: 1, received: 0, loaded: 61))
+    }
+
+    @Test func readsMetadataWhereConfiguredAndSendsTheConfiguredKeys() throws {
+        let paginator = try PaginatorConfiguration(params: [
+            "paginatorKeys": ["currentPage": "current", "numberOfPages": "pages"],
+            "requestKeys": ["currentPage": "p"], "pageSize": 5, "metadataKeyPath": "meta", "firstPage": 0,
+        ])
+        #expect(paginator.queryParameters(forPage: 2).map { "\($0.name)=\($0.value)" } == ["p=2", "page_size=5"])
+        let metadata = paginator.metadata(in: ["meta": ["current": 2, "pages": "4", "total_count": 9]])
+        #expect(metadata == PageMetadata(currentPage: 2, numberOfPages: 4, numberOfTotalResults: 9))
+        #expect(paginator.firstPage == 0)
+    }
+
+    @Test func refusesMalformedPaginatorSettings() {
+        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["paginatorKeys": ["pageSize": 3]]) }
+        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["firstPage": -1]) }
+        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["metadataKeyPath": 1]) }
+    }
+
+    @Test func secretHeadersAreRecognised() {
+        for name in ["Authorization", "cookie", "X-Api-Key", "X-Auth-Token", "client_secret", "X-Session-Id"] {
+            #expect(RemoteConfiguration.isSecretHeader(name), "\(name)")
+        }
+        for name in ["Accept", "User-Agent", "X-Client"] { #expect(!RemoteConfiguration.isSecretHeader(name), "\(name)") }
+    }
+}
