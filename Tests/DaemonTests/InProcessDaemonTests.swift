@@ -55,6 +55,44 @@ private struct Boom: Error, CustomStringConvertible {
 }
 
 @Suite struct InProcessDaemonTests {
+    @Test func aClientThatDoesNotReadNeverStopsTheDaemonFromReading() throws {
+        let daemon = PipedDaemon(additionalMethods: [:])
+        daemon.send(["jsonrpc": "2.0", "id": 0, "method": "initialize"])
+        // 20,000 answers (~1 MB) far exceed a pipe's buffer. If the daemon stopped reading
+        // stdin while its stdout was full, these writes would block and never finish.
+        let written = Mailbox<Bool>()
+        let toDaemon = daemon.toDaemon
+        startThread {
+            var bytes: [UInt8] = []
+            for id in 1...20_000 { bytes += Framing.frame(JSON.object(["jsonrpc": "2.0", "id": JSON(id), "method": "ping"]).encoded()) }
+            let complete = bytes.withUnsafeBytes { raw -> Bool in
+                var offset = 0
+                while offset < raw.count {
+                    let count = write(toDaemon, raw.baseAddress! + offset, raw.count - offset)
+                    if count <= 0 { return false }
+                    offset += count
+                }
+                return true
+            }
+            written.post(complete)
+        }
+        #expect(written.takeAll(waitingAtMost: 10_000) == [true], "the daemon stopped reading stdin")
+        // Now read everything: every request was answered, in order.
+        var ids: [Int] = []
+        while ids.count < 20_001, let message = daemon.receive() { ids.append(message["id"]!.integerValue!) }
+        #expect(ids == Array(0...20_000))
+        close(daemon.toDaemon)
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 5000) == [1])
+    }
+
+    @Test func aClosedStdoutEndsTheDaemonCleanly() {
+        let daemon = PipedDaemon(additionalMethods: [:])
+        close(daemon.fromDaemon)
+        daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
+        // SIGPIPE is ignored: the failed write ends the run with status 1, no signal.
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 5000) == [1])
+    }
+
     @Test func unexpectedHandlerFailuresAnswerInternalError() throws {
         let daemon = PipedDaemon(additionalMethods: ["test/explode": { _, _, _ in throw Boom() }])
         daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
