@@ -10,7 +10,7 @@ public enum DaemonEvent: Sendable {
     /// A `ping` with a delay is due.
     case delayElapsed(RequestToken, milliseconds: Int)
     /// An HTTP load for a remote source ended.
-    case loaded(id: Int, Result<RemoteResponse, FetchError>)
+    case loaded(id: Int, Result<DecodedResponse, FetchError>)
 }
 
 public struct DaemonOptions: Sendable {

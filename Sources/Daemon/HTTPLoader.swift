@@ -8,14 +8,15 @@ import JSONRPC
 final class HTTPLoader: RemoteLoading {
     private let client = HTTPGetClient()
     private let mailbox: Mailbox<DaemonEvent>
-    private var completions: [Int: (Result<RemoteResponse, FetchError>) -> Void] = [:]
+    private var completions: [Int: (Result<DecodedResponse, FetchError>) -> Void] = [:]
     private var nextID = 0
 
     init(mailbox: Mailbox<DaemonEvent>) {
         self.mailbox = mailbox
     }
 
-    func load(_ request: RemoteRequest, completion: @escaping (Result<RemoteResponse, FetchError>) -> Void) -> RemoteLoadCancellation {
+    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation {
         nextID += 1
         let id = nextID
         completions[id] = completion
@@ -23,7 +24,8 @@ final class HTTPLoader: RemoteLoading {
         let url = URLResolution.redacted(request.url)
         let handle = client.get(HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
                                                maximumBodySize: request.maximumBodySize)) { result in
-            mailbox.post(.loaded(id: id, HTTPLoader.translate(result, url: url, limit: request.maximumBodySize)))
+            // Decoded here, on AsyncHTTPClient's thread: the main loop only applies the rows.
+            mailbox.post(.loaded(id: id, HTTPLoader.translate(result, url: url, limit: request.maximumBodySize).flatMap(decode)))
         }
         return RemoteLoadCancellation { [weak self] in
             self?.completions[id] = nil
@@ -32,7 +34,7 @@ final class HTTPLoader: RemoteLoading {
     }
 
     /// On the main loop: hands a result to its source, unless the load was cancelled.
-    func complete(id: Int, _ result: Result<RemoteResponse, FetchError>) {
+    func complete(id: Int, _ result: Result<DecodedResponse, FetchError>) {
         completions.removeValue(forKey: id)?(result)
     }
 

@@ -1,3 +1,5 @@
+import CJansson
+
 /// A dotted path into nested objects, such as `"author.name"`; a component made of
 /// digits also indexes into an array (`"items.0.id"`).
 public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
@@ -13,18 +15,22 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
 extension JSON {
     /// The value at `path`, or nil when any step is missing. An empty path is the value itself.
     public func value(at path: KeyPath) -> JSON? {
-        var current = self
+        guard !path.components.isEmpty else { return self }
+        // Walk borrowed pointers (valid while `self` lives) and take a reference only to the
+        // value found: one allocation per lookup, not one per step.
+        var current = pointer
         for component in path.components {
-            if current.isObject {
-                guard let next = current[component] else { return nil }
+            switch current.pointee.type {
+            case JSON_OBJECT:
+                guard let next = withCChars(component, { json_object_getn(current, $0, $1) }) else { return nil }
                 current = next
-            } else if current.isArray, let index = Int(component) {
-                guard let next = current[index] else { return nil }
+            case JSON_ARRAY:
+                guard let index = Int(component), index >= 0, let next = json_array_get(current, index) else { return nil }
                 current = next
-            } else {
+            default:
                 return nil
             }
         }
-        return current
+        return JSON(Reference(borrowed: current))
     }
 }

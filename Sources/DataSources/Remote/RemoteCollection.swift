@@ -37,24 +37,15 @@ public class RemoteCollection: DataSource {
         lastURL = URLResolution.redacted(url)
         let request = RemoteRequest(url: url, headers: configuration.headers, timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize)
-        inFlight = loader.load(request) { [weak self] result in
+        let configuration = self.configuration
+        let redactedURL = URLResolution.redacted(url)
+        inFlight = loader.load(request, decode: { response in
+            ResponseDecoding.decode(response, configuration: configuration, url: redactedURL)
+        }, completion: { [weak self] result in
             guard let self, self.generation == current else { return }
             self.inFlight = nil
-            completion(self.decode(result, url: URLResolution.redacted(url)))
-        }
-    }
-
-    private func decode(_ result: Result<RemoteResponse, FetchError>, url: String) -> Result<(objects: [JSON], document: JSON?), FetchError> {
-        let response: RemoteResponse
-        switch result {
-        case .failure(let error): return .failure(error)
-        case .success(let received): response = received
-        }
-        let redacted = RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body)
-        return ResponseDecoding.document(redacted, maximumDepth: configuration.maximumDepth).flatMap { document in
-            ResponseDecoding.objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
-                .map { (objects: $0, document: document) }
-        }
+            completion(result.map { (objects: $0.objects, document: $0.document) })
+        })
     }
 
     /// Drops the request in flight: its completion, if it ever comes, changes nothing.

@@ -1,3 +1,5 @@
+import JSONKit
+
 /// One GET as a remote source asks for it.
 public struct RemoteRequest: Sendable {
     public let url: String
@@ -13,11 +15,19 @@ public struct RemoteLoadCancellation {
     public func cancel() { action() }
 }
 
+/// The rows a response holds, and the document they came from (for page metadata).
+public struct DecodedResponse: Sendable {
+    public let objects: [JSON]
+    public let document: JSON?
+}
+
 /// Performs GETs for remote sources: the daemon's is real HTTP whose completions come
 /// back through its mailbox.
 public protocol RemoteLoading: AnyObject {
-    /// Starts `request`. `completion` is called once, later, on the thread that owns the
-    /// sources, unless the load is cancelled first. Failures carry a kind among `timeout`,
-    /// `transport`, `tooLarge` and `cancelled`; the source judges status and body itself.
-    func load(_ request: RemoteRequest, completion: @escaping (Result<RemoteResponse, FetchError>) -> Void) -> RemoteLoadCancellation
+    /// Starts `request`. `decode` runs off the sources' thread as soon as a response is in
+    /// (parsing and mapping are the costly part); `completion` is called once, later, on the
+    /// thread that owns the sources, unless the load is cancelled first. Transport failures
+    /// carry a kind among `timeout`, `transport`, `tooLarge` and `cancelled`.
+    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation
 }

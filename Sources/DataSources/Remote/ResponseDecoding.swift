@@ -72,13 +72,24 @@ public enum ResponseDecoding {
         return .success(mapped)
     }
 
+    /// Everything between the bytes and the rows, for one configuration; `url` (already
+    /// redacted) is the one errors name.
+    public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String) -> Result<DecodedResponse, FetchError> {
+        let named = RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body)
+        return document(named, maximumDepth: configuration.maximumDepth).flatMap { document in
+            objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
+                .map { DecodedResponse(objects: $0, document: document) }
+        }
+    }
+
     /// The byte offset where nesting first exceeds `limit`, scanning without parsing
     /// (jansson itself stops only at 2048 levels).
     static func nestingDepthExceeding(_ limit: Int, in body: [UInt8]) -> Int? {
         var depth = 0
         var inString = false
         var escaped = false
-        for (offset, byte) in body.enumerated() {
+        for offset in body.indices {
+            let byte = body[offset]
             if inString {
                 if escaped { escaped = false } else if byte == 92 { escaped = true } else if byte == 34 { inString = false }
                 continue
