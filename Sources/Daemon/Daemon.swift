@@ -201,7 +201,7 @@ public final class Daemon {
                 logger.warning("$/cancelRequest without a string or number \"id\"; ignored")
                 return nil
             }
-            if let token = pending.cancel(id: id) {
+            if let token = pending.oldest(withID: id) {
                 finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
                                                      message: "Request cancelled", data: ["id": id])))
             } else {
@@ -225,9 +225,9 @@ public final class Daemon {
         transport.send(.notification(notification))
     }
 
-    /// Stops all work in flight; its requests are left unanswered (nobody is listening).
+    /// Stops the network work in flight before exiting; requests still waiting are left
+    /// unanswered (nobody is listening).
     private func terminateWork() {
-        for token in pending.cancelAll() { _ = pending.finish(token, .failure(.internalError("exiting"))) }
         loader.shutdown()
     }
 

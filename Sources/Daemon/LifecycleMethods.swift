@@ -49,7 +49,7 @@ extension Daemon {
         lifecycle = .shutDown
         // Loads in flight end now (as cancelled), then waiting requests, then `shutdown` itself.
         for source in registry.all where source.isFetching { source.cancelFetch() }
-        for token in pending.cancelAll(except: token) {
+        for token in pending.all(except: token) {
             finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
                                                  message: "Request cancelled by shutdown",
                                                  data: ["reason": "shutdown"])))

@@ -25,8 +25,6 @@ public struct Params {
         return value
     }
 
-    public func has(_ key: String) -> Bool { self[key] != nil }
-
     public static func mistyped(_ field: String, expected: String, got value: JSON) -> ResponseError {
         .invalidParams("\"\(field)\" must be \(expected), got \(value.kindDescription)",
                        data: ["field": JSON(field), "expected": JSON(expected), "got": JSON(value.kind.rawValue)])

@@ -15,8 +15,6 @@ struct PendingRequests {
     private struct Entry {
         let id: JSON
         let batch: Int?
-        /// Stops the work behind the request when it is cancelled.
-        var onCancel: (() -> Void)?
     }
 
     private struct Batch {
@@ -44,12 +42,6 @@ struct PendingRequests {
         if batch != nil { slotOfToken[nextSerial] = slot }
         return RequestToken(serial: nextSerial)
     }
-
-    mutating func setCancelHandler(_ token: RequestToken, _ handler: @escaping () -> Void) {
-        entries[token.serial]?.onCancel = handler
-    }
-
-    func isPending(_ token: RequestToken) -> Bool { entries[token.serial] != nil }
 
     /// Records the answer; returns what to write now (nothing while its batch is incomplete,
     /// or when the request was already answered).
@@ -79,17 +71,14 @@ struct PendingRequests {
         return .batch(batch.slots.compactMap { $0 })
     }
 
-    /// The oldest unanswered request with this id, after running its cancel handler.
-    mutating func cancel(id: JSON) -> RequestToken? {
-        guard let serial = tokensByID[id]?.first else { return nil }
-        entries[serial]?.onCancel?()
-        return RequestToken(serial: serial)
+    /// The oldest unanswered request with this id. Work behind it needs no stopping: its
+    /// answer, when it comes, finds the request answered and is dropped.
+    func oldest(withID id: JSON) -> RequestToken? {
+        tokensByID[id]?.first.map(RequestToken.init)
     }
 
-    /// Every unanswered request but `kept`, oldest first, after running their cancel handlers.
-    mutating func cancelAll(except kept: RequestToken? = nil) -> [RequestToken] {
-        let serials = entries.keys.sorted().filter { $0 != kept?.serial }
-        for serial in serials { entries[serial]?.onCancel?() }
-        return serials.map(RequestToken.init)
+    /// Every unanswered request but `kept`, oldest first.
+    func all(except kept: RequestToken? = nil) -> [RequestToken] {
+        entries.keys.sorted().filter { $0 != kept?.serial }.map(RequestToken.init)
     }
 }
