@@ -190,3 +190,52 @@ final class ManualSource: DataSource {
         #expect(changes.deleted.isEmpty && changes.inserted.isEmpty)
     }
 }
+
+/// The one-section fast path (diffing only between an unchanged head and tail) must give
+/// the same answers as the general path.
+@Suite struct IncrementalLayoutTests {
+    final class Changes: DataSourceObserver {
+        var last: ChangeSet?
+        func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+            if case .didChange(let changes) = event { last = changes }
+        }
+    }
+
+    @Test(arguments: 0..<200)
+    func editsKeepTheIndexAndChangeSetsRight(seed: Int) throws {
+        var random = ChangeSetOracleTests.Generator(state: UInt64(seed) &+ 99)
+        func objects(_ count: Int) -> [JSON] { (0..<count).map { _ in ["id": JSON(random.next(15)), "v": JSON(random.next(3))] } }
+        let source = SimpleDataSource(name: "s", identity: Identity(key: seed % 2 == 0 ? KeyPath("id") : nil), objects: objects(random.next(12)))
+        let observer = Changes()
+        source.addObserver(observer)
+        for _ in 0..<8 {
+            let before = source.objects
+            observer.last = nil
+            switch random.next(4) {
+            case 0: try source.insert(objects(random.next(4)), at: random.next(before.count + 1))
+            case 1 where !before.isEmpty:
+                let index = random.next(before.count)
+                try source.remove(at: index, count: random.next(before.count - index) + 1)
+            case 2: source.replaceObjects(before + objects(random.next(4)))
+            default: source.replaceObjects(objects(random.next(12)))
+            }
+            let after = source.objects
+            // The index answers as a fresh one would.
+            let fresh = IdentityIndex(sections: [after], identity: source.identity)
+            for object in after + objects(5) {
+                #expect(source.indexPath(for: object) == fresh.indexPath(of: source.identity.of(object)))
+            }
+            // The change set takes the old rows to the new ones.
+            guard let changes = observer.last else {
+                #expect(before == after)
+                continue
+            }
+            let removed = Set(changes.deleted).union(changes.moved.map(\.from))
+            let added = Set(changes.inserted).union(changes.moved.map(\.to))
+            let survivors = before.enumerated().filter { !removed.contains(IndexPath(section: 0, item: $0.offset)) }.map { source.identity.of($0.element) }
+            let expected = after.enumerated().filter { !added.contains(IndexPath(section: 0, item: $0.offset)) }.map { source.identity.of($0.element) }
+            #expect(survivors == expected)
+            #expect(before.count - changes.deleted.count == after.count - changes.inserted.count)
+        }
+    }
+}

@@ -99,6 +99,19 @@ public struct ChangeSet: Sendable, Equatable {
         return changes
     }
 
+    /// The same changes with every item index moved `offset` places down (section 0 only):
+    /// for a diff of the rows after an unchanged head.
+    func shifted(by offset: Int) -> ChangeSet {
+        guard offset != 0 else { return self }
+        func shift(_ path: IndexPath) -> IndexPath { IndexPath(section: path.section, item: path.item + offset) }
+        var result = self
+        result.deleted = deleted.map(shift)
+        result.inserted = inserted.map(shift)
+        result.moved = moved.map { Move(from: shift($0.from), to: shift($0.to)) }
+        result.updated = updated.map(shift)
+        return result
+    }
+
     /// Indexes of a longest strictly increasing subsequence (patience sorting), with a
     /// linear fast path for an already increasing sequence.
     static func longestIncreasingSubsequence(_ values: [IndexPath]) -> IndexSet {

@@ -147,9 +147,24 @@ public class DataSource {
 
     /// Replaces the rows and tells observers what changed (nothing, if nothing did).
     func replaceLayout(_ new: Layout) {
-        let changes = ChangeSet.between(old: layout, new: new, identity: identity)
+        let changes: ChangeSet
+        if layout.sections.count == 1, new.sections.count == 1, layout.sectionIdentities == new.sectionIdentities {
+            // One section on both sides (simple, remote, paginated): diff and re-index only
+            // what lies between the unchanged head and tail, so appending a page to a long
+            // list costs the page, not the list.
+            let old = layout.sections[0], rows = new.sections[0]
+            let head = zip(old, rows).prefix { $0 == $1 }.count
+            let tail = zip(old[head...].reversed(), rows[head...].reversed()).prefix { $0 == $1 }.count
+            let oldMiddle = old[head..<old.count - tail], newMiddle = rows[head..<rows.count - tail]
+            changes = ChangeSet.between(old: Layout(sections: [Array(oldMiddle)], titles: [""]),
+                                        new: Layout(sections: [Array(newMiddle)], titles: [""]),
+                                        identity: identity).shifted(by: head)
+            index.reindex(section: 0, from: head, old: old[head...], new: rows[head...], identity: identity)
+        } else {
+            changes = ChangeSet.between(old: layout, new: new, identity: identity)
+            index = IdentityIndex(sections: new.sections, identity: identity)
+        }
         layout = new
-        index = IdentityIndex(sections: new.sections, identity: identity)
         if !changes.isEmpty { emit(.didChange(changes)) }
     }
 }

@@ -33,4 +33,17 @@ struct IdentityIndex {
     }
 
     func indexPath(of identity: JSON) -> IndexPath? { positions[identity] }
+
+    /// Re-indexes a single section whose first `from` objects did not move: only the rows
+    /// after them are forgotten and indexed again, so appending a page costs the page.
+    mutating func reindex(section: Int, from start: Int, old: ArraySlice<JSON>, new: ArraySlice<JSON>, identity: Identity) {
+        for object in old {
+            let key = identity.of(object)
+            if let position = positions[key], position.section == section, position.item >= start { positions[key] = nil }
+        }
+        for (offset, object) in new.enumerated() {
+            let key = identity.of(object)
+            if positions[key] == nil { positions[key] = IndexPath(section: section, item: start + offset) }
+        }
+    }
 }
