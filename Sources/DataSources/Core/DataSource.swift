@@ -153,8 +153,11 @@ public class DataSource {
             // what lies between the unchanged head and tail, so appending a page to a long
             // list costs the page, not the list.
             let old = layout.sections[0], rows = new.sections[0]
-            let head = zip(old, rows).prefix { $0 == $1 }.count
-            let tail = zip(old[head...].reversed(), rows[head...].reversed()).prefix { $0 == $1 }.count
+            let shorter = min(old.count, rows.count)
+            var head = 0
+            while head < shorter, old[head] == rows[head] { head += 1 }
+            var tail = 0
+            while tail < shorter - head, old[old.count - 1 - tail] == rows[rows.count - 1 - tail] { tail += 1 }
             let oldMiddle = old[head..<old.count - tail], newMiddle = rows[head..<rows.count - tail]
             changes = ChangeSet.between(old: Layout(sections: [Array(oldMiddle)], titles: [""]),
                                         new: Layout(sections: [Array(newMiddle)], titles: [""]),
