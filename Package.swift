@@ -28,9 +28,6 @@ let package = Package(
         .target(name: "HTTPGet", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
-        .target(name: "HTTPFetch", dependencies: [
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         .target(name: "Daemon", dependencies: [
             "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
@@ -44,10 +41,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC"], path: "Benchmarks/Sources/datasourced-bench"),
+        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources"], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
-        .testTarget(name: "HTTPFetchTests", dependencies: ["HTTPFetch"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),

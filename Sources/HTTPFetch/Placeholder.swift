@@ -1,1 +1,0 @@
-// The HTTPFetch module is being written; the daemon uses HTTPGet.
