@@ -1,15 +1,20 @@
 import JSONKit
 
-/// How a source's rows changed, in the terms a list view applies them:
-/// - `deletedSections` and `deleted` in the **old** coordinates (every object that left,
-///   including those of deleted sections);
-/// - `insertedSections` and `inserted` in the **new** coordinates (every object that arrived);
-/// - `moved`: objects kept whose place changed relative to the other kept objects, old → new;
-/// - `updated`: objects kept (same identity) whose value changed, in the **new** coordinates.
+/// How a source's rows changed, in the terms a list view applies them in one batch:
+/// - `deletedSections`, `deleted`: in the **old** coordinates; `deleted` lists every object
+///   that left, including those of deleted sections.
+/// - `insertedSections`, `inserted`: in the **new** coordinates, every object that arrived,
+///   including those of inserted sections.
+/// - `moved`: objects kept (same identity) that changed section, or whose order relative to
+///   the other kept objects of their section changed, old → new; the fewest such moves.
+/// - `updated`: objects kept whose value changed, in the **new** coordinates (an object may
+///   be both moved and updated).
 ///
-/// Applying it: remove `deleted` and the `from` of `moved` from the old rows; the objects
-/// left keep their relative order and, with `inserted` and the `to` of `moved` filled in,
-/// form the new rows.
+/// Applying it: the old sections not deleted are, in order, the new sections not inserted.
+/// In each of them, the old rows neither deleted nor moved away are, in order, the new rows
+/// neither inserted nor moved in. Sections are matched by identity (a sectioned source's
+/// title, a multi source's child and child section); a matched section whose order changed
+/// relative to the others is deleted and inserted, since a change set has no section moves.
 public struct ChangeSet: Sendable, Equatable {
     public var deletedSections: [Int] = []
     public var insertedSections: [Int] = []
@@ -40,81 +45,139 @@ public struct ChangeSet: Sendable, Equatable {
         ]
     }
 
-    /// The changes from `old` to `new`. Sections are matched by their identities, objects
-    /// by `identity`. Linear in the number of objects when the kept objects stay in order
+    /// The changes from `old` to `new`, matching objects by `identity`; duplicates pair up
+    /// first to first. Linear in the number of objects when the kept objects stay in order
     /// (the usual edit); when they were reordered, the fewest moves are found in
     /// O(k log k) for the k kept objects.
     public static func between(old: Layout, new: Layout, identity: Identity) -> ChangeSet {
+        between(old: old, oldHashes: identity.hashes(of: old.sections), new: new, newHashes: identity.hashes(of: new.sections), identity: identity)
+    }
+
+    /// The same, with every row's identity hash given (sources keep them, see `Identity.hash(of:)`).
+    static func between(old: Layout, oldHashes: [[Int]], new: Layout, newHashes: [[Int]], identity: Identity) -> ChangeSet {
         var changes = ChangeSet()
-        var newSectionOfIdentity: [JSON: Int] = [:]
-        for (index, key) in new.sectionIdentities.enumerated() where newSectionOfIdentity[key] == nil {
-            newSectionOfIdentity[key] = index
-        }
-        var oldSectionKept = [Bool](repeating: false, count: old.sections.count)
-        for (index, key) in old.sectionIdentities.enumerated() {
-            if let match = newSectionOfIdentity[key], match >= 0 {
-                oldSectionKept[index] = true
-                newSectionOfIdentity[key] = -1 - match  // matched: later duplicates are new sections
-            } else {
-                changes.deletedSections.append(index)
-            }
-        }
-        var newSectionMatched = [Bool](repeating: false, count: new.sections.count)
-        for (key, value) in newSectionOfIdentity where value < 0 { _ = key; newSectionMatched[-1 - value] = true }
-        changes.insertedSections = new.sections.indices.filter { !newSectionMatched[$0] }
+        let sectionMap = matchSections(old: old, new: new, into: &changes)
+        let old = FlatRows(old.sections, oldHashes), new = FlatRows(new.sections, newHashes)
+        /// Whether a kept row can stay where it is: in the section that its section became.
+        func staysInSection(_ from: IndexPath, _ to: IndexPath) -> Bool { sectionMap[from.section] == to.section }
 
-        // Old positions of each identity, in order, so duplicates pair up first to first.
-        var oldPositions: [JSON: [IndexPath]] = [:]
-        oldPositions.reserveCapacity(old.count)
-        for (section, objects) in old.sections.enumerated() {
-            for (item, object) in objects.enumerated() {
-                oldPositions[identity.of(object), default: []].append(IndexPath(section: section, item: item))
+        // Rows equal in value and staying in their section at the start and at the end, in
+        // row order across sections, are kept in place: only the rows between them are
+        // matched, so an edit to a long list costs the edit plus one pass of pointer
+        // comparisons (equal rows are usually the same tree). Rows kept in place produce
+        // no entries.
+        let shorter = min(old.count, new.count)
+        var head = 0, tail = 0
+        if shorter > 0 {
+            var oldPath = old.path(0), newPath = new.path(0)
+            while head < shorter, staysInSection(oldPath, newPath), old.rows[oldPath] == new.rows[newPath] {
+                head += 1
+                oldPath = old.next(after: oldPath)
+                newPath = new.next(after: newPath)
+            }
+            oldPath = old.path(old.count - 1)
+            newPath = new.path(new.count - 1)
+            while tail < shorter - head, staysInSection(oldPath, newPath), old.rows[oldPath] == new.rows[newPath] {
+                tail += 1
+                oldPath = old.previous(before: oldPath)
+                newPath = new.previous(before: newPath)
             }
         }
-        var kept: [(old: IndexPath, new: IndexPath)] = []
-        kept.reserveCapacity(min(old.count, new.count))
-        for (section, objects) in new.sections.enumerated() {
-            for (item, object) in objects.enumerated() {
-                let key = identity.of(object)
-                let here = IndexPath(section: section, item: item)
-                guard var queue = oldPositions[key], !queue.isEmpty else {
-                    changes.inserted.append(here)
-                    continue
-                }
-                let from = queue.removeFirst()
-                oldPositions[key] = queue
-                kept.append((from, here))
-                if old.sections[from.section][from.item] != object { changes.updated.append(here) }
-            }
-        }
-        for queue in oldPositions.values { changes.deleted.append(contentsOf: queue) }
-        changes.deleted.sort()
+        let oldEnd = old.count - tail, newEnd = new.count - tail
 
-        // Kept objects whose old order is not increasing in new order are moves; keep the
-        // longest increasing run in place.
-        let steady = longestIncreasingSubsequence(kept.map(\.old))
-        for (index, pair) in kept.enumerated() where !steady.contains(index) {
-            changes.moved.append(Move(from: pair.old, to: pair.new))
+        // The old rows of each identity hash as a chain in row order, so that duplicates pair
+        // up first to first in constant time each: `heads[hash]` is the first unmatched old
+        // row (or -1) and `next[row]` the one after it (rows counted from `head`). Keyed by
+        // the hash alone (an Int key needs no reference counting); a chain may hold rows of
+        // other identities whose hash collides, which matching steps over.
+        var oldPaths: [IndexPath] = []
+        oldPaths.reserveCapacity(oldEnd - head)
+        old.forEachRow(from: head) { flat, path, _, _ in
+            guard flat < oldEnd else { return false }
+            oldPaths.append(path)
+            return true
+        }
+        var next = [Int](repeating: -1, count: oldPaths.count)
+        var heads: [Int: Int] = [:]
+        heads.reserveCapacity(oldPaths.count)
+        for row in oldPaths.indices.reversed() {
+            let path = oldPaths[row]
+            if let following = heads.updateValue(row, forKey: old.hashes[path.section][path.item]) { next[row] = following }
+        }
+
+        var oldKept = [Bool](repeating: false, count: oldPaths.count)
+        var kept: [(oldRow: Int, to: IndexPath)] = []
+        new.forEachRow(from: head) { flat, here, object, hash in
+            guard flat < newEnd else { return false }
+            guard let position = heads.index(forKey: hash) else {
+                changes.inserted.append(here)
+                return true
+            }
+            var previous = -1, row = heads.values[position]
+            while row >= 0, !identity.same(old.rows[oldPaths[row]], object) {
+                previous = row
+                row = next[row]
+            }
+            guard row >= 0 else {
+                changes.inserted.append(here)
+                return true
+            }
+            // Unlink the matched row, so that chains hold unmatched rows only.
+            if previous < 0 { heads.values[position] = next[row] } else { next[previous] = next[row] }
+            oldKept[row] = true
+            kept.append((row, here))
+            if old.rows[oldPaths[row]] != object { changes.updated.append(here) }
+            return true
+        }
+        for row in oldPaths.indices where !oldKept[row] { changes.deleted.append(oldPaths[row]) }
+
+        // A kept row that changed section moves. Of those staying in their section, the
+        // longest run whose old order increases in new order stays in place (sections keep
+        // their order, so runs of different sections never conflict); the others move.
+        var candidates: [Int] = [], candidateRows: [Int] = []
+        for (index, pair) in kept.enumerated() where staysInSection(oldPaths[pair.oldRow], pair.to) {
+            candidates.append(index)
+            candidateRows.append(pair.oldRow)
+        }
+        var inPlace = [Bool](repeating: false, count: kept.count)
+        let steady = longestIncreasingSubsequence(candidateRows)
+        for (position, index) in candidates.enumerated() where steady.contains(position) { inPlace[index] = true }
+        for (index, pair) in kept.enumerated() where !inPlace[index] {
+            changes.moved.append(Move(from: oldPaths[pair.oldRow], to: pair.to))
         }
         return changes
     }
 
-    /// The same changes with every item index moved `offset` places down (section 0 only):
-    /// for a diff of the rows after an unchanged head.
-    func shifted(by offset: Int) -> ChangeSet {
-        guard offset != 0 else { return self }
-        func shift(_ path: IndexPath) -> IndexPath { IndexPath(section: path.section, item: path.item + offset) }
-        var result = self
-        result.deleted = deleted.map(shift)
-        result.inserted = inserted.map(shift)
-        result.moved = moved.map { Move(from: shift($0.from), to: shift($0.to)) }
-        result.updated = updated.map(shift)
-        return result
+    /// Matches sections by identity, a repeated identity first to first; of the matched
+    /// ones, the longest run in the same relative order is kept and the rest are deleted and
+    /// inserted. Returns, for each old section, the new section it became, or -1.
+    private static func matchSections(old: Layout, new: Layout, into changes: inout ChangeSet) -> [Int] {
+        var sectionMap = [Int](repeating: -1, count: old.sections.count)
+        if old.sectionIdentities == new.sectionIdentities {
+            for index in sectionMap.indices { sectionMap[index] = index }
+            return sectionMap
+        }
+        var unmatchedNew: [JSON: [Int]] = [:]
+        for (index, key) in new.sectionIdentities.enumerated().reversed() { unmatchedNew[key, default: []].append(index) }
+        var matchedOld: [Int] = [], matchedNew: [Int] = []
+        for (index, key) in old.sectionIdentities.enumerated() {
+            if let match = unmatchedNew[key]?.popLast() {
+                matchedOld.append(index)
+                matchedNew.append(match)
+            }
+        }
+        let steady = longestIncreasingSubsequence(matchedNew)
+        for position in matchedOld.indices where steady.contains(position) { sectionMap[matchedOld[position]] = matchedNew[position] }
+        var newKept = [Bool](repeating: false, count: new.sections.count)
+        for target in sectionMap where target >= 0 { newKept[target] = true }
+        changes.deletedSections = sectionMap.indices.filter { sectionMap[$0] < 0 }
+        changes.insertedSections = newKept.indices.filter { !newKept[$0] }
+        return sectionMap
     }
 
     /// Indexes of a longest strictly increasing subsequence (patience sorting), with a
     /// linear fast path for an already increasing sequence.
-    static func longestIncreasingSubsequence(_ values: [IndexPath]) -> IndexSet {
+    static func longestIncreasingSubsequence(_ values: [Int]) -> IndexSet {
         if zip(values, values.dropFirst()).allSatisfy({ $0 < $1 }) { return IndexSet(all: values.count) }
         var tails: [Int] = []
         var previous = [Int](repeating: -1, count: values.count)
@@ -135,6 +198,71 @@ public struct ChangeSet: Sendable, Equatable {
         }
         return result
     }
+}
+
+/// A layout's rows numbered in order across sections ("flat" numbers).
+private struct FlatRows {
+    let rows: [[JSON]]
+    let hashes: [[Int]]
+    /// `starts[s]`: the flat number of section `s`'s first row.
+    let starts: [Int]
+    let count: Int
+
+    init(_ rows: [[JSON]], _ hashes: [[Int]]) {
+        self.rows = rows
+        self.hashes = hashes
+        var starts: [Int] = [], count = 0
+        starts.reserveCapacity(rows.count)
+        for section in rows {
+            starts.append(count)
+            count += section.count
+        }
+        self.starts = starts
+        self.count = count
+    }
+
+    /// The path of a flat number below `count`: in the last section starting at or before it.
+    func path(_ flat: Int) -> IndexPath {
+        var low = 0, high = starts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts[middle] <= flat { low = middle } else { high = middle - 1 }
+        }
+        return IndexPath(section: low, item: flat - starts[low])
+    }
+
+    /// The row after `path`, past empty sections; past the end after the last row.
+    func next(after path: IndexPath) -> IndexPath {
+        var path = IndexPath(section: path.section, item: path.item + 1)
+        while path.section < rows.count, path.item >= rows[path.section].count { path = IndexPath(section: path.section + 1, item: 0) }
+        return path
+    }
+
+    /// The row before `path`, past empty sections; meaningless before the first row.
+    func previous(before path: IndexPath) -> IndexPath {
+        var path = IndexPath(section: path.section, item: path.item - 1)
+        while path.item < 0, path.section > 0 { path = IndexPath(section: path.section - 1, item: rows[path.section - 1].count - 1) }
+        return path
+    }
+
+    /// Calls `body` for each row from `flat` on, in order, until it returns false.
+    func forEachRow(from flat: Int, _ body: (_ flat: Int, _ path: IndexPath, _ object: JSON, _ hash: Int) -> Bool) {
+        guard flat < count else { return }
+        var path = self.path(flat), flat = flat
+        while path.section < rows.count {
+            let section = rows[path.section], sectionHashes = hashes[path.section]
+            while path.item < section.count {
+                guard body(flat, path, section[path.item], sectionHashes[path.item]) else { return }
+                path.item += 1
+                flat += 1
+            }
+            path = IndexPath(section: path.section + 1, item: 0)
+        }
+    }
+}
+
+private extension Array where Element == [JSON] {
+    subscript(path: IndexPath) -> JSON { self[path.section][path.item] }
 }
 
 /// A set of small non-negative integers, as a bit vector.

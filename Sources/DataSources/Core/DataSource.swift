@@ -3,8 +3,15 @@ import JSONKit
 /// What a source tells its observers: Instant Cocoa's delegate methods, plus changes.
 ///
 /// For every load cycle a source emits exactly one `willLoadData`, then zero or more
-/// `didPartiallyLoad`, then exactly one of `finishedLoading` / `failedWithError`.
-/// `didChange` may come at any time, inside a cycle or not.
+/// `didPartiallyLoad`, then exactly one of `finishedLoading` / `failedWithError`; a cycle
+/// may end after `fetchData` returns (remote children answer through the daemon's
+/// mailbox). `isFetching` is true exactly between the first and the last event of a cycle.
+/// `didChange` may come at any time, inside a cycle or not, and never with an empty change
+/// set; rows change only with a `didChange`, which precedes the load event that reports them.
+///
+/// A composed source runs its own balanced cycle around any load of its children, whether
+/// it started the load or not (a child fetched directly, a next page): a child's
+/// `willLoadData` outside a cycle opens one. Child edits outside a load are only changes.
 public enum DataSourceEvent: Sendable {
     case willLoadData
     case didPartiallyLoad
@@ -20,15 +27,22 @@ public protocol DataSourceObserver: AnyObject {
 /// Instant Cocoa's `<ICDataSource>`: objects behind index paths, and a load cycle.
 ///
 /// Every source lives on one thread (the daemon's main loop); events are delivered
-/// synchronously to observers in the order they registered. The daemon registers first,
-/// when it creates a source, and parents register after, so for a synchronous chain a
-/// child's events reach the daemon before its parent reacts to them.
+/// synchronously to observers in the order they registered (held weakly). The daemon
+/// registers first, when it creates a source, and parents register after (a parent can only
+/// be created once its children exist), so for a synchronous chain a child's event reaches
+/// the daemon before its parent reacts to it.
 public class DataSource {
     public let name: String
     public let identity: Identity
     public private(set) var layout = Layout.empty
     public private(set) var isFetching = false
-    private var index = IdentityIndex()
+    /// Each row's identity hash, parallel to `layout.sections`.
+    private(set) var rowHashes: [[Int]] = []
+    /// Bumped whenever the rows change, so followers can skip recomputing from rows they have seen.
+    private(set) var revision = 0
+    /// Built on the first `indexPath(for:)` after a change that it could not follow
+    /// cheaply: sources that are never asked never pay for it.
+    private var index: IdentityIndex?
     private var observers: [Observation] = []
 
     private struct Observation {
@@ -66,7 +80,8 @@ public class DataSource {
 
     /// Where an object with the same identity is, or nil.
     public func indexPath(for object: JSON) -> IndexPath? {
-        index.indexPath(of: identity.of(object))
+        if index == nil { index = IdentityIndex(sections: layout.sections, hashes: rowHashes, identity: identity) }
+        return index?.indexPath(of: object, identity: identity, sections: layout.sections)
     }
 
     /// Up to `count` objects of `section` from `start`.
@@ -146,28 +161,35 @@ public class DataSource {
     }
 
     /// Replaces the rows and tells observers what changed (nothing, if nothing did).
-    func replaceLayout(_ new: Layout) {
-        let changes: ChangeSet
-        if layout.sections.count == 1, new.sections.count == 1, layout.sectionIdentities == new.sectionIdentities {
-            // One section on both sides (simple, remote, paginated): diff and re-index only
-            // what lies between the unchanged head and tail, so appending a page to a long
-            // list costs the page, not the list.
-            let old = layout.sections[0], rows = new.sections[0]
+    /// `hashes`, when given, are the new rows' identity hashes (a follower passing on rows
+    /// with the hashes it was given); otherwise they are computed, for a single section only
+    /// for the rows between its unchanged head and tail.
+    func replaceLayout(_ new: Layout, hashes givenHashes: [[Int]]? = nil) {
+        var hashes = givenHashes ?? []
+        if layout.sections.count == 1, new.sections.count == 1 {
+            // One section on both sides (simple, remote, paginated): hash and re-index only
+            // what lies after the unchanged head, so appending a page to a long list costs
+            // the page, not the list. Equal rows have equal identities, so the head's and the
+            // tail's hashes carry over.
+            let old = layout.sections[0], rows = new.sections[0], oldHashes = rowHashes[0]
             let shorter = min(old.count, rows.count)
             var head = 0
             while head < shorter, old[head] == rows[head] { head += 1 }
             var tail = 0
             while tail < shorter - head, old[old.count - 1 - tail] == rows[rows.count - 1 - tail] { tail += 1 }
-            let oldMiddle = old[head..<old.count - tail], newMiddle = rows[head..<rows.count - tail]
-            changes = ChangeSet.between(old: Layout(sections: [Array(oldMiddle)], titles: [""]),
-                                        new: Layout(sections: [Array(newMiddle)], titles: [""]),
-                                        identity: identity).shifted(by: head)
-            index.reindex(section: 0, from: head, old: old[head...], new: rows[head...], identity: identity)
+            if givenHashes == nil {
+                hashes = [Array(oldHashes[..<head]) + identity.hashes(of: rows[head..<rows.count - tail]) + oldHashes[(old.count - tail)...]]
+            }
+            index?.reindex(from: head, oldHashes: oldHashes[head...], new: new.sections, newHashes: hashes[0][head...], identity: identity)
         } else {
-            changes = ChangeSet.between(old: layout, new: new, identity: identity)
-            index = IdentityIndex(sections: new.sections, identity: identity)
+            if givenHashes == nil { hashes = identity.hashes(of: new.sections) }
+            index = nil
         }
+        let changes = ChangeSet.between(old: layout, oldHashes: rowHashes, new: new, newHashes: hashes, identity: identity)
         layout = new
-        if !changes.isEmpty { emit(.didChange(changes)) }
+        rowHashes = hashes
+        guard !changes.isEmpty else { return }
+        revision += 1
+        emit(.didChange(changes))
     }
 }

@@ -104,22 +104,26 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     }
 
     private func relayout() {
-        var sections: [[JSON]] = [], titles: [JSON] = [], identities: [JSON] = []
+        var sections: [[JSON]] = [], hashes: [[Int]] = [], titles: [JSON] = [], identities: [JSON] = []
         for source in sources {
             let own = JSON(source.name)
+            // Identity hashes carry over from a child that tells objects apart alike.
+            let childHashes = source.identity.key == identity.key ? source.rowHashes : identity.hashes(of: source.layout.sections)
             if preserveSections, source.numberOfSections > 0 {
                 for (index, objects) in source.layout.sections.enumerated() {
                     sections.append(objects)
+                    hashes.append(childHashes[index])
                     titles.append(source.sectionTitles[index])
                     identities.append([own, source.layout.sectionIdentities[index]])
                 }
             } else {
                 sections.append(source.allObjects)
+                hashes.append(Array(childHashes.joined()))
                 titles.append(own)
                 identities.append([own])
             }
         }
-        replaceLayout(Layout(sections: sections, titles: titles, sectionIdentities: identities))
+        replaceLayout(Layout(sections: sections, titles: titles, sectionIdentities: identities), hashes: hashes)
     }
 
     /// The child and its own index path for one of this source's index paths.

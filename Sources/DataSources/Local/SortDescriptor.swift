@@ -15,57 +15,127 @@ public struct SortDescriptor: Sendable {
     /// Sorts stably: objects with equal keys keep their order.
     static func sorted(_ objects: [JSON], by descriptors: [SortDescriptor]) -> [JSON] {
         guard !descriptors.isEmpty else { return objects }
-        // Read every key once, not once per comparison.
-        let keyed = objects.enumerated().map { index, object in
-            (index: index, keys: descriptors.map { object.value(at: $0.keyPath) }, object: object)
-        }
-        return keyed.sorted { left, right in
-            for (position, descriptor) in descriptors.enumerated() {
-                let order = JSONOrder.compare(left.keys[position], right.keys[position])
-                if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
-            }
-            return left.index < right.index
-        }.map(\.object)
+        var keys = SortKeys(descriptors)
+        for object in objects { keys.append(object) }
+        return keys.sortedOrder().map { objects[$0] }
     }
 }
 
-/// A total order on JSON values for sorting: missing and null first, then booleans (false
-/// before true), numbers (by value), strings (by Unicode scalar values), arrays, objects
-/// (the last two by their compact encoding).
-enum JSONOrder {
-    static func compare(_ left: JSON?, _ right: JSON?) -> Int {
-        let leftRank = rank(left), rightRank = rank(right)
-        if leftRank != rightRank { return leftRank < rightRank ? -1 : 1 }
-        guard let left, let right else { return 0 }
-        switch leftRank {
-        case 1:
-            return compare(left.boolValue! ? 1 : 0, right.boolValue! ? 1 : 0)
-        case 2:
-            if let a = left.integerValue, let b = right.integerValue { return compare(a, b) }
-            return compare(left.doubleValue!, right.doubleValue!)
-        case 3:
-            return compare(Array(left.stringValue!.unicodeScalars.map(\.value)), Array(right.stringValue!.unicodeScalars.map(\.value)))
-        default:
-            return compare(left.encoded(format: .sortedKeys), right.encoded(format: .sortedKeys))
+/// The sort keys of a list of objects, read once each (not once per comparison: reaching
+/// into a tree is what costs), then the stable order they give.
+///
+/// The order, total across kinds: missing and null first, then booleans (false before
+/// true), numbers (by value; an integer and a real compare as doubles), strings (by Unicode
+/// code points, which is the order of their UTF-8 bytes), arrays, then objects (the last
+/// two by their compact encoding with sorted keys: arbitrary but fixed). A descending
+/// descriptor reverses all of it, missing values included.
+struct SortKeys {
+    let descriptors: [SortDescriptor]
+    /// Row-major: the keys of object `i` are at `i * descriptors.count ..< (i + 1) * descriptors.count`.
+    private var keys: [SortKey] = []
+    /// The bytes of every string, array and object key, back to back.
+    private var bytes: [UInt8] = []
+    private(set) var count = 0
+
+    init(_ descriptors: [SortDescriptor]) { self.descriptors = descriptors }
+
+    mutating func append(_ object: JSON) {
+        for descriptor in descriptors { keys.append(key(object.value(at: descriptor.keyPath))) }
+        count += 1
+    }
+
+    private mutating func key(_ value: JSON?) -> SortKey {
+        guard let value else { return SortKey(rank: .null) }
+        switch value.kind {
+        case .null: return SortKey(rank: .null)
+        case .boolean: return SortKey(rank: .boolean, bits: value.boolValue! ? 1 : 0)
+        case .integer: return SortKey(rank: .number, bits: UInt64(bitPattern: Int64(value.integerValue!)))
+        case .real: return SortKey(rank: .number, isReal: true, bits: value.doubleValue!.bitPattern)
+        case .string: return byteKey(.string, Array(value.stringValue!.utf8))
+        case .array: return byteKey(.array, value.encoded(format: .sortedKeys))
+        case .object: return byteKey(.object, value.encoded(format: .sortedKeys))
         }
     }
 
-    private static func rank(_ value: JSON?) -> Int {
-        guard let value else { return 0 }
-        switch value.kind {
-        case .null: return 0
-        case .boolean: return 1
-        case .integer, .real: return 2
-        case .string: return 3
-        case .array: return 4
-        case .object: return 5
+    private mutating func byteKey(_ rank: SortKey.Rank, _ text: [UInt8]) -> SortKey {
+        // The first eight bytes, big-endian, decide most comparisons without a memory
+        // access; zero padding orders a prefix before its extensions, as it should.
+        var prefix: UInt64 = 0
+        for index in 0..<8 { prefix = prefix << 8 | UInt64(index < text.count ? text[index] : 0) }
+        let key = SortKey(rank: rank, bits: prefix, start: bytes.count, length: text.count)
+        bytes.append(contentsOf: text)
+        return key
+    }
+
+    /// The positions of the appended objects in sorted order; ties keep appending order.
+    func sortedOrder() -> [Int] {
+        var order = Array(0..<count)
+        guard !descriptors.isEmpty else { return order }
+        let width = descriptors.count
+        let ascending = descriptors.map(\.ascending)
+        keys.withUnsafeBufferPointer { keys in
+            bytes.withUnsafeBufferPointer { bytes in
+                if width == 1 {
+                    let up = ascending[0]
+                    order.sort { left, right in
+                        let result = keys[left].compare(to: keys[right], bytes: bytes)
+                        return result != 0 ? (up ? result < 0 : result > 0) : left < right
+                    }
+                    return
+                }
+                order.sort { left, right in
+                    for position in 0..<width {
+                        let result = keys[left * width + position].compare(to: keys[right * width + position], bytes: bytes)
+                        if result != 0 { return ascending[position] ? result < 0 : result > 0 }
+                    }
+                    return left < right
+                }
+            }
+        }
+        return order
+    }
+}
+
+/// One value reduced to what ordering needs, in a few machine words.
+struct SortKey {
+    enum Rank: UInt8 { case null, boolean, number, string, array, object }
+
+    var rank: Rank
+    var isReal = false
+    /// A boolean as 0 or 1, an integer's or a real's bits, or the first eight bytes of a
+    /// string or encoding.
+    var bits: UInt64 = 0
+    /// Where the whole string or encoding lies in the shared bytes.
+    var start = 0
+    var length = 0
+
+    /// -1, 0 or 1.
+    func compare(to other: SortKey, bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard rank == other.rank else { return rank.rawValue < other.rank.rawValue ? -1 : 1 }
+        switch rank {
+        case .null:
+            return 0
+        case .boolean:
+            return Self.compare(bits, other.bits)
+        case .number:
+            switch (isReal, other.isReal) {
+            case (false, false): return Self.compare(Int64(bitPattern: bits), Int64(bitPattern: other.bits))
+            case (false, true): return Self.compare(Double(Int64(bitPattern: bits)), Double(bitPattern: other.bits))
+            case (true, false): return Self.compare(Double(bitPattern: bits), Double(Int64(bitPattern: other.bits)))
+            case (true, true): return Self.compare(Double(bitPattern: bits), Double(bitPattern: other.bits))
+            }
+        case .string, .array, .object:
+            if bits != other.bits { return bits < other.bits ? -1 : 1 }
+            let shorter = min(length, other.length)
+            var index = min(8, shorter)
+            while index < shorter {
+                let a = bytes[start + index], b = bytes[other.start + index]
+                if a != b { return a < b ? -1 : 1 }
+                index += 1
+            }
+            return Self.compare(length, other.length)
         }
     }
 
     private static func compare<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
-
-    private static func compare<T: Comparable>(_ a: [T], _ b: [T]) -> Int {
-        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
-        return compare(a.count, b.count)
-    }
 }
