@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds (release) and runs the benchmarks. Prints figures; never passes or fails on them.
 #
-#   Benchmarks/run.sh [codec|spawn|pipeline|all]      (default: all)
+#   Benchmarks/run.sh [codec|spawn|pipeline|sources|all]      (default: all)
+#   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset]   (one of sources)
 #   Benchmarks/run.sh pipeline --method M --params JSON [--cycle K] [--setup F] ...
 #       (with options: one pipeline run against the daemon, options passed through)
 #
 # Environment (all optional):
 #   BENCH_SECONDS=1       seconds per codec run        BENCH_RUNS=5        codec runs
 #   SPAWN_RUNS=20         spawn runs                    PIPELINE_COUNT=100000, PIPELINE_RUNS=3
+#   BIG_OBJECTS=1000000   objects for bigsource and sectioning
+#   SECTIONING_RUNS=1     runs per sectioning variant   CHANGESET_RUNS=5
 #   SCRATCH=.build-bench  SwiftPM scratch folder        DAEMON=<scratch>/release/datasourced
 #   SKIP_BUILD=1          use what is already built
 set -euo pipefail
@@ -15,7 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
-case "$mode" in codec|spawn|pipeline|all) ;; *) echo "usage: $0 [codec|spawn|pipeline|all]" >&2; exit 2 ;; esac
+case "$mode" in
+    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset) ;;
+    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset" >&2; exit 2 ;;
+esac
 
 SCRATCH="${SCRATCH:-.build-bench}"
 BENCH_SECONDS="${BENCH_SECONDS:-1}"
@@ -23,6 +29,9 @@ BENCH_RUNS="${BENCH_RUNS:-5}"
 SPAWN_RUNS="${SPAWN_RUNS:-20}"
 PIPELINE_COUNT="${PIPELINE_COUNT:-100000}"
 PIPELINE_RUNS="${PIPELINE_RUNS:-3}"
+BIG_OBJECTS="${BIG_OBJECTS:-1000000}"
+SECTIONING_RUNS="${SECTIONING_RUNS:-1}"
+CHANGESET_RUNS="${CHANGESET_RUNS:-5}"
 DAEMON="${DAEMON:-$SCRATCH/release/datasourced}"
 BENCH="$SCRATCH/release/datasourced-bench"
 BIN=Benchmarks/.bin
@@ -35,14 +44,14 @@ build() {
         echo "building (release, scratch $SCRATCH)..."
         swift build -c release --scratch-path "$SCRATCH" --product datasourced-bench 2>&1 | grep -E 'error:|Compiling|Build' | grep -v '^\[' || true
         [[ -x "$BENCH" ]] || { echo "datasourced-bench did not build" >&2; exit 1; }
-        if [[ "$mode" != codec ]]; then
+        if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset ]]; then
             swift build -c release --scratch-path "$SCRATCH" --product datasourced 2>&1 | grep -E 'error:|Build' || true
         fi
         mkdir -p "$BIN"
         cc -O2 -Wall -o "$BIN/codec_loop" Benchmarks/c/codec_loop.c $(pkg-config --cflags --libs jansson)
         cc -O2 -Wall -o "$BIN/stub_server" Benchmarks/c/stub_server.c $(pkg-config --cflags --libs jansson)
     fi
-    if [[ "$mode" != codec && ! -x "$DAEMON" ]]; then
+    if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset && ! -x "$DAEMON" ]]; then
         echo "no daemon at $DAEMON (did it build?)" >&2; exit 1
     fi
     echo "$(swift --version 2>&1 | head -1); $(nproc) cores; $(uname -sr)"
@@ -82,7 +91,7 @@ run_pipeline() {
     fi
     section "pipeline: ping (a method the daemon serves)"
     "$BENCH" pipeline --daemon "$DAEMON" --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" --method ping --params '{}'
-    section "pipeline: objectAtIndexPath template (answered -32601 until the method exists)"
+    section "pipeline: objectAtIndexPath template with no such source (an error path: answered -32602)"
     "$BENCH" pipeline --daemon "$DAEMON" --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" \
         --method objectAtIndexPath --params '{"source":"repositories","indexPath":{"section":0,"row":%n}}' --cycle 1000
     section "pipeline calibration: the C stub server, same two templates (harness + pipes ceiling)"
@@ -91,10 +100,52 @@ run_pipeline() {
         --method objectAtIndexPath --params '{"source":"repositories","indexPath":{"section":0,"row":%n}}' --cycle 1000
 }
 
+# The data-source benchmarks (BENCHMARKS.md, sections 4-8).
+run_objectpipeline() {
+    section "objectpipeline: pipelined objectAtIndexPath against a simple source of 10,000 objects"
+    "$BENCH" objectpipeline --daemon "$DAEMON" --objects 10000 --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" --floor 100000
+}
+
+run_bigsource() {
+    section "bigsource: simple source of $BIG_OBJECTS objects in process (parse + SourceRegistry.create), whole-value identity"
+    "$BENCH" bigsource --objects "$BIG_OBJECTS"
+    section "bigsource: the same with identityKey id"
+    "$BENCH" bigsource --objects "$BIG_OBJECTS" --identity-key id
+    section "bigsource: where the memory goes (the pieces built one by one)"
+    "$BENCH" bigsource --objects "$BIG_OBJECTS" --breakdown
+    "$BENCH" bigsource --objects "$BIG_OBJECTS" --breakdown --identity-key id
+    section "bigsource: one createSource of $BIG_OBJECTS objects over stdio (daemon RSS from /proc)"
+    "$BENCH" bigsource --objects "$BIG_OBJECTS" --daemon "$DAEMON"
+    "$BENCH" bigsource --objects "$BIG_OBJECTS" --daemon "$DAEMON" --identity-key id
+}
+
+run_sectioning() {
+    section "sectioning: sectioned sources over a simple source of $BIG_OBJECTS objects"
+    "$BENCH" sectioning --objects "$BIG_OBJECTS" --groups 100 --runs "$SECTIONING_RUNS" --floor-ms 1000
+}
+
+run_indexpath() {
+    section "indexpath: indexPath(for:) at 1k to 1M objects"
+    "$BENCH" indexpath --sizes 1000,10000,100000,1000000 --probes 10000 --batches 21
+}
+
+run_changeset() {
+    section "changeset: 100,000 objects, 10,000 deleted + 10,000 inserted (and moves, updates)"
+    "$BENCH" changeset --objects 100000 --edits 10000 --moves 1000 --runs "$CHANGESET_RUNS" --floor-ms 100
+}
+
+run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; }
+
 build
 case "$mode" in
     codec) run_codec ;;
     spawn) run_spawn ;;
     pipeline) run_pipeline "$@" ;;
-    all) run_codec; run_spawn; run_pipeline ;;
+    objectpipeline) run_objectpipeline ;;
+    bigsource) run_bigsource ;;
+    sectioning) run_sectioning ;;
+    indexpath) run_indexpath ;;
+    changeset) run_changeset ;;
+    sources) run_sources ;;
+    all) run_codec; run_spawn; run_pipeline; run_sources ;;
 esac

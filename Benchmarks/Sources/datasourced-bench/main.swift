@@ -4,7 +4,8 @@
 //   datasourced-bench spawn     --daemon PATH [--runs N] [--floor-ms MS] [--arg A]...
 //   datasourced-bench pipeline  --daemon PATH [--method M] [--params JSON] [--count N] [--runs N]
 //                               [--cycle K] [--setup FILE] [--no-initialize] [--arg A]...
-//   datasourced-bench bigsource | pagefetch     (reserved: later issues)
+//   datasourced-bench objectpipeline | bigsource | sectioning | indexpath | changeset   (SourceBenchmarks.swift)
+//   datasourced-bench pagefetch     (reserved: later issue)
 
 #if canImport(Glibc)
 import Glibc
@@ -99,7 +100,7 @@ struct Options {
     private var values: [String: String] = [:]
     private(set) var daemonArguments: [String] = []
     private var flags: Set<String> = []
-    static let flagNames: Set<String> = ["--no-initialize", "--verbose"]
+    static let flagNames: Set<String> = ["--no-initialize", "--verbose", "--breakdown"]
 
     init(_ arguments: ArraySlice<String>) {
         var iterator = arguments.makeIterator()
@@ -618,6 +619,14 @@ func pipelineBenchmark(_ options: Options) {
     let runs = options.int("--runs", default: 3)
     let setup = options.string("--setup").map(readLines) ?? []
     let initialize = !options.flag("--no-initialize")
+    let (sample, cpu) = pipelineRuns(command: command, template: template, count: count, runs: runs, initialize: initialize, setup: setup)
+    say("RESULT pipeline_\(template.method.replacingSpaces()) best=\(fixed(sample.max)) median=\(fixed(sample.median)) daemon_cpu_us=\(fixed(cpu.median, 2))")
+}
+
+/// `runs` pipeline runs, each against a fresh daemon, with a line per run and a summary;
+/// returns the req/s and the daemon CPU µs/request samples.
+func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs: Int, initialize: Bool,
+                  setup: [[UInt8]]) -> (rates: Sample, daemonCPU: Sample) {
     say("pipeline: \(command.joined(separator: " ")); \(count) x \(template.method) \(template.params ?? "(no params)")"
         + (initialize ? ", after initialize" : ", no initialize") + (setup.isEmpty ? "" : ", \(setup.count) setup messages")
         + "; \(runs) runs, fresh daemon each")
@@ -636,17 +645,12 @@ func pipelineBenchmark(_ options: Options) {
     let sample = Sample(rates)
     let cpu = Sample(daemonCPUs)
     say("  best \(fixed(sample.max)) req/s, median \(fixed(sample.median)) req/s (\(fixed(1e6 / sample.median, 2)) us/request wall); daemon CPU median \(fixed(cpu.median, 2)) us/request")
-    say("RESULT pipeline_\(template.method.replacingSpaces()) best=\(fixed(sample.max)) median=\(fixed(sample.median)) daemon_cpu_us=\(fixed(cpu.median, 2))")
+    return (sample, cpu)
 }
+
+// MARK: - Data-source benchmarks: objectpipeline, bigsource, sectioning, indexpath, changeset (SourceBenchmarks.swift)
 
 // MARK: - Reserved for later issues
-
-/// Big data-source figures (load N objects, memory, objectAtIndexPath over the whole set,
-/// indexPathForObject, change-set computation): implement here once sources exist.
-func bigSourceBenchmark(_ options: Options) {
-    say("bigsource: not implemented yet (needs data sources in the daemon). Until then, for")
-    say("objectAtIndexPath over stdio use: pipeline --method objectAtIndexPath --params '{...\"row\":%n}' --cycle N --setup FILE")
-}
 
 /// Per-page fetch cost against the fixture HTTP server: implement here once fetching exists.
 func pageFetchBenchmark(_ options: Options) {
@@ -665,7 +669,21 @@ usage: datasourced-bench COMMAND [options]
             [--setup FILE.jsonl] [--no-initialize] [--arg A]...
             requests/s with N framed requests written from one thread, responses read in another;
             %n in --params is replaced by the sequence number (modulo --cycle)
-  bigsource, pagefetch   reserved for later benchmarks
+  objectpipeline --daemon PATH [--objects 10000] [--count 100000] [--runs 3] [--floor 100000]
+            pipelined objectAtIndexPath [0, n % objects] against a simple source created by a setup message
+  bigsource [--objects 1000000] [--groups 100] [--identity-key id] [--floor-ratio 2]
+            [--breakdown | --daemon PATH [--runs 1]]
+            a simple source of N objects: creation time and resident memory / JSON size;
+            in this process (SourceRegistry.create), --breakdown: RSS of each piece built by hand,
+            or with --daemon one createSource over stdio (daemon RSS from /proc)
+  sectioning [--objects 1000000] [--groups 100] [--runs 1] [--identity-key id] [--floor-ms 1000] [--variant N]
+            sectioned sources over an N-object simple source: creation time, with and without sorting;
+            and one insert into the child of a sorted one (variant 4)
+  indexpath [--sizes 1000,10000,100000,1000000] [--probes 10000] [--batches 21]
+            indexPath(for:) ns per lookup, present and absent objects, whole-value and identityKey
+  changeset [--objects 100000] [--edits 10000] [--moves 1000] [--runs 5] [--floor-ms 100] [--variant N]
+            ChangeSet.between for N objects with deletions, insertions, moves, updates; and replaceObjects
+  pagefetch   reserved for a later benchmark
 """
 
 let arguments = CommandLine.arguments
@@ -675,7 +693,11 @@ switch arguments[1] {
 case "codec": codec(options)
 case "spawn": spawnBenchmark(options)
 case "pipeline": pipelineBenchmark(options)
+case "objectpipeline": objectPipelineBenchmark(options)
 case "bigsource": bigSourceBenchmark(options)
+case "sectioning": sectioningBenchmark(options)
+case "indexpath": indexPathBenchmark(options)
+case "changeset": changeSetBenchmark(options)
 case "pagefetch": pageFetchBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default: say(usage); exit(2)
