@@ -6,12 +6,9 @@ set -euo pipefail
 need_apt=()
 dpkg -s libjansson-dev >/dev/null 2>&1 || need_apt+=(libjansson-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
-command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-
-python3 -c 'import pytest' 2>/dev/null || python3 -m pip install -q 'pytest==9.0.3'

@@ -6,7 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 swift build --build-tests
-if [ -d Tests/Fixtures ]; then
-  python3 -m pytest -q Tests/Fixtures
-fi
 swift test --skip-build
