@@ -10,7 +10,7 @@
 #   BENCH_SECONDS=1       seconds per codec run        BENCH_RUNS=5        codec runs
 #   SPAWN_RUNS=20         spawn runs                    PIPELINE_COUNT=100000, PIPELINE_RUNS=3
 #   BIG_OBJECTS=1000000   objects for bigsource and sectioning
-#   SECTIONING_RUNS=1     runs per sectioning variant   CHANGESET_RUNS=5
+#   SECTIONING_RUNS=3     runs per sectioning variant   CHANGESET_RUNS=5
 #   SCRATCH=.build-bench  SwiftPM scratch folder        DAEMON=<scratch>/release/datasourced
 #   SKIP_BUILD=1          use what is already built
 set -euo pipefail
@@ -30,7 +30,7 @@ SPAWN_RUNS="${SPAWN_RUNS:-20}"
 PIPELINE_COUNT="${PIPELINE_COUNT:-100000}"
 PIPELINE_RUNS="${PIPELINE_RUNS:-3}"
 BIG_OBJECTS="${BIG_OBJECTS:-1000000}"
-SECTIONING_RUNS="${SECTIONING_RUNS:-1}"
+SECTIONING_RUNS="${SECTIONING_RUNS:-3}"
 CHANGESET_RUNS="${CHANGESET_RUNS:-5}"
 DAEMON="${DAEMON:-$SCRATCH/release/datasourced}"
 BENCH="$SCRATCH/release/datasourced-bench"

@@ -199,32 +199,44 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
     mallocTrim()
     let trimmed = residentMemory()
     guard source.numberOfObjects(inSection: 0) == count else { fail("the source has \(source.numberOfObjects(inSection: 0)) objects") }
+    // The first indexPath(for:) builds the identity index where the model builds it lazily
+    // (it costs nothing extra where the model built it at creation). The probe is a separate tree.
+    let probe = makeObjects([count / 2], groups: groups)[0]
+    let (found, lookupSeconds) = timed { source.indexPath(for: probe) }
+    guard found == IndexPath(section: 0, item: count / 2) else { fail("indexPath(for:) answered \(found.map { $0.description } ?? "nil")") }
+    mallocTrim()
+    let indexed = residentMemory()
 
     let perObject = { (bytes: Int) in fixed(Double(bytes) / Double(count)) + " B/object" }
     say("  text built:   RSS +\(megabytes(withText.rss - base.rss))")
     say("  JSON.parse:   \(fixed(parseSeconds * 1000)) ms; RSS +\(megabytes(parsed.rss - withText.rss)) (\(perObject(parsed.rss - withText.rss)): jansson trees + the params array); text freed: RSS \(megabytes(parsedNoText.rss - base.rss)) over the start")
-    say("  create:       \(fixed(createSeconds * 1000)) ms (SourceRegistry.create: arrayValue, layout, ChangeSet from empty, identity index); RSS +\(megabytes(created.rss - parsedNoText.rss)) (\(perObject(created.rss - parsedNoText.rss)))")
+    say("  create:       \(fixed(createSeconds * 1000)) ms (SourceRegistry.create); RSS +\(megabytes(created.rss - parsedNoText.rss)) (\(perObject(created.rss - parsedNoText.rss)))")
     say("  params dropped: RSS \(megabytes(dropped.rss - base.rss)) over the start; after malloc_trim(0): \(megabytes(trimmed.rss - base.rss)) (\(perObject(trimmed.rss - base.rss)))")
-    let ratio = Double(dropped.rss - base.rss) / Double(objectsBytes)
-    let trimmedRatio = Double(trimmed.rss - base.rss) / Double(objectsBytes)
+    say("  first indexPath(for:): \(fixed(lookupSeconds * 1000, 1)) ms (builds the identity index if the model builds it lazily); RSS then \(megabytes(indexed.rss - base.rss)) over the start (\(perObject(indexed.rss - base.rss)))")
+    let createdRatio = Double(trimmed.rss - base.rss) / Double(objectsBytes)
+    let ratio = Double(indexed.rss - base.rss) / Double(objectsBytes)
     say("  parse + create: \(fixed((parseSeconds + createSeconds) * 1000)) ms")
-    say("  resident memory / JSON size of the objects: \(fixed(ratio, 2)) (after malloc_trim: \(fixed(trimmedRatio, 2)); against jansson's own re-encoding, \(jansonBytes) B: \(fixed(Double(dropped.rss - base.rss) / Double(max(1, jansonBytes)), 2)))")
-    say("  peak RSS over the start: \(megabytes(trimmed.peak - base.rss)) (includes the \(megabytes(objectsBytes)) params text)")
+    say("  resident memory / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(createdRatio, 2)) right after creation);"
+        + " against jansson's own re-encoding, \(jansonBytes) B: \(fixed(Double(indexed.rss - base.rss) / Double(max(1, jansonBytes)), 2))")
+    say("  peak RSS over the start: \(megabytes(indexed.peak - base.rss)) (includes the \(megabytes(objectsBytes)) params text)")
     say("  floor: ratio <= \(fixed(floorRatio, 1)) (measured \(fixed(ratio, 2)) = \(ofFloor(ratio, floorRatio)))")
-    say("RESULT bigsource_inprocess objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) parse_ms=\(fixed(parseSeconds * 1000)) create_ms=\(fixed(createSeconds * 1000)) rss_bytes=\(dropped.rss - base.rss) ratio=\(fixed(ratio, 2)) ratio_trimmed=\(fixed(trimmedRatio, 2))")
+    say("RESULT bigsource_inprocess objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) parse_ms=\(fixed(parseSeconds * 1000)) create_ms=\(fixed(createSeconds * 1000)) first_lookup_ms=\(fixed(lookupSeconds * 1000, 1)) rss_bytes=\(indexed.rss - base.rss) ratio=\(fixed(ratio, 2)) ratio_at_creation=\(fixed(createdRatio, 2))")
 }
 
-/// Where the memory goes: the pieces a simple source is made of, built one after the other
-/// by hand (nothing freed in between, so each RSS step is that piece's size).
+/// Where the memory goes: a simple source built step by step, RSS read after each step
+/// (after malloc_trim, so memory freed along the way is not counted): the jansson trees,
+/// the Swift boxes `SourceRegistry.create` makes for them, the source's own state, and the
+/// identity index built by the first `indexPath(for:)` (where the model builds it lazily).
 func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
     let identity = Identity(key: identityKey.map(KeyPath.init))
-    say("bigsource --breakdown: \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); RSS after each piece, nothing freed in between")
+    say("bigsource --breakdown: \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); RSS after each step (after malloc_trim)")
     var text: [UInt8]
     let objectsBytes: Int
     (text, objectsBytes) = simpleSourceParamsText(name: "big", count: count, groups: groups, identityKey: identityKey)
     var steps: [(String, Int)] = []
     var last = residentMemory().rss
     func step(_ name: String) {
+        mallocTrim()
         let now = residentMemory().rss
         steps.append((name, now - last))
         last = now
@@ -236,15 +248,12 @@ func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
     last -= withText - residentMemory().rss  // the text's own pages are not the trees'
     step("jansson: the objects' trees + the array (json_loadb)")
     let objects = array.arrayValue!
-    step("[JSON]: one Swift box (Reference) per object + the array (arrayValue)")
-    var keys: [JSON] = []
-    keys.reserveCapacity(count)
-    for object in objects { keys.append(identity.of(object)) }
-    step(identityKey == nil ? "identity keys: the objects themselves; only this bench's array of them (the model keeps none)" : "identity keys: a box per value at the key path (+ this bench's array of them, 8 B)")
-    var index: [JSON: IndexPath] = [:]
-    index.reserveCapacity(count)
-    for (item, key) in keys.enumerated() where index[key] == nil { index[key] = IndexPath(section: 0, item: item) }
-    step("identity index: [JSON: IndexPath] of \(count) entries")
+    step("[JSON]: a Swift box (Reference) per object + the array (SourceRegistry.create's arrayValue)")
+    let source = SimpleDataSource(name: "big", identity: identity, objects: objects)
+    step("SimpleDataSource.init: the source's own state (the layout shares that array)")
+    let probe = makeObjects([count / 2], groups: groups)[0]
+    guard source.indexPath(for: probe) == IndexPath(section: 0, item: count / 2) else { fail("indexPath(for:) is wrong") }
+    step("first indexPath(for:): the identity index, where it is built lazily")
     say("  objects array: \(objectsBytes) B of JSON (\(fixed(Double(objectsBytes) / Double(count), 1)) B/object)")
     var total = 0
     for (name, bytes) in steps {
@@ -252,9 +261,9 @@ func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
         say("  " + padded(megabytes(bytes), 11) + padded(fixed(Double(bytes) / Double(count)) + " B/object", 16)
             + padded(fixed(Double(bytes) / Double(objectsBytes), 2) + "x JSON", 12) + "  " + name)
     }
-    say("  total: \(megabytes(total)) = \(fixed(Double(total) / Double(objectsBytes), 2))x the JSON size (the source also builds a change set from empty while it is created: transient, freed before it returns)")
+    say("  total: \(megabytes(total)) = \(fixed(Double(total) / Double(objectsBytes), 2))x the JSON size")
     say("RESULT bigsource_breakdown objects=\(count) identity=\(identityKey ?? "whole") " + steps.enumerated().map { "step\($0.offset + 1)_bytes_per_object=\(fixed(Double($0.element.1) / Double(count)))" }.joined(separator: " "))
-    if keys.count + index.count == 1 { say("\(objects.count)") }  // keep everything alive to here
+    if source.numberOfObjects(inSection: 0) == 1 { say("\(objects.count)") }  // keep everything alive to here
 }
 
 /// One createSource request of N objects to a fresh daemon: time from the first byte
@@ -290,14 +299,25 @@ func bigSourceOverStdio(_ options: Options, count: Int, groups: Int, identityKey
         // One read back, to see the source serves.
         child.send(request(id: 3, method: "objectAtIndexPath", params: ["source": "big", "indexPath": [0, JSON(count - 1)]]))
         let last = reader.response(to: JSON(3), what: "objectAtIndexPath")
+        // The first indexPathForObject builds the identity index where the model builds it lazily.
+        let probe = makeObjects([count / 2], groups: groups)[0]
+        let lookupStart = Clock.now()
+        child.send(request(id: 4, method: "indexPathForObject", params: ["source": "big", "object": probe]))
+        let lookup = reader.response(to: JSON(4), what: "indexPathForObject")
+        let lookupSeconds = Clock.now() - lookupStart
+        guard lookup["result"] == [0, JSON(count / 2)] else { fail("indexPathForObject answered \(lookup)") }
+        usleep(100_000)
+        let indexed = residentMemory(String(child.pid))
         let cpu = child.finish().cpuSeconds  // (exit status 1: stdin closed without shutdown)
-        let ratio = Double(settled.rss - before.rss) / Double(objectsBytes)
+        let ratio = Double(indexed.rss - before.rss) / Double(objectsBytes)
         seconds.append(answered - start)
         ratios.append(ratio)
         say("  run \(run): response in \(fixed((answered - start) * 1000)) ms (all written after \(fixed((written - start) * 1000)) ms);"
             + " daemon RSS \(megabytes(before.rss)) before, \(megabytes(after.rss)) at the answer, \(megabytes(settled.rss)) 0.3 s later, peak \(megabytes(settled.peak));"
             + " daemon CPU \(fixed(cpu * 1000)) ms over its life")
-        say("    growth / JSON size of the objects: \(fixed(ratio, 2)) (peak: \(fixed(Double(settled.peak - before.rss) / Double(objectsBytes), 2))); last object: \(last["result"].map { $0.description } ?? "?")")
+        say("    first indexPathForObject: answered in \(fixed(lookupSeconds * 1000, 1)) ms; daemon RSS then \(megabytes(indexed.rss)), peak \(megabytes(indexed.peak))")
+        say("    growth / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(Double(settled.rss - before.rss) / Double(objectsBytes), 2)) right after creation;"
+            + " peak \(fixed(Double(indexed.peak - before.rss) / Double(objectsBytes), 2))); last object: \(last["result"].map { $0.description } ?? "?")")
     }
     let time = Sample(seconds), ratio = Sample(ratios)
     say("  floor: ratio <= \(fixed(floorRatio, 1)) (measured \(fixed(ratio.median, 2)) = \(ofFloor(ratio.median, floorRatio)))")
@@ -309,7 +329,7 @@ func bigSourceOverStdio(_ options: Options, count: Int, groups: Int, identityKey
 func sectioningBenchmark(_ options: Options) {
     let count = options.int("--objects", default: 1_000_000)
     let groups = options.int("--groups", default: 100)
-    let runs = options.int("--runs", default: 1)
+    let runs = options.int("--runs", default: 3)
     let identityKey = options.string("--identity-key")
     let floorMS = options.double("--floor-ms", default: 1000)
     let registry = SourceRegistry()

@@ -676,7 +676,7 @@ usage: datasourced-bench COMMAND [options]
             a simple source of N objects: creation time and resident memory / JSON size;
             in this process (SourceRegistry.create), --breakdown: RSS of each piece built by hand,
             or with --daemon one createSource over stdio (daemon RSS from /proc)
-  sectioning [--objects 1000000] [--groups 100] [--runs 1] [--identity-key id] [--floor-ms 1000] [--variant N]
+  sectioning [--objects 1000000] [--groups 100] [--runs 3] [--identity-key id] [--floor-ms 1000] [--variant N]
             sectioned sources over an N-object simple source: creation time, with and without sorting;
             and one insert into the child of a sorted one (variant 4)
   indexpath [--sizes 1000,10000,100000,1000000] [--probes 10000] [--batches 21]
