@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The main job: build the daemon and show a session with it, message by message.
+# The main job: build the daemon, serve the shipped books API (Examples/quickstart.json)
+# on a free loopback port, and load it with the Python client's command-line tool: a
+# paginated source page by page (its placeholders and notifications on stderr), then
+# a sectioned view of the same books. No internet, no configuration.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
 
 swift build --product datasourced >&2
-.build/debug/datasourced replay --verbose Examples/quickstart.json
+PYTHONPATH=Clients/python python3 -m datasourced_client \
+  --daemon .build/debug/datasourced --fixtures Examples/quickstart.json \
+  Clients/python/examples/books.toml "$@"

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# Installs what building and testing datasourced needs on a Debian machine that has the
-# Swift toolchain. Idempotent: installs only what is missing. Run as root.
+# Installs what building and running datasourced needs on a Debian machine that has the
+# Swift toolchain and Python 3.11+ with pip: libjansson-dev (and pkg-config) from apt, the
+# Python client's pinned packages (Clients/python/requirements.txt) from PyPI.
+# `setup.sh --tests` also installs Neovim from apt, for the editor client's tests.
+# Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 need_apt=()
 dpkg -s libjansson-dev >/dev/null 2>&1 || need_apt+=(libjansson-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+if [ "${1:-}" = "--tests" ]; then
+  command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! python3 -m pip freeze 2>/dev/null | grep -qxF "pygls==2.1.1" \
+   || ! python3 -m pip freeze 2>/dev/null | grep -qxF "pytest==9.0.3"; then
+  echo "setup: installing Clients/python/requirements.txt" >&2
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    -r Clients/python/requirements.txt >&2
 fi

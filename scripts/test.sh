@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test: the Swift unit tests and transcript replays (swift test). This is the
+# Runs every test: the Swift unit tests and transcript replays (swift test), then the
+# Python client's tests against the built daemon. This is the
 # README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 
 swift build --build-tests
 swift test --skip-build
+
+export DATASOURCED="$PWD/.build/debug/datasourced"
+echo "== Python client (pytest)"
+(cd Clients/python && python3 -m pytest -q -p no:cacheprovider)

@@ -101,8 +101,10 @@ public final class PaginatedDataSource: RemoteCollection {
     /// The rows for the current state: the objects, then the trailing placeholder.
     private func compose() {
         var rows = objects
-        if let trailingError, placeholders.contains(.errors) {
-            rows.append(Placeholder.errorRow(trailingError))
+        if let trailingError {
+            // Without a stored error row the failed page leaves no trailing row: a loading row
+            // there would retry the failing page each time it is displayed.
+            if placeholders.contains(.errors) { rows.append(Placeholder.errorRow(trailingError)) }
         } else if hasMorePages, placeholders.contains(.loading) {
             rows.append(Placeholder.loadingRow)
         } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
