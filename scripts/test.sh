@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: the Swift unit tests and transcript replays (swift test), then the
-# Python client's tests against the built daemon. This is the
+# Python client's and the Neovim plugin's tests against the built daemon. This is the
 # README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +12,5 @@ swift test --skip-build
 export DATASOURCED="$PWD/.build/debug/datasourced"
 echo "== Python client (pytest)"
 (cd Clients/python && python3 -m pytest -q -p no:cacheprovider)
+echo "== Neovim plugin (nvim --headless)"
+bash Clients/nvim/tests/run.sh

@@ -131,19 +131,16 @@ class Progress:
 
 def load(source: DataSource, max_pages: int | None, progress: Progress | None) -> None:
     """fetchData, then (paginated) every next page up to ``max_pages``."""
-    def started(what: str):
-        return (lambda s: progress.rows(s, what)) if progress else None
-
     if progress:
         progress.say(f"{source.name}: fetchData")
-    source.fetch_data(wait=True, while_loading=started("loading"))
+    source.fetch_data(wait=True)
     if progress:
         progress.rows(source, "loaded")
     pages = 1
     while source.kind == "paginated" and (max_pages is None or pages < max_pages) and source.has_more_pages:
         if progress:
             progress.say(f"{source.name}: fetchNextPage")
-        if not source.fetch_next_page(wait=True, while_loading=started("loading")).get("started"):
+        if not source.fetch_next_page(wait=True).get("started"):
             break
         pages += 1
         if progress:

@@ -244,8 +244,7 @@ class Client:
             self._loop_thread.join(timeout=5)
 
     def _wait_for_load(self, source: str, method: str, params: dict[str, Any],
-                       started: Callable[[Any], bool], while_loading: Callable[[Any], None] | None,
-                       timeout: float | None) -> Any:
+                       started: Callable[[Any], bool], timeout: float | None) -> Any:
         """Sends a request that starts a load and waits for that load's final event."""
         if self._events.on_dispatch_thread:
             raise RuntimeError(f"{method}(wait=True) cannot wait inside an event callback: "
@@ -255,8 +254,6 @@ class Client:
             result = self.request(method, params)
             if not started(result):
                 return result
-            if while_loading is not None:
-                while_loading(result)
             if not waiter.done.wait(self.timeout if timeout is None else timeout):
                 raise TimeoutError(f"{method}: {source!r} did not finish loading in time")
             if waiter.event is None:
@@ -384,27 +381,15 @@ class DataSource:
         return bool(self.describe().get("hasMorePages"))
 
     def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
-                   while_loading: Callable[[DataSource], None] | None = None,
                    timeout: float | None = None) -> dict[str, Any]:
         """Loads the source (``fetchData``); with ``wait``, returns when the load ended.
 
         Raises :class:`LoadFailed` if it failed (unless ``raise_on_error`` is false; the
-        result's ``outcome`` and ``error`` then tell). ``while_loading(source)`` is called
-        once the load has started (a loading placeholder, if stored, is in place), before
-        waiting for it to end.
+        result's ``outcome`` and ``error`` then tell).
         """
         if not wait:
             return self._request("fetchData")
-        if while_loading is None:
-            result = self.client.request("fetchData", {"source": self.name, "wait": True}, timeout=timeout)
-        else:
-            try:
-                self.client._wait_for_load(self.name, "fetchData", {"source": self.name},
-                                           lambda result: bool(result.get("isFetching")),
-                                           lambda _: while_loading(self), timeout)
-                result = {"isFetching": False, "outcome": "finished"}
-            except LoadFailed as failure:
-                result = {"isFetching": False, "outcome": "failed", "error": failure.error}
+        result = self.client.request("fetchData", {"source": self.name, "wait": True}, timeout=timeout)
         if raise_on_error and result.get("outcome") == "failed":
             raise LoadFailed(self.name, result.get("error") or {})
         return result
@@ -413,19 +398,15 @@ class DataSource:
         """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
         return bool(self._request("cancelFetch").get("cancelled"))
 
-    def fetch_next_page(self, wait: bool = True, *,
-                        while_loading: Callable[[DataSource], None] | None = None,
-                        timeout: float | None = None) -> dict[str, Any]:
+    def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
         """Paginated sources: loads the next page. Returns ``{"started": bool, "reason"?}``;
         with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
-        failed (calling again retries the same page). ``while_loading`` as for
-        :meth:`fetch_data`."""
+        failed (calling again retries the same page)."""
         params = {"source": self.name}
         if not wait:
             return self.client.request("fetchNextPage", params)
-        hook = (lambda _: while_loading(self)) if while_loading else None
         return self.client._wait_for_load(self.name, "fetchNextPage", params,
-                                          lambda result: bool(result.get("started")), hook, timeout)
+                                          lambda result: bool(result.get("started")), timeout)
 
     def fetch_all_pages(self, on_page: Callable[[int, DataSource], None] | None = None,
                         max_pages: int | None = None) -> int:

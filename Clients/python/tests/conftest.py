@@ -12,7 +12,7 @@ from datasourced_client import Client
 from datasourced_client.cli import FixtureServer
 
 REPO = Path(__file__).resolve().parents[3]
-FIXTURES = Path(__file__).resolve().parent / "fixtures.json"
+FIXTURES = REPO / "Clients" / "fixtures.json"  # shared with the Neovim plugin's tests
 
 
 @pytest.fixture(scope="session")

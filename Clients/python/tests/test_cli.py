@@ -31,8 +31,8 @@ def test_the_demo_config_prints_the_paginated_list_then_the_sectioned_view(daemo
     assert len(lines) == 3 + 10
     titles = [line for line in by_genre.splitlines() if line.startswith("## ")]
     assert titles == ["## science fiction", "## poetry", "## mystery"]
-    # Progress on stderr: each page requested, its loading row, then its objects.
-    assert "books: loading: 0 objects + ⋯ loading…" in err
+    # Progress on stderr: each page requested, its events, then the rows it left.
+    assert err.index("books: fetchData") < err.index("← books willLoadData") < err.index("← books finishedLoading")
     assert "books: loaded: 4 objects + ⋯ loading… (page 1 of 3, 10 objects in all)" in err
     assert "books: loaded: 10 objects (page 3 of 3, 10 objects in all)" in err
     assert err.count("← books finishedLoading") == 3
