@@ -184,6 +184,23 @@ test('a sectioned view shows section titles as header lines', function()
   }, 'pages one and two by genre')
 end)
 
+test('a multi list follows edits of its children, section by section', function()
+  local buf = ds.open({
+    sources = {
+      { name = 'todo', kind = 'simple', objects = { 'write tests', 'fix bug' } },
+      { name = 'done', kind = 'simple', objects = {} },
+      { name = 'board', kind = 'multi', sources = { 'todo', 'done' } },
+    },
+    show = 'board',
+  })
+  expect_lines(buf, { '## todo', 'write tests', 'fix bug', '## done' }, 'the board')
+  local conn = ds.connection()
+  conn:request('removeObjects', { source = 'todo', index = 1 })
+  conn:request('insertObjects', { source = 'done', objects = { 'fix bug' } })
+  conn:request('insertObjects', { source = 'todo', objects = { 'ship it' }, index = 0 })
+  expect_lines(buf, { '## todo', 'ship it', 'write tests', '## done', 'fix bug' }, 'after three edits')
+end)
+
 test(':DatasourcedCancel ends a slow load with a warning', function()
   notes = {}
   local buf = ds.open({ name = 'slow', kind = 'remote', apiPath = '/v1/slow', keyPath = 'books', remoteConfiguration = { baseURL = base_url } })
