@@ -63,7 +63,7 @@ extension JSON {
 
     /// Appends the encoding of this value to `buffer`.
     public func encode(into buffer: inout [UInt8], format: Format = []) {
-        guard let dumped = json_dumps(pointer, dumpFlags(format)) else {
+        guard let dumped = withTree({ json_dumps($0, dumpFlags(format)) }) else {
             fatalError("jansson: out of memory while encoding")
         }
         defer { free(dumped) }

@@ -27,7 +27,7 @@ extension JSON {
         let array = newReference(json_array())
         for element in elements {
             // json_array_append takes its own count; `element` keeps ours.
-            json_array_append(array.pointer, element.pointer)
+            element.withTree { _ = json_array_append(array.pointer, $0) }
         }
         return JSON(array)
     }
@@ -48,7 +48,7 @@ extension JSON {
     /// Unchanged members are shared with `self`, which is left as it was.
     public func setting(_ key: String, to value: JSON) -> JSON {
         precondition(isObject, "setting(_:to:) needs an object")
-        let copy = newReference(json_copy(pointer))
+        let copy = newReference(withTree { json_copy($0) })
         JSON.setMember(of: copy.pointer, key: key, value: value)
         return JSON(copy)
     }
@@ -56,14 +56,14 @@ extension JSON {
     /// An object without `key`.
     public func removing(_ key: String) -> JSON {
         precondition(isObject, "removing(_:) needs an object")
-        let copy = newReference(json_copy(pointer))
+        let copy = newReference(withTree { json_copy($0) })
         json_object_del(copy.pointer, key)
         return JSON(copy)
     }
 
     private static func setMember(of object: UnsafeMutablePointer<json_t>, key: String, value: JSON) {
         // json_object_setn takes its own count of value (it is not the stealing _new form).
-        withCChars(key) { chars, count in _ = json_object_setn(object, chars, count, value.pointer) }
+        value.withTree { tree in withCChars(key) { chars, count in _ = json_object_setn(object, chars, count, tree) } }
     }
 }
 

@@ -1,15 +1,42 @@
 import CJansson
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension JSON: Hashable {
     /// Structural equality, as jansson defines it: objects compare regardless of member
     /// order, and an integer never equals a real.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
-        lhs.pointer == rhs.pointer || json_equal(lhs.pointer, rhs.pointer) != 0
+        if lhs.box === rhs.box { return true }
+        return withExtendedLifetime((lhs, rhs)) {
+            switch (lhs.storage, rhs.storage) {
+            case (.tree(let left), .tree(let right)):
+                return left == right || json_equal(left, right) != 0
+            case (.packed(let left, let leftOffset), .packed(let right, let rightOffset)):
+                // The same bytes are the same value. Other bytes may still be (members in
+                // another order, -0.0 and 0.0): jansson decides those.
+                let length = left.end(of: leftOffset) - leftOffset
+                if length == right.end(of: rightOffset) - rightOffset,
+                   memcmp(left.base + leftOffset, right.base + rightOffset, length) == 0 {
+                    return true
+                }
+                return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }
+            default:
+                return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }
+            }
+        }
     }
 
-    /// Consistent with `==`: member order does not change the hash.
+    /// Consistent with `==`, whatever the representations: member order does not change
+    /// the hash, and a packed value hashes as its tree does.
     public func hash(into hasher: inout Hasher) {
-        JSON.hash(pointer, into: &hasher)
+        switch storage {
+        case .tree(let pointer):
+            withExtendedLifetime(self) { JSON.hash(pointer, into: &hasher) }
+        case .packed(let reader, let offset):
+            withExtendedLifetime(self) { reader.hash(at: offset, into: &hasher) }
+        }
     }
 
     private static func hash(_ value: UnsafeMutablePointer<json_t>, into hasher: inout Hasher) {

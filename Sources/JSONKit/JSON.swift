@@ -1,23 +1,79 @@
 import CJansson
 
-/// An immutable JSON value backed by a jansson tree.
+/// An immutable JSON value: a jansson tree, or a packed copy of one (see `packed()`).
 ///
-/// `JSON` has value semantics: nothing mutates a tree after it is built, and the
-/// "editing" operations (`setting(_:to:)`, `appending(_:)`) return new values that share
-/// unchanged subtrees.
-public struct JSON: Sendable {
-    let reference: Reference
+/// `JSON` has value semantics: nothing mutates a value after it is built, and the
+/// "editing" operations (`setting(_:to:)`, `removing(_:)`) return new values that share
+/// unchanged subtrees. Both representations answer every operation alike; they differ in
+/// cost only: a tree is what jansson parses and encodes, a packed value is a few times
+/// smaller and is what sources keep.
+public struct JSON: @unchecked Sendable {
+    /// A `Reference` (a tree), a `PackedBuffer` (a packed value) or a `PackedSlice` (a value
+    /// inside one). One pointer, so arrays of values stay small. Each is immutable and
+    /// `Sendable`, which is what makes the struct so.
+    let box: AnyObject
 
-    init(_ reference: Reference) { self.reference = reference }
+    init(_ reference: Reference) { box = reference }
+    init(packed buffer: PackedBuffer) { box = buffer }
 
-    var pointer: UnsafeMutablePointer<json_t> { reference.pointer }
+    enum Storage {
+        case tree(UnsafeMutablePointer<json_t>)
+        case packed(PackedReader, Int)
+    }
+
+    /// How to read the value. A packed reader's pointer is valid while `self` lives: use it
+    /// only inside a function that holds `self`.
+    @inline(__always) var storage: Storage {
+        if let reference = box as? Reference { return .tree(reference.pointer) }
+        if let buffer = box as? PackedBuffer { return .packed(PackedReader(base: buffer.base), 0) }
+        let slice = unsafeDowncast(box, to: PackedSlice.self)
+        return .packed(PackedReader(base: slice.buffer.base), slice.offset)
+    }
+
+    /// The packed buffer holding this value, and where in it; nil for a tree.
+    var packedLocation: (buffer: PackedBuffer, offset: Int)? {
+        if let buffer = box as? PackedBuffer { return (buffer, 0) }
+        if let slice = box as? PackedSlice { return (slice.buffer, slice.offset) }
+        return nil
+    }
+
+    /// The value at `offset` of the same packed buffer as `self`.
+    func packedChild(at offset: Int) -> JSON {
+        JSON(box: PackedSlice(buffer: packedLocation!.buffer, offset: offset))
+    }
+
+    private init(box: AnyObject) { self.box = box }
+
+    /// Calls `body` with a jansson tree of this value: its own, or for a packed value a
+    /// temporary one built from it (released after `body`; jansson takes its own count of
+    /// whatever it keeps).
+    func withTree<R>(_ body: (UnsafeMutablePointer<json_t>) throws -> R) rethrows -> R {
+        switch storage {
+        case .tree(let pointer):
+            return try withExtendedLifetime(self) { try body(pointer) }
+        case .packed(let reader, let offset):
+            let tree = withExtendedLifetime(self) { newReference(reader.tree(at: offset)) }
+            return try body(tree.pointer)
+        }
+    }
+
+    /// A compact copy of this value, for keeping (a packed value is itself). Reading it is
+    /// as cheap as reading a tree; encoding it builds a tree first.
+    public func packed() -> JSON {
+        if packedLocation != nil { return self }
+        guard case .tree(let pointer) = storage else { return self }
+        return withExtendedLifetime(self) { JSON(packed: PackedWriter.pack(pointer)) }
+    }
+
+    /// Whether this value is packed (for tests and measurements).
+    public var isPacked: Bool { packedLocation != nil }
 
     public enum Kind: String, Sendable {
         case object, array, string, integer, real, boolean, null
     }
 
     public var kind: Kind {
-        switch pointer.pointee.type {
+        switch rawType {
         case JSON_OBJECT: return .object
         case JSON_ARRAY: return .array
         case JSON_STRING: return .string
@@ -41,38 +97,69 @@ public struct JSON: Sendable {
         }
     }
 
-    public var isNull: Bool { pointer.pointee.type == JSON_NULL }
-    public var isObject: Bool { pointer.pointee.type == JSON_OBJECT }
-    public var isArray: Bool { pointer.pointee.type == JSON_ARRAY }
+    /// jansson's type of the value, whichever the representation.
+    var rawType: json_type {
+        switch storage {
+        case .tree(let pointer): return pointer.pointee.type
+        case .packed(let reader, let offset): return withExtendedLifetime(self) { json_type(rawValue: UInt32(reader.tag(at: offset))) }
+        }
+    }
+
+    public var isNull: Bool { rawType == JSON_NULL }
+    public var isObject: Bool { rawType == JSON_OBJECT }
+    public var isArray: Bool { rawType == JSON_ARRAY }
     public var isNumber: Bool { kind == .integer || kind == .real }
 
     // MARK: Scalars
 
     public var stringValue: String? {
-        guard let chars = json_string_value(pointer) else { return nil }
-        let length = json_string_length(pointer)
-        return chars.withMemoryRebound(to: UInt8.self, capacity: length) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        switch storage {
+        case .tree(let pointer):
+            guard let chars = json_string_value(pointer) else { return nil }
+            let length = json_string_length(pointer)
+            return chars.withMemoryRebound(to: UInt8.self, capacity: length) {
+                String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+            }
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                reader.tag(at: offset) == PackedTag.string ? String(decoding: reader.string(at: offset), as: UTF8.self) : nil
+            }
         }
     }
 
     /// The value of an integer; nil for any other kind, reals included.
     public var integerValue: Int? {
-        guard pointer.pointee.type == JSON_INTEGER else { return nil }
-        return Int(json_integer_value(pointer))
+        switch storage {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_INTEGER else { return nil }
+            return Int(json_integer_value(pointer))
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) { reader.tag(at: offset) == PackedTag.integer ? Int(reader.integer(at: offset)) : nil }
+        }
     }
 
     /// The value of an integer or real.
     public var doubleValue: Double? {
-        switch pointer.pointee.type {
-        case JSON_INTEGER: return Double(json_integer_value(pointer))
-        case JSON_REAL: return json_real_value(pointer)
-        default: return nil
+        switch storage {
+        case .tree(let pointer):
+            switch pointer.pointee.type {
+            case JSON_INTEGER: return Double(json_integer_value(pointer))
+            case JSON_REAL: return json_real_value(pointer)
+            default: return nil
+            }
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                switch reader.tag(at: offset) {
+                case PackedTag.integer: return Double(reader.integer(at: offset))
+                case PackedTag.real: return reader.real(at: offset)
+                default: return nil
+                }
+            }
         }
     }
 
     public var boolValue: Bool? {
-        switch pointer.pointee.type {
+        switch rawType {
         case JSON_TRUE: return true
         case JSON_FALSE: return false
         default: return nil
@@ -83,53 +170,113 @@ public struct JSON: Sendable {
 
     /// Members of an object or elements of an array; 0 for scalars.
     public var count: Int {
-        switch pointer.pointee.type {
-        case JSON_OBJECT: return json_object_size(pointer)
-        case JSON_ARRAY: return json_array_size(pointer)
-        default: return 0
+        switch storage {
+        case .tree(let pointer):
+            switch pointer.pointee.type {
+            case JSON_OBJECT: return json_object_size(pointer)
+            case JSON_ARRAY: return json_array_size(pointer)
+            default: return 0
+            }
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                switch reader.tag(at: offset) {
+                case PackedTag.object, PackedTag.array: return reader.container(at: offset).count
+                default: return 0
+                }
+            }
         }
     }
 
     public subscript(key: String) -> JSON? {
-        guard pointer.pointee.type == JSON_OBJECT else { return nil }
-        return withCChars(key) { chars, count in
-            json_object_getn(pointer, chars, count).map { JSON(Reference(borrowed: $0)) }
+        switch storage {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_OBJECT else { return nil }
+            return withCChars(key) { chars, count in
+                json_object_getn(pointer, chars, count).map { JSON(Reference(borrowed: $0)) }
+            }
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                guard reader.tag(at: offset) == PackedTag.object else { return nil }
+                return withCChars(key) { chars, count in
+                    chars.withMemoryRebound(to: UInt8.self, capacity: count) {
+                        reader.member(of: offset, key: UnsafeBufferPointer(start: $0, count: count))
+                    }
+                }.map { packedChild(at: $0) }
+            }
         }
     }
 
     public subscript(index: Int) -> JSON? {
-        guard pointer.pointee.type == JSON_ARRAY, index >= 0, index < json_array_size(pointer) else { return nil }
-        return json_array_get(pointer, index).map { JSON(Reference(borrowed: $0)) }
+        switch storage {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_ARRAY, index >= 0, index < json_array_size(pointer) else { return nil }
+            return json_array_get(pointer, index).map { JSON(Reference(borrowed: $0)) }
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                guard reader.tag(at: offset) == PackedTag.array else { return nil }
+                return reader.element(of: offset, index: index).map { packedChild(at: $0) }
+            }
+        }
     }
 
     /// The elements of an array; nil for any other kind.
     public var arrayValue: [JSON]? {
-        guard pointer.pointee.type == JSON_ARRAY else { return nil }
-        let size = json_array_size(pointer)
-        var elements: [JSON] = []
-        elements.reserveCapacity(size)
-        for index in 0..<size {
-            elements.append(JSON(Reference(borrowed: json_array_get(pointer, index)!)))
+        switch storage {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_ARRAY else { return nil }
+            let size = json_array_size(pointer)
+            var elements: [JSON] = []
+            elements.reserveCapacity(size)
+            for index in 0..<size {
+                elements.append(JSON(Reference(borrowed: json_array_get(pointer, index)!)))
+            }
+            return elements
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                guard reader.tag(at: offset) == PackedTag.array else { return nil }
+                let (count, first, _) = reader.container(at: offset)
+                var elements: [JSON] = []
+                elements.reserveCapacity(count)
+                var cursor = first
+                for _ in 0..<count {
+                    elements.append(packedChild(at: cursor))
+                    cursor = reader.end(of: cursor)
+                }
+                return elements
+            }
         }
-        return elements
     }
 
     /// The members of an object in document order; nil for any other kind.
     public var objectMembers: [(key: String, value: JSON)]? {
-        guard pointer.pointee.type == JSON_OBJECT else { return nil }
-        var members: [(key: String, value: JSON)] = []
-        members.reserveCapacity(json_object_size(pointer))
-        var iterator = json_object_iter(pointer)
-        while let current = iterator {
-            let keyPointer = json_object_iter_key(current)!
-            let keyLength = json_object_iter_key_len(current)
-            let key = keyPointer.withMemoryRebound(to: UInt8.self, capacity: keyLength) {
-                String(decoding: UnsafeBufferPointer(start: $0, count: keyLength), as: UTF8.self)
+        switch storage {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_OBJECT else { return nil }
+            var members: [(key: String, value: JSON)] = []
+            members.reserveCapacity(json_object_size(pointer))
+            var iterator = json_object_iter(pointer)
+            while let current = iterator {
+                let keyPointer = json_object_iter_key(current)!
+                let keyLength = json_object_iter_key_len(current)
+                let key = keyPointer.withMemoryRebound(to: UInt8.self, capacity: keyLength) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: keyLength), as: UTF8.self)
+                }
+                members.append((key, JSON(Reference(borrowed: json_object_iter_value(current)!))))
+                iterator = json_object_iter_next(pointer, current)
             }
-            members.append((key, JSON(Reference(borrowed: json_object_iter_value(current)!))))
-            iterator = json_object_iter_next(pointer, current)
+            return members
+        case .packed(let reader, let offset):
+            return withExtendedLifetime(self) {
+                guard reader.tag(at: offset) == PackedTag.object else { return nil }
+                var members: [(key: String, value: JSON)] = []
+                members.reserveCapacity(reader.container(at: offset).count)
+                reader.forEachMember(of: offset) { key, value in
+                    members.append((String(decoding: key, as: UTF8.self), packedChild(at: value)))
+                    return true
+                }
+                return members
+            }
         }
-        return members
     }
 
     public var objectKeys: [String] { objectMembers?.map(\.key) ?? [] }

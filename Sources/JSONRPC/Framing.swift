@@ -149,6 +149,8 @@ public struct FrameDecoder: Sendable {
     }
 
     public let maximumMessageSize: Int
+    /// The most buffer capacity kept between frames.
+    static let retainedCapacity = 1 << 20
     private var buffer: [UInt8] = []
     private var consumed = 0
     private var bytesToSkip = 0
@@ -170,7 +172,9 @@ public struct FrameDecoder: Sendable {
             bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
         }
         if consumed == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // Keep the usual capacity for the next frames, but not what one huge message
+            // needed: that would stay resident for the life of the process.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= FrameDecoder.retainedCapacity)
             consumed = 0
         } else if consumed > 65536, consumed * 2 > buffer.count {
             buffer.removeFirst(consumed)

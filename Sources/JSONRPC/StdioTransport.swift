@@ -5,7 +5,8 @@ import JSONKit
 
 /// What the transport reports to its owner.
 public enum TransportEvent: Sendable {
-    case payload(Payload)
+    /// A message or batch, and the size of its body in bytes.
+    case payload(Payload, bodySize: Int)
     /// A header block could not be read, or a body was too large: answer with `error`
     /// under a null id. The stream has resynchronised.
     case framingError(ResponseError)
@@ -61,7 +62,7 @@ public final class StdioTransport: @unchecked Sendable {
     static func transportEvent(for event: FrameDecoder.Event) -> TransportEvent {
         switch event {
         case .body(let body):
-            return .payload(Payload(body: body))
+            return .payload(Payload(body: body), bodySize: body.count)
         case .malformedHeader(let reason):
             return .framingError(ResponseError(code: ErrorCode.parseError, message: "Parse error: malformed header: \(reason)"))
         case .oversized(let length, let limit):

@@ -9,8 +9,10 @@ public final class SimpleDataSource: DataSource {
         replaceLayout(Self.layout(objects))
     }
 
+    /// Rows are kept packed, a few times smaller than the trees they come as (see
+    /// `JSON.packed()`); rows already packed stay as they are.
     private static func layout(_ objects: [JSON]) -> Layout {
-        Layout(sections: [objects], titles: [""])
+        Layout(sections: [objects.map { $0.packed() }], titles: [""])
     }
 
     public var objects: [JSON] { layout.sections[0] }

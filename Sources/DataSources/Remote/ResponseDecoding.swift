@@ -55,14 +55,15 @@ public enum ResponseDecoding {
             }
             found = value
         }
+        // Rows are kept packed: a few times smaller than trees (see JSON.packed()).
         let elements = found.arrayValue ?? [found]
-        guard let mapping else { return .success(elements) }
+        guard let mapping else { return .success(elements.map { $0.packed() }) }
         var mapped: [JSON] = []
         mapped.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             switch mapping.map(element) {
             case .success(let object):
-                mapped.append(object)
+                mapped.append(object.packed())
             case .failure(let issue):
                 return .failure(FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
                                            url: url, status: status, detail: [("index", JSON(index)), ("field", JSON(issue.field)),

@@ -1,0 +1,340 @@
+import CJansson
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A compact, immutable copy of a JSON value in one allocation, for values kept a long
+// time in large numbers (the rows of a source). A jansson tree spends a node, and for
+// an object a hash table, on every value: about 12 bytes of memory per byte of JSON text
+// for small objects. Packed, a value takes about as many bytes as its text.
+//
+// Layout, in one byte buffer: a value is a tag (jansson's `json_type`), then
+//   object, array:  count (varint), size of what follows (varint), then the members
+//                   (key length (varint), key bytes, value) or the elements
+//   string:         length (varint), UTF-8 bytes
+//   integer:        zigzag varint
+//   real:           the 8 bytes of the double, little-endian
+//   true, false, null: nothing
+// Members keep their order. Reading walks the bytes; a container's size lets a reader
+// skip it whole. Nothing here parses JSON text: values come from and go back to jansson.
+
+/// A packed value at the start of the buffer: the box of a packed `JSON`.
+final class PackedBuffer: ManagedBuffer<Void, UInt8>, @unchecked Sendable {
+    /// The first byte; valid while the buffer lives (it never moves).
+    var base: UnsafePointer<UInt8> { UnsafePointer(withUnsafeMutablePointerToElements { $0 }) }
+}
+
+/// A value inside a packed buffer (a member or element reached from a packed row).
+final class PackedSlice: @unchecked Sendable {
+    let buffer: PackedBuffer
+    let offset: Int
+
+    init(buffer: PackedBuffer, offset: Int) {
+        self.buffer = buffer
+        self.offset = offset
+    }
+}
+
+enum PackedTag {
+    static let object = UInt8(JSON_OBJECT.rawValue)
+    static let array = UInt8(JSON_ARRAY.rawValue)
+    static let string = UInt8(JSON_STRING.rawValue)
+    static let integer = UInt8(JSON_INTEGER.rawValue)
+    static let real = UInt8(JSON_REAL.rawValue)
+    static let `true` = UInt8(JSON_TRUE.rawValue)
+    static let `false` = UInt8(JSON_FALSE.rawValue)
+    static let null = UInt8(JSON_NULL.rawValue)
+}
+
+// MARK: - Reading
+
+/// Reads packed values at byte offsets of a buffer that outlives it.
+struct PackedReader {
+    let base: UnsafePointer<UInt8>
+
+    @inline(__always) func tag(at offset: Int) -> UInt8 { base[offset] }
+
+    @inline(__always) func varint(_ offset: inout Int) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = base[offset]
+            offset += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    /// A container's element or member count, and the offset of its first one.
+    func container(at offset: Int) -> (count: Int, first: Int, end: Int) {
+        var cursor = offset + 1
+        let count = Int(varint(&cursor))
+        let size = Int(varint(&cursor))
+        return (count, cursor, cursor + size)
+    }
+
+    func string(at offset: Int) -> UnsafeBufferPointer<UInt8> {
+        var cursor = offset + 1
+        let length = Int(varint(&cursor))
+        return UnsafeBufferPointer(start: base + cursor, count: length)
+    }
+
+    func integer(at offset: Int) -> Int64 {
+        var cursor = offset + 1
+        let zigzag = varint(&cursor)
+        return Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
+    }
+
+    func real(at offset: Int) -> Double {
+        var bits: UInt64 = 0
+        withUnsafeMutableBytes(of: &bits) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + offset + 1, count: 8)) }
+        return Double(bitPattern: UInt64(littleEndian: bits))
+    }
+
+    /// The offset just past the value at `offset`.
+    func end(of offset: Int) -> Int {
+        switch tag(at: offset) {
+        case PackedTag.object, PackedTag.array:
+            return container(at: offset).end
+        case PackedTag.string:
+            let bytes = string(at: offset)
+            return bytes.baseAddress! - base + bytes.count
+        case PackedTag.integer:
+            var cursor = offset + 1
+            _ = varint(&cursor)
+            return cursor
+        case PackedTag.real:
+            return offset + 9
+        default:
+            return offset + 1
+        }
+    }
+
+    /// Calls `body` with each member's key and value offset, in order, until it returns false.
+    func forEachMember(of offset: Int, _ body: (UnsafeBufferPointer<UInt8>, Int) -> Bool) {
+        let (count, first, _) = container(at: offset)
+        var cursor = first
+        for _ in 0..<count {
+            let keyLength = Int(varint(&cursor))
+            let key = UnsafeBufferPointer(start: base + cursor, count: keyLength)
+            let value = cursor + keyLength
+            guard body(key, value) else { return }
+            cursor = end(of: value)
+        }
+    }
+
+    /// The offset of member `key` of the object at `offset`, or nil.
+    func member(of offset: Int, key: UnsafeBufferPointer<UInt8>) -> Int? {
+        var found: Int?
+        forEachMember(of: offset) { candidate, value in
+            if candidate.count == key.count, memcmp(candidate.baseAddress!, key.baseAddress!, key.count) == 0 {
+                found = value
+                return false
+            }
+            return true
+        }
+        return found
+    }
+
+    /// The offset of element `index` of the array at `offset`, or nil.
+    func element(of offset: Int, index: Int) -> Int? {
+        let (count, first, _) = container(at: offset)
+        guard index >= 0, index < count else { return nil }
+        var cursor = first
+        for _ in 0..<index { cursor = end(of: cursor) }
+        return cursor
+    }
+
+    /// A new jansson tree with the value at `offset`.
+    func tree(at offset: Int) -> UnsafeMutablePointer<json_t> {
+        let made: UnsafeMutablePointer<json_t>?
+        switch tag(at: offset) {
+        case PackedTag.object:
+            let object = json_object()
+            forEachMember(of: offset) { key, value in
+                // Never a null pointer: a packed key's start points into the buffer even when empty.
+                key.withMemoryRebound(to: CChar.self) { chars in
+                    // _new steals the child's count; the key is copied.
+                    _ = json_object_setn_new(object, chars.baseAddress!, chars.count, tree(at: value))
+                }
+                return true
+            }
+            made = object
+        case PackedTag.array:
+            let array = json_array()
+            let (count, first, _) = container(at: offset)
+            var cursor = first
+            for _ in 0..<count {
+                json_array_append_new(array, tree(at: cursor))
+                cursor = end(of: cursor)
+            }
+            made = array
+        case PackedTag.string:
+            let bytes = string(at: offset)
+            made = bytes.withMemoryRebound(to: CChar.self) { json_stringn($0.baseAddress!, $0.count) }
+        case PackedTag.integer:
+            made = json_integer(json_int_t(integer(at: offset)))
+        case PackedTag.real:
+            made = json_real(real(at: offset))
+        case PackedTag.true:
+            made = json_true()
+        case PackedTag.false:
+            made = json_false()
+        default:
+            made = json_null()
+        }
+        guard let made else { fatalError("jansson: out of memory") }
+        return made
+    }
+
+    /// Hashes the value at `offset` exactly as `JSON.hash(_:into:)` hashes the same value
+    /// held as a tree, so the two representations of one value hash alike.
+    func hash(at offset: Int, into hasher: inout Hasher) {
+        let tag = tag(at: offset)
+        hasher.combine(json_type(rawValue: UInt32(tag)).rawValue)
+        switch tag {
+        case PackedTag.object:
+            var sum = 0
+            forEachMember(of: offset) { key, value in
+                var member = Hasher()
+                member.combine(bytes: UnsafeRawBufferPointer(key))
+                hash(at: value, into: &member)
+                sum &+= member.finalize()
+                return true
+            }
+            hasher.combine(container(at: offset).count)
+            hasher.combine(sum)
+        case PackedTag.array:
+            let (count, first, _) = container(at: offset)
+            hasher.combine(count)
+            var cursor = first
+            for _ in 0..<count {
+                hash(at: cursor, into: &hasher)
+                cursor = end(of: cursor)
+            }
+        case PackedTag.string:
+            hasher.combine(bytes: UnsafeRawBufferPointer(string(at: offset)))
+        case PackedTag.integer:
+            hasher.combine(json_int_t(integer(at: offset)))
+        case PackedTag.real:
+            hasher.combine(real(at: offset))
+        default:
+            break
+        }
+    }
+}
+
+// MARK: - Writing
+
+/// Packs jansson trees: one pass to measure, one to write into a buffer of that size.
+enum PackedWriter {
+    static func pack(_ tree: UnsafeMutablePointer<json_t>) -> PackedBuffer {
+        let size = measure(tree)
+        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
+        let buffer = unsafeDowncast(made, to: PackedBuffer.self)
+        buffer.withUnsafeMutablePointerToElements { start in
+            var cursor = start
+            write(tree, to: &cursor)
+            assert(cursor - start == size)
+        }
+        return buffer
+    }
+
+    @inline(__always) static func varintSize(_ value: UInt64) -> Int {
+        var value = value, size = 1
+        while value >= 0x80 { value >>= 7; size += 1 }
+        return size
+    }
+
+    @inline(__always) static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    /// The bytes of a container's members or elements.
+    private static func payloadSize(_ tree: UnsafeMutablePointer<json_t>) -> Int {
+        var size = 0
+        if tree.pointee.type == JSON_OBJECT {
+            var iterator = json_object_iter(tree)
+            while let current = iterator {
+                let keyLength = json_object_iter_key_len(current)
+                size += varintSize(UInt64(keyLength)) + keyLength + measure(json_object_iter_value(current)!)
+                iterator = json_object_iter_next(tree, current)
+            }
+        } else {
+            for index in 0..<json_array_size(tree) { size += measure(json_array_get(tree, index)!) }
+        }
+        return size
+    }
+
+    static func measure(_ tree: UnsafeMutablePointer<json_t>) -> Int {
+        switch tree.pointee.type {
+        case JSON_OBJECT, JSON_ARRAY:
+            let count = tree.pointee.type == JSON_OBJECT ? json_object_size(tree) : json_array_size(tree)
+            let payload = payloadSize(tree)
+            return 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
+        case JSON_STRING:
+            let length = json_string_length(tree)
+            return 1 + varintSize(UInt64(length)) + length
+        case JSON_INTEGER:
+            return 1 + varintSize(zigzag(json_integer_value(tree)))
+        case JSON_REAL:
+            return 9
+        default:
+            return 1
+        }
+    }
+
+    @inline(__always) private static func put(_ byte: UInt8, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+        cursor.pointee = byte
+        cursor += 1
+    }
+
+    @inline(__always) private static func putVarint(_ value: UInt64, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+        var value = value
+        while value >= 0x80 {
+            put(UInt8(truncatingIfNeeded: value) | 0x80, &cursor)
+            value >>= 7
+        }
+        put(UInt8(value), &cursor)
+    }
+
+    private static func putBytes(_ bytes: UnsafeRawPointer, count: Int, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+        if count > 0 { UnsafeMutableRawPointer(cursor).copyMemory(from: bytes, byteCount: count) }
+        cursor += count
+    }
+
+    static func write(_ tree: UnsafeMutablePointer<json_t>, to cursor: inout UnsafeMutablePointer<UInt8>) {
+        let type = tree.pointee.type
+        put(UInt8(type.rawValue), &cursor)
+        switch type {
+        case JSON_OBJECT:
+            putVarint(UInt64(json_object_size(tree)), &cursor)
+            putVarint(UInt64(payloadSize(tree)), &cursor)
+            var iterator = json_object_iter(tree)
+            while let current = iterator {
+                let keyLength = json_object_iter_key_len(current)
+                putVarint(UInt64(keyLength), &cursor)
+                putBytes(json_object_iter_key(current)!, count: keyLength, &cursor)
+                write(json_object_iter_value(current)!, to: &cursor)
+                iterator = json_object_iter_next(tree, current)
+            }
+        case JSON_ARRAY:
+            let size = json_array_size(tree)
+            putVarint(UInt64(size), &cursor)
+            putVarint(UInt64(payloadSize(tree)), &cursor)
+            for index in 0..<size { write(json_array_get(tree, index)!, to: &cursor) }
+        case JSON_STRING:
+            let length = json_string_length(tree)
+            putVarint(UInt64(length), &cursor)
+            putBytes(json_string_value(tree)!, count: length, &cursor)
+        case JSON_INTEGER:
+            putVarint(zigzag(json_integer_value(tree)), &cursor)
+        case JSON_REAL:
+            var bits = json_real_value(tree).bitPattern.littleEndian
+            withUnsafeBytes(of: &bits) { putBytes($0.baseAddress!, count: 8, &cursor) }
+        default:
+            break
+        }
+    }
+}
