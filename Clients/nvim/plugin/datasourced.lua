@@ -1,4 +1,5 @@
--- Commands of datasourced.nvim; the plugin does nothing until one is used.
+-- Commands of datasourced.nvim. Nothing is loaded, and no daemon started, until a list
+-- is opened.
 if vim.g.loaded_datasourced then
   return
 end
@@ -8,24 +9,28 @@ local function ds()
   return require('datasourced')
 end
 
-vim.api.nvim_create_user_command('DatasourcedOpen', function(opts)
+local command = vim.api.nvim_create_user_command
+
+command('DatasourcedOpen', function(opts)
   ds().open_file(opts.args)
-end, { nargs = 1, complete = 'file', desc = 'Open a datasourced list from a JSON spec file' })
-vim.api.nvim_create_user_command('DatasourcedRefresh', function()
+end, { nargs = 1, complete = 'file', desc = 'Open a datasourced list from a spec file (JSON or Lua)' })
+command('DatasourcedRefresh', function()
   ds().refresh()
-end, { desc = 'Reload the list (fetchData)' })
-vim.api.nvim_create_user_command('DatasourcedCancel', function()
+end, { desc = 'Load the list again (fetchData)' })
+command('DatasourcedCancel', function()
   ds().cancel()
 end, { desc = 'Cancel the load in flight (cancelFetch)' })
-vim.api.nvim_create_user_command('DatasourcedRetry', function()
+command('DatasourcedRetry', function()
   ds().retry()
-end, { desc = 'Retry after an error: the failed page, or the whole load' })
-vim.api.nvim_create_user_command('DatasourcedReload', function()
+end, { desc = 'After an error: the failed page again, or the whole load' })
+command('DatasourcedReload', function()
   ds().reload()
-end, { desc = 'Read the whole list again from the daemon' })
+end, { desc = 'Read every row again from the daemon and redraw' })
 
 vim.api.nvim_create_autocmd('VimLeavePre', {
+  group = vim.api.nvim_create_augroup('datasourced', { clear = true }),
   callback = function()
+    -- Only if a list was opened: quitting must not load the plugin (or start a daemon).
     if package.loaded['datasourced'] then
       require('datasourced').stop()
     end

@@ -1,37 +1,63 @@
 #!/usr/bin/env bash
-# Prints a screen capture of the plugin: Neovim (not headless) in an 80x16 tmux pane,
-# showing the fixture API's books list after the cursor went to its last line once (G),
-# so page two arrived. Used for Clients/README.md.
+# Prints a screen capture of the plugin at work, for Clients/README.md: a real (not
+# headless) Neovim in a detached 80x20 tmux session, showing the books list of the
+# fixture API (Clients/fixtures.json) after the cursor went to the last line once (G), so
+# that page two arrived. The daemon is $DATASOURCED, else the repository's debug build.
+# Exits non-zero (showing the screen on stderr) if the screen never gets there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-export DATASOURCED="${DATASOURCED:-$here/../../../.build/debug/datasourced}"
-session="datasourced-capture-$$"
+plugin="$(cd "$here/.." && pwd)"
+repo="$(cd "$plugin/../.." && pwd)"
+DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
+case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
+[ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
+for tool in tmux nvim; do
+  command -v "$tool" >/dev/null || { echo "capture.sh: $tool is not installed" >&2; exit 1; }
+done
 
-# The fixture API on a free port (it serves until its stdin closes or it is killed).
-announce="$(mktemp)"
-sleep infinity | "$DATASOURCED" fixtures "$root/../fixtures.json" >"$announce" &
-fixtures_pid=$!
-cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; pkill -P $$ sleep 2>/dev/null || true; kill "$fixtures_pid" 2>/dev/null || true; rm -f "$announce"; }
+work="$(mktemp -d)"
+# A tmux server of our own (its own socket): the user's sessions are never touched.
+tmux=(tmux -L "datasourced-capture-$$" -f /dev/null)
+fixtures_pid=""
+cleanup() {
+  "${tmux[@]}" kill-server 2>/dev/null || true
+  exec 3>&- 2>/dev/null || true # the fixture server serves until its stdin closes
+  if [ -n "$fixtures_pid" ]; then
+    kill "$fixtures_pid" 2>/dev/null || true
+    wait "$fixtures_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
 trap cleanup EXIT
-for _ in $(seq 100); do [ -s "$announce" ] && break; sleep 0.05; done
-base_url="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["baseURL"])' "$announce")"
 
-# Waits (bounded) until the pane shows TEXT.
+# The fixture API on a free port; its stdin is a FIFO that we hold open on fd 3.
+mkfifo "$work/stdin"
+"$DATASOURCED" fixtures "$here/../../fixtures.json" <"$work/stdin" >"$work/announce" &
+fixtures_pid=$!
+exec 3>"$work/stdin"
+for _ in $(seq 200); do [ -s "$work/announce" ] && break; sleep 0.05; done
+base_url="$(sed -n 's/.*"baseURL" *: *"\([^"]*\)".*/\1/p' "$work/announce")"
+[ -n "$base_url" ] || { echo "capture.sh: the fixture server did not start" >&2; exit 1; }
+
+# Waits (at most 10 s) until the screen shows TEXT.
 wait_for() {
   for _ in $(seq 200); do
-    tmux capture-pane -p -t "$session" | grep -qF "$1" && return 0
+    "${tmux[@]}" capture-pane -p -t capture | grep -qF -- "$1" && return 0
     sleep 0.05
   done
-  echo "capture.sh: the screen never showed '$1'" >&2; tmux capture-pane -p -t "$session" >&2; return 1
+  echo "capture.sh: the screen never showed '$1':" >&2
+  "${tmux[@]}" capture-pane -p -t capture >&2
+  return 1
 }
 
-tmux new-session -d -s "$session" -x 80 -y 16 \
+"${tmux[@]}" new-session -d -s capture -x 80 -y 20 \
   "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' nvim --clean -u NONE \
-     --cmd 'set runtimepath^=$root' --cmd 'runtime plugin/datasourced.lua' --cmd 'set laststatus=2' \
-     -c 'luafile $here/demo_session.lua'"
-wait_for "4   Solaris"
-tmux send-keys -t "$session" G
-wait_for "8   Rebecca"
-tmux capture-pane -p -t "$session"
-tmux send-keys -t "$session" ":qa!" Enter
+     --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
+     --cmd 'set laststatus=2 noruler noshowcmd' -c 'luafile $here/demo_session.lua'"
+wait_for "loaded 4"
+"${tmux[@]}" send-keys -t capture G
+wait_for "loaded 8"
+"${tmux[@]}" capture-pane -p -t capture
+# Quit Neovim (which stops its daemon) and let it finish before the session goes.
+"${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
+for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Runs the plugin's headless tests against the real daemon: $DATASOURCED, else the
-# repository's debug build. Exits non-zero if any test fails.
+# Runs the plugin's headless tests (tests/test_list.lua) against the real daemon:
+# $DATASOURCED, else the repository's debug build (.build/debug/datasourced). The fixture
+# API (Clients/fixtures.json) is started by the tests themselves. Prints PASS/FAIL per test
+# and "N passed, M failed"; exits non-zero if any test fails (or the run hangs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export DATASOURCED="${DATASOURCED:-$here/../../../.build/debug/datasourced}"
-[ -x "$DATASOURCED" ] || { echo "no daemon at $DATASOURCED: run swift build first" >&2; exit 1; }
-cd "$here/.."
-# --clean -u NONE: no user config; the plugin comes from the runtime path alone.
-exec nvim --headless --clean -u NONE --cmd "set runtimepath^=$PWD" --cmd "runtime plugin/datasourced.lua" \
+plugin="$(cd "$here/.." && pwd)"
+repo="$(cd "$plugin/../.." && pwd)"
+DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
+case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
+export DATASOURCED
+[ -x "$DATASOURCED" ] || { echo "run.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
+command -v nvim >/dev/null || { echo "run.sh: nvim is not installed" >&2; exit 1; }
+
+cd "$plugin"
+# --clean -u NONE: no user configuration or plugins; ours comes from the runtime path
+# alone, its plugin/ file sourced as a plugin manager would. The tests end Neovim
+# themselves (qall! or cquit 1); the outer timeout is a last resort for CI.
+exec timeout --kill-after=10 300 nvim --headless --clean -u NONE \
+  --cmd "set runtimepath^=$plugin" --cmd "runtime plugin/datasourced.lua" \
   -c "luafile tests/test_list.lua" 2>&1

@@ -1,34 +1,34 @@
--- How rows, placeholders and section titles look as lines. The texts are settable
--- through require('datasourced').setup{ placeholders = {...} }.
+-- How rows, placeholders and section titles look as lines. The texts can be changed
+-- with require('datasourced').setup({ placeholders = {...} }).
 
 local M = {}
 
 M.texts = {
   loading = '  ⋯ loading…',
   noResults = '  (no results)',
-  error = '  ✗ error: %s',
-  pending = '  …',
-  header = '## %s',
+  error = '  ✗ error: %s', -- %s: the error's kind and message
+  pending = '  …', -- a row whose value is being read (for a moment)
+  header = '## %s', -- %s: the section title
 }
 
 function M.is_placeholder(value)
   return type(value) == 'table' and value['$placeholder'] ~= nil
 end
 
+-- A buffer line cannot hold a line break (nvim_buf_set_lines refuses it).
 local function one_line(text)
   return (tostring(text):gsub('[\r\n]+', ' '))
 end
 
+--- The default formatter: the object as compact JSON.
 function M.default_format(value)
-  if type(value) == 'string' then
-    return value
-  end
   local ok, encoded = pcall(vim.fn.json_encode, value)
   return ok and encoded or vim.inspect(value)
 end
 
+--- "kind: message" of a fetch error (Protocol.md, "Fetch errors").
 function M.error_text(failure)
-  failure = failure or {}
+  failure = type(failure) == 'table' and failure or {}
   local text = failure.message or failure.kind or 'unknown error'
   if failure.kind and failure.message then
     text = failure.kind .. ': ' .. failure.message
@@ -36,6 +36,8 @@ function M.error_text(failure)
   return one_line(text)
 end
 
+--- The line of a row: a placeholder's text, else the formatter's (a formatter that
+--- fails shows why on its row rather than raising).
 function M.row_text(value, format)
   if M.is_placeholder(value) then
     local kind = value['$placeholder']
@@ -55,6 +57,8 @@ function M.pending_text()
   return M.texts.pending
 end
 
+--- A section's header line. Titles are JSON values: null (objects lacking the
+--- sectioning key) shows as "null", other non-strings as JSON.
 function M.header_text(title, pending)
   if pending then
     return string.format(M.texts.header, '…')
