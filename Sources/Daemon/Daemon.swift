@@ -88,17 +88,29 @@ public final class Daemon {
         transport.start { events in mailbox.post(contentsOf: events.map(DaemonEvent.transport)) }
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
         while true {
-            for event in mailbox.takeAll() {
-                if let status = handle(event) {
-                    transport.flush(waitingAtMost: 500)
-                    return status
-                }
+            if let status = handle(mailbox.takeAll()) {
+                transport.flush(waitingAtMost: 500)
+                return status
+            }
+            // The events handled, and the parsed trees of their messages, are freed by now.
+            if freedLargeMessage {
+                freedLargeMessage = false
+                releaseFreedMemory()
             }
         }
     }
 
-    /// A message at least this large leaves its parsed tree to free.
+    private func handle(_ events: [DaemonEvent]) -> Int32? {
+        for event in events {
+            if let status = handle(event) { return status }
+        }
+        return nil
+    }
+
+    /// A message at least this large leaves its parsed tree to free: memory worth handing
+    /// back once the message is gone (`freedLargeMessage`).
     static let largeMessageSize = 4 << 20
+    private var freedLargeMessage = false
 
     /// Hands the pages freed by a large message's tree back to the kernel. malloc keeps
     /// freed memory for reuse, and a 60 MB createSource would otherwise keep the daemon
@@ -115,7 +127,7 @@ public final class Daemon {
     func handle(_ event: DaemonEvent) -> Int32? {
         switch event {
         case .transport(.payload(let payload, let bodySize)):
-            defer { if bodySize >= Daemon.largeMessageSize { releaseFreedMemory() } }
+            if bodySize >= Daemon.largeMessageSize { freedLargeMessage = true }
             switch payload {
             case .single(let message):
                 return handle(message, batch: nil, slot: 0)

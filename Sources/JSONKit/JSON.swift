@@ -24,16 +24,23 @@ public struct JSON: @unchecked Sendable {
     /// How to read the value. A packed reader's pointer is valid while `self` lives: use it
     /// only inside a function that holds `self`.
     @inline(__always) var storage: Storage {
-        if let reference = box as? Reference { return .tree(reference.pointer) }
-        if let buffer = box as? PackedBuffer { return .packed(PackedReader(base: buffer.base), 0) }
+        // The box's exact class, compared by identity: all three are final, and this is
+        // far cheaper than a dynamic cast on every access.
+        let type = ObjectIdentifier(Swift.type(of: box))
+        if type == ObjectIdentifier(Reference.self) { return .tree(unsafeDowncast(box, to: Reference.self).pointer) }
+        if type == ObjectIdentifier(PackedBuffer.self) { return .packed(PackedReader(base: unsafeDowncast(box, to: PackedBuffer.self).base), 0) }
         let slice = unsafeDowncast(box, to: PackedSlice.self)
         return .packed(PackedReader(base: slice.buffer.base), slice.offset)
     }
 
     /// The packed buffer holding this value, and where in it; nil for a tree.
     var packedLocation: (buffer: PackedBuffer, offset: Int)? {
-        if let buffer = box as? PackedBuffer { return (buffer, 0) }
-        if let slice = box as? PackedSlice { return (slice.buffer, slice.offset) }
+        let type = ObjectIdentifier(Swift.type(of: box))
+        if type == ObjectIdentifier(PackedBuffer.self) { return (unsafeDowncast(box, to: PackedBuffer.self), 0) }
+        if type == ObjectIdentifier(PackedSlice.self) {
+            let slice = unsafeDowncast(box, to: PackedSlice.self)
+            return (slice.buffer, slice.offset)
+        }
         return nil
     }
 
