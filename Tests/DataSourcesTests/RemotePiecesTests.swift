@@ -55,6 +55,7 @@ import Testing
         #expect(try objects(#"[4, 5]"#, keyPath: nil).get() == [4, 5])
         #expect(try objects(#"{"items": {"id": 1}}"#).get() == [["id": 1]], "a single object is a one-element list")
         #expect(try objects("  ", type: nil).get() == [], "an empty body is an empty list")
+        #expect(try objects(#"{"items": [{"id": 1}, "x"]}"#).get().allSatisfy { $0.isPacked }, "rows arrive packed")
     }
 
     @Test func failuresAreClassified() {

@@ -19,6 +19,15 @@ import Testing
         #expect(recorder.events.count == 2, "nothing is in flight to cancel")
     }
 
+    @Test func rowsAreKeptPackedWhateverEditBroughtThem() throws {
+        let source = Self.books()
+        try source.insert([["id": 4, "t": "Kindred"]], at: 1)
+        try source.update([["id": 2, "t": "Emma, revised"]])
+        #expect(source.objects.allSatisfy { $0.isPacked })
+        #expect(try source.object(at: path(0, 1)) == ["id": 4, "t": "Kindred"])
+        #expect(source.indexPath(for: ["id": 2]) == path(0, 2))
+    }
+
     @Test func oneSectionTitledEmpty() throws {
         let source = Self.books()
         #expect(source.numberOfSections == 1)
