@@ -54,7 +54,9 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     /// The same, with every row's identity hash given (sources keep them, see `Identity.hash(of:)`).
-    static func between(old: Layout, oldHashes: [[Int]], new: Layout, newHashes: [[Int]], identity: Identity) -> ChangeSet {
+    /// `keptHead`: a number of leading rows the caller knows are the same on both sides (rows
+    /// appended after them, say), which need no comparing.
+    static func between(old: Layout, oldHashes: [[Int]], new: Layout, newHashes: [[Int]], identity: Identity, keptHead: Int = 0) -> ChangeSet {
         var changes = ChangeSet()
         let sectionMap = matchSections(old: old, new: new, into: &changes)
         let old = FlatRows(old.sections, oldHashes), new = FlatRows(new.sections, newHashes)
@@ -67,9 +69,9 @@ public struct ChangeSet: Sendable, Equatable {
         // comparisons (equal rows are usually the same tree). Rows kept in place produce
         // no entries.
         let shorter = min(old.count, new.count)
-        var head = 0, tail = 0
-        if shorter > 0 {
-            var oldPath = old.path(0), newPath = new.path(0)
+        var head = min(keptHead, shorter), tail = 0
+        if shorter > head {
+            var oldPath = old.path(head), newPath = new.path(head)
             while head < shorter, staysInSection(oldPath, newPath), old.rows[oldPath] == new.rows[newPath] {
                 head += 1
                 oldPath = old.next(after: oldPath)

@@ -163,8 +163,10 @@ public class DataSource {
     /// Replaces the rows and tells observers what changed (nothing, if nothing did).
     /// `hashes`, when given, are the new rows' identity hashes (a follower passing on rows
     /// with the hashes it was given); otherwise they are computed, for a single section only
-    /// for the rows between its unchanged head and tail.
-    func replaceLayout(_ new: Layout, hashes givenHashes: [[Int]]? = nil) {
+    /// for the rows between its unchanged head and tail. `keptHead` (single section only): a
+    /// number of leading rows the caller knows are unchanged, so that appending to a long
+    /// list costs the rows appended, not a comparison of every row before them.
+    func replaceLayout(_ new: Layout, hashes givenHashes: [[Int]]? = nil, keptHead: Int = 0) {
         var hashes = givenHashes ?? []
         if layout.sections.count == 1, new.sections.count == 1 {
             // One section on both sides (simple, remote, paginated): hash and re-index only
@@ -173,7 +175,7 @@ public class DataSource {
             // tail's hashes carry over.
             let old = layout.sections[0], rows = new.sections[0], oldHashes = rowHashes[0]
             let shorter = min(old.count, rows.count)
-            var head = 0
+            var head = min(keptHead, shorter)
             while head < shorter, old[head] == rows[head] { head += 1 }
             var tail = 0
             while tail < shorter - head, old[old.count - 1 - tail] == rows[rows.count - 1 - tail] { tail += 1 }
@@ -185,7 +187,9 @@ public class DataSource {
             if givenHashes == nil { hashes = identity.hashes(of: new.sections) }
             index = nil
         }
-        let changes = ChangeSet.between(old: layout, oldHashes: rowHashes, new: new, newHashes: hashes, identity: identity)
+        let singleSection = layout.sections.count == 1 && new.sections.count == 1
+        let changes = ChangeSet.between(old: layout, oldHashes: rowHashes, new: new, newHashes: hashes, identity: identity,
+                                        keptHead: singleSection ? keptHead : 0)
         layout = new
         rowHashes = hashes
         guard !changes.isEmpty else { return }

@@ -53,7 +53,7 @@ public final class PaginatedDataSource: RemoteCollection {
         guard nextPageRefusal == nil else { return false }
         emit(.willLoadData)
         trailingError = nil
-        compose()
+        compose(keptHead: objects.count)
         load(page: currentPage + 1, replacing: false)
         return true
     }
@@ -65,7 +65,7 @@ public final class PaginatedDataSource: RemoteCollection {
     public override func cancelFetch() {
         guard isFetching else { return }
         abandonRequest()
-        compose()
+        compose(keptHead: objects.count)
         endCycleAsCancelled("cancelled by cancelFetch")
     }
 
@@ -74,7 +74,8 @@ public final class PaginatedDataSource: RemoteCollection {
             guard let self else { return }
             switch result {
             case .success(let loaded):
-                self.objects = replacing ? loaded.objects : self.objects + loaded.objects
+                let keptHead = replacing ? 0 : self.objects.count
+                if replacing { self.objects = loaded.objects } else { self.objects.append(contentsOf: loaded.objects) }
                 self.currentPage = page
                 self.loadedOnce = true
                 self.lastError = nil
@@ -82,14 +83,14 @@ public final class PaginatedDataSource: RemoteCollection {
                 self.metadata = self.paginator.metadata(in: loaded.document)
                 self.hasMorePages = self.metadata.hasMorePages(after: page, firstPage: self.paginator.firstPage,
                                                                received: loaded.objects.count, loaded: self.objects.count)
-                self.compose()
+                self.compose(keptHead: keptHead)
                 self.emit(.finishedLoading)
             case .failure(let error):
                 let json = self.record(error)
                 if self.loadedOnce {
                     // The loaded rows stay; the trailing row shows the failure.
                     if !replacing { self.trailingError = json }
-                    self.compose()
+                    self.compose(keptHead: self.objects.count)
                 } else {
                     self.setRows(self.placeholders.contains(.errors) ? [Placeholder.errorRow(json)] : [])
                 }
@@ -99,7 +100,8 @@ public final class PaginatedDataSource: RemoteCollection {
     }
 
     /// The rows for the current state: the objects, then the trailing placeholder.
-    private func compose() {
+    /// `keptHead`: how many leading objects are the rows they were (see `replaceLayout`).
+    private func compose(keptHead: Int) {
         var rows = objects
         if let trailingError {
             // Without a stored error row the failed page leaves no trailing row: a loading row
@@ -110,7 +112,7 @@ public final class PaginatedDataSource: RemoteCollection {
         } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
             rows.append(Placeholder.noResultsRow)
         }
-        setRows(rows)
+        setRows(rows, keptHead: keptHead)
     }
 
     public override var state: [(String, JSON)] {

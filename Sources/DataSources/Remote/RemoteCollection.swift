@@ -22,8 +22,8 @@ public class RemoteCollection: DataSource {
 
     var placeholders: PlaceholderStorageOptions { configuration.placeholders }
 
-    func setRows(_ rows: [JSON]) {
-        replaceLayout(Layout(sections: [rows], titles: [""]))
+    func setRows(_ rows: [JSON], keptHead: Int = 0) {
+        replaceLayout(Layout(sections: [rows], titles: [""]), keptHead: keptHead)
     }
 
     /// GETs the collection with `query` merged over the configured parameters, and hands

@@ -79,8 +79,16 @@ public enum ResponseDecoding {
         let named = RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body)
         return document(named, maximumDepth: configuration.maximumDepth).flatMap { document in
             objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
-                .map { DecodedResponse(objects: $0, document: document) }
+                .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) }) }
         }
+    }
+
+    /// The document as page metadata needs it: without the list at a top-level key path,
+    /// which the rows have been made from. The list's tree is then freed on this (the HTTP)
+    /// thread, not by the main loop when it is done with the metadata.
+    static func withoutTheList(_ document: JSON, keyPath: KeyPath?) -> JSON {
+        guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
+        return document.removing(keyPath.components[0])
     }
 
     /// The byte offset where nesting first exceeds `limit`, scanning without parsing
