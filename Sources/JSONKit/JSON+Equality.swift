@@ -15,12 +15,16 @@ extension JSON: Hashable {
                 return left == right || json_equal(left, right) != 0
             case (.packed(let left, let leftOffset), .packed(let right, let rightOffset)):
                 // The same bytes are the same value. Other bytes may still be (members in
-                // another order, -0.0 and 0.0): jansson decides those.
+                // another order, -0.0 and 0.0): jansson decides those, the only ones it
+                // could answer differently; other kinds differ when their bytes do.
                 let length = left.end(of: leftOffset) - leftOffset
                 if length == right.end(of: rightOffset) - rightOffset,
                    memcmp(left.base + leftOffset, right.base + rightOffset, length) == 0 {
                     return true
                 }
+                let tag = left.tag(at: leftOffset)
+                guard tag == right.tag(at: rightOffset),
+                      tag == PackedTag.real || tag == PackedTag.object || tag == PackedTag.array else { return false }
                 return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }
             default:
                 return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }

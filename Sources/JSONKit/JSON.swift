@@ -60,7 +60,7 @@ public struct JSON: @unchecked Sendable {
             return try withExtendedLifetime(self) { try body(pointer) }
         case .packed(let reader, let offset):
             let tree = withExtendedLifetime(self) { newReference(reader.tree(at: offset)) }
-            return try body(tree.pointer)
+            return try withExtendedLifetime(tree) { try body(tree.pointer) }
         }
     }
 

@@ -18,9 +18,11 @@ import Glibc
 // Members keep their order. Reading walks the bytes; a container's size lets a reader
 // skip it whole. Nothing here parses JSON text: values come from and go back to jansson.
 
-/// A packed value at the start of the buffer: the box of a packed `JSON`.
-final class PackedBuffer: ManagedBuffer<Void, UInt8>, @unchecked Sendable {
-    /// The first byte; valid while the buffer lives (it never moves).
+/// A packed value at the start of the buffer: the box of a packed `JSON`. Not `Sendable`
+/// itself (`ManagedBuffer` is not); it crosses threads only inside a `JSON`, written once
+/// before it is shared and never after.
+final class PackedBuffer: ManagedBuffer<Void, UInt8> {
+    /// The first byte; valid while the buffer lives (its tail-allocated elements never move).
     var base: UnsafePointer<UInt8> { UnsafePointer(withUnsafeMutablePointerToElements { $0 }) }
 }
 

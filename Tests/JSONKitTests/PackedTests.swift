@@ -68,6 +68,9 @@ import Testing
         #expect(one == reordered && one.hashValue == reordered.hashValue)
         #expect(one != (try JSON.parse(#"{"a":2,"b":[true,{"x":0.0}]}"#)).packed())
         #expect(try JSON.parse("1").packed() != JSON.parse("1.0").packed())
+        for (a, b) in [("\"a\"", "\"b\""), ("1", "2"), ("true", "false"), ("null", "0"), ("[1]", "[2]"), ("2.5", "2.25")] {
+            #expect(try JSON.parse(a).packed() != JSON.parse(b).packed(), "\(a) against \(b)")
+        }
     }
 
     @Test func packedValuesBuildNewValues() throws {

@@ -104,8 +104,9 @@ public final class PaginatedDataSource: RemoteCollection {
     private func compose(keptHead: Int) {
         var rows = objects
         if let trailingError {
-            // Without a stored error row the failed page leaves no trailing row: a loading row
-            // there would retry the failing page each time it is displayed.
+            // Without a stored error row the failed page leaves no trailing row (Protocol.md):
+            // a loading row there would claim a load that is not happening. The next
+            // fetchNextPage, or displaying the last row, asks for the failed page again.
             if placeholders.contains(.errors) { rows.append(Placeholder.errorRow(trailingError)) }
         } else if hasMorePages, placeholders.contains(.loading) {
             rows.append(Placeholder.loadingRow)
