@@ -125,19 +125,15 @@ public final class Daemon {
 
     /// Handles one event; a non-nil result ends the process with that status.
     func handle(_ event: DaemonEvent) -> Int32? {
+        if case .transport(.payload(_, let bodySize)) = event, bodySize >= Daemon.largeMessageSize {
+            freedLargeMessage = true
+        }
         switch event {
-        case .transport(.payload(let payload, let bodySize)):
-            if bodySize >= Daemon.largeMessageSize { freedLargeMessage = true }
-            switch payload {
-            case .single(let message):
-                return handle(message, batch: nil, slot: 0)
-            case .batch(let messages):
-                return handle(batch: messages)
-            case .unusable(let error):
-                logger.warning("\(error.message)")
-                transport.send(.response(id: .null, result: .failure(error)))
-            }
-        case .transport(.framingError(let error)):
+        case .transport(.payload(.single(let message), _)):
+            return handle(message, batch: nil, slot: 0)
+        case .transport(.payload(.batch(let messages), _)):
+            return handle(batch: messages)
+        case .transport(.payload(.unusable(let error), _)), .transport(.framingError(let error)):
             logger.warning("\(error.message)")
             transport.send(.response(id: .null, result: .failure(error)))
         case .transport(.endOfInput(let midFrame)):

@@ -9,8 +9,9 @@ import CJansson
 /// smaller and is what sources keep.
 public struct JSON: @unchecked Sendable {
     /// A `Reference` (a tree), a `PackedBuffer` (a packed value) or a `PackedSlice` (a value
-    /// inside one). One pointer, so arrays of values stay small. Each is immutable and
-    /// `Sendable`, which is what makes the struct so.
+    /// inside one). One pointer, so arrays of values stay small. None is mutated once the
+    /// value is built (a packed buffer is written before it is wrapped), which is what makes
+    /// the struct `Sendable`.
     let box: AnyObject
 
     init(_ reference: Reference) { box = reference }
@@ -67,7 +68,6 @@ public struct JSON: @unchecked Sendable {
     /// A compact copy of this value, for keeping (a packed value is itself). Reading it is
     /// as cheap as reading a tree; encoding it builds a tree first.
     public func packed() -> JSON {
-        if packedLocation != nil { return self }
         guard case .tree(let pointer) = storage else { return self }
         return withExtendedLifetime(self) { JSON(packed: PackedWriter.pack(pointer)) }
     }

@@ -172,9 +172,7 @@ public struct FrameDecoder: Sendable {
             bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
         }
         if consumed == buffer.count {
-            // Keep the usual capacity for the next frames, but not what one huge message
-            // needed: that would stay resident for the life of the process.
-            buffer.removeAll(keepingCapacity: buffer.capacity <= FrameDecoder.retainedCapacity)
+            buffer.removeAll(keepingCapacity: true)
             consumed = 0
         } else if consumed > 65536, consumed * 2 > buffer.count {
             buffer.removeFirst(consumed)
@@ -189,7 +187,7 @@ public struct FrameDecoder: Sendable {
 
     public mutating func next() -> Event? {
         guard bytesToSkip == 0 else { return nil }
-        return buffer.withUnsafeBufferPointer { whole -> Event? in
+        let event = buffer.withUnsafeBufferPointer { whole -> Event? in
             // Stray line breaks between messages are tolerated, not reported.
             while consumed < whole.count, whole[consumed] == 13 || whole[consumed] == 10 { consumed += 1 }
             let pending = UnsafeBufferPointer(rebasing: whole[consumed...])
@@ -214,6 +212,14 @@ public struct FrameDecoder: Sendable {
                 return .body(body)
             }
         }
+        if consumed == buffer.count, buffer.capacity > FrameDecoder.retainedCapacity {
+            // Everything read is handed out: keep the usual capacity for the next frames, but
+            // not what one huge message needed, which would stay resident for good. Released
+            // here, before the message is handled, not on the next read.
+            buffer = []
+            consumed = 0
+        }
+        return event
     }
 
     private mutating func resynchronise(_ pending: UnsafeBufferPointer<UInt8>, from resumeAt: Int) {

@@ -6,11 +6,7 @@
 # Exits non-zero (showing the screen on stderr) if the screen never gets there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-plugin="$(cd "$here/.." && pwd)"
-repo="$(cd "$plugin/../.." && pwd)"
-DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
-case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
-[ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
+. "$here/daemon.sh" capture.sh
 for tool in tmux nvim; do
   command -v "$tool" >/dev/null || { echo "capture.sh: $tool is not installed" >&2; exit 1; }
 done

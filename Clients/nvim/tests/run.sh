@@ -5,12 +5,7 @@
 # and "N passed, M failed"; exits non-zero if any test fails (or the run hangs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-plugin="$(cd "$here/.." && pwd)"
-repo="$(cd "$plugin/../.." && pwd)"
-DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
-case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
-export DATASOURCED
-[ -x "$DATASOURCED" ] || { echo "run.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
+. "$here/daemon.sh" run.sh
 command -v nvim >/dev/null || { echo "run.sh: nvim is not installed" >&2; exit 1; }
 
 cd "$plugin"

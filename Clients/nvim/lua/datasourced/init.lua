@@ -184,11 +184,7 @@ local function start_view(view)
     -- Read the list as it is, then load it: every change of the load comes as a
     -- didChange after the read, and applies to what it read.
     view:reload(function()
-      conn:request('fetchData', { source = view.source }, function(err)
-        if err then
-          view:report_rpc_error('fetchData', err)
-        end
-      end)
+      view:send('fetchData')
     end)
   end
   conn:request('listSources', nil, function(err, existing)
@@ -348,11 +344,7 @@ function M.refresh(buf)
   if needs_start(view) then
     return start_view(view)
   end
-  view.conn:request('fetchData', { source = view.source }, function(err)
-    if err then
-      view:report_rpc_error('fetchData', err)
-    end
-  end)
+  view:send('fetchData')
 end
 
 --- cancelFetch on the buffer's source.
@@ -364,10 +356,8 @@ function M.cancel(buf)
   if needs_start(view) then
     return notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
   end
-  view.conn:request('cancelFetch', { source = view.source }, function(err, result)
-    if err then
-      view:report_rpc_error('cancelFetch', err)
-    elseif not result.cancelled then
+  view:send('cancelFetch', nil, function(result)
+    if not result.cancelled then
       notify(view.source .. ' is not loading: nothing to cancel', vim.log.levels.INFO)
     end
   end)
@@ -406,10 +396,8 @@ function M.retry(buf)
         return M.refresh(view.buf)
       end
       for _, target in ipairs(targets) do
-        view.conn:request('fetchNextPage', { source = target }, function(next_err, result)
-          if next_err then
-            view:report_rpc_error('fetchNextPage', next_err)
-          elseif not result.started then
+        view:send('fetchNextPage', { source = target }, function(result)
+          if not result.started then
             notify(target .. ': ' .. tostring(result.reason or 'nothing to retry'), vim.log.levels.INFO)
           end
         end)

@@ -86,6 +86,20 @@ function ListView:report_rpc_error(method, err)
     vim.log.levels.ERROR)
 end
 
+--- Sends `method` about this list's source (`params.source` may name another); an error
+--- answer is reported, a result goes to `on_result` if given.
+function ListView:send(method, params, on_result)
+  params = vim.tbl_extend('keep', params or {}, { source = self.source })
+  self.conn:request(method, params, function(err, result)
+    if err then
+      return self:report_rpc_error(method, err)
+    end
+    if on_result then
+      on_result(result)
+    end
+  end)
+end
+
 -- Lines --------------------------------------------------------------------------------
 
 --- Replaces lines [first, last) of the list (0-based, end-exclusive; last -1: the end).
@@ -564,11 +578,7 @@ function ListView:will_display(line)
   if not path or not self.conn then
     return
   end
-  self.conn:request('willDisplayObjectAtIndexPath', { source = self.source, indexPath = path }, function(err)
-    if err then
-      self:report_rpc_error('willDisplayObjectAtIndexPath', err)
-    end
-  end)
+  self:send('willDisplayObjectAtIndexPath', { indexPath = path })
 end
 
 return ListView
