@@ -11,6 +11,6 @@ swift test --skip-build
 
 export DATASOURCED="$PWD/.build/debug/datasourced"
 echo "== Python client (pytest)"
-(cd Clients/python && python3 -m pytest -q -p no:cacheprovider)
+bash Clients/python/tests/run.sh
 echo "== Neovim plugin (nvim --headless)"
 bash Clients/nvim/tests/run.sh
