@@ -1,14 +1,24 @@
 """A Python client for datasourced: Instant Cocoa-style data sources over JSON-RPC.
 
-See :class:`Client` to start a daemon and :class:`DataSource` to read and load a source.
+:class:`Client` (blocking) and :class:`AsyncClient` (asyncio) start a daemon and share
+one API; :class:`DataSource` / :class:`AsyncDataSource` read and load one source.
 """
 
-from .client import NOTIFICATIONS, Client, DataSource, IndexPath, is_placeholder
-from .errors import DaemonExited, DatasourcedError, LoadFailed, RPCError
+from ._version import package_version
+from .async_client import AsyncClient, AsyncDataSource, AsyncEventStream
+from .client import Client, DataSource, EventStream
+from .command import DaemonCommand, daemon_command
+from .errors import DaemonExited, DatasourcedError, IncompatibleDaemon, LoadFailed, RPCError, describe_fetch_error
 from .events import Event
+from .protocol import IndexPath
+from .snapshot import Section, Snapshot, is_placeholder
 
 __all__ = [
-    "Client", "DataSource", "Event", "IndexPath", "NOTIFICATIONS", "is_placeholder",
-    "DatasourcedError", "RPCError", "LoadFailed", "DaemonExited",
+    "Client", "DataSource", "EventStream",
+    "AsyncClient", "AsyncDataSource", "AsyncEventStream",
+    "Event", "Snapshot", "Section", "IndexPath", "is_placeholder",
+    "DaemonCommand", "daemon_command",
+    "DatasourcedError", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
+    "describe_fetch_error",
 ]
-__version__ = "0.1.0"
+__version__ = package_version()

@@ -1,17 +1,17 @@
 """``datasourced-client``: create sources from a config file, load them, print their rows.
 
-    datasourced-client books.toml --fixtures Examples/quickstart.json
+    datasourced-client Clients/python/examples/books.toml --fixtures Clients/fixtures.json
     datasourced-client books.json --set baseURL=http://127.0.0.1:8080 --format jsonl
 
 The config (JSON, or TOML when the file ends in ``.toml``) holds ``sources``, a list of
 ``createSource`` params, children before parents; optionally ``show`` (the sources to
-print, default: the last one), ``columns`` and ``pages``. ``${NAME}`` in any string is
-replaced by a ``--set NAME=VALUE`` value; ``--fixtures FILE`` starts a local fixture API
-(``datasourced fixtures FILE``) and sets ``${baseURL}`` to it.
+print, default: the last one), ``columns``, ``pages`` and ``maxPages``. ``${NAME}`` in any
+string is replaced by a ``--set NAME=VALUE`` value; ``--fixtures FILE`` starts a local
+fixture API (``datasourced fixtures FILE``) and sets ``${baseURL}`` to it.
 
 Remote and paginated sources are loaded (paginated ones page by page) with progress on
-stderr; the rows go to stdout. Exit status: 0, 1 if a load failed, 2 for a bad config
-or a request the daemon refused.
+stderr; the rows go to stdout. Exit status: 0, 1 if a load failed or a source still had
+pages after ``--max-pages``, 2 for a bad config or a request the daemon refused.
 """
 
 from __future__ import annotations
@@ -20,24 +20,32 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import tomllib
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
-from .client import Client, DataSource, is_placeholder
-from .errors import DatasourcedError, LoadFailed, RPCError
+from .client import Client, DataSource
+from .command import daemon_command
+from .errors import DatasourcedError, LoadFailed, RPCError, describe_fetch_error
 from .events import Event
-from .render import describe_row, write_jsonl, write_table
+from .fixtures import FixtureServer, FixtureServerError
+from .protocol import SourceConfig, SourceKind
+from .render import describe_placeholders, write_jsonl, write_table
 
 LOADED_KINDS = ("remote", "paginated")
+#: Pages loaded from one source before the tool decides it pages without end.
+DEFAULT_MAX_PAGES = 1000
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(Exception):
     pass
+
+
+class EndlessPaging(DatasourcedError):
+    """A paginated source still had more pages after the page cap."""
 
 
 def load_config(path: Path, variables: dict[str, str]) -> dict[str, Any]:
@@ -65,29 +73,7 @@ def load_config(path: Path, variables: dict[str, str]) -> dict[str, Any]:
             return {k: substitute(v, f"{where}.{k}" if where else k) for k, v in value.items()}
         return value
 
-    return substitute(config, "")
-
-
-class FixtureServer:
-    """``datasourced fixtures FILE``: a local HTTP API, until closed."""
-
-    def __init__(self, daemon: str, fixtures: Path):
-        self.process = subprocess.Popen([daemon, "fixtures", str(fixtures)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            self.process.wait()
-            raise ConfigError(f"the fixture server for {fixtures} did not start (status {self.process.returncode})")
-        self.base_url: str = json.loads(line)["baseURL"]
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()  # it serves until its stdin closes
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+    return cast(dict[str, Any], substitute(config, ""))
 
 
 class Progress:
@@ -104,45 +90,51 @@ class Progress:
 
     def on_event(self, event: Event) -> None:
         if self.raw_events:
-            self.say(f"  ← dataSource/{event.kind} {json.dumps(event.params, ensure_ascii=False)}")
+            self.say(f"  ← {event.method} {json.dumps(event.params, ensure_ascii=False)}")
             return
         detail = ""
-        if event.kind == "didChange" and event.changes is not None:
-            c = event.changes
-            parts = [f"{len(c.get(key, []))} {key}" for key in ("inserted", "deleted", "moved", "updated") if c.get(key)]
-            sections = [f"{len(c.get(key, []))} {key}" for key in ("insertedSections", "deletedSections") if c.get(key)]
-            detail = ": " + ", ".join(parts + sections) if parts or sections else ""
+        changes = cast(dict[str, list[object]] | None, event.changes)
+        if event.kind == "didChange" and changes is not None:
+            parts = [f"{len(changes[key])} {key}"
+                     for key in ("inserted", "deleted", "moved", "updated", "insertedSections", "deletedSections")
+                     if changes.get(key)]
+            detail = ": " + ", ".join(parts) if parts else ""
         elif event.kind == "failedWithError" and event.error is not None:
-            detail = f": {event.error.get('kind')}: {event.error.get('message')}"
+            detail = f": {event.error.get('kind')}: {describe_fetch_error(event.error)}"
         self.say(f"  ← {event.source} {event.kind}{detail}")
 
     def rows(self, source: DataSource, what: str) -> None:
-        rows = source.objects_in_section(0) if source.number_of_sections else []
-        objects = sum(1 for row in rows if not is_placeholder(row))
-        placeholders = [describe_row(row) for row in rows if is_placeholder(row)]
-        state = source.describe()
+        snapshot = source.snapshot()
+        state = source.description  # read by the snapshot
         pages = ""
         if state.get("kind") == "paginated" and state.get("currentPage") is not None:
-            pages = f" (page {state['currentPage']} of {state.get('numberOfPages') or '?'}, " \
+            pages = f" (page {state.get('currentPage')} of {state.get('numberOfPages') or '?'}, " \
                     f"{state.get('numberOfTotalResults') or '?'} objects in all)"
-        tail = f" + {', '.join(placeholders)}" if placeholders else ""
-        self.say(f"{source.name}: {what}: {objects} objects{tail}{pages}")
+        objects = len(snapshot.objects())
+        self.say(f"{source.name}: {what}: {objects} object{'s' if objects != 1 else ''}"
+                 f"{describe_placeholders(snapshot)}{pages}")
 
 
-def load(source: DataSource, max_pages: int | None, progress: Progress | None) -> None:
-    """fetchData, then (paginated) every next page up to ``max_pages``."""
+def load(source: DataSource, pages: int | None, max_pages: int, progress: Progress | None) -> None:
+    """fetchData, then (paginated) every next page: up to ``pages`` if given, else until
+    the last page, raising :class:`EndlessPaging` if more remain after ``max_pages``."""
     if progress:
         progress.say(f"{source.name}: fetchData")
     source.fetch_data(wait=True)
     if progress:
         progress.rows(source, "loaded")
-    pages = 1
-    while source.kind == "paginated" and (max_pages is None or pages < max_pages) and source.has_more_pages:
+    loaded = 1
+    while source.kind == "paginated" and (pages is None or loaded < pages) and source.has_more_pages():
+        if loaded >= max_pages:
+            raise EndlessPaging(
+                f"{source.name!r} still has more pages after {loaded} pages (--max-pages {max_pages}): "
+                f"stopped at {source.description.get('lastURL')}: the API may page without end "
+                "(its metadata keeps promising more); to load fewer pages on purpose, pass --pages N")
         if progress:
             progress.say(f"{source.name}: fetchNextPage")
         if not source.fetch_next_page(wait=True).get("started"):
             break
-        pages += 1
+        loaded += 1
         if progress:
             progress.rows(source, "loaded")
 
@@ -151,9 +143,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="datasourced-client",
         description="Create datasourced sources from a config file, load them and print their rows.")
-    parser.add_argument("config", type=Path, help="JSON or TOML file: {sources: [...], show?, columns?, pages?}")
-    parser.add_argument("--daemon", default=os.environ.get("DATASOURCED", "datasourced"),
-                        help="the datasourced executable (default: $DATASOURCED or datasourced on the PATH)")
+    parser.add_argument("config", type=Path, help="JSON or TOML file: {sources: [...], show?, columns?, pages?, maxPages?}")
+    parser.add_argument("--daemon", metavar="PATH",
+                        help="the datasourced executable (default: $DATASOURCED, which may carry arguments, "
+                             "or datasourced on the PATH)")
     parser.add_argument("--fixtures", type=Path, metavar="FILE",
                         help="serve FILE's HTTP fixtures on 127.0.0.1 and set ${baseURL} to them")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -161,15 +154,32 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--show", action="append", metavar="SOURCE",
                         help="a source to print (repeatable; default: the config's \"show\", else the last source)")
     parser.add_argument("--pages", type=int, metavar="N", help="load at most N pages of each paginated source")
-    parser.add_argument("--format", choices=("table", "jsonl"), default="table", help="how rows are printed")
+    parser.add_argument("--max-pages", type=int, metavar="N",
+                        help=f"stop with an error when a source still has pages after N (default {DEFAULT_MAX_PAGES})")
+    parser.add_argument("--format", choices=("table", "jsonl"), default="table",
+                        help="how rows are printed (jsonl: data rows only, no placeholders)")
     parser.add_argument("--columns", help="comma-separated object members to show in a table")
     parser.add_argument("--events", action="store_true", help="print every notification in full on stderr")
     parser.add_argument("--quiet", action="store_true", help="print no progress on stderr")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any answer (default 30)")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="the daemon records the session to FILE, a transcript for `datasourced replay FILE`")
     arguments = parser.parse_args(argv)
-    if arguments.pages is not None and arguments.pages < 1:
-        parser.error("--pages must be at least 1")
+    for option in ("pages", "max_pages"):
+        if getattr(arguments, option) is not None and getattr(arguments, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be at least 1")
     return arguments
+
+
+def _create_sources(client: Client, config: dict[str, Any]) -> dict[str, DataSource]:
+    sources: dict[str, DataSource] = {}
+    for index, params in enumerate(config["sources"]):
+        if not isinstance(params, dict) or "name" not in params or "kind" not in params:
+            raise ConfigError(f"sources[{index}]: expected an object with \"name\" and \"kind\"")
+        params = dict(params)
+        name, kind = str(params.pop("name")), cast(SourceKind, params.pop("kind"))
+        sources[name] = client.create_source(name, kind, **cast(SourceConfig, params))
+    return sources
 
 
 def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -179,7 +189,8 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not equals or not name:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
-    fixtures = FixtureServer(arguments.daemon, arguments.fixtures) if arguments.fixtures else None
+    command = daemon_command(arguments.daemon)
+    fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
     try:
         if fixtures:
             variables.setdefault("baseURL", fixtures.base_url)
@@ -187,36 +198,32 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"fixture API: {fixtures.base_url} (from {arguments.fixtures})", file=err)
         config = load_config(arguments.config, variables)
         progress = None if arguments.quiet else Progress(err, arguments.events)
-        with Client.spawn([arguments.daemon], timeout=arguments.timeout) as client:
+        with Client.spawn(command, timeout=arguments.timeout, record=arguments.record) as client:
             if progress:
                 client.on_event(progress.on_event)
-            sources: dict[str, DataSource] = {}
-            for index, params in enumerate(config["sources"]):
-                if not isinstance(params, dict) or "name" not in params or "kind" not in params:
-                    raise ConfigError(f"sources[{index}]: expected an object with \"name\" and \"kind\"")
-                params = dict(params)
-                name, kind = params.pop("name"), params.pop("kind")
-                sources[name] = client.create_source(name, kind, **params)
+            sources = _create_sources(client, config)
             show = arguments.show or config.get("show") or [list(sources)[-1]]
             unknown = [name for name in show if name not in sources]
             if unknown:
                 raise ConfigError(f"cannot show {', '.join(unknown)}: not among the config's sources ({', '.join(sources)})")
             columns = arguments.columns.split(",") if arguments.columns else config.get("columns")
-            max_pages = arguments.pages or config.get("pages")
+            pages = arguments.pages or config.get("pages")
+            max_pages = arguments.max_pages or config.get("maxPages") or DEFAULT_MAX_PAGES
 
             failed = False
             for source in sources.values():
                 if source.kind in LOADED_KINDS:
                     try:
-                        load(source, max_pages, progress)
-                    except LoadFailed as failure:
+                        load(source, pages, max_pages, progress)
+                    except (LoadFailed, EndlessPaging) as failure:
                         failed = True
                         print(f"error: {failure}", file=err)
             for name in show:
+                snapshot = sources[name].snapshot()
                 if arguments.format == "jsonl":
-                    write_jsonl(sources[name], out)
+                    write_jsonl(snapshot, out)
                 else:
-                    write_table(sources[name], out, columns)
+                    write_table(snapshot, out, columns)
                     print(file=out)
                 out.flush()
             return 1 if failed else 0
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, RPCError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (DatasourcedError, FileNotFoundError, TimeoutError) as error:
+    except (DatasourcedError, FixtureServerError, FileNotFoundError, TimeoutError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 

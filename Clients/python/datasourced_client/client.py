@@ -1,4 +1,4 @@
-"""A synchronous client for ``datasourced``: spawn it, create sources, read and load them.
+"""A synchronous client for ``datasourced``: the :class:`AsyncClient`'s API, blocking.
 
 Example::
 
@@ -13,410 +13,458 @@ Example::
         for book in books.objects():
             print(book["title"])
 
-Every method blocks until the daemon has answered and every notification sent before
-that answer has been delivered to the callbacks (see :meth:`Client.on_event`).
+The asyncio client runs on an event loop in a thread of its own; each method here hands
+it the call and waits. Every method returns once the daemon has answered and every
+notification sent before that answer has been delivered to the callbacks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import itertools
+import logging
 import os
 import queue
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from typing import Any, TypeVar, Unpack
 
-from pygls.exceptions import JsonRpcException
-
-from .errors import DaemonExited, LoadFailed, RPCError
-from .events import Event, EventDispatcher
-from .transport import DaemonConnection
-
-__all__ = ["Client", "DataSource", "EventStream", "IndexPath", "is_placeholder", "NOTIFICATIONS"]
-
-IndexPath = tuple[int, int]
-
-#: The notifications the daemon sends, each with ``params.source``.
-NOTIFICATIONS = (
-    "dataSource/willLoadData",
-    "dataSource/didPartiallyLoad",
-    "dataSource/finishedLoading",
-    "dataSource/failedWithError",
-    "dataSource/didChange",
+from .async_client import AsyncClient, AsyncDataSource
+from .command import DaemonCommand
+from .events import Event, EventCallback
+from .protocol import (
+    JSON,
+    Capabilities,
+    FetchResult,
+    IndexPath,
+    NextPageResult,
+    SourceConfig,
+    SourceDescription,
+    SourceKind,
+    SourceSummary,
 )
+from .snapshot import Snapshot
 
-_VERSION = "0.1.0"
+__all__ = ["Client", "DataSource", "EventStream"]
+
+T = TypeVar("T")
+log = logging.getLogger("datasourced.client")
 
 
-def is_placeholder(row: Any) -> bool:
-    """Whether a row is a placeholder (``{"$placeholder": "loading" | "noResults" | "error"}``)."""
-    return isinstance(row, dict) and "$placeholder" in row
+class _Delivery:
+    """Delivers events to the synchronous callbacks and streams, in order, on a thread
+    of its own, so that a callback may call the (blocking) client."""
 
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Event | None] = queue.Queue()
+        self._callbacks: list[tuple[str | None, EventCallback]] = []
+        self._streams: list[EventStream] = []
+        self._lock = threading.Lock()
+        self._delivered = threading.Condition(self._lock)
+        self._delivered_seq = 0
+        self._thread = threading.Thread(target=self._run, name="datasourced-events", daemon=True)
+        self._thread.start()
 
-def _index_path(value: Sequence[int]) -> IndexPath:
-    section, item = value
-    return (int(section), int(item))
+    def post(self, event: Event | None) -> None:
+        """Called on the event loop for each event; ``None`` ends delivery."""
+        self._queue.put(event)
+
+    @property
+    def on_delivery_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def add_callback(self, callback: EventCallback, source: str | None) -> Callable[[], None]:
+        entry = (source, callback)
+        with self._lock:
+            self._callbacks.append(entry)
+
+        def remove() -> None:
+            with self._lock:
+                if entry in self._callbacks:
+                    self._callbacks.remove(entry)
+
+        return remove
+
+    def add_stream(self, stream: EventStream) -> None:
+        with self._lock:
+            self._streams.append(stream)
+
+    def remove_stream(self, stream: EventStream) -> None:
+        with self._lock:
+            if stream in self._streams:
+                self._streams.remove(stream)
+
+    def wait_delivered(self, seq: int) -> None:
+        """Blocks until every event up to ``seq`` has been delivered to the callbacks."""
+        if self.on_delivery_thread:
+            return  # a callback waiting for itself would never return
+        with self._delivered:
+            self._delivered.wait_for(lambda: self._delivered_seq >= seq or not self._thread.is_alive())
+
+    def close(self) -> None:
+        self._queue.put(None)
+        if not self.on_delivery_thread:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while (event := self._queue.get()) is not None:
+            with self._lock:
+                callbacks = [cb for source, cb in self._callbacks if source in (None, event.source)]
+                streams = list(self._streams)
+            for callback in callbacks:
+                try:
+                    callback(event)
+                except Exception:  # a faulty callback must not stop delivery to the others
+                    log.exception("event callback %r failed on %s", callback, event)
+            for stream in streams:
+                stream._offer(event)
+            with self._delivered:
+                self._delivered_seq = event.seq
+                self._delivered.notify_all()
+        with self._lock:
+            streams = list(self._streams)
+        for stream in streams:
+            stream.close()
+        with self._delivered:
+            self._delivered.notify_all()
 
 
 class Client:
-    """One ``datasourced`` process and the connection to it.
+    """One ``datasourced`` process and the connection to it (see :class:`AsyncClient`
+    for the options: ``command``, ``timeout``, ``record``, ``change_values``)."""
 
-    ``command`` is the daemon's command line (default: ``$DATASOURCED`` or
-    ``datasourced`` on the PATH). ``timeout`` bounds every request in seconds; a request
-    that times out is cancelled with ``$/cancelRequest`` and raises :class:`TimeoutError`.
-    """
-
-    def __init__(self, command: Sequence[str] | None = None, *, timeout: float = 30.0,
-                 client_name: str = "datasourced-client (python)"):
-        self.command = list(command) if command else [os.environ.get("DATASOURCED", "datasourced")]
-        self.timeout = timeout
-        self.client_name = client_name
-        self.server_info: dict[str, Any] = {}
-        self.capabilities: dict[str, Any] = {}
-        self.returncode: int | None = None
-        self._ids = itertools.count(1)
-        self._exited = threading.Event()
-        self._closed = False
-        self._events = EventDispatcher()
+    def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
+                 client_name: str = "datasourced-client (python)",
+                 record: str | os.PathLike[str] | None = None,
+                 change_values: bool | int = False):
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="datasourced-rpc", daemon=True)
-        self._connection = DaemonConnection(on_exit=self._daemon_exited)
-        for method in NOTIFICATIONS:
-            self._connection.feature(method)(self._notification_handler(method))
+        self._delivery: _Delivery | None = None
+        self._async = AsyncClient(command, timeout=timeout, client_name=client_name, record=record,
+                                  change_values=change_values)
 
-    # -- lifecycle --------------------------------------------------------------------
+    # -- lifecycle ----------------------------------------------------------------------
 
     @classmethod
-    def spawn(cls, command: Sequence[str] | None = None, **options: Any) -> Client:
+    def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
+              client_name: str = "datasourced-client (python)",
+              record: str | os.PathLike[str] | None = None,
+              change_values: bool | int = False) -> Client:
         """Starts the daemon and initializes the connection."""
-        client = cls(command, **options)
+        client = cls(command, timeout=timeout, client_name=client_name, record=record,
+                     change_values=change_values)
         client.start()
         return client
 
     def start(self) -> None:
         """Spawns the daemon and sends ``initialize``."""
+        if self._delivery is not None:
+            return
+        self._delivery = _Delivery()
+        self._async.on_event(self._delivery.post)
+        self._async._on_end.append(lambda: self._delivery.post(None) if self._delivery else None)
         self._loop_thread.start()
         try:
-            self._run(self._connection.start(self.command), self.timeout)
-        except FileNotFoundError as error:
-            self._stop_loop()
-            raise FileNotFoundError(
-                f"cannot start the daemon {self.command[0]!r}: {error.strerror}; "
-                "build it (swift build) and pass its path, or set $DATASOURCED") from error
-        result = self.request("initialize", {"clientInfo": {"name": self.client_name, "version": _VERSION}})
-        self.server_info = result.get("serverInfo", {})
-        self.capabilities = result.get("capabilities", {})
+            self._call(self._async.start())
+        except BaseException:
+            self._stop()
+            raise
 
     def close(self, timeout: float = 5.0) -> int | None:
         """Sends ``shutdown`` and ``exit``, waits for the daemon to end; returns its exit status."""
-        if self._closed:
-            return self.returncode
-        self._closed = True
-        if not self._exited.is_set():
-            try:
-                self.request("shutdown", timeout=timeout)
-                self.notify("exit")
-            except (DaemonExited, TimeoutError, RPCError):
-                pass
-            if not self._exited.wait(timeout) and self._connection.process is not None:
-                self._connection.process.kill()
-                self._exited.wait(timeout)
+        if self._delivery is None or not self._loop.is_running():
+            return self._async.returncode
         try:
-            self._run(self._connection.stop(), timeout)
-        except (TimeoutError, concurrent.futures.TimeoutError):
-            pass
-        self._stop_loop()
-        self._events.close()
-        return self.returncode
+            self._call(self._async.close(timeout))
+        finally:
+            self._stop()
+        return self._async.returncode
+
+    def wait_exit(self, timeout: float | None = None) -> int | None:
+        """Waits until the daemon process has ended (for whatever reason); returns its
+        exit status. Raises :class:`TimeoutError` if it is still running after ``timeout``."""
+        return self._call(self._async.wait_exit(timeout))
+
+    def _stop(self) -> None:
+        if self._delivery is not None:
+            self._delivery.close()
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(timeout=5)
 
     def __enter__(self) -> Client:
-        if not self._loop_thread.is_alive():
-            self.start()
+        self.start()
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # -- what the daemon said -------------------------------------------------------------
+
+    @property
+    def command(self) -> list[str]:
+        return self._async.command
+
+    @property
+    def timeout(self) -> float:
+        return self._async.timeout
+
+    @property
+    def protocol_version(self) -> str:
+        return self._async.protocol_version
+
+    @property
+    def server_info(self) -> dict[str, str]:
+        return self._async.server_info
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._async.capabilities
+
+    @property
+    def notifications(self) -> frozenset[str]:
+        return self._async.notifications
+
+    @property
+    def returncode(self) -> int | None:
+        return self._async.returncode
 
     @property
     def stderr_tail(self) -> list[str]:
         """The daemon's last lines of log output (stderr)."""
-        return self._connection.stderr_tail
+        return self._async.stderr_tail
 
-    # -- messages ---------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._async.pid
+
+    # -- messages -------------------------------------------------------------------------
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Runs ``coroutine`` on the client's loop and waits for it, then for the delivery
+        of every event received meanwhile. (Timeouts are the coroutine's own.)"""
+        async def run() -> tuple[T, int]:
+            result = await coroutine
+            return result, self._async.events_received
+
+        if not self._loop.is_running():
+            coroutine.close()
+            raise RuntimeError("the client is not running: use spawn() or start()")
+        result, seq = asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+        if self._delivery is not None:
+            self._delivery.wait_delivered(seq)
+        return result
 
     def request(self, method: str, params: dict[str, Any] | None = None, *,
                 timeout: float | None = None) -> Any:
-        """Sends a request and returns its result; raises :class:`RPCError` on an error answer."""
-        if self._exited.is_set():
-            raise DaemonExited(self.returncode, self.stderr_tail)
-        timeout = self.timeout if timeout is None else timeout
-        msg_id = next(self._ids)
-        protocol = self._connection.protocol
-
-        async def send() -> tuple[Any, int]:
-            try:
-                result = await protocol.send_request_async(method, params if params is not None else {}, msg_id=msg_id)
-            except JsonRpcException as error:
-                raise RPCError(method, error.code, error.message, error.data) from None
-            # Every notification sent before this answer has been received by now.
-            return result, self._events.received_seq
-
-        future = asyncio.run_coroutine_threadsafe(send(), self._loop)
-        try:
-            result, seq = future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            self._loop.call_soon_threadsafe(protocol.notify, "$/cancelRequest", {"id": msg_id})
-            raise TimeoutError(f"{method}: no answer from datasourced within {timeout} s") from None
-        except RuntimeError as error:  # pygls fails pending requests this way when the daemon exits
-            if self._exited.is_set():
-                raise DaemonExited(self.returncode, self.stderr_tail) from error
-            raise
-        self._events.wait_delivered(seq, timeout)
-        return result
+        """Sends a request and returns its result; raises :class:`RPCError` on an error answer,
+        :class:`TimeoutError` (after sending ``$/cancelRequest``) when none comes in time."""
+        return self._call(self._async.request(method, params, timeout=timeout))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Sends a notification."""
-        if self._exited.is_set():
-            raise DaemonExited(self.returncode, self.stderr_tail)
-        # An absent params must not go out as "params": null, which JSON-RPC forbids.
-        self._loop.call_soon_threadsafe(self._connection.protocol.notify, method, params if params is not None else {})
+        async def send() -> None:
+            self._async.notify(method, params)
 
-    def on_event(self, callback: Callable[[Event], None], source: str | None = None) -> Callable[[], None]:
+        self._call(send())
+
+    def on_event(self, callback: EventCallback, source: str | None = None) -> Callable[[], None]:
         """Calls ``callback(event)`` for every notification (of ``source`` only, if given).
 
         Callbacks run on one thread of their own, in the order the daemon sent the
         events; they may call the client. Returns a function that removes the callback.
         """
-        return self._events.add_callback(callback, source)
+        if self._delivery is None:
+            raise RuntimeError("the client is not started: use spawn() or start()")
+        return self._delivery.add_callback(callback, source)
 
-    def events(self, timeout: float | None = None) -> EventStream:
-        """An iterator over the notifications received from this call on.
+    def events(self, timeout: float | None = None, *, source: str | None = None) -> EventStream:
+        """An iterator over the notifications received from this call on (of ``source``
+        only, if given). It ends when no event comes within ``timeout`` seconds (``None``:
+        wait for ever) or when the client closes. Use it as a context manager, or call
+        ``close()``, to stop collecting."""
+        if self._delivery is None:
+            raise RuntimeError("the client is not started: use spawn() or start()")
+        return EventStream(self._delivery, source, timeout)
 
-        It ends when no event comes within ``timeout`` seconds (``None``: wait for
-        ever) or when the client closes. Use it as a context manager, or call
-        ``close()``, to stop collecting.
-        """
-        return EventStream(self._events, timeout)
+    # -- sources --------------------------------------------------------------------------
 
-    # -- sources ------------------------------------------------------------------------
-
-    def create_source(self, name: str, kind: str, **config: Any) -> DataSource:
+    def create_source(self, name: str, kind: SourceKind, **config: Unpack[SourceConfig]) -> DataSource:
         """Creates a source (``createSource``); ``config`` holds the kind's parameters as
         Protocol.md names them (``objects``, ``source``, ``sectioningKey``,
         ``remoteConfiguration``, ``apiPath``, ``keyPath``, ``pageSize``, ...)."""
-        description = self.request("createSource", {"name": name, "kind": kind, **config})
-        return DataSource(self, name, description)
+        return DataSource(self, self._call(self._async.create_source(name, kind, **config)))
 
     def source(self, name: str) -> DataSource:
         """A handle on an existing source."""
-        return DataSource(self, name, self.request("describeSource", {"source": name}))
+        return DataSource(self, self._call(self._async.source(name)))
 
-    def list_sources(self) -> list[dict[str, Any]]:
+    def list_sources(self) -> list[SourceSummary]:
         """``[{name, kind}]``, oldest first."""
-        return self.request("listSources")
+        return self._call(self._async.list_sources())
 
     def ping(self, delay_ms: int = 0) -> None:
-        self.request("ping", {"delayMilliseconds": delay_ms})
-
-    # -- internals ------------------------------------------------------------------------
-
-    def _notification_handler(self, method: str) -> Callable[[Any], None]:
-        kind = method.split("/", 1)[1]
-
-        def handle(params: Any) -> None:
-            self._events.post(kind, params if isinstance(params, dict) else {})
-
-        return handle
-
-    def _daemon_exited(self, returncode: int | None) -> None:
-        self.returncode = returncode
-        self._exited.set()
-
-    def _run(self, coroutine: Any, timeout: float | None) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
-
-    def _stop_loop(self) -> None:
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._loop_thread.join(timeout=5)
-
-    def _wait_for_load(self, source: str, method: str, params: dict[str, Any],
-                       started: Callable[[Any], bool], timeout: float | None) -> Any:
-        """Sends a request that starts a load and waits for that load's final event."""
-        if self._events.on_dispatch_thread:
-            raise RuntimeError(f"{method}(wait=True) cannot wait inside an event callback: "
-                               "the events it waits for are delivered on this thread")
-        waiter = self._events.expect_final(source)
-        try:
-            result = self.request(method, params)
-            if not started(result):
-                return result
-            if not waiter.done.wait(self.timeout if timeout is None else timeout):
-                raise TimeoutError(f"{method}: {source!r} did not finish loading in time")
-            if waiter.event is None:
-                raise DaemonExited(self.returncode, self.stderr_tail)
-            if waiter.event.kind == "failedWithError":
-                raise LoadFailed(source, waiter.event.error or {})
-            return result
-        finally:
-            self._events.forget(waiter)
+        self._call(self._async.ping(delay_ms))
 
 
 class EventStream:
-    """Notifications as an iterator (see :meth:`Client.events`)."""
+    """Notifications as an iterator (see :meth:`Client.events`). After ``close()`` it
+    still yields the events it had collected, then ends."""
 
-    def __init__(self, dispatcher: EventDispatcher, timeout: float | None):
-        self._dispatcher = dispatcher
-        self._queue = dispatcher.subscribe()
+    def __init__(self, delivery: _Delivery, source: str | None, timeout: float | None):
+        self._delivery = delivery
+        self._source = source
         self._timeout = timeout
+        self._queue: queue.Queue[Event | None] = queue.Queue()
+        self._closed = False
+        self._finished = False
+        delivery.add_stream(self)
+
+    def _offer(self, event: Event) -> None:
+        if not self._closed and (self._source is None or event.source == self._source):
+            self._queue.put(event)
 
     def __iter__(self) -> EventStream:
         return self
 
     def __next__(self) -> Event:
+        if self._finished:
+            raise StopIteration
         try:
             event = self._queue.get(timeout=self._timeout)
         except queue.Empty:
             event = None
         if event is None:
+            self._finished = True
             self.close()
             raise StopIteration
         return event
 
     def close(self) -> None:
-        self._dispatcher.unsubscribe(self._queue)
+        """Stops collecting: the events collected so far are still yielded, then it ends."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+        self._delivery.remove_stream(self)
 
     def __enter__(self) -> EventStream:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
 class DataSource:
-    """A handle on one named source of the daemon. It holds no rows itself: every
-    read asks the daemon, so it is always current."""
+    """A handle on one named source of the daemon (the blocking face of
+    :class:`AsyncDataSource`). It holds no rows: every read is a request (or two), so it
+    is current, and costs a round trip; read once with :meth:`snapshot` to look at many
+    rows."""
 
-    def __init__(self, client: Client, name: str, description: dict[str, Any]):
+    def __init__(self, client: Client, source: AsyncDataSource):
         self.client = client
-        self.name = name
-        self.kind: str = description.get("kind", "")
-        self.description = description
+        self._async = source
 
     def __repr__(self) -> str:
         return f"DataSource({self.name!r}, kind={self.kind!r})"
 
-    def _request(self, method: str, **params: Any) -> Any:
-        return self.client.request(method, {"source": self.name, **params})
-
-    # -- reading --------------------------------------------------------------------------
-
-    def describe(self) -> dict[str, Any]:
-        """``describeSource``: kind, counts, titles, ``isFetching`` and the kind's state."""
-        self.description = self._request("describeSource")
-        return self.description
+    @property
+    def name(self) -> str:
+        return self._async.name
 
     @property
+    def kind(self) -> str:
+        return self._async.kind
+
+    @property
+    def description(self) -> SourceDescription:
+        """The description as last read (``createSource``, :meth:`describe`); no request."""
+        return self._async.description
+
+    # -- reading (each call is a request) -------------------------------------------------
+
+    def describe(self) -> SourceDescription:
+        """``describeSource``: kind, counts, titles, ``isFetching``, ``revision`` (1.1) and
+        the kind's state (paginated: ``currentPage``, ``hasMorePages``, ...)."""
+        return self.client._call(self._async.describe())
+
     def number_of_sections(self) -> int:
-        return self._request("numberOfSections")
+        return self.client._call(self._async.number_of_sections())
 
     def number_of_objects(self, section: int = 0) -> int:
-        """Rows in ``section`` (placeholders included)."""
-        return self._request("numberOfObjectsInSection", section=section)
+        """Rows in ``section``, placeholders included (see :meth:`count_objects` for data)."""
+        return self.client._call(self._async.number_of_objects(section))
 
-    @property
-    def section_titles(self) -> list[Any]:
-        return self._request("sectionTitles")
+    def section_titles(self) -> list[JSON]:
+        return self.client._call(self._async.section_titles())
 
-    def object_at(self, index_path: Sequence[int]) -> Any:
-        """The row at ``(section, item)``."""
-        return self._request("objectAtIndexPath", indexPath=list(index_path))
+    def object_at(self, index_path: Sequence[int]) -> JSON:
+        """The row at ``(section, item)`` (a placeholder is a row too)."""
+        return self.client._call(self._async.object_at(index_path))
 
-    def index_path_for(self, obj: Any) -> IndexPath | None:
+    def index_path_for(self, obj: JSON) -> IndexPath | None:
         """Where the first row with ``obj``'s identity is, or ``None``."""
-        found = self._request("indexPathForObject", object=obj)
-        return None if found is None else _index_path(found)
+        return self.client._call(self._async.index_path_for(obj))
 
-    def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[Any]:
-        params: dict[str, Any] = {"section": section, "start": start}
-        if count is not None:
-            params["count"] = count
-        return self._request("objectsInSection", **params)["objects"]
+    def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[JSON]:
+        """Rows of one section (placeholders included), from ``start``, ``count`` of them."""
+        return self.client._call(self._async.objects_in_section(section, start, count))
 
-    def rows(self, chunk: int = 1000) -> Iterator[tuple[IndexPath, Any]]:
-        """Every row with its index path, section after section, fetched ``chunk`` at a time."""
-        for section in range(self.number_of_sections):
-            start = 0
-            while True:
-                answer = self._request("objectsInSection", section=section, start=start, count=chunk)
-                for offset, row in enumerate(answer["objects"]):
-                    yield (section, start + offset), row
-                start += len(answer["objects"])
-                if not answer["objects"] or start >= answer["numberOfObjects"]:
-                    break
+    def snapshot(self) -> Snapshot:
+        """Every row, section by section, as they were at one revision (two requests)."""
+        return self.client._call(self._async.snapshot())
 
-    def __iter__(self) -> Iterator[Any]:
-        """Every row (placeholders included), section after section."""
-        return (row for _, row in self.rows())
+    def rows(self) -> Iterator[tuple[IndexPath, JSON]]:
+        """Every row with its index path, placeholders included (one :meth:`snapshot`)."""
+        return self.snapshot().rows()
 
-    def __len__(self) -> int:
-        return sum(self.describe().get("counts", []))
+    def objects(self) -> list[JSON]:
+        """Every row that is data, placeholders left out (one :meth:`snapshot`)."""
+        return self.client._call(self._async.objects())
 
-    def objects(self) -> list[Any]:
-        """Every row that is not a placeholder."""
-        return [row for row in self if not is_placeholder(row)]
+    def count_objects(self) -> int:
+        """How many rows are data, placeholders not counted. Paginated sources: one
+        ``describeSource``; other kinds: a :meth:`snapshot` (every row is read)."""
+        return self.client._call(self._async.count_objects())
+
+    def has_more_pages(self) -> bool:
+        """Paginated sources: whether another page may be fetched (one ``describeSource``)."""
+        return self.client._call(self._async.has_more_pages())
+
+    def is_fetching(self) -> bool:
+        """Whether a load is in flight (one ``describeSource``)."""
+        return self.client._call(self._async.is_fetching())
 
     # -- loading --------------------------------------------------------------------------
 
-    @property
-    def is_fetching(self) -> bool:
-        return bool(self.describe().get("isFetching"))
-
-    @property
-    def has_more_pages(self) -> bool:
-        """Paginated sources: whether another page may be fetched."""
-        return bool(self.describe().get("hasMorePages"))
-
     def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
-                   timeout: float | None = None) -> dict[str, Any]:
+                   timeout: float | None = None) -> FetchResult:
         """Loads the source (``fetchData``); with ``wait``, returns when the load ended.
 
         Raises :class:`LoadFailed` if it failed (unless ``raise_on_error`` is false; the
         result's ``outcome`` and ``error`` then tell).
         """
-        if not wait:
-            return self._request("fetchData")
-        result = self.client.request("fetchData", {"source": self.name, "wait": True}, timeout=timeout)
-        if raise_on_error and result.get("outcome") == "failed":
-            raise LoadFailed(self.name, result.get("error") or {})
-        return result
+        return self.client._call(self._async.fetch_data(wait, raise_on_error=raise_on_error, timeout=timeout))
 
     def cancel_fetch(self) -> bool:
         """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
-        return bool(self._request("cancelFetch").get("cancelled"))
+        return self.client._call(self._async.cancel_fetch())
 
-    def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
+    def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
         """Paginated sources: loads the next page. Returns ``{"started": bool, "reason"?}``;
         with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
         failed (calling again retries the same page)."""
-        params = {"source": self.name}
-        if not wait:
-            return self.client.request("fetchNextPage", params)
-        return self.client._wait_for_load(self.name, "fetchNextPage", params,
-                                          lambda result: bool(result.get("started")), timeout)
+        return self.client._call(self._async.fetch_next_page(wait, timeout=timeout))
 
-    def fetch_all_pages(self, on_page: Callable[[int, DataSource], None] | None = None,
+    def fetch_all_pages(self, on_page: Callable[[int, DataSource], object] | None = None,
                         max_pages: int | None = None) -> int:
-        """Paginated sources: loads from page one, then every next page; returns the
-        number of pages loaded. ``on_page(n, source)`` is called after each."""
+        """Paginated sources: loads from page one, then every next page (at most
+        ``max_pages`` in all); returns the number of pages loaded. ``on_page(n, source)``
+        follows each page. A source that pages without end is stopped by the daemon's
+        loop guard (:class:`LoadFailed`, kind ``loop``) or by ``max_pages``."""
         self.fetch_data(wait=True)
         pages = 1
         if on_page:
             on_page(pages, self)
-        while (max_pages is None or pages < max_pages) and self.has_more_pages:
+        while (max_pages is None or pages < max_pages) and self.has_more_pages():
             if not self.fetch_next_page(wait=True).get("started"):
                 break
             pages += 1
@@ -427,30 +475,32 @@ class DataSource:
     def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
         a paginated source loads the next page. Returns whether a fetch started."""
-        return bool(self._request("willDisplayObjectAtIndexPath", indexPath=list(index_path)).get("fetchStarted"))
+        return self.client._call(self._async.will_display(index_path))
 
-    # -- editing (simple sources) --------------------------------------------------------
+    # -- editing (simple sources); each returns the new number of objects ---------------
 
-    def replace_objects(self, objects: list[Any]) -> int:
-        return self._request("replaceObjects", objects=objects)
+    def replace_objects(self, objects: list[JSON]) -> int:
+        return self.client._call(self._async.replace_objects(objects))
 
-    def insert_objects(self, objects: list[Any], index: int | None = None) -> int:
-        params: dict[str, Any] = {"objects": objects}
-        if index is not None:
-            params["index"] = index
-        return self._request("insertObjects", **params)
+    def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
+        return self.client._call(self._async.insert_objects(objects, index))
 
     def remove_objects(self, index: int, count: int = 1) -> int:
-        return self._request("removeObjects", index=index, count=count)
+        return self.client._call(self._async.remove_objects(index, count))
 
-    def update_objects(self, objects: list[Any]) -> int:
-        return self._request("updateObjects", objects=objects)
+    def update_objects(self, objects: list[JSON]) -> int:
+        return self.client._call(self._async.update_objects(objects))
 
     # -- events and lifetime ------------------------------------------------------------
 
-    def on_event(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+    def on_event(self, callback: EventCallback) -> Callable[[], None]:
         """Calls ``callback(event)`` for this source's notifications; returns a remover."""
         return self.client.on_event(callback, self.name)
 
-    def destroy(self, cascade: bool = False) -> None:
-        self.client.request("destroySource", {"name": self.name, "cascade": cascade})
+    def events(self, timeout: float | None = None) -> EventStream:
+        """This source's notifications from now on (see :meth:`Client.events`)."""
+        return self.client.events(timeout, source=self.name)
+
+    def destroy(self, cascade: bool = False) -> list[str]:
+        """``destroySource``; returns the names of every source removed."""
+        return self.client._call(self._async.destroy(cascade))

@@ -1,10 +1,39 @@
-"""Exceptions raised by the client."""
+"""Exceptions raised by the client, and fetch errors put into words for people."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DatasourcedError", "RPCError", "LoadFailed", "DaemonExited"]
+from .protocol import FetchError
+
+__all__ = ["DatasourcedError", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
+           "describe_fetch_error"]
+
+
+def describe_fetch_error(error: FetchError | Mapping[str, Any]) -> str:
+    """One line for people: the daemon's message, the URL, and the server's own words.
+
+    ``HTTP status 500 from http://host/v1/books?page=1: "the database is on fire"``.
+    The server's text is ``serverMessage`` (protocol 1.1); without it, the start of the
+    response ``body`` when the daemon sent one.
+    """
+    message = str(error.get("message") or error.get("kind") or "unknown error")
+    url = error.get("finalURL") or error.get("url")
+    text = message if not url or str(url) in message else f"{message} from {url}"
+    server_text = error.get("serverMessage")
+    if not server_text and isinstance(error.get("body"), str):
+        server_text = " ".join(str(error["body"]).split())[:200]
+    if server_text and str(server_text) not in message:
+        text += f": {server_text!r}" if isinstance(server_text, str) else f": {server_text}"
+    retry = error.get("retryAfterSeconds")
+    if retry is not None:
+        text += f" (retry after {retry} s)"
+    failures = error.get("failures")
+    if isinstance(failures, list):
+        text += "".join(f"; {f.get('source')}: {describe_fetch_error(f.get('error') or {})}"
+                        for f in failures if isinstance(f, dict))
+    return text
 
 
 class DatasourcedError(Exception):
@@ -29,18 +58,17 @@ class RPCError(DatasourcedError):
 class LoadFailed(DatasourcedError):
     """A load cycle ended with ``dataSource/failedWithError``.
 
-    ``error`` is the structured error: ``kind`` (``http``, ``timeout``, ``transport``,
-    ``decode``, ``keyPath``, ``mapping``, ``cancelled``, ``tooLarge``, ``children``),
-    ``message``, and ``status`` and ``url`` where there are some.
+    ``error`` is the structured error (see :class:`~datasourced_client.protocol.FetchError`):
+    ``kind``, ``message``, and where there are some ``status``, ``url`` and (protocol 1.1)
+    ``serverMessage``, ``body``, ``finalURL``, ``retryAfterSeconds``. ``str()`` shows the
+    URL and the server's own text.
     """
 
-    def __init__(self, source: str, error: dict[str, Any]):
-        kind = error.get("kind", "unknown")
-        message = error.get("message", "")
-        super().__init__(f"loading {source!r} failed ({kind}): {message}")
+    def __init__(self, source: str, error: FetchError):
         self.source = source
         self.error = error
-        self.kind = kind
+        self.kind = str(error.get("kind", "unknown"))
+        super().__init__(f"loading {source!r} failed ({self.kind}): {describe_fetch_error(error)}")
 
 
 class DaemonExited(DatasourcedError):
@@ -51,3 +79,7 @@ class DaemonExited(DatasourcedError):
         super().__init__(f"datasourced exited with status {returncode}{detail}")
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+
+
+class IncompatibleDaemon(DatasourcedError):
+    """The daemon speaks a protocol version this client does not understand."""

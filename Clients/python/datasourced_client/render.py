@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TextIO
 
-from .client import DataSource, IndexPath, is_placeholder
+from .errors import describe_fetch_error
+from .protocol import JSON
+from .snapshot import Snapshot, is_placeholder
 
-__all__ = ["describe_row", "pick_columns", "write_table", "write_jsonl"]
+__all__ = ["describe_row", "describe_placeholders", "pick_columns", "write_table", "write_jsonl"]
 
 
-def describe_row(row: Any) -> str:
+def describe_row(row: JSON) -> str:
     """A one-line rendering of a placeholder (or of any row, compactly)."""
     if is_placeholder(row):
         kind = row["$placeholder"]
@@ -20,12 +22,18 @@ def describe_row(row: Any) -> str:
         if kind == "noResults":
             return "(no results)"
         if kind == "error":
-            return f"✗ error: {(row.get('error') or {}).get('message', 'unknown error')}"
+            return f"✗ error: {describe_fetch_error(row.get('error') or {})}"
         return f"<{kind}>"
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
 
-def pick_columns(rows: Iterable[Any], limit: int = 8) -> list[str]:
+def describe_placeholders(snapshot: Snapshot) -> str:
+    """`` + ⋯ loading…`` (the placeholders a snapshot holds), or nothing."""
+    placeholders = snapshot.placeholders()
+    return f" + {', '.join(describe_row(row) for row in placeholders)}" if placeholders else ""
+
+
+def pick_columns(rows: Iterable[JSON], limit: int = 8) -> list[str]:
     """The object members seen in ``rows``, in order of first appearance."""
     columns: list[str] = []
     for row in rows:
@@ -34,7 +42,7 @@ def pick_columns(rows: Iterable[Any], limit: int = 8) -> list[str]:
     return columns[:limit]
 
 
-def _cell(value: Any) -> str:
+def _cell(value: JSON) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -42,43 +50,45 @@ def _cell(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_table(source: DataSource, out: TextIO, columns: list[str] | None = None,
-                max_width: int = 40) -> int:
-    """Prints ``source`` as a table, with a header line per section when it has titles.
-    Returns the number of rows printed."""
-    titles = source.section_titles
-    sections = [(title, source.objects_in_section(section)) for section, title in enumerate(titles)]
-    columns = columns or pick_columns(row for _, rows in sections for row in rows)
+def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = None, max_width: int = 40) -> int:
+    """Prints a snapshot as a table, with a header line per section when it has titles;
+    placeholders are shown as what they mean (``⋯ loading…``), not as data. Returns the
+    number of objects (data rows) printed."""
+    columns = columns or pick_columns(row for _, row in snapshot.rows())
     cells = [[_cell(row.get(c) if isinstance(row, dict) else row)[:max_width] for c in columns]
-             for _, rows in sections for row in rows if not is_placeholder(row)]
+             for row in snapshot.objects()]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
 
     def line(values: list[str]) -> str:
         return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
 
-    count = sum(len(rows) for _, rows in sections)
-    print(f"{source.name} ({source.kind}): {count} rows in {len(titles)} section{'s' if len(titles) != 1 else ''}", file=out)
+    objects = len(cells)
+    sections = len(snapshot.sections)
+    print(f"{snapshot.name} ({snapshot.kind}): {objects} object{'s' if objects != 1 else ''}"
+          f"{describe_placeholders(snapshot)} in {sections} section{'s' if sections != 1 else ''}", file=out)
     print(line(columns), file=out)
     print(line(["-" * w for w in widths]), file=out)
-    for title, rows in sections:
-        if title != "" or len(titles) > 1:
-            print(f"## {_cell(title) if title is not None else 'null'}", file=out)
-        for row in rows:
+    for section in snapshot.sections:
+        if section.title != "" or sections > 1:
+            print(f"## {_cell(section.title) if section.title is not None else 'null'}", file=out)
+        for row in section.rows:
             if is_placeholder(row) or not isinstance(row, dict):
                 print(describe_row(row), file=out)
             else:
                 print(line([_cell(row.get(c))[:max_width] for c in columns]), file=out)
-    return count
+    return objects
 
 
-def write_jsonl(source: DataSource, out: TextIO) -> int:
-    """Prints one JSON object per row: ``{"source", "indexPath", "section", "object"}``."""
-    titles = source.section_titles
+def write_jsonl(snapshot: Snapshot, out: TextIO) -> int:
+    """Prints one JSON object per data row: ``{"source", "indexPath", "section", "object"}``.
+    Placeholders are not data and are left out (progress and errors go to stderr).
+    Returns the number of rows printed."""
     count = 0
-    for (section, item), row in source.rows():
-        index_path: IndexPath = (section, item)
-        print(json.dumps({"source": source.name, "indexPath": list(index_path),
-                          "section": titles[section] if section < len(titles) else None,
-                          "object": row}, ensure_ascii=False), file=out)
+    titles = snapshot.titles
+    for (section, item), row in snapshot.rows():
+        if is_placeholder(row):
+            continue
+        print(json.dumps({"source": snapshot.name, "indexPath": [section, item],
+                          "section": titles[section], "object": row}, ensure_ascii=False), file=out)
         count += 1
     return count

@@ -1,24 +1,28 @@
-"""Fixtures: the real daemon (built by `swift build`) and the fixture HTTP API it serves."""
+"""Fixtures: the real daemon ($DATASOURCED, else the repository's debug build) and the
+fixture HTTP API it serves from Clients/fixtures.json (the demo's file too)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shlex
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from datasourced_client import Client
-from datasourced_client.cli import FixtureServer
+from datasourced_client import AsyncClient, Client, DataSource
+from datasourced_client.fixtures import FixtureServer
 
 REPO = Path(__file__).resolve().parents[3]
-FIXTURES = REPO / "Clients" / "fixtures.json"  # shared with the Neovim plugin's tests
+FIXTURES = REPO / "Clients" / "fixtures.json"  # shared with the demo and the Neovim plugin's tests
 
 
 @pytest.fixture(scope="session")
 def daemon() -> str:
-    """The daemon under test: $DATASOURCED, else the repository's debug build."""
-    path = os.environ.get("DATASOURCED") or str(REPO / ".build" / "debug" / "datasourced")
+    """The daemon's executable: $DATASOURCED (its first word), else the debug build."""
+    words = shlex.split(os.environ.get("DATASOURCED", ""))
+    path = words[0] if words else str(REPO / ".build" / "debug" / "datasourced")
     if not os.access(path, os.X_OK):
         pytest.fail(f"no datasourced executable at {path}: run `swift build` first or set $DATASOURCED")
     return path
@@ -26,18 +30,16 @@ def daemon() -> str:
 
 @pytest.fixture(scope="session")
 def api(daemon: str) -> Iterator[str]:
-    """The base URL of tests/fixtures.json served on loopback, shared by the session's tests."""
-    server = FixtureServer(daemon, FIXTURES)
-    yield server.base_url
-    server.close()
+    """The base URL of Clients/fixtures.json served on loopback, shared by the session's tests."""
+    with FixtureServer(daemon, FIXTURES) as server:
+        yield server.base_url
 
 
 @pytest.fixture
 def fresh_api(daemon: str) -> Iterator[str]:
     """The same API, served anew: for routes that answer a limited number of times."""
-    server = FixtureServer(daemon, FIXTURES)
-    yield server.base_url
-    server.close()
+    with FixtureServer(daemon, FIXTURES) as server:
+        yield server.base_url
 
 
 @pytest.fixture
@@ -48,6 +50,30 @@ def client(daemon: str) -> Iterator[Client]:
     assert started.close() == 0, started.stderr_tail
 
 
-def books_source(client: Client, base_url: str, name: str = "books", api_path: str = "/v1/books", **extra):
+@pytest.fixture
+async def aclient(daemon: str) -> AsyncIterator[AsyncClient]:
+    """A started asyncio client; the daemon must end cleanly (status 0) when it closes."""
+    started = await AsyncClient.spawn([daemon], timeout=10)
+    yield started
+    assert await started.close() == 0, started.stderr_tail
+
+
+def speaks_1_1(client: Client | AsyncClient) -> bool:
+    """Protocol 1.1 (revisions, server error text, loop guard) is what the daemon speaks."""
+    major, _, minor = client.protocol_version.partition(".")
+    return (int(major), int(minor or 0)) >= (1, 1)
+
+
+@pytest.fixture(scope="session")
+def daemon_speaks_1_1(daemon: str) -> bool:
+    with Client.spawn(daemon, timeout=10) as client:
+        return speaks_1_1(client)
+
+
+BOOKS: dict[str, Any] = {"keyPath": "books", "pageSize": 4, "identityKey": "id"}
+
+
+def books_source(client: Client, base_url: str, name: str = "books", api_path: str = "/v1/books",
+                 **extra: Any) -> DataSource:
     return client.create_source(name, kind="paginated", remoteConfiguration={"baseURL": base_url},
-                                apiPath=api_path, keyPath="books", pageSize=4, identityKey="id", **extra)
+                                apiPath=api_path, **BOOKS, **extra)

@@ -1,0 +1,591 @@
+"""An asyncio client for ``datasourced``: spawn it, create sources, read and load them.
+
+Example::
+
+    import asyncio
+    from datasourced_client import AsyncClient
+
+    async def main() -> None:
+        async with await AsyncClient.spawn() as client:
+            books = await client.create_source(
+                "books", kind="paginated",
+                remoteConfiguration={"baseURL": "http://127.0.0.1:8080"},
+                apiPath="/v1/books", keyPath="books", pageSize=20)
+            async with books.events() as events:
+                await books.fetch_data(wait=False)
+                async for event in events:
+                    print(event.kind)
+                    if event.is_final:
+                        break
+            print(await books.objects())
+
+    asyncio.run(main())
+
+Every coroutine returns once the daemon has answered; the notifications it sent before
+that answer have been passed to the callbacks (:meth:`AsyncClient.on_event`) by then.
+Every read is one or two requests to the daemon: nothing is cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Unpack, cast
+
+from pygls.exceptions import JsonRpcException
+
+from ._version import package_version
+from .command import DaemonCommand, daemon_command
+from .errors import DaemonExited, IncompatibleDaemon, LoadFailed, RPCError
+from .events import Event, EventCallback
+from .protocol import (
+    JSON,
+    Capabilities,
+    FetchResult,
+    IndexPath,
+    InitializeResult,
+    NextPageResult,
+    NotificationParams,
+    SourceConfig,
+    SourceDescription,
+    SourceKind,
+    SourceSummary,
+)
+from .snapshot import Section, Snapshot
+from .transport import DaemonConnection
+
+__all__ = ["AsyncClient", "AsyncDataSource", "AsyncEventStream", "SUPPORTED_PROTOCOL_MAJOR"]
+
+log = logging.getLogger("datasourced.client")
+
+#: The protocol's major version this client speaks; minor versions only add (Protocol.md).
+SUPPORTED_PROTOCOL_MAJOR = 1
+#: How often a snapshot is read again when the source changed between its two requests.
+SNAPSHOT_ATTEMPTS = 5
+
+
+def _index_path(value: Sequence[int]) -> IndexPath:
+    section, item = value
+    return (int(section), int(item))
+
+
+class AsyncClient:
+    """One ``datasourced`` process and the connection to it, for asyncio code.
+
+    ``command``: the daemon, as a path (``str`` or ``Path``) or a command line (a list);
+    default ``$DATASOURCED`` (split as a shell would, so it may carry arguments) or
+    ``datasourced`` on the PATH. ``timeout`` bounds every request in seconds; a request
+    that times out is cancelled with ``$/cancelRequest`` and raises :class:`TimeoutError`.
+    ``record``: a file the daemon records the session to (``--record PATH``), a
+    transcript that ``datasourced replay PATH`` replays as a test. ``change_values``:
+    ask that each ``didChange`` carry the inserted and updated rows (protocol 1.1;
+    ``True``, or the largest size in bytes), read through :attr:`Event.values`.
+    """
+
+    def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
+                 client_name: str = "datasourced-client (python)",
+                 record: str | os.PathLike[str] | None = None,
+                 change_values: bool | int = False):
+        self.command = daemon_command(command, record=record)
+        self.timeout = timeout
+        self.client_name = client_name
+        self.change_values = change_values
+        #: From the ``initialize`` result: ``protocolVersion``, ``serverInfo``, ``capabilities``.
+        self.protocol_version = ""
+        self.server_info: dict[str, str] = {}
+        self.capabilities: Capabilities = {}
+        #: The notifications the daemon said it sends (``capabilities.notifications``).
+        self.notifications: frozenset[str] = frozenset()
+        self.returncode: int | None = None
+        #: How many notifications have been received (and passed to the callbacks).
+        self.events_received = 0
+        self._ids = itertools.count(1)
+        self._started = False
+        self._closed = False
+        self._exited = asyncio.Event()
+        self._callbacks: list[tuple[str | None, EventCallback]] = []
+        self._streams: list[AsyncEventStream] = []
+        self._final_waiters: list[tuple[str, asyncio.Future[Event]]] = []
+        #: Called once event delivery ends (the daemon exited, or the client closed).
+        self._on_end: list[Callable[[], object]] = []
+        self._connection = DaemonConnection(on_notification=self._on_notification, on_exit=self._on_exit)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @classmethod
+    async def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
+                    client_name: str = "datasourced-client (python)",
+                    record: str | os.PathLike[str] | None = None,
+                    change_values: bool | int = False) -> AsyncClient:
+        """Starts the daemon and initializes the connection (see the class for the options)."""
+        client = cls(command, timeout=timeout, client_name=client_name, record=record,
+                     change_values=change_values)
+        await client.start()
+        return client
+
+    async def start(self) -> None:
+        """Spawns the daemon and sends ``initialize``."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            await self._connection.start(self.command)
+        except FileNotFoundError as error:
+            self._closed = True
+            raise FileNotFoundError(
+                f"cannot start the daemon {self.command[0]!r}: {error.strerror}; "
+                "build it (swift build) and pass its path, or set $DATASOURCED") from error
+        try:
+            self._initialized(cast(InitializeResult, await self.request("initialize", self._initialize_params())))
+        except BaseException:
+            await self.close()
+            raise
+
+    def _initialize_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"clientInfo": {"name": self.client_name, "version": package_version()}}
+        if self.change_values:
+            params["capabilities"] = {"changeValues": self.change_values if self.change_values is True
+                                      else {"maxBytes": int(self.change_values)}}
+        return params
+
+    def _initialized(self, result: InitializeResult) -> None:
+        self.protocol_version = str(result.get("protocolVersion", ""))
+        self.server_info = dict(result.get("serverInfo", {}))
+        self.capabilities = result.get("capabilities", {})
+        major = self.protocol_version.split(".", 1)[0]
+        if major != str(SUPPORTED_PROTOCOL_MAJOR):
+            raise IncompatibleDaemon(
+                f"{self.command[0]} speaks protocol {self.protocol_version or '(none given)'}; "
+                f"this client speaks {SUPPORTED_PROTOCOL_MAJOR}.x")
+        self.notifications = frozenset(self.capabilities.get("notifications", []))
+
+    async def close(self, timeout: float = 5.0) -> int | None:
+        """Sends ``shutdown`` and ``exit``, waits for the daemon to end; returns its exit status."""
+        if self._closed:
+            return self.returncode
+        self._closed = True
+        process = self._connection.process
+        if process is not None and not self._exited.is_set():
+            try:
+                await self.request("shutdown", timeout=timeout)
+                self.notify("exit")
+            except (DaemonExited, TimeoutError, RPCError):
+                pass
+            try:
+                await asyncio.wait_for(self._exited.wait(), timeout)
+            except TimeoutError:
+                process.kill()
+                await asyncio.wait_for(self._exited.wait(), timeout)
+        try:
+            await asyncio.wait_for(self._connection.stop(), timeout)  # type: ignore[no-untyped-call]
+        except TimeoutError:
+            log.warning("the connection to datasourced did not stop within %s s", timeout)
+        self._end_event_delivery()
+        return self.returncode
+
+    async def wait_exit(self, timeout: float | None = None) -> int | None:
+        """Waits until the daemon process has ended (for whatever reason); returns its
+        exit status. Raises :class:`TimeoutError` if it is still running after ``timeout``."""
+        await asyncio.wait_for(self._exited.wait(), timeout)
+        return self.returncode
+
+    async def __aenter__(self) -> AsyncClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The daemon's last lines of log output (stderr)."""
+        return self._connection.stderr_tail
+
+    @property
+    def pid(self) -> int | None:
+        process = self._connection.process
+        return None if process is None else process.pid
+
+    # -- messages -------------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      timeout: float | None = None) -> Any:
+        """Sends a request and returns its result; raises :class:`RPCError` on an error answer,
+        :class:`TimeoutError` (after sending ``$/cancelRequest``) when none comes in time."""
+        self._check_running()
+        timeout = self.timeout if timeout is None else timeout
+        msg_id = next(self._ids)
+        protocol = self._connection.protocol
+        # An absent params must not go out as "params": null, which JSON-RPC forbids.
+        answer = protocol.send_request_async(method, params if params is not None else {}, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(answer, timeout)
+        except TimeoutError:
+            self._cancel_request(msg_id)
+            raise TimeoutError(f"{method}: no answer from datasourced within {timeout} s") from None
+        except asyncio.CancelledError:
+            self._cancel_request(msg_id)
+            raise
+        except JsonRpcException as error:
+            raise RPCError(method, error.code, error.message, error.data) from None
+        except RuntimeError as error:  # pygls fails pending requests this way when the daemon exits
+            if self._exited.is_set():
+                raise DaemonExited(self.returncode, self.stderr_tail) from error
+            raise
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Sends a notification."""
+        self._check_running()
+        self._connection.protocol.notify(method, params if params is not None else {})
+
+    def _cancel_request(self, msg_id: int) -> None:
+        if not self._exited.is_set():
+            self._connection.protocol.notify("$/cancelRequest", {"id": msg_id})
+
+    def _check_running(self) -> None:
+        if self._exited.is_set():
+            raise DaemonExited(self.returncode, self.stderr_tail)
+        if not self._started:
+            raise RuntimeError("the client is not started: use spawn() or start()")
+
+    # -- events ---------------------------------------------------------------------------
+
+    def on_event(self, callback: EventCallback, source: str | None = None) -> Callable[[], None]:
+        """Calls ``callback(event)`` for every notification (of ``source`` only, if given).
+
+        Callbacks run on the event loop, in the order the daemon sent the events, as
+        each arrives: they must not block (to call the client, start a task). Returns a
+        function that removes the callback.
+        """
+        entry = (source, callback)
+        self._callbacks.append(entry)
+
+        def remove() -> None:
+            if entry in self._callbacks:
+                self._callbacks.remove(entry)
+
+        return remove
+
+    def events(self, timeout: float | None = None, *, source: str | None = None) -> AsyncEventStream:
+        """An async iterator over the notifications received from this call on (of
+        ``source`` only, if given). It ends when no event comes within ``timeout``
+        seconds (``None``: wait for ever) or when the client closes. Use it as an async
+        context manager, or call ``close()``, to stop collecting."""
+        stream = AsyncEventStream(self, source, timeout)
+        self._streams.append(stream)
+        return stream
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if self.notifications and method not in self.notifications:
+            log.debug("ignored %s: not among the notifications the daemon announced", method)
+            return
+        self.events_received += 1
+        event = Event(self.events_received, method, cast(NotificationParams, params if isinstance(params, dict) else {}))
+        for source, callback in list(self._callbacks):
+            if source is None or source == event.source:
+                try:
+                    callback(event)
+                except Exception:  # a faulty callback must not stop delivery to the others
+                    log.exception("event callback %r failed on %s", callback, event)
+        for stream in list(self._streams):
+            stream._offer(event)
+        if event.is_final:
+            for waiter in [w for w in self._final_waiters if w[0] == event.source]:
+                self._final_waiters.remove(waiter)
+                if not waiter[1].done():
+                    waiter[1].set_result(event)
+
+    def _expect_final(self, source: str) -> asyncio.Future[Event]:
+        """A future for the next final event of ``source`` received from now on."""
+        future: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
+        self._final_waiters.append((source, future))
+        return future
+
+    def _forget(self, future: asyncio.Future[Event]) -> None:
+        self._final_waiters = [w for w in self._final_waiters if w[1] is not future]
+
+    def _on_exit(self, returncode: int | None) -> None:
+        self.returncode = returncode
+        self._exited.set()
+        self._end_event_delivery()
+
+    def _end_event_delivery(self) -> None:
+        for stream in list(self._streams):
+            stream.close()
+        hooks, self._on_end = self._on_end, []
+        for hook in hooks:
+            hook()
+        waiters, self._final_waiters = self._final_waiters, []
+        for _, future in waiters:
+            if not future.done():
+                future.set_exception(DaemonExited(self.returncode, self.stderr_tail))
+
+    # -- sources --------------------------------------------------------------------------
+
+    async def create_source(self, name: str, kind: SourceKind, **config: Unpack[SourceConfig]) -> AsyncDataSource:
+        """Creates a source (``createSource``); ``config`` holds the kind's parameters as
+        Protocol.md names them (``objects``, ``source``, ``sectioningKey``,
+        ``remoteConfiguration``, ``apiPath``, ``keyPath``, ``pageSize``, ...)."""
+        description = await self.request("createSource", {"name": name, "kind": kind, **config})
+        return AsyncDataSource(self, name, description)
+
+    async def source(self, name: str) -> AsyncDataSource:
+        """A handle on an existing source."""
+        return AsyncDataSource(self, name, await self.request("describeSource", {"source": name}))
+
+    async def list_sources(self) -> list[SourceSummary]:
+        """``[{name, kind}]``, oldest first."""
+        return cast(list[SourceSummary], await self.request("listSources"))
+
+    async def ping(self, delay_ms: int = 0) -> None:
+        await self.request("ping", {"delayMilliseconds": delay_ms})
+
+
+class AsyncEventStream:
+    """Notifications as an async iterator (see :meth:`AsyncClient.events`). After
+    ``close()`` it still yields the events it had collected, then ends."""
+
+    def __init__(self, client: AsyncClient, source: str | None, timeout: float | None):
+        self._client = client
+        self._source = source
+        self._timeout = timeout
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._closed = False
+        self._finished = False
+
+    def _offer(self, event: Event) -> None:
+        if not self._closed and (self._source is None or event.source == self._source):
+            self._queue.put_nowait(event)
+
+    def __aiter__(self) -> AsyncEventStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._finished:
+            raise StopAsyncIteration
+        try:
+            event = await asyncio.wait_for(self._queue.get(), self._timeout)
+        except TimeoutError:
+            event = None
+        if event is None:
+            self._finished = True
+            self.close()
+            raise StopAsyncIteration
+        return event
+
+    def close(self) -> None:
+        """Stops collecting: the events collected so far are still yielded, then it ends."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(None)
+        if self in self._client._streams:
+            self._client._streams.remove(self)
+
+    async def __aenter__(self) -> AsyncEventStream:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AsyncDataSource:
+    """A handle on one named source of the daemon. It holds no rows: every read is a
+    request (or two), so it is current, and costs a round trip; read once with
+    :meth:`snapshot` to look at many rows."""
+
+    def __init__(self, client: AsyncClient, name: str, description: SourceDescription):
+        self.client = client
+        self.name = name
+        self.kind: str = description.get("kind", "")
+        #: The description as last read (``createSource``, :meth:`describe`).
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"AsyncDataSource({self.name!r}, kind={self.kind!r})"
+
+    async def _request(self, method: str, **params: Any) -> Any:
+        return await self.client.request(method, {"source": self.name, **params})
+
+    # -- reading (each call is a request) -------------------------------------------------
+
+    async def describe(self) -> SourceDescription:
+        """``describeSource``: kind, counts, titles, ``isFetching``, ``revision`` (1.1) and
+        the kind's state (paginated: ``currentPage``, ``hasMorePages``, ...)."""
+        self.description = cast(SourceDescription, await self._request("describeSource"))
+        return self.description
+
+    async def number_of_sections(self) -> int:
+        return int(await self._request("numberOfSections"))
+
+    async def number_of_objects(self, section: int = 0) -> int:
+        """Rows in ``section``, placeholders included (see :meth:`count_objects` for data)."""
+        return int(await self._request("numberOfObjectsInSection", section=section))
+
+    async def section_titles(self) -> list[JSON]:
+        return cast(list[JSON], await self._request("sectionTitles"))
+
+    async def object_at(self, index_path: Sequence[int]) -> JSON:
+        """The row at ``(section, item)`` (a placeholder is a row too)."""
+        return await self._request("objectAtIndexPath", indexPath=list(index_path))
+
+    async def index_path_for(self, obj: JSON) -> IndexPath | None:
+        """Where the first row with ``obj``'s identity is, or ``None``."""
+        found = await self._request("indexPathForObject", object=obj)
+        return None if found is None else _index_path(found)
+
+    async def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[JSON]:
+        """Rows of one section (placeholders included), from ``start``, ``count`` of them."""
+        params: dict[str, Any] = {"section": section, "start": start}
+        if count is not None:
+            params["count"] = count
+        return cast(list[JSON], (await self._request("objectsInSection", **params))["objects"])
+
+    async def snapshot(self) -> Snapshot:
+        """Every row, section by section, as they were at one revision: two requests
+        (``describeSource``, ``allObjects``), read again if the source changed between
+        them. With a 1.0 daemon (no revisions) the check is that the counts agree."""
+        for _ in range(SNAPSHOT_ATTEMPTS):
+            description = await self.describe()
+            revision = description.get("revision")
+            if revision is None:
+                rows, rows_revision = await self._request("allObjects"), None
+            else:
+                answer = await self._request("allObjects", withRevision=True)
+                rows, rows_revision = answer["objects"], answer.get("revision")
+            counts = description.get("counts", [])
+            if rows_revision == revision and len(rows) == sum(counts):
+                sections, start = [], 0
+                for title, count in zip(description.get("sectionTitles", []), counts):
+                    sections.append(Section(title, rows[start:start + count]))
+                    start += count
+                return Snapshot(self.name, self.kind, sections, revision)
+        raise RuntimeError(f"{self.name!r} kept changing while it was read ({SNAPSHOT_ATTEMPTS} attempts)")
+
+    async def rows(self) -> AsyncIterator[tuple[IndexPath, JSON]]:
+        """Every row with its index path, placeholders included (one :meth:`snapshot`)."""
+        for entry in (await self.snapshot()).rows():
+            yield entry
+
+    async def objects(self) -> list[JSON]:
+        """Every row that is data, placeholders left out (one :meth:`snapshot`)."""
+        return (await self.snapshot()).objects()
+
+    async def count_objects(self) -> int:
+        """How many rows are data, placeholders not counted. Paginated sources: one
+        ``describeSource``; other kinds: a :meth:`snapshot` (every row is read)."""
+        description = await self.describe()
+        if description.get("kind") == "paginated" and "numberOfObjects" in description:
+            return int(description["numberOfObjects"])
+        return len(await self.objects())
+
+    async def has_more_pages(self) -> bool:
+        """Paginated sources: whether another page may be fetched (one ``describeSource``)."""
+        return bool((await self.describe()).get("hasMorePages"))
+
+    async def is_fetching(self) -> bool:
+        """Whether a load is in flight (one ``describeSource``)."""
+        return bool((await self.describe()).get("isFetching"))
+
+    # -- loading --------------------------------------------------------------------------
+
+    async def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
+                         timeout: float | None = None) -> FetchResult:
+        """Loads the source (``fetchData``); with ``wait``, returns when the load ended.
+
+        Raises :class:`LoadFailed` if it failed (unless ``raise_on_error`` is false; the
+        result's ``outcome`` and ``error`` then tell).
+        """
+        if not wait:
+            return cast(FetchResult, await self._request("fetchData"))
+        result = cast(FetchResult, await self.client.request(
+            "fetchData", {"source": self.name, "wait": True}, timeout=timeout))
+        if raise_on_error and result.get("outcome") == "failed":
+            raise LoadFailed(self.name, result.get("error") or {})
+        return result
+
+    async def cancel_fetch(self) -> bool:
+        """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
+        return bool((await self._request("cancelFetch")).get("cancelled"))
+
+    async def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
+        """Paginated sources: loads the next page. Returns ``{"started": bool, "reason"?}``;
+        with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
+        failed (calling again retries the same page)."""
+        if not wait:
+            return cast(NextPageResult, await self._request("fetchNextPage"))
+        return await self._wait_for_load(self._request("fetchNextPage"), timeout)
+
+    async def _wait_for_load(self, start: Awaitable[Any], timeout: float | None) -> NextPageResult:
+        final = self.client._expect_final(self.name)
+        try:
+            result = cast(NextPageResult, await start)
+            if not result.get("started"):
+                return result
+            try:
+                event = await asyncio.wait_for(final, self.client.timeout if timeout is None else timeout)
+            except TimeoutError:
+                raise TimeoutError(f"{self.name!r} did not finish loading its next page in time") from None
+            if event.kind == "failedWithError":
+                raise LoadFailed(self.name, event.error or {})
+            return result
+        finally:
+            self.client._forget(final)
+
+    async def fetch_all_pages(self, on_page: Callable[[int, AsyncDataSource], Awaitable[object]] | None = None,
+                              max_pages: int | None = None) -> int:
+        """Paginated sources: loads from page one, then every next page (at most
+        ``max_pages`` in all); returns the number of pages loaded. ``await on_page(n,
+        source)`` follows each page. A source that pages without end is stopped by the
+        daemon's loop guard (:class:`LoadFailed`, kind ``loop``) or by ``max_pages``."""
+        await self.fetch_data(wait=True)
+        pages = 1
+        if on_page:
+            await on_page(pages, self)
+        while (max_pages is None or pages < max_pages) and await self.has_more_pages():
+            if not (await self.fetch_next_page(wait=True)).get("started"):
+                break
+            pages += 1
+            if on_page:
+                await on_page(pages, self)
+        return pages
+
+    async def will_display(self, index_path: Sequence[int]) -> bool:
+        """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
+        a paginated source loads the next page. Returns whether a fetch started."""
+        answer = await self._request("willDisplayObjectAtIndexPath", indexPath=list(index_path))
+        return bool(answer.get("fetchStarted"))
+
+    # -- editing (simple sources); each returns the new number of objects ---------------
+
+    async def replace_objects(self, objects: list[JSON]) -> int:
+        return int(await self._request("replaceObjects", objects=objects))
+
+    async def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
+        params: dict[str, Any] = {"objects": objects}
+        if index is not None:
+            params["index"] = index
+        return int(await self._request("insertObjects", **params))
+
+    async def remove_objects(self, index: int, count: int = 1) -> int:
+        return int(await self._request("removeObjects", index=index, count=count))
+
+    async def update_objects(self, objects: list[JSON]) -> int:
+        return int(await self._request("updateObjects", objects=objects))
+
+    # -- events and lifetime ------------------------------------------------------------
+
+    def on_event(self, callback: EventCallback) -> Callable[[], None]:
+        """Calls ``callback(event)`` for this source's notifications; returns a remover."""
+        return self.client.on_event(callback, self.name)
+
+    def events(self, timeout: float | None = None) -> AsyncEventStream:
+        """This source's notifications from now on (see :meth:`AsyncClient.events`)."""
+        return self.client.events(timeout, source=self.name)
+
+    async def destroy(self, cascade: bool = False) -> list[str]:
+        """``destroySource``; returns the names of every source removed."""
+        answer = await self.client.request("destroySource", {"name": self.name, "cascade": cascade})
+        return cast(list[str], answer.get("destroyed", []))

@@ -1,0 +1,36 @@
+"""The daemon's command line, from what a caller gives or ``$DATASOURCED``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+__all__ = ["DaemonCommand", "daemon_command"]
+
+#: The daemon to run: a path (``str`` or ``Path``, taken whole, spaces and all) or a
+#: command line as a list (the executable, then its arguments).
+DaemonCommand: TypeAlias = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def daemon_command(command: DaemonCommand | None = None, *, record: str | os.PathLike[str] | None = None) -> list[str]:
+    """The argument vector that starts the daemon.
+
+    ``command`` is a path or a list; ``None`` takes ``$DATASOURCED``, split as a shell
+    would (``DATASOURCED="/opt/datasourced --log-level debug"``), else ``datasourced`` on
+    the PATH. ``record`` adds ``--record PATH``: the daemon writes the session to PATH as a
+    transcript (``datasourced replay PATH`` then replays it as a test).
+    """
+    if command is None:
+        argv = shlex.split(os.environ.get("DATASOURCED", "")) or ["datasourced"]
+    elif isinstance(command, (str, os.PathLike)):
+        argv = [os.fspath(command)]
+    else:
+        argv = [os.fspath(part) for part in command]
+        if not argv:
+            raise ValueError("the daemon's command line is empty")
+    if record is not None:
+        argv += ["--record", os.fspath(Path(record))]
+    return argv
