@@ -91,6 +91,7 @@ class DaemonConnection(JsonRPCClient):
         self._on_exit = on_exit
         self._stderr_tail: list[str] = []
         self._stderr_lines = stderr_lines
+        self._stderr_drained: asyncio.Task[None] | None = None
 
     @property
     def process(self) -> asyncio.subprocess.Process | None:
@@ -106,7 +107,8 @@ class DaemonConnection(JsonRPCClient):
         await self.start_io(command[0], *command[1:])
         assert self._server is not None and self._server.stderr is not None
         # pygls pipes the daemon's stderr; unread, a chatty daemon would block on it.
-        self._async_tasks.append(asyncio.create_task(self._drain_stderr(self._server.stderr)))
+        self._stderr_drained = asyncio.create_task(self._drain_stderr(self._server.stderr))
+        self._async_tasks.append(self._stderr_drained)
 
     async def _drain_stderr(self, stderr: asyncio.StreamReader) -> None:
         while line := await stderr.readline():
@@ -116,4 +118,7 @@ class DaemonConnection(JsonRPCClient):
             del self._stderr_tail[: -self._stderr_lines]
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        if self._stderr_drained is not None:
+            # Its last words (why it exited) belong in the DaemonExited that follows.
+            await asyncio.wait([self._stderr_drained], timeout=1)
         self._on_exit(server.returncode)

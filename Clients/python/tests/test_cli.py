@@ -114,6 +114,15 @@ def test_an_api_that_ignores_the_page_parameter_is_stopped(daemon: str, daemon_s
         assert "error: 'endless' still has more pages after 5 pages (--max-pages 5): stopped" in err
 
 
+def test_the_failures_example_reports_both_failures(daemon: str):
+    status, out, err = run_cli(daemon, str(EXAMPLE.parent / "failures.toml"), "--fixtures", str(FIXTURES),
+                               "--max-pages", "3")
+    assert status == 1
+    assert "error: loading 'broken' failed (http): HTTP status 500 from http://" in err
+    assert "error: 'endless'" in err or "error: loading 'endless' failed (loop)" in err
+    assert out.startswith("broken (remote): 0 objects + ✗ error: HTTP status 500 from http://")
+
+
 def test_pages_limits_loading_on_purpose_without_an_error(daemon: str, tmp_path: Path):
     config = write_config(tmp_path, name="many", kind="paginated", apiPath="/v1/many", keyPath="books")
     status, _, err = run_cli(daemon, str(config), "--fixtures", str(FIXTURES), "--pages", "2", "--max-pages", "2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -296,6 +297,26 @@ def test_datasourced_may_carry_arguments(daemon: str, monkeypatch: pytest.Monkey
         assert client.command == [daemon, "--log-level", "debug"]
         client.ping()
         assert client.server_info["name"] == "datasourced"
+
+
+def test_a_recorded_session_replays_as_a_test(daemon: str, tmp_path: Path):
+    usage = subprocess.run([daemon, "serve", "--help"], capture_output=True, text=True, timeout=10).stdout
+    if "--record" not in usage:
+        pytest.skip("this daemon has no --record option yet (issue 15); the command line is tested in test_package")
+    transcript = tmp_path / "session.json"
+    with Client.spawn(daemon, timeout=10, record=transcript) as client:
+        people = client.create_source("people", kind="simple", objects=[{"id": 1}])
+        people.insert_objects([{"id": 2}])
+        assert people.objects() == [{"id": 1}, {"id": 2}]
+    replay = subprocess.run([daemon, "replay", str(transcript)], capture_output=True, text=True, timeout=60)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_daemon_that_refuses_its_arguments_says_why(daemon: str):
+    with pytest.raises(DaemonExited) as exited:
+        Client.spawn([daemon, "--no-such-option"], timeout=10)
+    assert exited.value.returncode != 0
+    assert "no-such-option" in str(exited.value)
 
 
 def test_a_missing_daemon_executable_says_how_to_fix_it():
