@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import datasourced_client
-from datasourced_client import AsyncClient, Client, Event, daemon_command
+from datasourced_client import AsyncClient, Client, Event, IncompatibleDaemon, daemon_command
 
 PACKAGE = Path(datasourced_client.__file__).resolve().parent
 PYPROJECT = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
@@ -69,3 +69,11 @@ async def test_notifications_are_those_the_daemon_announced(aclient: AsyncClient
         aclient._on_notification(method, {"source": "s"})
     aclient._on_notification("dataSource/neverAnnounced", {"source": "s"})
     assert [event.method for event in received] == announced
+
+
+def test_a_daemon_of_another_major_version_is_refused():
+    client = AsyncClient("/opt/datasourced")
+    with pytest.raises(IncompatibleDaemon, match="speaks protocol 2.0; this client speaks 1.x"):
+        client._initialized({"protocolVersion": "2.0", "capabilities": {}})
+    client._initialized({"protocolVersion": "1.7", "capabilities": {"notifications": ["dataSource/x"]}})
+    assert client.notifications == frozenset({"dataSource/x"})
