@@ -41,10 +41,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources"], path: "Benchmarks/Sources/datasourced-bench"),
+        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon"], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
-        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
+        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
     ]

@@ -31,15 +31,6 @@ public struct DaemonOptions: Sendable {
 /// lifecycle gate → method table → handler → `finish` → transport (encode + write,
 /// writer thread).
 public final class Daemon {
-    /// Throws `ResponseError` for a specific answer; anything else becomes -32603.
-    typealias Handler = (Daemon, Request, RequestToken) throws -> Reply
-
-    enum Reply {
-        case result(JSON)
-        /// The handler keeps the token and answers later through `finish`.
-        case deferred
-    }
-
     enum Lifecycle {
         case uninitialized, running, shutDown
     }
@@ -50,33 +41,45 @@ public final class Daemon {
     let mailbox = Mailbox<DaemonEvent>()
     var lifecycle = Lifecycle.uninitialized
     var pending = PendingRequests()
-    let methods: [String: Handler]
+    let methods: MethodTable
     let registry: SourceRegistry
     let loader: HTTPLoader
     /// `fetchData {wait: true}` requests, answered by their source's final event.
-    var fetchWaiters: [ObjectIdentifier: [RequestToken]] = [:]
+    var fetchWaiters: [ObjectIdentifier: [FetchWaiter]] = [:]
+    /// Delayed `ping`s; a cancelled one is stopped.
+    var delayTimers: [RequestToken: DispatchSourceTimer] = [:]
+    /// The most bytes of row values a `didChange` carries (the client's `changeValues`); nil: none.
+    var changeValuesLimit: Int?
 
     public convenience init(options: DaemonOptions, logger: Logger, input: Int32 = 0, output: Int32 = 1) {
-        self.init(options: options, logger: logger, input: input, output: output, additionalMethods: [:])
+        self.init(options: options, logger: logger, input: input, output: output, additionalMethods: { _ in })
     }
 
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
-    init(options: DaemonOptions, logger: Logger, input: Int32, output: Int32, additionalMethods: [String: Handler]) {
+    init(options: DaemonOptions, logger: Logger, input: Int32, output: Int32, additionalMethods: (inout MethodTable) -> Void) {
         self.options = options
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
-        self.methods = Daemon.methodTable().merging(additionalMethods) { _, added in added }
+        var methods = Daemon.methodTable()
+        additionalMethods(&methods)
+        self.methods = methods
         let loader = HTTPLoader(mailbox: mailbox)
         self.loader = loader
-        self.registry = SourceRegistry { kind, name, identity, params throws(DataSourceError) in
-            kind == "remote"
-                ? try RemoteDataSource(name: name, identity: identity, params: params, loader: loader)
-                : try PaginatedDataSource(name: name, identity: identity, params: params, loader: loader)
+        self.registry = SourceRegistry { name, identity, kind in
+            switch kind {
+            case .paginated(let configuration, let paginator):
+                PaginatedDataSource(name: name, identity: identity, configuration: configuration, paginator: paginator,
+                                    loader: loader, errorRow: \.placeholderRow)
+            case .remote(let configuration):
+                RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: \.placeholderRow)
+            case .simple, .sectioned, .multi:
+                preconditionFailure("the registry builds local kinds itself")
+            }
         }
     }
 
-    static func methodTable() -> [String: Handler] {
-        var table: [String: Handler] = [:]
+    static func methodTable() -> MethodTable {
+        var table = MethodTable()
         registerLifecycleMethods(into: &table)
         registerSourceMethods(into: &table)
         return table
@@ -88,7 +91,7 @@ public final class Daemon {
         transport.start { events in mailbox.post(contentsOf: events.map(DaemonEvent.transport)) }
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
         while true {
-            if let status = handle(mailbox.takeAll()) {
+            if let status = handleEvents(mailbox.takeAll()) {
                 transport.flush(waitingAtMost: 500)
                 return status
             }
@@ -100,9 +103,9 @@ public final class Daemon {
         }
     }
 
-    private func handle(_ events: [DaemonEvent]) -> Int32? {
+    private func handleEvents(_ events: [DaemonEvent]) -> Int32? {
         for event in events {
-            if let status = handle(event) { return status }
+            if let status = handleEvent(event) { return status }
         }
         return nil
     }
@@ -124,15 +127,15 @@ public final class Daemon {
     }
 
     /// Handles one event; a non-nil result ends the process with that status.
-    func handle(_ event: DaemonEvent) -> Int32? {
+    func handleEvent(_ event: DaemonEvent) -> Int32? {
         if case .transport(.payload(_, let bodySize)) = event, bodySize >= Daemon.largeMessageSize {
             freedLargeMessage = true
         }
         switch event {
         case .transport(.payload(.single(let message), _)):
-            return handle(message, batch: nil, slot: 0)
+            return handleMessage(message, batch: nil, slot: 0)
         case .transport(.payload(.batch(let messages), _)):
-            return handle(batch: messages)
+            return handleBatch(messages)
         case .transport(.payload(.unusable(let error), _)), .transport(.framingError(let error)):
             logger.warning("\(error.message)")
             transport.send(.response(id: .null, result: .failure(error)))
@@ -147,14 +150,15 @@ public final class Daemon {
             logger.error("stdout is closed (errno \(code)); exiting")
             return terminate()
         case .delayElapsed(let token, let milliseconds):
-            finish(token, .success(["delayMilliseconds": JSON(milliseconds)]))
+            delayTimers[token] = nil
+            answer(PendingAnswer<PingResult>(token: token), with: PingResult(delayMilliseconds: milliseconds))
         case .loaded(let id, let result):
             loader.complete(id: id, result)
         }
         return nil
     }
 
-    private func handle(batch messages: [Message]) -> Int32? {
+    private func handleBatch(_ messages: [Message]) -> Int32? {
         let answered = messages.filter {
             switch $0 {
             case .request, .invalid: return true
@@ -164,18 +168,18 @@ public final class Daemon {
         let batch = answered > 0 ? pending.beginBatch(expecting: answered) : nil
         var slot = 0
         for message in messages {
-            if let status = handle(message, batch: batch, slot: slot) { return status }
+            if let status = handleMessage(message, batch: batch, slot: slot) { return status }
             if case .request = message { slot += 1 } else if case .invalid = message { slot += 1 }
         }
         return nil
     }
 
-    private func handle(_ message: Message, batch: Int?, slot: Int) -> Int32? {
+    private func handleMessage(_ message: Message, batch: Int?, slot: Int) -> Int32? {
         switch message {
         case .request(let request):
-            handle(request, batch: batch, slot: slot)
+            handleRequest(request, batch: batch, slot: slot)
         case .notification(let notification):
-            return handle(notification)
+            return handleNotification(notification)
         case .invalid(let id, let error):
             logger.warning("\(error.message)")
             let response = Outgoing.response(id: id, result: .failure(error))
@@ -190,23 +194,21 @@ public final class Daemon {
         return nil
     }
 
-    private func handle(_ request: Request, batch: Int?, slot: Int) {
+    private func handleRequest(_ request: Request, batch: Int?, slot: Int) {
         let token = pending.begin(id: request.id, batch: batch, slot: slot)
         logger.trace("request", metadata: ["method": "\(request.method)", "id": "\(request.id)"])
         do {
             switch try dispatch(request, token) {
-            case .result(let result): finish(token, .success(result))
+            case .answer(let result): finish(token, .success(result))
             case .deferred: break
             }
-        } catch let error as ResponseError {
-            finish(token, .failure(error))
         } catch {
-            logger.error("\(request.method) failed: \(error)")
-            finish(token, .failure(.internalError("\(request.method) failed: \(error)")))
+            if error.code == ErrorCode.internalError { logger.error("\(error.message)") }
+            finish(token, .failure(error))
         }
     }
 
-    private func dispatch(_ request: Request, _ token: RequestToken) throws -> Reply {
+    private func dispatch(_ request: Request, _ token: RequestToken) throws(ResponseError) -> MethodTable.Outcome {
         switch lifecycle {
         case .uninitialized where request.method != "initialize":
             throw ResponseError(code: ErrorCode.serverNotInitialized,
@@ -218,11 +220,11 @@ public final class Daemon {
         default:
             break
         }
-        guard let handler = methods[request.method] else { throw ResponseError.methodNotFound(request.method) }
-        return try handler(self, request, token)
+        guard let handler = methods[request.method] else { throw ResponseError.methodNotFound(String(request.method.prefix(FieldError.echoLimit))) }
+        return try handler(self, request, token).get()
     }
 
-    private func handle(_ notification: Notification) -> Int32? {
+    private func handleNotification(_ notification: Notification) -> Int32? {
         switch notification.method {
         case "exit":
             logger.info("exit", metadata: ["afterShutdown": "\(lifecycle == .shutDown)"])
@@ -234,6 +236,7 @@ public final class Daemon {
                 return nil
             }
             if let token = pending.oldest(withID: id) {
+                stopWork(of: token)
                 finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
                                                      message: "Request cancelled", data: ["id": id])))
             } else {
@@ -248,6 +251,21 @@ public final class Daemon {
         return nil
     }
 
+    /// Stops what a cancelled request still had running: a delayed `ping`'s timer, a
+    /// `fetchData` wait (the load itself goes on: `cancelFetch` stops loads).
+    private func stopWork(of token: RequestToken) {
+        delayTimers.removeValue(forKey: token)?.cancel()
+        for (source, waiters) in fetchWaiters {
+            let kept = waiters.filter { $0.answer.token != token }
+            if kept.count != waiters.count { fetchWaiters[source] = kept.isEmpty ? nil : kept }
+        }
+    }
+
+    /// Answers a request that a handler deferred, with the result type its method declares.
+    func answer<R>(_ pending: PendingAnswer<R>, with result: R) {
+        finish(pending.token, .success(result.json))
+    }
+
     /// Answers a request; does nothing when it was already answered (cancelled).
     func finish(_ token: RequestToken, _ result: Result<JSON, ResponseError>) {
         if let response = pending.finish(token, result) { transport.send(response) }
@@ -260,6 +278,8 @@ public final class Daemon {
     /// Stops the network work in flight before exiting; requests still waiting are left
     /// unanswered (nobody is listening).
     private func terminateWork() {
+        for timer in delayTimers.values { timer.cancel() }
+        delayTimers.removeAll()
         loader.shutdown()
     }
 

@@ -49,16 +49,15 @@ final class HTTPLoader: RemoteLoading {
             return .success(RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body))
         case .failure(let error):
             let kind: FetchError.Kind
-            var detail: [(String, JSON)] = []
             switch error.kind {
             case .timeout: kind = .timeout
-            case .tooLarge:
-                kind = .tooLarge
-                detail = [("maxBodyBytes", JSON(limit))]
+            case .tooLarge: kind = .tooLarge
             case .cancelled: kind = .cancelled
             case .transport, .invalidURL: kind = .transport
             }
-            return .failure(FetchError(kind: kind, message: error.message, url: url, detail: detail))
+            var failure = FetchError(kind: kind, message: error.message, url: url)
+            if kind == .tooLarge { failure.maxBodyBytes = limit }
+            return .failure(failure)
         }
     }
 }

@@ -2,187 +2,182 @@ import DataSources
 import JSONKit
 import JSONRPC
 
-extension DataSourceError {
-    var responseError: ResponseError { .invalidParams(message, data: detail) }
-}
-
-/// Runs a model call, turning its refusals into `-32602`.
-private func model<T>(_ body: () throws(DataSourceError) -> T) throws(ResponseError) -> T {
-    do {
-        return try body()
-    } catch {
-        throw error.responseError
-    }
-}
-
-extension Params {
-    func indexPath(_ key: String = "indexPath") throws(ResponseError) -> IndexPath {
-        let value = try required(key, expected: "[section, item], an array of two integers")
-        guard let indexPath = IndexPath(json: value) else {
-            throw Params.mistyped(key, expected: "[section, item], an array of two integers", got: value)
-        }
-        return indexPath
-    }
-
-    func objectArray(_ key: String) throws(ResponseError) -> [JSON] {
-        let value = try required(key, expected: "an array")
-        guard let list = value.arrayValue else { throw Params.mistyped(key, expected: "an array", got: value) }
-        return list
-    }
-}
-
-extension Daemon: DataSourceObserver {
-    static func registerSourceMethods(into table: inout [String: Handler]) {
-        func method(_ name: String, _ body: @escaping (Daemon, Params) throws -> JSON) {
-            table[name] = { daemon, request, _ in .result(try body(daemon, try Params(request.params))) }
-        }
-        method("createSource") { daemon, params in
-            let source = try model { () throws(DataSourceError) in try daemon.registry.create(params.object) }
+extension Daemon {
+    static func registerSourceMethods(into table: inout MethodTable) {
+        table.on(Methods.createSource) { daemon, params in
+            let source = try refusalsAsFieldErrors { () throws(DataSourceError) in try daemon.registry.create(params.spec) }
             source.addObserver(daemon)
             daemon.logger.info("created source", metadata: ["name": "\(source.name)", "kind": "\(source.kind)"])
-            return source.summary
+            return source.describe()
         }
-        method("destroySource") { daemon, params in
-            let name = try params.string("name")
-            let cascade = try params.optionalBool("cascade") ?? false
-            let destroyed = try model { () throws(DataSourceError) in try daemon.registry.destroy(name, cascade: cascade) }
-            return ["destroyed": .array(destroyed.map { JSON($0) })]
+        table.on(Methods.destroySource) { daemon, params in
+            DestroyedSources(names: try refusalsAsFieldErrors { () throws(DataSourceError) in
+                try daemon.registry.destroy(params.name, cascade: params.cascade)
+            })
         }
-        method("listSources") { daemon, _ in
-            .array(daemon.registry.all.map { ["name": JSON($0.name), "kind": JSON($0.kind)] })
+        table.on(Methods.listSources) { daemon, _ in
+            daemon.registry.all.map { SourceListing(name: $0.name, kind: $0.kind) }
         }
-        method("describeSource") { daemon, params in try daemon.source(params).summary }
-        method("numberOfSections") { daemon, params in JSON(try daemon.source(params).numberOfSections) }
-        method("numberOfObjectsInSection") { daemon, params in
-            let source = try daemon.source(params)
-            let section = try params.integer("section")
-            guard section >= 0, section < source.numberOfSections else {
-                throw ResponseError.invalidParams("\"section\" must be in 0..<\(source.numberOfSections), got \(section)",
-                                                  data: ["field": "section", "numberOfSections": JSON(source.numberOfSections)])
+        table.on(Methods.describeSource) { daemon, params in try daemon.source(params.source).describe() }
+
+        table.on(Methods.numberOfSections) { daemon, params in try daemon.source(params.source).numberOfSections }
+        table.on(Methods.numberOfObjectsInSection) { daemon, params in
+            let source = try daemon.source(params.source)
+            try refusalsAsFieldErrors { () throws(DataSourceError) in try source.validate(section: params.section) }
+            return source.numberOfObjects(inSection: params.section)
+        }
+        table.on(Methods.sectionTitles) { daemon, params in try daemon.source(params.source).sectionTitles }
+        table.on(Methods.objectAtIndexPath) { daemon, params in
+            let source = try daemon.source(params.source)
+            let object = try refusalsAsFieldErrors { () throws(DataSourceError) in try source.object(at: params.indexPath) }
+            return RevisionedRead(member: "object", value: object, revision: params.withRevision ? source.revision : nil)
+        }
+        table.on(Methods.indexPathForObject) { daemon, params in try daemon.source(params.source).indexPath(for: params.object) }
+        table.on(Methods.objectsInSection) { daemon, params in
+            let source = try daemon.source(params.source)
+            let objects = try refusalsAsFieldErrors { () throws(DataSourceError) in
+                try source.objects(inSection: params.section, start: params.start, count: params.count)
             }
-            return JSON(source.numberOfObjects(inSection: section))
+            return SectionSlice(section: params.section, start: params.start, objects: objects,
+                                numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision)
         }
-        method("sectionTitles") { daemon, params in .array(try daemon.source(params).sectionTitles) }
-        method("objectAtIndexPath") { daemon, params in
-            let source = try daemon.source(params)
-            let indexPath = try params.indexPath()
-            return try model { () throws(DataSourceError) in try source.object(at: indexPath) }
+        table.on(Methods.allObjects) { daemon, params in
+            let source = try daemon.source(params.source)
+            return RevisionedRead(member: "objects", value: .array(source.allObjects), revision: params.withRevision ? source.revision : nil)
         }
-        method("indexPathForObject") { daemon, params in
-            let source = try daemon.source(params)
-            let object = try params.object["object"] ?? { throw Params.missing("object", expected: "a JSON value") }()
-            return source.indexPath(for: object)?.json ?? .null
+
+        table.on(Methods.replaceObjects) { daemon, params in
+            let source = try daemon.simpleSource(params.source)
+            source.replaceObjects(params.objects)
+            return source.objects.count
         }
-        method("objectsInSection") { daemon, params in
-            let source = try daemon.source(params)
-            let section = try params.integer("section")
-            let start = try params.optionalInteger("start") ?? 0
-            let count = try params.optionalInteger("count", in: 0...Int.max)
-            let objects = try model { () throws(DataSourceError) in try source.objects(inSection: section, start: start, count: count) }
-            return ["section": JSON(section), "start": JSON(start), "objects": .array(objects),
-                    "numberOfObjects": JSON(source.numberOfObjects(inSection: section))]
+        table.on(Methods.insertObjects) { daemon, params in
+            let source = try daemon.simpleSource(params.source)
+            try refusalsAsFieldErrors { () throws(DataSourceError) in try source.insert(params.objects, at: params.index ?? source.objects.count) }
+            return source.objects.count
         }
-        method("allObjects") { daemon, params in .array(try daemon.source(params).allObjects) }
-        method("cancelFetch") { daemon, params in
-            let source = try daemon.source(params)
+        table.on(Methods.removeObjects) { daemon, params in
+            let source = try daemon.simpleSource(params.source)
+            try refusalsAsFieldErrors { () throws(DataSourceError) in try source.remove(at: params.index, count: params.count) }
+            return source.objects.count
+        }
+        table.on(Methods.updateObjects) { daemon, params in
+            let source = try daemon.simpleSource(params.source)
+            try refusalsAsFieldErrors { () throws(DataSourceError) in try source.update(params.objects) }
+            return source.objects.count
+        }
+
+        table.on(Methods.fetchData) { daemon, params, answer in try daemon.fetchData(params, answer) }
+        table.on(Methods.cancelFetch) { daemon, params in
+            let source = try daemon.source(params.source)
             let wasFetching = source.isFetching
             source.cancelFetch()
-            return ["cancelled": JSON(wasFetching && !source.isFetching)]
+            return CancelResult(cancelled: wasFetching && !source.isFetching)
         }
-        method("willDisplayObjectAtIndexPath") { daemon, params in
-            let source = try daemon.source(params)
-            let indexPath = try params.indexPath()
-            try model { () throws(DataSourceError) in try source.validate(indexPath) }
-            let wasFetching = source.isFetching
-            source.willDisplayObject(at: indexPath)
-            return ["fetchStarted": JSON(!wasFetching && source.isFetching)]
-        }
-        method("replaceObjects") { daemon, params in
-            let source = try daemon.simpleSource(params)
-            source.replaceObjects(try params.objectArray("objects"))
-            return JSON(source.objects.count)
-        }
-        method("insertObjects") { daemon, params in
-            let source = try daemon.simpleSource(params)
-            let objects = try params.objectArray("objects")
-            let index = try params.optionalInteger("index") ?? source.objects.count
-            try model { () throws(DataSourceError) in try source.insert(objects, at: index) }
-            return JSON(source.objects.count)
-        }
-        method("removeObjects") { daemon, params in
-            let source = try daemon.simpleSource(params)
-            let index = try params.integer("index")
-            let count = try params.optionalInteger("count") ?? 1
-            try model { () throws(DataSourceError) in try source.remove(at: index, count: count) }
-            return JSON(source.objects.count)
-        }
-        method("updateObjects") { daemon, params in
-            let source = try daemon.simpleSource(params)
-            let objects = try params.objectArray("objects")
-            try model { () throws(DataSourceError) in try source.update(objects) }
-            return JSON(source.objects.count)
-        }
-        method("fetchNextPage") { daemon, params in
-            let source = try daemon.source(params)
+        table.on(Methods.fetchNextPage) { daemon, params in
+            let source = try daemon.source(params.source)
             guard let paginated = source as? PaginatedDataSource else {
-                throw ResponseError.invalidParams("\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)",
-                                                  data: ["field": "source", "expected": "a paginated source", "got": JSON(source.kind)])
+                throw FieldError(field: "source", expected: "a paginated source", got: JSON(source.name),
+                                 message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
             }
-            if let refusal = paginated.nextPageRefusal { return ["started": false, "reason": JSON(refusal)] }
+            if let refusal = paginated.nextPageRefusal { return NextPageResult(refusal: refusal) }
             paginated.fetchNextPage()
-            return ["started": true]
+            return NextPageResult(refusal: nil)
         }
-        table["fetchData"] = { daemon, request, token in try daemon.fetchData(try Params(request.params), token) }
+        table.on(Methods.willDisplayObjectAtIndexPath) { daemon, params in
+            let source = try daemon.source(params.source)
+            try refusalsAsFieldErrors { () throws(DataSourceError) in try source.validate(params.indexPath) }
+            let wasFetching = source.isFetching
+            source.willDisplayObject(at: params.indexPath)
+            return DisplayResult(fetchStarted: !wasFetching && source.isFetching)
+        }
     }
 
-    func source(_ params: Params) throws(ResponseError) -> DataSource {
-        let name = try params.string("source")
-        return try model { () throws(DataSourceError) in try registry.source(named: name) }
+    func source(_ name: String) throws(FieldError) -> DataSource {
+        try refusalsAsFieldErrors { () throws(DataSourceError) in try registry.source(named: name) }
     }
 
-    func simpleSource(_ params: Params) throws(ResponseError) -> SimpleDataSource {
-        let source = try self.source(params)
+    func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {
+        let source = try self.source(name)
         guard let simple = source as? SimpleDataSource else {
-            throw ResponseError.invalidParams("\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)",
-                                              data: ["field": "source", "expected": "a simple source", "got": JSON(source.kind)])
+            throw FieldError(field: "source", expected: "a simple source", got: JSON(source.name),
+                             message: "\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)")
         }
         return simple
     }
 
-    /// Starts a load cycle. With `wait: true` the answer waits for the cycle's final event.
-    private func fetchData(_ params: Params, _ token: RequestToken) throws -> Reply {
-        let source = try self.source(params)
-        guard try params.optionalBool("wait") == true else {
+    /// Starts a load cycle. With `wait: true` the answer waits for this cycle's final event.
+    private func fetchData(_ params: FetchDataParams, _ answer: PendingAnswer<FetchDataResult>) throws -> Reply<FetchDataResult> {
+        let source = try self.source(params.source)
+        guard params.wait else {
             source.fetchData()
-            return .result(["isFetching": JSON(source.isFetching)])
+            return .now(.started(isFetching: source.isFetching))
         }
-        // Registered first, so a cycle that ends during fetchData (local sources) answers it too.
-        fetchWaiters[ObjectIdentifier(source), default: []].append(token)
+        // Registered before the cycle starts (a local source's cycle ends within fetchData), but
+        // armed only by this cycle's willLoadData: the final event of a load this fetchData
+        // supersedes must not answer it.
+        fetchWaiters[ObjectIdentifier(source), default: []].append(FetchWaiter(answer: answer))
         source.fetchData()
-        return .deferred
+        return .later
     }
+}
 
+extension Daemon: DataSourceObserver {
     public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
-        let name = JSON(source.name)
+        let wireEvent: SourceNotification.Event
         switch event {
-        case .willLoadData:
-            send(Notification(method: "dataSource/willLoadData", params: ["source": name]))
-        case .didPartiallyLoad:
-            send(Notification(method: "dataSource/didPartiallyLoad", params: ["source": name]))
-        case .finishedLoading:
-            send(Notification(method: "dataSource/finishedLoading", params: ["source": name]))
-            answerWaiters(of: source, ["isFetching": false, "outcome": "finished"])
-        case .failedWithError(let error):
-            send(Notification(method: "dataSource/failedWithError", params: ["source": name, "error": error]))
-            answerWaiters(of: source, ["isFetching": false, "outcome": "failed", "error": error])
-        case .didChange(let changes):
-            send(Notification(method: "dataSource/didChange", params: ["source": name, "changes": changes.json]))
+        case .willLoadData: wireEvent = .willLoadData
+        case .didPartiallyLoad: wireEvent = .didPartiallyLoad
+        case .finishedLoading: wireEvent = .finishedLoading
+        case .failedWithError(let failure): wireEvent = .failedWithError(failure)
+        case .didChange(let changes): wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
+        }
+        send(SourceNotification(source: source.name, event: wireEvent).notification)
+        switch event {
+        case .willLoadData: armWaiters(of: source)
+        case .finishedLoading: answerWaiters(of: source, .finished)
+        case .failedWithError(let failure): answerWaiters(of: source, .failed(failure))
+        case .didPartiallyLoad, .didChange: break
         }
     }
 
-    private func answerWaiters(of source: DataSource, _ result: JSON) {
-        for token in fetchWaiters.removeValue(forKey: ObjectIdentifier(source)) ?? [] {
-            finish(token, .success(result))
+    /// The inserted and updated rows, when the client asked for them and they fit its limit.
+    private func changeValues(of changes: ChangeSet, in source: DataSource) -> SourceNotification.ChangeValues? {
+        guard let limit = changeValuesLimit else { return nil }
+        var bytes = 0
+        func rows(_ paths: [IndexPath]) -> [JSON]? {
+            var rows: [JSON] = []
+            rows.reserveCapacity(paths.count)
+            for path in paths {
+                guard let row = try? source.object(at: path) else { return nil }
+                bytes += row.encoded().count
+                if bytes > limit { return nil }
+                rows.append(row)
+            }
+            return rows
         }
+        guard let inserted = rows(changes.inserted), let updated = rows(changes.updated) else { return nil }
+        return SourceNotification.ChangeValues(inserted: inserted, updated: updated)
     }
+
+    private func armWaiters(of source: DataSource) {
+        guard var waiters = fetchWaiters[ObjectIdentifier(source)] else { return }
+        for index in waiters.indices { waiters[index].armed = true }
+        fetchWaiters[ObjectIdentifier(source)] = waiters
+    }
+
+    /// Answers the waits armed by the cycle that just ended; the others wait for their own.
+    private func answerWaiters(of source: DataSource, _ result: FetchDataResult) {
+        guard let waiters = fetchWaiters[ObjectIdentifier(source)] else { return }
+        for waiter in waiters where waiter.armed { answer(waiter.answer, with: result) }
+        let unarmed = waiters.filter { !$0.armed }
+        fetchWaiters[ObjectIdentifier(source)] = unarmed.isEmpty ? nil : unarmed
+    }
+}
+
+/// A `fetchData {wait: true}` waiting for the final event of the cycle it started.
+struct FetchWaiter {
+    let answer: PendingAnswer<FetchDataResult>
+    /// Set by the cycle's willLoadData; a final event before it belongs to an older cycle.
+    var armed = false
 }

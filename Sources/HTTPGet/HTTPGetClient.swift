@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -58,8 +59,14 @@ public final class HTTPGetClient: Sendable {
         })
     }
 
+    /// The longest exchange accepted; longer requests are clamped to it (callers validate theirs).
+    static let maximumTimeoutSeconds = 86_400.0
+
     private static func run(_ request: HTTPGetRequest, on client: HTTPClient) async -> Result<HTTPGetResponse, HTTPGetError> {
-        let timeout = TimeAmount.nanoseconds(Int64(request.timeoutSeconds * 1_000_000_000))
+        if let problem = urlProblem(request.url) { return .failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")) }
+        // Clamped before converting: a huge or non-finite number of seconds must not trap.
+        let seconds = request.timeoutSeconds.isFinite ? min(max(request.timeoutSeconds, 0.001), maximumTimeoutSeconds) : maximumTimeoutSeconds
+        let timeout = TimeAmount.nanoseconds(Int64(seconds * 1_000_000_000))
         do {
             // Racing the exchange against the clock bounds the body too, not only the head.
             return .success(try await withThrowingTaskGroup(of: HTTPGetResponse?.self) { group in
@@ -82,6 +89,16 @@ public final class HTTPGetClient: Sendable {
             }
             return .failure(classify(error, timeoutSeconds: request.timeoutSeconds))
         }
+    }
+
+    /// What AsyncHTTPClient would trap on or refuse late: no host, a port outside 1...65535.
+    static func urlProblem(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return "not an http or https URL"
+        }
+        guard let host = url.host, !host.isEmpty else { return "no host" }
+        if let port = url.port, !(1...65535).contains(port) { return "port \(port) is not in 1...65535" }
+        return nil
     }
 
     private static func exchange(_ request: HTTPGetRequest, on client: HTTPClient, deadline: NIODeadline) async throws -> HTTPGetResponse {

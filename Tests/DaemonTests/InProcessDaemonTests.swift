@@ -14,7 +14,7 @@ private final class PipedDaemon: @unchecked Sendable {
     var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
     let exitStatus = Mailbox<Int32>()
 
-    init(additionalMethods: [String: Daemon.Handler]) {
+    init(additionalMethods: @escaping @Sendable (inout MethodTable) -> Void = { _ in }) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         precondition(pipe(&input) == 0 && pipe(&output) == 0)
         toDaemon = input[1]
@@ -56,7 +56,7 @@ private struct Boom: Error, CustomStringConvertible {
 
 @Suite struct InProcessDaemonTests {
     @Test func aClientThatDoesNotReadNeverStopsTheDaemonFromReading() throws {
-        let daemon = PipedDaemon(additionalMethods: [:])
+        let daemon = PipedDaemon()
         daemon.send(["jsonrpc": "2.0", "id": 0, "method": "initialize"])
         // 20,000 answers (~1 MB) far exceed a pipe's buffer. If the daemon stopped reading
         // stdin while its stdout was full, these writes would block and never finish.
@@ -86,7 +86,7 @@ private struct Boom: Error, CustomStringConvertible {
     }
 
     @Test func aClosedStdoutEndsTheDaemonCleanly() {
-        let daemon = PipedDaemon(additionalMethods: [:])
+        let daemon = PipedDaemon()
         close(daemon.fromDaemon)
         daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
         // SIGPIPE is ignored: the failed write ends the run with status 1, no signal.
@@ -94,7 +94,7 @@ private struct Boom: Error, CustomStringConvertible {
     }
 
     @Test func unexpectedHandlerFailuresAnswerInternalError() throws {
-        let daemon = PipedDaemon(additionalMethods: ["test/explode": { _, _, _ in throw Boom() }])
+        let daemon = PipedDaemon(additionalMethods: { $0.on(Method<NoParams, NullResult>(name: "test/explode")) { _, _ in throw Boom() } })
         daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
         #expect(daemon.receive()?["id"] == 1)
         daemon.send(["jsonrpc": "2.0", "id": 2, "method": "test/explode"])

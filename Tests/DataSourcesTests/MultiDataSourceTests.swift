@@ -1,3 +1,4 @@
+@testable import Daemon
 @testable import DataSources
 import JSONKit
 import Testing
@@ -85,7 +86,8 @@ import Testing
         #expect(recorder.errors == [[
             "kind": "children",
             "message": "2 of 3 sources failed: c, a",
-            "failures": [["source": "c", "error": ["kind": "http", "status": 404]], ["source": "a", "error": ["kind": "http", "status": 500]]],
+            "failures": [["source": "c", "error": ["kind": "http", "message": "HTTP status 404", "status": 404]],
+                         ["source": "a", "error": ["kind": "http", "message": "HTTP status 500", "status": 500]]],
         ]])
         #expect(!multi.isFetching)
     }
@@ -149,7 +151,7 @@ import Testing
         let multi = try registry.create(["name": "m", "kind": "multi", "sources": ["a", "b"]])
         #expect(multi.summary == [
             "name": "m", "kind": "multi", "numberOfSections": 2, "sectionTitles": ["a", "b"], "counts": [0, 1], "isFetching": false,
-            "identityKey": "id", "children": ["a", "b"], "sources": ["a", "b"], "preserveSections": false,
+            "identityKey": "id", "children": ["a", "b"], "sources": ["a", "b"], "preserveSections": false, "revision": 1,
         ])
     }
 }

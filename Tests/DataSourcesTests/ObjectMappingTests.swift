@@ -1,9 +1,10 @@
+@testable import Daemon
 import DataSources
 import JSONKit
 import Testing
 
 @Suite struct ObjectMappingTests {
-    private func mapping(_ text: String) throws -> ObjectMapping { try ObjectMapping(JSON.parse(text)) }
+    private func mapping(_ text: String) throws -> ObjectMapping { try MappingDecoding.mapping(JSON.parse(text), "mapping") }
 
     @Test func readsKeyPathsThenTheFieldsOwnNameAndDropsNulls() throws {
         let map = try mapping(#"{"id": {"type": "integer"}, "title": "name.full", "fallback": "missing.path", "gone": {}, "kept": {"default": 0}}"#)
@@ -48,9 +49,9 @@ import Testing
     ])
     func badConfigurationsNameTheField(text: String, field: String) {
         do {
-            _ = try ObjectMapping(JSON.parse(text))
+            _ = try mapping(text)
             Issue.record("expected a configuration error for \(text)")
-        } catch let error as ObjectMapping.ConfigurationError {
+        } catch let error as FieldError {
             #expect(error.field == field)
         } catch {
             Issue.record("unexpected \(error)")
@@ -64,10 +65,14 @@ import Testing
     func invalidDates(_ text: String) { #expect(!ISO8601Check.valid(text)) }
 
     @Test func placeholderOptions() throws {
-        #expect(PlaceholderStorageOptions(json: 6) == .standard)
-        #expect(PlaceholderStorageOptions(json: ["errors", "loading"]) == [.errors, .loading])
-        #expect(PlaceholderStorageOptions(json: 1) == nil)
-        #expect(PlaceholderStorageOptions(json: ["spinner"]) == nil)
+        func options(_ value: JSON) -> PlaceholderStorageOptions? {
+            try? RemoteConfigurationDecoding.placeholderOptions(value, "placeholderStorageOptions")
+        }
+        #expect(options(6) == .standard)
+        #expect(options(["errors", "loading"]) == [.errors, .loading])
+        #expect(options(1) == nil)
+        #expect(options(["spinner"]) == nil)
+        #expect(options(6.0) == nil, "an integer, not a real")
         #expect(Placeholder.kind(of: Placeholder.errorRow(["kind": "http"])) == .error)
         #expect(Placeholder.kind(of: ["id": 1]) == nil)
     }
@@ -75,6 +80,6 @@ import Testing
 
 /// Dates are checked through the mapping, the only public way in.
 private enum ISO8601Check {
-    static let map = try! ObjectMapping(["d": ["type": "date"]])
+    static let map = try! MappingDecoding.mapping(["d": ["type": "date"]], "mapping")
     static func valid(_ text: String) -> Bool { (try? map.map(["d": JSON(text)]).get()) != nil }
 }

@@ -1,16 +1,12 @@
 @testable import DataSources
 import JSONKit
+import JSONRPC
 import Testing
 
 @Suite struct RegistryTests {
     /// The refusal `create` throws for `params`, or nil if it accepts them.
-    static func refusal(_ params: JSON, in registry: SourceRegistry = SourceRegistry()) -> DataSourceError? {
-        do {
-            _ = try registry.create(params)
-            return nil
-        } catch {
-            return error
-        }
+    static func refusal(_ params: JSON, in registry: SourceRegistry = SourceRegistry()) -> ResponseError? {
+        wireRefusal { try registry.create(params) }
     }
 
     static func withSimple() throws -> SourceRegistry {
@@ -36,7 +32,8 @@ import Testing
             (["name": "", "kind": "simple"], "name", "a non-empty string"),
             (["name": "s", "kind": "simple"], "name", "already exists"),
             (["name": "x"], "kind", "one of simple, sectioned, multi"),
-            (["name": "x", "kind": "remote"], "kind", "one of simple, sectioned, multi"),
+            (["name": "x", "kind": "remote", "remoteConfiguration": ["baseURL": "http://h"], "apiPath": "/"], "kind", "one of simple, sectioned, multi"),
+            (["name": "x", "kind": "simple", "objcts": []], "objcts", "did you mean \"objects\""),
             (["name": "x", "kind": "simple", "objects": ["a": 1]], "objects", "an array"),
             (["name": "x", "kind": "simple", "identityKey": 3], "identityKey", "a non-empty key path string"),
             (["name": "x", "kind": "sectioned", "sectioningKey": "k"], "source", "the name of an existing source"),
@@ -58,17 +55,18 @@ import Testing
         ]
         for (params, field, text) in cases {
             let error = Self.refusal(params, in: registry)
-            #expect(error?.field == field, "\(params)")
+            #expect(error?.code == -32602, "\(params)")
+            #expect(error?.data?["field"] == JSON(field), "\(params)")
             #expect(error?.message.contains(text) == true, "\(params): \(error?.message ?? "accepted")")
-            #expect(error?.detail["field"] == JSON(field))
+            #expect(error?.data?["expected"]?.stringValue != nil && error?.data?["got"] != nil, "\(params): {field, expected, got}")
         }
         #expect(registry.all.map(\.name) == ["s"], "a refused creation leaves nothing behind")
     }
 
     @Test func unknownChildIsNamedInTheDetail() throws {
         let error = Self.refusal(["name": "x", "kind": "multi", "sources": ["nope"]], in: try Self.withSimple())
-        #expect(error?.detail["name"] == "nope")
-        #expect(error?.detail["sources"] == ["s"])
+        #expect(error?.data?["got"] == "nope")
+        #expect(error?.data?["sources"] == ["s"])
     }
 
     @Test func composedSourcesInheritTheirChildrensIdentityKeyWhenTheyAgree() throws {
@@ -88,7 +86,7 @@ import Testing
         _ = try registry.create(["name": "m", "kind": "multi", "sources": ["s"]])
         #expect { try registry.destroy("s", cascade: false) } throws: { error in
             let error = error as! DataSourceError
-            return error.detail["parents"] == ["t", "m"] && error.message.contains("\"t\", \"m\"")
+            return error.context.first { $0.0 == "parents" }?.1 == ["t", "m"] && error.message.contains("\"t\", \"m\"")
         }
         #expect(registry.all.count == 3)
         #expect { try registry.destroy("nope", cascade: false) } throws: { ($0 as! DataSourceError).field == "name" }

@@ -1,3 +1,4 @@
+@testable import Daemon
 @testable import DataSources
 import JSONKit
 import Testing
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func readsMetadataWhereConfiguredAndSendsTheConfiguredKeys() throws {
-        let paginator = try PaginatorConfiguration(params: [
+        let paginator = try Self.paginator([
             "paginatorKeys": ["currentPage": "current", "numberOfPages": "pages"],
             "requestKeys": ["currentPage": "p"], "pageSize": 5, "metadataKeyPath": "meta", "firstPage": 0,
         ])
@@ -97,9 +98,19 @@ import Testing
     }
 
     @Test func refusesMalformedPaginatorSettings() {
-        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["paginatorKeys": ["pageSize": 3]]) }
-        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["firstPage": -1]) }
-        #expect(throws: ConfigurationError.self) { try PaginatorConfiguration(params: ["metadataKeyPath": 1]) }
+        #expect(throws: FieldError.self) { try Self.paginator(["paginatorKeys": ["pageSize": 3]]) }
+        #expect(throws: FieldError.self) { try Self.paginator(["firstPage": -1]) }
+        #expect(throws: FieldError.self) { try Self.paginator(["firstPage": 9_223_372_036_854_775_807]) }
+        #expect(throws: FieldError.self) { try Self.paginator(["metadataKeyPath": 1]) }
+        #expect(throws: FieldError.self) { try Self.paginator(["paginatorKeys": ["pagesize": "n"]]) }
+    }
+
+    /// The paginated members of `createSource` params, decoded as the daemon does.
+    static func paginator(_ params: JSON) throws -> PaginatorConfiguration {
+        var reader = try ObjectReader(params, field: "")
+        let paginator = try RemoteConfigurationDecoding.paginator(&reader)
+        try reader.finish()
+        return paginator
     }
 
     @Test func secretHeadersAreRecognised() {

@@ -1,3 +1,4 @@
+@testable import Daemon
 @testable import DataSources
 import JSONKit
 import Testing
@@ -86,7 +87,7 @@ import Testing
         #expect(sectioned.sectionTitles == ["a", "b"])
         child.fail(status: 503)
         #expect(recorder.events == ["s.will", "s.change", "s.partial", "s.failed"], "the original never finished here")
-        #expect(recorder.errors == [["kind": "http", "status": 503, "source": "c"]])
+        #expect(recorder.errors == [["kind": "http", "message": "HTTP status 503", "status": 503, "source": "c"]])
         #expect(!sectioned.isFetching)
         #expect(sectioned.numberOfSections == 2, "a failure keeps the rows")
     }
@@ -118,7 +119,7 @@ import Testing
         #expect(sectioned.summary == [
             "name": "s", "kind": "sectioned", "numberOfSections": 1, "sectionTitles": ["x"], "counts": [1], "isFetching": false,
             "identityKey": "id", "children": ["c"], "source": "c", "sectioningKey": "g",
-            "sortDescriptors": [["keyPath": "id", "ascending": false]],
+            "sortDescriptors": [["keyPath": "id", "ascending": false]], "revision": 1,
         ])
     }
 }

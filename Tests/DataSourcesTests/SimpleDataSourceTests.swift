@@ -1,3 +1,4 @@
+@testable import Daemon
 @testable import DataSources
 import JSONKit
 import Testing
@@ -76,12 +77,14 @@ import Testing
         }
         #expect { try source.remove(at: 2, count: 2) } throws: { error in
             let error = error as! DataSourceError
-            return error.field == "index" && error.message.contains("0..<3")
+            return error.field == "count" && error.message.contains("0...1") && error.got == 2
         }
+        #expect { try source.remove(at: 1, count: Int.max) } throws: { ($0 as! DataSourceError).field == "count" }
+        #expect { try source.remove(at: Int.max, count: 1) } throws: { ($0 as! DataSourceError).field == "index" }
         // The first replacement is valid, the second is not: nothing is applied.
         #expect { try source.update([["id": 1, "t": "x"], ["id": 42]]) } throws: { error in
             let error = error as! DataSourceError
-            return error.field == "objects[1]" && error.detail["identity"] == 42
+            return error.field == "objects[1]" && error.got == 42
         }
         #expect(source.objects[0] == ["id": 1, "t": "Dune"])
         #expect(recorder.events.isEmpty)
@@ -91,11 +94,11 @@ import Testing
         let source = Self.books()
         #expect { try source.object(at: path(1, 0)) } throws: { error in
             let error = error as! DataSourceError
-            return error.field == "indexPath" && error.message.contains("0..<1") && error.detail["numberOfSections"] == 1
+            return error.field == "indexPath" && error.message.contains("0..<1") && error[context: "numberOfSections"] == 1
         }
         #expect { try source.object(at: path(0, 3)) } throws: { error in
             let error = error as! DataSourceError
-            return error.field == "indexPath" && error.message.contains("0..<3") && error.detail["numberOfObjects"] == 3
+            return error.field == "indexPath" && error.message.contains("0..<3") && error[context: "numberOfObjects"] == 3
         }
         #expect(throws: DataSourceError.self) { try source.object(at: path(0, -1)) }
         #expect(IndexPath(json: [0, 1]) == path(0, 1))
@@ -126,6 +129,7 @@ import Testing
         #expect(try source.objects(inSection: 0, start: 1, count: 5).map { $0["id"] } == [2, 3])
         #expect(try source.objects(inSection: 0, start: 3, count: nil).isEmpty)
         #expect(try source.objects(inSection: 0, start: 0, count: 0).isEmpty)
+        #expect(try source.objects(inSection: 0, start: 1, count: Int.max).map { $0["id"] } == [2, 3], "no overflow near Int.max")
         #expect { try source.objects(inSection: 0, start: 4, count: 1) } throws: { ($0 as! DataSourceError).field == "start" }
         #expect { try source.objects(inSection: 1, start: 0, count: 1) } throws: { ($0 as! DataSourceError).field == "section" }
     }
@@ -133,7 +137,7 @@ import Testing
     @Test func describes() {
         #expect(Self.books().summary == [
             "name": "books", "kind": "simple", "numberOfSections": 1, "sectionTitles": [""], "counts": [3],
-            "isFetching": false, "identityKey": "id",
+            "isFetching": false, "identityKey": "id", "revision": 1,
         ])
     }
 }

@@ -1,6 +1,41 @@
+@testable import Daemon
 @testable import DataSources
 import JSONKit
+import JSONRPC
 import Testing
+
+extension SourceRegistry {
+    /// Creates a source from `createSource` params, decoded as the daemon decodes them.
+    @discardableResult
+    func create(_ params: JSON) throws -> DataSource {
+        try create(SourceSpec.decoding(createSourceParams: params))
+    }
+}
+
+extension DataSourceError {
+    /// A member of the refusal's context (`numberOfObjects`, `parents`...).
+    subscript(context key: String) -> JSON? { context.first { $0.0 == key }?.1 }
+}
+
+extension DataSource {
+    /// `describeSource` as the daemon answers it.
+    var summary: JSON { describe().json }
+}
+
+/// What a refusal looks like on the wire, whether the params or the model refused.
+func wireRefusal(_ body: () throws -> Void) -> ResponseError? {
+    do {
+        try body()
+        return nil
+    } catch let refusal as DataSourceError {
+        return FieldError(refusal).responseError
+    } catch let error as ResponseError {
+        return error
+    } catch {
+        Issue.record("unexpected error \(error)")
+        return nil
+    }
+}
 
 /// Records what sources emit, in order, as `"name.event"`, with each change set.
 final class Recorder: DataSourceObserver {
@@ -18,7 +53,7 @@ final class Recorder: DataSourceObserver {
         case .finishedLoading: events.append("\(source.name).finished")
         case .failedWithError(let error):
             events.append("\(source.name).failed")
-            errors.append(error)
+            errors.append(error.json)
         case .didChange(let change):
             events.append("\(source.name).change")
             changes.append((source.name, change))
@@ -49,7 +84,7 @@ final class ManualSource: DataSource {
     override var kind: String { "manual" }
     override init(name: String, identity: Identity = Identity(key: nil)) { super.init(name: name, identity: identity) }
     override func fetchData() { emit(.willLoadData) }
-    override func cancelFetch() { cancelCount += 1 }
+    override func cancelFetch(reason: CancelReason) { cancelCount += 1 }
     func partial(_ objects: [JSON]) {
         setRows(objects)
         emit(.didPartiallyLoad)
@@ -58,7 +93,7 @@ final class ManualSource: DataSource {
         setRows(objects)
         emit(.finishedLoading)
     }
-    func fail(status: Int = 500) { emit(.failedWithError(["kind": "http", "status": JSON(status)])) }
+    func fail(status: Int = 500) { emit(.failedWithError(.fetch(FetchError(kind: .http, message: "HTTP status \(status)", status: status)))) }
     func setRows(_ objects: [JSON]) { replaceLayout(Layout(sections: [objects], titles: [""])) }
 }
 

@@ -1,3 +1,4 @@
+import Daemon
 // The data-source benchmarks: figures, never pass/fail. See BENCHMARKS.md, sections 4–8.
 //
 //   objectpipeline  pipelined objectAtIndexPath over stdio against a simple source (the daemon)
@@ -190,7 +191,7 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
     let parsedNoText = residentMemory()
     let registry = SourceRegistry()
     let (source, createSeconds) = timed { () -> DataSource in
-        do { return try registry.create(params!) } catch { fail("create: \(error)") }
+        do { return try registry.create(SourceSpec.decoding(createSourceParams: params!)) } catch { fail("create: \(error)") }
     }
     let created = residentMemory()
     let jansonBytes = (params!["objects"]?.encoded().count) ?? 0
@@ -336,7 +337,7 @@ func sectioningBenchmark(_ options: Options) {
     let (text, objectsBytes) = simpleSourceParamsText(name: "big", count: count, groups: groups, identityKey: identityKey)
     guard let params = try? JSON.parse(text) else { fail("params do not parse") }
     let (child, childSeconds) = timed { () -> DataSource in
-        do { return try registry.create(params) } catch { fail("create: \(error)") }
+        do { return try registry.create(SourceSpec.decoding(createSourceParams: params)) } catch { fail("create: \(error)") }
     }
     say("sectioning: over a simple source of \(count) objects (\(objectsBytes) B of JSON; created in \(fixed(childSeconds * 1000)) ms), \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity") (inherited), \(groups) groups; \(runs) runs each (create, then destroy)")
 
@@ -359,7 +360,7 @@ func sectioningBenchmark(_ options: Options) {
         var sections = 0
         for run in 0..<runs {
             let (source, seconds) = timed { () -> DataSource in
-                do { return try registry.create(sectionedParams) } catch { fail("create: \(error)") }
+                do { return try registry.create(SourceSpec.decoding(createSourceParams: sectionedParams)) } catch { fail("create: \(error)") }
             }
             times.append(seconds * 1000)
             sections = source.numberOfSections
@@ -375,8 +376,8 @@ func sectioningBenchmark(_ options: Options) {
     // What a sectioned source costs afterwards: one insert into its 1M child recomputes it.
     guard editing else { return }
     do {
-        let sectioned = try sortedSource ?? registry.create(["name": "live", "kind": "sectioned", "source": "big", "sectioningKey": "group",
-                                                             "sortDescriptors": [["keyPath": "score"]]])
+        let sectioned = try sortedSource ?? registry.create(SourceSpec.decoding(createSourceParams: ["name": "live", "kind": "sectioned", "source": "big", "sectioningKey": "group",
+                                                                                                 "sortDescriptors": [["keyPath": "score"]]]))
         guard let simple = child as? SimpleDataSource else { fail("big is not simple") }
         var times: [Double] = []
         for run in 0..<runs {

@@ -16,7 +16,7 @@ public enum DataSourceEvent: Sendable {
     case willLoadData
     case didPartiallyLoad
     case finishedLoading
-    case failedWithError(JSON)
+    case failedWithError(LoadFailure)
     case didChange(ChangeSet)
 }
 
@@ -38,8 +38,9 @@ public class DataSource {
     public private(set) var isFetching = false
     /// Each row's identity hash, parallel to `layout.sections`.
     private(set) var rowHashes: [[Int]] = []
-    /// Bumped whenever the rows change, so followers can skip recomputing from rows they have seen.
-    private(set) var revision = 0
+    /// Bumped by one with every change to the rows (each `didChange`): clients match reads
+    /// to changes with it, and followers skip recomputing from rows they have seen.
+    public private(set) var revision = 0
     /// Built on the first `indexPath(for:)` after a change that it could not follow
     /// cheaply: sources that are never asked never pay for it.
     private var index: IdentityIndex?
@@ -86,57 +87,58 @@ public class DataSource {
 
     /// Up to `count` objects of `section` from `start`.
     public func objects(inSection section: Int, start: Int, count: Int?) throws(DataSourceError) -> [JSON] {
-        guard layout.sections.indices.contains(section) else {
-            throw DataSourceError(field: "section", message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
-                                  detail: [("numberOfSections", JSON(numberOfSections))])
-        }
+        try validate(section: section)
         let objects = layout.sections[section]
         guard start >= 0, start <= objects.count else {
-            throw DataSourceError(field: "start", message: "\"start\" \(start) is out of range: 0...\(objects.count)",
-                                  detail: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange("start", start, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
-        let end = count.map { min(objects.count, start + max(0, $0)) } ?? objects.count
+        // min first: start + count could overflow for a count near Int.max.
+        let end = count.map { start + min(objects.count - start, max(0, $0)) } ?? objects.count
         return Array(objects[start..<end])
     }
 
-    public func validate(_ indexPath: IndexPath) throws(DataSourceError) {
-        guard layout.sections.indices.contains(indexPath.section) else {
-            throw DataSourceError(field: "indexPath", message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
-                                  detail: [("numberOfSections", JSON(numberOfSections))])
-        }
-        let count = layout.sections[indexPath.section].count
-        guard indexPath.item >= 0, indexPath.item < count else {
-            throw DataSourceError(field: "indexPath", message: "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
-                                  detail: [("numberOfObjects", JSON(count))])
+    public func validate(section: Int) throws(DataSourceError) {
+        guard layout.sections.indices.contains(section) else {
+            throw DataSourceError(field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
+                                  message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
+                                  context: [("numberOfSections", JSON(numberOfSections))])
         }
     }
 
-    private func rangeText(_ count: Int) -> String { count == 0 ? "it has none" : "0..<\(count)" }
+    public func validate(_ indexPath: IndexPath) throws(DataSourceError) {
+        let got: JSON = [JSON(indexPath.section), JSON(indexPath.item)]
+        guard layout.sections.indices.contains(indexPath.section) else {
+            throw DataSourceError(field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
+                                  message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
+                                  context: [("numberOfSections", JSON(numberOfSections))])
+        }
+        let count = layout.sections[indexPath.section].count
+        guard indexPath.item >= 0, indexPath.item < count else {
+            throw DataSourceError(field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
+                                  message: "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
+                                  context: [("numberOfObjects", JSON(count))])
+        }
+    }
+
+    private func rangeText(_ count: Int) -> String { count == 0 ? "none (it is empty)" : "0..<\(count)" }
 
     /// Starts a load cycle.
     public func fetchData() { fatalError("subclass") }
 
     /// Stops a load in flight; local sources have none.
-    public func cancelFetch() {}
+    public func cancelFetch(reason: CancelReason = .cancelFetch) {}
 
     /// Called on the last row being displayed; paginated sources load their next page.
     public func willDisplayObject(at indexPath: IndexPath) {}
 
     /// The kind's own state for `describeSource`.
-    public var state: [(String, JSON)] { [] }
+    public var kindState: SourceDescription.KindState { .simple }
 
-    public var summary: JSON {
-        var members: [(String, JSON)] = [
-            ("name", JSON(name)),
-            ("kind", JSON(kind)),
-            ("numberOfSections", JSON(numberOfSections)),
-            ("sectionTitles", .array(sectionTitles)),
-            ("counts", .array(layout.sections.map { JSON($0.count) })),
-            ("isFetching", JSON(isFetching)),
-        ]
-        if let key = identity.key { members.append(("identityKey", JSON(key.description))) }
-        if !children.isEmpty { members.append(("children", .array(children.map { JSON($0.name) }))) }
-        return .object(members + state)
+    /// What `describeSource` reports.
+    public func describe() -> SourceDescription {
+        SourceDescription(name: name, kind: kind, sectionTitles: sectionTitles, counts: layout.sections.map(\.count),
+                          isFetching: isFetching, identityKey: identity.key, children: children.map(\.name),
+                          revision: revision, state: kindState)
     }
 
     // MARK: Observers

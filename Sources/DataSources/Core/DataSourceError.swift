@@ -1,28 +1,30 @@
 import JSONKit
 
-/// A request the model refuses: an unknown source, an index path out of range, a
-/// malformed configuration. `field` names the parameter at fault; the daemon turns this
-/// into a JSON-RPC `-32602` whose `data` is `detail`.
+/// A request the model refuses: an unknown source, an index path out of range, a name
+/// already taken. `field` names the parameter at fault, `expected` what would have been
+/// accepted and `got` what was sent; the daemon's wire layer turns it into a `-32602`.
 public struct DataSourceError: Error, Sendable, CustomStringConvertible {
     public let field: String
+    public let expected: String
+    public let got: JSON
+    /// For people: what is wrong, naming the field.
     public let message: String
-    public let detail: JSON
+    /// What else a client may want to know (the valid range's size, the existing sources...).
+    public let context: [(String, JSON)]
 
-    public init(field: String, message: String, detail: [(String, JSON)] = []) {
+    public init(field: String, expected: String, got: JSON, message: String, context: [(String, JSON)] = []) {
         self.field = field
+        self.expected = expected
+        self.got = got
         self.message = message
-        self.detail = .object([("field", JSON(field))] + detail)
+        self.context = context
     }
 
     public var description: String { message }
 
-    static func expected(_ field: String, _ expected: String, got: JSON?) -> DataSourceError {
-        DataSourceError(field: field, message: "\"\(field)\" must be \(expected), got \(got?.kindDescription ?? "nothing")",
-                        detail: [("expected", JSON(expected)), ("got", JSON(got?.kind.rawValue ?? "nothing"))])
-    }
-
-    init(_ error: ConfigurationError) {
-        self.init(field: error.field, message: "\"\(error.field)\" must be \(error.expected)\(error.got.map { ", got \($0)" } ?? "")",
-                  detail: [("expected", JSON(error.expected))] + (error.got.map { [("got", JSON($0))] } ?? []))
+    /// An integer outside the range that exists: "\"index\" 9 is out of range: 0...3".
+    static func outOfRange(_ field: String, _ value: Int, valid: String, context: [(String, JSON)] = []) -> DataSourceError {
+        DataSourceError(field: field, expected: "an integer in \(valid)", got: JSON(value),
+                        message: "\"\(field)\" \(value) is out of range: \(valid)", context: context)
     }
 }

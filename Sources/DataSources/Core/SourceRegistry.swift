@@ -1,10 +1,10 @@
 import JSONKit
 
-/// The named sources of one session: creation from `createSource` params, lookup, and
+/// The named sources of one session: creation from checked specs, lookup, and
 /// destruction that respects who is built on whom.
 public final class SourceRegistry {
     /// Builds the kinds whose data is remote; the daemon supplies it, with its HTTP client.
-    public typealias RemoteFactory = (_ kind: String, _ name: String, _ identity: Identity, _ params: JSON) throws(DataSourceError) -> DataSource
+    public typealias RemoteFactory = (_ name: String, _ identity: Identity, _ kind: SourceSpec.Kind) -> DataSource
 
     private var sources: [String: DataSource] = [:]
     private var creationOrder: [String] = []
@@ -24,8 +24,9 @@ public final class SourceRegistry {
 
     public func source(named name: String, field: String = "source") throws(DataSourceError) -> DataSource {
         guard let source = sources[name] else {
-            throw DataSourceError(field: field, message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
-                                  detail: [("name", JSON(name)), ("sources", .array(creationOrder.map { JSON($0) }))])
+            throw DataSourceError(field: field, expected: "the name of an existing source", got: JSON(name),
+                                  message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
+                                  context: [("name", JSON(name)), ("sources", .array(creationOrder.prefix(100).map { JSON($0) }))])
         }
         return source
     }
@@ -37,98 +38,58 @@ public final class SourceRegistry {
 
     // MARK: Creation
 
-    public func create(_ params: JSON) throws(DataSourceError) -> DataSource {
-        guard let name = params["name"]?.stringValue, !name.isEmpty else {
-            throw DataSourceError.expected("name", "a non-empty string", got: params["name"])
-        }
+    public func create(_ spec: SourceSpec) throws(DataSourceError) -> DataSource {
+        let name = spec.name
         guard sources[name] == nil else {
-            throw DataSourceError(field: "name", message: "a source named \"\(name)\" already exists", detail: [("name", JSON(name))])
+            throw DataSourceError(field: "name", expected: "a name no other source has", got: JSON(name),
+                                  message: "a source named \"\(name)\" already exists", context: [("name", JSON(name))])
         }
-        guard let kind = params["kind"]?.stringValue else {
-            throw DataSourceError.expected("kind", "one of \(kinds.joined(separator: ", "))", got: params["kind"])
-        }
-        var identity = Identity(key: nil)
-        let explicitIdentity = params["identityKey"].map { !$0.isNull } ?? false
-        if explicitIdentity, let key = params["identityKey"] {
-            guard let text = key.stringValue, !text.isEmpty else { throw DataSourceError.expected("identityKey", "a non-empty key path string", got: key) }
-            identity = Identity(key: KeyPath(text))
-        }
+        let identity = Identity(key: spec.identityKey)
         /// Without its own identityKey, a composed source uses its children's when they agree.
         func inherited(from children: [DataSource]) -> Identity {
-            guard !explicitIdentity, let first = children.first?.identity.key,
+            guard spec.identityKey == nil, let first = children.first?.identity.key,
                   children.allSatisfy({ $0.identity.key == first }) else { return identity }
             return Identity(key: first)
         }
         let source: DataSource
-        switch kind {
-        case "simple":
-            let objects = params["objects"] ?? []
-            guard let list = objects.arrayValue else { throw DataSourceError.expected("objects", "an array", got: objects) }
-            source = SimpleDataSource(name: name, identity: identity, objects: list)
-        case "sectioned":
-            let child = try self.child(params["source"], field: "source", parent: name)
-            guard let key = params["sectioningKey"]?.stringValue, !key.isEmpty else {
-                throw DataSourceError.expected("sectioningKey", "a non-empty key path string", got: params["sectioningKey"])
-            }
-            source = SectionedDataSource(name: name, identity: inherited(from: [child]), child: child, sectioningKey: KeyPath(key),
-                                         sortDescriptors: try sortDescriptors(params["sortDescriptors"]))
-        case "multi":
-            guard let names = params["sources"]?.arrayValue else {
-                throw DataSourceError.expected("sources", "an array of source names", got: params["sources"])
-            }
+        switch spec.kind {
+        case .simple(let objects):
+            source = SimpleDataSource(name: name, identity: identity, objects: objects)
+        case .sectioned(let childName, let sectioningKey, let sortDescriptors):
+            let child = try self.child(childName, field: "source", parent: name)
+            source = SectionedDataSource(name: name, identity: inherited(from: [child]), child: child, sectioningKey: sectioningKey,
+                                         sortDescriptors: sortDescriptors)
+        case .multi(let names, let preserveSections):
             var children: [DataSource] = []
-            for (index, value) in names.enumerated() {
-                let child = try self.child(value, field: "sources[\(index)]", parent: name)
+            for (index, childName) in names.enumerated() {
+                let field = "sources[\(index)]"
+                let child = try self.child(childName, field: field, parent: name)
                 guard !children.contains(where: { $0 === child }) else {
-                    throw DataSourceError(field: "sources[\(index)]", message: "\"sources[\(index)]\": \"\(child.name)\" is listed twice")
+                    throw DataSourceError(field: field, expected: "a source not listed before", got: JSON(childName),
+                                          message: "\"\(field)\": \"\(childName)\" is listed twice")
                 }
                 children.append(child)
             }
-            var preserve = false
-            if let flag = params["preserveSections"], !flag.isNull {
-                guard let value = flag.boolValue else { throw DataSourceError.expected("preserveSections", "a boolean", got: flag) }
-                preserve = value
+            source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserveSections)
+        case .remote, .paginated:
+            guard let remoteFactory else {
+                throw DataSourceError(field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
+                                      message: "\"kind\" must be one of \(kinds.joined(separator: ", ")): this registry serves no remote sources")
             }
-            source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserve)
-        case "remote", "paginated":
-            guard let remoteFactory else { fallthrough }
-            source = try remoteFactory(kind, name, identity, params)
-        default:
-            throw DataSourceError(field: "kind", message: "\"kind\" must be one of \(kinds.joined(separator: ", ")), got \"\(kind)\"",
-                                  detail: [("expected", .array(kinds.map { JSON($0) })), ("got", JSON(kind))])
+            source = remoteFactory(name, identity, spec.kind)
         }
         sources[name] = source
         creationOrder.append(name)
         return source
     }
 
-    private func child(_ value: JSON?, field: String, parent: String) throws(DataSourceError) -> DataSource {
-        guard let childName = value?.stringValue else { throw DataSourceError.expected(field, "the name of an existing source", got: value) }
+    private func child(_ childName: String, field: String, parent: String) throws(DataSourceError) -> DataSource {
         guard childName != parent else {
-            throw DataSourceError(field: field, message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
-                                  detail: [("cycle", [JSON(parent), JSON(parent)])])
+            throw DataSourceError(field: field, expected: "the name of another, existing source", got: JSON(childName),
+                                  message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
+                                  context: [("cycle", [JSON(parent), JSON(parent)])])
         }
         return try source(named: childName, field: field)
-    }
-
-    private func sortDescriptors(_ value: JSON?) throws(DataSourceError) -> [SortDescriptor] {
-        guard let value, !value.isNull else { return [] }
-        guard let list = value.arrayValue else { throw DataSourceError.expected("sortDescriptors", "an array of {keyPath, ascending}", got: value) }
-        var descriptors: [SortDescriptor] = []
-        for (index, element) in list.enumerated() {
-            let field = "sortDescriptors[\(index)]"
-            guard element.isObject else { throw DataSourceError.expected(field, "an object {keyPath, ascending}", got: element) }
-            guard let keyPath = element["keyPath"]?.stringValue, !keyPath.isEmpty else {
-                throw DataSourceError.expected("\(field).keyPath", "a non-empty key path string", got: element["keyPath"])
-            }
-            var ascending = true
-            if let flag = element["ascending"], !flag.isNull {
-                guard let value = flag.boolValue else { throw DataSourceError.expected("\(field).ascending", "a boolean", got: flag) }
-                ascending = value
-            }
-            descriptors.append(SortDescriptor(keyPath: KeyPath(keyPath), ascending: ascending))
-        }
-        return descriptors
     }
 
     // MARK: Destruction
@@ -140,14 +101,15 @@ public final class SourceRegistry {
         let dependents = parents(of: target)
         if !dependents.isEmpty, !cascade {
             let names = dependents.map(\.name)
-            throw DataSourceError(field: "name", message: "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
-                                  detail: [("parents", .array(names.map { JSON($0) }))])
+            throw DataSourceError(field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
+                                  message: "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
+                                  context: [("parents", .array(names.map { JSON($0) }))])
         }
         var destroyed: [String] = []
         for dependent in dependents where sources[dependent.name] != nil {
             destroyed += try destroy(dependent.name, cascade: true)
         }
-        target.cancelFetch()
+        target.cancelFetch(reason: .destroySource)
         for child in target.children {
             if let observer = target as? DataSourceObserver { child.removeObserver(observer) }
         }

@@ -16,7 +16,7 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     private var members: Set<ObjectIdentifier> = []
     private var started: Set<ObjectIdentifier> = []
     private var answered: Set<ObjectIdentifier> = []
-    private var failures: [(source: String, error: JSON)] = []
+    private var failures: [LoadFailure.ChildFailure] = []
     /// True while `fetchData` is still asking children: the cycle cannot end before all were asked.
     private var starting = false
 
@@ -31,13 +31,13 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
         relayout()
     }
 
-    public override var state: [(String, JSON)] {
-        [("sources", .array(sources.map { JSON($0.name) })), ("preserveSections", JSON(preserveSections))]
+    public override var kindState: SourceDescription.KindState {
+        .multi(sources: sources.map(\.name), preserveSections: preserveSections)
     }
 
     public override func fetchData() {
         if isFetching {
-            endCycle(.failedWithError(["kind": "cancelled", "message": "superseded by a new fetchData"]))
+            endCycle(.failedWithError(.cancelled("superseded by a new fetchData")))
         }
         members = Set(sources.map(ObjectIdentifier.init))
         emit(.willLoadData)
@@ -48,8 +48,8 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
         if answered.count == members.count { conclude() }
     }
 
-    public override func cancelFetch() {
-        for source in sources where source.isFetching { source.cancelFetch() }
+    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
+        for source in sources where source.isFetching { source.cancelFetch(reason: reason) }
     }
 
     public override func willDisplayObject(at indexPath: IndexPath) {
@@ -73,7 +73,7 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
             // A final event before the child began loading in this cycle ends an older load.
             guard isFetching, started.contains(id), !answered.contains(id) else { return }
             answered.insert(id)
-            if case .failedWithError(let error) = event { failures.append((source.name, error)) }
+            if case .failedWithError(let error) = event { failures.append(LoadFailure.ChildFailure(source: source.name, failure: error)) }
             if answered.count < members.count {
                 emit(.didPartiallyLoad)
             } else if !starting {
@@ -88,11 +88,8 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     private func conclude() {
         guard !failures.isEmpty else { return endCycle(.finishedLoading) }
         let names = failures.map(\.source)
-        endCycle(.failedWithError([
-            "kind": "children",
-            "message": JSON("\(names.count) of \(members.count) sources failed: \(names.joined(separator: ", "))"),
-            "failures": .array(failures.map { ["source": JSON($0.source), "error": $0.error] }),
-        ]))
+        endCycle(.failedWithError(.children(message: "\(names.count) of \(members.count) sources failed: \(names.joined(separator: ", "))",
+                                            failures: failures)))
     }
 
     private func endCycle(_ event: DataSourceEvent) {

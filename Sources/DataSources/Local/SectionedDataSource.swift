@@ -31,16 +31,15 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     /// Fetches the child; this source's cycle mirrors the child's, which a well-behaved child
     /// opens at once with `willLoadData`.
     public override func fetchData() { child.fetchData() }
-    public override func cancelFetch() { child.cancelFetch() }
+    public override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
     public override func willDisplayObject(at indexPath: IndexPath) {
         // The last row here may not be the child's last row: ask about the child's.
         guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
         child.willDisplayObject(at: last)
     }
 
-    public override var state: [(String, JSON)] {
-        [("source", JSON(child.name)), ("sectioningKey", JSON(sectioningKey.description)),
-         ("sortDescriptors", .array(sortDescriptors.map(\.json)))]
+    public override var kindState: SourceDescription.KindState {
+        .sectioned(source: child.name, sectioningKey: sectioningKey, sortDescriptors: sortDescriptors)
     }
 
     public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
@@ -57,7 +56,7 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
             if isFetching { emit(.finishedLoading) }
         case .failedWithError(let error):
             recompute()
-            if isFetching { emit(.failedWithError(error.isObject && error["source"] == nil ? error.setting("source", to: JSON(child.name)) : error)) }
+            if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
         case .didChange:
             recompute()
         }

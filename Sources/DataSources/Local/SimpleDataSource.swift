@@ -31,8 +31,7 @@ public final class SimpleDataSource: DataSource {
 
     public func insert(_ newObjects: [JSON], at index: Int) throws(DataSourceError) {
         guard (0...objects.count).contains(index) else {
-            throw DataSourceError(field: "index", message: "\"index\" \(index) is out of range: 0...\(objects.count)",
-                                  detail: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
         var updated = objects
         updated.insert(contentsOf: newObjects, at: index)
@@ -40,9 +39,13 @@ public final class SimpleDataSource: DataSource {
     }
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {
-        guard count >= 0, index >= 0, index + count <= objects.count else {
-            throw DataSourceError(field: "index", message: "\"index\" and \"count\": objects \(index)..<\(index + count) are out of range: 0..<\(objects.count)",
-                                  detail: [("numberOfObjects", JSON(objects.count))])
+        // Compared without adding: index and count come from the client and may be near Int.max.
+        guard index >= 0, index <= objects.count else {
+            throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
+        }
+        guard count >= 0, count <= objects.count - index else {
+            throw .outOfRange("count", count, valid: "0...\(objects.count - index) (from index \(index))",
+                              context: [("numberOfObjects", JSON(objects.count))])
         }
         var updated = objects
         updated.removeSubrange(index..<index + count)
@@ -54,8 +57,10 @@ public final class SimpleDataSource: DataSource {
         var updated = objects
         for (position, replacement) in replacements.enumerated() {
             guard let path = indexPath(for: replacement) else {
-                throw DataSourceError(field: "objects[\(position)]", message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
-                                      detail: [("identity", identity.of(replacement))])
+                throw DataSourceError(field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
+                                      got: identity.of(replacement),
+                                      message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
+                                      context: [("identity", identity.of(replacement))])
             }
             updated[path.item] = replacement
         }

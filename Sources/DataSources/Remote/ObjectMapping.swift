@@ -26,10 +26,8 @@ public struct ObjectMapping: Sendable {
 
     public let fields: [(name: String, spec: FieldSpec)]
 
-    /// One problem with a configuration, naming the member at fault.
-    public struct ConfigurationError: Error, Sendable {
-        public let field: String
-        public let expected: String
+    public init(fields: [(name: String, spec: FieldSpec)]) {
+        self.fields = fields
     }
 
     /// One value that did not fit its declared type.
@@ -44,61 +42,6 @@ public struct ObjectMapping: Sendable {
             self.expected = expected
             self.got = got
         }
-
-        public var json: JSON { ["field": JSON(field), "expected": JSON(expected), "got": JSON(got)] }
-    }
-
-    public init(_ configuration: JSON, path: String = "mapping") throws(ConfigurationError) {
-        guard let members = configuration.objectMembers else {
-            throw ConfigurationError(field: path, expected: "an object of output field names to field specifications")
-        }
-        var fields: [(String, FieldSpec)] = []
-        for (name, spec) in members {
-            fields.append((name, try ObjectMapping.spec(spec, path: "\(path).\(name)")))
-        }
-        self.fields = fields
-    }
-
-    private static func spec(_ value: JSON, path: String) throws(ConfigurationError) -> FieldSpec {
-        if let keyPath = value.stringValue {
-            return .field(keyPath: KeyPath(keyPath), type: .any, defaultValue: nil, nested: nil, items: nil)
-        }
-        guard value.isObject else {
-            throw ConfigurationError(field: path, expected: "a key path string or an object {keyPath?, type?, default?, mapping?, items?}")
-        }
-        let known: Set = ["keyPath", "type", "default", "mapping", "items"]
-        if let unknown = value.objectKeys.first(where: { !known.contains($0) }) {
-            throw ConfigurationError(field: "\(path).\(unknown)", expected: "one of keyPath, type, default, mapping, items")
-        }
-        var keyPath: KeyPath?
-        if let member = value["keyPath"] {
-            guard let text = member.stringValue, !text.isEmpty else { throw ConfigurationError(field: "\(path).keyPath", expected: "a non-empty string") }
-            keyPath = KeyPath(text)
-        }
-        var type = FieldType.any
-        if let member = value["type"] {
-            guard let name = member.stringValue, let parsed = FieldType(rawValue: name) else {
-                throw ConfigurationError(field: "\(path).type", expected: "one of " + FieldType.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            type = parsed
-        }
-        var nested: ObjectMapping?
-        if let member = value["mapping"] {
-            guard type == .object || type == .any else {
-                throw ConfigurationError(field: "\(path).mapping", expected: "no \"mapping\" unless type is \"object\"")
-            }
-            nested = try ObjectMapping(member, path: "\(path).mapping")
-            type = .object
-        }
-        var items: FieldSpec?
-        if let member = value["items"] {
-            guard type == .array || type == .any else {
-                throw ConfigurationError(field: "\(path).items", expected: "no \"items\" unless type is \"array\"")
-            }
-            items = try spec(member, path: "\(path).items")
-            type = .array
-        }
-        return .field(keyPath: keyPath, type: type, defaultValue: value["default"], nested: nested, items: items)
     }
 
     /// Maps one element. Non-objects pass through unmapped, as in the original.

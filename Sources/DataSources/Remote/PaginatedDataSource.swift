@@ -13,23 +13,16 @@ public final class PaginatedDataSource: RemoteCollection {
     private(set) var currentPage: Int
     private(set) var hasMorePages = false
     private var metadata = PageMetadata()
-    private var trailingError: JSON?
+    private var trailingError: FetchError?
     private var loadedOnce = false
 
     public override var kind: String { "paginated" }
 
-    public init(name: String, identity: Identity, params: JSON, loader: RemoteLoading) throws(DataSourceError) {
-        let configuration: RemoteConfiguration
-        let paginator: PaginatorConfiguration
-        do {
-            configuration = try RemoteConfiguration(params: params)
-            paginator = try PaginatorConfiguration(params: params)
-        } catch {
-            throw DataSourceError(error)
-        }
+    public init(name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
+                loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON) {
         self.paginator = paginator
         currentPage = paginator.firstPage - 1
-        super.init(name: name, identity: identity, configuration: configuration, loader: loader)
+        super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
 
     public override func fetchData() {
@@ -54,7 +47,7 @@ public final class PaginatedDataSource: RemoteCollection {
         emit(.willLoadData)
         trailingError = nil
         compose(keptHead: objects.count)
-        load(page: currentPage + 1, replacing: false)
+        load(page: currentPage + 1, replacing: false)  // hasMorePages is false at Int.max: no overflow
         return true
     }
 
@@ -62,11 +55,11 @@ public final class PaginatedDataSource: RemoteCollection {
         if indexPath == lastIndexPath { fetchNextPage() }
     }
 
-    public override func cancelFetch() {
+    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
         guard isFetching else { return }
         abandonRequest()
         compose(keptHead: objects.count)
-        endCycleAsCancelled("cancelled by cancelFetch")
+        endCycleAsCancelled(reason.message)
     }
 
     private func load(page: Int, replacing: Bool) {
@@ -86,15 +79,15 @@ public final class PaginatedDataSource: RemoteCollection {
                 self.compose(keptHead: keptHead)
                 self.emit(.finishedLoading)
             case .failure(let error):
-                let json = self.record(error)
+                self.lastError = error
                 if self.loadedOnce {
                     // The loaded rows stay; the trailing row shows the failure.
-                    if !replacing { self.trailingError = json }
+                    if !replacing { self.trailingError = error }
                     self.compose(keptHead: self.objects.count)
                 } else {
-                    self.setRows(self.placeholders.contains(.errors) ? [Placeholder.errorRow(json)] : [])
+                    self.setRows(self.placeholders.contains(.errors) ? [self.errorRow(for: error)] : [])
                 }
-                self.emit(.failedWithError(json))
+                self.emit(.failedWithError(.fetch(error)))
             }
         }
     }
@@ -107,7 +100,7 @@ public final class PaginatedDataSource: RemoteCollection {
             // Without a stored error row the failed page leaves no trailing row (Protocol.md):
             // a loading row there would claim a load that is not happening. The next
             // fetchNextPage, or displaying the last row, asks for the failed page again.
-            if placeholders.contains(.errors) { rows.append(Placeholder.errorRow(trailingError)) }
+            if placeholders.contains(.errors) { rows.append(errorRow(for: trailingError)) }
         } else if hasMorePages, placeholders.contains(.loading) {
             rows.append(Placeholder.loadingRow)
         } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
@@ -116,16 +109,10 @@ public final class PaginatedDataSource: RemoteCollection {
         setRows(rows, keptHead: keptHead)
     }
 
-    public override var state: [(String, JSON)] {
-        var members = super.state + (paginator.json.objectMembers ?? [])
-        members += [
-            ("pageSize", (metadata.pageSize ?? paginator.pageSize).map { JSON($0) } ?? .null),
-            ("currentPage", loadedOnce ? JSON(currentPage) : .null),
-            ("numberOfPages", metadata.numberOfPages.map { JSON($0) } ?? .null),
-            ("numberOfTotalResults", metadata.numberOfTotalResults.map { JSON($0) } ?? .null),
-            ("hasMorePages", JSON(hasMorePages)),
-            ("numberOfObjects", JSON(objects.count)),
-        ]
-        return members
+    public override var kindState: SourceDescription.KindState {
+        .paginated(remoteState, SourceDescription.PagingState(
+            paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
+            numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
+            hasMorePages: hasMorePages, numberOfObjects: objects.count))
     }
 }

@@ -8,6 +8,8 @@ public struct PaginatorConfiguration: Sendable {
         public var currentPage = "page"
         public var numberOfPages = "number_of_pages"
         public var numberOfTotalObjects = "total_count"
+
+        public init() {}
     }
 
     public var keys = Keys()
@@ -17,49 +19,20 @@ public struct PaginatorConfiguration: Sendable {
     /// Sent under `pageSizeQueryKey` when set (the original never sent it).
     public var pageSize: Int?
     public var firstPage = 1
+    /// Leaves room to count pages up without overflow (the wire layer enforces it).
+    public static let maximumFirstPage = 1 << 31
+    public static let maximumPageSize = 1 << 31
     /// Where the metadata sits in the response; nil for the top level.
     public var metadataKeyPath: KeyPath?
 
-    public init(params: JSON) throws(ConfigurationError) {
-        if let given = params["paginatorKeys"] {
-            guard given.isObject else {
-                throw ConfigurationError(field: "paginatorKeys", expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}", got: given.kindDescription)
-            }
-            keys.pageSize = try Self.name(given, "pageSize", default: keys.pageSize, in: "paginatorKeys")
-            keys.currentPage = try Self.name(given, "currentPage", default: keys.currentPage, in: "paginatorKeys")
-            keys.numberOfPages = try Self.name(given, "numberOfPages", default: keys.numberOfPages, in: "paginatorKeys")
-            keys.numberOfTotalObjects = try Self.name(given, "numberOfTotalObjects", default: keys.numberOfTotalObjects, in: "paginatorKeys")
-        }
-        pageQueryKey = keys.currentPage
-        pageSizeQueryKey = keys.pageSize
-        if let given = params["requestKeys"] {
-            guard given.isObject else {
-                throw ConfigurationError(field: "requestKeys", expected: "an object {currentPage?, pageSize?}", got: given.kindDescription)
-            }
-            pageQueryKey = try Self.name(given, "currentPage", default: pageQueryKey, in: "requestKeys")
-            pageSizeQueryKey = try Self.name(given, "pageSize", default: pageSizeQueryKey, in: "requestKeys")
-        }
-        pageSize = try RemoteConfiguration.positiveInteger(params["pageSize"], field: "pageSize")
-        if let given = params["firstPage"], !given.isNull {
-            guard let number = given.integerValue, number >= 0 else {
-                throw ConfigurationError(field: "firstPage", expected: "a non-negative integer", got: given.description)
-            }
-            firstPage = number
-        }
-        if let given = params["metadataKeyPath"], !given.isNull {
-            guard let text = given.stringValue else {
-                throw ConfigurationError(field: "metadataKeyPath", expected: "a dot-separated key path string", got: given.kindDescription)
-            }
-            metadataKeyPath = text.isEmpty ? nil : KeyPath(text)
-        }
-    }
-
-    private static func name(_ object: JSON, _ key: String, default value: String, in parent: String) throws(ConfigurationError) -> String {
-        guard let member = object[key], !member.isNull else { return value }
-        guard let text = member.stringValue, !text.isEmpty else {
-            throw ConfigurationError(field: "\(parent).\(key)", expected: "a non-empty string", got: member.kindDescription)
-        }
-        return text
+    public init(keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
+                firstPage: Int = 1, metadataKeyPath: KeyPath? = nil) {
+        self.keys = keys
+        self.pageQueryKey = pageQueryKey ?? keys.currentPage
+        self.pageSizeQueryKey = pageSizeQueryKey ?? keys.pageSize
+        self.pageSize = pageSize
+        self.firstPage = firstPage
+        self.metadataKeyPath = metadataKeyPath
     }
 
     /// The query parameters that ask for `page`.
@@ -74,25 +47,14 @@ public struct PaginatorConfiguration: Sendable {
         guard let document else { return PageMetadata() }
         let container: JSON?
         if let metadataKeyPath { container = document.value(at: metadataKeyPath) } else { container = document }
+        /// Counts from the server: a negative one is ignored, as if absent.
         func integer(_ key: String) -> Int? {
             guard let value = container?[key] else { return nil }
-            if let integer = value.integerValue { return integer }
-            if let text = value.stringValue { return Int(text) }
-            return nil
+            let number = value.integerValue ?? value.stringValue.flatMap { Int($0) }
+            return number.flatMap { $0 >= 0 ? $0 : nil }
         }
         return PageMetadata(pageSize: integer(keys.pageSize), currentPage: integer(keys.currentPage),
                             numberOfPages: integer(keys.numberOfPages), numberOfTotalResults: integer(keys.numberOfTotalObjects))
-    }
-
-    public var json: JSON {
-        var members: [(String, JSON)] = [
-            ("paginatorKeys", ["pageSize": JSON(keys.pageSize), "currentPage": JSON(keys.currentPage),
-                               "numberOfPages": JSON(keys.numberOfPages), "numberOfTotalObjects": JSON(keys.numberOfTotalObjects)]),
-            ("requestKeys", ["currentPage": JSON(pageQueryKey), "pageSize": JSON(pageSizeQueryKey)]),
-            ("firstPage", JSON(firstPage)),
-        ]
-        if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
-        return .object(members)
     }
 }
 
@@ -114,8 +76,8 @@ public struct PageMetadata: Sendable, Equatable {
     /// and `loaded` are loaded in all. An empty page ends it (the original's only rule);
     /// so does the metadata, without that wasted request.
     public func hasMorePages(after page: Int, firstPage: Int, received: Int, loaded: Int) -> Bool {
-        if received == 0 { return false }
-        if let numberOfPages, page - firstPage + 1 >= numberOfPages { return false }
+        if received == 0 || page == Int.max { return false }
+        if let numberOfPages, page - firstPage >= numberOfPages - 1 { return false }
         if let numberOfTotalResults, loaded >= numberOfTotalResults { return false }
         return true
     }

@@ -11,6 +11,7 @@ public enum Placeholder: String, Sendable, CaseIterable {
     public static let loadingRow: JSON = [key: "loading"]
     public static let noResultsRow: JSON = [key: "noResults"]
 
+    /// An error row, given the error as the wire shows it.
     public static func errorRow(_ error: JSON) -> JSON { [key: "error", "error": error] }
 
     /// The kind of placeholder a row is, or nil for data.
@@ -31,25 +32,6 @@ public struct PlaceholderStorageOptions: OptionSet, Sendable {
     public static let errors = PlaceholderStorageOptions(rawValue: 1 << 3)
     public static let standard: PlaceholderStorageOptions = [.loading, .noResults]
 
-    static let names: [(String, PlaceholderStorageOptions)] = [("loading", .loading), ("noResults", .noResults), ("errors", .errors)]
-
-    /// Reads `2|4|8` bits or `["loading", "noResults", "errors"]`; nil with what was expected otherwise.
-    public init?(json: JSON) {
-        if let bits = json.integerValue {
-            guard bits >= 0, bits & ~0b1110 == 0 else { return nil }
-            self.init(rawValue: bits)
-            return
-        }
-        guard let names = json.arrayValue else { return nil }
-        var options: PlaceholderStorageOptions = []
-        for name in names {
-            guard let text = name.stringValue, let option = Self.names.first(where: { $0.0 == text })?.1 else { return nil }
-            options.insert(option)
-        }
-        self = options
-    }
-
-    public static let expected = "an integer made of the bits 2 (loading), 4 (noResults) and 8 (errors), or an array of \"loading\", \"noResults\", \"errors\""
-
-    public var json: JSON { .array(Self.names.filter { contains($0.1) }.map { JSON($0.0) }) }
+    /// The options by their names on the wire, in the order the wire lists them.
+    public static let names: [(String, PlaceholderStorageOptions)] = [("loading", .loading), ("noResults", .noResults), ("errors", .errors)]
 }

@@ -10,12 +10,17 @@ public class RemoteCollection: DataSource {
     private var generation = 0
     /// The data rows loaded so far, placeholders excluded.
     var objects: [JSON] = []
-    var lastError: JSON?
+    var lastError: FetchError?
     var lastURL: String?
+    /// The error placeholder row for a failure: `{"$placeholder": "error", "error": ...}`,
+    /// with the error as the wire shows it (the daemon supplies the encoding).
+    private let errorRow: (FetchError) -> JSON
 
-    init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading) {
+    init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
+         errorRow: @escaping (FetchError) -> JSON) {
         self.configuration = configuration
         self.loader = loader
+        self.errorRow = errorRow
         super.init(name: name, identity: identity)
         setRows([])
     }
@@ -58,20 +63,13 @@ public class RemoteCollection: DataSource {
     /// Ends a cycle in flight as cancelled (the seed's contract: one final event per fetch).
     func endCycleAsCancelled(_ message: String) {
         abandonRequest()
-        emit(.failedWithError(FetchError(kind: .cancelled, message: message, url: lastURL).json))
+        emit(.failedWithError(.cancelled(message, url: lastURL)))
     }
 
-    func record(_ error: FetchError) -> JSON {
-        let json = error.json
-        lastError = json
-        return json
-    }
+    func errorRow(for error: FetchError) -> JSON { errorRow(error) }
 
-    public override var state: [(String, JSON)] {
-        var members = configuration.json.objectMembers ?? []
-        if let lastURL { members.append(("lastURL", JSON(lastURL))) }
-        if let lastError { members.append(("lastError", lastError)) }
-        return members
+    var remoteState: SourceDescription.RemoteState {
+        SourceDescription.RemoteState(configuration: configuration, lastURL: lastURL, lastError: lastError)
     }
 }
 
@@ -84,11 +82,12 @@ public class RemoteCollection: DataSource {
 public final class RemoteDataSource: RemoteCollection {
     public override var kind: String { "remote" }
 
-    public init(name: String, identity: Identity, params: JSON, loader: RemoteLoading) throws(DataSourceError) {
-        let configuration: RemoteConfiguration
-        do { configuration = try RemoteConfiguration(params: params) } catch { throw DataSourceError(error) }
-        super.init(name: name, identity: identity, configuration: configuration, loader: loader)
+    public override init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
+                         errorRow: @escaping (FetchError) -> JSON) {
+        super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
+
+    public override var kindState: SourceDescription.KindState { .remote(remoteState) }
 
     public override func fetchData() {
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
@@ -103,17 +102,17 @@ public final class RemoteDataSource: RemoteCollection {
                 self.setRows(loaded.objects.isEmpty && self.placeholders.contains(.noResults) ? [Placeholder.noResultsRow] : loaded.objects)
                 self.emit(.finishedLoading)
             case .failure(let error):
-                let json = self.record(error)
-                self.setRows(self.objects.isEmpty && self.placeholders.contains(.errors) ? [Placeholder.errorRow(json)] : self.objects)
-                self.emit(.failedWithError(json))
+                self.lastError = error
+                self.setRows(self.objects.isEmpty && self.placeholders.contains(.errors) ? [self.errorRow(for: error)] : self.objects)
+                self.emit(.failedWithError(.fetch(error)))
             }
         }
     }
 
-    public override func cancelFetch() {
+    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
         guard isFetching else { return }
         abandonRequest()
         setRows(objects)
-        endCycleAsCancelled("cancelled by cancelFetch")
+        endCycleAsCancelled(reason.message)
     }
 }

@@ -32,14 +32,17 @@ public enum ResponseDecoding {
                                        url: response.url, status: response.status))
         }
         if let depth = nestingDepthExceeding(maximumDepth, in: response.body) {
-            return .failure(FetchError(kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
-                                       url: response.url, status: response.status, detail: [("maxDepth", JSON(maximumDepth))]))
+            var error = FetchError(kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
+                                   url: response.url, status: response.status)
+            error.maxDepth = maximumDepth
+            return .failure(error)
         }
         do {
             return .success(try JSON.parse(response.body))
         } catch {
-            return .failure(FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status,
-                                       detail: [("line", JSON(error.line)), ("column", JSON(error.column)), ("position", JSON(error.position))]))
+            var failure = FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
+            failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
+            return .failure(failure)
         }
     }
 
@@ -50,8 +53,9 @@ public enum ResponseDecoding {
         var found = document
         if let keyPath {
             guard let value = document.value(at: keyPath), !value.isNull else {
-                return .failure(FetchError(kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"",
-                                           url: url, status: status, detail: [("keyPath", JSON(keyPath.description))]))
+                var error = FetchError(kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"", url: url, status: status)
+                error.keyPath = keyPath.description
+                return .failure(error)
             }
             found = value
         }
@@ -65,9 +69,10 @@ public enum ResponseDecoding {
             case .success(let object):
                 mapped.append(object.packed())
             case .failure(let issue):
-                return .failure(FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
-                                           url: url, status: status, detail: [("index", JSON(index)), ("field", JSON(issue.field)),
-                                                                             ("expected", JSON(issue.expected)), ("got", JSON(issue.got))]))
+                var error = FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
+                                       url: url, status: status)
+                error.mapping = FetchError.MappingProblem(index: index, issue: issue)
+                return .failure(error)
             }
         }
         return .success(mapped)

@@ -99,6 +99,35 @@ public enum URLResolution {
         return url.text
     }
 
+    /// Why `url` cannot be requested (no host, a port outside 1...65535), or nil. Checked
+    /// when a source is created and before any URL is followed: an HTTP client would trap
+    /// on a port that does not fit in 16 bits.
+    public static func authorityProblem(in url: String) -> String? {
+        guard let authority = Components(url).authority else { return "it has no host" }
+        var hostAndPort = Substring(authority)
+        if let at = hostAndPort.lastIndex(of: "@") { hostAndPort = hostAndPort[hostAndPort.index(after: at)...] }
+        var host = hostAndPort, port: Substring?
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else { return "its IPv6 host has no closing \"]\"" }
+            host = hostAndPort[...close]
+            let rest = hostAndPort[hostAndPort.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return "unexpected text after the IPv6 host" }
+                port = rest.dropFirst()
+            }
+        } else if let colon = hostAndPort.lastIndex(of: ":") {
+            host = hostAndPort[..<colon]
+            port = hostAndPort[hostAndPort.index(after: colon)...]
+        }
+        if host.isEmpty { return "it has no host" }
+        if let port, !port.isEmpty {
+            guard port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) else {
+                return "its port \(port.prefix(20)) is not in 1...65535"
+            }
+        }
+        return nil
+    }
+
     /// The URL without `user:password@`, for messages and logs.
     public static func redacted(_ url: String) -> String {
         var components = Components(url)

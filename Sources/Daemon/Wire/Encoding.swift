@@ -1,0 +1,148 @@
+import DataSources
+import JSONKit
+
+// How the model's values look on the wire. This file and Results.swift are the only
+// places that build protocol JSON from them.
+
+extension IndexPath: WireEncodable {
+    var json: JSON { [JSON(section), JSON(item)] }
+}
+
+extension ChangeSet: WireEncodable {
+    var json: JSON {
+        [
+            "deletedSections": .array(deletedSections.map { JSON($0) }),
+            "insertedSections": .array(insertedSections.map { JSON($0) }),
+            "deleted": deleted.json,
+            "inserted": inserted.json,
+            "moved": .array(moved.map { ["from": $0.from.json, "to": $0.to.json] }),
+            "updated": updated.json,
+        ]
+    }
+}
+
+extension FetchError: WireEncodable {
+    var json: JSON {
+        var members: [(String, JSON)] = [("kind", JSON(kind.rawValue)), ("message", JSON(message))]
+        if let status { members.append(("status", JSON(status))) }
+        if let url { members.append(("url", JSON(url))) }
+        if let keyPath { members.append(("keyPath", JSON(keyPath))) }
+        if let mapping {
+            members += [("index", JSON(mapping.index)), ("field", JSON(mapping.issue.field)),
+                        ("expected", JSON(mapping.issue.expected)), ("got", JSON(mapping.issue.got))]
+        }
+        if let parsePosition {
+            members += [("line", JSON(parsePosition.line)), ("column", JSON(parsePosition.column)), ("position", JSON(parsePosition.position))]
+        }
+        if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
+        if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
+        return .object(members)
+    }
+
+    /// The error placeholder row that stands for this failure in a list.
+    var placeholderRow: JSON { Placeholder.errorRow(json) }
+}
+
+extension LoadFailure: WireEncodable {
+    var json: JSON {
+        switch self {
+        case .fetch(let error):
+            return error.json
+        case .child(let source, let failure):
+            // The innermost source that failed is named; a sectioned source over a
+            // sectioned source does not rename it.
+            let inner = failure.json
+            return inner["source"] == nil ? inner.setting("source", to: JSON(source)) : inner
+        case .children(let message, let failures):
+            return [
+                "kind": "children",
+                "message": JSON(message),
+                "failures": .array(failures.map { ["source": JSON($0.source), "error": $0.failure.json] }),
+            ]
+        }
+    }
+}
+
+extension SortDescriptor: WireEncodable {
+    var json: JSON { ["keyPath": JSON(keyPath.description), "ascending": JSON(ascending)] }
+}
+
+extension PlaceholderStorageOptions: WireEncodable {
+    var json: JSON { .array(Self.names.filter { contains($0.1) }.map { JSON($0.0) }) }
+}
+
+extension RemoteConfiguration {
+    /// As `describeSource` shows it: secret header values and URL credentials redacted.
+    var members: [(String, JSON)] {
+        var members: [(String, JSON)] = [
+            ("remoteConfiguration", .object([
+                ("baseURL", JSON(URLResolution.redacted(baseURL))),
+                ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) })),
+                ("timeoutSeconds", JSON(timeoutSeconds)),
+            ])),
+            ("apiPath", JSON(apiPath)),
+            ("queryParameters", .object(queryParameters.map { ($0.name, JSON($0.value)) })),
+            ("placeholderStorageOptions", placeholders.json),
+            ("limits", ["maxBodyBytes": JSON(maximumBodySize), "maxDepth": JSON(maximumDepth)]),
+        ]
+        if let keyPath { members.append(("keyPath", JSON(keyPath.description))) }
+        return members
+    }
+}
+
+extension PaginatorConfiguration {
+    var members: [(String, JSON)] {
+        var members: [(String, JSON)] = [
+            ("paginatorKeys", ["pageSize": JSON(keys.pageSize), "currentPage": JSON(keys.currentPage),
+                               "numberOfPages": JSON(keys.numberOfPages), "numberOfTotalObjects": JSON(keys.numberOfTotalObjects)]),
+            ("requestKeys", ["currentPage": JSON(pageQueryKey), "pageSize": JSON(pageSizeQueryKey)]),
+            ("firstPage", JSON(firstPage)),
+        ]
+        if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
+        return members
+    }
+}
+
+extension SourceDescription: WireEncodable {
+    var json: JSON {
+        var members: [(String, JSON)] = [
+            ("name", JSON(name)),
+            ("kind", JSON(kind)),
+            ("numberOfSections", JSON(counts.count)),
+            ("sectionTitles", .array(sectionTitles)),
+            ("counts", .array(counts.map { JSON($0) })),
+            ("isFetching", JSON(isFetching)),
+            ("revision", JSON(revision)),
+        ]
+        if let identityKey { members.append(("identityKey", JSON(identityKey.description))) }
+        if !children.isEmpty { members.append(("children", .array(children.map { JSON($0) }))) }
+        switch state {
+        case .simple:
+            break
+        case .sectioned(let source, let sectioningKey, let sortDescriptors):
+            members += [("source", JSON(source)), ("sectioningKey", JSON(sectioningKey.description)), ("sortDescriptors", sortDescriptors.json)]
+        case .multi(let sources, let preserveSections):
+            members += [("sources", .array(sources.map { JSON($0) })), ("preserveSections", JSON(preserveSections))]
+        case .remote(let remote):
+            members += Self.members(of: remote)
+        case .paginated(let remote, let paging):
+            members += Self.members(of: remote) + paging.paginator.members
+            members += [
+                ("pageSize", paging.pageSize.json),
+                ("currentPage", paging.currentPage.json),
+                ("numberOfPages", paging.numberOfPages.json),
+                ("numberOfTotalResults", paging.numberOfTotalResults.json),
+                ("hasMorePages", JSON(paging.hasMorePages)),
+                ("numberOfObjects", JSON(paging.numberOfObjects)),
+            ]
+        }
+        return .object(members)
+    }
+
+    private static func members(of remote: RemoteState) -> [(String, JSON)] {
+        var members = remote.configuration.members
+        if let lastURL = remote.lastURL { members.append(("lastURL", JSON(lastURL))) }
+        if let lastError = remote.lastError { members.append(("lastError", lastError.json)) }
+        return members
+    }
+}

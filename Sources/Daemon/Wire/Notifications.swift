@@ -1,0 +1,59 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// Every notification the daemon sends; `initialize` lists them from here.
+enum NotificationName: String, CaseIterable {
+    case willLoadData = "dataSource/willLoadData"
+    case didPartiallyLoad = "dataSource/didPartiallyLoad"
+    case finishedLoading = "dataSource/finishedLoading"
+    case failedWithError = "dataSource/failedWithError"
+    case didChange = "dataSource/didChange"
+}
+
+/// A source's event as the notification that carries it.
+struct SourceNotification {
+    let source: String
+    let event: Event
+
+    enum Event {
+        case willLoadData
+        case didPartiallyLoad
+        case finishedLoading
+        case failedWithError(LoadFailure)
+        /// `values`: the inserted and updated rows, when the client asked for them.
+        case didChange(ChangeSet, revision: Int, values: ChangeValues?)
+    }
+
+    /// The rows a change brought, parallel to its `inserted` and `updated` index paths.
+    struct ChangeValues {
+        let inserted: [JSON]
+        let updated: [JSON]
+    }
+
+    var name: NotificationName {
+        switch event {
+        case .willLoadData: .willLoadData
+        case .didPartiallyLoad: .didPartiallyLoad
+        case .finishedLoading: .finishedLoading
+        case .failedWithError: .failedWithError
+        case .didChange: .didChange
+        }
+    }
+
+    var notification: Notification {
+        var params: [(String, JSON)] = [("source", JSON(source))]
+        switch event {
+        case .willLoadData, .didPartiallyLoad, .finishedLoading:
+            break
+        case .failedWithError(let failure):
+            params.append(("error", failure.json))
+        case .didChange(let changes, let revision, let values):
+            params += [("changes", changes.json), ("revision", JSON(revision)), ("previousRevision", JSON(revision - 1))]
+            if let values {
+                params.append(("values", ["inserted": .array(values.inserted), "updated": .array(values.updated)]))
+            }
+        }
+        return Notification(method: name.rawValue, params: .object(params))
+    }
+}

@@ -1,0 +1,240 @@
+import DataSources
+import JSONKit
+
+/// `createSource` params: `name`, `kind`, `identityKey?`, and the members of that kind.
+struct CreateSourceParams: WireParams {
+    var spec: SourceSpec
+
+    static let kinds = ["simple", "sectioned", "multi", "remote", "paginated"]
+
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        let name = try reader.string("name", nonEmpty: true)
+        guard let kindValue = reader.value("kind") else { throw .missing("kind", expected: "one of \(Self.kinds.joined(separator: ", "))") }
+        let kindName = try Decode.string(kindValue, "kind")
+        let identityKey = try reader.optionalKeyPath("identityKey")
+        let kind: SourceSpec.Kind
+        switch kindName {
+        case "simple":
+            let objects = try reader.optional("objects") { value, field throws(FieldError) in try Decode.array(value, field) } ?? []
+            kind = .simple(objects: objects)
+        case "sectioned":
+            kind = .sectioned(source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
+                              sectioningKey: try reader.required("sectioningKey", Decode.keyPath, expected: "a non-empty key path string"),
+                              sortDescriptors: try reader.optional("sortDescriptors", Self.sortDescriptors) ?? [])
+        case "multi":
+            let names = try reader.required("sources", { value, field throws(FieldError) in
+                try Decode.array(value, field, expected: "an array of source names").enumerated().map { index, element throws(FieldError) in
+                    try Decode.sourceName(element, "\(field)[\(index)]")
+                }
+            }, expected: "an array of source names")
+            kind = .multi(sources: names, preserveSections: try reader.optionalBool("preserveSections") ?? false)
+        case "remote":
+            kind = .remote(try RemoteConfigurationDecoding.configuration(&reader))
+        case "paginated":
+            let configuration = try RemoteConfigurationDecoding.configuration(&reader)
+            kind = .paginated(configuration, try RemoteConfigurationDecoding.paginator(&reader))
+        default:
+            throw FieldError(field: "kind", expected: "one of \(Self.kinds.joined(separator: ", "))", got: kindValue,
+                             message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
+        }
+        spec = SourceSpec(name: name, identityKey: identityKey, kind: kind)
+    }
+
+    /// `[{keyPath, ascending?}]`.
+    private static func sortDescriptors(_ value: JSON, _ field: String) throws(FieldError) -> [SortDescriptor] {
+        var descriptors: [SortDescriptor] = []
+        for (index, element) in try Decode.array(value, field, expected: "an array of {keyPath, ascending}").enumerated() {
+            var reader = try ObjectReader(element, field: "\(field)[\(index)]", expected: "an object {keyPath, ascending}")
+            let keyPath = try reader.required("keyPath", Decode.keyPath, expected: "a non-empty key path string")
+            let ascending = try reader.optionalBool("ascending") ?? true
+            try reader.finish()
+            descriptors.append(SortDescriptor(keyPath: keyPath, ascending: ascending))
+        }
+        return descriptors
+    }
+}
+
+/// The collection fetcher's members of `createSource` (remote and paginated).
+enum RemoteConfigurationDecoding {
+    static func configuration(_ reader: inout ObjectReader) throws(FieldError) -> RemoteConfiguration {
+        guard var remote = try reader.optionalObject("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}") else {
+            throw .missing("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
+        }
+        let baseURL = try remote.required("baseURL", baseURLValue, expected: "an http or https URL string")
+        let headers = try remote.optional("headers", Self.headers) ?? []
+        let timeout = try remote.optionalNumber("timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
+        try remote.finish()
+
+        let apiPath = try reader.required("apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
+                                          expected: "a string: a path relative to baseURL, or a full URL")
+        let query = try reader.optional("queryParameters", Self.queryParameters) ?? []
+        let keyPath = try reader.optional("keyPath") { value, field throws(FieldError) in
+            let text = try Decode.string(value, field)
+            return text.isEmpty ? nil : KeyPath(text)
+        } ?? nil
+        let mapping = try reader.optional("mapping") { value, field throws(FieldError) in try MappingDecoding.mapping(value, field) }
+        let placeholders = try reader.optional("placeholderStorageOptions", Self.placeholderOptions) ?? .standard
+        var maximumBodySize = RemoteConfiguration.defaultMaximumBodySize, maximumDepth = RemoteConfiguration.defaultMaximumDepth
+        if var limits = try reader.optionalObject("limits", expected: "an object {maxBodyBytes?, maxDepth?}") {
+            maximumBodySize = try limits.optionalInteger("maxBodyBytes", in: 1...RemoteConfiguration.maximumBodySizeLimit) ?? maximumBodySize
+            maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
+            try limits.finish()
+        }
+        return RemoteConfiguration(baseURL: baseURL, headers: headers, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
+                                   apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
+                                   placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
+    }
+
+    /// An absolute http(s) URL with a host and a port that fits.
+    static func baseURLValue(_ value: JSON, _ field: String) throws(FieldError) -> String {
+        let base = try Decode.string(value, field)
+        let scheme = base.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        guard base.contains("://"), scheme == "http" || scheme == "https" else {
+            throw FieldError(field: field, expected: "an http or https URL", got: JSON(URLResolution.redacted(base)))
+        }
+        if let problem = URLResolution.authorityProblem(in: base) {
+            throw FieldError(field: field, expected: "an http or https URL with a host and a port in 1...65535",
+                             got: JSON(URLResolution.redacted(base)),
+                             message: "\"\(field)\" must be an http or https URL with a host and a port in 1...65535: \(problem)")
+        }
+        return base
+    }
+
+    private static func headers(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
+        guard let members = value.objectMembers else { throw .mistyped(field, expected: "an object of header names to strings", got: value) }
+        var headers: [(name: String, value: String)] = []
+        for (name, member) in members {
+            // The value itself is never echoed: it may be a secret.
+            guard let text = member.stringValue else { throw .mistyped("\(field).\(name)", expected: "a string", got: member) }
+            headers.append((name, text))
+        }
+        return headers
+    }
+
+    private static func queryParameters(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
+        guard let members = value.objectMembers else {
+            throw .mistyped(field, expected: "an object of names to strings, numbers or booleans", got: value)
+        }
+        var parameters: [(name: String, value: String)] = []
+        for (name, member) in members {
+            let text: String
+            switch member.kind {
+            case .string: text = member.stringValue ?? ""
+            case .integer, .real: text = member.description
+            case .boolean: text = member.boolValue == true ? "true" : "false"
+            default: throw .mistyped("\(field).\(name)", expected: "a string, a number or a boolean", got: member)
+            }
+            parameters.append((name, text))
+        }
+        return parameters
+    }
+
+    static let placeholderExpectation = "an integer made of the bits 2 (loading), 4 (noResults) and 8 (errors), or an array of \"loading\", \"noResults\", \"errors\""
+
+    /// `2|4|8` bits or `["loading", "noResults", "errors"]`.
+    static func placeholderOptions(_ value: JSON, _ field: String) throws(FieldError) -> PlaceholderStorageOptions {
+        if value.kind == .integer, let bits = value.integerValue {
+            guard bits >= 0, bits & ~0b1110 == 0 else { throw .invalid(field, expected: placeholderExpectation, got: value) }
+            return PlaceholderStorageOptions(rawValue: bits)
+        }
+        guard let names = value.arrayValue else { throw .mistyped(field, expected: placeholderExpectation, got: value) }
+        var options: PlaceholderStorageOptions = []
+        for name in names {
+            guard let text = name.stringValue, let option = PlaceholderStorageOptions.names.first(where: { $0.0 == text })?.1 else {
+                throw .invalid(field, expected: placeholderExpectation, got: value)
+            }
+            options.insert(option)
+        }
+        return options
+    }
+
+    /// The paginated members: `paginatorKeys?`, `requestKeys?`, `pageSize?`, `firstPage?`, `metadataKeyPath?`.
+    static func paginator(_ reader: inout ObjectReader) throws(FieldError) -> PaginatorConfiguration {
+        var keys = PaginatorConfiguration.Keys()
+        if var given = try reader.optionalObject("paginatorKeys", expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}") {
+            keys.pageSize = try given.optionalString("pageSize", nonEmpty: true) ?? keys.pageSize
+            keys.currentPage = try given.optionalString("currentPage", nonEmpty: true) ?? keys.currentPage
+            keys.numberOfPages = try given.optionalString("numberOfPages", nonEmpty: true) ?? keys.numberOfPages
+            keys.numberOfTotalObjects = try given.optionalString("numberOfTotalObjects", nonEmpty: true) ?? keys.numberOfTotalObjects
+            try given.finish()
+        }
+        var pageQueryKey: String?, pageSizeQueryKey: String?
+        if var given = try reader.optionalObject("requestKeys", expected: "an object {currentPage?, pageSize?}") {
+            pageQueryKey = try given.optionalString("currentPage", nonEmpty: true)
+            pageSizeQueryKey = try given.optionalString("pageSize", nonEmpty: true)
+            try given.finish()
+        }
+        let pageSize = try reader.optionalInteger("pageSize", in: 1...PaginatorConfiguration.maximumPageSize)
+        let firstPage = try reader.optionalInteger("firstPage", in: 0...PaginatorConfiguration.maximumFirstPage) ?? 1
+        let metadataKeyPath = try reader.optional("metadataKeyPath") { value, field throws(FieldError) in
+            let text = try Decode.string(value, field)
+            return text.isEmpty ? nil : KeyPath(text)
+        } ?? nil
+        return PaginatorConfiguration(keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
+                                      firstPage: firstPage, metadataKeyPath: metadataKeyPath)
+    }
+}
+
+/// `mapping`: output field names to a key path string or `{keyPath?, type?, default?, mapping?, items?}`.
+enum MappingDecoding {
+    static func mapping(_ value: JSON, _ field: String) throws(FieldError) -> ObjectMapping {
+        guard let members = value.objectMembers else {
+            throw .mistyped(field, expected: "an object of output field names to field specifications", got: value)
+        }
+        var fields: [(name: String, spec: ObjectMapping.FieldSpec)] = []
+        for (name, spec) in members {
+            fields.append((name, try self.spec(spec, "\(field).\(name)")))
+        }
+        return ObjectMapping(fields: fields)
+    }
+
+    static let types = ObjectMapping.FieldType.allCases.map(\.rawValue)
+
+    private static func spec(_ value: JSON, _ field: String) throws(FieldError) -> ObjectMapping.FieldSpec {
+        if let keyPath = value.stringValue {
+            return .field(keyPath: KeyPath(keyPath), type: .any, defaultValue: nil, nested: nil, items: nil)
+        }
+        var reader = try ObjectReader(value, field: field, expected: "a key path string or an object {keyPath?, type?, default?, mapping?, items?}")
+        let keyPath = try reader.optionalKeyPath("keyPath")
+        var type = try reader.optional("type") { value, field throws(FieldError) in
+            guard let name = value.stringValue else { throw .mistyped(field, expected: "one of " + types.joined(separator: ", "), got: value) }
+            guard let type = ObjectMapping.FieldType(rawValue: name) else { throw .invalid(field, expected: "one of " + types.joined(separator: ", "), got: value) }
+            return type
+        } ?? .any
+        // `default: null` is a default (null), unlike an absent default.
+        let defaultValue = reader.rawValue("default")
+        var nested: ObjectMapping?
+        if let member = reader.value("mapping") {
+            guard type == .object || type == .any else {
+                throw FieldError(field: reader.path("mapping"), expected: "no \"mapping\" unless type is \"object\"", got: JSON(type.rawValue))
+            }
+            nested = try mapping(member, reader.path("mapping"))
+            type = .object
+        }
+        var items: ObjectMapping.FieldSpec?
+        if let member = reader.value("items") {
+            guard type == .array || type == .any else {
+                throw FieldError(field: reader.path("items"), expected: "no \"items\" unless type is \"array\"", got: JSON(type.rawValue))
+            }
+            items = try spec(member, reader.path("items"))
+            type = .array
+        }
+        try reader.finish()
+        return .field(keyPath: keyPath, type: type, defaultValue: defaultValue, nested: nested, items: items)
+    }
+}
+
+extension SourceSpec {
+    /// Decodes `createSource` params as the daemon does (benchmarks and tests of the model
+    /// use it to build sources from protocol JSON).
+    public static func decoding(createSourceParams params: JSON) throws -> SourceSpec {
+        do {
+            var reader = try ObjectReader(params, field: "")
+            let decoded = try CreateSourceParams(&reader)
+            try reader.finish()
+            return decoded.spec
+        } catch {
+            throw error.responseError
+        }
+    }
+}

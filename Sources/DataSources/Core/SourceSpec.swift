@@ -1,0 +1,75 @@
+import JSONKit
+
+/// What `createSource` asks for, decoded and checked by the daemon's wire layer: the
+/// model only resolves names (children, duplicates, cycles).
+public struct SourceSpec: Sendable {
+    public var name: String
+    /// Says when two objects are the same object; nil: whole-value equality, or for
+    /// composed sources their children's key when they all agree.
+    public var identityKey: KeyPath?
+    public var kind: Kind
+
+    public enum Kind: Sendable {
+        case simple(objects: [JSON])
+        case sectioned(source: String, sectioningKey: KeyPath, sortDescriptors: [SortDescriptor])
+        case multi(sources: [String], preserveSections: Bool)
+        case remote(RemoteConfiguration)
+        case paginated(RemoteConfiguration, PaginatorConfiguration)
+
+        public var name: String {
+            switch self {
+            case .simple: "simple"
+            case .sectioned: "sectioned"
+            case .multi: "multi"
+            case .remote: "remote"
+            case .paginated: "paginated"
+            }
+        }
+    }
+
+    public init(name: String, identityKey: KeyPath?, kind: Kind) {
+        self.name = name
+        self.identityKey = identityKey
+        self.kind = kind
+    }
+}
+
+/// What `describeSource` reports, as values; the wire layer encodes it.
+public struct SourceDescription: Sendable {
+    public let name: String
+    public let kind: String
+    public let sectionTitles: [JSON]
+    public let counts: [Int]
+    public let isFetching: Bool
+    public let identityKey: KeyPath?
+    public let children: [String]
+    /// Bumped by every change to the rows.
+    public let revision: Int
+    public let state: KindState
+
+    public enum KindState: Sendable {
+        case simple
+        case sectioned(source: String, sectioningKey: KeyPath, sortDescriptors: [SortDescriptor])
+        case multi(sources: [String], preserveSections: Bool)
+        case remote(RemoteState)
+        case paginated(RemoteState, PagingState)
+    }
+
+    public struct RemoteState: Sendable {
+        public let configuration: RemoteConfiguration
+        public let lastURL: String?
+        public let lastError: FetchError?
+    }
+
+    public struct PagingState: Sendable {
+        public let paginator: PaginatorConfiguration
+        public let pageSize: Int?
+        /// nil until a page has loaded.
+        public let currentPage: Int?
+        public let numberOfPages: Int?
+        public let numberOfTotalResults: Int?
+        public let hasMorePages: Bool
+        /// Data rows, placeholders excluded.
+        public let numberOfObjects: Int
+    }
+}
