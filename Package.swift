@@ -29,14 +29,15 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
+        // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
+            "JSONKit", "JSONRPC", "DataSources",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC"]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Replay", "JSONKit",
+            "Daemon", "Replay", "JSONKit", "DataSources", "HTTPGet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -51,19 +51,21 @@ public final class Daemon {
     /// The most bytes of row values a `didChange` carries (the client's `changeValues`); nil: none.
     var changeValuesLimit: Int?
 
-    public convenience init(options: DaemonOptions, logger: Logger, input: Int32 = 0, output: Int32 = 1) {
-        self.init(options: options, logger: logger, input: input, output: output, additionalMethods: { _ in })
+    /// `fetcher` performs the GETs of remote and paginated sources.
+    public convenience init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32 = 0, output: Int32 = 1) {
+        self.init(options: options, logger: logger, fetcher: fetcher, input: input, output: output, additionalMethods: { _ in })
     }
 
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
-    init(options: DaemonOptions, logger: Logger, input: Int32, output: Int32, additionalMethods: (inout MethodTable) -> Void) {
+    init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32, output: Int32,
+         additionalMethods: (inout MethodTable) -> Void) {
         self.options = options
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
         var methods = Daemon.methodTable()
         additionalMethods(&methods)
         self.methods = methods
-        let loader = HTTPLoader(mailbox: mailbox)
+        let loader = HTTPLoader(fetcher: fetcher, mailbox: mailbox)
         self.loader = loader
         self.registry = SourceRegistry { name, identity, kind in
             switch kind {

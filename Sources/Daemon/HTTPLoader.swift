@@ -1,17 +1,33 @@
 import DataSources
-import HTTPGet
 import JSONKit
 import JSONRPC
 
-/// Real HTTP for remote sources. Requests run on AsyncHTTPClient's threads; each result
-/// comes back as a mailbox event, so sources only ever change on the main loop.
+/// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet), tests and
+/// fuzzers a fake. A completion runs once, on any thread, unless the fetch is cancelled.
+public protocol HTTPFetching: Sendable {
+    func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle
+    /// Stops every fetch in flight; called once, when the daemon ends.
+    func shutdown()
+}
+
+/// Cancels one fetch in flight.
+public struct FetchHandle: Sendable {
+    private let action: @Sendable () -> Void
+    public init(cancel action: @escaping @Sendable () -> Void) { self.action = action }
+    func cancel() { action() }
+}
+
+/// Loads for remote sources: each GET runs off the main loop (the fetcher's threads), is
+/// decoded there, and comes back as a mailbox event, so sources only ever change on the
+/// main loop.
 final class HTTPLoader: RemoteLoading {
-    private let client = HTTPGetClient()
+    private let fetcher: HTTPFetching
     private let mailbox: Mailbox<DaemonEvent>
     private var completions: [Int: (Result<DecodedResponse, FetchError>) -> Void] = [:]
     private var nextID = 0
 
-    init(mailbox: Mailbox<DaemonEvent>) {
+    init(fetcher: HTTPFetching, mailbox: Mailbox<DaemonEvent>) {
+        self.fetcher = fetcher
         self.mailbox = mailbox
     }
 
@@ -21,11 +37,9 @@ final class HTTPLoader: RemoteLoading {
         let id = nextID
         completions[id] = completion
         let mailbox = self.mailbox
-        let url = URLResolution.redacted(request.url)
-        let handle = client.get(HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
-                                               maximumBodySize: request.maximumBodySize)) { result in
-            // Decoded here, on AsyncHTTPClient's thread: the main loop only applies the rows.
-            mailbox.post(.loaded(id: id, HTTPLoader.translate(result, url: url, limit: request.maximumBodySize).flatMap(decode)))
+        let handle = fetcher.fetch(request) { result in
+            // Decoded here, off the main loop: the main loop only applies the rows.
+            mailbox.post(.loaded(id: id, result.flatMap(decode)))
         }
         return RemoteLoadCancellation { [weak self] in
             self?.completions[id] = nil
@@ -40,24 +54,6 @@ final class HTTPLoader: RemoteLoading {
 
     func shutdown() {
         completions.removeAll()
-        client.shutdown()
-    }
-
-    private static func translate(_ result: Result<HTTPGetResponse, HTTPGetError>, url: String, limit: Int) -> Result<RemoteResponse, FetchError> {
-        switch result {
-        case .success(let response):
-            return .success(RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body))
-        case .failure(let error):
-            let kind: FetchError.Kind
-            switch error.kind {
-            case .timeout: kind = .timeout
-            case .tooLarge: kind = .tooLarge
-            case .cancelled: kind = .cancelled
-            case .transport, .invalidURL: kind = .transport
-            }
-            var failure = FetchError(kind: kind, message: error.message, url: url)
-            if kind == .tooLarge { failure.maxBodyBytes = limit }
-            return .failure(failure)
-        }
+        fetcher.shutdown()
     }
 }

@@ -46,7 +46,7 @@ struct Serve: ParsableCommand {
             return handler
         }
         let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize),
-                            logger: Logger(label: "datasourced"))
+                            logger: Logger(label: "datasourced"), fetcher: HTTPGetFetcher())
         Glibc.exit(daemon.run())
     }
 }

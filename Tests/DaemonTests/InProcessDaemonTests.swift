@@ -23,7 +23,7 @@ private final class PipedDaemon: @unchecked Sendable {
         let status = exitStatus
         let box = UncheckedBox(additionalMethods)
         startThread {
-            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test"),
+            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
                                 input: daemonInput, output: daemonOutput, additionalMethods: box.value)
             status.post(daemon.run())
         }

@@ -1,0 +1,41 @@
+import Daemon
+import DataSources
+import HTTPGet
+
+/// The daemon's GETs over real HTTP (AsyncHTTPClient, through HTTPGet), with HTTPGet's
+/// failures translated into the fetch errors clients see.
+final class HTTPGetFetcher: HTTPFetching {
+    private let client = HTTPGetClient()
+
+    func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
+        let url = URLResolution.redacted(request.url)
+        let limit = request.maximumBodySize
+        let handle = client.get(HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
+                                               maximumBodySize: request.maximumBodySize)) { result in
+            completion(Self.translate(result, url: url, limit: limit))
+        }
+        return FetchHandle { handle.cancel() }
+    }
+
+    func shutdown() {
+        client.shutdown()
+    }
+
+    private static func translate(_ result: Result<HTTPGetResponse, HTTPGetError>, url: String, limit: Int) -> Result<RemoteResponse, FetchError> {
+        switch result {
+        case .success(let response):
+            return .success(RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body))
+        case .failure(let error):
+            let kind: FetchError.Kind
+            switch error.kind {
+            case .timeout: kind = .timeout
+            case .tooLarge: kind = .tooLarge
+            case .cancelled: kind = .cancelled
+            case .transport, .invalidURL: kind = .transport
+            }
+            var failure = FetchError(kind: kind, message: error.message, url: url)
+            if kind == .tooLarge { failure.maxBodyBytes = limit }
+            return .failure(failure)
+        }
+    }
+}
