@@ -138,6 +138,8 @@ public final class Daemon {
             return handleMessage(message, batch: nil, slot: 0)
         case .transport(.payload(.batch(let messages), _)):
             return handleBatch(messages)
+        case .transport(.payload(.ignored(let reason), _)):
+            logger.warning("ignored: \(reason)")
         case .transport(.payload(.unusable(let error), _)), .transport(.framingError(let error)):
             logger.warning("\(error.message)")
             transport.send(.response(id: .null, result: .failure(error)))

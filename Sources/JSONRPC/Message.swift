@@ -129,12 +129,18 @@ public enum Payload: Sendable {
     case batch([Message])
     /// Not JSON, or an empty batch: answered with one error under a null id.
     case unusable(ResponseError)
+    /// Nothing to answer (notifications that could not be read); the reason is logged.
+    case ignored(String)
 
     public init(body: [UInt8]) {
         let value: JSON
         do {
             value = try JSON.parse(body)
         } catch {
+            if OversizedIntegers.isTooBig(error), let payload = OversizedIntegers.messages(in: Array(body)) {
+                self = payload
+                return
+            }
             self = .unusable(ResponseError(
                 code: ErrorCode.parseError,
                 message: "Parse error: \(error.description)",

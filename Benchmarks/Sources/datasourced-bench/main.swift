@@ -229,7 +229,7 @@ func codec(_ options: Options) {
                 }
             case .single(.invalid(let id, let error)):
                 outgoing = .response(id: id, result: .failure(error))
-            case .batch, .unusable:
+            case .batch, .unusable, .ignored:
                 fail("message \(index + 1) is not a single JSON-RPC message")
             }
             bytes &+= outgoing.json.encoded().count
