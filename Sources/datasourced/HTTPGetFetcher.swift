@@ -12,7 +12,7 @@ final class HTTPGetFetcher: HTTPFetching {
         let limit = request.maximumBodySize
         let handle = client.get(HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
                                                maximumBodySize: request.maximumBodySize)) { result in
-            completion(Self.translate(result, url: url, limit: limit))
+            completion(Self.translate(result, request: request, url: url, limit: limit))
         }
         return FetchHandle { handle.cancel() }
     }
@@ -21,10 +21,12 @@ final class HTTPGetFetcher: HTTPFetching {
         client.shutdown()
     }
 
-    private static func translate(_ result: Result<HTTPGetResponse, HTTPGetError>, url: String, limit: Int) -> Result<RemoteResponse, FetchError> {
+    private static func translate(_ result: Result<HTTPGetResponse, HTTPGetError>, request: RemoteRequest, url: String,
+                                  limit: Int) -> Result<RemoteResponse, FetchError> {
         switch result {
         case .success(let response):
-            return .success(RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body))
+            let finalURL = response.finalURL == request.url ? nil : URLResolution.redacted(response.finalURL)
+            return .success(RemoteResponse(url: url, finalURL: finalURL, status: response.status, headers: response.headers, body: response.body))
         case .failure(let error):
             let kind: FetchError.Kind
             switch error.kind {

@@ -2,17 +2,35 @@ import JSONKit
 
 /// What arrived for one request, as the HTTP layer hands it over.
 public struct RemoteResponse: Sendable {
+    /// The request's URL, without credentials.
     public let url: String
+    /// The URL that answered after redirects (without credentials); nil when none was followed.
+    public let finalURL: String?
     public let status: Int
-    public let contentType: String?
+    /// In the order received.
+    public let headers: [(name: String, value: String)]
     public let body: [UInt8]
 
-    public init(url: String, status: Int, contentType: String?, body: [UInt8]) {
+    public init(url: String, finalURL: String? = nil, status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
         self.url = url
+        self.finalURL = finalURL
         self.status = status
-        self.contentType = contentType
+        self.headers = headers
         self.body = body
     }
+
+    /// A response with only a content type, for tests and fixtures.
+    public init(url: String, status: Int, contentType: String?, body: [UInt8]) {
+        self.init(url: url, status: status, headers: contentType.map { [("Content-Type", $0)] } ?? [], body: body)
+    }
+
+    /// Every value of a header, in order (names compare case-insensitively).
+    public func headerValues(_ name: String) -> [String] {
+        let lower = name.lowercased()
+        return headers.filter { $0.name.lowercased() == lower }.map(\.value)
+    }
+
+    public var contentType: String? { headerValues("content-type").first }
 }
 
 /// Turns a response into rows: status and content type checks, jansson decoding, the
@@ -81,7 +99,7 @@ public enum ResponseDecoding {
     /// Everything between the bytes and the rows, for one configuration; `url` (already
     /// redacted) is the one errors name.
     public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String) -> Result<DecodedResponse, FetchError> {
-        let named = RemoteResponse(url: url, status: response.status, contentType: response.contentType, body: response.body)
+        let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         return document(named, maximumDepth: configuration.maximumDepth).flatMap { document in
             objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
                 .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) }) }
