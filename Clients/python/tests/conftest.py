@@ -65,9 +65,13 @@ def speaks_1_1(client: Client | AsyncClient) -> bool:
 
 
 @pytest.fixture(scope="session")
-def daemon_speaks_1_1(daemon: str) -> bool:
+def daemon_sends_server_text(daemon: str, api: str) -> bool:
+    """Whether the daemon's fetch errors carry the server's own text (protocol 1.1)."""
     with Client.spawn(daemon, timeout=10) as client:
-        return speaks_1_1(client)
+        broken = client.create_source("broken", kind="remote", remoteConfiguration={"baseURL": api},
+                                      apiPath="/v1/broken")
+        error = broken.fetch_data(wait=True, raise_on_error=False).get("error", {})
+        return "serverMessage" in error
 
 
 BOOKS: dict[str, Any] = {"keyPath": "books", "pageSize": 4, "identityKey": "id"}

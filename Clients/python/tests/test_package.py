@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 import datasourced_client
-from datasourced_client import AsyncClient, Client, Event, IncompatibleDaemon, daemon_command
+from datasourced_client import (
+    AsyncClient,
+    Client,
+    Event,
+    IncompatibleDaemon,
+    LoadFailed,
+    daemon_command,
+    describe_fetch_error,
+)
 
 PACKAGE = Path(datasourced_client.__file__).resolve().parent
 PYPROJECT = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
@@ -77,3 +85,20 @@ def test_a_daemon_of_another_major_version_is_refused():
         client._initialized({"protocolVersion": "2.0", "capabilities": {}})
     client._initialized({"protocolVersion": "1.7", "capabilities": {"notifications": ["dataSource/x"]}})
     assert client.notifications == frozenset({"dataSource/x"})
+
+
+def test_a_fetch_error_is_put_into_words_with_its_url_and_the_servers_own_text():
+    url = "http://127.0.0.1:9/v1/books?page=2"
+    error = {"kind": "http", "message": "HTTP status 500", "status": 500, "url": url}
+    assert describe_fetch_error(error) == f"HTTP status 500 from {url}"
+    assert describe_fetch_error({**error, "serverMessage": "the database is on fire"}) == \
+        f"HTTP status 500 from {url}: 'the database is on fire'"
+    # Without the server's message, the start of the body, on one line.
+    assert describe_fetch_error({**error, "body": "<html>\n  <b>Bad   gateway</b>\n</html>"}) == \
+        f"HTTP status 500 from {url}: '<html> <b>Bad gateway</b> </html>'"
+    assert describe_fetch_error({**error, "finalURL": "http://127.0.0.1:9/moved", "retryAfterSeconds": 30}) == \
+        "HTTP status 500 from http://127.0.0.1:9/moved (retry after 30 s)"
+    loop = {"kind": "loop", "message": f"page 2 repeats page 1 ({url})", "url": url}
+    assert describe_fetch_error(loop) == f"page 2 repeats page 1 ({url})"  # the URL is said once
+    assert str(LoadFailed("books", {**error, "serverMessage": "busy"})) == \
+        f"loading 'books' failed (http): HTTP status 500 from {url}: 'busy'"
