@@ -1,16 +1,24 @@
--- One datasourced process, spoken to through Neovim's own JSON-RPC client
--- (vim.lsp.rpc.start, Neovim 0.7 signature): it does the Content-Length framing, matches
--- answers to requests, and hands us responses and notifications in the order the daemon
--- wrote them (both are vim.schedule'd by the client, so they run on the main loop).
+-- One datasourced process, spoken to through Neovim's own JSON-RPC client, vim.lsp.rpc:
+-- it does the Content-Length framing, matches answers to requests, and hands us
+-- responses and notifications in the order the daemon wrote them (both are
+-- vim.schedule'd by the client, so they run on the main loop, in that order).
 --
--- What this module adds: no callback of ours may raise into the RPC client (that would
+-- What this module adds: one way to start it on every Neovim (vim.lsp.rpc.start changed
+-- its signature in 0.10), no callback of ours may raise into the RPC client (that would
 -- surface as a traceback or a cryptic "connection error"), requests that cannot even be
--- encoded report an error instead of throwing, and a clean stop (shutdown, then exit).
+-- encoded report an error instead of throwing, the daemon's protocol version and
+-- capabilities as `initialize` told them, and a clean stop (shutdown, then exit).
 
 local Connection = {}
 Connection.__index = Connection
 
-local CLIENT_INFO = { name = 'datasourced.nvim', version = '0.2.0' }
+Connection.CLIENT_INFO = { name = 'datasourced.nvim', version = '0.3.0' }
+
+local uv = vim.uv or vim.loop
+
+-- Whether to use what protocol 1.1 adds (revisions, change values) when the daemon
+-- offers it. Only the tests turn it off, to run the 1.0 fallback against a 1.1 daemon.
+Connection.protocol_additions = true
 
 --- A JSON-RPC error ({code, message, data}) or any other failure, as one line for people.
 function Connection.describe_error(err)
@@ -33,10 +41,38 @@ local function guarded(what, fn, ...)
 end
 Connection.guarded = guarded
 
---- Spawns `cmd` (a list: the executable, then its arguments) and sends `initialize`.
---- handlers.notification(method, params) receives the daemon's notifications;
---- handlers.on_exit(code, signal, expected) is told (on the main loop) when it ends.
---- Returns the connection, or nil and the reason.
+--- vim.lsp.rpc.start as this Neovim spells it: (cmd, args, dispatchers) up to 0.9,
+--- (cmd_list, dispatchers) from 0.10 on, where the first argument must be the list.
+local function rpc_start(cmd, dispatchers)
+  if vim.fn.has('nvim-0.10') == 1 then
+    return vim.lsp.rpc.start(cmd, dispatchers)
+  end
+  return vim.lsp.rpc.start(cmd[1], vim.list_slice(cmd, 2), dispatchers)
+end
+
+--- The pid of the process just spawned. The 0.7 client returns it; the 0.10 one keeps its
+--- process object to itself, so we look for the child that was not there before.
+local function spawned_pid(rpc, children_before)
+  if rpc.pid then
+    return rpc.pid
+  end
+  local before = {}
+  for _, pid in ipairs(children_before) do
+    before[pid] = true
+  end
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    if not before[pid] then
+      return pid
+    end
+  end
+  return nil
+end
+
+--- Spawns `cmd` (a list: the executable, then its arguments) and sends `initialize`
+--- (asking for change values, which a 1.0 daemon ignores). handlers.notification(method,
+--- params) receives the daemon's notifications; handlers.on_exit(code, signal, expected)
+--- is told (on the main loop) when it ends; handlers.on_initialized(conn) once
+--- `initialize` is answered. Returns the connection, or nil and the reason.
 function Connection.start(cmd, handlers)
   if type(cmd) ~= 'table' or type(cmd[1]) ~= 'string' or cmd[1] == '' then
     return nil, 'cmd must be a list like { "/path/to/datasourced" }, got ' .. vim.inspect(cmd)
@@ -50,10 +86,18 @@ function Connection.start(cmd, handlers)
     handlers = handlers or {},
     stopping = false, -- we asked it to end: its exit is not news
     exited = false,
+    initialized = false,
+    protocol_version = nil, -- "1.0", "1.1"... once initialize is answered
+    capabilities = {},
+    load_cycles = {}, -- source name -> load cycles begun (willLoadData seen)
   }, Connection)
 
-  local ok, rpc = pcall(vim.lsp.rpc.start, cmd[1], vim.list_slice(cmd, 2), {
+  local children_before = vim.api.nvim_get_proc_children(vim.fn.getpid())
+  local ok, rpc = pcall(rpc_start, cmd, {
     notification = function(method, params)
+      if method == 'dataSource/willLoadData' and type(params) == 'table' and params.source then
+        self.load_cycles[params.source] = (self.load_cycles[params.source] or 0) + 1
+      end
       if self.handlers.notification then
         guarded('handling ' .. tostring(method), self.handlers.notification, method, params)
       end
@@ -65,8 +109,8 @@ function Connection.start(cmd, handlers)
       vim.notify(string.format('datasourced: connection error %s: %s', name, Connection.describe_error(err)), vim.log.levels.ERROR)
     end,
     on_exit = function(code, signal)
-      -- Unlike the other dispatchers, on_exit is not scheduled by the 0.7 client: it runs
-      -- in a libuv callback (a fast event), where buffers and vim.notify are off limits.
+      -- Unlike the other dispatchers, on_exit is not scheduled by the client: it runs in
+      -- a libuv callback (a fast event), where buffers and vim.notify are off limits.
       self.exited, self.exit_code, self.exit_signal = true, code, signal
       vim.schedule(function()
         if self.handlers.on_exit then
@@ -79,16 +123,41 @@ function Connection.start(cmd, handlers)
     return nil, 'cannot start datasourced: ' .. tostring(ok and 'spawn failed' or rpc)
   end
   self.rpc = rpc
-  self.pid = rpc.pid
+  self.pid = spawned_pid(rpc, children_before)
 
-  self:request('initialize', { clientInfo = CLIENT_INFO }, function(err, result)
+  self.protocol_additions = Connection.protocol_additions
+  self:request('initialize', {
+    clientInfo = Connection.CLIENT_INFO,
+    capabilities = self.protocol_additions and { changeValues = true } or nil,
+  }, function(err, result)
     if err then
       vim.notify('datasourced: initialize failed: ' .. Connection.describe_error(err), vim.log.levels.ERROR)
-    else
-      self.server_info = result.serverInfo
+      return
+    end
+    self.initialized = true
+    self.server_info = result.serverInfo
+    self.protocol_version = result.protocolVersion
+    self.capabilities = type(result.capabilities) == 'table' and result.capabilities or {}
+    if self.handlers.on_initialized then
+      self.handlers.on_initialized(self)
     end
   end)
   return self
+end
+
+--- Whether the daemon speaks protocol 1.1 or later: revisions in change sets and reads.
+function Connection:has_revisions()
+  if not self.protocol_additions then
+    return false
+  end
+  local major, minor = tostring(self.protocol_version or ''):match('^(%d+)%.(%d+)')
+  major, minor = tonumber(major), tonumber(minor)
+  return major ~= nil and (major > 1 or (major == 1 and minor >= 1))
+end
+
+--- Whether change sets carry the values of their rows (asked for in initialize).
+function Connection:has_change_values()
+  return self.protocol_additions and self.capabilities.changeValues ~= nil and self.capabilities.changeValues ~= false
 end
 
 --- Sends a request; callback(err, result) runs later on the main loop, guarded. `params`
@@ -127,6 +196,20 @@ function Connection:notify(method, params)
   end
 end
 
+--- Ends the process at once (SIGTERM), whichever client this Neovim has.
+function Connection:kill()
+  if self.exited or not self.rpc then
+    return
+  end
+  if self.rpc.terminate then
+    pcall(self.rpc.terminate)
+  elseif self.rpc.handle and not self.rpc.handle:is_closing() then
+    self.rpc.handle:kill(15)
+  elseif self.pid then
+    uv.kill(self.pid, 'sigterm')
+  end
+end
+
 --- Ends the daemon cleanly: `shutdown`, then `exit` once it is answered (status 0).
 --- With opts.wait (for VimLeavePre, when Neovim will not run callbacks any more) it
 --- blocks until the process has ended, at most opts.timeout_ms; else it returns at once.
@@ -139,11 +222,6 @@ function Connection:stop(opts)
     return
   end
   self.stopping = true
-  local function kill()
-    if not self.exited and self.rpc.handle and not self.rpc.handle:is_closing() then
-      self.rpc.handle:kill(15)
-    end
-  end
   if opts.wait then
     local answered = false
     self:request('shutdown', nil, function()
@@ -156,13 +234,15 @@ function Connection:stop(opts)
     if not vim.wait(timeout, function()
       return self.exited
     end, 5) then
-      kill()
+      self:kill()
     end
   else
     self:request('shutdown', nil, function()
       self:notify('exit')
     end)
-    vim.defer_fn(kill, timeout)
+    vim.defer_fn(function()
+      self:kill()
+    end, timeout)
   end
 end
 
