@@ -1,5 +1,5 @@
--- Commands of datasourced.nvim. Nothing is loaded, and no daemon started, until a list
--- is opened.
+-- Commands and highlight groups of datasourced.nvim. Nothing else is loaded, and no
+-- daemon started, until a list is opened.
 if vim.g.loaded_datasourced then
   return
 end
@@ -11,24 +11,38 @@ end
 
 local command = vim.api.nvim_create_user_command
 
+command('Datasourced', function(opts)
+  ds().command(opts.args)
+end, {
+  nargs = '+',
+  complete = function(arglead, cmdline)
+    return ds().complete(arglead, cmdline)
+  end,
+  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close',
+})
+
+-- The commands of earlier versions, kept as aliases.
 command('DatasourcedOpen', function(opts)
   ds().open_file(opts.args)
 end, { nargs = 1, complete = 'file', desc = 'Open a datasourced list from a spec file (JSON or Lua)' })
-command('DatasourcedRefresh', function()
-  ds().refresh()
-end, { desc = 'Load the list again (fetchData)' })
-command('DatasourcedCancel', function()
-  ds().cancel()
-end, { desc = 'Cancel the load in flight (cancelFetch)' })
-command('DatasourcedRetry', function()
-  ds().retry()
-end, { desc = 'After an error: the failed page again, or the whole load' })
-command('DatasourcedReload', function()
-  ds().reload()
-end, { desc = 'Read every row again from the daemon and redraw' })
+for _, name in ipairs({ 'Refresh', 'Cancel', 'Retry', 'Reload' }) do
+  command('Datasourced' .. name, function()
+    ds()[name:lower()]()
+  end, { desc = 'Same as :Datasourced ' .. name:lower() })
+end
+
+local group = vim.api.nvim_create_augroup('datasourced', { clear = true })
+-- Default links to standard groups; a colour scheme's :highlight clear drops them.
+require('datasourced.render').highlights()
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = group,
+  callback = function()
+    require('datasourced.render').highlights()
+  end,
+})
 
 vim.api.nvim_create_autocmd('VimLeavePre', {
-  group = vim.api.nvim_create_augroup('datasourced', { clear = true }),
+  group = group,
   callback = function()
     -- Only if a list was opened: quitting must not load the plugin (or start a daemon).
     if package.loaded['datasourced'] then

@@ -1,17 +1,56 @@
 #!/usr/bin/env bash
-# Runs the plugin's headless tests (tests/test_list.lua) against the real daemon:
-# $DATASOURCED, else the repository's debug build (.build/debug/datasourced). The fixture
-# API (Clients/fixtures.json) is started by the tests themselves. Prints PASS/FAIL per test
-# and "N passed, M failed"; exits non-zero if any test fails (or the run hangs).
+# Runs the plugin's headless tests (tests/test_list.lua) against the real daemon
+# ($DATASOURCED, else the repository's debug build) on every Neovim asked for:
+# $DATASOURCED_NVIMS (paths, separated by spaces), by default Debian's /usr/bin/nvim
+# (0.7.2, from scripts/setup.sh --tests) and a current Neovim (installed once by
+# tests/setup-current-nvim.sh). The fixture API (Clients/fixtures.json) is started by
+# the tests themselves. Prints PASS/FAIL per test and per Neovim, then the totals as
+# "N passed, M failed"; exits non-zero if any test fails (or a run hangs or crashes).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" run.sh
-command -v nvim >/dev/null || { echo "run.sh: nvim is not installed" >&2; exit 1; }
+
+if [ -n "${DATASOURCED_NVIMS:-}" ]; then
+  read -r -a nvims <<<"$DATASOURCED_NVIMS"
+else
+  debian_nvim=/usr/bin/nvim
+  [ -x "$debian_nvim" ] || debian_nvim="$(command -v nvim || true)"
+  [ -n "$debian_nvim" ] || { echo "run.sh: no nvim (bash scripts/setup.sh --tests installs Debian's)" >&2; exit 1; }
+  current_nvim="$(bash "$here/setup-current-nvim.sh")"
+  nvims=("$debian_nvim" "$current_nvim")
+fi
 
 cd "$plugin"
-# --clean -u NONE: no user configuration or plugins; ours comes from the runtime path
-# alone, its plugin/ file sourced as a plugin manager would. The tests end Neovim
-# themselves (qall! or cquit 1); the outer timeout is a last resort for CI.
-exec timeout --kill-after=10 300 nvim --headless --clean -u NONE \
-  --cmd "set runtimepath^=$plugin" --cmd "runtime plugin/datasourced.lua" \
-  -c "luafile tests/test_list.lua" 2>&1
+passed=0 failed=0
+summary=()
+for nvim in "${nvims[@]}"; do
+  version="$("$nvim" --version 2>/dev/null | head -n 1 || true)"
+  echo "== ${version:-unknown Neovim} ($nvim)"
+  log="$(mktemp)"
+  # --clean -u NONE: no user configuration or plugins; ours comes from the runtime path
+  # alone, its plugin/ file sourced as a plugin manager would. The tests end Neovim
+  # themselves (qall! or cquit 1); the outer timeout is a last resort for CI.
+  status=0
+  timeout --kill-after=10 150 "$nvim" --headless --clean -u NONE \
+    --cmd "set runtimepath^=$plugin" --cmd "runtime plugin/datasourced.lua" \
+    -c "luafile tests/main.lua" >"$log" 2>&1 || status=$?
+  cat "$log"
+  counts="$(sed -n 's/^tests: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)"
+  rm -f "$log"
+  if [ -z "$counts" ]; then
+    # No summary: the run crashed or hung. That is one failure, whatever ran before.
+    echo "FAIL the run on $nvim ended (status $status) without its summary"
+    counts="0 1"
+  elif [ "$status" -ne 0 ] && [ "${counts#* }" = 0 ]; then
+    echo "FAIL the run on $nvim exited with status $status"
+    counts="${counts% *} 1"
+  fi
+  passed=$((passed + ${counts% *}))
+  failed=$((failed + ${counts#* }))
+  summary+=("${version:-$nvim}: ${counts% *} passed, ${counts#* } failed")
+done
+
+echo "== per Neovim"
+printf '%s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

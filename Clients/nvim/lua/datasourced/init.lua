@@ -17,9 +17,32 @@ local render = require('datasourced.render')
 
 local M = {}
 
+-- What each action does, for keymaps, :Datasourced and the g? help.
+M.ACTIONS = {
+  select = 'the row: on_select(object); an error row retries, a loading row loads',
+  refresh = 'load again (a paginated source from page one)',
+  retry = 'after an error: the failed page again, or the whole load',
+  cancel = 'cancel the load in flight',
+  reload = 'read every row again and redraw',
+  close = 'close the list',
+  help = 'show these keys',
+}
+
+M.DEFAULT_KEYMAPS = {
+  ['<CR>'] = 'select',
+  r = 'refresh',
+  R = 'retry',
+  ['<C-c>'] = 'cancel',
+  q = 'close',
+  ['g?'] = 'help',
+}
+
 local config = {
   cmd = { 'datasourced' },
+  record = nil, -- a file: the daemon records its session there (--record FILE)
   statusline = true, -- set the list windows' 'statusline' to show b:datasourced_status
+  keymaps = vim.deepcopy(M.DEFAULT_KEYMAPS),
+  on_select = nil, -- function(object, ctx); nil: M.preview
 }
 
 -- What a list window's statusline shows: the buffer name, the state, the position.
@@ -36,18 +59,40 @@ local function as_cmd(cmd)
   return type(cmd) == 'string' and { cmd } or cmd
 end
 
---- setup({cmd = {...}, statusline = bool, placeholders = {...}}): every key optional.
+--- setup({cmd, record, statusline, keymaps, on_select, placeholders}): every key optional.
+--- keymaps: { lhs = action name | function(buf) | false } merged over the defaults;
+--- keymaps = false turns the defaults off.
 function M.setup(opts)
   opts = opts or {}
   if opts.cmd ~= nil then
     config.cmd = as_cmd(opts.cmd)
   end
+  if opts.record ~= nil then
+    config.record = opts.record ~= false and opts.record ~= '' and vim.fn.expand(opts.record) or nil
+  end
   if opts.statusline ~= nil then
     config.statusline = opts.statusline
+  end
+  if opts.keymaps == false then
+    config.keymaps = {}
+  elseif type(opts.keymaps) == 'table' then
+    config.keymaps = vim.tbl_extend('force', vim.deepcopy(M.DEFAULT_KEYMAPS), opts.keymaps)
+  end
+  if opts.on_select ~= nil then
+    config.on_select = opts.on_select
   end
   for name, text in pairs(opts.placeholders or {}) do
     render.texts[name] = text
   end
+end
+
+--- The daemon's whole command line: `cmd`, plus `--record FILE` when `record` is set.
+function M.command_line(cmd)
+  local line = vim.list_extend({}, as_cmd(cmd) or config.cmd)
+  if config.record then
+    vim.list_extend(line, { '--record', config.record })
+  end
+  return line
 end
 
 -- Connections ---------------------------------------------------------------------------
@@ -90,12 +135,11 @@ local function on_exit(conn, code, signal, expected)
       connections[id] = nil
     end
   end
-  local affected = views_of(conn)
-  for _, view in ipairs(affected) do
+  for _, view in ipairs(views_of(conn)) do
     view:set_status('daemon exited')
   end
   if not expected then
-    notify(string.format('the daemon exited (status %s, signal %s); :DatasourcedRefresh restarts it',
+    notify(string.format('the daemon exited (status %s, signal %s); :Datasourced refresh restarts it',
       tostring(code), tostring(signal)), vim.log.levels.ERROR)
   end
 end
@@ -103,14 +147,14 @@ end
 --- The connection for a command line (default: setup's cmd), started on first use.
 --- Returns nil after saying why when the daemon cannot start.
 function M.connection(cmd)
-  cmd = as_cmd(cmd) or config.cmd
-  local id = table.concat(cmd, '\0')
+  local line = M.command_line(cmd)
+  local id = table.concat(line, '\0')
   local conn = connections[id]
   if conn and not conn.exited and not conn.stopping then
     return conn
   end
   local started, problem
-  started, problem = Connection.start(cmd, {
+  started, problem = Connection.start(line, {
     notification = function(method, params)
       on_notification(started, method, params)
     end,
@@ -122,6 +166,7 @@ function M.connection(cmd)
     notify(problem)
     return nil
   end
+  started.created = {} -- source name -> the createSource params we created it with
   connections[id] = started
   return started
 end
@@ -129,7 +174,7 @@ end
 -- Opening a list --------------------------------------------------------------------------
 
 -- Members of a one-source spec that are the plugin's, not createSource parameters.
-local SPEC_KEYS = { format = true, title = true, show = true, sources = true, cmd = true }
+local SPEC_KEYS = { format = true, columns = true, title = true, show = true, sources = true, cmd = true }
 
 --- The sources to create (children first), the one to show, and the options of a spec.
 local function normalize(spec)
@@ -161,14 +206,75 @@ local function normalize(spec)
   if spec.format ~= nil and type(spec.format) ~= 'function' then
     return nil, 'format must be a function(object) -> string'
   end
+  if spec.columns ~= nil and (type(spec.columns) ~= 'table' or #spec.columns == 0) then
+    return nil, 'columns must be a list of key paths or {key = PATH, width = N}'
+  end
   local show = spec.show or sources[#sources].name
   return {
     sources = sources,
     show = show,
-    format = spec.format,
+    format = spec.format or (spec.columns and render.columns_format(spec.columns)) or nil,
     title = spec.title or show,
     cmd = as_cmd(spec.cmd),
   }
+end
+
+--- Which sources under `name` need a load: remote and paginated sources that never began
+--- one on this daemon (a list opened on a source already loaded shows what it has, pages
+--- included). Walks the tree with describeSource; done(unloaded, remote) gets the names
+--- of the sources that need a load and the number of remote and paginated ones.
+local function sources_to_load(conn, name, done)
+  local seen, unloaded, remote, outstanding = {}, {}, 0, 0
+  local function visit(source)
+    if seen[source] then
+      return
+    end
+    seen[source] = true
+    outstanding = outstanding + 1
+    conn:request('describeSource', { source = source }, function(err, description)
+      if not err and type(description) == 'table' then
+        if description.kind == 'remote' or description.kind == 'paginated' then
+          remote = remote + 1
+          if not conn.load_cycles[source] then
+            table.insert(unloaded, source)
+          end
+        end
+        local children = description.children or description.sources
+          or (description.source and { description.source }) or {}
+        for _, child in ipairs(children) do
+          visit(child)
+        end
+      end
+      outstanding = outstanding - 1
+      if outstanding == 0 then
+        done(unloaded, remote)
+      end
+    end)
+  end
+  visit(name)
+end
+
+--- Reads the list, then loads what was never loaded: the whole list when nothing under
+--- it ever was (one cycle), else just the sources that were not (the others keep their
+--- rows and pages).
+local function read_and_load(view)
+  local conn = view.conn
+  view:reload(function(description)
+    sources_to_load(conn, view.source, function(unloaded, remote)
+      if view.detached or view.conn ~= conn then
+        return
+      end
+      if #unloaded == 0 then
+        return view:adopt_state(description)
+      end
+      if #unloaded == remote then
+        return view:send('fetchData')
+      end
+      for _, name in ipairs(unloaded) do
+        view:send('fetchData', { source = name })
+      end
+    end)
+  end)
 end
 
 --- Creates the view's sources that the daemon lacks, then reads and loads the list.
@@ -180,14 +286,10 @@ local function start_view(view)
     return
   end
   view:attach(conn)
-  local function load()
-    -- Read the list as it is, then load it: every change of the load comes as a
-    -- didChange after the read, and applies to what it read.
-    view:reload(function()
-      view:send('fetchData')
-    end)
-  end
   conn:request('listSources', nil, function(err, existing)
+    if view.detached or view.conn ~= conn then
+      return
+    end
     if err then
       view:set_status('error: ' .. Connection.describe_error(err))
       return view:report_rpc_error('listSources', err)
@@ -196,11 +298,19 @@ local function start_view(view)
     for _, s in ipairs(existing or {}) do
       have[s.name] = true
     end
-    local missing = vim.tbl_filter(function(params)
-      return not have[params.name]
-    end, view.create)
+    local missing = {}
+    for _, params in ipairs(view.create) do
+      if not have[params.name] then
+        table.insert(missing, params)
+      elseif conn.created[params.name] and not vim.deep_equal(conn.created[params.name], params) then
+        notify(string.format('%s: the daemon already has this source, made with other parameters; '
+          .. 'the list shows that one (close its lists and restart the daemon to change it)', params.name),
+          vim.log.levels.WARN)
+      end
+    end
     if #missing == 0 then
-      return load()
+      view.setup_failed = false
+      return read_and_load(view)
     end
     local answers, failed = 0, false
     for _, params in ipairs(missing) do
@@ -212,35 +322,52 @@ local function start_view(view)
           view.setup_failed = true
           view:set_status('error: ' .. Connection.describe_error(create_err))
           notify(string.format('createSource %q: %s', params.name, Connection.describe_error(create_err)))
+        elseif not create_err then
+          conn.created[params.name] = params
         end
         if answers == #missing and not failed then
           view.setup_failed = false
-          load()
+          read_and_load(view)
         end
       end)
     end
   end)
 end
 
---- Opens a list buffer in the current window. `spec`: createSource params (plus the
---- options below), or { sources = { params, ... } (children first), show = NAME }, with
---- options format(obj) -> string, title, cmd. opts.cmd overrides the daemon's command
---- line for this list. Sources the daemon already has are reused. Returns the buffer.
-function M.open(spec, opts)
-  local normalized, problem = normalize(spec)
-  if not normalized then
-    notify(problem)
-    return nil
+local function set_keymaps(buf)
+  for lhs, action in pairs(config.keymaps) do
+    if action then
+      local rhs, desc = action, 'datasourced: ' .. tostring(action)
+      if type(action) == 'string' then
+        if not M.ACTIONS[action] then
+          notify(string.format('keymaps[%q]: no action %q (one of %s)', lhs, action,
+            table.concat(vim.tbl_keys(M.ACTIONS), ', ')))
+          rhs = nil
+        else
+          desc = 'datasourced: ' .. M.ACTIONS[action]
+          rhs = function()
+            M.action(action, buf)
+          end
+        end
+      elseif type(action) == 'function' then
+        rhs = function()
+          action(buf)
+        end
+      end
+      if rhs then
+        vim.keymap.set('n', lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+      end
+    end
   end
-  local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title })
-  view.create = normalized.sources
-  view.cmd = as_cmd((opts or {}).cmd) or normalized.cmd or config.cmd
-  views[view.buf] = view
+end
 
-  local group = vim.api.nvim_create_augroup('datasourced_list_' .. view.buf, { clear = true })
+--- The autocommands of a list buffer; they find its view through `views`, so a view
+--- started anew in the same buffer needs none of its own.
+local function watch_buffer(buf)
+  local group = vim.api.nvim_create_augroup('datasourced_list_' .. buf, { clear = true })
   vim.api.nvim_create_autocmd('BufWinEnter', {
     group = group,
-    buffer = view.buf,
+    buffer = buf,
     callback = function()
       if config.statusline then
         vim.opt_local.statusline = M.STATUSLINE
@@ -249,8 +376,12 @@ function M.open(spec, opts)
   })
   vim.api.nvim_create_autocmd('CursorMoved', {
     group = group,
-    buffer = view.buf,
+    buffer = buf,
     callback = function()
+      local view = views[buf]
+      if not view then
+        return
+      end
       -- The user reaching the last line shows its row: that is what loads the next page.
       -- Only a move onto it counts. CursorMoved also fires after our own edits (lines
       -- deleted and inserted at the cursor), and a failed page's error row must not ask
@@ -260,26 +391,64 @@ function M.open(spec, opts)
       local line = vim.api.nvim_win_get_cursor(win)[1]
       local before = view.cursor_lines[win]
       view.cursor_lines[win] = line
-      if line == view.line_count and line ~= before then
+      if before == nil or line == before then
+        return -- the list's first showing in this window, or not a move
+      end
+      view.user_moved[win] = true
+      if line == view.line_count then
         view:will_display(line)
       end
     end,
   })
   vim.api.nvim_create_autocmd('BufWipeout', {
     group = group,
-    buffer = view.buf,
+    buffer = buf,
     callback = function()
-      views[view.buf] = nil
+      local view = views[buf]
+      views[buf] = nil
       pcall(vim.api.nvim_del_augroup_by_id, group)
       -- The daemon's last list is gone: let it go too.
-      if view.conn and #views_of(view.conn) == 0 then
+      if view and view.conn and #views_of(view.conn) == 0 then
         view.conn:stop()
       end
     end,
   })
+end
+
+--- The list buffer named `datasourced://{title}`, if one is open.
+local function list_named(title)
+  local buf = vim.fn.bufnr('^' .. vim.fn.escape('datasourced://' .. title, '\\[]*~.?{}') .. '$')
+  return buf > 0 and views[buf] and buf or nil
+end
+
+--- Opens a list buffer in the current window. `spec`: createSource params (plus the
+--- options below), or { sources = { params, ... } (children first), show = NAME }, with
+--- options format(obj) -> string, columns, title, cmd. opts.cmd overrides the daemon's
+--- command line for this list. Sources the daemon already has are reused. Opening a spec
+--- whose title names an open list starts that list anew in its own buffer. Returns the
+--- buffer.
+function M.open(spec, opts)
+  local normalized, problem = normalize(spec)
+  if not normalized then
+    notify(problem)
+    return nil
+  end
+  local reused = list_named(normalized.title)
+  if reused then
+    -- Reopening (say, after fixing a spec the daemon refused) replaces the old list.
+    views[reused].detached = true
+  end
+  local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })
+  view.create = normalized.sources
+  view.cmd = as_cmd((opts or {}).cmd) or normalized.cmd or config.cmd
+  views[view.buf] = view
+  if not reused then
+    watch_buffer(view.buf)
+    set_keymaps(view.buf)
+  end
 
   -- The current window, unless its buffer cannot be left (modified, 'nohidden'): a split.
-  if not pcall(vim.api.nvim_set_current_buf, view.buf) then
+  if vim.api.nvim_get_current_buf() ~= view.buf and not pcall(vim.api.nvim_set_current_buf, view.buf) then
     vim.cmd('sbuffer ' .. view.buf)
   end
   start_view(view)
@@ -310,6 +479,10 @@ end
 
 --- Opens a list from a spec file (see read_spec). Returns the buffer, or nil.
 function M.open_file(path)
+  if path == nil or path == '' then
+    notify('open needs a spec file (JSON or Lua)')
+    return nil
+  end
   local spec, problem = read_spec(path)
   if not spec then
     notify(problem)
@@ -375,7 +548,7 @@ function M.retry(buf)
     return start_view(view)
   end
   if not view.failure then
-    return notify(view.source .. ': nothing failed, nothing to retry (:DatasourcedRefresh loads again)', vim.log.levels.INFO)
+    return notify(view.source .. ': nothing failed, nothing to retry (refresh loads again)', vim.log.levels.INFO)
   end
   local targets = view.failure.sources
   local descriptions, answers = {}, 0
@@ -414,6 +587,114 @@ function M.reload(buf)
   end
 end
 
+--- Closes the list: its windows go back to the buffer shown before (or close, when
+--- another window remains), and the buffer is wiped out (its daemon stops with its
+--- last list).
+function M.close(buf)
+  local view = view_for(buf)
+  if not view then
+    return
+  end
+  buf = view.buf
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    local alternate = vim.api.nvim_win_call(win, function()
+      return vim.fn.bufnr('#')
+    end)
+    if alternate > 0 and alternate ~= buf and vim.fn.buflisted(alternate) == 1 then
+      vim.api.nvim_win_set_buf(win, alternate)
+    elseif #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, win, true)
+    end
+  end
+  pcall(vim.api.nvim_buf_delete, buf, { force = true })
+end
+
+--- The object of a row, as pretty JSON in a floating window (closed when the cursor
+--- moves): what <CR> does unless setup's on_select says otherwise.
+function M.preview(object)
+  vim.lsp.util.open_floating_preview(render.pretty(object), 'json', { border = 'rounded', focus_id = 'datasourced' })
+end
+
+--- What <CR> does on a line: an object goes to on_select(object, ctx), with ctx =
+--- { buf, line, index_path, source, view }; an error row retries, a loading row loads.
+function M.select(buf, line)
+  local view = view_for(buf)
+  if not view then
+    return
+  end
+  line = line or vim.api.nvim_win_get_cursor(0)[1]
+  local path = view:index_path_at(line)
+  local object = view:object_at(line)
+  if not path or object == nil then
+    return -- a header, or a row still being read
+  end
+  local kind = render.placeholder_kind(object)
+  if kind == 'error' then
+    return M.retry(view.buf)
+  elseif kind == 'loading' then
+    return view:will_display(line)
+  elseif kind then
+    return
+  end
+  local ctx = { buf = view.buf, line = line, index_path = path, source = view.source, view = view }
+  Connection.guarded('on_select', config.on_select or M.preview, object, ctx)
+end
+
+--- The keys of a list, in a floating window.
+function M.help()
+  local lines, keys = {}, vim.tbl_keys(config.keymaps)
+  table.sort(keys)
+  for _, lhs in ipairs(keys) do
+    local action = config.keymaps[lhs]
+    if action then
+      local what = type(action) == 'string' and (action .. ': ' .. (M.ACTIONS[action] or '?')) or 'your function'
+      table.insert(lines, string.format('%-7s %s', lhs, what))
+    end
+  end
+  table.insert(lines, '')
+  table.insert(lines, ':help datasourced')
+  vim.lsp.util.open_floating_preview(lines, '', { border = 'rounded', focus_id = 'datasourced_help' })
+  return lines
+end
+
+--- Runs an action (see M.ACTIONS) on a list buffer (default: the current one).
+function M.action(name, buf)
+  if name == 'select' then
+    return M.select(buf)
+  elseif name == 'help' then
+    return M.help()
+  end
+  return M[name](buf)
+end
+
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close}
+M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close' }
+
+function M.command(args)
+  local sub, rest = vim.trim(args or ''):match('^(%S*)%s*(.-)$')
+  if sub == 'open' then
+    return M.open_file(rest)
+  end
+  if vim.tbl_contains(M.SUBCOMMANDS, sub) and rest == '' then
+    return M[sub]()
+  end
+  notify(string.format('usage: :Datasourced {%s} (got %q)', table.concat(M.SUBCOMMANDS, '|'), args or ''))
+end
+
+--- Completion of :Datasourced: the subcommands, then open's spec file.
+function M.complete(arglead, cmdline)
+  local words = vim.split(cmdline, '%s+', { trimempty = false })
+  if #words <= 2 then
+    return vim.tbl_filter(function(sub)
+      return sub:sub(1, #arglead) == arglead
+    end, M.SUBCOMMANDS)
+  end
+  if words[2] == 'open' and #words == 3 then
+    return vim.fn.getcompletion(arglead, 'file')
+  end
+  return {}
+end
+
 --- The list of a buffer (default: the current one), or nil. For statuslines and tests.
 function M.view(buf)
   return views[(buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf]
@@ -424,6 +705,11 @@ end
 function M.status(buf)
   local view = M.view(buf)
   return view and view.status or ''
+end
+
+--- The settings in force (for :checkhealth and tests).
+function M.config()
+  return vim.deepcopy(config)
 end
 
 --- Stops every daemon (shutdown, then exit), waiting for them: called on VimLeavePre.

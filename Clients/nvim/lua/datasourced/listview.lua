@@ -3,16 +3,22 @@
 --
 -- The view keeps a model of the daemon's layout, so that a line maps to an index path
 -- and a change set maps to line ranges:
---   sections = { { title = T, title_pending = bool, rows = { entry, ... } }, ... }
+--   sections = { { title = T, title_pending = bool, header = bool, rows = { entry, ... } }, ... }
 --   entry    = { value = JSON value }  or  { pending = true } until its value is read.
--- dataSource/didChange only carries index paths, so a change set first edits the lines
--- it touches (new rows appear as "…"), then the values of new and updated rows are read
--- with objectsInSection and just those lines are rewritten.
+-- `header` says whether the section's header line is in the buffer: a section titled
+-- null that holds nothing but placeholders (the trailing loading row of a sectioned view
+-- over a paginated source) has none.
 --
--- `version` counts the change sets applied. An answer is only used if no change set
--- arrived between its request and its answer (the daemon writes responses and
--- notifications in one ordered stream, so then the answer describes exactly our layout);
--- otherwise it is dropped and the read is made again.
+-- Keeping the model true to the daemon's:
+-- * Protocol 1.1: every change set names the revision it applies to
+--   (`previousRevision`) and the one it makes (`revision`); reads answer with the
+--   revision they describe. A change set that does not follow ours means one was missed:
+--   everything is read again. With `changeValues`, a change set carries the values of
+--   its new and updated rows, and applies without a round trip.
+-- * Protocol 1.0 (fallback): `version` counts the change sets applied; an answer is used
+--   only if none arrived between its request and its answer (the daemon writes responses
+--   and notifications in one ordered stream); new rows are read with objectsInSection;
+--   after each load the section counts are checked against the daemon's.
 
 local render = require('datasourced.render')
 local Connection = require('datasourced.connection')
@@ -20,42 +26,64 @@ local Connection = require('datasourced.connection')
 local ListView = {}
 ListView.__index = ListView
 
+local namespace = vim.api.nvim_create_namespace('datasourced')
+ListView.namespace = namespace
+
 local function key(section, item)
   return section .. ':' .. item
 end
 
---- opts: source (the name shown), format(obj) -> string, title (the buffer's name).
+local function is_null(title)
+  return title == nil or title == vim.NIL
+end
+
+--- opts: source (the name shown), format(obj) -> string (nil: the default format, which
+--- puts the identity key first), title (the buffer's name), buf (a buffer to reuse).
 function ListView.new(opts)
   local self = setmetatable({
     source = opts.source,
-    format = opts.format or render.default_format,
+    custom_format = opts.format,
+    identity_key = nil, -- from describeSource, for the default format
     show_headers = false, -- known from describeSource: sectioned and multi sources
     sections = {},
     line_count = 0, -- lines of the list (the buffer always has one, maybe empty, line)
-    version = 0,
+    known = false, -- the model has been read from the daemon (and not lost since)
+    revision = nil, -- the daemon's revision the model shows (protocol 1.1)
+    version = 0, -- model changes applied (the 1.0 fallback's check of answers)
     reading = false, -- a read of pending values is in flight
     reloading = false, -- a full read (describeSource + allObjects) is in flight
     reload_again = false,
+    detached = false, -- replaced by a new list in the same buffer: writes nothing more
     loaded = false,
     failure = nil, -- the last failed cycle: { error = ..., sources = { names to retry } }
     resyncs = 0, -- full reads made because the model disagreed with the daemon
     cursor_lines = {}, -- window -> the cursor line last seen (see note_cursors)
+    user_moved = {}, -- window -> true once the user moved the cursor in the list
   }, ListView)
-  local buf = vim.api.nvim_create_buf(true, true)
-  self.buf = buf
-  vim.api.nvim_buf_set_option(buf, 'buftype', 'nofile')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
-  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
-  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
-  vim.api.nvim_buf_set_option(buf, 'filetype', 'datasourced')
-  -- A second list with the same title gets a numbered name (buffer names are unique).
-  local name = 'datasourced://' .. opts.title
-  for n = 2, 100 do
-    if pcall(vim.api.nvim_buf_set_name, buf, name) then
-      break
+  self.format = function(value)
+    if self.custom_format then
+      return self.custom_format(value)
     end
-    name = 'datasourced://' .. opts.title .. ' (' .. n .. ')'
+    return render.default_format(value, self.identity_key)
   end
+  local buf = opts.buf
+  if not buf then
+    buf = vim.api.nvim_create_buf(true, true)
+    -- A second list with the same title gets a numbered name (buffer names are unique).
+    local name = 'datasourced://' .. opts.title
+    for n = 2, 100 do
+      if pcall(vim.api.nvim_buf_set_name, buf, name) then
+        break
+      end
+      name = 'datasourced://' .. opts.title .. ' (' .. n .. ')'
+    end
+  end
+  self.buf = buf
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = 'datasourced'
   vim.b[buf].datasourced_source = self.source
   self:set_status('starting')
   return self
@@ -66,6 +94,7 @@ end
 function ListView:attach(conn)
   self.conn = conn
   self.sections = {}
+  self.known, self.revision = false, nil
   self.version = self.version + 1
   self.reading, self.reloading, self.reload_again = false, false, false
   self.loaded, self.failure = false, nil
@@ -75,6 +104,9 @@ end
 --- `status` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
 --- daemon exited), which the list's statusline shows.
 function ListView:set_status(status)
+  if self.detached then
+    return
+  end
   self.status = status
   if vim.api.nvim_buf_is_valid(self.buf) then
     vim.b[self.buf].datasourced_status = status
@@ -102,26 +134,44 @@ end
 
 -- Lines --------------------------------------------------------------------------------
 
---- Replaces lines [first, last) of the list (0-based, end-exclusive; last -1: the end).
---- The only place that writes the buffer: it is modifiable just for this.
-function ListView:edit(first, last, lines)
+--- Replaces lines [first, last) of the list (0-based, end-exclusive; last -1: the end)
+--- with `items`, each { text, group }. The only place that writes the buffer: it is
+--- modifiable just for this.
+function ListView:edit(first, last, items)
+  if self.detached then
+    return -- another list took this buffer over (the spec was opened again)
+  end
   if last < 0 then
     last = self.line_count
   end
   local was_empty = self.line_count == 0
-  self.line_count = self.line_count - (last - first) + #lines
+  self.line_count = self.line_count - (last - first) + #items
   if not vim.api.nvim_buf_is_valid(self.buf) then
     return
   end
-  vim.api.nvim_buf_set_option(self.buf, 'modifiable', true)
+  local texts = {}
+  for i, item in ipairs(items) do
+    texts[i] = item[1]
+  end
+  -- Highlights are extmarks: those of the replaced lines go first, or they would slide
+  -- onto the lines that follow.
+  vim.api.nvim_buf_clear_namespace(self.buf, namespace, first, last)
+  vim.bo[self.buf].modifiable = true
   if was_empty or self.line_count == 0 then
     -- An empty list is one empty line: the first insertion replaces it, the last
     -- deletion leaves it.
-    vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+    vim.api.nvim_buf_clear_namespace(self.buf, namespace, 0, -1)
+    vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, texts)
   else
-    vim.api.nvim_buf_set_lines(self.buf, first, last, false, lines)
+    vim.api.nvim_buf_set_lines(self.buf, first, last, false, texts)
   end
-  vim.api.nvim_buf_set_option(self.buf, 'modifiable', false)
+  vim.bo[self.buf].modifiable = false
+  for i, item in ipairs(items) do
+    if item[2] and #item[1] > 0 then
+      vim.api.nvim_buf_set_extmark(self.buf, namespace, first + i - 1, 0,
+        { end_row = first + i - 1, end_col = #item[1], hl_group = item[2] })
+    end
+  end
   self:note_cursors()
 end
 
@@ -133,46 +183,77 @@ function ListView:note_cursors()
   end
 end
 
-function ListView:row_text(entry)
+function ListView:row_item(entry)
   if entry.pending then
-    return render.pending_text()
+    return { render.pending() }
   end
-  return render.row_text(entry.value, self.format)
+  return { render.row(entry.value, self.format) }
 end
 
-function ListView:header_text(section)
-  return render.header_text(section.title, section.title_pending)
+function ListView:header_item(section)
+  return { render.header(section.title, section.title_pending) }
 end
 
-function ListView:header_lines()
-  return self.show_headers and 1 or 0
+--- Whether a section should have a header line: in sectioned and multi lists, unless it
+--- is titled null (or its title is still being read) and holds only placeholders.
+function ListView:header_wanted(section)
+  if not self.show_headers then
+    return false
+  end
+  if not section.title_pending and not is_null(section.title) then
+    return true
+  end
+  for _, entry in ipairs(section.rows) do
+    if entry.pending or not render.is_placeholder(entry.value) then
+      return true
+    end
+  end
+  return section.title_pending == true and #section.rows == 0
 end
 
---- The 0-based line of section s's header (of its first row when there are no headers).
+--- The 0-based line of section s's header (of its first row when it has no header).
 function ListView:section_line(s)
   local line = 0
   for i = 1, s - 1 do
-    line = line + self:header_lines() + #self.sections[i].rows
+    local section = self.sections[i]
+    line = line + (section.header and 1 or 0) + #section.rows
   end
   return line
 end
 
 --- The 0-based line of the row at section s, item i (both 1-based).
 function ListView:row_line(s, i)
-  return self:section_line(s) + self:header_lines() + (i - 1)
+  return self:section_line(s) + (self.sections[s].header and 1 or 0) + (i - 1)
 end
 
-function ListView:all_lines()
-  local lines = {}
+--- Adds or removes section s's header line to match header_wanted().
+function ListView:sync_header(s)
+  local section = self.sections[s]
+  local wanted = self:header_wanted(section)
+  if wanted == (section.header == true) then
+    return
+  end
+  local line = self:section_line(s)
+  if wanted then
+    self:edit(line, line, { self:header_item(section) })
+  else
+    self:edit(line, line + 1, {})
+  end
+  section.header = wanted
+end
+
+function ListView:all_items()
+  local items = {}
   for _, section in ipairs(self.sections) do
-    if self.show_headers then
-      table.insert(lines, self:header_text(section))
+    section.header = self:header_wanted(section)
+    if section.header then
+      table.insert(items, self:header_item(section))
     end
     for _, entry in ipairs(section.rows) do
-      table.insert(lines, self:row_text(entry))
+      table.insert(items, self:row_item(entry))
     end
   end
-  return lines
+  return items
 end
 
 --- The daemon's index path {section, item} (0-based) of a 1-based buffer line; nil for
@@ -180,7 +261,7 @@ end
 function ListView:index_path_at(line)
   local remaining = line - 1
   for s, section in ipairs(self.sections) do
-    remaining = remaining - self:header_lines()
+    remaining = remaining - (section.header and 1 or 0)
     if remaining < 0 then
       return nil
     end
@@ -208,17 +289,31 @@ function ListView:object_at(line)
   return entry and entry.value
 end
 
+--- Whether a read answered with `result` describes the model as it is now: by the
+--- revision it carries (1.1), else by no change set having come since `version`.
+function ListView:answer_fits(version, result)
+  if self.revision ~= nil and type(result) == 'table' and result.revision ~= nil then
+    return result.revision == self.revision
+  end
+  return self.version == version
+end
+
 -- Full read ----------------------------------------------------------------------------
 
 --- Reads the layout and every row (describeSource, then allObjects) and redraws all.
---- Used when a list is opened and whenever the model cannot be trusted.
+--- Used when a list is opened and whenever the model cannot be trusted. callback gets
+--- the description once the model is read.
 function ListView:reload(callback)
+  self.known = false -- change sets wait for the read (which includes them)
   if self.reloading then
     self.reload_again = true
+    self.reload_callback = self.reload_callback or callback
     return
   end
   self.reloading, self.reload_again = true, false
+  self.reload_callback = callback
   local version = self.version
+  local revisions = self.conn:has_revisions()
   local description
   self.conn:request('describeSource', { source = self.source }, function(err, result)
     if err then
@@ -227,7 +322,7 @@ function ListView:reload(callback)
     end
     description = result
   end)
-  self.conn:request('allObjects', { source = self.source }, function(err, objects)
+  self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(err, answer)
     self.reloading = false
     if not description then
       return -- describeSource failed, and said so
@@ -235,11 +330,27 @@ function ListView:reload(callback)
     if err then
       return self:report_rpc_error('allObjects', err)
     end
-    if self.reload_again or self.version ~= version then
-      return self:reload(callback) -- a change set arrived between the two answers
+    local objects, revision = answer, nil
+    if revisions then
+      objects, revision = answer.objects, answer.revision
+    end
+    -- A change set between the two answers: they describe different layouts.
+    local torn
+    if revisions and description.revision ~= nil then
+      torn = description.revision ~= revision
+    else
+      torn = self.reload_again or self.version ~= version
+    end
+    if torn then
+      local pending_callback = self.reload_callback
+      self.reload_callback = nil
+      return self:reload(pending_callback)
     end
     self.version = self.version + 1 -- answers to reads made before are about the old model
+    self.revision = revision
+    self.known = true
     self.kind = description.kind
+    self.identity_key = description.identityKey
     self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
     local sections, next_row = {}, 1
     for s, count in ipairs(description.counts) do
@@ -251,12 +362,22 @@ function ListView:reload(callback)
       sections[s] = { title = description.sectionTitles[s], rows = rows }
     end
     self.sections = sections
-    self:edit(0, -1, self:all_lines())
+    self:edit(0, -1, self:all_items())
     self:update_loaded_status()
-    if callback then
-      callback()
+    local done = self.reload_callback
+    self.reload_callback = nil
+    if done then
+      done(description)
     end
   end)
+end
+
+--- Everything is read again because the model and the daemon disagree.
+function ListView:resync(reason)
+  self.resyncs = self.resyncs + 1
+  self.last_resync = reason
+  self.known = false
+  self:reload()
 end
 
 -- Change sets --------------------------------------------------------------------------
@@ -271,41 +392,63 @@ local function sorted_paths(paths)
   return paths
 end
 
---- Applies a change set (Protocol.md, "Notifications"), editing only the lines it
---- touches. If it does not fit our model, everything is read again.
-function ListView:apply(changes)
-  if self.reloading then
-    -- The full read in flight may predate this change: it will be made again.
-    self.reload_again = true
+--- A dataSource/didChange: applied if it follows the model, else the model is read again.
+function ListView:on_change(params)
+  if not self.known then
+    -- Not read yet (or being read again): the read answers after this change set, and
+    -- so includes it; but under 1.0 we cannot tell whether it came between the read's
+    -- two answers.
+    if self.reloading then
+      self.reload_again = true
+    end
     return
   end
-  self.version = self.version + 1
-  -- A cursor on the last line keeps its line number. Rows arriving above it would
-  -- otherwise carry it along with the trailing loading row to the new last line, and
-  -- each page would at once ask for the next: the list would load to the end by itself
-  -- instead of as the user scrolls. (A list view keeps its scroll position too.)
-  local at_end = {}
-  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
-    local line = vim.api.nvim_win_get_cursor(win)[1]
-    if line >= self.line_count then
-      at_end[win] = line
+  if self.revision ~= nil and params.revision ~= nil then
+    if params.revision <= self.revision then
+      return -- already in the model
+    end
+    if params.previousRevision ~= self.revision then
+      return self:resync(string.format('change set from revision %s, the list shows %s',
+        tostring(params.previousRevision), tostring(self.revision)))
     end
   end
-  local ok, err = pcall(self.apply_unprotected, self, changes)
-  for win, line in pairs(at_end) do
+  self:apply(params.changes or {}, params.values)
+  if self.revision ~= nil and params.revision ~= nil and self.known then
+    self.revision = params.revision
+  end
+end
+
+--- Applies a change set (Protocol.md, "Notifications"), editing only the lines it
+--- touches. If it does not fit our model, everything is read again.
+function ListView:apply(changes, values)
+  self.version = self.version + 1
+  -- The cursor stays on its row when rows arrive above it (Neovim moves it with its
+  -- text), but for two cases, where it keeps its line number instead:
+  -- * On the last line. Rows arriving above it would otherwise carry it along with the
+  --   trailing loading row to the new last line, and each page would at once ask for the
+  --   next: the list would load to the end by itself instead of as the user scrolls.
+  --   (A list view keeps its scroll position too.)
+  -- * Before the user moved it: a list just opened shows its top, whatever row the
+  --   cursor happened to be on while the first rows arrived.
+  local pinned = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local line = vim.api.nvim_win_get_cursor(win)[1]
+    if line >= self.line_count or not self.user_moved[win] then
+      pinned[win] = line
+    end
+  end
+  local ok, err = pcall(self.apply_unprotected, self, changes, type(values) == 'table' and values or nil)
+  for win, line in pairs(pinned) do
     pcall(vim.api.nvim_win_set_cursor, win, { math.max(1, math.min(line, self.line_count)), 0 })
   end
   self:note_cursors()
   if not ok then
-    self.resyncs = self.resyncs + 1
-    vim.notify('datasourced: ' .. self.source .. ': resynchronising (' .. tostring(err) .. ')', vim.log.levels.WARN)
-    self:reload()
-    return
+    return self:resync(tostring(err))
   end
   self:read_pending()
 end
 
-function ListView:apply_unprotected(changes)
+function ListView:apply_unprotected(changes, values)
   local removed = {}
   local moved_entries = {}
   for _, path in ipairs(changes.deleted or {}) do
@@ -322,6 +465,13 @@ function ListView:apply_unprotected(changes)
     assert(self.sections[s + 1], 'deletedSections out of range')
     deleted_sections[s + 1] = true
   end
+  -- With change values, new rows come with their values: no round trip.
+  local inserted_values = {}
+  if values and type(values.inserted) == 'table' then
+    for n, path in ipairs(changes.inserted or {}) do
+      inserted_values[key(path[1] + 1, path[2] + 1)] = { value = values.inserted[n] }
+    end
+  end
 
   -- 1. Old coordinates: remove deleted sections and rows, bottom up, so that the line
   --    numbers above stay valid; each run of adjacent removed rows is one edit.
@@ -329,7 +479,7 @@ function ListView:apply_unprotected(changes)
     local section = self.sections[s]
     if deleted_sections[s] then
       local first = self:section_line(s)
-      self:edit(first, first + self:header_lines() + #section.rows, {})
+      self:edit(first, first + (section.header and 1 or 0) + #section.rows, {})
       table.remove(self.sections, s)
     else
       local i = #section.rows
@@ -350,17 +500,14 @@ function ListView:apply_unprotected(changes)
     end
   end
 
-  -- 2. New coordinates: insert new sections top down (titles are read afterwards).
+  -- 2. New coordinates: insert new sections top down, without header lines yet (their
+  --    titles are read afterwards; step 5 adds the headers wanted).
   local inserted_sections = vim.deepcopy(changes.insertedSections or {})
   table.sort(inserted_sections)
   for _, s0 in ipairs(inserted_sections) do
     local s = s0 + 1
     assert(s <= #self.sections + 1, 'insertedSections out of range')
-    table.insert(self.sections, s, { title_pending = true, rows = {} })
-    if self.show_headers then
-      local line = self:section_line(s)
-      self:edit(line, line, { self:header_text(self.sections[s]) })
-    end
+    table.insert(self.sections, s, { title_pending = true, header = false, rows = {} })
   end
 
   -- 3. Place inserted and moved rows top down; each run of adjacent new positions is
@@ -378,23 +525,34 @@ function ListView:apply_unprotected(changes)
     local s, first = placed[n][1], placed[n][2]
     local section = assert(self.sections[s], 'inserted section out of range')
     assert(first <= #section.rows + 1, 'inserted item out of range')
-    local lines = {}
+    local items = {}
     local i = first
     repeat
-      local entry = moved_entries[key(s, i)] or { pending = true }
+      local entry = moved_entries[key(s, i)] or inserted_values[key(s, i)] or { pending = true }
       table.insert(section.rows, i, entry)
-      table.insert(lines, self:row_text(entry))
+      table.insert(items, self:row_item(entry))
       n, i = n + 1, i + 1
     until n > #placed or placed[n][1] ~= s or placed[n][2] ~= i
     local line = self:row_line(s, first)
-    self:edit(line, line, lines)
+    self:edit(line, line, items)
   end
 
-  -- 4. Updated rows keep their line; their new values are read.
-  for _, path in ipairs(changes.updated or {}) do
-    local section = self.sections[path[1] + 1]
-    local entry = assert(section and section.rows[path[2] + 1], 'updated out of range')
-    entry.pending = true
+  -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
+  for n_updated, path in ipairs(changes.updated or {}) do
+    local s, i = path[1] + 1, path[2] + 1
+    local entry = assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
+    if values and type(values.updated) == 'table' then
+      entry.pending, entry.value = nil, values.updated[n_updated]
+      local line = self:row_line(s, i)
+      self:edit(line, line + 1, { self:row_item(entry) })
+    else
+      entry.pending = true
+    end
+  end
+
+  -- 5. Header lines where wanted (a new section; a null section down to placeholders).
+  for s = 1, #self.sections do
+    self:sync_header(s)
   end
 end
 
@@ -420,6 +578,9 @@ function ListView:read_pending()
   end
   if #ranges == 0 and not titles_pending then
     self:update_loaded_status()
+    if self.loaded then
+      self:show_cursor_rows() -- every row's value is known now
+    end
     return
   end
   self.reading = true
@@ -436,17 +597,17 @@ function ListView:read_pending()
     self.conn:request('sectionTitles', { source = self.source }, function(err, titles)
       if err then
         self:report_rpc_error('sectionTitles', err)
-        self.version = self.version + 1 -- no retry loop on a persistent error
-        self:reload()
+        self:resync('sectionTitles failed')
       elseif self.version == version then
         for s, section in ipairs(self.sections) do
           if section.title_pending then
             section.title_pending = nil
             section.title = titles[s]
-            if self.show_headers then
+            if section.header then
               local line = self:section_line(s)
-              self:edit(line, line + 1, { self:header_text(section) })
+              self:edit(line, line + 1, { self:header_item(section) })
             end
+            self:sync_header(s)
           end
         end
       end
@@ -463,17 +624,16 @@ function ListView:read_pending()
     self.conn:request('objectsInSection', params, function(err, result)
       if err then
         self:report_rpc_error('objectsInSection', err)
-        self.version = self.version + 1
-        self:reload()
-      elseif self.version == version then
+        self:resync('objectsInSection failed')
+      elseif self:answer_fits(version, result) then
         -- Rewrite each run of rows that were pending with one edit (a new page is one run).
         local section = self.sections[range.section]
-        local run_first, run_lines = nil, {}
+        local run_first, run_items = nil, {}
         local function flush()
           if run_first then
             local line = self:row_line(range.section, run_first)
-            self:edit(line, line + #run_lines, run_lines)
-            run_first, run_lines = nil, {}
+            self:edit(line, line + #run_items, run_items)
+            run_first, run_items = nil, {}
           end
         end
         for offset, value in ipairs(result.objects) do
@@ -482,22 +642,24 @@ function ListView:read_pending()
           if entry and entry.pending then
             entry.pending, entry.value = nil, value
             run_first = run_first or i
-            table.insert(run_lines, self:row_text(entry))
+            table.insert(run_items, self:row_item(entry))
           else
             flush()
           end
         end
         flush()
+        self:sync_header(range.section)
       end
       done()
     end)
   end
 end
 
---- A cheap check after each load cycle: the daemon's section counts must be ours.
---- If not, something was missed or misapplied: read everything again.
+--- Protocol 1.0 only: a cheap check after each load cycle, the daemon's section counts
+--- must be ours. If not, something was missed or misapplied: read everything again.
+--- (Under 1.1 a missed change set shows in the next one's previousRevision.)
 function ListView:verify()
-  if self.reloading then
+  if self.reloading or not self.known or self.revision ~= nil then
     return
   end
   local version = self.version
@@ -510,8 +672,7 @@ function ListView:verify()
       same = same and #self.sections[s].rows == count
     end
     if not same then
-      self.resyncs = self.resyncs + 1
-      self:reload()
+      self:resync('section counts differ from the daemon\'s')
     end
   end)
 end
@@ -550,14 +711,14 @@ end
 --- A dataSource/* notification about this view's source (`kind` without the prefix).
 function ListView:on_event(kind, params)
   if kind == 'didChange' then
-    self:apply(params.changes or {})
+    self:on_change(params)
   elseif kind == 'willLoadData' then
     self.loaded, self.failure = false, nil
     self:set_status('loading')
   elseif kind == 'finishedLoading' then
     self.loaded = true
-    self:update_loaded_status()
     self:verify()
+    self:read_pending() -- with nothing (more) to read: the status, and the cursor's row
   elseif kind == 'failedWithError' then
     local failure = params.error or {}
     self.loaded = false
@@ -571,6 +732,17 @@ function ListView:on_event(kind, params)
   end
 end
 
+--- Sets the state from a description (after a read, when no load is asked for).
+function ListView:adopt_state(description)
+  if description.isFetching then
+    self.loaded = false
+    self:set_status('loading')
+  else
+    self.loaded = true
+    self:update_loaded_status()
+  end
+end
+
 --- Tells the daemon that the row on `line` (1-based) is shown: the last row of a
 --- paginated source (or of a view over one) loads the next page.
 function ListView:will_display(line)
@@ -579,6 +751,20 @@ function ListView:will_display(line)
     return
   end
   self:send('willDisplayObjectAtIndexPath', { indexPath = path })
+end
+
+--- After a load, a window whose cursor sits on a trailing loading row is showing it:
+--- that row asks for the next page, as when the user moves onto it. (A refresh that
+--- shortens the list leaves the cursor there; without this, the row would wait for a
+--- move that cannot come, since the cursor is already on the last line.) Error rows
+--- are left alone: retrying is the user's call.
+function ListView:show_cursor_rows()
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local line = vim.api.nvim_win_get_cursor(win)[1]
+    if line == self.line_count and render.placeholder_kind(self:object_at(line)) == 'loading' then
+      return self:will_display(line)
+    end
+  end
 end
 
 return ListView

@@ -1,18 +1,50 @@
--- How rows, placeholders and section titles look as lines. The texts can be changed
--- with require('datasourced').setup({ placeholders = {...} }).
+-- How rows, placeholders and section titles look: each line is a text and a highlight
+-- group. The placeholder texts can be changed with
+-- require('datasourced').setup({ placeholders = {...} }).
 
 local M = {}
 
 M.texts = {
   loading = '  ⋯ loading…',
   noResults = '  (no results)',
-  error = '  ✗ error: %s', -- %s: the error's kind and message
+  error = '  ✗ error: %s', -- %s: what failed (see error_text)
   pending = '  …', -- a row whose value is being read (for a moment)
   header = '## %s', -- %s: the section title
 }
 
+-- The groups of each kind of line; each is linked by default to a standard group
+-- (see highlights()), so colour schemes style them and users may relink them.
+M.groups = {
+  header = 'DatasourcedHeader',
+  loading = 'DatasourcedLoading',
+  noResults = 'DatasourcedNoResults',
+  error = 'DatasourcedError',
+  pending = 'DatasourcedLoading',
+}
+
+M.default_links = {
+  DatasourcedHeader = 'Title',
+  DatasourcedLoading = 'Comment',
+  DatasourcedNoResults = 'Comment',
+  DatasourcedError = 'ErrorMsg',
+}
+
+--- Links the groups to their defaults unless the user (or colour scheme) set them.
+function M.highlights()
+  for group, link in pairs(M.default_links) do
+    vim.cmd(string.format('highlight default link %s %s', group, link))
+  end
+end
+
+local islist = vim.islist or vim.tbl_islist
+
 function M.is_placeholder(value)
   return type(value) == 'table' and value['$placeholder'] ~= nil
+end
+
+--- The placeholder's kind ("loading", "noResults", "error"), or nil for an object.
+function M.placeholder_kind(value)
+  return M.is_placeholder(value) and value['$placeholder'] or nil
 end
 
 -- A buffer line cannot hold a line break (nvim_buf_set_lines refuses it).
@@ -20,55 +52,194 @@ local function one_line(text)
   return (tostring(text):gsub('[\r\n]+', ' '))
 end
 
---- The default formatter: the object as compact JSON.
-function M.default_format(value)
-  local ok, encoded = pcall(vim.fn.json_encode, value)
-  return ok and encoded or vim.inspect(value)
+local function is_object(value)
+  return type(value) == 'table' and (getmetatable(value) == getmetatable(vim.empty_dict()) or not islist(value))
 end
 
---- "kind: message" of a fetch error (Protocol.md, "Fetch errors").
+local function sorted_keys(object, first)
+  local keys = {}
+  for k in pairs(object) do
+    if k ~= first then
+      table.insert(keys, tostring(k))
+    end
+  end
+  table.sort(keys)
+  if first ~= nil and object[first] ~= nil then
+    table.insert(keys, 1, first)
+  end
+  return keys
+end
+
+--- Compact JSON with object members in sorted order: the same value always reads the
+--- same (Lua tables have no order of their own).
+function M.encode(value)
+  if value == nil or value == vim.NIL then
+    return 'null'
+  elseif type(value) ~= 'table' then
+    local ok, encoded = pcall(vim.json.encode, value)
+    return ok and encoded or tostring(value)
+  elseif is_object(value) then
+    local members = {}
+    for _, k in ipairs(sorted_keys(value)) do
+      table.insert(members, vim.json.encode(k) .. ': ' .. M.encode(value[k]))
+    end
+    return '{' .. table.concat(members, ', ') .. '}'
+  end
+  local items = {}
+  for _, item in ipairs(value) do
+    table.insert(items, M.encode(item))
+  end
+  return '[' .. table.concat(items, ', ') .. ']'
+end
+
+--- JSON over several lines, indented by two spaces, members in sorted order: the
+--- object of a row as <CR> shows it by default. Returns a list of lines.
+function M.pretty(value)
+  local lines = {}
+  local function emit(v, indent, prefix, suffix)
+    if type(v) == 'table' and v ~= vim.NIL and next(v) ~= nil then
+      local object = is_object(v)
+      table.insert(lines, indent .. prefix .. (object and '{' or '['))
+      local keys = object and sorted_keys(v) or nil
+      local count = object and #keys or #v
+      for i = 1, count do
+        local member = object and (vim.json.encode(keys[i]) .. ': ') or ''
+        emit(object and v[keys[i]] or v[i], indent .. '  ', member, i < count and ',' or '')
+      end
+      table.insert(lines, indent .. (object and '}' or ']') .. suffix)
+    else
+      table.insert(lines, indent .. prefix .. M.encode(v) .. suffix)
+    end
+  end
+  emit(value, '', '', '')
+  return lines
+end
+
+--- A value as people read it: a string as itself, other scalars as JSON.
+local function scalar_text(value)
+  if type(value) == 'string' then
+    return value
+  end
+  return M.encode(value)
+end
+
+--- The default formatter: a string as itself; an object as `key: value` pairs, the
+--- identity key first, then the others in sorted order; anything else as JSON.
+function M.default_format(value, identity_key)
+  if is_object(value) then
+    local pairs_text = {}
+    for _, k in ipairs(sorted_keys(value, identity_key)) do
+      table.insert(pairs_text, k .. ': ' .. scalar_text(value[k]))
+    end
+    return table.concat(pairs_text, '  ')
+  end
+  return scalar_text(value)
+end
+
+--- The value at a dot key path ("author.name"), or nil.
+local function at_key_path(value, path)
+  for part in tostring(path):gmatch('[^.]+') do
+    if type(value) ~= 'table' then
+      return nil
+    end
+    value = value[part]
+  end
+  return value
+end
+
+--- Pads (or cuts, with "…") `text` to `width` display cells.
+local function fit(text, width)
+  local cells = vim.fn.strdisplaywidth(text)
+  if cells > width then
+    local cut = text
+    while vim.fn.strdisplaywidth(cut) > width - 1 do
+      cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+    end
+    return cut .. '…' .. string.rep(' ', width - 1 - vim.fn.strdisplaywidth(cut))
+  end
+  return text .. string.rep(' ', width - cells)
+end
+
+--- A formatter showing columns: `columns` lists key paths, or { key = PATH, width = N }
+--- for a column padded (or cut) to N cells. Columns are separated by two spaces.
+function M.columns_format(columns)
+  return function(value)
+    if not is_object(value) then
+      return scalar_text(value)
+    end
+    local cells = {}
+    for i, column in ipairs(columns) do
+      local path, width = column, nil
+      if type(column) == 'table' then
+        path, width = column.key or column[1], column.width or column[2]
+      end
+      local found = at_key_path(value, path)
+      local text = found == nil and '' or one_line(scalar_text(found))
+      if width and i < #columns then
+        text = fit(text, width)
+      end
+      table.insert(cells, text)
+    end
+    return (table.concat(cells, '  '):gsub('%s+$', ''))
+  end
+end
+
+--- What failed, for people: where (the URL, and where it was redirected), what happened,
+--- and what the server itself said (Protocol.md, "Fetch errors"), e.g.
+---   http://127.0.0.1:8080/v1/books?page=2: HTTP status 500: the database is on fire
 function M.error_text(failure)
   failure = type(failure) == 'table' and failure or {}
   local text = failure.message or failure.kind or 'unknown error'
-  if failure.kind and failure.message then
-    text = failure.kind .. ': ' .. failure.message
+  local url = failure.url
+  if type(failure.finalURL) == 'string' and failure.finalURL ~= url then
+    url = url and (url .. ' → ' .. failure.finalURL) or failure.finalURL
+  end
+  if type(url) == 'string' and url ~= '' then
+    text = url .. ': ' .. text
+  end
+  local said = failure.serverMessage
+  if type(said) ~= 'string' or said == '' then
+    -- Without a message in a JSON body, a short plain-text body is the server's words;
+    -- an HTML page is not worth a line.
+    local body = type(failure.body) == 'string' and vim.trim(failure.body:gsub('%s+', ' ')) or ''
+    said = (body ~= '' and #body <= 200 and not body:match('^<')) and body or nil
+  end
+  if said and not tostring(text):find(said, 1, true) then
+    text = text .. ': ' .. said
+  end
+  if tonumber(failure.retryAfterSeconds) then
+    text = text .. string.format(' (retry after %d s)', tonumber(failure.retryAfterSeconds))
   end
   return one_line(text)
 end
 
 --- The line of a row: a placeholder's text, else the formatter's (a formatter that
---- fails shows why on its row rather than raising).
-function M.row_text(value, format)
-  if M.is_placeholder(value) then
-    local kind = value['$placeholder']
-    if kind == 'error' then
-      return string.format(M.texts.error, M.error_text(value.error))
-    end
-    return M.texts[kind] or ('  <' .. tostring(kind) .. '>')
+--- fails shows why on its row rather than raising). Returns the text and its group.
+function M.row(value, format)
+  local kind = M.placeholder_kind(value)
+  if kind == 'error' then
+    return string.format(M.texts.error, M.error_text(value.error)), M.groups.error
+  elseif kind then
+    return M.texts[kind] or ('  <' .. tostring(kind) .. '>'), M.groups[kind]
   end
   local ok, text = pcall(format, value)
   if not ok then
-    return '  <format failed: ' .. one_line(text) .. '>'
+    return '  <format failed: ' .. one_line(text) .. '>', M.groups.error
   end
-  return one_line(text)
+  return one_line(text), nil
 end
 
-function M.pending_text()
-  return M.texts.pending
+function M.pending()
+  return M.texts.pending, M.groups.pending
 end
 
 --- A section's header line. Titles are JSON values: null (objects lacking the
 --- sectioning key) shows as "null", other non-strings as JSON.
-function M.header_text(title, pending)
+function M.header(title, pending)
   if pending then
-    return string.format(M.texts.header, '…')
+    return string.format(M.texts.header, '…'), M.groups.header
   end
-  if title == nil or title == vim.NIL then
-    title = 'null'
-  elseif type(title) ~= 'string' then
-    title = M.default_format(title)
-  end
-  return string.format(M.texts.header, one_line(title))
+  return string.format(M.texts.header, one_line(scalar_text(title))), M.groups.header
 end
 
 return M
