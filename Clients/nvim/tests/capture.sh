@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Prints a screen capture of the plugin at work, for Clients/README.md: a real (not
-# headless) Neovim in a detached 80x20 tmux session, showing the books list of the
-# fixture API (Clients/fixtures.json) after the cursor went to the last line once (G), so
-# that page two arrived. The daemon is $DATASOURCED, else the repository's debug build.
+# headless) Neovim in a detached 80x20 tmux session, showing the books of the fixture
+# API (Clients/fixtures.json) by genre, after the cursor went to the last line once (G),
+# so that page two arrived. The daemon is $DATASOURCED, else the repository's debug
+# build; Neovim is $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh.
 # Exits non-zero (showing the screen on stderr) if the screen never gets there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
-for tool in tmux nvim; do
-  command -v "$tool" >/dev/null || { echo "capture.sh: $tool is not installed" >&2; exit 1; }
-done
+command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
+nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
 work="$(mktemp -d)"
 # A tmux server of our own (its own socket): the user's sessions are never touched.
@@ -47,7 +47,7 @@ wait_for() {
 }
 
 "${tmux[@]}" new-session -d -s capture -x 80 -y 20 \
-  "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' nvim --clean -u NONE \
+  "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' '$nvim' --clean -u NONE \
      --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
      --cmd 'set laststatus=2 noruler noshowcmd' -c 'luafile $here/demo_session.lua'"
 wait_for "loaded 4"

@@ -50,6 +50,21 @@ for nvim in "${nvims[@]}"; do
   summary+=("${version:-$nvim}: ${counts% *} passed, ${counts#* } failed")
 done
 
+# One check on a real screen (tmux): what headless runs cannot see, such as a
+# statusline that is not redrawn. It is tests/capture.sh, on the last Neovim above.
+if command -v tmux >/dev/null; then
+  echo "== a real screen (tests/capture.sh, ${nvims[-1]})"
+  if DATASOURCED_NVIM="${nvims[-1]}" bash "$here/capture.sh" >/dev/null; then
+    echo "PASS the list, its page two and its status on a real screen"
+    passed=$((passed + 1))
+  else
+    echo "FAIL the list, its page two and its status on a real screen"
+    failed=$((failed + 1))
+  fi
+else
+  echo "== no tmux: the real-screen check (tests/capture.sh) did not run"
+fi
+
 echo "== per Neovim"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"

@@ -266,5 +266,24 @@ return function(H, ds, ctx)
     expect_equal({ '--record', record }, vim.fn.readfile(args_file), 'the daemon\'s arguments')
     expect_equal(ds.command_line(), { ctx.daemon }, 'the command line with record = false')
     vim.cmd('bwipeout ' .. buf)
+
+    -- The daemon itself: it records, or (before it takes --record) refuses, and says so.
+    local takes_record = vim.fn.system({ ctx.daemon, 'serve', '--help' }):find('--record', 1, true) ~= nil
+    ds.setup({ record = record })
+    buf = ds.open({ name = 'recordedToo', kind = 'simple', objects = { 2 } })
+    ds.setup({ record = false })
+    if takes_record then
+      expect_lines(buf, { '2' }, 'the list of a recording daemon')
+      local conn = ds.view(buf).conn
+      vim.cmd('bwipeout ' .. buf)
+      H.wait_until(function()
+        return conn.exited
+      end)
+      expect(vim.fn.getfsize(record) > 0, 'the daemon wrote ' .. record, vim.fn.getfsize(record))
+    else
+      expect_note(LEVELS.ERROR, 'the daemon refused its command line (status 64)', ctx.daemon .. ' --record ' .. record)
+      expect_status(buf, 'daemon exited')
+      vim.cmd('bwipeout ' .. buf)
+    end
   end)
 end

@@ -138,7 +138,15 @@ local function on_exit(conn, code, signal, expected)
   for _, view in ipairs(views_of(conn)) do
     view:set_status('daemon exited')
   end
-  if not expected then
+  if expected then
+    return
+  end
+  if code == 64 then
+    -- EX_USAGE: the daemon's argument parser refused the command line (its words went
+    -- to stderr, which vim.lsp.rpc keeps in its log).
+    notify(string.format('the daemon refused its command line (status 64): %s; check cmd and record in setup()',
+      table.concat(conn.cmd, ' ')), vim.log.levels.ERROR)
+  else
     notify(string.format('the daemon exited (status %s, signal %s); :Datasourced refresh restarts it',
       tostring(code), tostring(signal)), vim.log.levels.ERROR)
   end

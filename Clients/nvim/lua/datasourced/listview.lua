@@ -110,6 +110,11 @@ function ListView:set_status(status)
   self.status = status
   if vim.api.nvim_buf_is_valid(self.buf) then
     vim.b[self.buf].datasourced_status = status
+    -- A statusline reads the variable only when it is redrawn, which a change of a
+    -- variable does not ask for.
+    if #vim.fn.win_findbuf(self.buf) > 0 then
+      pcall(vim.cmd, 'redrawstatus!')
+    end
   end
 end
 
