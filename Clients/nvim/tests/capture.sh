@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Prints a screen capture of the plugin at work, for Clients/README.md: a real (not
-# headless) Neovim in a detached 80x20 tmux session, showing the books of the fixture
-# API (Clients/fixtures.json) by genre, after the cursor went to the last line once (G),
-# so that page two arrived. The daemon is $DATASOURCED, else the repository's debug
-# build; Neovim is $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh.
-# Exits non-zero (showing the screen on stderr) if the screen never gets there.
+# headless) Neovim in a detached 80x20 tmux session, on the fixture API
+# (Clients/fixtures.json). Scenes:
+#   books (default)  the books by genre (tests/demo_session.lua), after the cursor went
+#                    to the last line once (G), so that page two arrived;
+#   error            `:Datasourced open broken.json`, a list of an endpoint that answers
+#                    500 with {"error": "the database is on fire"}.
+# The daemon is $DATASOURCED, else the repository's debug build; Neovim is
+# $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. Exits non-zero
+# (showing the screen on stderr) if the screen never gets there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
+scene="${1:-books}"
+case "$scene" in books|error) ;; *) echo "usage: capture.sh [books|error]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
@@ -46,13 +52,25 @@ wait_for() {
   return 1
 }
 
-"${tmux[@]}" new-session -d -s capture -x 80 -y 20 \
+session="luafile $here/demo_session.lua"
+if [ "$scene" = error ]; then
+  session="lua require('datasourced').setup({ cmd = { vim.env.DATASOURCED } })"
+  printf '{"name": "broken", "kind": "remote", "apiPath": "/v1/broken", "remoteConfiguration": {"baseURL": "%s"},\n "placeholderStorageOptions": ["loading", "noResults", "errors"]}\n' \
+    "$base_url" >"$work/broken.json"
+fi
+"${tmux[@]}" new-session -d -s capture -x 80 -y 20 -c "$work" \
   "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' '$nvim' --clean -u NONE \
      --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
-     --cmd 'set laststatus=2 noruler noshowcmd' -c 'luafile $here/demo_session.lua'"
-wait_for "loaded 4"
-"${tmux[@]}" send-keys -t capture G
-wait_for "loaded 8"
+     --cmd 'set laststatus=2 noruler noshowcmd' -c \"$session\""
+if [ "$scene" = books ]; then
+  wait_for "loaded 4"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "loaded 8"
+else
+  wait_for "~" # Neovim is up
+  "${tmux[@]}" send-keys -t capture ":Datasourced open broken.json" Enter
+  wait_for "error: $base_url/v1/broken: HTTP status 500"
+fi
 "${tmux[@]}" capture-pane -p -t capture
 # Quit Neovim (which stops its daemon) and let it finish before the session goes.
 "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter

@@ -96,7 +96,7 @@ return function(H, ds, ctx)
     end
     local expected = prefix .. (said and ': the database is on fire' or '')
     expect_lines(buf, { expected }, 'the error row')
-    expect_status(buf, 'error: ' .. expected:sub(#'  ✗ error: ' + 1))
+    expect_status(buf, 'error: HTTP status 500' .. (said and ': the database is on fire' or ''))
     expect_note(LEVELS.ERROR, 'broken', H.base_url .. '/v1/broken', 'HTTP status 500', said)
     expect_equal(1, #H.notes, 'messages (one per failure)')
     local marks = vim.api.nvim_buf_get_extmarks(buf, ds.view(buf).namespace, 0, -1, { details = true })
@@ -127,6 +127,8 @@ return function(H, ds, ctx)
     expect_equal('superseded by a new fetchData', render.error_text({ kind = 'cancelled',
       message = 'superseded by a new fetchData' }), 'no URL')
     expect_equal('loop', render.error_text({ kind = 'loop' }), 'only a kind')
+    expect_equal('HTTP status 503: down', render.error_text({ message = 'HTTP status 503', url = 'http://h/a',
+      serverMessage = 'down' }, { short = true }), 'short, for a statusline')
   end)
 
   test(':DatasourcedRetry after a failed next page asks for that page again', function()

@@ -46,7 +46,7 @@ local config = {
 }
 
 -- What a list window's statusline shows: the buffer name, the state, the position.
-M.STATUSLINE = "%<%f  %{get(b:, 'datasourced_status', '')}%=%l/%L "
+M.STATUSLINE = "%<%f  %{get(b:, 'datasourced_status', '')}%= %l/%L "
 
 local connections = {} -- command line (joined) -> Connection
 local views = {} -- buffer number -> ListView

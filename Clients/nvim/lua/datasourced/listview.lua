@@ -731,7 +731,7 @@ function ListView:on_event(kind, params)
     if failure.kind == 'cancelled' then
       self:set_status('cancelled')
     else
-      self:set_status('error: ' .. render.error_text(failure))
+      self:set_status('error: ' .. render.error_text(failure, { short = true }))
     end
     self:verify()
   end

@@ -187,14 +187,15 @@ end
 --- What failed, for people: where (the URL, and where it was redirected), what happened,
 --- and what the server itself said (Protocol.md, "Fetch errors"), e.g.
 ---   http://127.0.0.1:8080/v1/books?page=2: HTTP status 500: the database is on fire
-function M.error_text(failure)
+--- With opts.short, the URL is left out (for a statusline).
+function M.error_text(failure, opts)
   failure = type(failure) == 'table' and failure or {}
   local text = failure.message or failure.kind or 'unknown error'
   local url = failure.url
   if type(failure.finalURL) == 'string' and failure.finalURL ~= url then
     url = url and (url .. ' → ' .. failure.finalURL) or failure.finalURL
   end
-  if type(url) == 'string' and url ~= '' then
+  if type(url) == 'string' and url ~= '' and not (opts and opts.short) then
     text = url .. ': ' .. text
   end
   local said = failure.serverMessage
