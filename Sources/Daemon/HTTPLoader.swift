@@ -1,6 +1,8 @@
 import DataSources
+import Dispatch
 import JSONKit
 import JSONRPC
+import Synchronization
 
 /// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet), tests and
 /// fuzzers a fake. A completion runs once, on any thread, unless the fetch is cancelled.
@@ -37,13 +39,25 @@ final class HTTPLoader: RemoteLoading {
         let id = nextID
         completions[id] = completion
         let mailbox = self.mailbox
-        let handle = fetcher.fetch(request) { result in
-            // Decoded here, off the main loop: the main loop only applies the rows.
-            mailbox.post(.loaded(id: id, result.flatMap(decode)))
+        let fetcher = self.fetcher
+        let inFlight = InFlightFetch()
+        let start: @Sendable () -> Void = {
+            let handle = fetcher.fetch(request) { result in
+                // Decoded here, off the main loop: the main loop only applies the rows.
+                mailbox.post(.loaded(id: id, result.flatMap(decode)))
+            }
+            inFlight.started(handle)
+        }
+        if request.delaySeconds > 0 {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(min(request.delaySeconds, 86_400) * 1000))) {
+                if !inFlight.isCancelled { start() }
+            }
+        } else {
+            start()
         }
         return RemoteLoadCancellation { [weak self] in
             self?.completions[id] = nil
-            handle.cancel()
+            inFlight.cancel()
         }
     }
 
@@ -55,5 +69,29 @@ final class HTTPLoader: RemoteLoading {
     func shutdown() {
         completions.removeAll()
         fetcher.shutdown()
+    }
+}
+
+/// A fetch that may not have started yet (a delayed retry): cancelling it before it starts
+/// keeps it from starting.
+private final class InFlightFetch: Sendable {
+    private let state = Mutex<(handle: FetchHandle?, cancelled: Bool)>((nil, false))
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func started(_ handle: FetchHandle) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelNow { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = state.withLock { state -> FetchHandle? in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.cancel()
     }
 }

@@ -36,6 +36,12 @@ extension FetchError: WireEncodable {
         }
         if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
         if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
+        if let finalURL { members.append(("finalURL", JSON(finalURL))) }
+        if let serverMessage { members.append(("serverMessage", JSON(serverMessage))) }
+        if let body { members.append(("body", JSON(body))) }
+        if let retryAfterSeconds { members.append(("retryAfterSeconds", JSON(retryAfterSeconds))) }
+        if let loopReason { members.append(("reason", JSON(loopReason))) }
+        if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
         return .object(members)
     }
 
@@ -99,7 +105,51 @@ extension PaginatorConfiguration {
             ("firstPage", JSON(firstPage)),
         ]
         if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
+        members.append(("pagination", paginationJSON))
+        members.append(("prefetchDistance", JSON(prefetchDistance)))
         return members
+    }
+
+    /// `pagination` as given, with every default filled in.
+    private var paginationJSON: JSON {
+        var members: [(String, JSON)] = [("strategy", JSON(strategy.name))]
+        switch strategy {
+        case .pageNumber, .linkHeader:
+            break
+        case .offset(let offsetKey, let limitKey, let nextOffsetPath):
+            members += [("offsetKey", JSON(offsetKey)), ("limitKey", JSON(limitKey))]
+            if let nextOffsetPath { members.append(("nextOffsetPath", JSON(nextOffsetPath.description))) }
+        case .cursor(let cursorKey, let cursorPath, let fromLastObject, let hasMorePath):
+            members.append(("cursorKey", JSON(cursorKey)))
+            if let cursorPath { members.append(("cursorPath", JSON(cursorPath.description))) }
+            if let fromLastObject { members.append(("cursorFromLastObject", JSON(fromLastObject.description))) }
+            if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+        case .nextURL(let path, let hasMorePath):
+            members.append(("nextURLPath", JSON(path.description)))
+            if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+        }
+        if let totalPath { members.append(("totalPath", JSON(totalPath.description))) }
+        if let totalHeader { members.append(("totalHeader", JSON(totalHeader))) }
+        members += [
+            ("maxPages", JSON(maximumPages)),
+            ("maxPagesWithoutNewObjects", JSON(stalledPagesLimit)),
+            ("endOnNotFound", JSON(endOnNotFound)),
+            ("allowCrossOrigin", JSON(allowCrossOrigin)),
+            ("duplicates", JSON(duplicates.rawValue)),
+            ("retryAfter", ["maxRetries": JSON(retryAfterRetries), "maxDelaySeconds": JSON(retryAfterMaximumSeconds)]),
+        ]
+        return .object(members)
+    }
+}
+
+extension SourceDescription.NextPage: WireEncodable {
+    var json: JSON {
+        switch self {
+        case .page(let number): ["page": JSON(number)]
+        case .offset(let offset): ["offset": JSON(offset)]
+        case .cursor(let cursor): ["cursor": JSON(cursor)]
+        case .url(let url): ["url": JSON(url)]
+        }
     }
 }
 
@@ -134,6 +184,9 @@ extension SourceDescription: WireEncodable {
                 ("numberOfTotalResults", paging.numberOfTotalResults.json),
                 ("hasMorePages", JSON(paging.hasMorePages)),
                 ("numberOfObjects", JSON(paging.numberOfObjects)),
+                ("nextPage", paging.next.json),
+                ("pagesLoaded", JSON(paging.pagesLoaded)),
+                ("duplicatesDropped", JSON(paging.duplicatesDropped)),
             ]
         }
         return .object(members)

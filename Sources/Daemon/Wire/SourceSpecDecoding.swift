@@ -170,8 +170,68 @@ enum RemoteConfigurationDecoding {
             let text = try Decode.string(value, field)
             return text.isEmpty ? nil : KeyPath(text)
         } ?? nil
-        return PaginatorConfiguration(keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
-                                      firstPage: firstPage, metadataKeyPath: metadataKeyPath)
+        var paginator = PaginatorConfiguration(keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
+                                               firstPage: firstPage, metadataKeyPath: metadataKeyPath)
+        paginator.prefetchDistance = try reader.optionalInteger("prefetchDistance", in: 0...PaginatorConfiguration.maximumPrefetchDistance) ?? 0
+        if var pagination = try reader.optionalObject("pagination", expected: "an object {strategy, ...}") {
+            try Self.pagination(&pagination, into: &paginator)
+            try pagination.finish()
+        }
+        return paginator
+    }
+
+    static let strategies = ["pageNumber", "offset", "cursor", "nextURL", "linkHeader"]
+
+    /// `pagination`: the strategy and its keys, and the rules every strategy shares.
+    private static func pagination(_ reader: inout ObjectReader, into paginator: inout PaginatorConfiguration) throws(FieldError) {
+        let strategy = try reader.optional("strategy") { value, field throws(FieldError) in
+            let name = try Decode.string(value, field)
+            guard strategies.contains(name) else {
+                throw FieldError(field: field, expected: "one of \(strategies.joined(separator: ", "))", got: value)
+            }
+            return name
+        } ?? "pageNumber"
+        switch strategy {
+        case "offset":
+            paginator.strategy = .offset(offsetKey: try reader.optionalString("offsetKey", nonEmpty: true) ?? "offset",
+                                         limitKey: try reader.optionalString("limitKey", nonEmpty: true) ?? "limit",
+                                         nextOffsetPath: try reader.optionalKeyPath("nextOffsetPath"))
+        case "cursor":
+            let cursorKey = try reader.optionalString("cursorKey", nonEmpty: true) ?? "cursor"
+            let cursorPath = try reader.optionalKeyPath("cursorPath")
+            let fromLastObject = try reader.optionalKeyPath("cursorFromLastObject")
+            guard (cursorPath == nil) != (fromLastObject == nil) else {
+                throw FieldError(field: reader.path("cursorPath"), expected: "exactly one of cursorPath and cursorFromLastObject",
+                                 got: JSON(cursorPath == nil ? "neither" : "both"))
+            }
+            paginator.strategy = .cursor(cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
+                                         hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+        case "nextURL":
+            paginator.strategy = .nextURL(path: try reader.optionalKeyPath("nextURLPath") ?? KeyPath("next"),
+                                          hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+        case "linkHeader":
+            paginator.strategy = .linkHeader
+        default:
+            paginator.strategy = .pageNumber
+        }
+        paginator.totalPath = try reader.optionalKeyPath("totalPath")
+        paginator.totalHeader = try reader.optionalString("totalHeader", nonEmpty: true)
+        paginator.maximumPages = try reader.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit) ?? paginator.maximumPages
+        paginator.stalledPagesLimit = try reader.optionalInteger("maxPagesWithoutNewObjects", in: 1...1000) ?? paginator.stalledPagesLimit
+        paginator.endOnNotFound = try reader.optionalBool("endOnNotFound") ?? paginator.endOnNotFound
+        paginator.allowCrossOrigin = try reader.optionalBool("allowCrossOrigin") ?? paginator.allowCrossOrigin
+        paginator.duplicates = try reader.optional("duplicates") { value, field throws(FieldError) in
+            let names = PaginatorConfiguration.DuplicatePolicy.allCases.map(\.rawValue)
+            guard let policy = value.stringValue.flatMap(PaginatorConfiguration.DuplicatePolicy.init(rawValue:)) else {
+                throw FieldError(field: field, expected: "one of \(names.joined(separator: ", "))", got: value)
+            }
+            return policy
+        } ?? paginator.duplicates
+        if var retry = try reader.optionalObject("retryAfter", expected: "an object {maxRetries?, maxDelaySeconds?}") {
+            paginator.retryAfterRetries = try retry.optionalInteger("maxRetries", in: 0...10) ?? paginator.retryAfterRetries
+            paginator.retryAfterMaximumSeconds = try retry.optionalNumber("maxDelaySeconds", in: 0...3600) ?? paginator.retryAfterMaximumSeconds
+            try retry.finish()
+        }
     }
 }
 

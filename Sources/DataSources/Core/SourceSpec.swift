@@ -71,5 +71,19 @@ public struct SourceDescription: Sendable {
         public let hasMorePages: Bool
         /// Data rows, placeholders excluded.
         public let numberOfObjects: Int
+        /// What the next page's request will be; nil when none remains.
+        public let next: NextPage?
+        /// Pages loaded since the first page of this run.
+        public let pagesLoaded: Int
+        /// Later duplicates of loaded objects left out in this run.
+        public let duplicatesDropped: Int
+    }
+
+    /// The next page's request, as `describeSource` shows it (URLs without credentials).
+    public enum NextPage: Sendable {
+        case page(Int)
+        case offset(Int)
+        case cursor(String)
+        case url(String)
     }
 }

@@ -4,6 +4,11 @@ import JSONKit
 public struct FetchError: Error, Sendable, Equatable {
     public enum Kind: String, Sendable, CaseIterable {
         case http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge
+        /// Pagination that would go on forever: a next cursor, URL or offset already used
+        /// in this cycle, pages that bring nothing new, or more pages than allowed.
+        case loop
+        /// A next-page URL that leaves the configured origin, refused.
+        case crossOrigin
     }
 
     /// Where a body stopped being JSON.
@@ -31,6 +36,19 @@ public struct FetchError: Error, Sendable, Equatable {
     public var parsePosition: ParsePosition?
     public var maxDepth: Int?
     public var maxBodyBytes: Int?
+    /// The URL that answered, after redirects (without credentials), when it differs from `url`.
+    public var finalURL: String?
+    /// The server's own error text, from a JSON body's `detail`, `message`, `error` or
+    /// `error.message`.
+    public var serverMessage: String?
+    /// The start of a failed response's body, as text (bounded; secret values removed).
+    public var body: String?
+    /// From a 429 or 503 response's `Retry-After`.
+    public var retryAfterSeconds: Double?
+    /// `loop`: what repeated (`"cursor"`, `"url"`, `"offset"`, `"page"`, `"noNewObjects"`,
+    /// `"maxPages"`), and the page count.
+    public var loopReason: String?
+    public var pagesLoaded: Int?
 
     public init(kind: Kind, message: String, url: String? = nil, status: Int? = nil) {
         self.kind = kind

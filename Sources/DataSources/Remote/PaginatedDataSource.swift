@@ -1,20 +1,49 @@
 import JSONKit
 
-/// Instant Cocoa's `ICPaginatedDataSource`: a collection fetched page by page.
+/// Instant Cocoa's `ICPaginatedDataSource`, for any common API shape: a collection fetched
+/// page by page, where the next request comes from a page number, an offset, a cursor or a
+/// URL the response gives (see `PaginatorConfiguration.Strategy`).
 ///
 /// `fetchData` loads the first page and replaces the rows when it arrives. While more
 /// pages may remain, a trailing loading placeholder (if stored) ends the list, so showing
 /// it asks for the next page. `fetchNextPage` appends the next page; a failed page leaves
 /// the loaded rows, puts the error placeholder (if stored) in the trailing row, and is
 /// asked for again by the next `fetchNextPage`.
+///
+/// A paging run (from the first page on) never requests forever: a next request already
+/// made in the run, pages that bring no new object, or more pages than allowed end it with
+/// a `loop` failure, keeping the rows.
 public final class PaginatedDataSource: RemoteCollection {
     public let paginator: PaginatorConfiguration
-    /// The last page loaded; `firstPage - 1` before any.
+
+    /// One page's request.
+    enum PageRequest: Equatable {
+        case first
+        case page(Int)
+        case offset(Int)
+        case cursor(String)
+        case url(String)
+    }
+
+    /// The next page to load; nil when none remains (or before the first).
+    private var next: PageRequest?
+    /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
     private(set) var currentPage: Int
-    private(set) var hasMorePages = false
+    private var hasMorePages: Bool { next != nil }
     private var metadata = PageMetadata()
     private var trailingError: FetchError?
     private var loadedOnce = false
+
+    // The paging run since the first page.
+    private var pagesLoaded = 0
+    /// Objects the server has sent in this run (duplicates included): the next offset, and
+    /// what totals are compared with.
+    private var objectsReceived = 0
+    private var requestsMade: Set<String> = []
+    private var stalledPages = 0
+    private var loadedIdentities: Set<JSON> = []
+    private(set) var duplicatesDropped = 0
+    private var retriesLeft = 0
 
     public override var kind: String { "paginated" }
 
@@ -29,7 +58,8 @@ public final class PaginatedDataSource: RemoteCollection {
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
         if !loadedOnce, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
-        load(page: paginator.firstPage, replacing: true)
+        retriesLeft = paginator.retryAfterRetries
+        load(.first, replacing: true)
     }
 
     /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
@@ -43,16 +73,20 @@ public final class PaginatedDataSource: RemoteCollection {
     /// Loads the next page; false (and nothing happens) while fetching or when none remain.
     @discardableResult
     public func fetchNextPage() -> Bool {
-        guard nextPageRefusal == nil else { return false }
+        guard nextPageRefusal == nil, let next else { return false }
         emit(.willLoadData)
         trailingError = nil
         compose(keptHead: objects.count)
-        load(page: currentPage + 1, replacing: false)  // hasMorePages is false at Int.max: no overflow
+        retriesLeft = paginator.retryAfterRetries
+        load(next, replacing: false)
         return true
     }
 
     public override func willDisplayObject(at indexPath: IndexPath) {
-        if indexPath == lastIndexPath { fetchNextPage() }
+        // Within `prefetchDistance` rows of the last row (0: the last row itself).
+        guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item,
+              last.item - indexPath.item <= paginator.prefetchDistance else { return }
+        fetchNextPage()
     }
 
     public override func cancelFetch(reason: CancelReason = .cancelFetch) {
@@ -62,34 +96,242 @@ public final class PaginatedDataSource: RemoteCollection {
         endCycleAsCancelled(reason.message)
     }
 
-    private func load(page: Int, replacing: Bool) {
-        request(extraQuery: paginator.queryParameters(forPage: page)) { [weak self] result in
+    // MARK: Requests
+
+    private func target(of page: PageRequest) -> RequestTarget {
+        var query: [(name: String, value: String)] = []
+        switch (paginator.strategy, page) {
+        case (.pageNumber, .first):
+            query = [(paginator.pageQueryKey, String(paginator.firstPage))]
+        case (.pageNumber, .page(let number)):
+            query = [(paginator.pageQueryKey, String(number))]
+        case (.offset(let offsetKey, _, _), .first):
+            query = [(offsetKey, "0")]
+        case (.offset(let offsetKey, _, _), .offset(let offset)):
+            query = [(offsetKey, String(offset))]
+        case (.cursor(let cursorKey, _, _, _), .cursor(let cursor)):
+            query = [(cursorKey, cursor)]
+        case (_, .url(let url)):
+            return .url(url)
+        default:
+            break
+        }
+        if let pageSize = paginator.pageSize {
+            let key: String
+            if case .offset(_, let limitKey, _) = paginator.strategy { key = limitKey } else { key = paginator.pageSizeQueryKey }
+            query.append((key, String(pageSize)))
+        }
+        return .collection(query: query)
+    }
+
+    /// What names a request in the loop guard.
+    private static func token(_ page: PageRequest) -> String {
+        switch page {
+        case .first: "first"
+        case .page(let number): "page:\(number)"
+        case .offset(let offset): "offset:\(offset)"
+        case .cursor(let cursor): "cursor:\(cursor)"
+        case .url(let url): "url:\(url)"
+        }
+    }
+
+    private func load(_ page: PageRequest, replacing: Bool, delaySeconds: Double = 0) {
+        let target = target(of: page)
+        let requestURL = url(of: target)
+        request(target, delaySeconds: delaySeconds) { [weak self] result in
             guard let self else { return }
             switch result {
-            case .success(let loaded):
-                let keptHead = replacing ? 0 : self.objects.count
-                if replacing { self.objects = loaded.objects } else { self.objects.append(contentsOf: loaded.objects) }
-                self.currentPage = page
-                self.loadedOnce = true
-                self.lastError = nil
-                self.trailingError = nil
-                self.metadata = self.paginator.metadata(in: loaded.document)
-                self.hasMorePages = self.metadata.hasMorePages(after: page, firstPage: self.paginator.firstPage,
-                                                               received: loaded.objects.count, loaded: self.objects.count)
-                self.compose(keptHead: keptHead)
-                self.emit(.finishedLoading)
+            case .success(let response):
+                self.received(response, for: page, requestURL: requestURL, replacing: replacing)
             case .failure(let error):
-                self.lastError = error
-                if self.loadedOnce {
-                    // The loaded rows stay; the trailing row shows the failure.
-                    if !replacing { self.trailingError = error }
-                    self.compose(keptHead: self.objects.count)
-                } else {
-                    self.setRows(self.placeholders.contains(.errors) ? [self.errorRow(for: error)] : [])
-                }
-                self.emit(.failedWithError(.fetch(error)))
+                self.failed(error, for: page, replacing: replacing)
             }
         }
+    }
+
+    // MARK: Responses
+
+    private func received(_ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool) {
+        if replacing {
+            objects = []
+            pagesLoaded = 0
+            objectsReceived = 0
+            requestsMade = []
+            stalledPages = 0
+            loadedIdentities = []
+            duplicatesDropped = 0
+        }
+        requestsMade.insert(Self.token(page))
+        let keptHead = replacing ? 0 : objects.count
+        let received = response.objects
+        var kept = received
+        if paginator.duplicates == .dropLater {
+            kept = received.filter { loadedIdentities.insert(identity.of($0)).inserted }
+            duplicatesDropped += received.count - kept.count
+        }
+        objects.append(contentsOf: kept)
+        pagesLoaded += 1
+        objectsReceived += received.count
+        if case .page(let number) = page { currentPage = number } else if page == .first, case .pageNumber = paginator.strategy {
+            currentPage = paginator.firstPage
+        } else if !isPageNumbered {
+            currentPage = pagesLoaded
+        }
+        loadedOnce = true
+        lastError = nil
+        trailingError = nil
+        metadata = paginator.metadata(of: response)
+        stalledPages = !received.isEmpty && kept.isEmpty ? stalledPages + 1 : 0
+
+        var failure: FetchError?
+        switch nextPage(after: page, response: response, requestURL: requestURL) {
+        case .success(let following):
+            next = following
+        case .failure(let error):
+            next = nil
+            failure = error
+        }
+        if let following = next, failure == nil {
+            if requestsMade.contains(Self.token(following)) {
+                failure = loop("the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
+            } else if stalledPages >= paginator.stalledPagesLimit {
+                failure = loop("\(stalledPages) pages in a row brought no new object", reason: "noNewObjects")
+            } else if pagesLoaded >= paginator.maximumPages {
+                failure = loop("\(pagesLoaded) pages loaded, the most allowed (maxPages)", reason: "maxPages")
+            }
+        }
+        if let failure {
+            next = nil
+            lastError = failure
+            trailingError = failure
+            compose(keptHead: keptHead)
+            emit(.failedWithError(.fetch(failure)))
+            return
+        }
+        compose(keptHead: keptHead)
+        emit(.finishedLoading)
+    }
+
+    private var isPageNumbered: Bool {
+        if case .pageNumber = paginator.strategy { return true }
+        return false
+    }
+
+    private func loop(_ message: String, reason: String) -> FetchError {
+        var error = FetchError(kind: .loop, message: "pagination stopped: \(message)", url: lastURL)
+        error.loopReason = reason
+        error.pagesLoaded = pagesLoaded
+        return error
+    }
+
+    private func loopReason(_ page: PageRequest) -> String {
+        switch page {
+        case .first: "first"
+        case .page: "page"
+        case .offset: "offset"
+        case .cursor: "cursor"
+        case .url: "url"
+        }
+    }
+
+    /// The next page's request, nil when the response says there is none, or why paging
+    /// must stop (a next URL that leaves the origin).
+    private func nextPage(after page: PageRequest, response: DecodedResponse, requestURL: String) -> Result<PageRequest?, FetchError> {
+        if response.objects.isEmpty { return .success(nil) }
+        if let total = metadata.numberOfTotalResults, objectsReceived >= total { return .success(nil) }
+        let document = response.document
+        func flag(_ path: KeyPath?) -> Bool? { path.flatMap { document?.value(at: $0)?.boolValue } }
+        switch paginator.strategy {
+        case .pageNumber:
+            let number: Int
+            switch page {
+            case .page(let current): number = current
+            default: number = paginator.firstPage
+            }
+            guard metadata.hasMorePages(after: number, firstPage: paginator.firstPage, received: response.objects.count,
+                                        loaded: objectsReceived) else { return .success(nil) }
+            return .success(.page(number + 1))
+        case .offset(_, _, let nextOffsetPath):
+            if let nextOffsetPath, let value = document?.value(at: nextOffsetPath) {
+                guard !value.isNull else { return .success(nil) }
+                guard let offset = PaginatorConfiguration.count(value) else { return .success(nil) }
+                return .success(.offset(offset))
+            }
+            let (offset, overflow) = currentOffset(of: page).addingReportingOverflow(response.objects.count)
+            return .success(overflow ? nil : .offset(offset))
+        case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath):
+            if flag(hasMorePath) == false { return .success(nil) }
+            if let fromLastObject {
+                guard let last = response.objects.last?.value(at: fromLastObject), let cursor = Self.cursorText(last) else { return .success(nil) }
+                return .success(.cursor(cursor))
+            }
+            guard let cursorPath, let value = document?.value(at: cursorPath), let cursor = Self.cursorText(value) else { return .success(nil) }
+            return .success(.cursor(cursor))
+        case .nextURL(let path, let hasMorePath):
+            if flag(hasMorePath) == false { return .success(nil) }
+            guard let link = document?.value(at: path)?.stringValue, !link.isEmpty else { return .success(nil) }
+            return follow(link, from: requestURL)
+        case .linkHeader:
+            guard let link = LinkHeader.target("next", in: response.headerValues("link")), !link.isEmpty else { return .success(nil) }
+            return follow(link, from: requestURL)
+        }
+    }
+
+    private func currentOffset(of page: PageRequest) -> Int {
+        if case .offset(let offset) = page { return offset }
+        return 0
+    }
+
+    /// A next link resolved against the request's URL (RFC 3986); refused when it leaves the
+    /// base URL's origin, unless allowed: the source's headers (credentials) go with it.
+    private func follow(_ link: String, from requestURL: String) -> Result<PageRequest?, FetchError> {
+        let resolved = URLResolution.resolve(link, against: requestURL)
+        if !paginator.allowCrossOrigin, URLResolution.origin(of: resolved) != URLResolution.origin(of: configuration.baseURL) {
+            var error = FetchError(kind: .crossOrigin,
+                                   message: "the next page's URL \(URLResolution.redacted(resolved)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
+                                   url: lastURL)
+            error.finalURL = URLResolution.redacted(resolved)
+            return .failure(error)
+        }
+        if let problem = URLResolution.authorityProblem(in: resolved) {
+            return .failure(FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL))
+        }
+        return .success(.url(resolved))
+    }
+
+    /// A cursor as sent in a query: a non-empty string, or a number as JSON writes it.
+    private static func cursorText(_ value: JSON) -> String? {
+        switch value.kind {
+        case .string: return value.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        case .integer, .real: return value.description
+        default: return nil
+        }
+    }
+
+    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool) {
+        // A server that asks to wait: retried here when allowed and not too long.
+        if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
+            retriesLeft -= 1
+            load(page, replacing: replacing, delaySeconds: delay)
+            return
+        }
+        // Past the last page: Django REST framework answers 404 "Invalid page.".
+        if !replacing, loadedOnce, error.kind == .http, error.status == 404, paginator.endOnNotFound {
+            next = nil
+            trailingError = nil
+            compose(keptHead: objects.count)
+            emit(.finishedLoading)
+            return
+        }
+        lastError = error
+        if loadedOnce {
+            // The loaded rows stay; the trailing row shows the failure.
+            if !replacing { trailingError = error }
+            compose(keptHead: objects.count)
+        } else {
+            setRows(placeholders.contains(.errors) ? [errorRow(for: error)] : [])
+        }
+        emit(.failedWithError(.fetch(error)))
     }
 
     /// The rows for the current state: the objects, then the trailing placeholder.
@@ -109,10 +351,30 @@ public final class PaginatedDataSource: RemoteCollection {
         setRows(rows, keptHead: keptHead)
     }
 
+    private func describe(_ page: PageRequest) -> String {
+        switch page {
+        case .first: "the first page"
+        case .page(let number): "page \(number)"
+        case .offset(let offset): "offset \(offset)"
+        case .cursor(let cursor): "cursor \"\(cursor.prefix(100))\""
+        case .url(let url): URLResolution.redacted(url)
+        }
+    }
+
     public override var kindState: SourceDescription.KindState {
-        .paginated(remoteState, SourceDescription.PagingState(
+        let nextRequest: SourceDescription.NextPage?
+        switch next {
+        case nil: nextRequest = nil
+        case .first: nextRequest = .page(paginator.firstPage)
+        case .page(let number): nextRequest = .page(number)
+        case .offset(let offset): nextRequest = .offset(offset)
+        case .cursor(let cursor): nextRequest = .cursor(cursor)
+        case .url(let url): nextRequest = .url(URLResolution.redacted(url))
+        }
+        return .paginated(remoteState, SourceDescription.PagingState(
             paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
             numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
-            hasMorePages: hasMorePages, numberOfObjects: objects.count))
+            hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
+            duplicatesDropped: duplicatesDropped))
     }
 }

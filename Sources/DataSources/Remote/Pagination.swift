@@ -1,6 +1,9 @@
 import JSONKit
 
-/// How a paginated source asks for pages and reads where it is.
+/// How a paginated source asks for pages and reads where it is: one strategy for the next
+/// request (a page number, an offset, a cursor from the body, a next URL from the body or the
+/// `Link` header), and the rules every strategy shares (totals, end detection, the loop
+/// guard, duplicates, prefetch, `Retry-After`).
 public struct PaginatorConfiguration: Sendable {
     /// Names in the response metadata (and, unless `requestKeys` says otherwise, in the query).
     public struct Keys: Sendable {
@@ -12,18 +15,78 @@ public struct PaginatorConfiguration: Sendable {
         public init() {}
     }
 
+    /// What the next request is made from.
+    public enum Strategy: Sendable {
+        /// `page=N` (Instant Cocoa's only strategy, and the default).
+        case pageNumber
+        /// `offset=N&limit=M`: N is the number of objects loaded so far, or the value at
+        /// `nextOffsetPath` when the API sends one.
+        case offset(offsetKey: String, limitKey: String, nextOffsetPath: KeyPath?)
+        /// A cursor read at `cursorPath` (or the identity at `fromLastObject` of the last
+        /// object loaded, as Stripe's `starting_after`), sent under `cursorKey`; the end is
+        /// an absent, null or empty cursor, or false at `hasMorePath`.
+        case cursor(cursorKey: String, cursorPath: KeyPath?, fromLastObject: KeyPath?, hasMorePath: KeyPath?)
+        /// A full or relative URL at `path`, followed as is; the end is a null or absent URL
+        /// (or false at `hasMorePath`).
+        case nextURL(path: KeyPath, hasMorePath: KeyPath?)
+        /// The `Link` header's `rel="next"` (RFC 8288), followed as is; the end is its absence.
+        case linkHeader
+
+        public var name: String {
+            switch self {
+            case .pageNumber: "pageNumber"
+            case .offset: "offset"
+            case .cursor: "cursor"
+            case .nextURL: "nextURL"
+            case .linkHeader: "linkHeader"
+            }
+        }
+    }
+
+    /// What to do with an object whose identity is already loaded (the list shifted
+    /// between two requests).
+    public enum DuplicatePolicy: String, Sendable, CaseIterable {
+        /// Keep the first, drop the later one and count it (the default).
+        case dropLater
+        /// Keep both (`indexPathForObject` answers the first).
+        case keep
+    }
+
+    public var strategy = Strategy.pageNumber
     public var keys = Keys()
     /// Query parameter names for the page number and page size.
     public var pageQueryKey: String
     public var pageSizeQueryKey: String
-    /// Sent under `pageSizeQueryKey` when set (the original never sent it).
+    /// Sent under `pageSizeQueryKey` (the limit key for offsets) when set.
     public var pageSize: Int?
     public var firstPage = 1
+    /// Where the metadata sits in the response; nil for the top level.
+    public var metadataKeyPath: KeyPath?
+    /// Where the total number of objects is: a key path in the body, or a header.
+    public var totalPath: KeyPath?
+    public var totalHeader: String?
+    /// The loop guard: at most this many pages per cycle, and at most this many consecutive
+    /// pages that bring no new object.
+    public var maximumPages = 1000
+    public var stalledPagesLimit = 2
+    /// A page after the first answered 404 ends pagination (Django REST framework's
+    /// "Invalid page."), unless false.
+    public var endOnNotFound = true
+    /// Whether a next URL may leave the origin of `baseURL` (its headers go with it).
+    public var allowCrossOrigin = false
+    public var duplicates = DuplicatePolicy.dropLater
+    /// `willDisplayObjectAtIndexPath` within this many rows of the end loads the next page.
+    public var prefetchDistance = 0
+    /// 429/503 with `Retry-After`: retried by the daemon this many times, when the delay is
+    /// at most `retryAfterMaximumSeconds`; otherwise reported with `retryAfterSeconds`.
+    public var retryAfterRetries = 0
+    public var retryAfterMaximumSeconds = 60.0
+
     /// Leaves room to count pages up without overflow (the wire layer enforces it).
     public static let maximumFirstPage = 1 << 31
     public static let maximumPageSize = 1 << 31
-    /// Where the metadata sits in the response; nil for the top level.
-    public var metadataKeyPath: KeyPath?
+    public static let maximumPagesLimit = 1_000_000
+    public static let maximumPrefetchDistance = 1_000_000
 
     public init(keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
                 firstPage: Int = 1, metadataKeyPath: KeyPath? = nil) {
@@ -42,17 +105,32 @@ public struct PaginatorConfiguration: Sendable {
         return parameters
     }
 
+    /// The page metadata of a response: the metadata keys in its body, and the total from
+    /// `totalPath` or `totalHeader` when configured.
+    public func metadata(of response: DecodedResponse) -> PageMetadata {
+        var metadata = metadata(in: response.document)
+        if let totalPath, let value = response.document?.value(at: totalPath) {
+            metadata.numberOfTotalResults = Self.count(value) ?? metadata.numberOfTotalResults
+        }
+        if let totalHeader, let value = response.headerValues(totalHeader).first {
+            metadata.numberOfTotalResults = Self.count(JSON(value)) ?? metadata.numberOfTotalResults
+        }
+        return metadata
+    }
+
+    /// A count from the server: an integer or a string of digits; a negative one is ignored.
+    static func count(_ value: JSON) -> Int? {
+        let number = value.kind == .integer ? value.integerValue : value.stringValue.flatMap { Int($0.trimmingCharacters(in: " ")) }
+        return number.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
     /// The page metadata in a response document, where present.
     public func metadata(in document: JSON?) -> PageMetadata {
         guard let document else { return PageMetadata() }
         let container: JSON?
         if let metadataKeyPath { container = document.value(at: metadataKeyPath) } else { container = document }
         /// Counts from the server: a negative one is ignored, as if absent.
-        func integer(_ key: String) -> Int? {
-            guard let value = container?[key] else { return nil }
-            let number = value.integerValue ?? value.stringValue.flatMap { Int($0) }
-            return number.flatMap { $0 >= 0 ? $0 : nil }
-        }
+        func integer(_ key: String) -> Int? { container?[key].flatMap(Self.count) }
         return PageMetadata(pageSize: integer(keys.pageSize), currentPage: integer(keys.currentPage),
                             numberOfPages: integer(keys.numberOfPages), numberOfTotalResults: integer(keys.numberOfTotalObjects))
     }

@@ -31,17 +31,35 @@ public class RemoteCollection: DataSource {
         replaceLayout(Layout(sections: [rows], titles: [""]), keptHead: keptHead)
     }
 
-    /// GETs the collection with `query` merged over the configured parameters, and hands
-    /// the objects (with the decoded document, for page metadata) to `completion`.
-    func request(extraQuery: [(name: String, value: String)] = [], completion: @escaping (Result<(objects: [JSON], document: JSON?), FetchError>) -> Void) {
+    /// What to GET: the configured collection with `query` merged over the configured
+    /// parameters, or a URL the server gave (a next link), which keeps its own parameters and
+    /// gains the configured ones it lacks.
+    enum RequestTarget {
+        case collection(query: [(name: String, value: String)])
+        case url(String)
+    }
+
+    /// The URL a target stands for.
+    func url(of target: RequestTarget) -> String {
+        switch target {
+        case .collection(let extraQuery):
+            var query = configuration.queryParameters.filter { given in !extraQuery.contains { $0.name == given.name } }
+            query += extraQuery
+            return URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath, query: query)
+        case .url(let url):
+            return URLResolution.addingMissingQuery(configuration.queryParameters, to: url)
+        }
+    }
+
+    /// GETs `target` (after `delaySeconds`), and hands the decoded response to `completion`.
+    func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0,
+                 completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) {
         generation += 1
         let current = generation
-        var query = configuration.queryParameters.filter { given in !extraQuery.contains { $0.name == given.name } }
-        query += extraQuery
-        let url = URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath, query: query)
+        let url = url(of: target)
         lastURL = URLResolution.redacted(url)
         let request = RemoteRequest(url: url, headers: configuration.headers, timeoutSeconds: configuration.timeoutSeconds,
-                                    maximumBodySize: configuration.maximumBodySize)
+                                    maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
         let configuration = self.configuration
         let redactedURL = URLResolution.redacted(url)
         inFlight = loader.load(request, decode: { response in
@@ -49,7 +67,7 @@ public class RemoteCollection: DataSource {
         }, completion: { [weak self] result in
             guard let self, self.generation == current else { return }
             self.inFlight = nil
-            completion(result.map { (objects: $0.objects, document: $0.document) })
+            completion(result)
         })
     }
 

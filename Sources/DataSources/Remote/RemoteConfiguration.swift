@@ -48,6 +48,14 @@ public struct RemoteConfiguration: Sendable {
         self.maximumDepth = maximumDepth
     }
 
+    /// Values that must never appear in an error: secret header values and the password
+    /// of the base URL.
+    public var secretValues: [String] {
+        var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
+        if let password = URLResolution.password(in: baseURL) { values.append(password) }
+        return values
+    }
+
     /// Header values that must never reach logs, errors or `describeSource`.
     public static func isSecretHeader(_ name: String) -> Bool {
         let lower = name.lowercased()

@@ -6,6 +6,16 @@ public struct RemoteRequest: Sendable {
     public let headers: [(name: String, value: String)]
     public let timeoutSeconds: Double
     public let maximumBodySize: Int
+    /// Wait this long before sending (a retry after `Retry-After`).
+    public var delaySeconds: Double = 0
+
+    public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0) {
+        self.url = url
+        self.headers = headers
+        self.timeoutSeconds = timeoutSeconds
+        self.maximumBodySize = maximumBodySize
+        self.delaySeconds = delaySeconds
+    }
 }
 
 /// Stops a load; after it, the load's completion is never called.
@@ -18,7 +28,24 @@ public struct RemoteLoadCancellation {
 /// The rows a response holds, and the document they came from (for page metadata).
 public struct DecodedResponse: Sendable {
     public let objects: [JSON]
+    /// Without the list the objects came from (page metadata, next cursors and links stay).
     public let document: JSON?
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let finalURL: String?
+
+    public init(objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil) {
+        self.objects = objects
+        self.document = document
+        self.status = status
+        self.headers = headers
+        self.finalURL = finalURL
+    }
+
+    public func headerValues(_ name: String) -> [String] {
+        let lower = name.lowercased()
+        return headers.filter { $0.name.lowercased() == lower }.map(\.value)
+    }
 }
 
 /// Performs GETs for remote sources: the daemon's is real HTTP whose completions come

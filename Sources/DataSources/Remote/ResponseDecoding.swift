@@ -38,10 +38,14 @@ public struct RemoteResponse: Sendable {
 public enum ResponseDecoding {
     static let jsonContentTypes: Set = ["application/json", "text/json", "text/javascript"]
 
-    /// The decoded document (nil for an empty body), or why it is unusable.
-    public static func document(_ response: RemoteResponse, maximumDepth: Int) -> Result<JSON?, FetchError> {
+    /// How much of a failed response's body an error carries.
+    public static let bodyExcerptLimit = 2048
+
+    /// The decoded document (nil for an empty body), or why it is unusable. `secrets` are
+    /// values (header values, credentials) that must not appear in an error's body excerpt.
+    public static func document(_ response: RemoteResponse, maximumDepth: Int, secrets: [String] = []) -> Result<JSON?, FetchError> {
         guard (200...299).contains(response.status) else {
-            return .failure(FetchError(kind: .http, message: "HTTP status \(response.status)", url: response.url, status: response.status))
+            return .failure(httpFailure(response, secrets: secrets))
         }
         if response.body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) { return .success(nil) }
         let mediaType = response.contentType?.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
@@ -62,6 +66,40 @@ public enum ResponseDecoding {
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
             return .failure(failure)
         }
+    }
+
+    /// An HTTP error that says what the server said: the start of its body, its own message
+    /// where a common field holds one, the final URL, and when to retry.
+    static func httpFailure(_ response: RemoteResponse, secrets: [String]) -> FetchError {
+        var error = FetchError(kind: .http, message: "HTTP status \(response.status)", url: response.url, status: response.status)
+        error.finalURL = response.finalURL
+        if !response.body.isEmpty {
+            var excerpt = String(decoding: response.body.prefix(bodyExcerptLimit), as: UTF8.self)
+            for secret in secrets where secret.count >= 4 { excerpt = excerpt.replacing(secret, with: "<redacted>") }
+            error.body = excerpt
+            if response.body.count <= 1 << 20, let document = try? JSON.parse(response.body), let text = serverMessage(in: document) {
+                var message = String(text.prefix(500))
+                for secret in secrets where secret.count >= 4 { message = message.replacing(secret, with: "<redacted>") }
+                error.serverMessage = message
+            }
+        }
+        if response.status == 429 || response.status == 503, let value = response.headerValues("retry-after").first {
+            error.retryAfterSeconds = RetryAfter.seconds(value, now: Clock.secondsSince1970())
+        }
+        return error
+    }
+
+    /// The message an API put in its error body: `detail` (Django REST framework),
+    /// `message`, `error` (a string, or an object with `message`), `errors[0].message`.
+    static func serverMessage(in document: JSON) -> String? {
+        for key in ["detail", "message", "error_description", "error"] {
+            if let text = document[key]?.stringValue, !text.isEmpty { return text }
+        }
+        if let text = document["error"]?["message"]?.stringValue, !text.isEmpty { return text }
+        if let text = document["errors"]?[0]?["message"]?.stringValue ?? document["errors"]?[0]?["detail"]?.stringValue, !text.isEmpty {
+            return text
+        }
+        return nil
     }
 
     /// The list at `keyPath` (a single value there is a one-element list, as in the
@@ -100,9 +138,10 @@ public enum ResponseDecoding {
     /// redacted) is the one errors name.
     public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String) -> Result<DecodedResponse, FetchError> {
         let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
-        return document(named, maximumDepth: configuration.maximumDepth).flatMap { document in
+        return document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
             objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
-                .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) }) }
+                .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
+                                       status: response.status, headers: response.headers, finalURL: response.finalURL) }
         }
     }
 

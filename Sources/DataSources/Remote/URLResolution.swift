@@ -128,6 +128,39 @@ public enum URLResolution {
         return nil
     }
 
+    /// The password of `user:password@` in the URL's authority, if any.
+    public static func password(in url: String) -> String? {
+        guard let authority = Components(url).authority, let at = authority.lastIndex(of: "@") else { return nil }
+        let userInfo = authority[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return nil }
+        let password = String(userInfo[userInfo.index(after: colon)...])
+        return password.isEmpty ? nil : password
+    }
+
+    /// The origin (scheme, host, port) of an absolute URL, for comparing where requests go.
+    public static func origin(of url: String) -> String? {
+        let components = Components(url)
+        guard let scheme = components.scheme?.lowercased(), var authority = components.authority?.lowercased() else { return nil }
+        if let at = authority.lastIndex(of: "@") { authority = String(authority[authority.index(after: at)...]) }
+        let hasPort = authority.hasPrefix("[") ? authority.contains("]:") : authority.contains(":")
+        if !hasPort { authority += scheme == "https" ? ":443" : ":80" }
+        return "\(scheme)://\(authority)"
+    }
+
+    /// `url` with each of `query` whose name its query does not already have: a URL from the
+    /// server keeps its own parameters, and gains the source's others.
+    public static func addingMissingQuery(_ query: [(name: String, value: String)], to url: String) -> String {
+        var components = Components(url)
+        let present = Set((components.query ?? "").split(separator: "&").map { pair in
+            percentDecoded(pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? String(pair))
+        })
+        let missing = query.filter { !present.contains($0.name) }
+        guard !missing.isEmpty else { return url }
+        let added = missing.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }
+        components.query = ((components.query.map { $0.isEmpty ? [] : [$0] } ?? []) + added).joined(separator: "&")
+        return components.text
+    }
+
     /// The URL without `user:password@`, for messages and logs.
     public static func redacted(_ url: String) -> String {
         var components = Components(url)
