@@ -8,7 +8,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.16: StreamLogHandler takes a stream of ours (the daemon's never blocks on stderr).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
     ],
     targets: [
@@ -18,10 +19,12 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
+        .target(name: "CSystemShims"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
-        .target(name: "JSONRPC", dependencies: ["JSONKit"]),
+        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap and cancellation (AsyncHTTPClient).
@@ -35,9 +38,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
-        .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC"]),
+        .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC", "CSystemShims"]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Replay", "JSONKit", "DataSources", "HTTPGet",
+            "Daemon", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
