@@ -11,6 +11,8 @@ let package = Package(
         // 1.16: StreamLogHandler takes a stream of ours (the daemon's never blocks on stderr).
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
+        // Already built for AsyncHTTPClient; named here for the fixture server's HTTP/1 side.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -38,7 +40,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
-        .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC", "CSystemShims"]),
+        .target(name: "Replay", dependencies: [
+            "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .executableTarget(name: "datasourced", dependencies: [
             "Daemon", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
