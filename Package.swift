@@ -8,8 +8,11 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.16: StreamLogHandler takes a stream of ours (the daemon's never blocks on stderr).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
+        // Already built for AsyncHTTPClient; named here for the fixture server's HTTP/1 side.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -18,10 +21,12 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
+        .target(name: "CSystemShims"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
-        .target(name: "JSONRPC", dependencies: ["JSONKit"]),
+        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap and cancellation (AsyncHTTPClient).
@@ -35,9 +40,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Transcript replay: drives a spawned daemon and matches what it says.
-        .target(name: "Replay", dependencies: ["JSONKit", "JSONRPC"]),
+        .target(name: "Replay", dependencies: [
+            "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Replay", "JSONKit", "DataSources", "HTTPGet",
+            "Daemon", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -47,6 +57,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
     ]
 )

@@ -18,6 +18,13 @@ public enum Framing {
     /// Reads the header block at the start of `bytes`. Pure: no state, no allocation
     /// beyond the reason text, so every edge case is a one-line test.
     public static func scanHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> HeaderScan {
+        if let lineFeed = indexOfBareLineFeed(bytes) {
+            // Lines end with CRLF only: taken as text, a bare LF would hide the blank line and
+            // the next frame's header inside this block's last line.
+            let lineStart = bytes[..<lineFeed].lastIndex(of: 10).map { $0 + 1 } ?? 0
+            return .malformed(reason: "header line ended by a bare LF: \(quoted(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineFeed])))",
+                              resumeAt: lineFeed + 1)
+        }
         guard let end = indexOfBlankLine(bytes) else {
             if bytes.count > maximumHeaderBlockSize {
                 return .malformed(reason: "no end of header block within \(maximumHeaderBlockSize) bytes", resumeAt: 1)
@@ -101,6 +108,20 @@ public enum Framing {
         return nil
     }
 
+    /// The first LF not preceded by CR before the header block's blank line, if any.
+    private static func indexOfBareLineFeed(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let limit = min(bytes.count, maximumHeaderBlockSize + 4)
+        var index = 0
+        while index < limit {
+            if bytes[index] == 10 {
+                if index == 0 || bytes[index - 1] != 13 { return index }
+                if index >= 3, bytes[index - 2] == 10, bytes[index - 3] == 13 { return nil }
+            }
+            index += 1
+        }
+        return nil
+    }
+
     private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0
         var end = bytes.count
@@ -154,6 +175,9 @@ public struct FrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var consumed = 0
     private var bytesToSkip = 0
+    /// After a malformed header, until the next `Content-Length`: the rest of a run of
+    /// garbage is dropped as it arrives, so one bad run costs one error, however long.
+    private var discardingGarbage = false
 
     public init(maximumMessageSize: Int) {
         self.maximumMessageSize = maximumMessageSize
@@ -190,7 +214,11 @@ public struct FrameDecoder: Sendable {
         let event = buffer.withUnsafeBufferPointer { whole -> Event? in
             // Stray line breaks between messages are tolerated, not reported.
             while consumed < whole.count, whole[consumed] == 13 || whole[consumed] == 10 { consumed += 1 }
+            if discardingGarbage {
+                resynchronise(UnsafeBufferPointer(rebasing: whole[consumed...]), from: 0)
+            }
             let pending = UnsafeBufferPointer(rebasing: whole[consumed...])
+            if discardingGarbage { return nil }
             switch Framing.scanHeader(pending) {
             case .incomplete:
                 return nil
@@ -225,7 +253,9 @@ public struct FrameDecoder: Sendable {
     private mutating func resynchronise(_ pending: UnsafeBufferPointer<UInt8>, from resumeAt: Int) {
         if let next = Framing.indexOfContentLength(pending, from: resumeAt) {
             consumed += next
+            discardingGarbage = false
         } else {
+            discardingGarbage = true
             // Keep only a tail that could be the start of a header split across reads.
             consumed += pending.count - Framing.lengthOfContentLengthPrefix(endingAt: pending)
         }

@@ -1,81 +1,121 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 
 /// An unbounded, blocking, many-producer queue. The daemon's one mailbox: the stdin
 /// reader, timers and network completions push; the main loop takes everything queued
 /// at once, so a burst of pipelined requests costs one wake-up, not one per message.
 public final class Mailbox<Element: Sendable>: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    // A pthread mutex or condition must not move once initialised, and Swift promises no
+    // stable address for `&property` of a class: both live in memory allocated for them.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var items: [Element] = []
 
     public init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&condition, nil)
+        pthread_mutex_init(mutex, nil)
+        // Timed waits measure the monotonic clock: a wall-clock step (NTP, a user) must not
+        // make a wait end early or last for hours.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
     }
 
     public func post(_ item: Element) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         items.append(item)
-        if items.count == 1 { pthread_cond_signal(&condition) }
-        pthread_mutex_unlock(&mutex)
+        if items.count == 1 { pthread_cond_signal(condition) }
+        pthread_mutex_unlock(mutex)
     }
 
     public func post(contentsOf newItems: [Element]) {
         guard !newItems.isEmpty else { return }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let wasEmpty = items.isEmpty
         items.append(contentsOf: newItems)
-        if wasEmpty { pthread_cond_signal(&condition) }
-        pthread_mutex_unlock(&mutex)
+        if wasEmpty { pthread_cond_signal(condition) }
+        pthread_mutex_unlock(mutex)
     }
 
     /// Everything queued, in order; blocks while nothing is.
     public func takeAll() -> [Element] {
-        pthread_mutex_lock(&mutex)
-        while items.isEmpty { pthread_cond_wait(&condition, &mutex) }
-        let taken = items
-        items.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_lock(mutex)
+        while items.isEmpty { pthread_cond_wait(condition, mutex) }
+        // Handed over whole: keeping the capacity would copy-allocate a burst's peak size
+        // on every take, for good.
+        var taken: [Element] = []
+        swap(&taken, &items)
+        pthread_mutex_unlock(mutex)
         return taken
     }
 
     /// Everything queued, waiting at most `milliseconds` for the first item.
     public func takeAll(waitingAtMost milliseconds: Int) -> [Element] {
-        pthread_mutex_lock(&mutex)
-        if items.isEmpty {
-            var deadline = timespec()
-            clock_gettime(CLOCK_REALTIME, &deadline)
-            let nanoseconds = deadline.tv_nsec + milliseconds % 1000 * 1_000_000
-            deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
-            deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        if items.isEmpty, milliseconds > 0 {
+            var deadline = MonotonicClock.deadline(afterMilliseconds: milliseconds)
             while items.isEmpty {
-                if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT { break }
+                if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
             }
         }
-        let taken = items
-        items.removeAll(keepingCapacity: true)
-        pthread_mutex_unlock(&mutex)
+        // Handed over whole: keeping the capacity would copy-allocate a burst's peak size
+        // on every take, for good.
+        var taken: [Element] = []
+        swap(&taken, &items)
+        pthread_mutex_unlock(mutex)
         return taken
     }
 }
 
-/// Starts a detached thread.
-public func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+/// CLOCK_MONOTONIC readings, the clock the mailbox's timed waits use.
+public enum MonotonicClock {
+    public static func milliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    }
+
+    static func deadline(afterMilliseconds milliseconds: Int) -> timespec {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = deadline.tv_nsec + milliseconds % 1000 * 1_000_000
+        deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        return deadline
+    }
+}
+
+/// Starts a detached thread. `name` (at most 15 bytes, the kernel's limit) is what `top -H`,
+/// gdb and /proc/PID/task/*/comm show.
+public func startThread(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+    final class Box {
+        let name: String?
+        let body: @Sendable () -> Void
+        init(_ name: String?, _ body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
+    }
+    let box = Unmanaged.passRetained(Box(name, body)).toOpaque()
     var thread = pthread_t()
     let result = pthread_create(&thread, nil, { raw in
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+        if let name = box.name { nameCurrentThread(name) }
         box.body()
         return nil
     }, box)
     precondition(result == 0, "pthread_create failed: \(result)")
     pthread_detach(thread)
+}
+
+/// Names the calling thread (truncated to the kernel's 15 bytes).
+public func nameCurrentThread(_ name: String) {
+    _ = cshims_name_current_thread(name)
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import JSONKit
+import Synchronization
 
 /// What the transport reports to its owner.
 public enum TransportEvent: Sendable {
@@ -39,7 +40,7 @@ public final class StdioTransport: @unchecked Sendable {
         let input = self.input
         let limit = maximumMessageSize
         writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
-        startThread {
+        startThread(named: "reader") {
             var decoder = FrameDecoder(maximumMessageSize: limit)
             var chunk = [UInt8](repeating: 0, count: 65536)
             while true {
@@ -87,54 +88,66 @@ private final class Writer: @unchecked Sendable {
     private let descriptor: Int32
     private let queue = Mailbox<Outgoing>()
     private let written = Mailbox<Int>()
-    private var mutex = pthread_mutex_t()
-    private var enqueued = 0
+    private let enqueued = Mutex(0)
+    /// Only `flush`'s caller (the main thread) reads and writes this.
+    private var flushed = 0
+
+    /// Encoded frames are written in pieces of about this size, so a drained backlog never
+    /// needs a second copy of itself as one buffer.
+    static let writeSize = 1 << 20
+    /// Each time this much more has been written, once the batch that crossed it is freed,
+    /// free memory is handed back to the kernel: a trim per 16 MB written costs little, and
+    /// a drained backlog is given back (all but what the last 16 MB held).
+    static let largeDrainSize = 16 << 20
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
-        pthread_mutex_init(&mutex, nil)
     }
 
     func start(onFailure: @escaping @Sendable (Int32) -> Void) {
-        startThread { [self] in
+        startThread(named: "writer") { [self] in
             var failed = false
             var bytes: [UInt8] = []
+            var drained = 0
             while true {
-                let batch = queue.takeAll()
-                if !failed {
-                    bytes.removeAll(keepingCapacity: true)
-                    for message in batch {
-                        Framing.appendFrame(message.json.encoded(), to: &bytes)
-                    }
-                    if let code = writeAll(bytes) {
-                        failed = true
-                        onFailure(code)
+                var batch = queue.takeAll()
+                let count = batch.count
+                for (index, message) in batch.enumerated() where !failed {
+                    Framing.appendFrame(message.json.encoded(), to: &bytes)
+                    if bytes.count >= Writer.writeSize || index == count - 1 {
+                        drained += bytes.count
+                        if let code = writeAll(bytes) {
+                            failed = true
+                            onFailure(code)
+                        }
+                        bytes.removeAll(keepingCapacity: bytes.capacity <= 2 * Writer.writeSize)
                     }
                 }
+                batch = []
+                if drained >= Writer.largeDrainSize {
+                    // A client that stopped reading leaves a backlog of messages and their
+                    // trees; malloc keeps what they freed unless asked to give it back.
+                    drained = 0
+                    MemoryRelease.trimMalloc()
+                }
                 // Failed writes still count as done, so flush() never waits on a dead pipe.
-                written.post(batch.count)
+                written.post(count)
             }
         }
     }
 
     func enqueue(_ message: Outgoing) {
-        pthread_mutex_lock(&mutex)
-        enqueued += 1
-        pthread_mutex_unlock(&mutex)
+        enqueued.withLock { $0 += 1 }
         queue.post(message)
     }
 
-    private var flushed = 0
-
     func flush(waitingAtMost milliseconds: Int) {
-        pthread_mutex_lock(&mutex)
-        let target = enqueued
-        pthread_mutex_unlock(&mutex)
-        var remaining = milliseconds
-        while flushed < target, remaining > 0 {
-            let step = min(remaining, 50)
-            flushed += written.takeAll(waitingAtMost: step).reduce(0, +)
-            remaining -= step
+        let target = enqueued.withLock { $0 }
+        let deadline = MonotonicClock.milliseconds() + milliseconds
+        while flushed < target {
+            let remaining = deadline - MonotonicClock.milliseconds()
+            guard remaining > 0 else { return }
+            flushed += written.takeAll(waitingAtMost: remaining).reduce(0, +)
         }
     }
 

@@ -145,6 +145,20 @@ private struct Session {
             guard let fixtures else { return "expectRequests needs \"fixtures\" in the transcript" }
             let received = fixtures.takeRequests()
             return received == expected ? nil : "expected the fixture server to have received \(expected), got \(received)"
+        case .expectRequestHeaders(let expected):
+            guard let fixtures else { return "expectRequestHeaders needs \"fixtures\" in the transcript" }
+            let received = fixtures.takeReceivedRequests()
+            guard received.map(\.target) == expected.map(\.target) else {
+                return "expected the fixture server to have received \(expected.map(\.target)), got \(received.map(\.target))"
+            }
+            for (index, (request, wanted)) in zip(received, expected).enumerated() {
+                // Clients add headers of their own (Host, User-Agent...): only the listed ones count.
+                let pattern = JSON.object([("$partial", JSON(true))] + (wanted.headers.objectMembers ?? []).map { ($0.key.lowercased(), $0.value) })
+                if let problem = Matcher.mismatch(expected: pattern, actual: request.headersObject, path: "request[\(index)].headers") {
+                    return "\(problem)\n  request \(request.target) had headers:\n\(indent(request.headersObject))"
+                }
+            }
+            return nil
         case .closeInput:
             log?("→ (close stdin)")
             child.closeInput()

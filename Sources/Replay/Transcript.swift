@@ -22,6 +22,9 @@ public struct Transcript {
         case comment(String)
         /// The fixture server received exactly these request targets since the last check.
         case expectRequests([String])
+        /// As `expectRequests`, and each request's headers (names in lower case) match a pattern
+        /// that lists some of them.
+        case expectRequestHeaders([(target: String, headers: JSON)])
 
         var label: String {
             switch self {
@@ -34,6 +37,7 @@ public struct Transcript {
             case .expectExit: return "expectExit"
             case .comment: return "comment"
             case .expectRequests: return "expectRequests"
+            case .expectRequestHeaders: return "expectRequestHeaders"
             }
         }
     }
@@ -102,6 +106,14 @@ public struct Transcript {
             }
             return .expectRequests(list)
         }
-        throw fail("expected one of comment, expectRequests, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
+        if let requests = step["expectRequestHeaders"] {
+            let format = "\"expectRequestHeaders\" must be an array of {\"path\": \"/items?page=1\", \"headers\": {...}}"
+            guard let list = requests.arrayValue else { throw fail(format) }
+            return .expectRequestHeaders(try list.map { (request) throws(FormatError) in
+                guard let target = request["path"]?.stringValue, let headers = request["headers"], headers.isObject else { throw fail(format) }
+                return (target, headers)
+            })
+        }
+        throw fail("expected one of comment, expectRequests, expectRequestHeaders, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
     }
 }

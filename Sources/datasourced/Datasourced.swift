@@ -2,6 +2,7 @@ import ArgumentParser
 import Daemon
 import Logging
 import JSONKit
+import JSONRPC
 import Replay
 
 #if canImport(Glibc)
@@ -39,9 +40,13 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        nameCurrentThread("main")
         let level = logLevel
+        // Never StreamLogHandler.standardError: its writes block once a client stops reading
+        // our stderr, and the daemon with them.
+        let stderr = DroppingLineStream(writer: DroppingLineWriter(descriptor: 2))
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = StreamLogHandler(label: label, stream: stderr, metadataProvider: nil)
             handler.logLevel = level
             return handler
         }

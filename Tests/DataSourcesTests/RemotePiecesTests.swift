@@ -33,6 +33,35 @@ import Testing
         #expect(url == "http://h.invalid/s?keep=1&q=a%20b%26c&page=2&%C3%BC=%E2%9C%93")
     }
 
+    /// RFC 3986's own percent-encoding examples: §2.1 ("%20" is a space; hex digits in either
+    /// case), §2.5 (UTF-8: "%C3%80" is À, "%E3%82%A2" is katakana A), §6.2.2 ("%63" is c,
+    /// "%7b"/"%7B" are braces) and §6.2.2.2 / §6.2.3 ("%7Esmith" is "~smith").
+    @Test(arguments: [
+        ("%20", " "), ("a%2fb", "a/b"), ("a%2Fb", "a/b"), ("%C3%80", "À"), ("%E3%82%A2", "\u{30A2}"),
+        ("/b/%63/%7bfoo%7d", "/b/c/{foo}"), ("%7Bfoo%7D", "{foo}"), ("/%7Esmith/home.html", "/~smith/home.html"),
+        ("%41%61", "Aa"), ("", ""), ("plain", "plain"), ("a+b", "a+b"),
+    ])
+    func percentDecodingFollowsRFC3986(encoded: String, decoded: String) {
+        #expect(URLResolution.percentDecoded(encoded) == decoded)
+    }
+
+    /// A `%` without two hex digits after it is not an escape: it and what follows are kept.
+    @Test(arguments: [
+        ("%zz", "%zz"), ("a%zzb", "a%zzb"), ("100%", "100%"), ("%4", "%4"), ("x%4", "x%4"), ("%%41", "%A"),
+        ("%g1%41", "%g1A"), ("%4g", "%4g"), ("%", "%"),
+    ])
+    func malformedEscapesArePassedThrough(encoded: String, decoded: String) {
+        #expect(URLResolution.percentDecoded(encoded) == decoded)
+    }
+
+    @Test func formEncodingReadsPlusAsASpace() {
+        #expect(URLResolution.percentDecoded("a+b%2Bc", formEncoded: true) == "a b+c")
+        #expect(URLResolution.percentDecoded("a+b%2Bc") == "a+b+c")
+        // A query parameter whose name is a malformed escape is still recognised and replaced.
+        #expect(URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "/s?%zz=1&k=2", query: [("%zz", "3")])
+            == "http://h.invalid/s?k=2&%25zz=3")
+    }
+
     @Test func credentialsAreRedacted() {
         #expect(URLResolution.redacted("https://user:secret@h.invalid:8443/x?y=1") == "https://h.invalid:8443/x?y=1")
         #expect(URLResolution.redacted("http://h.invalid/x") == "http://h.invalid/x")

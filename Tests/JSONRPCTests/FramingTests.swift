@@ -23,7 +23,13 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         #expect(scan("Content-Type: a\r\n\r\n") == .malformed(reason: "header block without Content-Length", resumeAt: 19))
         #expect(scan("Content-Length: -1\r\n\r\n") == .malformed(reason: "Content-Length is not a non-negative integer: \"-1\"", resumeAt: 18))
         #expect(scan("Content-Length: 1\r\nContent-Length: 2\r\n\r\n") == .malformed(reason: "conflicting Content-Length headers: 1 and 2", resumeAt: 36))
-        #expect(scan("Content-Length: 99999999999999999999\r\n\r\n") != .header(contentLength: 0, headerLength: 0))
+        #expect(scan("Content-Length: 99999999999999999999\r\n\r\n")
+            == .malformed(reason: "Content-Length is not a non-negative integer: \"99999999999999999999\"", resumeAt: 36))
+        #expect(scan("Content-Length: 2\n\n{}") == .malformed(reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 18))
+        #expect(scan("Content-Type: x\r\nContent-Length: 2\n") == .malformed(
+            reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 35))
+        // A bare LF in the body is the body's business.
+        #expect(scan("Content-Length: 3\r\n\r\n{\n}") == .header(contentLength: 3, headerLength: 21))
         if case .malformed = scan(String(repeating: "x", count: Framing.maximumHeaderBlockSize + 10)) {} else {
             Issue.record("a long block without a blank line must be malformed")
         }
@@ -77,5 +83,48 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         #expect(decoder.next() == nil)
         decoder.append(Array("ngth: 1\r\n\r\nx".utf8))
         #expect(decoder.next() == .body(Array("x".utf8)))
+    }
+
+    @Test func reportsOneErrorForALongRunOfGarbageReadInPieces() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        var events: [FrameDecoder.Event] = []
+        let piece = [UInt8](repeating: UInt8(ascii: "x"), count: 65536)
+        for _ in 0..<16 {
+            decoder.append(piece)
+            while let event = decoder.next() { events.append(event) }
+        }
+        decoder.append(Framing.frame(Array("ok".utf8)))
+        while let event = decoder.next() { events.append(event) }
+        #expect(events.count == 2, "one error for the whole megabyte, then the frame: \(events.map { "\($0)".prefix(80) })")
+        if case .malformedHeader = events.first {} else { Issue.record("expected a malformed header first, got \(String(describing: events.first))") }
+        #expect(events.last == .body(Array("ok".utf8)))
+        #expect(!decoder.isMidFrame)
+    }
+
+    @Test func reportsGarbageAgainAfterAValidFrame() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Array("junk\r\n\r\n".utf8) + Framing.frame(Array("1".utf8)) + Array("more junk\r\n\r\n".utf8) + Framing.frame(Array("2".utf8)))
+        var events: [FrameDecoder.Event] = []
+        while let event = decoder.next() { events.append(event) }
+        #expect(events.count == 4)
+        #expect(events[1] == .body(Array("1".utf8)))
+        #expect(events[3] == .body(Array("2".utf8)))
+    }
+
+    @Test func aHeaderEndedByBareLineFeedsDoesNotSwallowTheNextFrame() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Array("Content-Length: 2\n\n{}".utf8) + Framing.frame(Array("[1]".utf8)))
+        guard case .malformedHeader(let reason) = decoder.next() else { Issue.record("expected a malformed header"); return }
+        #expect(reason.contains("bare LF"))
+        #expect(decoder.next() == .body(Array("[1]".utf8)))
+        #expect(decoder.next() == nil)
+    }
+
+    @Test func aBareLineFeedArrivingAloneIsRefusedAtOnce() {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Array("Content-Length: 2\n".utf8))
+        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header before more input"); return }
+        decoder.append(Array("\n{}".utf8) + Framing.frame(Array("7".utf8)))
+        #expect(decoder.next() == .body(Array("7".utf8)))
     }
 }

@@ -92,7 +92,7 @@ public enum URLResolution {
         let names = Set(query.map(\.name))
         var pairs = (url.query ?? "").split(separator: "&").map(String.init).filter { pair in
             let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? pair
-            return !names.contains(percentDecoded(name))
+            return !names.contains(percentDecoded(name, formEncoded: true))
         }
         pairs += query.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }
         url.query = pairs.joined(separator: "&")
@@ -220,17 +220,35 @@ public enum URLResolution {
         return result
     }
 
-    static func percentDecoded(_ text: String) -> String {
+    /// RFC 3986 §2.1 percent-decoding: `%` and two hex digits (either case) become that byte.
+    /// A `%` not followed by two hex digits is kept as it is, with what follows it: malformed
+    /// input is passed through, never dropped. `formEncoded` also reads `+` as a space, as
+    /// HTML forms (and most servers, in a query) do; RFC 3986 itself gives `+` no meaning.
+    public static func percentDecoded(_ text: some StringProtocol, formEncoded: Bool = false) -> String {
+        let utf8 = Array(text.utf8)
         var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
-                bytes.append(value)
-            } else {
-                bytes.append(byte == UInt8(ascii: "+") ? 32 : byte)
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
+               let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
+                bytes.append(high << 4 | low)
+                index += 3
+                continue
             }
+            bytes.append(formEncoded && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            index += 1
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }

@@ -1,0 +1,18 @@
+// GNU and XSI calls the Swift Glibc module leaves out, behind plain C functions.
+#ifndef CSYSTEMSHIMS_H
+#define CSYSTEMSHIMS_H
+
+// Both ends of a new pipe, created close-on-exec in one step (pipe2 with O_CLOEXEC).
+int cshims_pipe_cloexec(int descriptors[2]);
+
+// Names the calling thread (pthread_setname_np); the kernel keeps 15 bytes.
+int cshims_name_current_thread(const char *name);
+
+// Hands malloc's free pages back to the kernel (malloc_trim); 1 if any were released.
+int cshims_trim_malloc(void);
+
+// Seconds since 1970 of an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"); 0 if `text` is not
+// one exactly, else 1.
+int cshims_parse_http_date(const char *text, long long *seconds);
+
+#endif
