@@ -14,7 +14,7 @@ local command = vim.api.nvim_create_user_command
 command('Datasourced', function(opts)
   ds().command(opts.args)
 end, {
-  nargs = '+',
+  nargs = '*',
   complete = function(arglead, cmdline)
     return ds().complete(arglead, cmdline)
   end,
