@@ -248,11 +248,19 @@ return function(H, ds, ctx)
     local report = table.concat(lines(0), '\n')
     vim.cmd('tabclose')
     local v = vim.version()
-    for _, expected in ipairs({ string.format('Neovim %d.%d.%d', v.major, v.minor, v.patch), 'found: ' .. ctx.daemon,
+    for _, expected in ipairs({ string.format('Neovim %d.%d.%d', v.major, v.minor, v.patch), 'found, executable: ' .. ctx.daemon,
       'datasourced 0.', ', protocol 1.', 'round trip (initialize, ping): ' }) do
       expect(report:find(expected, 1, true), 'the report says ' .. expected, report)
     end
     expect(not report:find('ERROR', 1, true), 'no error in the report', report)
+
+    ds.setup({ cmd = { '/nonexistent/datasourced' } })
+    vim.cmd('silent checkhealth datasourced')
+    report = table.concat(lines(0), '\n')
+    vim.cmd('tabclose')
+    ds.setup({ cmd = { ctx.daemon } })
+    expect(report:find('ERROR', 1, true) and report:find('"/nonexistent/datasourced" is not an executable', 1, true),
+      'the report of a daemon that is not there', report)
   end)
 
   test('setup{record = FILE} hands the daemon --record FILE', function()

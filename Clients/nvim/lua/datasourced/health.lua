@@ -77,7 +77,7 @@ function M.check()
       { 'Build it (swift build) and set require("datasourced").setup({ cmd = { "/path/to/datasourced" } })' })
     return
   end
-  report.ok('found: ' .. vim.fn.exepath(executable))
+  report.ok('found, executable: ' .. vim.fn.exepath(executable))
   report.info('command line: ' .. table.concat(cmd, ' '))
   if config.record then
     report.info('recording to ' .. config.record .. ' (needs a daemon that takes --record)')
