@@ -5,7 +5,8 @@
 #   books (default)  the books by genre (tests/demo_session.lua), after the cursor went
 #                    to the last line once (G), so that page two arrived;
 #   error            `:Datasourced open broken.json`, a list of an endpoint that answers
-#                    500 with {"error": "the database is on fire"} (in an 80x6 pane).
+#                    500 with {"error": "the database is on fire"} (in a 100x6 pane,
+#                    where the message fits on one line).
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
 # $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. Exits non-zero
 # (showing the screen on stderr) if the screen never gets there.
@@ -52,14 +53,14 @@ wait_for() {
   return 1
 }
 
-session="luafile $here/demo_session.lua" height=20
+session="luafile $here/demo_session.lua" width=80 height=20
 if [ "$scene" = error ]; then
-  height=6
+  width=100 height=6
   session="lua require('datasourced').setup({ cmd = { vim.env.DATASOURCED } })"
   printf '{"name": "broken", "kind": "remote", "apiPath": "/v1/broken", "remoteConfiguration": {"baseURL": "%s"},\n "placeholderStorageOptions": ["loading", "noResults", "errors"]}\n' \
     "$base_url" >"$work/broken.json"
 fi
-"${tmux[@]}" new-session -d -s capture -x 80 -y "$height" -c "$work" \
+"${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$work" \
   "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' '$nvim' --clean -u NONE \
      --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
      --cmd 'set laststatus=2 noruler noshowcmd' -c \"$session\""

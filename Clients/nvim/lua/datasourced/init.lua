@@ -377,6 +377,9 @@ local function watch_buffer(buf)
     group = group,
     buffer = buf,
     callback = function()
+      -- One line per row: a long row is cut at the window's edge, not folded onto
+      -- screen lines that look like rows of their own.
+      vim.opt_local.wrap = false
       if config.statusline then
         vim.opt_local.statusline = M.STATUSLINE
       end
