@@ -38,7 +38,9 @@ import Testing
         #expect(finished.takeAll(waitingAtMost: 20_000) == [true], "write blocked on a full pipe")
         let dropped = writer.droppedLines
         #expect(dropped > 0)
-        #expect(dropped < total - 1000, "the queue and the pipe hold more than \(total - dropped) lines")
+        // At least a full queue is kept (more when the writer thread drained some into the
+        // pipe meanwhile, which depends on scheduling).
+        #expect(total - dropped >= (64 << 10) / line.count - 1, "only \(total - dropped) lines kept: less than the queue holds")
 
         // Now the reader catches up: every line not dropped arrives whole, and notes in the
         // gaps account for every line dropped, the last gap included.
