@@ -175,7 +175,12 @@ enum RemoteConfigurationDecoding {
         paginator.prefetchDistance = try reader.optionalInteger("prefetchDistance", in: 0...PaginatorConfiguration.maximumPrefetchDistance) ?? 0
         if var pagination = try reader.optionalObject("pagination", expected: "an object {strategy, ...}") {
             try Self.pagination(&pagination, into: &paginator)
+            // Unknown members first: a misspelt "cursorPath" is named as such.
             try pagination.finish()
+            if case .cursor(_, nil, nil, _) = paginator.strategy {
+                throw FieldError(field: pagination.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
+                                 message: "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)")
+            }
         }
         return paginator
     }
@@ -200,9 +205,9 @@ enum RemoteConfigurationDecoding {
             let cursorKey = try reader.optionalString("cursorKey", nonEmpty: true) ?? "cursor"
             let cursorPath = try reader.optionalKeyPath("cursorPath")
             let fromLastObject = try reader.optionalKeyPath("cursorFromLastObject")
-            guard (cursorPath == nil) != (fromLastObject == nil) else {
-                throw FieldError(field: reader.path("cursorPath"), expected: "exactly one of cursorPath and cursorFromLastObject",
-                                 got: JSON(cursorPath == nil ? "neither" : "both"))
+            if cursorPath != nil, fromLastObject != nil {
+                throw FieldError(field: reader.path("cursorFromLastObject"), expected: "only one of cursorPath and cursorFromLastObject",
+                                 got: JSON(fromLastObject?.description ?? ""))
             }
             paginator.strategy = .cursor(cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
                                          hasMorePath: try reader.optionalKeyPath("hasMorePath"))
