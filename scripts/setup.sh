@@ -12,6 +12,8 @@ dpkg -s libjansson-dev >/dev/null 2>&1 || need_apt+=(libjansson-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ "${1:-}" = "--tests" ]; then
   command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
+  # The plugin's screen check runs Neovim in tmux.
+  command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2
@@ -25,4 +27,10 @@ if ! python3 -m pip freeze 2>/dev/null | grep -qxF "pygls==2.1.1" \
   echo "setup: installing Clients/python/requirements.txt" >&2
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
     -r Clients/python/requirements.txt >&2
+fi
+
+if [ "${1:-}" = "--tests" ] && ! python3 -c "import jsonschema" 2>/dev/null; then
+  echo "setup: installing Tests/Schema/requirements.txt" >&2
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    -r Tests/Schema/requirements.txt >&2
 fi

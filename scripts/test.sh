@@ -10,6 +10,8 @@ swift build --build-tests
 swift test --skip-build
 
 export DATASOURCED="$PWD/.build/debug/datasourced"
+echo "== The protocol against Protocol/openrpc.json (pytest, jsonschema)"
+python3 -m pytest -q -p no:cacheprovider Tests/Schema
 echo "== Python client (pytest)"
 bash Clients/python/tests/run.sh
 echo "== Neovim plugin (nvim --headless)"

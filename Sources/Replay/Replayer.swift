@@ -38,17 +38,21 @@ public struct Replayer {
         return count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
     }
 
-    public func replay(file path: String, log: ((String) -> Void)? = nil) -> Outcome {
+    /// Sees every message of a replay, in order: `sent` by the transcript (parsed bodies
+    /// included) or `received` from the daemon. The schema tests validate these.
+    public typealias Capture = (_ direction: String, _ message: JSON) -> Void
+
+    public func replay(file path: String, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
         let transcript: Transcript
         do {
             transcript = try Transcript(parsing: JSON.parse(try readFileBytes(path)))
         } catch {
             return .failed("  cannot read transcript: \(error)")
         }
-        return replay(transcript, log: log)
+        return replay(transcript, log: log, capture: capture)
     }
 
-    public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil) -> Outcome {
+    public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
         var server: FixtureServer?
         do {
             server = try transcript.fixtures.map { try FixtureServer(fixtures: $0) }
@@ -62,7 +66,7 @@ public struct Replayer {
         } catch {
             return .failed("  \(error)")
         }
-        var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log)
+        var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log, capture: capture)
         for (index, step) in transcript.steps.enumerated() {
             if let problem = session.run(server.map { step.substituting(baseURL: $0.baseURL) } ?? step) {
                 child.kill()
@@ -94,23 +98,27 @@ private struct Session {
     let fixtures: FixtureServer?
     let timeout: Int
     let log: ((String) -> Void)?
+    let capture: Replayer.Capture?
     var received: [ChildProcess.Event] = []
     var exitStatus: Int32?
 
-    init(child: ChildProcess, fixtures: FixtureServer?, timeout: Int, log: ((String) -> Void)?) {
+    init(child: ChildProcess, fixtures: FixtureServer?, timeout: Int, log: ((String) -> Void)?, capture: Replayer.Capture?) {
         self.child = child
         self.fixtures = fixtures
         self.timeout = timeout
         self.log = log
+        self.capture = capture
     }
 
     mutating func run(_ step: Transcript.Step) -> String? {
         switch step {
         case .send(let message):
             log?("→ \(message)")
+            capture?("sent", message)
             return send(Framing.frame(message.encoded()))
         case .sendBody(let body):
             log?("→ (body) \(body)")
+            if let message = try? JSON.parse(body) { capture?("sent", message) }
             return send(Framing.frame(Array(body.utf8)))
         case .sendRaw(let bytes):
             log?("→ (raw, \(bytes.count) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)")
@@ -194,6 +202,7 @@ private struct Session {
                 switch event {
                 case .message(let message):
                     log?("← \(message)")
+                    capture?("received", message)
                     return message
                 case .garbage(let text):
                     log?("← (not JSON) \(text)")
@@ -249,6 +258,20 @@ public func readFileBytes(_ path: String) throws -> [UInt8] {
         if count < 0 { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
         if count == 0 { return bytes }
         bytes.append(contentsOf: chunk[..<count])
+    }
+}
+
+public func writeFileBytes(_ path: String, _ bytes: [UInt8]) throws {
+    struct WriteError: Error, CustomStringConvertible { let description: String }
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard descriptor >= 0 else { throw WriteError(description: "\(path): \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    var written = 0
+    while written < bytes.count {
+        let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        if count <= 0 { throw WriteError(description: "\(path): \(String(cString: strerror(errno)))") }
+        written += count
     }
 }
 

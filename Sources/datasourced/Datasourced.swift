@@ -72,11 +72,22 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print every message sent and received.")
     var verbose = false
 
+    @Option(help: "Write every message sent and received, as JSON lines {transcript, direction, message}, to this file (for schema checks).")
+    var capture: String?
+
     func run() throws {
         let command = daemon.map { [$0] } ?? [Replayer.currentExecutable(), "serve"]
         var failures = 0
+        var captured: [UInt8] = []
+        defer {
+            if let capture { _ = try? writeFileBytes(capture, captured) }
+        }
         for file in files {
-            let outcome = Replayer(daemonCommand: command).replay(file: file, log: verbose ? { Replay.writeLine($0) } : nil)
+            let record: Replayer.Capture? = capture == nil ? nil : { direction, message in
+                JSON.object([("transcript", JSON(file)), ("direction", JSON(direction)), ("message", message)]).encode(into: &captured)
+                captured.append(10)
+            }
+            let outcome = Replayer(daemonCommand: command).replay(file: file, log: verbose ? { Replay.writeLine($0) } : nil, capture: record)
             switch outcome {
             case .passed(let steps):
                 Replay.writeLine("PASS \(file) (\(steps) steps)")
