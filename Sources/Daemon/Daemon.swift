@@ -235,8 +235,12 @@ public final class Daemon {
             terminateWork()
             return lifecycle == .shutDown ? 0 : 1
         case "$/cancelRequest":
-            guard let id = notification.params?["id"], [.string, .integer, .real].contains(id.kind) else {
-                logger.warning("$/cancelRequest without a string or number \"id\"; ignored")
+            let id: JSON
+            do {
+                id = try CancelRequestParams(notification.params).id
+            } catch {
+                // A notification is never answered, not even to refuse it.
+                logger.warning("$/cancelRequest ignored: \(error.message)")
                 return nil
             }
             if let token = pending.oldest(withID: id) {

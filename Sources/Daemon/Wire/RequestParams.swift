@@ -165,3 +165,18 @@ struct FetchDataParams: WireParams {
         wait = try reader.optionalBool("wait") ?? false
     }
 }
+
+/// `$/cancelRequest` (a notification): `{id}`, the id of the request to cancel.
+struct CancelRequestParams {
+    let id: JSON
+
+    init(_ params: JSON?) throws(FieldError) {
+        var reader = try ObjectReader(params, field: "")
+        guard let id = reader.value("id") else { throw .missing("id", expected: "the id of a request: a string or a number") }
+        guard [.string, .integer, .real].contains(id.kind) else {
+            throw .mistyped("id", expected: "the id of a request: a string or a number", got: id)
+        }
+        self.id = id
+        try reader.finish()
+    }
+}
