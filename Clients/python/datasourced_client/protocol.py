@@ -1,8 +1,9 @@
 """The shapes of the wire protocol's values, as Protocol.md names them (TypedDicts).
 
 Values stay plain JSON (dicts and lists) at run time; these types let a type checker
-follow them. Members added by protocol 1.1 (``revision``, ``serverMessage``...) are
-optional: a 1.0 daemon does not send them.
+follow them. tests/test_openrpc.py checks that their members are those of
+Protocol/openrpc.json. Members added by protocol 1.1 (``revision``, ``serverMessage``...)
+are optional here: a 1.0 daemon does not send them.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 __all__ = [
     "JSON", "IndexPath", "SourceKind", "PlaceholderKind",
-    "RemoteConfiguration", "SortDescriptor", "PaginatorKeys", "RequestKeys", "Limits", "SourceConfig",
-    "FetchError", "Move", "Changes", "ChangeValues", "NotificationParams",
+    "RemoteConfiguration", "SortDescriptor", "PaginatorKeys", "RequestKeys", "Limits", "RetryAfter",
+    "Pagination", "SourceConfig",
+    "FetchError", "ChildFailure", "Move", "Changes", "ChangeValues", "NotificationParams",
     "SourceDescription", "SourceSummary", "FetchResult", "NextPageResult", "Capabilities",
     "InitializeResult",
 ]
@@ -56,10 +58,37 @@ class Limits(TypedDict, total=False):
     maxDepth: int
 
 
+class RetryAfter(TypedDict, total=False):
+    maxRetries: int
+    maxDelaySeconds: float
+
+
+class Pagination(TypedDict, total=False):
+    """How a paginated source finds its next page (Protocol.md, "Pagination strategies")."""
+
+    strategy: Literal["pageNumber", "offset", "cursor", "nextURL", "linkHeader"]
+    offsetKey: str
+    limitKey: str
+    nextOffsetPath: str
+    cursorKey: str
+    cursorPath: str
+    cursorFromLastObject: str
+    hasMorePath: str
+    nextURLPath: str
+    totalPath: str
+    totalHeader: str
+    maxPages: int
+    maxPagesWithoutNewObjects: int
+    endOnNotFound: bool
+    allowCrossOrigin: bool
+    duplicates: Literal["dropLater", "keep"]
+    retryAfter: RetryAfter
+
+
 class SourceConfig(TypedDict, total=False):
     """``createSource`` params besides ``name`` and ``kind``; which apply depends on the kind."""
 
-    identityKey: str
+    identityKey: str | None
     # simple
     objects: list[JSON]
     # sectioned
@@ -83,24 +112,44 @@ class SourceConfig(TypedDict, total=False):
     pageSize: int
     firstPage: int
     metadataKeyPath: str
+    prefetchDistance: int
+    pagination: Pagination
 
 
 # -- notifications --------------------------------------------------------------------
 
 
 class FetchError(TypedDict, total=False):
-    """A failed load's error (``failedWithError``, error placeholder rows, ``fetchData`` results)."""
+    """A failed load's error (``failedWithError``, error placeholder rows, ``fetchData``
+    results, ``lastError``); kind ``children`` (a multi source) has ``failures`` instead."""
 
-    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, children, loop...
+    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, loop, crossOrigin, children
     message: str
     status: int
     url: str
+    finalURL: str  # 1.1: after redirects
     serverMessage: str  # 1.1: the server's own error text
     body: str  # 1.1: the first 2 KB of the failed response's body
-    finalURL: str  # 1.1: after redirects
     retryAfterSeconds: float  # 1.1
+    reason: str  # 1.1, kind loop: first, page, offset, cursor, url, noNewObjects, maxPages
+    pagesLoaded: int  # 1.1
+    keyPath: str  # kind keyPath
+    index: int  # kind mapping: index, field, expected, got
+    field: str
+    expected: str
+    got: str
+    line: int  # kind decode: line, column, position
+    column: int
+    position: int
+    maxDepth: int  # kind tooLarge: maxDepth or maxBodyBytes
+    maxBodyBytes: int
     source: str  # a sectioned source's failure names its child
-    failures: list[dict[str, JSON]]  # kind "children"
+    failures: list[ChildFailure]  # kind children
+
+
+class ChildFailure(TypedDict):
+    source: str
+    error: FetchError
 
 
 # "from" is a keyword: the functional form is the only way to spell this one.
@@ -136,7 +185,8 @@ class NotificationParams(TypedDict, total=False):
 
 
 class SourceDescription(TypedDict, total=False):
-    """``describeSource`` (and ``createSource``): common members, then the kind's state."""
+    """``describeSource`` (and ``createSource``): common members, then the kind's state
+    (its configuration as created, and for remote and paginated sources their progress)."""
 
     name: str
     kind: SourceKind
@@ -144,19 +194,41 @@ class SourceDescription(TypedDict, total=False):
     sectionTitles: list[JSON]
     counts: list[int]
     isFetching: bool
+    revision: int  # 1.1
     identityKey: str
     children: list[str]
-    revision: int  # 1.1
+    # sectioned
+    source: str
+    sectioningKey: str
+    sortDescriptors: list[SortDescriptor]
+    # multi
+    sources: list[str]
+    preserveSections: bool
+    # remote and paginated
+    remoteConfiguration: RemoteConfiguration
+    apiPath: str
+    queryParameters: dict[str, str | int | float | bool]
+    keyPath: str
+    placeholderStorageOptions: int | list[PlaceholderKind]
+    limits: Limits
+    lastURL: str
+    lastError: FetchError
     # paginated
+    paginatorKeys: PaginatorKeys
+    requestKeys: RequestKeys
     pageSize: int
+    firstPage: int
+    metadataKeyPath: str
+    prefetchDistance: int
+    pagination: Pagination
     currentPage: int | None
     numberOfPages: int | None
     numberOfTotalResults: int | None
     hasMorePages: bool
-    numberOfObjects: int
-    # remote and paginated
-    lastURL: str | None
-    lastError: FetchError | None
+    numberOfObjects: int  # data rows, placeholders not counted
+    pagesLoaded: int
+    nextPage: dict[str, JSON] | None
+    duplicatesDropped: int
 
 
 class SourceSummary(TypedDict):
