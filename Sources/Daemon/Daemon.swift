@@ -59,6 +59,7 @@ public final class Daemon {
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
     init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32, output: Int32,
          additionalMethods: (inout MethodTable) -> Void) {
+        JSON.seedHashing()
         self.options = options
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)

@@ -57,7 +57,8 @@ extension JSON {
     public func removing(_ key: String) -> JSON {
         precondition(isObject, "removing(_:) needs an object")
         let copy = newReference(withTree { json_copy($0) })
-        json_object_del(copy.pointer, key)
+        // The length-taking call: a key may hold NUL bytes (as `setting` allows).
+        withCChars(key) { chars, count in _ = json_object_deln(copy.pointer, chars, count) }
         return JSON(copy)
     }
 
@@ -78,4 +79,12 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
     public init(nilLiteral: ()) { self = .null }
+}
+
+extension JSON {
+    /// Seeds jansson's object hashing once, before any thread creates objects: jansson
+    /// seeds itself lazily on the first object otherwise, which two threads may race for.
+    public static func seedHashing() {
+        json_object_seed(0)
+    }
 }

@@ -96,3 +96,12 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONKeysWithNULTests {
+    @Test func removingAKeyWithANULByteRemovesThatKeyOnly() throws {
+        let object = JSON.object([("a\u{0}b", 1), ("a", 2)])
+        let removed = object.removing("a\u{0}b")
+        #expect(removed.objectKeys == ["a"], "the key is not cut at its NUL byte")
+        #expect(object.objectKeys.count == 2, "the original is unchanged")
+    }
+}
