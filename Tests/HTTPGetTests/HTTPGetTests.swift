@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HTTPGet
+import JSONKit
+import Replay
+import Testing
+
+/// HTTPGet against the fixture server on loopback: redirects and credentials, limits, and
+/// input that must not trap.
+@Suite(.serialized) final class HTTPGetTests {
+    let client = HTTPGetClient()
+
+    // AsyncHTTPClient must be shut down before it goes away; each test has its own.
+    deinit { client.shutdown() }
+
+    /// One GET, waited for.
+    func get(_ url: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = 20,
+             maximumBodySize: Int = 1 << 20) async -> Result<HTTPGetResponse, HTTPGetError> {
+        await withCheckedContinuation { continuation in
+            _ = client.get(HTTPGetRequest(url: url, headers: headers, timeoutSeconds: timeoutSeconds, maximumBodySize: maximumBodySize)) {
+                continuation.resume(returning: $0)
+            }
+        }
+    }
+
+    /// A port nothing listens on: bound, then closed.
+    static func closedPort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        close(descriptor)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test func aRefusedConnectionFailsAsTransportWithoutWaitingForTheTimeout() async {
+        let started = Date()
+        let result = await get("http://127.0.0.1:\(Self.closedPort())/items", timeoutSeconds: 20)
+        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        #expect(error.kind == .transport)
+        #expect(error.message.contains("connection refused"), "\(error.message)")
+        // A bound for failure, not a timing: the old client waited for its connect timeout.
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test func urlsAnHTTPClientWouldTrapOnAreRefused() async {
+        for url in ["http://127.0.0.1:65536/x", "http://127.0.0.1:0/x", "ftp://127.0.0.1/x", "http:///x", "not a url"] {
+            guard case .failure(let error) = await get(url) else { Issue.record("\(url) accepted"); continue }
+            #expect(error.kind == .invalidURL, "\(url): \(error)")
+        }
+    }
+
+    @Test func hugeAndNonFiniteTimeoutsAreClampedNotTrapped() async throws {
+        let server = try FixtureServer(fixtures: [["path": "/ok", "body": ["ok": true]]])
+        defer { server.stop() }
+        for timeout in [1e10, Double.infinity, Double.nan] {
+            guard case .success(let response) = await get(server.baseURL + "/ok", timeoutSeconds: timeout) else {
+                Issue.record("timeout \(timeout) failed"); continue
+            }
+            #expect(response.status == 200)
+        }
+        // Below the least (a millisecond): it times out, it does not trap.
+        if case .failure(let error) = await get(server.baseURL + "/ok", timeoutSeconds: -1) { #expect(error.kind == .timeout) }
+    }
+
+    @Test func credentialsFollowARedirectOnlyWithinTheOrigin() async throws {
+        let other = try FixtureServer(fixtures: [])
+        defer { other.stop() }
+        let server = try FixtureServer(fixtures: [
+            ["path": "/same", "status": 302, "headers": ["Location": "/_echo/headers"]],
+            ["path": "/away", "status": 302, "headers": ["Location": JSON(other.baseURL + "/_echo/headers")]],
+        ])
+        defer { server.stop() }
+        let headers = [(name: "Authorization", value: "Bearer secret"), (name: "Cookie", value: "s=1"), (name: "X-Trace", value: "t")]
+
+        guard case .success(let same) = await get(server.baseURL + "/same", headers: headers) else { Issue.record("same-origin redirect failed"); return }
+        let sameEcho = try JSON.parse(same.body)
+        #expect(sameEcho["authorization"] == "Bearer secret")
+        #expect(same.finalURL == server.baseURL + "/_echo/headers")
+
+        guard case .success(let away) = await get(server.baseURL + "/away", headers: headers) else { Issue.record("cross-origin redirect failed"); return }
+        let awayEcho = try JSON.parse(away.body)
+        #expect(awayEcho["authorization"] == nil, "Authorization must not leave the origin")
+        #expect(awayEcho["cookie"] == nil)
+        #expect(awayEcho["x-trace"] == "t", "other headers still go")
+        #expect(away.finalURL == other.baseURL + "/_echo/headers")
+    }
+
+    @Test func redirectLoopsAndOversizedBodiesFailWithTheirKind() async throws {
+        let server = try FixtureServer(fixtures: [
+            ["path": "/loop", "status": 302, "headers": ["Location": "/loop"]],
+            ["path": "/big", "body": ["x": 1], "padToBytes": 5000],
+        ])
+        defer { server.stop() }
+        guard case .failure(let loop) = await get(server.baseURL + "/loop") else { Issue.record("a redirect loop succeeded"); return }
+        #expect(loop.kind == .transport)
+        #expect(loop.message.contains("more than 5 redirects"))
+        guard case .failure(let big) = await get(server.baseURL + "/big", maximumBodySize: 1000) else { Issue.record("an oversized body was accepted"); return }
+        #expect(big.kind == .tooLarge)
+    }
+
+    @Test func responseHeadersArriveInOrder() async throws {
+        let server = try FixtureServer(fixtures: [["path": "/h", "headers": ["Link": "</a>; rel=\"next\"", "X-Total-Count": "5"], "body": []]])
+        defer { server.stop() }
+        guard case .success(let response) = await get(server.baseURL + "/h") else { Issue.record("failed"); return }
+        #expect(response.header("link") == "</a>; rel=\"next\"")
+        #expect(response.header("X-TOTAL-COUNT") == "5")
+    }
+}
