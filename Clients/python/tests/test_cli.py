@@ -167,3 +167,14 @@ def test_bad_options_are_usage_errors(argv: list[str]):
     with pytest.raises(SystemExit) as exit_:
         parse_arguments([str(EXAMPLE), *argv])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("example", sorted((REPO / "Clients" / "python" / "examples").glob("paging-*.toml")), ids=lambda p: p.stem)
+def test_each_paging_strategy_example_pages_the_whole_list_in_three_loads(daemon: str, example: Path):
+    # The same ten books, served in each API's shape (issue 9): the CLI needs no change.
+    status, out, err = run_cli(daemon, str(example), "--fixtures", str(FIXTURES), "--format", "jsonl", "--quiet")
+    assert status == 0, err
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [row["object"]["id"] for row in rows] == list(range(1, 11))
+    _, _, progress = run_cli(daemon, str(example), "--fixtures", str(FIXTURES))
+    assert progress.count("← books finishedLoading") == 3, progress
