@@ -179,8 +179,8 @@ public struct ChangeSet: Sendable, Equatable {
 
     /// Indexes of a longest strictly increasing subsequence (patience sorting), with a
     /// linear fast path for an already increasing sequence.
-    static func longestIncreasingSubsequence(_ values: [Int]) -> IndexSet {
-        if zip(values, values.dropFirst()).allSatisfy({ $0 < $1 }) { return IndexSet(all: values.count) }
+    static func longestIncreasingSubsequence(_ values: [Int]) -> PositionSet {
+        if zip(values, values.dropFirst()).allSatisfy({ $0 < $1 }) { return PositionSet(all: values.count) }
         var tails: [Int] = []
         var previous = [Int](repeating: -1, count: values.count)
         for (index, value) in values.enumerated() {
@@ -192,7 +192,7 @@ public struct ChangeSet: Sendable, Equatable {
             if low > 0 { previous[index] = tails[low - 1] }
             if low == tails.count { tails.append(index) } else { tails[low] = index }
         }
-        var result = IndexSet()
+        var result = PositionSet()
         var cursor = tails.last ?? -1
         while cursor >= 0 {
             result.insert(cursor)
@@ -267,20 +267,31 @@ private extension Array where Element == [JSON] {
     subscript(path: IndexPath) -> JSON { self[path.section][path.item] }
 }
 
-/// A set of small non-negative integers, as a bit vector.
-struct IndexSet {
+/// A set of positions in a sequence (small non-negative integers), as a bit vector; or
+/// every position below a count, without storing them.
+struct PositionSet {
     private var bits: [Bool] = []
-    private var all = false
+    /// When set, the set is exactly 0..<allBelow.
+    private var allBelow: Int?
 
     init() {}
-    init(all count: Int) { all = true }
+    /// Every position in 0..<count.
+    init(all count: Int) { allBelow = count }
 
     mutating func insert(_ index: Int) {
+        if let count = allBelow {
+            // Leaving the "all below" form: materialise it first.
+            bits = Array(repeating: true, count: count)
+            allBelow = nil
+        }
         if index >= bits.count { bits.append(contentsOf: repeatElement(false, count: index - bits.count + 1)) }
         bits[index] = true
     }
 
-    func contains(_ index: Int) -> Bool { all || (index < bits.count && bits[index]) }
+    func contains(_ index: Int) -> Bool {
+        if let count = allBelow { return index >= 0 && index < count }
+        return index >= 0 && index < bits.count && bits[index]
+    }
 }
 
 /// A source's rows, section titles and the identity of each section, as one value to diff.
