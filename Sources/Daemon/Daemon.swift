@@ -27,9 +27,9 @@ public struct DaemonOptions: Sendable {
 /// before the next, so all state is touched by one thread and the order of events on the
 /// wire is the order they were handled in.
 ///
-/// The path of a message: transport (frame + parse, reader thread) → `handle(_:)` →
-/// lifecycle gate → method table → handler → `finish` → transport (encode + write,
-/// writer thread).
+/// The path of a message: transport (frame + parse, reader thread) → `handleEvent` →
+/// `handleRequest` → lifecycle gate → method table (`Wire/Methods.swift`: decode params →
+/// handler → encode result) → `finish` → transport (encode + write, writer thread).
 public final class Daemon {
     enum Lifecycle {
         case uninitialized, running, shutDown
