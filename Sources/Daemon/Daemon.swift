@@ -50,6 +50,8 @@ public final class Daemon {
     var delayTimers: [RequestToken: DispatchSourceTimer] = [:]
     /// The most bytes of row values a `didChange` carries (the client's `changeValues`); nil: none.
     var changeValuesLimit: Int?
+    /// Sees every event handled and every message written (`--record`); set before `run()`.
+    public var observer: DaemonObserver?
 
     /// `fetcher` performs the GETs of remote and paginated sources.
     public convenience init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32 = 0, output: Int32 = 1) {
@@ -131,6 +133,8 @@ public final class Daemon {
 
     /// Handles one event; a non-nil result ends the process with that status.
     func handleEvent(_ event: DaemonEvent) -> Int32? {
+        observer?.daemonWillHandle(event)
+        defer { observer?.daemonDidHandle(event) }
         if case .transport(.payload(_, let bodySize)) = event, bodySize >= Daemon.largeMessageSize {
             freedLargeMessage = true
         }
@@ -143,10 +147,10 @@ public final class Daemon {
             logger.warning("ignored: \(reason)")
         case .transport(.payload(.unusable(let error), _)), .transport(.framingError(let error)):
             logger.warning("\(error.message)")
-            transport.send(.response(id: .null, result: .failure(error)))
+            emit(.response(id: .null, result: .failure(error)))
         case .transport(.endOfInput(let midFrame)):
             if midFrame {
-                transport.send(.response(id: .null, result: .failure(ResponseError(
+                emit(.response(id: .null, result: .failure(ResponseError(
                     code: ErrorCode.parseError, message: "Parse error: input ended in the middle of a message"))))
             }
             logger.info("end of input; exiting")
@@ -189,9 +193,9 @@ public final class Daemon {
             logger.warning("\(error.message)")
             let response = Outgoing.response(id: id, result: .failure(error))
             if let batch {
-                if let complete = pending.fill(batch: batch, slot: slot, with: response) { transport.send(complete) }
+                if let complete = pending.fill(batch: batch, slot: slot, with: response) { emit(complete) }
             } else {
-                transport.send(response)
+                emit(response)
             }
         case .response(let id):
             logger.debug("ignoring a response from the client", metadata: ["id": "\(id)"])
@@ -277,11 +281,17 @@ public final class Daemon {
 
     /// Answers a request; does nothing when it was already answered (cancelled).
     func finish(_ token: RequestToken, _ result: Result<JSON, ResponseError>) {
-        if let response = pending.finish(token, result) { transport.send(response) }
+        if let response = pending.finish(token, result) { emit(response) }
     }
 
     func send(_ notification: Notification) {
-        transport.send(.notification(notification))
+        emit(.notification(notification))
+    }
+
+    /// Every message the daemon writes goes out here.
+    private func emit(_ outgoing: Outgoing) {
+        observer?.daemonWillSend(outgoing)
+        transport.send(outgoing)
     }
 
     /// Stops the network work in flight before exiting; requests still waiting are left

@@ -16,7 +16,7 @@ public protocol HTTPFetching: Sendable {
 public struct FetchHandle: Sendable {
     private let action: @Sendable () -> Void
     public init(cancel action: @escaping @Sendable () -> Void) { self.action = action }
-    func cancel() { action() }
+    public func cancel() { action() }
 }
 
 /// Loads for remote sources: each GET runs off the main loop (the fetcher's threads), is
