@@ -14,6 +14,8 @@ struct FixtureResponse: Sendable {
     var reset = false
     /// Send no Content-Length: the body ends when the connection closes.
     var omitContentLength = false
+    /// Sent only once a `release` step names this (a recorded session's exchange).
+    var hold: String? = nil
 }
 
 /// One entry of a fixture table (Protocol.md, "Fixtures").
@@ -87,7 +89,8 @@ struct FixtureRoute: Sendable {
                                    dripChunks: max(1, json["dripChunks"]?.integerValue ?? 1),
                                    dripMilliseconds: json["dripMilliseconds"]?.integerValue ?? 0,
                                    reset: json["reset"]?.boolValue ?? false,
-                                   omitContentLength: json["omitContentLength"]?.boolValue ?? false)
+                                   omitContentLength: json["omitContentLength"]?.boolValue ?? false,
+                                   hold: json["hold"]?.stringValue)
     }
 
     func matches(path: String, query: [(String, String)]) -> Bool {

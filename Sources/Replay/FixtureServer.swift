@@ -32,6 +32,7 @@ public final class FixtureServer: Sendable {
     public struct FormatError: Error, CustomStringConvertible { public let description: String }
 
     private let table: FixtureTable
+    private let gates: ResponseGates
     private let group: MultiThreadedEventLoopGroup
     private let listener: any Channel
     public let port: Int
@@ -46,7 +47,9 @@ public final class FixtureServer: Sendable {
                 throw FormatError(description: "fixtures[\(index)]: \(error.description)")
             }
         }
-        let table = FixtureTable(routes: routes)
+        let gates = ResponseGates()
+        self.gates = gates
+        let table = FixtureTable(routes: routes, gates: gates)
         self.table = table
         // One thread is enough: delays and drips are scheduled on it, never slept.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -56,7 +59,7 @@ public final class FixtureServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false)
-                    try channel.pipeline.syncOperations.addHandler(RequestHandler { head in
+                    try channel.pipeline.syncOperations.addHandler(RequestHandler(gates: gates) { head in
                         table.answer(ReceivedRequest(target: head.uri, headers: head.headers.map { ($0.name.lowercased(), $0.value) }))
                     })
                 }
@@ -74,6 +77,16 @@ public final class FixtureServer: Sendable {
     public func stop() {
         try? listener.close().wait()
         try? group.syncShutdownGracefully()
+    }
+
+    /// Waits until a request claims the route held under `name`; false after `milliseconds`.
+    public func waitUntilRequested(_ name: String, milliseconds: Int) -> Bool {
+        gates.waitUntilRequested(name, milliseconds: milliseconds)
+    }
+
+    /// Lets the routes held under `name` answer.
+    public func release(_ name: String) {
+        gates.open(name)
     }
 
     /// Request targets received so far (`/items?page=2`), oldest first, taken once.
@@ -99,9 +112,11 @@ private final class FixtureTable: Sendable {
     let routes: [FixtureRoute]
     let useCounts = Mutex<[Int: Int]>([:])
     let received = Mailbox<FixtureServer.ReceivedRequest>()
+    let gates: ResponseGates
 
-    init(routes: [FixtureRoute]) {
+    init(routes: [FixtureRoute], gates: ResponseGates) {
         self.routes = routes
+        self.gates = gates
     }
 
     func answer(_ request: FixtureServer.ReceivedRequest) -> FixtureResponse {
@@ -123,6 +138,7 @@ private final class FixtureTable: Sendable {
             return FixtureResponse(status: 404, headers: [("Content-Type", "application/json")],
                                    body: JSON.object(["error": JSON("no fixture for \(request.target)")]).encoded())
         }
+        if let hold = route.response.hold { gates.noteRequested(hold) }
         return route.response(toRequestHeaders: request.headers)
     }
 }
@@ -133,9 +149,11 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias OutboundOut = HTTPServerResponsePart
 
     private let answer: @Sendable (HTTPRequestHead) -> FixtureResponse
+    private let gates: ResponseGates
     private var head: HTTPRequestHead?
 
-    init(answer: @escaping @Sendable (HTTPRequestHead) -> FixtureResponse) {
+    init(gates: ResponseGates, answer: @escaping @Sendable (HTTPRequestHead) -> FixtureResponse) {
+        self.gates = gates
         self.answer = answer
     }
 
@@ -148,7 +166,12 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
         case .end:
             guard let head else { return }
             self.head = nil
-            ResponseSender(channel: context.channel, response: answer(head)).start()
+            let response = answer(head)
+            let sender = ResponseSender(channel: context.channel, response: response)
+            guard let hold = response.hold else { return sender.start() }
+            // Held: sent from the event loop once a `release` step opens the gate.
+            let eventLoop = context.eventLoop
+            gates.whenOpen(hold) { eventLoop.execute { sender.start() } }
         }
     }
 }

@@ -53,6 +53,19 @@ public struct Replayer {
     }
 
     public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
+        var requests: [String] = []
+        return replay(transcript, log: log, capture: capture, requests: &requests)
+    }
+
+    /// Replays, and says which request targets the fixture server received, in order
+    /// (what `transcript trim` needs to know which routes were used).
+    public func replayCollectingRequests(_ transcript: Transcript, log: ((String) -> Void)? = nil) -> (outcome: Outcome, requests: [String]) {
+        var requests: [String] = []
+        let outcome = replay(transcript, log: log, capture: nil, requests: &requests)
+        return (outcome, requests)
+    }
+
+    private func replay(_ transcript: Transcript, log: ((String) -> Void)?, capture: Capture?, requests: inout [String]) -> Outcome {
         var server: FixtureServer?
         do {
             server = try transcript.fixtures.map { try FixtureServer(fixtures: $0) }
@@ -67,6 +80,7 @@ public struct Replayer {
             return .failed("  \(error)")
         }
         var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log, capture: capture)
+        defer { requests = session.requestsSeen + (server?.takeRequests() ?? []) }
         for (index, step) in transcript.steps.enumerated() {
             if let problem = session.run(server.map { step.substituting(baseURL: $0.baseURL) } ?? step) {
                 child.kill()
@@ -101,6 +115,8 @@ private struct Session {
     let capture: Replayer.Capture?
     var received: [ChildProcess.Event] = []
     var exitStatus: Int32?
+    /// Request targets taken from the fixture server by `expectRequests` steps.
+    var requestsSeen: [String] = []
 
     init(child: ChildProcess, fixtures: FixtureServer?, timeout: Int, log: ((String) -> Void)?, capture: Replayer.Capture?) {
         self.child = child
@@ -152,10 +168,12 @@ private struct Session {
         case .expectRequests(let expected):
             guard let fixtures else { return "expectRequests needs \"fixtures\" in the transcript" }
             let received = fixtures.takeRequests()
+            requestsSeen += received
             return received == expected ? nil : "expected the fixture server to have received \(expected), got \(received)"
         case .expectRequestHeaders(let expected):
             guard let fixtures else { return "expectRequestHeaders needs \"fixtures\" in the transcript" }
             let received = fixtures.takeReceivedRequests()
+            requestsSeen += received.map(\.target)
             guard received.map(\.target) == expected.map(\.target) else {
                 return "expected the fixture server to have received \(expected.map(\.target)), got \(received.map(\.target))"
             }
@@ -167,6 +185,15 @@ private struct Session {
                 }
             }
             return nil
+        case .release(let name):
+            guard let fixtures else { return "release needs \"fixtures\" in the transcript" }
+            log?("→ (release \(name))")
+            fixtures.release(name)
+            return nil
+        case .requested(let name):
+            guard let fixtures else { return "requested needs \"fixtures\" in the transcript" }
+            return fixtures.waitUntilRequested(name, milliseconds: timeout) ? nil
+                : "the daemon did not request the fixture route held as \(name) within \(timeout) ms"
         case .closeInput:
             log?("→ (close stdin)")
             child.closeInput()

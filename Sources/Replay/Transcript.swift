@@ -22,6 +22,10 @@ public struct Transcript {
         case comment(String)
         /// The fixture server received exactly these request targets since the last check.
         case expectRequests([String])
+        /// Lets the fixture routes held under this name answer (a recorded HTTP response arriving).
+        case release(String)
+        /// Waits until the daemon has requested the fixture route held under this name.
+        case requested(String)
         /// As `expectRequests`, and each request's headers (names in lower case) match a pattern
         /// that lists some of them.
         case expectRequestHeaders([(target: String, headers: JSON)])
@@ -37,6 +41,8 @@ public struct Transcript {
             case .expectExit: return "expectExit"
             case .comment: return "comment"
             case .expectRequests: return "expectRequests"
+            case .release: return "release"
+            case .requested: return "requested"
             case .expectRequestHeaders: return "expectRequestHeaders"
             }
         }
@@ -114,6 +120,14 @@ public struct Transcript {
                 return (target, headers)
             })
         }
-        throw fail("expected one of comment, expectRequests, expectRequestHeaders, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
+        if let name = step["release"] {
+            guard let text = name.stringValue else { throw fail("\"release\" must be the name of a fixture route's \"hold\"") }
+            return .release(text)
+        }
+        if let name = step["requested"] {
+            guard let text = name.stringValue else { throw fail("\"requested\" must be the name of a fixture route's \"hold\"") }
+            return .requested(text)
+        }
+        throw fail("expected one of comment, expectRequests, expectRequestHeaders, release, requested, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
     }
 }
