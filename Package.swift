@@ -39,6 +39,8 @@ let package = Package(
             "JSONKit", "JSONRPC", "DataSources",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // --record: writes a served session down as a transcript, HTTP exchanges included.
+        .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: [
             "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
@@ -47,7 +49,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
+            "Daemon", "Recording", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -60,5 +62,6 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
         .testTarget(name: "HTTPGetTests", dependencies: ["HTTPGet", "Replay", "JSONKit"]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "JSONKit", "datasourced"]),
     ]
 )

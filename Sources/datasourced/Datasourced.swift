@@ -3,6 +3,7 @@ import Daemon
 import Logging
 import JSONKit
 import JSONRPC
+import Recording
 import Replay
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ struct Datasourced: ParsableCommand {
         abstract: "Instant Cocoa-style data sources served over JSON-RPC 2.0 on stdin/stdout.",
         discussion: "With no subcommand, serves the protocol described in Protocol.md on stdio.",
         version: DaemonInfo.version,
-        subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self],
+        subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self, TranscriptCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -35,8 +36,35 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest message body accepted, in bytes; larger ones are skipped and answered with an error.")
     var maxMessageSize: Int = 64 << 20
 
+    @Option(help: ArgumentHelp(
+        "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
+        discussion: "%p in FILE is replaced by the daemon's process id. The file is rewritten after every message.",
+        valueName: "FILE"))
+    var record: String?
+
+    @Option(help: ArgumentHelp(
+        "A header or query parameter name whose values a recording never holds, besides the secret ones (repeatable; also $DATASOURCED_REDACT, comma-separated).",
+        valueName: "NAME"))
+    var redact: [String] = []
+
     func validate() throws {
         guard maxMessageSize > 0 else { throw ValidationError("--max-message-size must be positive") }
+    }
+
+    /// `--record`, else a non-empty $DATASOURCED_RECORD: how an editor plugin's user records
+    /// without changing the plugin's command line.
+    private var recordingPath: String? {
+        guard let path = record ?? Serve.environment("DATASOURCED_RECORD"), !path.isEmpty else { return nil }
+        return path.replacing("%p", with: "\(getpid())")
+    }
+
+    private var redactedNames: [String] {
+        (redact + [Serve.environment("DATASOURCED_REDACT") ?? ""]).flatMap { $0.split(separator: ",") }
+            .map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+    }
+
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     func run() throws {
@@ -50,9 +78,25 @@ struct Serve: ParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize),
-                            logger: Logger(label: "datasourced"), fetcher: HTTPGetFetcher())
-        Glibc.exit(daemon.run())
+        let logger = Logger(label: "datasourced")
+        var fetcher: HTTPFetching = HTTPGetFetcher()
+        var recorder: SessionRecorder?
+        if let path = recordingPath {
+            let arguments = maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]
+            do {
+                recorder = try SessionRecorder(path: path, daemonArguments: arguments, redacting: redactedNames,
+                                               warn: { logger.warning("\($0)") })
+            } catch {
+                throw ValidationError("--record: \(error)")
+            }
+            fetcher = recorder!.recording(fetcher)
+            logger.info("recording the session", metadata: ["file": "\(path)"])
+        }
+        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize), logger: logger, fetcher: fetcher)
+        daemon.observer = recorder
+        let status = daemon.run()
+        recorder?.finish(exitStatus: status)
+        Glibc.exit(status)
     }
 }
 
@@ -127,5 +171,11 @@ struct FixturesCommand: ParsableCommand {
         var byte: UInt8 = 0
         while read(0, &byte, 1) != 0 {}
         server.stop()
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }
