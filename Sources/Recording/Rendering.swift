@@ -96,9 +96,10 @@ struct Rendering {
         return result
     }
 
-    /// A fetch error as a pattern. Transport failures and timeouts are reproduced by the
-    /// fixture server (a reset connection, a response held past the deadline), not with the
-    /// same words; a `Retry-After` given as a date is a number of seconds from now.
+    /// A fetch error as a pattern. Transport failures, timeouts and bodies over the limit are
+    /// reproduced by the fixture server (a reset connection, a response held past the
+    /// deadline, a body one byte too large), not with the same words; a `Retry-After` given
+    /// as a date is a number of seconds from now.
     private static func fetchErrorPattern(_ error: JSON) -> JSON {
         var pattern = error
         switch error["kind"]?.stringValue {
@@ -106,7 +107,8 @@ struct Rendering {
             var members: [(String, JSON)] = [("$partial", true), ("kind", "transport")]
             if let url = error["url"] { members.append(("url", url)) }
             return .object(members)
-        case "timeout":
+        case "timeout", "tooLarge":
+            // The replayed body is just over the limit, not the recorded size.
             pattern = pattern.setting("message", to: "$string")
         default:
             break

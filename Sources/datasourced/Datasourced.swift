@@ -38,7 +38,7 @@ struct Serve: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
-        discussion: "%p in FILE is replaced by the daemon's process id. The file is rewritten after every message.",
+        discussion: "{pid} in FILE is replaced by the daemon's process id. The file is rewritten after every message.",
         valueName: "FILE"))
     var record: String?
 
@@ -55,7 +55,7 @@ struct Serve: ParsableCommand {
     /// without changing the plugin's command line.
     private var recordingPath: String? {
         guard let path = record ?? Serve.environment("DATASOURCED_RECORD"), !path.isEmpty else { return nil }
-        return path.replacing("%p", with: "\(getpid())")
+        return path.replacing("{pid}", with: "\(getpid())")
     }
 
     private var redactedNames: [String] {
