@@ -79,7 +79,7 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "datasourced")
-        var fetcher: HTTPFetching = HTTPGetFetcher()
+        // Before the HTTP client exists: a recording that cannot start ends the process here.
         var recorder: SessionRecorder?
         if let path = recordingPath {
             let arguments = maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]
@@ -89,9 +89,10 @@ struct Serve: ParsableCommand {
             } catch {
                 throw ValidationError("--record: \(error)")
             }
-            fetcher = recorder!.recording(fetcher)
             logger.info("recording the session", metadata: ["file": "\(path)"])
         }
+        let http = HTTPGetFetcher()
+        let fetcher = recorder?.recording(http) ?? http
         let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize), logger: logger, fetcher: fetcher)
         daemon.observer = recorder
         let status = daemon.run()

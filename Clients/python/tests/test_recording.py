@@ -160,3 +160,27 @@ def test_trim_cuts_after_a_step_and_drops_the_fixtures_left_unused(daemon: str, 
 
 def enumerated_sends(recorded: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     return [(index, step["send"]) for index, step in enumerate(recorded) if "send" in step]
+
+
+def test_the_environment_turns_recording_on_without_changing_the_command_line(
+        daemon: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("DATASOURCED_RECORD", str(tmp_path / "editor-{pid}.json"))
+    monkeypatch.setenv("DATASOURCED_REDACT", "X-Tenant, shard")
+    with Client.spawn([daemon], timeout=10) as client:
+        pid = client.pid
+        source = client.create_source("tenant", kind="remote", apiPath="/v1/books",
+                                      remoteConfiguration={"baseURL": "http://127.0.0.1:9", "headers": {"X-Tenant": "acme-TENANT-4242"}},
+                                      queryParameters={"shard": "SHARD-eu-west-99"})
+        assert source.describe()["remoteConfiguration"]["headers"]["X-Tenant"] == "acme-TENANT-4242"
+    recording = tmp_path / f"editor-{pid}.json"
+    text = recording.read_text()
+    assert "acme-TENANT-4242" not in text and "SHARD-eu-west-99" not in text
+    run = replay(daemon, recording)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_recording_that_cannot_be_written_stops_the_daemon_at_once_saying_why(daemon: str, tmp_path: Path):
+    run = subprocess.run([daemon, "--record", str(tmp_path / "missing" / "session.json")], input="",
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 64, run.stderr
+    assert "missing/session.json" in run.stderr
