@@ -3,7 +3,7 @@ import JSONKit
 import Testing
 
 /// Edits that say what they change (simple sources) and views that follow one edit in place
-/// (sectioned sources) must agree with the full recompute: the same rows, and change sets
+/// (sectioned sources, multi sources) must agree with the full recompute: the same rows, and change sets
 /// the oracle accepts; a one-row edit that keeps the sections in order is one row.
 @Suite struct IncrementalTests {
     /// Records each change set with the layouts before and after it.
@@ -123,6 +123,50 @@ import Testing
         let removed = try #require(recorder.changes(of: "t").last)
         #expect(removed.deleted.count == 1 && Self.rowCount(removed) == 1)
         #expect(view.allObjects.count == 100)
+    }
+
+    @Test(arguments: 0..<300)
+    func aMultiSourceFollowsItsChildrenAsTheFullRecomputeWould(seed: Int) throws {
+        var random = Generator(seed: seed)
+        var nextID = 0
+        func object() -> JSON {
+            nextID += 1
+            var members: [(String, JSON)] = [("id", JSON(seed % 3 == 2 ? random.next(6) : nextID)), ("v", JSON(random.next(4)))]
+            if random.chance(80) { members.append(("g", JSON(["x", "y"][random.next(2)]))) }
+            return .object(members)
+        }
+        let identity = Identity(key: seed % 4 != 3 ? KeyPath("id") : nil)
+        let first = SimpleDataSource(name: "a", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
+        let second = SimpleDataSource(name: "b", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
+        let sectioned = SectionedDataSource(name: "t", identity: identity, child: second, sectioningKey: KeyPath("g"),
+                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: KeyPath("v"), ascending: true)] : [])
+        let preserve = seed % 2 == 1
+        let children: [DataSource] = [first, sectioned, second]
+        let multi = MultiDataSource(name: "m", identity: identity, sources: children, preserveSections: preserve)
+        let checker = Checker()
+        checker.watch(first, second, sectioned, multi)
+        for _ in 0..<30 {
+            let target = random.chance(50) ? first : second
+            let count = target.objects.count, choice = random.next(8)
+            if choice < 3 || count == 0 {
+                try target.insert((0..<random.next(2) + 1).map { _ in object() }, at: random.next(count + 1))
+            } else if choice < 5 {
+                let index = random.next(count)
+                try target.remove(at: index, count: min(count - index, random.next(2) + 1))
+            } else if choice < 7 && identity.key != nil {
+                try target.update([target.objects[random.next(count)].setting("v", to: JSON(random.next(4))).setting("g", to: "y")])
+            } else {
+                target.replaceObjects((0..<random.next(6)).map { _ in object() })
+            }
+            #expect(checker.problems.isEmpty, "seed \(seed): \(checker.problems)")
+            checker.problems = []
+            let fresh = MultiDataSource(name: "f", identity: identity, sources: children, preserveSections: preserve)
+            #expect(multi.layout.sections == fresh.layout.sections && multi.sectionTitles == fresh.sectionTitles
+                && multi.layout.sectionIdentities == fresh.layout.sectionIdentities, "seed \(seed)")
+            #expect(multi.rowHashes == fresh.rowHashes, "seed \(seed)")
+            for probe in multi.allObjects.prefix(4) { #expect(multi.indexPath(for: probe) == fresh.indexPath(for: probe)) }
+        }
+        #expect(multi.changesFollowed > 0, "seed \(seed)")
     }
 
     @Test(arguments: 0..<100)
