@@ -137,7 +137,7 @@ def main():
           f"best_ms_per_page={best_elapsed * 1000 / args.pages:.2f} daemon_cpu_ms_per_page={best_cpu * 1000 / args.pages:.2f}")
     if parses:
         median = sum(p[1] for p in parses) / len(parses)
-        print("jansson parse of page 1 from C, before / after the runs: " + " / ".join(f"best {b:.3f} ms, median {m:.3f} ms" for b, m in parses)
+        print("jansson parse of page 1 from C (CPU time), before / after the runs: " + " / ".join(f"best {b:.3f} ms, median {m:.3f} ms" for b, m in parses)
               + f"; using the mean of the medians, {median:.3f} ms")
         for c in checkpoints:
             per_page = min(r[2][c] for r in results) * 1000 / c
