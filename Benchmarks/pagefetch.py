@@ -3,7 +3,14 @@
 and the time to page through 100 pages from a local fixture API.
 
 Usage: python3 Benchmarks/pagefetch.py [--daemon PATH] [--pages 100] [--objects 1000] [--runs 3] [--no-mapping]
+                                      [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop]
 (FIXTURE_SERVER=PATH serves the fixtures with another binary, e.g. when --daemon is a wrapper.)
+
+With --c-parse (built by Benchmarks/run.sh pagefetch), jansson's own json_loadb + json_decref of
+the first page's body as served is timed from C before and after the daemon's runs, and the
+daemon's CPU per page is given as a ratio to it: the figure the floor is set on, both measured
+in one run. The CPU per page is also given over the first 10, 100, ... pages of each run
+(--checkpoints), to show whether it grows with the list.
 
 The fixture API is `datasourced fixtures` over a generated file (100 pages, 1,000 objects
 of ~230 bytes each). The daemon's cost is its CPU time (user + system, from /proc/PID/stat)
@@ -11,7 +18,7 @@ spent while paging, divided by the pages: it includes receiving the HTTP respons
 parsing, mapping, change sets and writing the notifications, and excludes the server's time.
 Prints figures only; never passes or fails.
 """
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, json, os, subprocess, sys, tempfile, time, urllib.request
 
 def item(n):
     return {"id": n, "title": f"Item {n}", "category": ["books", "games", "music"][n % 3], "price": n * 1.5, "in_stock": n % 2 == 0,
@@ -54,6 +61,23 @@ class Daemon:
         fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+def write_fixtures(path, pages, objects):
+    """The fixture file, written page by page (a thousand pages of a thousand objects is 236 MB)."""
+    with open(path, "w") as handle:
+        handle.write('{"fixtures":[')
+        for p in range(1, pages + 1):
+            body = {"items": [item((p - 1) * objects + i + 1) for i in range(objects)], "page": p,
+                    "number_of_pages": pages, "total_count": pages * objects}
+            handle.write(("," if p > 1 else "") + json.dumps({"path": "/items", "query": {"page": str(p)}, "body": body}))
+        handle.write("]}")
+
+def jansson_parse(program, path):
+    """(best, median) ms of jansson's parse of the file, from C."""
+    output = subprocess.run([program, path, "200"], check=True, capture_output=True, text=True).stdout
+    line = next(l for l in output.splitlines() if l.startswith("RESULT c-parse"))
+    fields = dict(part.split("=") for part in line.split()[2:])
+    return float(fields["best_ms"]), float(fields["median_ms"])
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--daemon", default=".build/release/datasourced")
@@ -61,17 +85,22 @@ def main():
     parser.add_argument("--objects", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-mapping", action="store_true", help="keep objects as they arrive (no mapping)")
+    parser.add_argument("--checkpoints", default="10,100,1000")
+    parser.add_argument("--c-parse", default="", help="the parse_loop program: time jansson's parse of a page from C")
     args = parser.parse_args()
+    checkpoints = sorted({c for c in map(int, args.checkpoints.split(",")) if 0 < c < args.pages} | {args.pages})
 
-    fixtures = [{"path": "/items", "query": {"page": str(p)},
-                 "body": {"items": [item((p - 1) * args.objects + i + 1) for i in range(args.objects)], "page": p,
-                          "number_of_pages": args.pages, "total_count": args.pages * args.objects}}
-                for p in range(1, args.pages + 1)]
-    page_bytes = len(json.dumps(fixtures[0]["body"], separators=(",", ":")))
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump({"fixtures": fixtures}, handle)
+    handle = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    handle.close()
+    write_fixtures(handle.name, args.pages, args.objects)
     server = subprocess.Popen([os.environ.get("FIXTURE_SERVER", args.daemon), "fixtures", handle.name], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     base = json.loads(server.stdout.readline())["baseURL"]
+    page_body = urllib.request.urlopen(base + "/items?page=1").read()
+    page_bytes = len(page_body)
+    body_file = handle.name + ".page1"
+    with open(body_file, "wb") as out:
+        out.write(page_body)
+    parses = [jansson_parse(args.c_parse, body_file)] if args.c_parse else []
 
     results = []
     for run in range(args.runs):
@@ -82,9 +111,11 @@ def main():
                                      "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
         daemon.receive()
         cpu_before, started = daemon.cpu_seconds(), time.monotonic()
+        at = {}
         daemon.send("fetchData", {"source": "p"})
         for page in range(args.pages):
             daemon.wait_for(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError"))
+            if page + 1 in checkpoints: at[page + 1] = daemon.cpu_seconds() - cpu_before
             if page + 1 < args.pages:
                 request = daemon.send("fetchNextPage", {"source": "p"})
         elapsed, cpu = time.monotonic() - started, daemon.cpu_seconds() - cpu_before
@@ -92,13 +123,25 @@ def main():
         count = daemon.wait_for(lambda m: m.get("id") == daemon.next_id)["result"]
         assert count == args.pages * args.objects, f"loaded {count} rows"
         daemon.process.stdin.close(); daemon.process.wait()
-        results.append((elapsed, cpu))
-        print(f"run {run + 1}: {args.pages} pages x {args.objects} objects in {elapsed:.3f} s; daemon CPU {cpu * 1000 / args.pages:.2f} ms/page")
-    server.stdin.close(); server.wait(); os.unlink(handle.name)
+        results.append((elapsed, cpu, at))
+        spans = ", ".join(f"first {c}: {at[c] * 1000 / c:.2f}" for c in checkpoints)
+        last = checkpoints[-2] if len(checkpoints) > 1 else 0
+        marginal = (at[args.pages] - at[last]) * 1000 / (args.pages - last) if last else cpu * 1000 / args.pages
+        print(f"run {run + 1}: {args.pages} pages x {args.objects} objects in {elapsed:.3f} s; daemon CPU {cpu * 1000 / args.pages:.2f} ms/page"
+              f" ({spans}; pages {last + 1}-{args.pages}: {marginal:.2f} ms/page)")
+    if args.c_parse: parses.append(jansson_parse(args.c_parse, body_file))
+    server.stdin.close(); server.wait(); os.unlink(handle.name); os.unlink(body_file)
     best_elapsed = min(r[0] for r in results); best_cpu = min(r[1] for r in results)
     print(f"page body: {page_bytes} bytes ({page_bytes // args.objects} bytes/object)")
     print(f"RESULT pagefetch pages={args.pages} objects={args.objects} best_total_s={best_elapsed:.3f} "
           f"best_ms_per_page={best_elapsed * 1000 / args.pages:.2f} daemon_cpu_ms_per_page={best_cpu * 1000 / args.pages:.2f}")
+    if parses:
+        median = sum(p[1] for p in parses) / len(parses)
+        print("jansson parse of page 1 from C (CPU time), before / after the runs: " + " / ".join(f"best {b:.3f} ms, median {m:.3f} ms" for b, m in parses)
+              + f"; using the mean of the medians, {median:.3f} ms")
+        for c in checkpoints:
+            per_page = min(r[2][c] for r in results) * 1000 / c
+            print(f"RESULT pagefetch_ratio pages={c} daemon_cpu_ms_per_page={per_page:.2f} jansson_ms={median:.3f} ratio={per_page / median:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,8 @@
 # Builds (release) and runs the benchmarks. Prints figures; never passes or fails on them.
 #
 #   Benchmarks/run.sh [codec|spawn|pipeline|sources|all]      (default: all)
-#   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset]   (one of sources)
+#   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset|edits]   (one of sources)
+#   Benchmarks/run.sh pagefetch    (daemon CPU per page against jansson's own parse; not part of all)
 #   Benchmarks/run.sh pipeline --method M --params JSON [--cycle K] [--setup F] ...
 #       (with options: one pipeline run against the daemon, options passed through)
 #
@@ -11,6 +12,8 @@
 #   SPAWN_RUNS=20         spawn runs                    PIPELINE_COUNT=100000, PIPELINE_RUNS=3
 #   BIG_OBJECTS=1000000   objects for bigsource and sectioning
 #   SECTIONING_RUNS=3     runs per sectioning variant   CHANGESET_RUNS=5
+#   EDIT_OBJECTS="300000 1000000"  sizes for edits      EDITS=200           edits of each kind
+#   PAGES=1000            pages for pagefetch           PAGEFETCH_RUNS=2
 #   SCRATCH=.build-bench  SwiftPM scratch folder        DAEMON=<scratch>/release/datasourced
 #   SKIP_BUILD=1          use what is already built
 set -euo pipefail
@@ -19,8 +22,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$mode" in
-    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset) ;;
-    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset" >&2; exit 2 ;;
+    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset|edits|pagefetch) ;;
+    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset|edits" >&2; exit 2 ;;
 esac
 
 SCRATCH="${SCRATCH:-.build-bench}"
@@ -32,6 +35,10 @@ PIPELINE_RUNS="${PIPELINE_RUNS:-3}"
 BIG_OBJECTS="${BIG_OBJECTS:-1000000}"
 SECTIONING_RUNS="${SECTIONING_RUNS:-3}"
 CHANGESET_RUNS="${CHANGESET_RUNS:-5}"
+EDIT_OBJECTS="${EDIT_OBJECTS:-300000 1000000}"
+EDITS="${EDITS:-200}"
+PAGES="${PAGES:-1000}"
+PAGEFETCH_RUNS="${PAGEFETCH_RUNS:-2}"
 DAEMON="${DAEMON:-$SCRATCH/release/datasourced}"
 BENCH="$SCRATCH/release/datasourced-bench"
 BIN=Benchmarks/.bin
@@ -50,6 +57,7 @@ build() {
         mkdir -p "$BIN"
         cc -O2 -Wall -o "$BIN/codec_loop" Benchmarks/c/codec_loop.c $(pkg-config --cflags --libs jansson)
         cc -O2 -Wall -o "$BIN/stub_server" Benchmarks/c/stub_server.c $(pkg-config --cflags --libs jansson)
+        cc -O2 -Wall -o "$BIN/parse_loop" Benchmarks/c/parse_loop.c $(pkg-config --cflags --libs jansson)
     fi
     if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset && ! -x "$DAEMON" ]]; then
         echo "no daemon at $DAEMON (did it build?)" >&2; exit 1
@@ -104,6 +112,9 @@ run_pipeline() {
 run_objectpipeline() {
     section "objectpipeline: pipelined objectAtIndexPath against a simple source of 10,000 objects"
     "$BENCH" objectpipeline --daemon "$DAEMON" --objects 10000 --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" --floor 100000
+    section "objectpipeline calibration: the C stub server, same template on the same harness (it answers -32601, ~110 B)"
+    "$BENCH" pipeline --daemon "$BIN/stub_server" --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" \
+        --method objectAtIndexPath --params '{"source":"items","indexPath":[0,%n]}' --cycle 10000
 }
 
 run_bigsource() {
@@ -134,7 +145,20 @@ run_changeset() {
     "$BENCH" changeset --objects 100000 --edits 10000 --moves 1000 --runs "$CHANGESET_RUNS" --floor-ms 100
 }
 
-run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; }
+run_edits() {
+    local objects
+    for objects in $EDIT_OBJECTS; do
+        section "edits: one-object edits of a simple source of $objects objects over stdio, against reads; then with a sorted, sectioned view"
+        "$BENCH" edits --daemon "$DAEMON" --objects "$objects" --edits "$EDITS" --floor-ratio 10 --view-floor-ratio 3
+    done
+}
+
+run_pagefetch() {
+    section "pagefetch: $PAGES pages of 1,000 mapped objects; daemon CPU per page against jansson's parse of a page from C"
+    python3 Benchmarks/pagefetch.py --daemon "$DAEMON" --pages "$PAGES" --runs "$PAGEFETCH_RUNS" --checkpoints 10,100,1000 --c-parse "$BIN/parse_loop"
+}
+
+run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; run_edits; }
 
 build
 case "$mode" in
@@ -146,6 +170,8 @@ case "$mode" in
     sectioning) run_sectioning ;;
     indexpath) run_indexpath ;;
     changeset) run_changeset ;;
+    edits) run_edits ;;
+    pagefetch) run_pagefetch ;;
     sources) run_sources ;;
     all) run_codec; run_spawn; run_pipeline; run_sources ;;
 esac

@@ -23,7 +23,11 @@ extension JSON {
         self = bool ? .true : .false
     }
 
+    /// An array of the elements; of packed elements (kept rows), a packed array made by
+    /// copying their bytes (see `PackedWriter.array(of:)`).
     public static func array(_ elements: some Sequence<JSON>) -> JSON {
+        let elements = Array(elements)
+        if !elements.isEmpty, elements.allSatisfy(\.isPacked) { return JSON(packed: PackedWriter.array(of: elements)) }
         let array = newReference(json_array())
         for element in elements {
             // json_array_append takes its own count; `element` keeps ours.
@@ -38,6 +42,15 @@ extension JSON {
             setMember(of: object.pointer, key: key, value: value)
         }
         return JSON(object)
+    }
+
+    /// A packed object of the members, written straight from them (see `packed()`): for
+    /// values made to be kept, without building the tree `object(_:)` would. A repeated key
+    /// keeps its last value, as in `object(_:)`.
+    public static func packedObject(_ members: [(String, JSON)]) -> JSON {
+        var keys = Set<String>()
+        guard members.allSatisfy({ keys.insert($0.0).inserted }) else { return object(members).packed() }
+        return JSON(packed: PackedWriter.object(members))
     }
 
     public static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {

@@ -14,18 +14,8 @@ extension JSON: Hashable {
             case (.tree(let left), .tree(let right)):
                 return left == right || json_equal(left, right) != 0
             case (.packed(let left, let leftOffset), .packed(let right, let rightOffset)):
-                // The same bytes are the same value. Other bytes may still be (members in
-                // another order, -0.0 and 0.0): jansson decides those, the only ones it
-                // could answer differently; other kinds differ when their bytes do.
-                let length = left.end(of: leftOffset) - leftOffset
-                if length == right.end(of: rightOffset) - rightOffset,
-                   memcmp(left.base + leftOffset, right.base + rightOffset, length) == 0 {
-                    return true
-                }
-                let tag = left.tag(at: leftOffset)
-                guard tag == right.tag(at: rightOffset),
-                      tag == PackedTag.real || tag == PackedTag.object || tag == PackedTag.array else { return false }
-                return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }
+                // Walked in place: no trees are built to compare two kept rows.
+                return PackedReader.equal(left, leftOffset, right, rightOffset)
             default:
                 return lhs.withTree { left in rhs.withTree { right in json_equal(left, right) != 0 } }
             }
@@ -34,6 +24,10 @@ extension JSON: Hashable {
 
     /// Consistent with `==`, whatever the representations: member order does not change
     /// the hash, and a packed value hashes as its tree does.
+    /// Whether both are the very same storage (a row compared with itself): always equal,
+    /// and free to check before anything that reads the values.
+    public func isIdentical(to other: JSON) -> Bool { box === other.box }
+
     public func hash(into hasher: inout Hasher) {
         switch storage {
         case .tree(let pointer):

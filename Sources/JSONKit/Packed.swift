@@ -190,6 +190,61 @@ struct PackedReader {
         return made
     }
 
+    /// Whether the value at `leftOffset` equals the one at `rightOffset` of another (or the
+    /// same) buffer, exactly as `json_equal` would answer for their trees: objects regardless
+    /// of member order, an integer never equal to a real, `-0.0` equal to `0.0`.
+    static func equal(_ left: PackedReader, _ leftOffset: Int, _ right: PackedReader, _ rightOffset: Int) -> Bool {
+        let tag = left.tag(at: leftOffset)
+        guard tag == right.tag(at: rightOffset) else { return false }
+        switch tag {
+        case PackedTag.object, PackedTag.array:
+            let (count, leftFirst, leftEnd) = left.container(at: leftOffset)
+            let (rightCount, rightFirst, rightEnd) = right.container(at: rightOffset)
+            guard count == rightCount else { return false }
+            // The same bytes are the same value, whatever they hold.
+            if leftEnd - leftFirst == rightEnd - rightFirst, memcmp(left.base + leftFirst, right.base + rightFirst, leftEnd - leftFirst) == 0 {
+                return true
+            }
+            if tag == PackedTag.array {
+                var leftCursor = leftFirst, rightCursor = rightFirst
+                for _ in 0..<count {
+                    guard equal(left, leftCursor, right, rightCursor) else { return false }
+                    leftCursor = left.end(of: leftCursor)
+                    rightCursor = right.end(of: rightCursor)
+                }
+                return true
+            }
+            // Keys are unique in an object, so equal counts and every left member found equal
+            // on the right make the objects equal. Members usually come in the same order:
+            // the right member at the same place is tried before a search.
+            var rightCursor = rightFirst, result = true
+            left.forEachMember(of: leftOffset) { key, value in
+                var found: Int?
+                if rightCursor < rightEnd {
+                    var cursor = rightCursor
+                    let keyLength = Int(right.varint(&cursor))
+                    if keyLength == key.count, memcmp(right.base + cursor, key.baseAddress!, keyLength) == 0 { found = cursor + keyLength }
+                    rightCursor = right.end(of: cursor + keyLength)
+                }
+                guard let other = found ?? right.member(of: rightOffset, key: key), equal(left, value, right, other) else {
+                    result = false
+                    return false
+                }
+                return true
+            }
+            return result
+        case PackedTag.string:
+            let a = left.string(at: leftOffset), b = right.string(at: rightOffset)
+            return a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+        case PackedTag.integer:
+            return left.integer(at: leftOffset) == right.integer(at: rightOffset)
+        case PackedTag.real:
+            return left.real(at: leftOffset) == right.real(at: rightOffset)
+        default:
+            return true
+        }
+    }
+
     /// Hashes the value at `offset` exactly as `JSON.hash(_:into:)` hashes the same value
     /// held as a tree, so the two representations of one value hash alike.
     func hash(at offset: Int, into hasher: inout Hasher) {
@@ -232,15 +287,89 @@ struct PackedReader {
 /// Packs jansson trees: one pass to measure, one to write into a buffer of that size.
 enum PackedWriter {
     static func pack(_ tree: UnsafeMutablePointer<json_t>) -> PackedBuffer {
-        let size = measure(tree)
+        // Each container's payload size, in the order `write` meets them: measured once, not
+        // again at every level above (which made packing deep values quadratic).
+        var payloads: [Int] = []
+        let size = measure(tree, payloads: &payloads)
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
         let buffer = unsafeDowncast(made, to: PackedBuffer.self)
         buffer.withUnsafeMutablePointerToElements { start in
             var cursor = start
-            write(tree, to: &cursor)
+            var next = 0
+            payloads.withUnsafeBufferPointer { payloads in write(tree, payloads: payloads, next: &next, to: &cursor) }
             assert(cursor - start == size)
         }
         return buffer
+    }
+
+    /// A packed array of packed values, by copying their bytes: no tree is built, so a
+    /// large result of kept rows costs the main loop a copy, and the tree jansson needs to
+    /// encode it is built where it is encoded (the writer thread).
+    static func array(of elements: [JSON]) -> PackedBuffer {
+        var payload = 0
+        for element in elements {
+            let (buffer, offset) = element.packedLocation!
+            payload += PackedReader(base: buffer.base).end(of: offset) - offset
+        }
+        let size = 1 + varintSize(UInt64(elements.count)) + varintSize(UInt64(payload)) + payload
+        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
+        let result = unsafeDowncast(made, to: PackedBuffer.self)
+        result.withUnsafeMutablePointerToElements { start in
+            var cursor = start
+            put(PackedTag.array, &cursor)
+            putVarint(UInt64(elements.count), &cursor)
+            putVarint(UInt64(payload), &cursor)
+            for element in elements {
+                let (buffer, offset) = element.packedLocation!
+                let length = PackedReader(base: buffer.base).end(of: offset) - offset
+                withExtendedLifetime(buffer) { putBytes(buffer.base + offset, count: length, &cursor) }
+            }
+            assert(cursor - start == size)
+        }
+        return result
+    }
+
+    /// A packed object of the members (unique keys), written straight from their values:
+    /// trees are packed in place, packed values copied. No tree of the object is built.
+    static func object(_ members: [(String, JSON)]) -> PackedBuffer {
+        var payloads: [Int] = []
+        var payload = 0
+        for (key, value) in members {
+            let keyLength = key.utf8.count
+            let size: Int
+            switch value.storage {
+            case .tree(let pointer): size = withExtendedLifetime(value) { measure(pointer, payloads: &payloads) }
+            case .packed(let reader, let offset): size = withExtendedLifetime(value) { reader.end(of: offset) - offset }
+            }
+            payload += varintSize(UInt64(keyLength)) + keyLength + size
+        }
+        let size = 1 + varintSize(UInt64(members.count)) + varintSize(UInt64(payload)) + payload
+        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
+        let result = unsafeDowncast(made, to: PackedBuffer.self)
+        result.withUnsafeMutablePointerToElements { start in
+            var cursor = start
+            put(PackedTag.object, &cursor)
+            putVarint(UInt64(members.count), &cursor)
+            putVarint(UInt64(payload), &cursor)
+            var next = 0
+            payloads.withUnsafeBufferPointer { payloads in
+                for (key, value) in members {
+                    var key = key
+                    key.withUTF8 { bytes in
+                        putVarint(UInt64(bytes.count), &cursor)
+                        if let base = bytes.baseAddress { putBytes(base, count: bytes.count, &cursor) }
+                    }
+                    switch value.storage {
+                    case .tree(let pointer):
+                        withExtendedLifetime(value) { write(pointer, payloads: payloads, next: &next, to: &cursor) }
+                    case .packed(let reader, let offset):
+                        withExtendedLifetime(value) { putBytes(reader.base + offset, count: reader.end(of: offset) - offset, &cursor) }
+                    }
+                }
+            }
+            assert(cursor - start == size)
+        }
+        return result
     }
 
     @inline(__always) static func varintSize(_ value: UInt64) -> Int {
@@ -253,27 +382,29 @@ enum PackedWriter {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 
-    /// The bytes of a container's members or elements.
-    private static func payloadSize(_ tree: UnsafeMutablePointer<json_t>) -> Int {
-        var size = 0
-        if tree.pointee.type == JSON_OBJECT {
+    /// The packed size of `tree`; appends each container's payload size to `payloads` in
+    /// pre-order (a container before what it holds).
+    static func measure(_ tree: UnsafeMutablePointer<json_t>, payloads: inout [Int]) -> Int {
+        switch tree.pointee.type {
+        case JSON_OBJECT:
+            let slot = payloads.count
+            payloads.append(0)
+            var payload = 0
             var iterator = json_object_iter(tree)
             while let current = iterator {
                 let keyLength = json_object_iter_key_len(current)
-                size += varintSize(UInt64(keyLength)) + keyLength + measure(json_object_iter_value(current)!)
+                payload += varintSize(UInt64(keyLength)) + keyLength + measure(json_object_iter_value(current)!, payloads: &payloads)
                 iterator = json_object_iter_next(tree, current)
             }
-        } else {
-            for index in 0..<json_array_size(tree) { size += measure(json_array_get(tree, index)!) }
-        }
-        return size
-    }
-
-    static func measure(_ tree: UnsafeMutablePointer<json_t>) -> Int {
-        switch tree.pointee.type {
-        case JSON_OBJECT, JSON_ARRAY:
-            let count = tree.pointee.type == JSON_OBJECT ? json_object_size(tree) : json_array_size(tree)
-            let payload = payloadSize(tree)
+            payloads[slot] = payload
+            return 1 + varintSize(UInt64(json_object_size(tree))) + varintSize(UInt64(payload)) + payload
+        case JSON_ARRAY:
+            let slot = payloads.count
+            payloads.append(0)
+            var payload = 0
+            let count = json_array_size(tree)
+            for index in 0..<count { payload += measure(json_array_get(tree, index)!, payloads: &payloads) }
+            payloads[slot] = payload
             return 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
         case JSON_STRING:
             let length = json_string_length(tree)
@@ -306,26 +437,29 @@ enum PackedWriter {
         cursor += count
     }
 
-    static func write(_ tree: UnsafeMutablePointer<json_t>, to cursor: inout UnsafeMutablePointer<UInt8>) {
+    static func write(_ tree: UnsafeMutablePointer<json_t>, payloads: UnsafeBufferPointer<Int>, next: inout Int,
+                      to cursor: inout UnsafeMutablePointer<UInt8>) {
         let type = tree.pointee.type
         put(UInt8(type.rawValue), &cursor)
         switch type {
         case JSON_OBJECT:
             putVarint(UInt64(json_object_size(tree)), &cursor)
-            putVarint(UInt64(payloadSize(tree)), &cursor)
+            putVarint(UInt64(payloads[next]), &cursor)
+            next += 1
             var iterator = json_object_iter(tree)
             while let current = iterator {
                 let keyLength = json_object_iter_key_len(current)
                 putVarint(UInt64(keyLength), &cursor)
                 putBytes(json_object_iter_key(current)!, count: keyLength, &cursor)
-                write(json_object_iter_value(current)!, to: &cursor)
+                write(json_object_iter_value(current)!, payloads: payloads, next: &next, to: &cursor)
                 iterator = json_object_iter_next(tree, current)
             }
         case JSON_ARRAY:
             let size = json_array_size(tree)
             putVarint(UInt64(size), &cursor)
-            putVarint(UInt64(payloadSize(tree)), &cursor)
-            for index in 0..<size { write(json_array_get(tree, index)!, to: &cursor) }
+            putVarint(UInt64(payloads[next]), &cursor)
+            next += 1
+            for index in 0..<size { write(json_array_get(tree, index)!, payloads: payloads, next: &next, to: &cursor) }
         case JSON_STRING:
             let length = json_string_length(tree)
             putVarint(UInt64(length), &cursor)

@@ -102,6 +102,64 @@ import Testing
         }
     }
 
+    /// Values from a small domain, so that equal ones (also with members in another order,
+    /// `0.0` against `-0.0`, `1` against `1.0`) come up often.
+    private func smallValue(depth: Int, using generator: inout SystemRandomNumberGenerator) -> JSON {
+        switch Int.random(in: depth > 2 ? 0..<5 : 0..<7, using: &generator) {
+        case 0: return [JSON.null, .true, .false].randomElement(using: &generator)!
+        case 1: return JSON(Int.random(in: 0...1, using: &generator))
+        case 2: return JSON([0.0, -0.0, 1.0].randomElement(using: &generator)!)
+        case 3, 4: return JSON(["", "a", "ab", "é"].randomElement(using: &generator)!)
+        case 5: return .array((0..<Int.random(in: 0..<3, using: &generator)).map { _ in smallValue(depth: depth + 1, using: &generator) })
+        default:
+            let keys = ["a", "b", "c"].shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))
+            return .object(keys.map { ($0, smallValue(depth: depth + 1, using: &generator)) })
+        }
+    }
+
+    @Test func packedEqualityAnswersAsJanssonDoes() {
+        var generator = SystemRandomNumberGenerator()
+        let trees = (0..<150).map { _ in smallValue(depth: 0, using: &generator) }
+        let packed = trees.map { $0.packed() }
+        var equalPairs = 0
+        for left in trees.indices {
+            for right in trees.indices {
+                let expected = trees[left] == trees[right]  // json_equal on two trees
+                if expected, left != right { equalPairs += 1 }
+                #expect((packed[left] == packed[right]) == expected, "\(trees[left]) against \(trees[right])")
+            }
+        }
+        #expect(equalPairs > 0, "the domain is small enough for distinct values to be equal")
+    }
+
+    @Test func anArrayOfPackedValuesIsPackedByCopyingAndEncodesAsATree() throws {
+        let rows = try (0..<5).map { try JSON.parse(#"{"id":\#($0),"t":"row \#($0)","x":[1.5,{"y":null}]}"#).packed() }
+        let slices = rows.map { $0["x"]! }
+        for elements in [rows, slices, rows + slices] {
+            let packedArray = JSON.array(elements)
+            let treeArray = JSON.array(elements.map { try! JSON.parse($0.encoded()) })
+            #expect(packedArray.isPacked && !treeArray.isPacked)
+            #expect(packedArray.encoded() == treeArray.encoded())
+            #expect(packedArray == treeArray && packedArray.hashValue == treeArray.hashValue)
+            #expect(packedArray.arrayValue == elements)
+        }
+        #expect(!JSON.array([JSON(1), rows[0]]).isPacked)
+        #expect(JSON.array([JSON]()).encoded() == Array("[]".utf8))
+    }
+
+    @Test func aPackedObjectIsWrittenStraightFromTreesAndPackedValues() throws {
+        let tree = try JSON.parse(#"{"a":[1,{"b":"c"}],"n":null,"r":2.5}"#)
+        let packedRow = try JSON.parse(#"{"x":{"y":[true,false]}}"#).packed()
+        let members: [(String, JSON)] = [("tree", tree), ("slice", packedRow["x"]!), ("", JSON("empty key")), ("int", JSON(-7)), ("é", tree["a"]!)]
+        let packed = JSON.packedObject(members), built = JSON.object(members)
+        #expect(packed.isPacked && !built.isPacked)
+        #expect(packed.encoded() == built.encoded() && packed == built && packed.hashValue == built.hashValue)
+        #expect(packed["slice"]?["y"]?[1] == .false && packed["tree"]?["a"]?[1]?["b"]?.stringValue == "c")
+        let repeated = JSON.packedObject([("k", JSON(1)), ("k", JSON(2))])
+        #expect(repeated == JSON.object([("k", JSON(1)), ("k", JSON(2))]) && repeated["k"] == JSON(2) && repeated.count == 1)
+        #expect(JSON.packedObject([]).encoded() == Array("{}".utf8))
+    }
+
     private func randomValue(depth: Int, using generator: inout SystemRandomNumberGenerator) -> JSON {
         switch Int.random(in: depth > 3 ? 0..<6 : 0..<8, using: &generator) {
         case 0: return .null

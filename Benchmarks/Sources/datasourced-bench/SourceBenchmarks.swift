@@ -524,3 +524,126 @@ func changeSetBenchmark(_ options: Options) {
         say("RESULT changeset variant=\(number + 1) objects=\(count) between_ms=\(fixed(diff.median, 1)) between_best_ms=\(fixed(diff.min, 1)) replace_ms=\(fixed(replace.median, 1)) deleted=\(changes.deleted.count) inserted=\(changes.inserted.count) moved=\(changes.moved.count) updated=\(changes.updated.count)")
     }
 }
+
+// MARK: - 9. One edit in a big source, against one read, over stdio
+
+/// One round trip (send, read to the response) of `body`; the notifications before the
+/// response are handed to `notified`.
+func roundTrip(_ child: Child, _ reader: inout FrameReader, id: Int, method: String, params: JSON,
+               notified: (JSON) -> Void = { _ in }) -> (response: JSON, seconds: Double) {
+    let frame = request(id: id, method: method, params: params)
+    let start = Clock.now()
+    child.send(frame)
+    while let body = reader.next() {
+        guard let value = try? JSON.parse(body) else { fail("daemon wrote a body that is not JSON") }
+        if value["method"] == nil, value["id"] == JSON(id) {
+            let seconds = Clock.now() - start
+            if value["error"] != nil { fail("\(method) answered \(value)") }
+            return (value, seconds)
+        }
+        notified(value)
+    }
+    fail("daemon closed its stdout before answering \(method)")
+}
+
+/// insertObjects, removeObjects and updateObjects of one object in an N-object simple source,
+/// each over stdio, against objectAtIndexPath round trips in the same daemon and run; then the
+/// same edits with a live sorted, sectioned view over the source, whose change sets are
+/// checked to be one row each.
+func editsBenchmark(_ options: Options) {
+    let count = options.int("--objects", default: 300_000)
+    let edits = options.int("--edits", default: 200)
+    let groups = options.int("--groups", default: 100)
+    let floorRatio = options.double("--floor-ratio", default: 10)
+    let viewFloor = options.double("--view-floor-ratio", default: 3)
+    let (params, objectsBytes) = simpleSourceParamsText(name: "big", count: count, groups: groups, identityKey: "id")
+    var body = Array(#"{"jsonrpc":"2.0","id":2,"method":"createSource","params":"#.utf8)
+    body += params
+    body += Array("}".utf8)
+    let command = daemonCommand(options) + ["--max-message-size", String(body.count * 2)]
+    say("edits (over stdio): one-object edits of an \(count)-object simple source (identityKey id, \(objectsBytes) B of JSON), \(edits) of each kind, each a round trip;")
+    say("  against objectAtIndexPath round trips at random rows, in the same daemon; then the same with a sorted, sectioned view (group, by score) over it")
+    say("  \(command.joined(separator: " "))")
+    var child = Child.spawn(command)
+    var reader = FrameReader(descriptor: child.output)
+    child.send(request(id: 1, method: "initialize", params: [:]))
+    _ = reader.response(to: JSON(1), what: "initialize")
+    child.send(Framing.frame(body))
+    _ = reader.response(to: JSON(2), what: "createSource")
+    var id = 10
+    var ids = Array(0..<count)
+    var nextID = count
+    var random = SplitMix(seed: 13)
+    // The identity index is built by the first lookup (as after any replaceObjects): not an edit's cost.
+    _ = roundTrip(child, &reader, id: id, method: "indexPathForObject", params: ["source": "big", "object": makeObjects([0], groups: groups)[0]])
+
+    func reads() -> Sample {
+        var times: [Double] = []
+        for _ in 0..<edits {
+            id += 1
+            let row = random.below(ids.count)
+            times.append(roundTrip(child, &reader, id: id, method: "objectAtIndexPath", params: ["source": "big", "indexPath": [0, JSON(row)]]).seconds)
+        }
+        return Sample(times)
+    }
+
+    /// Medians of insert, remove, update; with `view`, checks each of its change sets is one row.
+    func editRound(view: String?) -> [Sample] {
+        var samples: [[Double]] = [[], [], []]
+        var viewRows: [Int] = []
+        func notified(_ value: JSON) {
+            guard let view, value["method"] == "dataSource/didChange", value["params"]?["source"] == JSON(view),
+                  let changes = value["params"]?["changes"] else { return }
+            let rows = ["inserted", "deleted", "moved"].reduce(0) { $0 + (changes[$1]?.count ?? 0) }
+            let sections = (changes["insertedSections"]?.count ?? 0) + (changes["deletedSections"]?.count ?? 0)
+            viewRows.append(sections > 0 ? -1 : max(rows, changes["updated"]?.count ?? 0))
+        }
+        for _ in 0..<edits {
+            id += 1
+            let at = random.below(ids.count + 1)
+            let object = makeObjects([nextID], groups: groups)[0]
+            samples[0].append(roundTrip(child, &reader, id: id, method: "insertObjects", params: ["source": "big", "objects": [object], "index": JSON(at)], notified: notified).seconds)
+            ids.insert(nextID, at: at)
+            nextID += 1
+
+            id += 1
+            let victim = random.below(ids.count)
+            samples[1].append(roundTrip(child, &reader, id: id, method: "removeObjects", params: ["source": "big", "index": JSON(victim), "count": 1], notified: notified).seconds)
+            ids.remove(at: victim)
+
+            id += 1
+            let target = ids[random.below(ids.count)]
+            let updated = makeObjects([target], groups: groups, salt: { _ in UInt64(id) })[0]
+            samples[2].append(roundTrip(child, &reader, id: id, method: "updateObjects", params: ["source": "big", "objects": [updated]], notified: notified).seconds)
+        }
+        if view != nil {
+            let one = viewRows.filter { $0 == 1 }.count
+            say("    the view's change sets: \(viewRows.count) for \(3 * edits) edits, \(one) of exactly one row" + (one == viewRows.count ? "" : " (others: \(viewRows.filter { $0 != 1 }.prefix(10)))"))
+        }
+        return samples.map(Sample.init)
+    }
+
+    let kinds = ["insertObjects", "removeObjects", "updateObjects"]
+    let readsBefore = reads()
+    let plain = editRound(view: nil)
+    let readsMiddle = reads()
+    let read = Sample([readsBefore.median, readsMiddle.median])
+    say("  objectAtIndexPath round trip: median \(fixed(readsBefore.median * 1e6, 1)) µs before the edits, \(fixed(readsMiddle.median * 1e6, 1)) µs after; using \(fixed(read.median * 1e6, 1)) µs")
+    for (kind, sample) in zip(kinds, plain) {
+        say("  \(kind) of one object: median \(fixed(sample.median * 1e6, 1)) µs (best \(fixed(sample.min * 1e6, 1)), p90 \(fixed(sample.percentile(90) * 1e6, 1))) = \(fixed(sample.median / read.median, 1))× a read; floor <= \(fixed(floorRatio))×")
+        say("RESULT edits objects=\(count) kind=\(kind) median_us=\(fixed(sample.median * 1e6, 1)) read_us=\(fixed(read.median * 1e6, 1)) ratio=\(fixed(sample.median / read.median, 2))")
+    }
+
+    id += 1
+    let (_, viewSeconds) = roundTrip(child, &reader, id: id, method: "createSource", params: [
+        "name": "view", "kind": "sectioned", "source": "big", "sectioningKey": "group", "sortDescriptors": [["keyPath": "score", "ascending": true]],
+    ])
+    say("  created the sorted, sectioned view in \(fixed(viewSeconds * 1000)) ms")
+    let viewed = editRound(view: "view")
+    for (index, kind) in kinds.enumerated() {
+        let with = viewed[index], without = plain[index]
+        say("  \(kind) with the view: median \(fixed(with.median * 1e6, 1)) µs (best \(fixed(with.min * 1e6, 1))) = \(fixed(with.median / without.median, 2))× without it; floor <= \(fixed(viewFloor))×")
+        say("RESULT edits_view objects=\(count) kind=\(kind) median_us=\(fixed(with.median * 1e6, 1)) without_us=\(fixed(without.median * 1e6, 1)) ratio=\(fixed(with.median / without.median, 2))")
+    }
+    child.finish()
+}

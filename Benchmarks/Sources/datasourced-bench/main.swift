@@ -683,6 +683,9 @@ usage: datasourced-bench COMMAND [options]
             indexPath(for:) ns per lookup, present and absent objects, whole-value and identityKey
   changeset [--objects 100000] [--edits 10000] [--moves 1000] [--runs 5] [--floor-ms 100] [--variant N]
             ChangeSet.between for N objects with deletions, insertions, moves, updates; and replaceObjects
+  edits --daemon PATH [--objects 300000] [--edits 200] [--groups 100] [--floor-ratio 10] [--view-floor-ratio 3]
+            one-object insertObjects, removeObjects, updateObjects over stdio against objectAtIndexPath
+            round trips in the same daemon; then the same with a sorted, sectioned view over the source
   pagefetch   reserved for a later benchmark
 """
 
@@ -698,6 +701,7 @@ case "bigsource": bigSourceBenchmark(options)
 case "sectioning": sectioningBenchmark(options)
 case "indexpath": indexPathBenchmark(options)
 case "changeset": changeSetBenchmark(options)
+case "edits": editsBenchmark(options)
 case "pagefetch": pageFetchBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default: say(usage); exit(2)

@@ -85,6 +85,9 @@ public class DataSource {
         return index?.indexPath(of: object, identity: identity, sections: layout.sections)
     }
 
+    /// Whether the identity index is built (for tests: edits that keep it, keep it).
+    var hasIndex: Bool { index != nil }
+
     /// Up to `count` objects of `section` from `start`.
     public func objects(inSection section: Int, start: Int, count: Int?) throws(DataSourceError) -> [JSON] {
         try validate(section: section)
@@ -184,7 +187,11 @@ public class DataSource {
             if givenHashes == nil {
                 hashes = [Array(oldHashes[..<head]) + identity.hashes(of: rows[head..<rows.count - tail]) + oldHashes[(old.count - tail)...]]
             }
-            index?.reindex(from: head, oldHashes: oldHashes[head...], new: new.sections, newHashes: hashes[0][head...], identity: identity)
+            if index?.isShifted == true {
+                index = nil
+            } else {
+                index?.reindex(from: head, oldHashes: oldHashes[head...], new: new.sections, newHashes: hashes[0][head...], identity: identity)
+            }
         } else {
             if givenHashes == nil { hashes = identity.hashes(of: new.sections) }
             index = nil
@@ -198,4 +205,136 @@ public class DataSource {
         revision += 1
         emit(.didChange(changes))
     }
+
+    // MARK: Edits that know what they change
+
+    /// The edit that made the current revision, while its `didChange` is being delivered,
+    /// when it was one of the direct edits below: a follower that had seen the revision
+    /// before can apply it instead of recomputing from every row. nil otherwise.
+    private(set) var lastEdit: RowEdit?
+
+    /// Inserts rows into a one-section source at `start`, in place: the change set is the
+    /// rows inserted, and the cost is theirs (plus moving the row references after them).
+    func insertRows(_ rows: [JSON], at start: Int) {
+        precondition(layout.sections.count == 1, "direct edits need one section")
+        guard !rows.isEmpty else { return }
+        let hashes = identity.hashes(of: rows)
+        layout.sections[0].insert(contentsOf: rows, at: start)
+        rowHashes[0].insert(contentsOf: hashes, at: start)
+        if index?.inserted(hashes, at: start, sections: layout.sections) == false { index = nil }
+        var changes = ChangeSet()
+        changes.inserted = (start..<start + rows.count).map { IndexPath(section: 0, item: $0) }
+        commit(changes, edit: .inserted(at: start, rows: rows, hashes: hashes))
+    }
+
+    /// Removes rows `range` of a one-section source, in place.
+    func removeRows(_ range: Range<Int>) {
+        precondition(layout.sections.count == 1, "direct edits need one section")
+        guard !range.isEmpty else { return }
+        let rows = Array(layout.sections[0][range]), hashes = Array(rowHashes[0][range])
+        if index?.removed(hashes[...], at: range.lowerBound) == false { index = nil }
+        layout.sections[0].removeSubrange(range)
+        rowHashes[0].removeSubrange(range)
+        var changes = ChangeSet()
+        changes.deleted = range.map { IndexPath(section: 0, item: $0) }
+        commit(changes, edit: .removed(at: range.lowerBound, rows: rows, hashes: hashes))
+    }
+
+    /// Replaces rows of a one-section source by objects of the same identity (so their
+    /// hashes and the index stay), in place; a replacement equal to its row changes nothing.
+    func replaceRows(_ replacements: [Int: JSON]) {
+        precondition(layout.sections.count == 1, "direct edits need one section")
+        var changed: [(item: Int, old: JSON)] = []
+        for (item, object) in replacements.sorted(by: { $0.key < $1.key }) {
+            let old = layout.sections[0][item]
+            guard old != object else { continue }
+            layout.sections[0][item] = object
+            changed.append((item, old))
+        }
+        guard !changed.isEmpty else { return }
+        var changes = ChangeSet()
+        changes.updated = changed.map { IndexPath(section: 0, item: $0.item) }
+        commit(changes, edit: .updated(changed))
+    }
+
+    /// Replaces the rows of a one-section source from `head` on with `tail`, in place. The
+    /// rows before `head` are neither copied, compared nor re-indexed, so appending a page
+    /// to a long list costs the page. The change set is the one `replaceLayout` gives with
+    /// `keptHead: head`: the diff of the two tails, in the list's coordinates.
+    func replaceTail(from head: Int, with tail: [JSON]) {
+        precondition(layout.sections.count == 1 && head <= layout.sections[0].count, "a tail of one section")
+        let oldTail = Array(layout.sections[0][head...]), oldHashes = Array(rowHashes[0][head...])
+        let hashes = identity.hashes(of: tail)
+        var changes = ChangeSet.between(old: Layout(sections: [oldTail], titles: [""]), oldHashes: [oldHashes],
+                                        new: Layout(sections: [tail], titles: [""]), newHashes: [hashes], identity: identity)
+        func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
+        changes.deleted = changes.deleted.map(shifted)
+        changes.inserted = changes.inserted.map(shifted)
+        changes.updated = changes.updated.map(shifted)
+        changes.moved = changes.moved.map { ChangeSet.Move(from: shifted($0.from), to: shifted($0.to)) }
+        layout.sections[0].replaceSubrange(head..., with: tail)
+        rowHashes[0].replaceSubrange(head..., with: hashes)
+        if index?.isShifted == true {
+            index = nil
+        } else {
+            index?.reindex(from: head, oldHashes: oldHashes[...], new: layout.sections, newHashes: hashes[...], identity: identity)
+        }
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+
+    /// Tells observers about an edit made in place: the new revision, then `didChange`.
+    private func commit(_ changes: ChangeSet, edit: RowEdit?) {
+        revision += 1
+        lastEdit = edit
+        emit(.didChange(changes))
+        lastEdit = nil
+    }
+
+    // MARK: Followers editing their rows in place
+
+    /// Edits rows of any layout in place, for a follower applying its child's edit; the
+    /// follower then calls `commitFollowing(_:)` with the change set it worked out.
+    func insertRow(_ object: JSON, hash: Int, at path: IndexPath) {
+        layout.sections[path.section].insert(object, at: path.item)
+        rowHashes[path.section].insert(hash, at: path.item)
+    }
+
+    func removeRow(at path: IndexPath) {
+        layout.sections[path.section].remove(at: path.item)
+        rowHashes[path.section].remove(at: path.item)
+    }
+
+    func replaceRow(at path: IndexPath, with object: JSON) {
+        layout.sections[path.section][path.item] = object
+    }
+
+    func insertSection(at section: Int, title: JSON, identity sectionIdentity: JSON) {
+        layout.sections.insert([], at: section)
+        layout.titles.insert(title, at: section)
+        layout.sectionIdentities.insert(sectionIdentity, at: section)
+        rowHashes.insert([], at: section)
+    }
+
+    func removeSection(at section: Int) {
+        layout.sections.remove(at: section)
+        layout.titles.remove(at: section)
+        layout.sectionIdentities.remove(at: section)
+        rowHashes.remove(at: section)
+    }
+
+    /// Ends a follower's edit in place: the index is rebuilt when next asked for.
+    func commitFollowing(_ changes: ChangeSet) {
+        index = nil
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+}
+
+/// One direct edit of a one-section source (see `DataSource.lastEdit`).
+enum RowEdit {
+    case inserted(at: Int, rows: [JSON], hashes: [Int])
+    case removed(at: Int, rows: [JSON], hashes: [Int])
+    /// The items replaced, with their old values (the new ones are the source's rows).
+    case updated([(item: Int, old: JSON)])
 }

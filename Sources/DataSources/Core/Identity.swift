@@ -28,10 +28,14 @@ public struct Identity: Sendable {
 
     func hashes(of sections: [[JSON]]) -> [[Int]] { sections.map { hashes(of: $0) } }
 
-    /// Whether two objects are the same object. Equal values always are, and rows kept
-    /// across an edit are usually the very same tree, so `json_equal` (a pointer comparison
-    /// for the same tree) goes first.
-    func same(_ left: JSON, _ right: JSON) -> Bool { left == right || of(left) == of(right) }
+    /// Whether two objects are the same object. Rows kept across an edit are usually the
+    /// very same storage, which is checked first; then, with an identity key, the two
+    /// identities (a few bytes), not the whole values: equal values always have equal
+    /// identities, so comparing them too would only cost an updated row a second walk.
+    func same(_ left: JSON, _ right: JSON) -> Bool {
+        if left.isIdentical(to: right) { return true }
+        return key == nil ? left == right : of(left) == of(right)
+    }
 }
 
 /// Where each object sits, by identity: O(1) `indexPath(for:)`.
@@ -41,12 +45,28 @@ public struct Identity: Sendable {
 /// of another identity (a 64-bit collision: in practice never) goes to `collisions`. Rows
 /// are named by their position counted across sections, in 32 bits: for a million rows the
 /// table is about 25 bytes a row, where index paths would take twice that.
+///
+/// A one-section source edited in place (an insertion or removal) keeps its index: the
+/// positions stored stay as they were when stored, and a log of the shifts since then
+/// turns them into current ones when a lookup reads them. The log is short (a long one, or
+/// an edit the index cannot follow cheaply, drops the index, rebuilt at the next lookup),
+/// so an edit costs its own rows, not a re-indexing of every row after it.
 struct IdentityIndex {
-    /// Hash → the position of the first row with that hash.
+    /// Hash → the position of the first row with that hash, before any shift in `shifts`.
     private var first: [Int: UInt32] = [:]
     private var collisions: [Int: [UInt32]] = [:]
     /// The position of each section's first row.
     private var sectionStarts: [Int] = []
+    /// Hashes of more than one row (repeated identities, or collisions): an edit touching
+    /// one of them is not followed (which row is "first" would need a search).
+    private var repeated: Set<Int> = []
+    /// Rows inserted since the index was built: hash → position and the number of shifts
+    /// logged before it was stored.
+    private var added: [Int: (position: Int, shifts: Int)] = [:]
+    /// In order: rows at or after `at` moved by `by`.
+    private var shifts: [(at: Int, by: Int)] = []
+    /// Beyond this many logged edits, rebuilding is cheaper than reading the log.
+    static let longestLog = 1024
 
     init(sections: [[JSON]], hashes: [[Int]], identity: Identity) {
         var start = 0
@@ -87,6 +107,7 @@ struct IdentityIndex {
             first[hash] = position
             return
         }
+        repeated.insert(hash)
         guard !identity.same(row(at: taken, in: sections), object) else { return }
         let others = collisions[hash] ?? []
         guard !others.contains(where: { identity.same(row(at: $0, in: sections), object) }) else { return }
@@ -95,10 +116,53 @@ struct IdentityIndex {
 
     func indexPath(of object: JSON, identity: Identity, sections: [[JSON]]) -> IndexPath? {
         let hash = identity.hash(of: object)
-        guard let position = first[hash] else { return nil }
+        guard let position = currentPosition(of: hash) else { return nil }
         if identity.same(row(at: position, in: sections), object) { return indexPath(at: position) }
         return collisions[hash]?.first { identity.same(row(at: $0, in: sections), object) }.map { indexPath(at: $0) }
     }
+
+    /// Where the first row with `hash` is now, after the shifts logged since it was stored.
+    private func currentPosition(of hash: Int) -> UInt32? {
+        var position: Int, from: Int
+        if let recent = added[hash] {
+            (position, from) = recent
+        } else if let stored = first[hash] {
+            (position, from) = (Int(stored), 0)
+        } else {
+            return nil
+        }
+        for shift in shifts[from...] where position >= shift.at { position += shift.by }
+        return UInt32(position)
+    }
+
+    /// Follows rows inserted at `start` of a one-section source (`sections` is the new
+    /// layout); false when it cannot, and the index must be dropped.
+    mutating func inserted(_ hashes: [Int], at start: Int, sections: [[JSON]]) -> Bool {
+        guard sectionStarts == [0], collisions.isEmpty, shifts.count < Self.longestLog, added.count + hashes.count <= 1 << 16 else { return false }
+        // A repeated identity (or a collision) would need comparing which row is first.
+        var seen = Set<Int>()
+        for hash in hashes {
+            guard first[hash] == nil, added[hash] == nil, seen.insert(hash).inserted else { return false }
+        }
+        shifts.append((start, hashes.count))
+        for (offset, hash) in hashes.enumerated() { added[hash] = (start + offset, shifts.count) }
+        return true
+    }
+
+    /// Follows the removal of rows `start..<start + hashes.count` (their hashes given) from a
+    /// one-section source; false when it cannot, and the index must be dropped.
+    mutating func removed(_ hashes: ArraySlice<Int>, at start: Int) -> Bool {
+        guard sectionStarts == [0], collisions.isEmpty, shifts.count < Self.longestLog else { return false }
+        guard !hashes.contains(where: repeated.contains) else { return false }
+        for hash in hashes {
+            if added.removeValue(forKey: hash) == nil { first[hash] = nil }
+        }
+        shifts.append((start + hashes.count, -hashes.count))
+        return true
+    }
+
+    /// Whether positions have been shifted since the index was built.
+    var isShifted: Bool { !shifts.isEmpty }
 
     /// Re-indexes a single section whose first `start` objects did not move: only the rows
     /// after them are forgotten and indexed again, so appending a page costs the page.

@@ -4,6 +4,10 @@ import JSONKit
 /// titled with the child's name, or, with `preserveSections`, each child's own sections
 /// (at least one per child). The layout is stable from creation, whatever loads first.
 ///
+/// It follows its children: a child's change of a few rows (not of sections) is applied to
+/// this source's rows in place and passed on in its coordinates; any other change lays the
+/// children out again and diffs.
+///
 /// `fetchData` fetches every child: one `willLoadData`, `didPartiallyLoad` as each child
 /// but the last completes, then `finishedLoading`, or `failedWithError` naming the
 /// children that failed. A child that loads on its own (fetched directly, or paging)
@@ -79,9 +83,71 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
             } else if !starting {
                 conclude()
             }
-        case .didChange:
-            relayout()
+        case .didChange(let changes):
+            if !follow(source, changes) { relayout() }
         }
+    }
+
+    /// The revision of each child that the layout shows, and the first section of each child.
+    private var shownRevisions: [ObjectIdentifier: Int] = [:]
+    private var firstSections: [Int] = []
+    /// Past this many rows, a child's change is cheaper recomputed than applied row by row.
+    static let largestFollowedChange = 64
+    /// How many child changes were applied in place (for tests).
+    private(set) var changesFollowed = 0
+
+    /// Applies a child's change of rows (not of sections) to this source's rows in place, and
+    /// emits it in this source's coordinates. False (nothing done) when it cannot: a child
+    /// listed twice, a change of sections, a large change, or a child that changed before
+    /// (in a diamond, through another child) without this source following.
+    private func follow(_ source: DataSource, _ changes: ChangeSet) -> Bool {
+        let id = ObjectIdentifier(source)
+        guard shownRevisions[id] == source.revision - 1, source.identity.key == identity.key,
+              changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
+              changes.inserted.count + changes.deleted.count + changes.moved.count + changes.updated.count <= Self.largestFollowedChange,
+              let child = sources.firstIndex(where: { $0 === source }),
+              sources.lastIndex(where: { $0 === source }) == child else { return false }
+        let base = firstSections[child]
+        let translateOld: (IndexPath) -> IndexPath, translateNew: (IndexPath) -> IndexPath
+        if preserveSections {
+            guard source.numberOfSections > 0 else { return false }
+            translateOld = { IndexPath(section: base + $0.section, item: $0.item) }
+            translateNew = translateOld
+        } else {
+            // One section for the child: its sections' rows one after another, before and after.
+            let counts = source.layout.sections.map(\.count)
+            var oldCounts = counts
+            for path in changes.inserted + changes.moved.map(\.to) { oldCounts[path.section] -= 1 }
+            for path in changes.deleted + changes.moved.map(\.from) { oldCounts[path.section] += 1 }
+            func starts(_ counts: [Int]) -> [Int] {
+                var result: [Int] = [], total = 0
+                for count in counts { result.append(total); total += count }
+                return result
+            }
+            let oldStarts = starts(oldCounts), newStarts = starts(counts)
+            translateOld = { IndexPath(section: base, item: oldStarts[$0.section] + $0.item) }
+            translateNew = { IndexPath(section: base, item: newStarts[$0.section] + $0.item) }
+        }
+        var own = ChangeSet()
+        own.deleted = changes.deleted.map(translateOld)
+        own.inserted = changes.inserted.map(translateNew)
+        own.updated = changes.updated.map(translateNew)
+        own.moved = changes.moved.map { ChangeSet.Move(from: translateOld($0.from), to: translateNew($0.to)) }
+        // Rows leave from the back, so earlier positions hold; then arrive from the front.
+        let leaving = (own.deleted + own.moved.map(\.from)).sorted { ($0.section, $0.item) > ($1.section, $1.item) }
+        for path in leaving { removeRow(at: path) }
+        let arriving = (changes.inserted.map { ($0, translateNew($0)) } + changes.moved.map { ($0.to, translateNew($0.to)) })
+            .sorted { ($0.1.section, $0.1.item) < ($1.1.section, $1.1.item) }
+        for (childPath, path) in arriving {
+            insertRow(source.layout.sections[childPath.section][childPath.item], hash: source.rowHashes[childPath.section][childPath.item], at: path)
+        }
+        for (childPath, path) in zip(changes.updated, own.updated) {
+            replaceRow(at: path, with: source.layout.sections[childPath.section][childPath.item])
+        }
+        shownRevisions[id] = source.revision
+        changesFollowed += 1
+        commitFollowing(own)
+        return true
     }
 
     /// Ends the cycle once every member answered: finished, or failed naming the failures.
@@ -102,7 +168,10 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
 
     private func relayout() {
         var sections: [[JSON]] = [], hashes: [[Int]] = [], titles: [JSON] = [], identities: [JSON] = []
+        firstSections = []
         for source in sources {
+            shownRevisions[ObjectIdentifier(source)] = source.revision
+            firstSections.append(sections.count)
             let own = JSON(source.name)
             // Identity hashes carry over from a child that tells objects apart alike.
             let childHashes = source.identity.key == identity.key ? source.rowHashes : identity.hashes(of: source.layout.sections)

@@ -24,6 +24,8 @@ public final class SimpleDataSource: DataSource {
     }
 
     // MARK: Edits; each emits one change set, and a refused edit changes nothing.
+    // An insertion, removal or update says what it did (its change set is the rows it
+    // touched), without comparing the list before and after; a replacement is diffed.
 
     public func replaceObjects(_ objects: [JSON]) {
         replaceLayout(Self.layout(objects))
@@ -33,9 +35,7 @@ public final class SimpleDataSource: DataSource {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
-        var updated = objects
-        updated.insert(contentsOf: newObjects, at: index)
-        replaceLayout(Self.layout(updated))
+        insertRows(newObjects.map { $0.packed() }, at: index)
     }
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {
@@ -47,14 +47,12 @@ public final class SimpleDataSource: DataSource {
             throw .outOfRange("count", count, valid: "0...\(objects.count - index) (from index \(index))",
                               context: [("numberOfObjects", JSON(objects.count))])
         }
-        var updated = objects
-        updated.removeSubrange(index..<index + count)
-        replaceLayout(Self.layout(updated))
+        removeRows(index..<index + count)
     }
 
     /// Replaces each object that has the same identity as one given.
     public func update(_ replacements: [JSON]) throws(DataSourceError) {
-        var updated = objects
+        var updated: [Int: JSON] = [:]
         for (position, replacement) in replacements.enumerated() {
             guard let path = indexPath(for: replacement) else {
                 throw DataSourceError(field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
@@ -62,8 +60,8 @@ public final class SimpleDataSource: DataSource {
                                       message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
                                       context: [("identity", identity.of(replacement))])
             }
-            updated[path.item] = replacement
+            updated[path.item] = replacement.packed()
         }
-        replaceLayout(Self.layout(updated))
+        replaceRows(updated)
     }
 }

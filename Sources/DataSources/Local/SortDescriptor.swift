@@ -67,6 +67,21 @@ struct SortKeys {
         return key
     }
 
+    /// -1, 0 or 1: how object `item` orders against object `otherItem` of `other` (keys
+    /// read with the same descriptors), descending descriptors reversed; 0 for ties.
+    func compare(_ item: Int, with other: SortKeys, _ otherItem: Int) -> Int {
+        let width = descriptors.count
+        return bytes.withUnsafeBufferPointer { bytes in
+            other.bytes.withUnsafeBufferPointer { otherBytes in
+                for position in 0..<width {
+                    let result = keys[item * width + position].compare(to: other.keys[otherItem * width + position], bytes: bytes, otherBytes: otherBytes)
+                    if result != 0 { return descriptors[position].ascending ? result : -result }
+                }
+                return 0
+            }
+        }
+    }
+
     /// The positions of the appended objects in sorted order; ties keep appending order.
     func sortedOrder() -> [Int] {
         var order = Array(0..<count)
@@ -78,14 +93,14 @@ struct SortKeys {
                 if width == 1 {
                     let up = ascending[0]
                     order.sort { left, right in
-                        let result = keys[left].compare(to: keys[right], bytes: bytes)
+                        let result = keys[left].compare(to: keys[right], bytes: bytes, otherBytes: bytes)
                         return result != 0 ? (up ? result < 0 : result > 0) : left < right
                     }
                     return
                 }
                 order.sort { left, right in
                     for position in 0..<width {
-                        let result = keys[left * width + position].compare(to: keys[right * width + position], bytes: bytes)
+                        let result = keys[left * width + position].compare(to: keys[right * width + position], bytes: bytes, otherBytes: bytes)
                         if result != 0 { return ascending[position] ? result < 0 : result > 0 }
                     }
                     return left < right
@@ -109,8 +124,8 @@ struct SortKey {
     var start = 0
     var length = 0
 
-    /// -1, 0 or 1.
-    func compare(to other: SortKey, bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// -1, 0 or 1; `bytes` holds this key's string or encoding, `otherBytes` the other's.
+    func compare(to other: SortKey, bytes: UnsafeBufferPointer<UInt8>, otherBytes: UnsafeBufferPointer<UInt8>) -> Int {
         guard rank == other.rank else { return rank.rawValue < other.rank.rawValue ? -1 : 1 }
         switch rank {
         case .null:
@@ -129,7 +144,7 @@ struct SortKey {
             let shorter = min(length, other.length)
             var index = min(8, shorter)
             while index < shorter {
-                let a = bytes[start + index], b = bytes[other.start + index]
+                let a = bytes[start + index], b = otherBytes[other.start + index]
                 if a != b { return a < b ? -1 : 1 }
                 index += 1
             }

@@ -67,7 +67,8 @@ public struct ObjectMapping: Sendable {
             }
             output.append((name, try ObjectMapping.convert(present, spec: spec, path: path.isEmpty ? name : "\(path).\(name)")))
         }
-        return .object(output)
+        // Mapped objects are kept as rows: packed straight from the fields read.
+        return .packedObject(output)
     }
 
     private static func convert(_ value: JSON, spec: FieldSpec, path: String) throws(Issue) -> JSON {

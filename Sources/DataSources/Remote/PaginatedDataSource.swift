@@ -335,9 +335,10 @@ public final class PaginatedDataSource: RemoteCollection {
     }
 
     /// The rows for the current state: the objects, then the trailing placeholder.
-    /// `keptHead`: how many leading objects are the rows they were (see `replaceLayout`).
+    /// `keptHead`: how many leading objects are the rows they were; only the rows after
+    /// them are built and compared (see `replaceTail`).
     private func compose(keptHead: Int) {
-        var rows = objects
+        var rows = Array(objects[keptHead...])
         if let trailingError {
             // Without a stored error row the failed page leaves no trailing row (Protocol.md):
             // a loading row there would claim a load that is not happening. The next
@@ -348,7 +349,7 @@ public final class PaginatedDataSource: RemoteCollection {
         } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
             rows.append(Placeholder.noResultsRow)
         }
-        setRows(rows, keptHead: keptHead)
+        setRows(keeping: keptHead, tail: rows)
     }
 
     private func describe(_ page: PageRequest) -> String {

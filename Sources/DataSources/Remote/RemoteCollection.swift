@@ -27,8 +27,14 @@ public class RemoteCollection: DataSource {
 
     var placeholders: PlaceholderStorageOptions { configuration.placeholders }
 
-    func setRows(_ rows: [JSON], keptHead: Int = 0) {
-        replaceLayout(Layout(sections: [rows], titles: [""]), keptHead: keptHead)
+    func setRows(_ rows: [JSON]) {
+        replaceLayout(Layout(sections: [rows], titles: [""]))
+    }
+
+    /// Keeps the first `head` rows (the caller knows they are unchanged) and replaces the
+    /// rest with `tail`, without copying or comparing the rows kept.
+    func setRows(keeping head: Int, tail: [JSON]) {
+        replaceTail(from: head, with: tail)
     }
 
     /// What to GET: the configured collection with `query` merged over the configured
