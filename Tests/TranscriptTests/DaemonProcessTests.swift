@@ -118,9 +118,10 @@ private func request(_ id: Int, _ method: String, _ params: JSON? = nil) -> JSON
         #expect(daemon.receive(2, withinMilliseconds: 30_000).count == 2)
         let baseline = try #require(daemon.statusKilobytes("VmRSS"))
 
-        // About 1 MB per answer, a hundred answers, and nobody reading yet.
-        daemon.sendInBackground((2..<102).map { request($0, "allObjects", .object([("source", "big")])) })
-        let backlog = 200_000
+        // About 1 MB of text per answer, 160 answers, and nobody reading yet. (Queued answers
+        // hold their rows packed, about 0.8 MB each, until the writer encodes them.)
+        daemon.sendInBackground((2..<162).map { request($0, "allObjects", .object([("source", "big")])) })
+        let backlog = 150_000
         let deadline = MonotonicClock.milliseconds() + 60_000
         while (daemon.statusKilobytes("VmRSS") ?? 0) < baseline + backlog, MonotonicClock.milliseconds() < deadline {
             usleep(20_000)  // the interval of a poll with a deadline, not a wait for the answer
@@ -128,8 +129,8 @@ private func request(_ id: Int, _ method: String, _ params: JSON? = nil) -> JSON
         let peak = try #require(daemon.statusKilobytes("VmHWM"))
         #expect(peak >= baseline + backlog, "no backlog built up: peak \(peak) kB against \(baseline) kB at rest")
 
-        let answers = daemon.receive(100, withinMilliseconds: 120_000)
-        #expect(answers.count == 100)
+        let answers = daemon.receive(160, withinMilliseconds: 120_000)
+        #expect(answers.count == 160)
         daemon.sendInBackground([request(200, "ping")])
         #expect(daemon.receive(1, withinMilliseconds: 10_000).first?["id"]?.integerValue == 200)
         let after = try #require(daemon.statusKilobytes("VmRSS"))
