@@ -37,7 +37,7 @@ import Testing
                 new.sections[section].insert(Self.row(random.next(14)), at: random.next(new.sections[section].count + 1))
             }
         }
-        for identity in [Identity(key: KeyPath("id")), Identity(key: nil)] {
+        for identity in [Identity(key: JSONKeyPath("id")), Identity(key: nil)] {
             let changes = ChangeSet.between(old: old, new: new, identity: identity)
             let problems = ChangeSetOracle.problems(changes, old: old, new: new, identity: identity)
             #expect(problems.isEmpty, "\(problems)\nold \(old.sections) \(old.titles)\nnew \(new.sections) \(new.titles)\n\(changes.json)")
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func anUpdateKeepsItsPlaceAndIsReportedInNewCoordinates() {
-        let identity = Identity(key: KeyPath("id"))
+        let identity = Identity(key: JSONKeyPath("id"))
         let old = Layout(sections: [[["id": 1], ["id": 2, "v": 0]]], titles: [""])
         let new = Layout(sections: [[["id": 0], ["id": 1], ["id": 2, "v": 1]]], titles: [""])
         #expect(ChangeSet.between(old: old, new: new, identity: identity) == changeSet(inserted: [path(0, 0)], updated: [path(0, 2)]))

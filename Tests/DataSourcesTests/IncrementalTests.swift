@@ -42,12 +42,12 @@ import Testing
             return .object(members)
         }
         let keyed = seed % 4 != 3
-        let identity = Identity(key: keyed ? KeyPath("id") : nil)
+        let identity = Identity(key: keyed ? JSONKeyPath("id") : nil)
         let child = SimpleDataSource(name: "c", identity: identity, objects: (0..<random.next(12)).map { _ in object() })
         var descriptors: [SortDescriptor] = []
-        if seed % 3 != 0 { descriptors.append(SortDescriptor(keyPath: KeyPath("v"), ascending: seed % 2 == 0)) }
-        if seed % 5 == 1 { descriptors.append(SortDescriptor(keyPath: KeyPath("s"), ascending: true)) }
-        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: KeyPath("g"), sortDescriptors: descriptors)
+        if seed % 3 != 0 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 2 == 0)) }
+        if seed % 5 == 1 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("s"), ascending: true)) }
+        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
         let checker = Checker()
         checker.watch(child, view)
 
@@ -82,7 +82,7 @@ import Testing
             checker.problems = []
 
             // The same rows as a view computed from scratch.
-            let fresh = SectionedDataSource(name: "f", identity: identity, child: child, sectioningKey: KeyPath("g"), sortDescriptors: descriptors)
+            let fresh = SectionedDataSource(name: "f", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
             #expect(view.layout.sections == fresh.layout.sections && view.sectionTitles == fresh.sectionTitles, "seed \(seed)")
             #expect(view.rowHashes == fresh.rowHashes, "seed \(seed)")
 
@@ -101,11 +101,11 @@ import Testing
     }
 
     @Test func aOneRowEditOfAViewIsExactlyThatRow() throws {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: KeyPath("id")), objects: (0..<100).map {
+        let child = SimpleDataSource(name: "c", identity: Identity(key: JSONKeyPath("id")), objects: (0..<100).map {
             ["id": JSON($0), "g": JSON("g\($0 % 3)"), "v": JSON(($0 * 37) % 100)]
         })
-        let view = SectionedDataSource(name: "t", identity: child.identity, child: child, sectioningKey: KeyPath("g"),
-                                       sortDescriptors: [SortDescriptor(keyPath: KeyPath("v"), ascending: true)])
+        let view = SectionedDataSource(name: "t", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"),
+                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
         let recorder = Recorder().observing(view)
         defer { #expect(view.editsFollowed == 3, "each edit was followed in place") }
 
@@ -135,11 +135,11 @@ import Testing
             if random.chance(80) { members.append(("g", JSON(["x", "y"][random.next(2)]))) }
             return .object(members)
         }
-        let identity = Identity(key: seed % 4 != 3 ? KeyPath("id") : nil)
+        let identity = Identity(key: seed % 4 != 3 ? JSONKeyPath("id") : nil)
         let first = SimpleDataSource(name: "a", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
         let second = SimpleDataSource(name: "b", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
-        let sectioned = SectionedDataSource(name: "t", identity: identity, child: second, sectioningKey: KeyPath("g"),
-                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: KeyPath("v"), ascending: true)] : [])
+        let sectioned = SectionedDataSource(name: "t", identity: identity, child: second, sectioningKey: JSONKeyPath("g"),
+                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
         let preserve = seed % 2 == 1
         let children: [DataSource] = [first, sectioned, second]
         let multi = MultiDataSource(name: "m", identity: identity, sources: children, preserveSections: preserve)
@@ -177,7 +177,7 @@ import Testing
             nextID += 1
             return ["id": JSON(nextID), "v": JSON(random.next(3))]
         }
-        let source = SimpleDataSource(name: "s", identity: Identity(key: seed % 2 == 0 ? KeyPath("id") : nil), objects: (0..<20).map { _ in object() })
+        let source = SimpleDataSource(name: "s", identity: Identity(key: seed % 2 == 0 ? JSONKeyPath("id") : nil), objects: (0..<20).map { _ in object() })
         _ = source.indexPath(for: source.objects[0])
         for step in 0..<60 {
             let count = source.objects.count

@@ -12,12 +12,12 @@ import Testing
     }
 
     static func fruit(observedBy recorder: Recorder? = nil) -> (SimpleDataSource, SectionedDataSource, SimpleDataSource) {
-        let fruit = SimpleDataSource(name: "fruit", identity: Identity(key: KeyPath("n")),
+        let fruit = SimpleDataSource(name: "fruit", identity: Identity(key: JSONKeyPath("n")),
                                      objects: [["n": "apple", "c": "red"], ["n": "lime", "c": "green"], ["n": "cherry", "c": "red"]])
         recorder?.observing(fruit)
-        let byColour = SectionedDataSource(name: "byColour", identity: fruit.identity, child: fruit, sectioningKey: KeyPath("c"), sortDescriptors: [])
+        let byColour = SectionedDataSource(name: "byColour", identity: fruit.identity, child: fruit, sectioningKey: JSONKeyPath("c"), sortDescriptors: [])
         recorder?.observing(byColour)
-        let veg = SimpleDataSource(name: "veg", identity: Identity(key: KeyPath("n")), objects: [["n": "kale", "c": "green"]])
+        let veg = SimpleDataSource(name: "veg", identity: Identity(key: JSONKeyPath("n")), objects: [["n": "kale", "c": "green"]])
         recorder?.observing(veg)
         return (fruit, byColour, veg)
     }

@@ -43,7 +43,7 @@ final class FakeLoader: RemoteLoading {
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
             throw DataSourceError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: KeyPath("id")), configuration: configuration,
+        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
                                          paginator: paginator, loader: loader, errorRow: \.placeholderRow)
         return (source, loader, Recorder().observing(source))
     }

@@ -75,7 +75,7 @@ import Testing
 
     private func objects(_ body: String, keyPath: String? = "items", status: Int = 200, type: String? = "application/json") -> Result<[JSON], FetchError> {
         ResponseDecoding.document(response(body, status: status, type: type), maximumDepth: 8).flatMap {
-            ResponseDecoding.objects(in: $0, keyPath: keyPath.map(KeyPath.init), mapping: nil, url: "u", status: status)
+            ResponseDecoding.objects(in: $0, keyPath: keyPath.map(JSONKeyPath.init), mapping: nil, url: "u", status: status)
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct SimpleDataSourceTests {
     static func books() -> SimpleDataSource {
-        SimpleDataSource(name: "books", identity: Identity(key: KeyPath("id")),
+        SimpleDataSource(name: "books", identity: Identity(key: JSONKeyPath("id")),
                          objects: [["id": 1, "t": "Dune"], ["id": 2, "t": "Emma"], ["id": 3, "t": "Solaris"]])
     }
 

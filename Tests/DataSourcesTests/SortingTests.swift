@@ -5,7 +5,7 @@ import Testing
 @Suite struct SortingTests {
     static func sorted(_ values: [JSON?], ascending: Bool = true) -> [JSON?] {
         let objects = values.map { value in value.map { JSON.object([("v", $0)]) } ?? [:] }
-        return SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: KeyPath("v"), ascending: ascending)]).map { $0["v"] }
+        return SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: ascending)]).map { $0["v"] }
     }
 
     @Test func kindsHaveAFixedOrder() {
@@ -15,9 +15,9 @@ import Testing
 
     @Test func missingAndNullAreEqualAndComeFirstAscendingLastDescending() {
         let objects: [JSON] = [["v": 1, "i": 0], ["i": 1], ["v": .null, "i": 2], ["v": 0, "i": 3]]
-        let up = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: KeyPath("v"), ascending: true)])
+        let up = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
         #expect(up.map { $0["i"] } == [1, 2, 3, 0], "stable: missing and null keep their order")
-        let down = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: KeyPath("v"), ascending: false)])
+        let down = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: false)])
         #expect(down.map { $0["i"] } == [0, 3, 1, 2])
     }
 
@@ -38,8 +38,8 @@ import Testing
     @Test func laterDescriptorsBreakTiesAndTheRestIsStable() {
         let objects: [JSON] = [["a": 1, "b": "x", "i": 0], ["a": 0, "b": "y", "i": 1], ["a": 1, "b": "y", "i": 2],
                                ["a": 0, "b": "y", "i": 3], ["a": 1, "b": "x", "i": 4]]
-        let sorted = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: KeyPath("a"), ascending: false),
-                                                         SortDescriptor(keyPath: KeyPath("b"), ascending: true)])
+        let sorted = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: JSONKeyPath("a"), ascending: false),
+                                                         SortDescriptor(keyPath: JSONKeyPath("b"), ascending: true)])
         #expect(sorted.map { $0["i"] } == [0, 4, 2, 1, 3])
     }
 

@@ -64,11 +64,11 @@ import Testing
 
     @Test func keyPathsWalkObjectsAndArrays() throws {
         let value = try JSON.parse(#"{"author":{"name":"Ada","tags":["x","y"]},"a.b":1}"#)
-        #expect(value.value(at: KeyPath("author.name"))?.stringValue == "Ada")
-        #expect(value.value(at: KeyPath("author.tags.1"))?.stringValue == "y")
-        #expect(value.value(at: KeyPath("author.missing")) == nil)
-        #expect(value.value(at: KeyPath("author.name.deeper")) == nil)
-        #expect(value.value(at: KeyPath("")) == value)
+        #expect(value.value(at: JSONKeyPath("author.name"))?.stringValue == "Ada")
+        #expect(value.value(at: JSONKeyPath("author.tags.1"))?.stringValue == "y")
+        #expect(value.value(at: JSONKeyPath("author.missing")) == nil)
+        #expect(value.value(at: JSONKeyPath("author.name.deeper")) == nil)
+        #expect(value.value(at: JSONKeyPath("")) == value)
     }
 
     @Test func containersAndScalars() {

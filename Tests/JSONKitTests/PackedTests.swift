@@ -35,7 +35,7 @@ import Testing
             #expect(packedMembers.map(\.key) == members.map(\.key))
             for ((_, packedValue), (key, treeValue)) in zip(packedMembers, members) {
                 #expect(packed[key] == treeValue)
-                #expect(packed.value(at: KeyPath(key)) == treeValue || key.contains(".") || key.isEmpty)  // "" is the value itself
+                #expect(packed.value(at: JSONKeyPath(key)) == treeValue || key.contains(".") || key.isEmpty)  // "" is the value itself
                 expectSameAnswers(packedValue, treeValue)
             }
             #expect(packed["no such key"] == nil)
@@ -53,11 +53,11 @@ import Testing
 
     @Test func keyPathsWalkPackedObjectsAndArrays() throws {
         let packed = try JSON.parse(#"{"a":{"b":[10,{"c":"found"}]}}"#).packed()
-        #expect(packed.value(at: KeyPath("a.b.1.c"))?.stringValue == "found")
-        #expect(packed.value(at: KeyPath("a.b.0"))?.integerValue == 10)
-        #expect(packed.value(at: KeyPath("a.b.2")) == nil)
-        #expect(packed.value(at: KeyPath("a.x")) == nil)
-        #expect(packed.value(at: KeyPath("")) == packed)
+        #expect(packed.value(at: JSONKeyPath("a.b.1.c"))?.stringValue == "found")
+        #expect(packed.value(at: JSONKeyPath("a.b.0"))?.integerValue == 10)
+        #expect(packed.value(at: JSONKeyPath("a.b.2")) == nil)
+        #expect(packed.value(at: JSONKeyPath("a.x")) == nil)
+        #expect(packed.value(at: JSONKeyPath("")) == packed)
     }
 
     @Test func equalityIgnoresMemberOrderAcrossRepresentations() throws {

@@ -229,7 +229,7 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
 /// the Swift boxes `SourceRegistry.create` makes for them, the source's own state, and the
 /// identity index built by the first `indexPath(for:)` (where the model builds it lazily).
 func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
-    let identity = Identity(key: identityKey.map(KeyPath.init))
+    let identity = Identity(key: identityKey.map(JSONKeyPath.init))
     say("bigsource --breakdown: \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); RSS after each step (after malloc_trim)")
     var text: [UInt8]
     let objectsBytes: Int
@@ -408,7 +408,7 @@ func indexPathBenchmark(_ options: Options) {
     for size in sizes {
         let objects = makeObjects(0..<size)
         let whole = SimpleDataSource(name: "whole", identity: Identity(key: nil), objects: objects)
-        let keyed = SimpleDataSource(name: "keyed", identity: Identity(key: KeyPath("id")), objects: objects)
+        let keyed = SimpleDataSource(name: "keyed", identity: Identity(key: JSONKeyPath("id")), objects: objects)
         var random = SplitMix(seed: UInt64(size))
         let presentIDs = (0..<probes).map { _ in random.below(size) }
         let present = makeObjects(presentIDs)
@@ -491,7 +491,7 @@ func changeSetBenchmark(_ options: Options) {
     say("changeset: \(count) objects -> \(edits) deleted (random places), \(edits) inserted (random places); the new rows are separate trees")
     say("  (parsed, as replaceObjects gets them), so kept objects compare by value; \(runs) runs each, median (best)")
 
-    let byID = Identity(key: KeyPath("id")), whole = Identity(key: nil)
+    let byID = Identity(key: JSONKeyPath("id")), whole = Identity(key: nil)
     let variants: [(String, Identity, [JSON])] = [
         ("identityKey id", byID, new),
         ("whole-value identity", whole, new),

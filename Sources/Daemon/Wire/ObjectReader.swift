@@ -91,7 +91,7 @@ struct ObjectReader {
         try optional(key) { value, field throws(FieldError) in try Decode.bool(value, field) }
     }
 
-    mutating func optionalKeyPath(_ key: String) throws(FieldError) -> KeyPath? {
+    mutating func optionalKeyPath(_ key: String) throws(FieldError) -> JSONKeyPath? {
         try optional(key) { value, field throws(FieldError) in try Decode.keyPath(value, field) }
     }
 
@@ -174,11 +174,11 @@ enum Decode {
         return bool
     }
 
-    static func keyPath(_ value: JSON, _ field: String) throws(FieldError) -> KeyPath {
+    static func keyPath(_ value: JSON, _ field: String) throws(FieldError) -> JSONKeyPath {
         let expected = "a non-empty key path string"
         guard let text = value.stringValue else { throw .mistyped(field, expected: expected, got: value) }
         guard !text.isEmpty else { throw .invalid(field, expected: expected, got: value) }
-        return KeyPath(text)
+        return JSONKeyPath(text)
     }
 
     /// The name of a source (its existence is the registry's to check).

@@ -70,7 +70,7 @@ enum RemoteConfigurationDecoding {
         let query = try reader.optional("queryParameters", Self.queryParameters) ?? []
         let keyPath = try reader.optional("keyPath") { value, field throws(FieldError) in
             let text = try Decode.string(value, field)
-            return text.isEmpty ? nil : KeyPath(text)
+            return text.isEmpty ? nil : JSONKeyPath(text)
         } ?? nil
         let mapping = try reader.optional("mapping") { value, field throws(FieldError) in try MappingDecoding.mapping(value, field) }
         let placeholders = try reader.optional("placeholderStorageOptions", Self.placeholderOptions) ?? .standard
@@ -168,7 +168,7 @@ enum RemoteConfigurationDecoding {
         let firstPage = try reader.optionalInteger("firstPage", in: 0...PaginatorConfiguration.maximumFirstPage) ?? 1
         let metadataKeyPath = try reader.optional("metadataKeyPath") { value, field throws(FieldError) in
             let text = try Decode.string(value, field)
-            return text.isEmpty ? nil : KeyPath(text)
+            return text.isEmpty ? nil : JSONKeyPath(text)
         } ?? nil
         var paginator = PaginatorConfiguration(keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
                                                firstPage: firstPage, metadataKeyPath: metadataKeyPath)
@@ -212,7 +212,7 @@ enum RemoteConfigurationDecoding {
             paginator.strategy = .cursor(cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
                                          hasMorePath: try reader.optionalKeyPath("hasMorePath"))
         case "nextURL":
-            paginator.strategy = .nextURL(path: try reader.optionalKeyPath("nextURLPath") ?? KeyPath("next"),
+            paginator.strategy = .nextURL(path: try reader.optionalKeyPath("nextURLPath") ?? JSONKeyPath("next"),
                                           hasMorePath: try reader.optionalKeyPath("hasMorePath"))
         case "linkHeader":
             paginator.strategy = .linkHeader
@@ -257,7 +257,7 @@ enum MappingDecoding {
 
     private static func spec(_ value: JSON, _ field: String) throws(FieldError) -> ObjectMapping.FieldSpec {
         if let keyPath = value.stringValue {
-            return .field(keyPath: KeyPath(keyPath), type: .any, defaultValue: nil, nested: nil, items: nil)
+            return .field(keyPath: JSONKeyPath(keyPath), type: .any, defaultValue: nil, nested: nil, items: nil)
         }
         var reader = try ObjectReader(value, field: field, expected: "a key path string or an object {keyPath?, type?, default?, mapping?, items?}")
         let keyPath = try reader.optionalKeyPath("keyPath")

@@ -3,9 +3,9 @@ import JSONKit
 /// How a source tells two objects apart: by the value at `identityKey` when given (objects
 /// lacking it fall back to their whole value), else by whole-value equality.
 public struct Identity: Sendable {
-    public let key: KeyPath?
+    public let key: JSONKeyPath?
 
-    public init(key: KeyPath?) { self.key = key }
+    public init(key: JSONKeyPath?) { self.key = key }
 
     /// The value two objects must share to be the same object. Placeholders are compared
     /// whole, so a loading row never matches data.

@@ -6,12 +6,12 @@ public struct SourceSpec: Sendable {
     public var name: String
     /// Says when two objects are the same object; nil: whole-value equality, or for
     /// composed sources their children's key when they all agree.
-    public var identityKey: KeyPath?
+    public var identityKey: JSONKeyPath?
     public var kind: Kind
 
     public enum Kind: Sendable {
         case simple(objects: [JSON])
-        case sectioned(source: String, sectioningKey: KeyPath, sortDescriptors: [SortDescriptor])
+        case sectioned(source: String, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor])
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteConfiguration)
         case paginated(RemoteConfiguration, PaginatorConfiguration)
@@ -27,7 +27,7 @@ public struct SourceSpec: Sendable {
         }
     }
 
-    public init(name: String, identityKey: KeyPath?, kind: Kind) {
+    public init(name: String, identityKey: JSONKeyPath?, kind: Kind) {
         self.name = name
         self.identityKey = identityKey
         self.kind = kind
@@ -41,7 +41,7 @@ public struct SourceDescription: Sendable {
     public let sectionTitles: [JSON]
     public let counts: [Int]
     public let isFetching: Bool
-    public let identityKey: KeyPath?
+    public let identityKey: JSONKeyPath?
     public let children: [String]
     /// Bumped by every change to the rows.
     public let revision: Int
@@ -49,7 +49,7 @@ public struct SourceDescription: Sendable {
 
     public enum KindState: Sendable {
         case simple
-        case sectioned(source: String, sectioningKey: KeyPath, sortDescriptors: [SortDescriptor])
+        case sectioned(source: String, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor])
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteState)
         case paginated(RemoteState, PagingState)

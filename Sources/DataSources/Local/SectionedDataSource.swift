@@ -14,13 +14,13 @@ import JSONKit
 /// JSON values: `1` and `1.0` are different sections, member order in objects is not.
 public final class SectionedDataSource: DataSource, DataSourceObserver {
     public let child: DataSource
-    public let sectioningKey: KeyPath
+    public let sectioningKey: JSONKeyPath
     public let sortDescriptors: [SortDescriptor]
 
     public override var kind: String { "sectioned" }
     public override var children: [DataSource] { [child] }
 
-    public init(name: String, identity: Identity, child: DataSource, sectioningKey: KeyPath, sortDescriptors: [SortDescriptor]) {
+    public init(name: String, identity: Identity, child: DataSource, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor]) {
         self.child = child
         self.sectioningKey = sectioningKey
         self.sortDescriptors = sortDescriptors

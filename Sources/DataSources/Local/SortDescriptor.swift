@@ -2,10 +2,10 @@ import JSONKit
 
 /// `{keyPath, ascending}`: one key of a stable sort, as `NSSortDescriptor` was.
 public struct SortDescriptor: Sendable {
-    public let keyPath: KeyPath
+    public let keyPath: JSONKeyPath
     public let ascending: Bool
 
-    public init(keyPath: KeyPath, ascending: Bool) {
+    public init(keyPath: JSONKeyPath, ascending: Bool) {
         self.keyPath = keyPath
         self.ascending = ascending
     }

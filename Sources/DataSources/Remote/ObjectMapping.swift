@@ -21,7 +21,7 @@ public struct ObjectMapping: Sendable {
 
     /// How one field is read and checked.
     public indirect enum FieldSpec: Sendable {
-        case field(keyPath: KeyPath?, type: FieldType, defaultValue: JSON?, nested: ObjectMapping?, items: FieldSpec?)
+        case field(keyPath: JSONKeyPath?, type: FieldType, defaultValue: JSON?, nested: ObjectMapping?, items: FieldSpec?)
     }
 
     public let fields: [(name: String, spec: FieldSpec)]

@@ -240,7 +240,7 @@ public final class PaginatedDataSource: RemoteCollection {
         if response.objects.isEmpty { return .success(nil) }
         if let total = metadata.numberOfTotalResults, objectsReceived >= total { return .success(nil) }
         let document = response.document
-        func flag(_ path: KeyPath?) -> Bool? { path.flatMap { document?.value(at: $0)?.boolValue } }
+        func flag(_ path: JSONKeyPath?) -> Bool? { path.flatMap { document?.value(at: $0)?.boolValue } }
         switch paginator.strategy {
         case .pageNumber:
             let number: Int

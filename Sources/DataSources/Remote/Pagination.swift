@@ -21,14 +21,14 @@ public struct PaginatorConfiguration: Sendable {
         case pageNumber
         /// `offset=N&limit=M`: N is the number of objects loaded so far, or the value at
         /// `nextOffsetPath` when the API sends one.
-        case offset(offsetKey: String, limitKey: String, nextOffsetPath: KeyPath?)
+        case offset(offsetKey: String, limitKey: String, nextOffsetPath: JSONKeyPath?)
         /// A cursor read at `cursorPath` (or the identity at `fromLastObject` of the last
         /// object loaded, as Stripe's `starting_after`), sent under `cursorKey`; the end is
         /// an absent, null or empty cursor, or false at `hasMorePath`.
-        case cursor(cursorKey: String, cursorPath: KeyPath?, fromLastObject: KeyPath?, hasMorePath: KeyPath?)
+        case cursor(cursorKey: String, cursorPath: JSONKeyPath?, fromLastObject: JSONKeyPath?, hasMorePath: JSONKeyPath?)
         /// A full or relative URL at `path`, followed as is; the end is a null or absent URL
         /// (or false at `hasMorePath`).
-        case nextURL(path: KeyPath, hasMorePath: KeyPath?)
+        case nextURL(path: JSONKeyPath, hasMorePath: JSONKeyPath?)
         /// The `Link` header's `rel="next"` (RFC 8288), followed as is; the end is its absence.
         case linkHeader
 
@@ -61,9 +61,9 @@ public struct PaginatorConfiguration: Sendable {
     public var pageSize: Int?
     public var firstPage = 1
     /// Where the metadata sits in the response; nil for the top level.
-    public var metadataKeyPath: KeyPath?
+    public var metadataKeyPath: JSONKeyPath?
     /// Where the total number of objects is: a key path in the body, or a header.
-    public var totalPath: KeyPath?
+    public var totalPath: JSONKeyPath?
     public var totalHeader: String?
     /// The loop guard: at most this many pages per cycle, and at most this many consecutive
     /// pages that bring no new object.
@@ -89,7 +89,7 @@ public struct PaginatorConfiguration: Sendable {
     public static let maximumPrefetchDistance = 1_000_000
 
     public init(keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
-                firstPage: Int = 1, metadataKeyPath: KeyPath? = nil) {
+                firstPage: Int = 1, metadataKeyPath: JSONKeyPath? = nil) {
         self.keys = keys
         self.pageQueryKey = pageQueryKey ?? keys.currentPage
         self.pageSizeQueryKey = pageSizeQueryKey ?? keys.pageSize

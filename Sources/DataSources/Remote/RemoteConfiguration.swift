@@ -12,7 +12,7 @@ public struct RemoteConfiguration: Sendable {
     /// Stringified: numbers as JSON writes them, booleans as `true`/`false`.
     public var queryParameters: [(name: String, value: String)]
     /// Dot path to the array in the response; nil for the response itself.
-    public var keyPath: KeyPath?
+    public var keyPath: JSONKeyPath?
     public var mapping: ObjectMapping?
     public var placeholders: PlaceholderStorageOptions
     public var maximumBodySize: Int
@@ -30,7 +30,7 @@ public struct RemoteConfiguration: Sendable {
     public static let maximumDepthLimit = 2048
 
     public init(baseURL: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = defaultTimeoutSeconds,
-                apiPath: String, queryParameters: [(name: String, value: String)] = [], keyPath: KeyPath? = nil,
+                apiPath: String, queryParameters: [(name: String, value: String)] = [], keyPath: JSONKeyPath? = nil,
                 mapping: ObjectMapping? = nil, placeholders: PlaceholderStorageOptions = .standard,
                 maximumBodySize: Int = defaultMaximumBodySize, maximumDepth: Int = defaultMaximumDepth) {
         self.baseURL = baseURL

@@ -104,7 +104,7 @@ public enum ResponseDecoding {
 
     /// The list at `keyPath` (a single value there is a one-element list, as in the
     /// original), mapped. A missing key path is an error, not an empty list.
-    public static func objects(in document: JSON?, keyPath: KeyPath?, mapping: ObjectMapping?, url: String, status: Int) -> Result<[JSON], FetchError> {
+    public static func objects(in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int) -> Result<[JSON], FetchError> {
         guard let document else { return .success([]) }
         var found = document
         if let keyPath {
@@ -148,7 +148,7 @@ public enum ResponseDecoding {
     /// The document as page metadata needs it: without the list at a top-level key path,
     /// which the rows have been made from. The list's tree is then freed on this (the HTTP)
     /// thread, not by the main loop when it is done with the metadata.
-    static func withoutTheList(_ document: JSON, keyPath: KeyPath?) -> JSON {
+    static func withoutTheList(_ document: JSON, keyPath: JSONKeyPath?) -> JSON {
         guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
         return document.removing(keyPath.components[0])
     }

@@ -2,7 +2,7 @@ import CJansson
 
 /// A dotted path into nested objects, such as `"author.name"`; a component made of
 /// digits also indexes into an array (`"items.0.id"`).
-public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
+public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
     public let components: [String]
 
     public init(_ path: String) {
@@ -14,7 +14,7 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
 
 extension JSON {
     /// The value at `path`, or nil when any step is missing. An empty path is the value itself.
-    public func value(at path: KeyPath) -> JSON? {
+    public func value(at path: JSONKeyPath) -> JSON? {
         guard !path.components.isEmpty else { return self }
         switch storage {
         case .tree(let pointer):
