@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -65,3 +66,19 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "JSONKit", "datasourced"]),
     ]
 )
+
+// libFuzzer targets (FUZZING.md), only when scripts/fuzz.sh asks for them: they link only
+// with -sanitize=fuzzer (libFuzzer supplies main) and import the daemon @testable (debug
+// builds), so the ordinary build and `swift build -c release` never see them. None
+// depends on HTTPGet: no SwiftNIO in fuzzer builds.
+if ProcessInfo.processInfo.environment["DATASOURCED_FUZZ"] == "1" {
+    // No top-level code: each target's entry point starts libFuzzer's driver (see its *Fuzzer.swift).
+    let fuzzerSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    package.targets += [
+        .executableTarget(name: "fuzz-framer", dependencies: ["JSONRPC"], path: "Fuzz/Framer", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-payload", dependencies: ["JSONRPC", "JSONKit"], path: "Fuzz/Payload", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-session", dependencies: [
+            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+        ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
+    ]
+}
