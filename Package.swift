@@ -67,11 +67,23 @@ let package = Package(
     ]
 )
 
+let environment = ProcessInfo.processInfo.environment
+
+// The core alone (DATASOURCED_CORE_ONLY=1): JSONKit, JSONRPC, DataSources, Daemon and their
+// tests, without the command line, transcript replay and HTTP (AsyncHTTPClient, SwiftNIO).
+// scripts/sanitizers.sh and scripts/fuzz.sh build this way: small builds, nothing of NIO's
+// under the sanitizers.
+if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
+    let outside: Set<String> = ["HTTPGet", "Replay", "datasourced", "datasourced-bench", "TranscriptTests"]
+    package.targets.removeAll { outside.contains($0.name) }
+    package.products.removeAll()
+    package.dependencies.removeAll { !$0.url!.hasSuffix("/swift-log") }
+}
+
 // libFuzzer targets (FUZZING.md), only when scripts/fuzz.sh asks for them: they link only
-// with -sanitize=fuzzer (libFuzzer supplies main) and import the daemon @testable (debug
-// builds), so the ordinary build and `swift build -c release` never see them. None
-// depends on HTTPGet: no SwiftNIO in fuzzer builds.
-if ProcessInfo.processInfo.environment["DATASOURCED_FUZZ"] == "1" {
+// with -sanitize=fuzzer and import the daemon @testable (debug builds), so the ordinary
+// build and `swift build -c release` never see them.
+if environment["DATASOURCED_FUZZ"] == "1" {
     // No top-level code: each target's entry point starts libFuzzer's driver (see its *Fuzzer.swift).
     let fuzzerSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
     package.targets += [
