@@ -74,7 +74,7 @@ let environment = ProcessInfo.processInfo.environment
 // scripts/sanitizers.sh and scripts/fuzz.sh build this way: small builds, nothing of NIO's
 // under the sanitizers.
 if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
-    let outside: Set<String> = ["HTTPGet", "Replay", "datasourced", "datasourced-bench", "TranscriptTests"]
+    let outside: Set<String> = ["HTTPGet", "Replay", "datasourced", "datasourced-bench", "ReplayTests", "TranscriptTests"]
     package.targets.removeAll { outside.contains($0.name) }
     package.products.removeAll()
     package.dependencies.removeAll { !$0.url!.hasSuffix("/swift-log") }
