@@ -77,7 +77,10 @@ if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"
     let outside: Set<String> = ["HTTPGet", "Replay", "datasourced", "datasourced-bench", "ReplayTests", "TranscriptTests"]
     package.targets.removeAll { outside.contains($0.name) }
     package.products.removeAll()
-    package.dependencies.removeAll { !$0.url!.hasSuffix("/swift-log") }
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
+        return !location.hasSuffix("/swift-log")
+    }
 }
 
 // libFuzzer targets (FUZZING.md), only when scripts/fuzz.sh asks for them: they link only
