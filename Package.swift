@@ -69,17 +69,28 @@ let package = Package(
 
 let environment = ProcessInfo.processInfo.environment
 
-// The core alone (DATASOURCED_CORE_ONLY=1): JSONKit, JSONRPC, DataSources, Daemon and their
-// tests, without the command line, transcript replay and HTTP (AsyncHTTPClient, SwiftNIO).
-// scripts/sanitizers.sh and scripts/fuzz.sh build this way: small builds, nothing of NIO's
-// under the sanitizers.
+// The core alone (DATASOURCED_CORE_ONLY=1): the JSONKit, JSONRPC, DataSources and Daemon
+// tests and what they depend on, without the command line, recording, replay and HTTP
+// (AsyncHTTPClient, SwiftNIO). scripts/sanitizers.sh and scripts/fuzz.sh build this way:
+// small builds, nothing of NIO's under the sanitizers.
 if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
-    let outside: Set<String> = ["HTTPGet", "Replay", "datasourced", "datasourced-bench", "ReplayTests", "TranscriptTests"]
-    package.targets.removeAll { outside.contains($0.name) }
+    var kept: Set<String> = [], packagesUsed: Set<String> = []
+    var pending = ["JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
+    while let name = pending.popLast() {
+        guard kept.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem(_, let package, _, _): packagesUsed.insert(package ?? "")
+            @unknown default: break
+            }
+        }
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
     package.products.removeAll()
     package.dependencies.removeAll { dependency in
         guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
-        return !location.hasSuffix("/swift-log")
+        return !packagesUsed.contains { location.hasSuffix("/\($0)") }
     }
 }
 
