@@ -73,7 +73,7 @@ extension JSON {
     /// or removed when `value` is nil.
     func replacing(_ path: String, with value: JSON?) -> JSON {
         var rest = Substring(path)
-        var key = rest.prefix { $0 != "." && $0 != "[" }
+        let key = String(rest.prefix { $0 != "." && $0 != "[" })
         rest = rest.dropFirst(key.count)
         if key.isEmpty, rest.first == "[" {
             let close = rest.firstIndex(of: "]")!
@@ -86,8 +86,8 @@ extension JSON {
             return .array(elements)
         }
         if rest.first == "." { rest = rest.dropFirst() }
-        if rest.isEmpty { return value.map { setting(String(key), to: $0) } ?? removing(String(key)) }
-        let child = self[String(key)] ?? (rest.first == "[" ? [] : [:])
-        return setting(String(key), to: child.replacing(String(rest), with: value))
+        if rest.isEmpty { return value.map { setting(key, to: $0) } ?? removing(key) }
+        let child = self[key] ?? (rest.first == "[" ? [] : [:])
+        return setting(key, to: child.replacing(String(rest), with: value))
     }
 }
