@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -65,3 +66,45 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "JSONKit", "datasourced"]),
     ]
 )
+
+let environment = ProcessInfo.processInfo.environment
+
+// The core alone (DATASOURCED_CORE_ONLY=1): the JSONKit, JSONRPC, DataSources and Daemon
+// tests and what they depend on, without the command line, recording, replay and HTTP
+// (AsyncHTTPClient, SwiftNIO). scripts/sanitizers.sh and scripts/fuzz.sh build this way:
+// small builds, nothing of NIO's under the sanitizers.
+if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
+    var kept: Set<String> = [], packagesUsed: Set<String> = []
+    var pending = ["JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
+    while let name = pending.popLast() {
+        guard kept.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem(_, let package, _, _): packagesUsed.insert(package ?? "")
+            @unknown default: break
+            }
+        }
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products.removeAll()
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
+        return !packagesUsed.contains { location.hasSuffix("/\($0)") }
+    }
+}
+
+// libFuzzer targets (FUZZING.md), only when scripts/fuzz.sh asks for them: they link only
+// with -sanitize=fuzzer and import the daemon @testable (debug builds), so the ordinary
+// build and `swift build -c release` never see them.
+if environment["DATASOURCED_FUZZ"] == "1" {
+    // No top-level code: each target's entry point starts libFuzzer's driver (see its *Fuzzer.swift).
+    let fuzzerSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    package.targets += [
+        .executableTarget(name: "fuzz-framer", dependencies: ["JSONRPC"], path: "Fuzz/Framer", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-payload", dependencies: ["JSONRPC", "JSONKit"], path: "Fuzz/Payload", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-session", dependencies: [
+            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+        ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
+    ]
+}

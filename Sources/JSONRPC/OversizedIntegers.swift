@@ -100,7 +100,8 @@ enum OversizedIntegers {
         while index < last {
             while index < last, isSpace(bytes[index]) || bytes[index] == 44 { index += 1 }
             guard index < last else { break }
-            guard let end = valueEnd(bytes, from: index), end <= last else { return nil }
+            // A `:` between elements ends no value: without progress this would loop for ever.
+            guard let end = valueEnd(bytes, from: index), end > index, end <= last else { return nil }
             spans.append(index..<end)
             index = end
         }

@@ -81,12 +81,24 @@ public final class StdioTransport: @unchecked Sendable {
     public func flush(waitingAtMost milliseconds: Int) {
         writer.flush(waitingAtMost: milliseconds)
     }
+
+    /// Writes what was sent so far, then ends the writer thread: for a daemon that ends
+    /// inside a longer-lived process (the session fuzzer makes thousands). Nothing is
+    /// written after it.
+    public func stopWriting() {
+        writer.stop()
+    }
 }
 
 /// The one writer of stdout.
 private final class Writer: @unchecked Sendable {
     private let descriptor: Int32
-    private let queue = Mailbox<Outgoing>()
+    private enum Item {
+        case message(Outgoing)
+        case stop
+    }
+
+    private let queue = Mailbox<Item>()
     private let written = Mailbox<Int>()
     private let enqueued = Mutex(0)
     /// Only `flush`'s caller (the main thread) reads and writes this.
@@ -110,7 +122,10 @@ private final class Writer: @unchecked Sendable {
             var bytes: [UInt8] = []
             var drained = 0
             while true {
-                var batch = queue.takeAll()
+                var items = queue.takeAll()
+                let stopping = items.contains { if case .stop = $0 { true } else { false } }
+                var batch = items.compactMap { item -> Outgoing? in if case .message(let message) = item { message } else { nil } }
+                items = []
                 let count = batch.count
                 for (index, message) in batch.enumerated() where !failed {
                     Framing.appendFrame(message.json.encoded(), to: &bytes)
@@ -132,13 +147,18 @@ private final class Writer: @unchecked Sendable {
                 }
                 // Failed writes still count as done, so flush() never waits on a dead pipe.
                 written.post(count)
+                if stopping { return }
             }
         }
     }
 
     func enqueue(_ message: Outgoing) {
         enqueued.withLock { $0 += 1 }
-        queue.post(message)
+        queue.post(.message(message))
+    }
+
+    func stop() {
+        queue.post(.stop)
     }
 
     func flush(waitingAtMost milliseconds: Int) {

@@ -127,4 +127,25 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         decoder.append(Array("\n{}".utf8) + Framing.frame(Array("7".utf8)))
         #expect(decoder.next() == .body(Array("7".utf8)))
     }
+
+    /// The framer fuzzer's property (FUZZING.md), and its first find: garbage that goes on in
+    /// the next read must not make the frame after it read as part of a bad header. Fed
+    /// whole or in pieces, the stream gives the same frames.
+    @Test func garbageSplitAcrossReadsStillReachesTheNextFrame() {
+        let stream = Array("bad\r\n\r\nmore garbage ".utf8) + Framing.frame(Array("{}".utf8))
+        var whole = FrameDecoder(maximumMessageSize: 100)
+        whole.append(stream)
+        var wholeEvents: [FrameDecoder.Event] = []
+        while let event = whole.next() { wholeEvents.append(event) }
+        #expect(wholeEvents == [.malformedHeader(reason: "header line without a colon: \"bad\""), .body(Array("{}".utf8))])
+
+        var pieces = FrameDecoder(maximumMessageSize: 100)
+        var pieceEvents: [FrameDecoder.Event] = []
+        for split in stride(from: 0, to: stream.count, by: 7) {
+            pieces.append(Array(stream[split..<min(split + 7, stream.count)]))
+            while let event = pieces.next() { pieceEvents.append(event) }
+        }
+        #expect(pieceEvents == wholeEvents)
+        #expect(!pieces.isMidFrame && !whole.isMidFrame)
+    }
 }
