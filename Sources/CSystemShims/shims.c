@@ -12,11 +12,15 @@ int cshims_pipe_cloexec(int descriptors[2]) {
     return pipe2(descriptors, O_CLOEXEC);
 }
 
-int cshims_name_current_thread(const char *name) {
+int cshims_name_thread(pthread_t thread, const char *name) {
     char truncated[16];
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = 0;
-    return pthread_setname_np(pthread_self(), truncated);
+    return pthread_setname_np(thread, truncated);
+}
+
+int cshims_name_current_thread(const char *name) {
+    return cshims_name_thread(pthread_self(), name);
 }
 
 int cshims_trim_malloc(void) {

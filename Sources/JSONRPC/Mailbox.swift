@@ -107,11 +107,12 @@ public func startThread(named name: String? = nil, _ body: @escaping @Sendable (
     var thread = pthread_t()
     let result = pthread_create(&thread, nil, { raw in
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        if let name = box.name { nameCurrentThread(name) }
         box.body()
         return nil
     }, box)
     precondition(result == 0, "pthread_create failed: \(result)")
+    // Named here, by its creator: when this returns, the thread has its name.
+    if let name { _ = cshims_name_thread(thread, name) }
     pthread_detach(thread)
 }
 

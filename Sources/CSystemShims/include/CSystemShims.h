@@ -2,11 +2,16 @@
 #ifndef CSYSTEMSHIMS_H
 #define CSYSTEMSHIMS_H
 
+#include <pthread.h>
+
 // Both ends of a new pipe, created close-on-exec in one step (pipe2 with O_CLOEXEC).
 int cshims_pipe_cloexec(int descriptors[2]);
 
 // Names the calling thread (pthread_setname_np); the kernel keeps 15 bytes.
 int cshims_name_current_thread(const char *name);
+
+// Names another thread (its creator does, so the name is there before it runs).
+int cshims_name_thread(pthread_t thread, const char *name);
 
 // Hands malloc's free pages back to the kernel (malloc_trim); 1 if any were released.
 int cshims_trim_malloc(void);
