@@ -85,7 +85,9 @@ private struct Boom: Error, CustomStringConvertible {
         while ids.count < 20_001, let message = daemon.receive() { ids.append(message["id"]!.integerValue!) }
         #expect(ids == Array(0...20_000))
         close(daemon.toDaemon)
-        #expect(daemon.exitStatus.takeAll(waitingAtMost: 5000) == [1])
+        // A bound for failure: the whole suite runs in parallel, and on a loaded 2-core
+        // machine the daemon's exit after end of input took more than 5 s to be seen.
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1])
     }
 
     @Test func aClosedStdoutEndsTheDaemonCleanly() {
