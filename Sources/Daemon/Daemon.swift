@@ -159,7 +159,8 @@ public final class Daemon {
             logger.error("stdout is closed (errno \(code)); exiting")
             return terminate()
         case .delayElapsed(let token, let milliseconds):
-            delayTimers[token] = nil
+            // A one-shot timer that fired is still a live source: cancelled, it is freed.
+            delayTimers.removeValue(forKey: token)?.cancel()
             answer(PendingAnswer<PingResult>(token: token), with: PingResult(delayMilliseconds: milliseconds))
         case .loaded(let id, let result):
             loader.complete(id: id, result)
