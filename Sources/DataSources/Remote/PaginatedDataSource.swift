@@ -172,10 +172,10 @@ public final class PaginatedDataSource: RemoteCollection {
         objects.append(contentsOf: kept)
         pagesLoaded += 1
         objectsReceived += received.count
-        if case .page(let number) = page { currentPage = number } else if page == .first, case .pageNumber = paginator.strategy {
-            currentPage = paginator.firstPage
-        } else if !isPageNumbered {
-            currentPage = pagesLoaded
+        switch page {
+        case .page(let number): currentPage = number
+        case .first where isPageNumbered: currentPage = paginator.firstPage
+        default: currentPage = pagesLoaded
         }
         loadedOnce = true
         lastError = nil
