@@ -14,6 +14,8 @@ public enum DaemonEvent: Sendable {
     case delayElapsed(RequestToken, milliseconds: Int)
     /// An HTTP load for a remote source ended.
     case loaded(id: Int, Result<DecodedResponse, FetchError>)
+    /// A live list's refresh timer fired.
+    case refreshDue(source: String, generation: Int)
 }
 
 public struct DaemonOptions: Sendable {
@@ -44,6 +46,9 @@ public final class Daemon {
     let methods: MethodTable
     let registry: SourceRegistry
     let loader: HTTPLoader
+    /// The persisted page cache; nil with `--no-cache`.
+    let cache: PageCacheStore?
+    lazy var refreshTimers = RefreshTimers(mailbox: mailbox)
     /// `fetchData {wait: true}` requests, answered by their source's final event.
     var fetchWaiters: [ObjectIdentifier: [FetchWaiter]] = [:]
     /// Delayed `ping`s; a cancelled one is stopped.
@@ -54,14 +59,18 @@ public final class Daemon {
     public var observer: DaemonObserver?
 
     /// `fetcher` performs the GETs of remote and paginated sources.
-    public convenience init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32 = 0, output: Int32 = 1) {
-        self.init(options: options, logger: logger, fetcher: fetcher, input: input, output: output, additionalMethods: { _ in })
+    /// `fetcher` performs the GETs of remote and paginated sources; `cache` keeps the pages
+    /// of those that opt in across restarts.
+    public convenience init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil,
+                            input: Int32 = 0, output: Int32 = 1) {
+        self.init(options: options, logger: logger, fetcher: fetcher, cache: cache, input: input, output: output, additionalMethods: { _ in })
     }
 
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
-    init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, input: Int32, output: Int32,
+    init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil, input: Int32, output: Int32,
          additionalMethods: (inout MethodTable) -> Void) {
         JSON.seedHashing()
+        self.cache = cache
         self.options = options
         self.logger = logger
         self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
@@ -164,6 +173,8 @@ public final class Daemon {
             answer(PendingAnswer<PingResult>(token: token), with: PingResult(delayMilliseconds: milliseconds))
         case .loaded(let id, let result):
             loader.complete(id: id, result)
+        case .refreshDue(let source, let generation):
+            refreshDue(source, generation: generation)
         }
         return nil
     }
@@ -300,7 +311,9 @@ public final class Daemon {
     private func terminateWork() {
         for timer in delayTimers.values { timer.cancel() }
         delayTimers.removeAll()
+        refreshTimers.disarmAll()
         loader.shutdown()
+        cache?.flush()
     }
 
     private func terminate() -> Int32 {

@@ -1,3 +1,4 @@
+import DataSources
 import Dispatch
 import JSONKit
 import JSONRPC
@@ -7,7 +8,7 @@ public enum DaemonInfo {
     public static let version = "0.2.0"
     /// The version of Protocol.md (and Protocol/openrpc.json) this daemon speaks: the minor
     /// number grows with additive changes, the major one with changes that break clients.
-    public static let protocolVersion = "1.1"
+    public static let protocolVersion = "1.2"
 }
 
 extension Daemon {
@@ -32,6 +33,8 @@ extension Daemon {
 
     private func shutdown(_ answer: PendingAnswer<NullResult>) -> Reply<NullResult> {
         lifecycle = .shutDown
+        refreshTimers.disarmAll()
+        for case let source as RemoteCollection in registry.all { source.stopRefresh() }
         // Loads in flight end now (as cancelled), then waiting requests, then `shutdown` itself.
         for source in registry.all where source.isFetching { source.cancelFetch(reason: .shutdown) }
         for token in pending.all(except: answer.token) {

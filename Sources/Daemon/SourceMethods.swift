@@ -7,13 +7,28 @@ extension Daemon {
         table.on(Methods.createSource) { daemon, params in
             let source = try refusalsAsFieldErrors { () throws(DataSourceError) in try daemon.registry.create(params.spec) }
             source.addObserver(daemon)
+            if let remote = source as? RemoteCollection {
+                if let cache = daemon.cache, let key = params.cacheKey { remote.attachCache(cache, key: key) }
+                if let interval = remote.configuration.refreshIntervalSeconds { daemon.setRefreshInterval(interval, of: remote) }
+            }
             daemon.logger.info("created source", metadata: ["name": "\(source.name)", "kind": "\(source.kind)"])
             return source.describe()
         }
         table.on(Methods.destroySource) { daemon, params in
-            DestroyedSources(names: try refusalsAsFieldErrors { () throws(DataSourceError) in
+            let names = try refusalsAsFieldErrors { () throws(DataSourceError) in
                 try daemon.registry.destroy(params.name, cascade: params.cascade)
-            })
+            }
+            for name in names { daemon.refreshTimers.disarm(name) }
+            return DestroyedSources(names: names)
+        }
+        table.on(Methods.setRefreshInterval) { daemon, params in
+            let source = try daemon.source(params.source)
+            guard let remote = source as? RemoteCollection else {
+                throw FieldError(field: "source", expected: "a remote or paginated source", got: JSON(source.name),
+                                 message: "\"source\" must name a remote or paginated source to refresh; \"\(source.name)\" is \(source.kind)")
+            }
+            daemon.setRefreshInterval(params.seconds, of: remote)
+            return remote.describe()
         }
         table.on(Methods.listSources) { daemon, _ in
             daemon.registry.all.map { SourceListing(name: $0.name, kind: $0.kind) }
@@ -131,13 +146,16 @@ extension Daemon: DataSourceObserver {
         case .finishedLoading: wireEvent = .finishedLoading
         case .failedWithError(let failure): wireEvent = .failedWithError(failure)
         case .didChange(let changes): wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
+        case .didChangeFreshness:
+            guard let remote = source as? RemoteCollection else { return }
+            wireEvent = .didChangeFreshness(stale: remote.isStale, cachedAt: remote.cachedAt)
         }
         send(SourceNotification(source: source.name, event: wireEvent).notification)
         switch event {
         case .willLoadData: armWaiters(of: source)
         case .finishedLoading: answerWaiters(of: source, .finished)
         case .failedWithError(let failure): answerWaiters(of: source, .failed(failure))
-        case .didPartiallyLoad, .didChange: break
+        case .didPartiallyLoad, .didChange, .didChangeFreshness: break
         }
     }
 

@@ -150,7 +150,8 @@ struct RecordedSession {
         case .transport(.outputFailed):
             clientGone = true
             entries.append(.comment("the client stopped reading (its end of the daemon's stdout closed)"))
-        case .delayElapsed:
+        case .delayElapsed, .refreshDue:
+            // Timers: the replayed daemon's own fire again.
             break
         case .loaded:
             guard !completions.isEmpty else { return }

@@ -73,15 +73,34 @@ public struct Replayer {
             return .failed("  fixtures: \(error)")
         }
         defer { server?.stop() }
-        let child: ChildProcess
+        // Each transcript gets a cache file of its own, gone with it, unless it names one.
+        let cacheDirectory = transcript.daemonArguments.contains(where: { $0 == "--cache-path" || $0 == "--no-cache" })
+            ? nil : TemporaryDirectory(prefix: "datasourced-replay-cache")
+        defer { cacheDirectory?.remove() }
+        let command = daemonCommand + transcript.daemonArguments + (cacheDirectory.map { ["--cache-path", $0.path + "/cache.sqlite"] } ?? [])
+        var child: ChildProcess
         do {
-            child = try ChildProcess(command: daemonCommand + transcript.daemonArguments)
+            child = try ChildProcess(command: command)
         } catch {
             return .failed("  \(error)")
         }
         var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log, capture: capture)
         defer { requests = session.requestsSeen + (server?.takeRequests() ?? []) }
         for (index, step) in transcript.steps.enumerated() {
+            if case .restart = step {
+                guard session.hasExited else {
+                    child.kill()
+                    return .failed(report(index: index, step: step, problem: "restart needs the daemon to have exited (an expectExit step first)", child: child))
+                }
+                do {
+                    child = try ChildProcess(command: command)
+                } catch {
+                    return .failed("  \(error)")
+                }
+                log?("(restarted the daemon)")
+                session = session.restarted(with: child)
+                continue
+            }
             if let problem = session.run(server.map { step.substituting(baseURL: $0.baseURL) } ?? step) {
                 child.kill()
                 return .failed(report(index: index, step: step, problem: problem, child: child))
@@ -126,8 +145,20 @@ private struct Session {
         self.capture = capture
     }
 
+    var hasExited: Bool { exitStatus != nil }
+
+    /// The same replay, talking to a new daemon.
+    func restarted(with child: ChildProcess) -> Session {
+        var session = Session(child: child, fixtures: fixtures, timeout: timeout, log: log, capture: capture)
+        session.requestsSeen = requestsSeen
+        return session
+    }
+
     mutating func run(_ step: Transcript.Step) -> String? {
         switch step {
+        case .restart:
+            return "restart is handled by the replayer"
+
         case .send(let message):
             log?("→ \(message)")
             capture?("sent", message)

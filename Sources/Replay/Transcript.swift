@@ -29,6 +29,9 @@ public struct Transcript {
         /// As `expectRequests`, and each request's headers (names in lower case) match a pattern
         /// that lists some of them.
         case expectRequestHeaders([(target: String, headers: JSON)])
+        /// Starts the daemon again (same command, arguments and cache file) once the last one
+        /// has exited: what a list looks like after a restart.
+        case restart
 
         var label: String {
             switch self {
@@ -44,6 +47,7 @@ public struct Transcript {
             case .release: return "release"
             case .requested: return "requested"
             case .expectRequestHeaders: return "expectRequestHeaders"
+            case .restart: return "restart"
             }
         }
     }
@@ -120,6 +124,7 @@ public struct Transcript {
                 return (target, headers)
             })
         }
+        if step["restart"]?.boolValue == true { return .restart }
         if let name = step["release"] {
             guard let text = name.stringValue else { throw fail("\"release\" must be the name of a fixture route's \"hold\"") }
             return .release(text)
@@ -128,6 +133,6 @@ public struct Transcript {
             guard let text = name.stringValue else { throw fail("\"requested\" must be the name of a fixture route's \"hold\"") }
             return .requested(text)
         }
-        throw fail("expected one of comment, expectRequests, expectRequestHeaders, release, requested, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
+        throw fail("expected one of comment, expectRequests, expectRequestHeaders, release, requested, restart, send, sendBody, sendRaw, expect, expectUnordered, closeInput, expectExit; got \(step)")
     }
 }

@@ -47,8 +47,21 @@ struct Serve: ParsableCommand {
         valueName: "NAME"))
     var redact: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "The persisted page cache's SQLite file (default: $XDG_CACHE_HOME/datasourced/cache.sqlite, or ~/.cache/datasourced/cache.sqlite).",
+        valueName: "FILE"))
+    var cachePath: String?
+
+    @Flag(help: "Keep no persisted page cache: sources that ask for one load from the network every time.")
+    var noCache = false
+
+    @Option(help: ArgumentHelp("The most bytes the persisted cache holds; least recently used entries go first.", valueName: "BYTES"))
+    var cacheMaxBytes: Int = 256 << 20
+
     func validate() throws {
         guard maxMessageSize > 0 else { throw ValidationError("--max-message-size must be positive") }
+        guard cacheMaxBytes > 0 else { throw ValidationError("--cache-max-bytes must be positive") }
+        if noCache, cachePath != nil { throw ValidationError("--no-cache and --cache-path exclude each other") }
     }
 
     /// `--record`, else a non-empty $DATASOURCED_RECORD: how an editor plugin's user records

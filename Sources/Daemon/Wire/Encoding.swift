@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DataSources
 import JSONKit
 
@@ -196,6 +199,35 @@ extension SourceDescription: WireEncodable {
         var members = remote.configuration.members
         if let lastURL = remote.lastURL { members.append(("lastURL", JSON(lastURL))) }
         if let lastError = remote.lastError { members.append(("lastError", lastError.json)) }
+        // Members of opt-in features appear when they are on.
+        if remote.cache.settings.enabled {
+            var cache: [(String, JSON)] = [("enabled", true)]
+            if let maximumAge = remote.cache.settings.maximumAgeSeconds { cache.append(("maxAgeSeconds", JSON(maximumAge))) }
+            cache += [("maxPages", JSON(remote.cache.settings.maximumPages)), ("available", JSON(remote.cache.isAvailable))]
+            members += [("cache", .object(cache)), ("stale", JSON(remote.cache.isStale))]
+            if let cachedAt = remote.cache.cachedAt { members.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
+        }
+        if let schedule = remote.refresh {
+            var refresh: [(String, JSON)] = [("intervalSeconds", JSON(schedule.intervalSeconds))]
+            if let next = schedule.nextRefreshAt { refresh.append(("nextRefreshAt", JSON(Timestamp.iso8601(next)))) }
+            refresh.append(("consecutiveFailures", JSON(schedule.consecutiveFailures)))
+            if let error = schedule.lastError { refresh.append(("lastError", error.json)) }
+            members += [("refreshIntervalSeconds", JSON(schedule.intervalSeconds)), ("refresh", .object(refresh))]
+        }
         return members
+    }
+}
+
+/// Times on the wire: RFC 3339 in UTC, to the millisecond (`2026-11-23T16:41:37.123Z`).
+enum Timestamp {
+    static func iso8601(_ secondsSince1970: Double) -> String {
+        guard secondsSince1970.isFinite, abs(secondsSince1970) < 1e11 else { return "1970-01-01T00:00:00.000Z" }
+        var whole = time_t(secondsSince1970.rounded(.down))
+        let milliseconds = min(999, Int(((secondsSince1970 - Double(whole)) * 1000).rounded(.down)))
+        var parts = tm()
+        gmtime_r(&whole, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millis = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millis)Z"
     }
 }

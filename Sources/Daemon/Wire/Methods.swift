@@ -31,6 +31,7 @@ enum Methods {
     static let cancelFetch = Method<SourceParams, CancelResult>(name: "cancelFetch")
     static let fetchNextPage = Method<SourceParams, NextPageResult>(name: "fetchNextPage")
     static let willDisplayObjectAtIndexPath = Method<DisplayParams, DisplayResult>(name: "willDisplayObjectAtIndexPath")
+    static let setRefreshInterval = Method<SetRefreshIntervalParams, SourceDescription>(name: "setRefreshInterval")
 }
 
 /// The method table: names to handlers that decode params, run, and encode the result.

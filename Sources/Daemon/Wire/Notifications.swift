@@ -9,6 +9,7 @@ enum NotificationName: String, CaseIterable {
     case finishedLoading = "dataSource/finishedLoading"
     case failedWithError = "dataSource/failedWithError"
     case didChange = "dataSource/didChange"
+    case didChangeFreshness = "dataSource/didChangeFreshness"
 }
 
 /// A source's event as the notification that carries it.
@@ -23,6 +24,8 @@ struct SourceNotification {
         case failedWithError(LoadFailure)
         /// `values`: the inserted and updated rows, when the client asked for them.
         case didChange(ChangeSet, revision: Int, values: ChangeValues?)
+        /// `cachedAt`: seconds since 1970, while stale.
+        case didChangeFreshness(stale: Bool, cachedAt: Double?)
     }
 
     /// The rows a change brought, parallel to its `inserted` and `updated` index paths.
@@ -38,6 +41,7 @@ struct SourceNotification {
         case .finishedLoading: .finishedLoading
         case .failedWithError: .failedWithError
         case .didChange: .didChange
+        case .didChangeFreshness: .didChangeFreshness
         }
     }
 
@@ -53,6 +57,9 @@ struct SourceNotification {
             if let values {
                 params.append(("values", ["inserted": .array(values.inserted), "updated": .array(values.updated)]))
             }
+        case .didChangeFreshness(let stale, let cachedAt):
+            params.append(("stale", JSON(stale)))
+            if let cachedAt { params.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
         }
         return Notification(method: name.rawValue, params: .object(params))
     }

@@ -29,6 +29,9 @@ struct ObjectReader {
 
     func path(_ key: String) -> String { field.isEmpty ? key : "\(field).\(key)" }
 
+    /// The object as sent, every member included.
+    var wholeObject: JSON { object }
+
     /// The member, nil when absent or null; marks it as known.
     mutating func value(_ key: String) -> JSON? {
         read.insert(key)

@@ -166,6 +166,18 @@ struct FetchDataParams: WireParams {
     }
 }
 
+/// `setRefreshInterval`: `{source, seconds}`, seconds a number or null (no refreshes).
+struct SetRefreshIntervalParams: WireParams {
+    var source: String
+    var seconds: Double?
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        source = try reader.string("source")
+        // null is a value here (no refreshes), not an absent member.
+        guard let value = reader.rawValue("seconds") else { throw .missing("seconds", expected: "a number of seconds in 1...86400, or null") }
+        seconds = try RemoteConfigurationDecoding.refreshInterval(value, "seconds")
+    }
+}
+
 /// `$/cancelRequest` (a notification): `{id}`, the id of the request to cancel.
 struct CancelRequestParams {
     let id: JSON

@@ -4,6 +4,12 @@ import JSONKit
 /// `createSource` params: `name`, `kind`, `identityKey?`, and the members of that kind.
 struct CreateSourceParams: WireParams {
     var spec: SourceSpec
+    /// What names a remote or paginated source's entry in the persisted cache: every member
+    /// that changes what the server returns or how it is mapped (secret values included: the
+    /// store keeps only a hash). Not the name, placeholders, `cache` or `refreshIntervalSeconds`.
+    var cacheKey: PageCacheKey?
+
+    static let membersOutsideCacheKey: Set = ["name", "placeholderStorageOptions", "cache", "refreshIntervalSeconds", "prefetchDistance"]
 
     static let kinds = ["simple", "sectioned", "multi", "remote", "paginated"]
 
@@ -29,15 +35,26 @@ struct CreateSourceParams: WireParams {
             }, expected: "an array of source names")
             kind = .multi(sources: names, preserveSections: try reader.optionalBool("preserveSections") ?? false)
         case "remote":
-            kind = .remote(try RemoteConfigurationDecoding.configuration(&reader))
+            let configuration = try RemoteConfigurationDecoding.configuration(&reader)
+            kind = .remote(configuration)
+            cacheKey = Self.cacheKey(reader.wholeObject, configuration)
         case "paginated":
             let configuration = try RemoteConfigurationDecoding.configuration(&reader)
             kind = .paginated(configuration, try RemoteConfigurationDecoding.paginator(&reader))
+            cacheKey = Self.cacheKey(reader.wholeObject, configuration)
         default:
             throw FieldError(field: "kind", expected: "one of \(Self.kinds.joined(separator: ", "))", got: kindValue,
                              message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
         }
         spec = SourceSpec(name: name, identityKey: identityKey, kind: kind)
+    }
+
+    private static func cacheKey(_ params: JSON, _ configuration: RemoteConfiguration) -> PageCacheKey {
+        var material = params
+        for member in membersOutsideCacheKey { material = material.removing(member) }
+        let label = URLResolution.redacted(URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath,
+                                                                    query: []))
+        return PageCacheKey(material: "datasourced-cache-key-1 " + material.text(format: .sortedKeys), label: label)
     }
 
     /// `[{keyPath, ascending?}]`.
@@ -80,9 +97,32 @@ enum RemoteConfigurationDecoding {
             maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
             try limits.finish()
         }
-        return RemoteConfiguration(baseURL: baseURL, headers: headers, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
-                                   apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
-                                   placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
+        var configuration = RemoteConfiguration(baseURL: baseURL, headers: headers, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
+                                                apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
+                                                placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
+        configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
+        configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
+        return configuration
+    }
+
+    static let cacheExpectation = "an object {enabled, maxAgeSeconds?, maxPages?}"
+
+    /// `cache: {enabled, maxAgeSeconds?, maxPages?}`.
+    static func cacheSettings(_ value: JSON, _ field: String) throws(FieldError) -> CacheSettings {
+        var reader = try ObjectReader(value, field: field, expected: cacheExpectation)
+        let enabled = try reader.required("enabled", Decode.bool, expected: "a boolean")
+        let maximumAge = try reader.optionalNumber("maxAgeSeconds", in: 0...CacheSettings.maximumAgeLimit)
+        let maximumPages = try reader.optionalInteger("maxPages", in: 1...CacheSettings.maximumPagesLimit)
+        try reader.finish()
+        return CacheSettings(enabled: enabled, maximumAgeSeconds: maximumAge, maximumPages: maximumPages ?? CacheSettings.defaultMaximumPages)
+    }
+
+    static let refreshIntervalRange = RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds
+
+    /// Seconds between refreshes of a live list, or null for none.
+    static func refreshInterval(_ value: JSON, _ field: String) throws(FieldError) -> Double? {
+        if value.isNull { return nil }
+        return try Decode.number(value, field, in: refreshIntervalRange, excludingLowerBound: false)
     }
 
     /// An absolute http(s) URL with a host and a port that fits.

@@ -18,6 +18,9 @@ public enum DataSourceEvent: Sendable {
     case finishedLoading
     case failedWithError(LoadFailure)
     case didChange(ChangeSet)
+    /// A remote source's `isStale` changed: it shows rows from the persisted cache that no
+    /// response has confirmed yet, or no longer does.
+    case didChangeFreshness
 }
 
 public protocol DataSourceObserver: AnyObject {
@@ -158,7 +161,7 @@ public class DataSource {
         switch event {
         case .willLoadData: isFetching = true
         case .finishedLoading, .failedWithError: isFetching = false
-        case .didPartiallyLoad, .didChange: break
+        case .didPartiallyLoad, .didChange, .didChangeFreshness: break
         }
         for observation in observers {
             observation.observer?.dataSource(self, emitted: event)

@@ -59,6 +59,17 @@ public struct SourceDescription: Sendable {
         public let configuration: RemoteConfiguration
         public let lastURL: String?
         public let lastError: FetchError?
+        public let cache: CacheState
+        /// nil: not a live list.
+        public let refresh: RefreshSchedule?
+    }
+
+    public struct CacheState: Sendable {
+        public let settings: CacheSettings
+        /// Whether the daemon has a usable persisted cache for it (false with `--no-cache`, or degraded).
+        public let isAvailable: Bool
+        public let isStale: Bool
+        public let cachedAt: Double?
     }
 
     public struct PagingState: Sendable {

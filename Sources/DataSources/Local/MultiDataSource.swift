@@ -85,6 +85,8 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
             }
         case .didChange(let changes):
             if !follow(source, changes) { relayout() }
+        case .didChangeFreshness:
+            break
         }
     }
 

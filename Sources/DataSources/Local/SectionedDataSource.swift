@@ -65,6 +65,8 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
             } else {
                 recompute()
             }
+        case .didChangeFreshness:
+            break
         }
     }
 

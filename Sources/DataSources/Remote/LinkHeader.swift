@@ -140,8 +140,9 @@ extension String {
 import Glibc
 #endif
 
-enum Clock {
-    static func secondsSince1970() -> Double {
+/// Seconds since 1970, as HTTP dates and cache entries count them.
+public enum WallClock {
+    public static func secondsSince1970() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

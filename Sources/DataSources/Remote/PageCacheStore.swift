@@ -17,6 +17,8 @@ public protocol PageCacheStore: AnyObject {
     func remove(_ key: PageCacheKey)
     /// Whether entries are read and written now (false once the store has degraded).
     var isAvailable: Bool { get }
+    /// Returns once the writes made so far are done (the daemon calls it before exiting).
+    func flush()
 }
 
 /// Names a cache entry.

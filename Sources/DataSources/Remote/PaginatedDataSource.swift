@@ -17,7 +17,7 @@ public final class PaginatedDataSource: RemoteCollection {
     public let paginator: PaginatorConfiguration
 
     /// One page's request.
-    enum PageRequest: Equatable {
+    enum PageRequest: Equatable, Sendable {
         case first
         case page(Int)
         case offset(Int)
@@ -45,6 +45,21 @@ public final class PaginatedDataSource: RemoteCollection {
     private(set) var duplicatesDropped = 0
     private var retriesLeft = 0
 
+    /// Each page of the run, in order: what revalidates it (a refresh, the cache) and how many
+    /// of `objects` it holds.
+    private struct LoadedPage {
+        var request: PageRequest
+        var validators: Validators
+        /// Rows kept from it (later duplicates dropped).
+        var kept: Int
+        /// Objects the server sent in it.
+        var received: Int
+        /// The request after it, as its response said (before the loop guard).
+        var next: PageRequest?
+        var metadata: PageMetadata
+    }
+    private var loadedPages: [LoadedPage] = []
+
     public override var kind: String { "paginated" }
 
     public init(name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
@@ -54,12 +69,22 @@ public final class PaginatedDataSource: RemoteCollection {
         super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
 
+    /// Loads the first page. A list never loaded shows its persisted pages at once (if any)
+    /// and revalidates the first; loaded rows stay while the first page is asked for again,
+    /// conditionally when its response gave validators: a `304` keeps every page loaded.
     public override func fetchData() {
+        stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
+        if !loadedOnce, let (cached, storedAt) = cachedPages() {
+            restore(cached)
+            compose(keptHead: 0)
+            showingCachedRows(storedAt: storedAt)
+        }
         if !loadedOnce, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
-        load(.first, replacing: true)
+        let first = loadedPages.first.flatMap { $0.request == .first && !$0.validators.isEmpty ? $0.validators : nil }
+        load(.first, replacing: true, validators: first)
     }
 
     /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
@@ -74,6 +99,7 @@ public final class PaginatedDataSource: RemoteCollection {
     @discardableResult
     public func fetchNextPage() -> Bool {
         guard nextPageRefusal == nil, let next else { return false }
+        stopRefresh()
         emit(.willLoadData)
         trailingError = nil
         compose(keptHead: objects.count)
@@ -135,16 +161,16 @@ public final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func load(_ page: PageRequest, replacing: Bool, delaySeconds: Double = 0) {
+    private func load(_ page: PageRequest, replacing: Bool, delaySeconds: Double = 0, validators: Validators? = nil) {
         let target = target(of: page)
         let requestURL = url(of: target)
-        request(target, delaySeconds: delaySeconds) { [weak self] result in
+        request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let response):
                 self.received(response, for: page, requestURL: requestURL, replacing: replacing)
             case .failure(let error):
-                self.failed(error, for: page, replacing: replacing)
+                self.failed(error, for: page, replacing: replacing, validators: validators)
             }
         }
     }
@@ -152,7 +178,19 @@ public final class PaginatedDataSource: RemoteCollection {
     // MARK: Responses
 
     private func received(_ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool) {
+        if response.isNotModified {
+            // The first page as loaded is current: so are the pages after it, for this fetch.
+            loadedPages[0].validators = Validators(headers: response, keeping: loadedPages[0].validators)
+            lastError = nil
+            trailingError = nil
+            compose(keptHead: objects.count)
+            confirmed()
+            touchCache()
+            emit(.finishedLoading)
+            return
+        }
         if replacing {
+            loadedPages = []
             objects = []
             pagesLoaded = 0
             objectsReceived = 0
@@ -184,13 +222,15 @@ public final class PaginatedDataSource: RemoteCollection {
         stalledPages = !received.isEmpty && kept.isEmpty ? stalledPages + 1 : 0
 
         var failure: FetchError?
-        switch nextPage(after: page, response: response, requestURL: requestURL) {
+        switch nextPage(after: page, response: response, requestURL: requestURL, metadata: metadata, objectsReceived: objectsReceived) {
         case .success(let following):
             next = following
         case .failure(let error):
             next = nil
             failure = error
         }
+        loadedPages.append(LoadedPage(request: page, validators: Validators(headers: response), kept: kept.count,
+                                      received: received.count, next: next, metadata: metadata))
         if let following = next, failure == nil {
             if requestsMade.contains(Self.token(following)) {
                 failure = loop("the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
@@ -205,10 +245,14 @@ public final class PaginatedDataSource: RemoteCollection {
             lastError = failure
             trailingError = failure
             compose(keptHead: keptHead)
+            confirmed()
+            storeLoadedPages()
             emit(.failedWithError(.fetch(failure)))
             return
         }
         compose(keptHead: keptHead)
+        confirmed()
+        storeLoadedPages()
         emit(.finishedLoading)
     }
 
@@ -236,7 +280,8 @@ public final class PaginatedDataSource: RemoteCollection {
 
     /// The next page's request, nil when the response says there is none, or why paging
     /// must stop (a next URL that leaves the origin).
-    private func nextPage(after page: PageRequest, response: DecodedResponse, requestURL: String) -> Result<PageRequest?, FetchError> {
+    private func nextPage(after page: PageRequest, response: DecodedResponse, requestURL: String, metadata: PageMetadata,
+                          objectsReceived: Int) -> Result<PageRequest?, FetchError> {
         if response.objects.isEmpty { return .success(nil) }
         if let total = metadata.numberOfTotalResults, objectsReceived >= total { return .success(nil) }
         let document = response.document
@@ -308,11 +353,11 @@ public final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool) {
+    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool, validators: Validators?) {
         // A server that asks to wait: retried here when allowed and not too long.
         if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
             retriesLeft -= 1
-            load(page, replacing: replacing, delaySeconds: delay)
+            load(page, replacing: replacing, delaySeconds: delay, validators: validators)
             return
         }
         // Past the last page: Django REST framework answers 404 "Invalid page.".
@@ -360,6 +405,128 @@ public final class PaginatedDataSource: RemoteCollection {
         case .cursor(let cursor): "cursor \"\(cursor.prefix(100))\""
         case .url(let url): URLResolution.redacted(url)
         }
+    }
+
+    // MARK: The persisted cache
+
+    /// The run as the cache keeps it: its first `cache.maxPages` pages.
+    private func storeLoadedPages() {
+        guard loadedPages.count <= configuration.cache.maximumPages else { return }
+        var pages: [CachedPages.Page] = []
+        var start = 0
+        for page in loadedPages {
+            pages.append(CachedPages.Page(request: page.request, validators: page.validators, rows: Array(objects[start..<start + page.kept]),
+                                          received: page.received, next: page.next, metadata: page.metadata))
+            start += page.kept
+        }
+        storeInCache(CachedPages(pages: pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
+    }
+
+    /// Takes up a run where the cached pages left it.
+    private func restore(_ cached: CachedPages) {
+        adopt(cached.pages.map { (LoadedPage(request: $0.request, validators: $0.validators, kept: $0.rows.count, received: $0.received,
+                                             next: $0.next, metadata: $0.metadata), $0.rows) },
+              duplicatesDropped: cached.duplicatesDropped)
+        currentPage = cached.currentPage
+    }
+
+    /// Makes `pages` the run: its rows (later duplicates dropped again), counts, the loop
+    /// guard's requests, and the next request after the last page, unless the guard stops it.
+    private func adopt(_ pages: [(page: LoadedPage, rows: [JSON])], duplicatesDropped dropped: Int? = nil) {
+        var rows: [JSON] = [], identities: Set<JSON> = [], droppedNow = 0
+        var adopted: [LoadedPage] = []
+        for var (page, pageRows) in pages {
+            if paginator.duplicates == .dropLater {
+                let kept = pageRows.filter { identities.insert(identity.of($0)).inserted }
+                droppedNow += pageRows.count - kept.count
+                pageRows = kept
+            }
+            page.kept = pageRows.count
+            rows += pageRows
+            adopted.append(page)
+        }
+        objects = rows
+        loadedPages = adopted
+        loadedIdentities = identities
+        duplicatesDropped = dropped ?? droppedNow
+        pagesLoaded = adopted.count
+        objectsReceived = adopted.reduce(0) { $0 + $1.received }
+        requestsMade = Set(adopted.map { Self.token($0.request) })
+        stalledPages = 0
+        loadedOnce = true
+        lastError = nil
+        trailingError = nil
+        metadata = adopted.last?.metadata ?? PageMetadata()
+        switch adopted.last?.request {
+        case .page(let number): currentPage = number
+        case .first where isPageNumbered: currentPage = paginator.firstPage
+        default: currentPage = pagesLoaded
+        }
+        next = adopted.last?.next
+        if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
+    }
+
+    // MARK: Live lists
+
+    /// Walks the loaded pages again from the first, each conditionally when its request is the
+    /// one that loaded it, and, if any page came back different, replaces the rows once at the
+    /// end: one `didChange` with the difference. A failed request changes nothing.
+    public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
+        guard !isFetching, !isRefreshing, loadedOnce, !loadedPages.isEmpty else { return false }
+        beginRefresh(completion)
+        refreshPage(.first, walked: [], changed: false)
+        return true
+    }
+
+    private func refreshPage(_ page: PageRequest, walked: [(page: LoadedPage, rows: [JSON])], changed: Bool) {
+        let index = walked.count
+        let old = loadedPages[index].request == page ? loadedPages[index] : nil
+        let target = target(of: page)
+        let requestURL = url(of: target)
+        request(target, validators: old?.validators) { [weak self] result in
+            guard let self else { return }
+            var walked = walked, changed = changed
+            switch result {
+            case .failure(let error):
+                self.endRefresh(.failed(error))
+                return
+            case .success(let response) where response.isNotModified:
+                guard var page = old else { return self.endRefresh(.failed(FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))) }
+                let start = self.loadedPages[..<index].reduce(0) { $0 + $1.kept }
+                page.validators = Validators(headers: response, keeping: page.validators)
+                walked.append((page, Array(self.objects[start..<start + page.kept])))
+            case .success(let response):
+                let received = walked.reduce(0) { $0 + $1.page.received } + response.objects.count
+                let metadata = self.paginator.metadata(of: response)
+                let following = (try? self.nextPage(after: page, response: response, requestURL: requestURL, metadata: metadata,
+                                                    objectsReceived: received).get()) ?? nil
+                walked.append((LoadedPage(request: page, validators: Validators(headers: response), kept: response.objects.count,
+                                          received: response.objects.count, next: following, metadata: metadata), response.objects))
+                changed = true
+            }
+            let last = walked[walked.count - 1].page
+            if walked.count < self.loadedPages.count, let following = last.next,
+               !walked.contains(where: { $0.page.request == following }) {
+                self.refreshPage(following, walked: walked, changed: changed)
+            } else {
+                self.finishRefresh(walked, changed: changed)
+            }
+        }
+    }
+
+    private func finishRefresh(_ walked: [(page: LoadedPage, rows: [JSON])], changed: Bool) {
+        if !changed, walked.count == loadedPages.count {
+            for (index, entry) in walked.enumerated() { loadedPages[index].validators = entry.page.validators }
+            touchCache()
+            confirmed()
+            return endRefresh(.unchanged)
+        }
+        let before = revision
+        adopt(walked)
+        compose(keptHead: 0)
+        confirmed()
+        storeLoadedPages()
+        endRefresh(revision == before ? .unchanged : .changed)
     }
 
     public override var kindState: SourceDescription.KindState {

@@ -58,18 +58,22 @@ public class RemoteCollection: DataSource {
     }
 
     /// GETs `target` (after `delaySeconds`), and hands the decoded response to `completion`.
-    func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0,
+    /// With `validators` the GET is conditional, and a `304` comes back as a response with
+    /// status 304, no objects and nothing parsed.
+    func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0, validators: Validators? = nil,
                  completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) {
         generation += 1
         let current = generation
         let url = url(of: target)
         lastURL = URLResolution.redacted(url)
-        let request = RemoteRequest(url: url, headers: configuration.headers, timeoutSeconds: configuration.timeoutSeconds,
+        let conditional = validators.map { !$0.isEmpty } ?? false
+        let request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
+                                    timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
         let configuration = self.configuration
         let redactedURL = URLResolution.redacted(url)
         inFlight = loader.load(request, decode: { response in
-            ResponseDecoding.decode(response, configuration: configuration, url: redactedURL)
+            ResponseDecoding.decode(response, configuration: configuration, url: redactedURL, conditional: conditional)
         }, completion: { [weak self] result in
             guard let self, self.generation == current else { return }
             self.inFlight = nil
@@ -93,18 +97,140 @@ public class RemoteCollection: DataSource {
     func errorRow(for error: FetchError) -> JSON { errorRow(error) }
 
     var remoteState: SourceDescription.RemoteState {
-        SourceDescription.RemoteState(configuration: configuration, lastURL: lastURL, lastError: lastError)
+        SourceDescription.RemoteState(configuration: configuration, lastURL: lastURL, lastError: lastError,
+                                      cache: SourceDescription.CacheState(settings: configuration.cache, isAvailable: isCacheAvailable,
+                                                                          isStale: isStale, cachedAt: cachedAt),
+                                      refresh: refreshSchedule)
     }
+
+    // MARK: The persisted cache
+
+    private var pageCache: (store: PageCacheStore, key: PageCacheKey)?
+
+    /// Keeps this source's pages in `store` under `key`, when its configuration opts in.
+    public func attachCache(_ store: PageCacheStore, key: PageCacheKey) {
+        guard configuration.cache.enabled else { return }
+        pageCache = (store, key)
+    }
+
+    var isCacheAvailable: Bool { pageCache?.store.isAvailable ?? false }
+
+    /// True while the rows shown came from the persisted cache and no response has confirmed
+    /// or replaced them yet.
+    public private(set) var isStale = false
+    /// When the cached rows shown were stored or last confirmed (seconds since 1970), while stale.
+    public private(set) var cachedAt: Double?
+
+    /// The cached entry, unless there is none, it is older than `maxAgeSeconds`, or this version
+    /// cannot read it.
+    func cachedPages() -> (pages: CachedPages, storedAt: Double)? {
+        guard let (store, key) = pageCache, let stored = store.read(key) else { return nil }
+        if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge { return nil }
+        guard let pages = CachedPages(payload: stored.payload) else { return nil }
+        return (pages, stored.storedAt)
+    }
+
+    func storeInCache(_ pages: CachedPages) {
+        guard let (store, key) = pageCache else { return }
+        let pages = pages
+        store.write(key, storedAt: WallClock.secondsSince1970(), payload: { pages.encoded() })
+    }
+
+    /// The server confirmed what is stored (a `304`).
+    func touchCache() {
+        guard let (store, key) = pageCache else { return }
+        store.touch(key, storedAt: WallClock.secondsSince1970())
+    }
+
+    func showingCachedRows(storedAt: Double) {
+        isStale = true
+        cachedAt = storedAt
+        emit(.didChangeFreshness)
+    }
+
+    /// A response confirmed or replaced the rows shown.
+    func confirmed() {
+        guard isStale else { return }
+        isStale = false
+        cachedAt = nil
+        emit(.didChangeFreshness)
+    }
+
+    // MARK: Live lists
+
+    private var refreshCompletion: ((RefreshOutcome) -> Void)?
+
+    /// A live list's schedule, kept here for `describeSource` by whoever runs the refreshes
+    /// (the daemon); nil: not live.
+    public var refreshSchedule: RefreshSchedule?
+
+    /// Whether a refresh's requests are in flight.
+    public var isRefreshing: Bool { refreshCompletion != nil }
+
+    /// Revalidates the loaded rows without a load cycle: `completion` says whether anything
+    /// changed (the changes went out as `didChange`s). Refused (false) while a load or a
+    /// refresh is in flight, or before anything was loaded.
+    @discardableResult
+    public func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool { false }
+
+    func beginRefresh(_ completion: @escaping (RefreshOutcome) -> Void) {
+        refreshCompletion = completion
+    }
+
+    func endRefresh(_ outcome: RefreshOutcome) {
+        let completion = refreshCompletion
+        refreshCompletion = nil
+        completion?(outcome)
+    }
+
+    /// A load the client asked for goes first: a refresh in flight is dropped.
+    public func stopRefresh() {
+        guard isRefreshing else { return }
+        abandonRequest()
+        endRefresh(.superseded)
+    }
+}
+
+/// When a live list refreshes next, and how the last refreshes went.
+public struct RefreshSchedule: Sendable {
+    public var intervalSeconds: Double
+    /// Seconds since 1970.
+    public var nextRefreshAt: Double?
+    public var consecutiveFailures = 0
+    public var lastError: FetchError?
+
+    public init(intervalSeconds: Double) {
+        self.intervalSeconds = intervalSeconds
+    }
+}
+
+/// How a refresh ended.
+public enum RefreshOutcome: Sendable {
+    /// Every page was confirmed (`304`) or came back the same: nothing was sent.
+    case unchanged
+    /// The rows changed; the `didChange`s are out.
+    case changed
+    /// A request failed; the rows are as they were.
+    case failed(FetchError)
+    /// A load the client asked for started first.
+    case superseded
 }
 
 /// Instant Cocoa's `ICRemoteDataSource`: one GET of a collection.
 ///
-/// While a fetch is in flight the rows are the loading placeholder (if stored). On
-/// success they are the mapped objects, or the no-results placeholder (if stored) when
-/// there are none. On failure or cancellation the objects loaded before come back; with
-/// none, the error placeholder (if stored, and not for a cancellation).
+/// While a fetch is in flight the rows are the loading placeholder (if stored), unless they
+/// are rows the fetch revalidates (rows from the persisted cache, or rows whose response
+/// gave validators): those stay until the answer. On success they are the mapped objects,
+/// or the no-results placeholder (if stored) when there are none; a `304` keeps them. On
+/// failure or cancellation the objects loaded before come back; with none, the error
+/// placeholder (if stored, and not for a cancellation).
 public final class RemoteDataSource: RemoteCollection {
     public override var kind: String { "remote" }
+    /// The validators of the response the rows came from.
+    private var validators: Validators?
+    private var loadedOnce = false
+    /// Whether the cache entry holds the rows shown (restored or written since).
+    private var cacheHoldsRows = false
 
     public override init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
                          errorRow: @escaping (FetchError) -> JSON) {
@@ -114,16 +240,24 @@ public final class RemoteDataSource: RemoteCollection {
     public override var kindState: SourceDescription.KindState { .remote(remoteState) }
 
     public override func fetchData() {
+        stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
-        if placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
-        request { [weak self] result in
+        if !loadedOnce, let (cached, storedAt) = cachedPages(), let page = cached.pages.first {
+            objects = page.rows
+            validators = page.validators
+            loadedOnce = true
+            cacheHoldsRows = true
+            setRows(shownRows)
+            showingCachedRows(storedAt: storedAt)
+        }
+        let revalidating = isStale || (loadedOnce && !(validators?.isEmpty ?? true))
+        if !revalidating, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
+        request(validators: revalidating ? validators : nil) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let loaded):
-                self.objects = loaded.objects
-                self.lastError = nil
-                self.setRows(loaded.objects.isEmpty && self.placeholders.contains(.noResults) ? [Placeholder.noResultsRow] : loaded.objects)
+                self.accept(loaded)
                 self.emit(.finishedLoading)
             case .failure(let error):
                 self.lastError = error
@@ -138,5 +272,52 @@ public final class RemoteDataSource: RemoteCollection {
         abandonRequest()
         setRows(objects)
         endCycleAsCancelled(reason.message)
+    }
+
+    public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
+        guard !isFetching, !isRefreshing, loadedOnce else { return false }
+        beginRefresh(completion)
+        request(validators: validators) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let loaded):
+                let before = self.revision
+                self.accept(loaded)
+                self.endRefresh(self.revision == before ? .unchanged : .changed)
+            case .failure(let error):
+                self.endRefresh(.failed(error))
+            }
+        }
+        return true
+    }
+
+    private var shownRows: [JSON] {
+        objects.isEmpty && placeholders.contains(.noResults) ? [Placeholder.noResultsRow] : objects
+    }
+
+    /// A response: new rows (the change set says which differ), or a `304` confirming them.
+    private func accept(_ loaded: DecodedResponse) {
+        lastError = nil
+        loadedOnce = true
+        if loaded.isNotModified {
+            validators = Validators(headers: loaded, keeping: validators)
+            setRows(shownRows)
+            confirmed()
+            touchCache()
+            return
+        }
+        let before = revision
+        objects = loaded.objects
+        validators = Validators(headers: loaded)
+        setRows(shownRows)
+        confirmed()
+        if revision == before, cacheHoldsRows {
+            touchCache()
+        } else {
+            cacheHoldsRows = true
+            storeInCache(CachedPages(pages: [CachedPages.Page(request: .first, validators: validators ?? Validators(), rows: objects,
+                                                              received: objects.count, next: nil, metadata: PageMetadata())],
+                                     currentPage: 1, duplicatesDropped: 0))
+        }
     }
 }

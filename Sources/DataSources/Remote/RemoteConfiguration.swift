@@ -18,6 +18,10 @@ public struct RemoteConfiguration: Sendable {
     public var maximumBodySize: Int
     /// Deepest nesting of arrays and objects accepted in a response.
     public var maximumDepth: Int
+    /// Whether loaded pages are kept in the daemon's persisted cache.
+    public var cache = CacheSettings()
+    /// A live list: the loaded pages are revalidated this often; nil: only when asked.
+    public var refreshIntervalSeconds: Double?
 
     public static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
@@ -28,6 +32,8 @@ public struct RemoteConfiguration: Sendable {
     public static let defaultMaximumDepth = 64
     /// jansson itself stops at 2048 levels.
     public static let maximumDepthLimit = 2048
+    /// The shortest refresh interval: a live list is not a busy loop.
+    public static let minimumRefreshIntervalSeconds = 1.0
 
     public init(baseURL: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = defaultTimeoutSeconds,
                 apiPath: String, queryParameters: [(name: String, value: String)] = [], keyPath: JSONKeyPath? = nil,
@@ -61,5 +67,25 @@ public struct RemoteConfiguration: Sendable {
         let lower = name.lowercased()
         return ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(lower)
             || ["token", "secret", "api-key", "apikey", "password", "session"].contains { lower.contains($0) }
+    }
+}
+
+/// `cache: {enabled, maxAgeSeconds?, maxPages?}` of a remote or paginated source.
+public struct CacheSettings: Sendable, Equatable {
+    public var enabled: Bool
+    /// An entry older than this (since the server last gave or confirmed it) is not shown; nil: any age.
+    public var maximumAgeSeconds: Double?
+    /// The most pages kept; pages loaded after them are not stored.
+    public var maximumPages: Int
+
+    public static let defaultMaximumPages = 20
+    public static let maximumPagesLimit = 10_000
+    /// Ten years: longer is a mistake, and seconds stay far from overflowing.
+    public static let maximumAgeLimit = 315_360_000.0
+
+    public init(enabled: Bool = false, maximumAgeSeconds: Double? = nil, maximumPages: Int = defaultMaximumPages) {
+        self.enabled = enabled
+        self.maximumAgeSeconds = maximumAgeSeconds
+        self.maximumPages = maximumPages
     }
 }

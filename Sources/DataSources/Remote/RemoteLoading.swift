@@ -46,6 +46,9 @@ public struct DecodedResponse: Sendable {
         let lower = name.lowercased()
         return headers.filter { $0.name.lowercased() == lower }.map(\.value)
     }
+
+    /// A `304 Not Modified` to a conditional request: the rows held are current.
+    public var isNotModified: Bool { status == 304 }
 }
 
 /// Performs GETs for remote sources: the daemon's is real HTTP whose completions come

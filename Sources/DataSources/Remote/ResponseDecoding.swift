@@ -84,7 +84,7 @@ public enum ResponseDecoding {
             }
         }
         if response.status == 429 || response.status == 503, let value = response.headerValues("retry-after").first {
-            error.retryAfterSeconds = RetryAfter.seconds(value, now: Clock.secondsSince1970())
+            error.retryAfterSeconds = RetryAfter.seconds(value, now: WallClock.secondsSince1970())
         }
         return error
     }
@@ -136,7 +136,13 @@ public enum ResponseDecoding {
 
     /// Everything between the bytes and the rows, for one configuration; `url` (already
     /// redacted) is the one errors name.
-    public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String) -> Result<DecodedResponse, FetchError> {
+    /// `conditional`: the request carried validators, so a `304` is an answer (nothing to
+    /// parse: the rows held are current), not an error.
+    public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String,
+                              conditional: Bool = false) -> Result<DecodedResponse, FetchError> {
+        if conditional, response.status == 304 {
+            return .success(DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
+        }
         let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         return document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
             objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
