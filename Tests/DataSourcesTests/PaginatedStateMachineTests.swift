@@ -32,6 +32,24 @@ final class FakeLoader: RemoteLoading {
                                       headers: [("Content-Type", "application/json")] + headers, body: json.encoded())
         request.completion(request.decode(response))
     }
+
+    /// Answers request `index` with `304 Not Modified` (no body).
+    func respondNotModified(_ index: Int, headers: [(name: String, value: String)] = []) {
+        let request = pending[index]
+        guard !request.cancelled else { return }
+        request.completion(request.decode(RemoteResponse(url: request.request.url, status: 304, headers: headers, body: [])))
+    }
+
+    /// Fails request `index` as the network would.
+    func fail(_ index: Int, _ error: FetchError) {
+        let request = pending[index]
+        guard !request.cancelled else { return }
+        request.completion(.failure(error))
+    }
+
+    func header(_ name: String, of index: Int) -> String? {
+        pending[index].request.headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
 }
 
 @Suite struct PaginatedStateMachineTests {

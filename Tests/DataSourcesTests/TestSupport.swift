@@ -57,6 +57,8 @@ final class Recorder: DataSourceObserver {
         case .didChange(let change):
             events.append("\(source.name).change")
             changes.append((source.name, change))
+        case .didChangeFreshness:
+            events.append("\(source.name).\((source as? RemoteCollection)?.isStale == true ? "stale" : "fresh")")
         }
     }
 
