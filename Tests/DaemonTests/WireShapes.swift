@@ -91,11 +91,16 @@ enum WireShapes {
         NumericMember(path: "limits.maxDepth", rule: .integer(1...RemoteConfiguration.maximumDepthLimit)),
         NumericMember(path: "placeholderStorageOptions", rule: .placeholderBits),
         NumericMember(path: "queryParameters.q", rule: .anyNumber),
+        NumericMember(path: "cache.maxAgeSeconds", rule: .number(0...CacheSettings.maximumAgeLimit, excludingLower: false)),
+        NumericMember(path: "cache.maxPages", rule: .integer(1...CacheSettings.maximumPagesLimit)),
+        NumericMember(path: "refreshIntervalSeconds", rule: .number(RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds,
+                                                                    excludingLower: false)),
     ]
 
     static func remoteParams(kind: String) -> JSON {
         ["name": "probe", "kind": JSON(kind), "remoteConfiguration": ["baseURL": "http://probe.invalid", "timeoutSeconds": 5],
-         "apiPath": "items", "queryParameters": ["q": 1], "placeholderStorageOptions": 14, "limits": ["maxBodyBytes": 1000, "maxDepth": 8]]
+         "apiPath": "items", "queryParameters": ["q": 1], "placeholderStorageOptions": 14, "limits": ["maxBodyBytes": 1000, "maxDepth": 8],
+         "cache": ["enabled": true, "maxAgeSeconds": 60, "maxPages": 3], "refreshIntervalSeconds": 3600]
     }
 
     static func created(_ result: JSON, _ context: String) {
@@ -158,6 +163,10 @@ enum WireShapes {
         WireShape("fetchData", ["source": "keep"], required: ["source"], mistyped: ("wait", "no"), nearMiss: ("wiat", "wait")),
         sourceOnly("cancelFetch"),
         sourceOnly("fetchNextPage", "remote"),
+        WireShape("setRefreshInterval", ["source": "remote", "seconds": 3600], required: ["source", "seconds"], mistyped: ("seconds", "60"),
+                  nearMiss: ("second", "seconds"),
+                  numbers: [NumericMember(path: "seconds", rule: .number(RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds,
+                                                                         excludingLower: false))]),
         WireShape("willDisplayObjectAtIndexPath", ["source": "keep", "indexPath": [0, 0]], required: ["source", "indexPath"],
                   mistyped: ("indexPath", [0]), nearMiss: ("sourc", "source"), numbers: indexPathMembers()),
     ] }
