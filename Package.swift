@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         // Already built for AsyncHTTPClient; named here for the fixture server's HTTP/1 side.
         .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
+        // SQLite for the persisted page cache (CACHE.md says why GRDB, and what it costs to build).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // SHA-256 of a cache key; already built for AsyncHTTPClient.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -40,6 +44,15 @@ let package = Package(
             "JSONKit", "JSONRPC", "DataSources",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
+        .target(name: "PageCache", dependencies: [
+            "DataSources",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            // sqlite3_db_readonly, which GRDB does not wrap.
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
         .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
@@ -50,7 +63,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Recording", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet",
+            "Daemon", "Recording", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -63,6 +76,12 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
         .testTarget(name: "HTTPGetTests", dependencies: ["HTTPGet", "Replay", "JSONKit"]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
+        // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
+        .testTarget(name: "PageCacheTests", dependencies: [
+            "PageCache", "DataSources", "datasourced",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "JSONKit", "datasourced"]),
     ]
 )

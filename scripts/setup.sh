@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and running datasourced needs on a Debian machine that has the
-# Swift toolchain and Python 3.11+ with pip: libjansson-dev (and pkg-config) from apt, the
-# Python client's pinned packages (Clients/python/requirements.txt) from PyPI.
+# Swift toolchain and Python 3.11+ with pip: libjansson-dev, libsqlite3-dev (the page
+# cache, through GRDB) and pkg-config from apt, the Python client's pinned packages
+# (Clients/python/requirements.txt) from PyPI.
 # `setup.sh --tests` also installs Neovim from apt, for the editor client's tests.
 # Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 dpkg -s libjansson-dev >/dev/null 2>&1 || need_apt+=(libjansson-dev)
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ "${1:-}" = "--tests" ]; then
   command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PageCache
+import Replay
+
+struct CacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "The persisted page cache: where it is, what it holds, emptying it (CACHE.md).",
+        subcommands: [Path.self, List.self, Clear.self, CacheExercise.self]
+    )
+
+    struct Location: ParsableArguments {
+        @Option(help: ArgumentHelp("The cache file (default: `datasourced cache path`).", valueName: "FILE"))
+        var cachePath: String?
+
+        var path: String { cachePath ?? SQLitePageStore.defaultPath() }
+
+        /// Opens the store, or says there is no cache file (without making one).
+        func openExisting() -> SQLitePageStore? {
+            guard FileManager.default.fileExists(atPath: path) else {
+                warnLine("no cache file at \(path)")
+                return nil
+            }
+            return SQLitePageStore(path: path, logger: Logger(label: "datasourced", factory: { StreamLogHandler.standardError(label: $0) }))
+        }
+    }
+
+    struct Path: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the default cache file: $XDG_CACHE_HOME/datasourced/cache.sqlite, else ~/.cache/datasourced/cache.sqlite.")
+
+        func run() {
+            Replay.writeLine(SQLitePageStore.defaultPath())
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the entries, most recently used first: label, bytes, when stored (or confirmed) and when last used.",
+            discussion: "One entry a line, tab-separated; times are UTC. Labels are URLs without credentials.")
+
+        @OptionGroup var location: Location
+
+        func run() throws {
+            guard let store = location.openExisting() else { return }
+            defer { store.close() }
+            guard let entries = store.entries() else { throw ExitCode(1) }
+            for entry in entries {
+                Replay.writeLine("\(entry.label)\t\(entry.bytes)\tstored \(isoTime(entry.storedAt))\tused \(isoTime(entry.usedAt))")
+            }
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every entry (daemons using the file keep running; their lists reload from the server).")
+
+        @OptionGroup var location: Location
+
+        func run() throws {
+            guard let store = location.openExisting() else { return }
+            defer { store.close() }
+            guard let removed = store.removeAll() else { throw ExitCode(1) }
+            Replay.writeLine("removed \(removed) entr\(removed == 1 ? "y" : "ies") from \(location.path)")
+        }
+    }
+}
+
+func isoTime(_ seconds: Double) -> String {
+    Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+}
+
+func warnLine(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

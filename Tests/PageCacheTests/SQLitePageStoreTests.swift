@@ -1,0 +1,212 @@
+import DataSources
+import Foundation
+import GRDB
+import PageCache
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The store inside the test process: what it keeps, under which key, what it evicts.
+@Suite struct SQLitePageStoreTests {
+    let scratch = ScratchDirectory()
+    let log = CapturedLog()
+
+    func key(_ name: String, secret: String = "token-1") -> PageCacheKey {
+        PageCacheKey(material: "GET https://api.example.test/\(name) Authorization=Bearer \(secret)", label: "https://api.example.test/\(name)")
+    }
+
+    @Test func roundTrip() {
+        let path = scratch.file("cache.sqlite")
+        let payload = makePayload(7, count: 100_000)
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        #expect(store.isAvailable)
+        #expect(store.read(key("issues")) == nil)
+        store.write(key("issues"), storedAt: 1_700_000_000.25, payload: { payload })
+        let read = store.read(key("issues"))
+        #expect(read?.payload == payload)
+        #expect(read?.storedAt == 1_700_000_000.25)
+        store.close()
+        #expect(store.read(key("issues")) == nil, "a closed store answers nil")
+
+        let reopened = SQLitePageStore(path: path, logger: log.logger)
+        #expect(reopened.read(key("issues"))?.payload == payload, "the entry outlives the process's store")
+        reopened.remove(key("issues"))
+        #expect(reopened.read(key("issues")) == nil)
+        reopened.close()
+        #expect(log.warnings.isEmpty)
+    }
+
+    @Test func theKeyMaterialIsNeverWritten() throws {
+        let path = scratch.file("cache.sqlite")
+        let secret = "s3cr3t-Zq8wX-\(UInt64.random(in: 0...UInt64.max))"
+        let secretKey = PageCacheKey(material: "GET https://api.example.test/builds Authorization=Bearer \(secret)",
+                                     label: "https://api.example.test/builds-label-\(secret.suffix(6))")
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        store.write(secretKey, storedAt: 1, payload: { makePayload(1, count: 5000) })
+        store.touch(secretKey, storedAt: 2)
+        _ = store.read(secretKey)
+        store.flush()
+        // Open: the entry is in the WAL. Every file beside the database counts.
+        let files = try FileManager.default.contentsOfDirectory(atPath: scratch.path).map(scratch.file)
+        #expect(files.contains(path + "-wal"))
+        let written = files.map(fileBytes)
+        #expect(written.contains { contains($0, secretKey.label) }, "the search finds what is stored (the label)")
+        #expect(!written.contains { contains($0, secret) })
+        #expect(!written.contains { contains($0, "Authorization=Bearer") })
+        store.close()
+        let closed = fileBytes(path)
+        #expect(contains(closed, secretKey.label))
+        #expect(!contains(closed, secret))
+        #expect(!log.warnings.contains { $0.contains(secret) })
+    }
+
+    @Test func twoSecretsNeverShareAnEntry() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), logger: log.logger)
+        let alice = key("issues", secret: "alice-token"), bob = key("issues", secret: "bob-token")
+        #expect(alice.label == bob.label)
+        store.write(alice, storedAt: 1, payload: { makePayload(1, count: 300) })
+        #expect(store.read(bob) == nil)
+        store.write(bob, storedAt: 2, payload: { makePayload(2, count: 300) })
+        #expect(store.read(alice)?.payload == makePayload(1, count: 300))
+        #expect(store.read(bob)?.payload == makePayload(2, count: 300))
+        #expect(store.entries()?.count == 2)
+        store.close()
+    }
+
+    @Test func leastRecentlyUsedEntriesGoFirstAndTheBoundHolds() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), maximumBytes: 10_000, logger: log.logger)
+        for name in ["a", "b", "c"] {
+            store.write(key(name), storedAt: 1, payload: { makePayload(1, count: 3000) })
+        }
+        _ = store.read(key("a"))  // a is now used after b and c
+        store.write(key("d"), storedAt: 1, payload: { makePayload(2, count: 3000) })
+        #expect(store.read(key("b")) == nil, "b, the least recently used, was evicted")
+        #expect(store.read(key("a")) != nil)
+        #expect(store.read(key("c")) != nil)
+        #expect(store.read(key("d")) != nil)
+        // Used order now: a, c, d (each read above); e pushes out a.
+        store.write(key("e"), storedAt: 1, payload: { makePayload(3, count: 3000) })
+        #expect(store.read(key("a")) == nil)
+        #expect(Set(store.entries()?.map(\.label) ?? []) == Set(["c", "d", "e"].map { key($0).label }))
+        #expect((store.entries()?.reduce(0) { $0 + $1.bytes } ?? .max) <= 10_000)
+        #expect(store.entries()?.first?.label == key("e").label, "most recently used first")
+        #expect(log.warnings.isEmpty)
+        store.close()
+    }
+
+    @Test func anEntryLargerThanTheBoundIsNotStored() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), maximumBytes: 10_000, logger: log.logger)
+        store.write(key("small"), storedAt: 1, payload: { makePayload(1, count: 4000) })
+        store.write(key("big"), storedAt: 1, payload: { makePayload(1, count: 6000) })
+        store.write(key("big"), storedAt: 2, payload: { makePayload(1, count: 10_001) })
+        store.write(key("big"), storedAt: 3, payload: { makePayload(1, count: 10_002) })
+        #expect(store.read(key("big")) == nil, "the older entry under that key went too")
+        #expect(store.read(key("small")) != nil, "nothing was evicted for it")
+        #expect(store.isAvailable)
+        #expect(log.warnings.count == 1, "one warning per key: \(log.warnings)")
+        #expect(log.warnings.first?.contains("10001 bytes") == true)
+        store.close()
+    }
+
+    @Test func filesAreTheOwnersAlone() throws {
+        let directory = scratch.file("new/datasourced")
+        let path = directory + "/cache.sqlite"
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        store.write(key("issues"), storedAt: 1, payload: { makePayload(1, count: 1000) })
+        _ = store.read(key("issues"))
+        #expect(permissions(scratch.file("new")) == 0o700)
+        #expect(permissions(directory) == 0o700)
+        for file in [path, path + "-wal", path + "-shm"] {
+            #expect(permissions(file) == 0o600, "\(file): \(String(permissions(file) ?? 0, radix: 8))")
+        }
+        store.close()
+
+        // A file someone left open to others is narrowed when opened.
+        let loose = scratch.file("loose.sqlite")
+        #expect(FileManager.default.createFile(atPath: loose, contents: nil))
+        chmod(loose, 0o644)
+        let other = SQLitePageStore(path: loose, logger: log.logger)
+        #expect(other.isAvailable)
+        #expect(permissions(loose) == 0o600)
+        other.close()
+    }
+
+    @Test func aReadSeesTheWritesQueuedBeforeIt() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), logger: log.logger)
+        let caller = pthread_self()
+        final class Count: Sendable { let value = Atomic<Int>(0) }
+        let ranElsewhere = Count()
+        for index in 0..<40 {
+            store.write(key("page-\(index)"), storedAt: Double(index), payload: {
+                if pthread_equal(pthread_self(), caller) == 0 { ranElsewhere.value.add(1, ordering: .relaxed) }
+                return makePayload(UInt8(index), count: 50_000)
+            })
+        }
+        store.remove(key("page-3"))
+        store.write(key("page-5"), storedAt: 500, payload: { makePayload(99, count: 10) })
+        // Straight after the calls, with no flush: each read waits behind the writes.
+        for index in 0..<40 where index != 3 && index != 5 {
+            #expect(store.read(key("page-\(index)"))?.payload == makePayload(UInt8(index), count: 50_000), "page \(index)")
+        }
+        #expect(store.read(key("page-3")) == nil)
+        #expect(store.read(key("page-5"))?.storedAt == 500)
+        #expect(ranElsewhere.value.load(ordering: .relaxed) == 40, "payloads are made on the store's queue")
+        store.close()
+    }
+
+    @Test func touchUpdatesStoredAtAndUse() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), maximumBytes: 7000, logger: log.logger)
+        store.write(key("a"), storedAt: 100, payload: { makePayload(1, count: 3000) })
+        store.write(key("b"), storedAt: 100, payload: { makePayload(2, count: 3000) })
+        store.touch(key("a"), storedAt: 250.5)
+        #expect(store.read(key("a"))?.storedAt == 250.5)
+        #expect(store.read(key("a"))?.payload == makePayload(1, count: 3000), "the payload is kept")
+        store.touch(key("missing"), storedAt: 1)
+        #expect(store.read(key("missing")) == nil)
+        store.touch(key("b"), storedAt: 300)
+        // b was confirmed last, so a goes when c needs room.
+        store.write(key("c"), storedAt: 100, payload: { makePayload(3, count: 3000) })
+        #expect(store.read(key("a")) == nil)
+        #expect(store.read(key("b"))?.storedAt == 300)
+        store.close()
+    }
+
+    @Test func clearAndListForTheCommands() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), logger: log.logger)
+        store.write(key("a"), storedAt: 10, payload: { makePayload(1, count: 123) })
+        store.write(key("b"), storedAt: 20, payload: { makePayload(1, count: 456) })
+        let listed = store.entries() ?? []
+        #expect(listed.map(\.label) == [key("b").label, key("a").label])
+        #expect(listed.map(\.bytes) == [456, 123])
+        #expect(listed.map(\.storedAt) == [20, 10])
+        #expect(listed.allSatisfy { $0.usedAt > 1_600_000_000 })
+        #expect(store.removeAll() == 2)
+        #expect(store.entries()?.isEmpty == true)
+        #expect(store.read(key("a")) == nil)
+        store.close()
+    }
+
+    @Test func defaultPath() {
+        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]) == "/x/cache/datasourced/cache.sqlite")
+        #expect(SQLitePageStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
+        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
+        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
+    }
+
+    @Test func theFileIsMarkedAsOurs() throws {
+        let path = scratch.file("cache.sqlite")
+        SQLitePageStore(path: path, logger: log.logger).close()
+        let database = try DatabaseQueue(path: path)
+        let (application, version, journal) = try database.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id"), try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+        }
+        try database.close()
+        #expect(application == 0x6473_6364)
+        #expect(version == 1)
+        #expect(journal == "wal")
+    }
+}
