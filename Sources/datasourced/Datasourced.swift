@@ -1,5 +1,7 @@
 import ArgumentParser
 import Daemon
+import DataSources
+import PageCache
 import Logging
 import JSONKit
 import JSONRPC
@@ -95,7 +97,8 @@ struct Serve: ParsableCommand {
         // Before the HTTP client exists: a recording that cannot start ends the process here.
         var recorder: SessionRecorder?
         if let path = recordingPath {
-            let arguments = maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]
+            // The recorded session runs without the persisted cache (below), and so does its replay.
+            let arguments = (maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]) + ["--no-cache"]
             do {
                 recorder = try SessionRecorder(path: path, daemonArguments: arguments, redacting: redactedNames,
                                                warn: { logger.warning("\($0)") })
@@ -106,7 +109,15 @@ struct Serve: ParsableCommand {
         }
         let http = HTTPGetFetcher()
         let fetcher = recorder?.recording(http) ?? http
-        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize), logger: logger, fetcher: fetcher)
+        // A recording must replay as it ran: without a persisted cache, whose contents the
+        // transcript could not carry.
+        var cache: PageCacheStore?
+        if recorder != nil {
+            if cachePath != nil { logger.warning("--record: the persisted cache is off while recording; --cache-path is ignored") }
+        } else if !noCache {
+            cache = LazyPageStore(path: cachePath ?? SQLitePageStore.defaultPath(), maximumBytes: cacheMaxBytes, logger: logger)
+        }
+        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize), logger: logger, fetcher: fetcher, cache: cache)
         daemon.observer = recorder
         let status = daemon.run()
         recorder?.finish(exitStatus: status)

@@ -1,0 +1,31 @@
+import DataSources
+import Logging
+import PageCache
+
+/// The persisted cache, opened when a source first uses it: a daemon whose sources never
+/// ask for a cache creates no file and pays nothing at start.
+final class LazyPageStore: PageCacheStore {
+    private let open: () -> SQLitePageStore
+    private var store: SQLitePageStore?
+
+    init(path: String, maximumBytes: Int, logger: Logger) {
+        open = { SQLitePageStore(path: path, maximumBytes: maximumBytes, logger: logger) }
+    }
+
+    private var opened: SQLitePageStore {
+        if let store { return store }
+        let made = open()
+        store = made
+        return made
+    }
+
+    var isAvailable: Bool { opened.isAvailable }
+    func read(_ key: PageCacheKey) -> StoredPages? { opened.read(key) }
+    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
+        opened.write(key, storedAt: storedAt, payload: payload)
+    }
+    func touch(_ key: PageCacheKey, storedAt: Double) { opened.touch(key, storedAt: storedAt) }
+    func remove(_ key: PageCacheKey) { opened.remove(key) }
+    /// Nothing to wait for when it was never opened.
+    func flush() { store?.flush() }
+}
