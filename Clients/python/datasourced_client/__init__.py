@@ -7,17 +7,17 @@ one API; :class:`DataSource` / :class:`AsyncDataSource` read and load one source
 from ._version import package_version
 from .async_client import AsyncClient, AsyncDataSource, AsyncEventStream
 from .client import Client, DataSource, EventStream
-from .command import DaemonCommand, daemon_command
+from .command import CacheOption, DaemonCommand, daemon_command
 from .errors import DaemonExited, DatasourcedError, IncompatibleDaemon, LoadFailed, RPCError, describe_fetch_error
-from .events import Event
+from .events import Event, Freshness
 from .protocol import IndexPath
 from .snapshot import Section, Snapshot, is_placeholder
 
 __all__ = [
     "Client", "DataSource", "EventStream",
     "AsyncClient", "AsyncDataSource", "AsyncEventStream",
-    "Event", "Snapshot", "Section", "IndexPath", "is_placeholder",
-    "DaemonCommand", "daemon_command",
+    "Event", "Freshness", "Snapshot", "Section", "IndexPath", "is_placeholder",
+    "CacheOption", "DaemonCommand", "daemon_command",
     "DatasourcedError", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
     "describe_fetch_error",
 ]

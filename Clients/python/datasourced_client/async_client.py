@@ -23,7 +23,7 @@ Example::
 
 Every coroutine returns once the daemon has answered; the notifications it sent before
 that answer have been passed to the callbacks (:meth:`AsyncClient.on_event`) by then.
-Every read is one or two requests to the daemon: nothing is cached.
+Every read is one or two requests to the daemon: the client keeps no rows of its own.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from typing import Any, Unpack, cast
 from pygls.exceptions import JsonRpcException
 
 from ._version import package_version
-from .command import DaemonCommand, daemon_command
+from .command import CacheOption, DaemonCommand, daemon_command
 from .errors import DaemonExited, IncompatibleDaemon, LoadFailed, RPCError
-from .events import Event, EventCallback
+from .events import Event, EventCallback, Freshness
 from .protocol import (
     JSON,
     Capabilities,
@@ -83,13 +83,16 @@ class AsyncClient:
     transcript that ``datasourced replay PATH`` replays as a test. ``change_values``:
     ask that each ``didChange`` carry the inserted and updated rows (protocol 1.1;
     ``True``, or the largest size in bytes), read through :attr:`Event.values`.
+    ``cache``: the daemon's persisted page cache (protocol 1.2), for sources created
+    with ``cache={"enabled": True}``: a file (``--cache-path PATH``), ``False`` for none
+    (``--no-cache``), ``None`` for the daemon's default file.
     """
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                  client_name: str = "datasourced-client (python)",
                  record: str | os.PathLike[str] | None = None,
-                 change_values: bool | int = False):
-        self.command = daemon_command(command, record=record)
+                 change_values: bool | int = False, cache: CacheOption = None):
+        self.command = daemon_command(command, record=record, cache=cache)
         self.timeout = timeout
         self.client_name = client_name
         self.change_values = change_values
@@ -119,10 +122,10 @@ class AsyncClient:
     async def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                     client_name: str = "datasourced-client (python)",
                     record: str | os.PathLike[str] | None = None,
-                    change_values: bool | int = False) -> AsyncClient:
+                    change_values: bool | int = False, cache: CacheOption = None) -> AsyncClient:
         """Starts the daemon and initializes the connection (see the class for the options)."""
         client = cls(command, timeout=timeout, client_name=client_name, record=record,
-                     change_values=change_values)
+                     change_values=change_values, cache=cache)
         await client.start()
         return client
 
@@ -489,6 +492,11 @@ class AsyncDataSource:
         """Whether a load is in flight (one ``describeSource``)."""
         return bool((await self.describe()).get("isFetching"))
 
+    async def freshness(self) -> Freshness:
+        """Whether the rows shown are unconfirmed rows from the persisted cache, and since
+        when (protocol 1.2; one ``describeSource``). Never stale without ``cache``."""
+        return Freshness.of(await self.describe())
+
     # -- loading --------------------------------------------------------------------------
 
     async def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
@@ -551,6 +559,14 @@ class AsyncDataSource:
             if on_page:
                 await on_page(pages, self)
         return pages
+
+    async def set_refresh_interval(self, seconds: float | None) -> SourceDescription:
+        """Remote and paginated sources (protocol 1.2): revalidate the loaded pages every
+        ``seconds`` (at least 1), a live list whose changes arrive as ``didChange`` events
+        outside any load cycle (nothing when nothing changed); ``None`` stops it. Returns
+        the description, whose ``refresh`` says when the next refresh is due."""
+        self.description = cast(SourceDescription, await self._request("setRefreshInterval", seconds=seconds))
+        return self.description
 
     async def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of

@@ -10,29 +10,34 @@ string is replaced by a ``--set NAME=VALUE`` value; ``--fixtures FILE`` starts a
 fixture API (``datasourced fixtures FILE``) and sets ``${baseURL}`` to it.
 
 Remote and paginated sources are loaded (paginated ones page by page) with progress on
-stderr; the rows go to stdout. Exit status: 0, 1 if a load failed or a source still had
-pages after ``--max-pages``, 2 for a bad config or a request the daemon refused.
+stderr; the rows go to stdout. A source with ``cache = {enabled = true}`` opens from the
+daemon's persisted cache when it has its pages (``--cache-path FILE``): its cached rows at
+once, marked stale on stderr, then the server's answer. ``--follow SECONDS`` then prints
+each change of a live list (``refreshIntervalSeconds``, or ``--refresh SECONDS``) as it
+arrives. Exit status: 0, 1 if a load failed or a source still had pages after
+``--max-pages``, 2 for a bad config or a request the daemon refused, 130 on Ctrl-C while
+loading.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-import threading
 import tomllib
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 from .client import Client, DataSource
-from .command import daemon_command
-from .errors import DatasourcedError, LoadFailed, RPCError, describe_fetch_error
-from .events import Event
+from .command import CacheOption, daemon_command
+from .errors import DatasourcedError, LoadFailed, RPCError
+from .events import Freshness
 from .fixtures import FixtureServer, FixtureServerError
+from .follow import ChangeFollower
+from .progress import Progress, local_time
 from .protocol import SourceConfig, SourceKind
-from .render import describe_placeholders, write_jsonl, write_table
+from .render import write_jsonl, write_table
 
 LOADED_KINDS = ("remote", "paginated")
 #: Pages loaded from one source before the tool decides it pages without end.
@@ -76,50 +81,11 @@ def load_config(path: Path, variables: dict[str, str]) -> dict[str, Any]:
     return cast(dict[str, Any], substitute(config, ""))
 
 
-class Progress:
-    """Prints load progress and notifications to stderr, one line each."""
-
-    def __init__(self, out: TextIO, raw_events: bool):
-        self.out = out
-        self.raw_events = raw_events
-        self.lock = threading.Lock()
-
-    def say(self, text: str) -> None:
-        with self.lock:
-            print(text, file=self.out, flush=True)
-
-    def on_event(self, event: Event) -> None:
-        if self.raw_events:
-            self.say(f"  ← {event.method} {json.dumps(event.params, ensure_ascii=False)}")
-            return
-        detail = ""
-        changes = cast(dict[str, list[object]] | None, event.changes)
-        if event.kind == "didChange" and changes is not None:
-            parts = [f"{len(changes[key])} {key}"
-                     for key in ("inserted", "deleted", "moved", "updated", "insertedSections", "deletedSections")
-                     if changes.get(key)]
-            detail = ": " + ", ".join(parts) if parts else ""
-        elif event.kind == "failedWithError" and event.error is not None:
-            detail = f": {event.error.get('kind')}: {describe_fetch_error(event.error)}"
-        self.say(f"  ← {event.source} {event.kind}{detail}")
-
-    def rows(self, source: DataSource, what: str) -> None:
-        snapshot = source.snapshot()
-        state = source.description  # read by the snapshot
-        pages = ""
-        if state.get("kind") == "paginated" and state.get("currentPage") is not None:
-            pages = f" (page {state.get('currentPage')} of {state.get('numberOfPages') or '?'}, " \
-                    f"{state.get('numberOfTotalResults') or '?'} objects in all)"
-        objects = len(snapshot.objects())
-        self.say(f"{source.name}: {what}: {objects} object{'s' if objects != 1 else ''}"
-                 f"{describe_placeholders(snapshot)}{pages}")
-
-
 def load(source: DataSource, pages: int | None, max_pages: int, progress: Progress | None) -> None:
     """fetchData, then (paginated) every next page: up to ``pages`` if given, else until
     the last page, raising :class:`EndlessPaging` if more remain after ``max_pages``."""
     if progress:
-        progress.say(f"{source.name}: fetchData")
+        progress.fetching(source, "fetchData")
     source.fetch_data(wait=True)
     if progress:
         progress.rows(source, "loaded")
@@ -131,7 +97,7 @@ def load(source: DataSource, pages: int | None, max_pages: int, progress: Progre
                 f"stopped at {source.description.get('lastURL')}: the API may page without end "
                 "(its metadata keeps promising more); to load fewer pages on purpose, pass --pages N")
         if progress:
-            progress.say(f"{source.name}: fetchNextPage")
+            progress.fetching(source, "fetchNextPage")
         if not source.fetch_next_page(wait=True).get("started"):
             break
         loaded += 1
@@ -164,10 +130,27 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any answer (default 30)")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="the daemon records the session to FILE, a transcript for `datasourced replay FILE`")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache-path", type=Path, metavar="FILE",
+                       help="the daemon's persisted page cache, for sources with cache = {enabled = true} "
+                            "(default: the daemon's, $XDG_CACHE_HOME/datasourced/cache.sqlite)")
+    cache.add_argument("--no-cache", action="store_true", help="the daemon keeps no persisted page cache")
+    parser.add_argument("--refresh", type=float, metavar="SECONDS",
+                        help="make every remote and paginated source live once loaded: refreshed every SECONDS (>= 1)")
+    parser.add_argument("--follow", type=float, metavar="SECONDS",
+                        help="after printing the rows, print each change of the shown sources as it arrives, "
+                             "for SECONDS (Ctrl-C stops sooner)")
+    parser.add_argument("--max-changes", type=int, metavar="N", help="with --follow: stop after N changes")
     arguments = parser.parse_args(argv)
-    for option in ("pages", "max_pages"):
+    for option in ("pages", "max_pages", "max_changes"):
         if getattr(arguments, option) is not None and getattr(arguments, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be at least 1")
+    if arguments.refresh is not None and arguments.refresh < 1:
+        parser.error("--refresh must be at least 1 (seconds)")
+    if arguments.follow is not None and arguments.follow <= 0:
+        parser.error("--follow must be a positive number of seconds")
+    if arguments.max_changes is not None and arguments.follow is None:
+        parser.error("--max-changes goes with --follow")
     return arguments
 
 
@@ -182,6 +165,42 @@ def _create_sources(client: Client, config: dict[str, Any]) -> dict[str, DataSou
     return sources
 
 
+def _cache_option(arguments: argparse.Namespace) -> CacheOption:
+    if arguments.no_cache:
+        return False
+    return cast(Path | None, arguments.cache_path)
+
+
+def _stale_note(name: str, sources: dict[str, DataSource]) -> str:
+    """`` — stale: cached 2026-11-23 16:41, not confirmed by the server`` when the rows of
+    ``name``, or of a source it is made from, are cached rows no response has confirmed
+    (a failed revalidation leaves them so); else nothing."""
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in sources:
+            continue
+        seen.add(current)
+        description = sources[current].describe()
+        freshness = Freshness.of(description)
+        if freshness.stale:
+            when = f" {local_time(freshness.cached_at)}" if freshness.cached_at else ""
+            return f" — stale: cached{when}, not confirmed by the server"
+        pending += description.get("children", []) + description.get("sources", [])
+        if "source" in description:
+            pending.append(description["source"])
+    return ""
+
+
+def _make_live(sources: dict[str, DataSource], seconds: float, progress: Progress | None) -> None:
+    for source in sources.values():
+        if source.kind in LOADED_KINDS:
+            refresh = source.set_refresh_interval(seconds).get("refresh", {})
+            if progress:
+                progress.say(f"{source.name}: live: refreshed every {refresh.get('intervalSeconds', seconds):g} s")
+
+
 def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     variables: dict[str, str] = {}
     for assignment in arguments.set:
@@ -189,7 +208,7 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not equals or not name:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
-    command = daemon_command(arguments.daemon)
+    command = daemon_command(arguments.daemon, cache=_cache_option(arguments))
     fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
     try:
         if fixtures:
@@ -198,10 +217,15 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 print(f"fixture API: {fixtures.base_url} (from {arguments.fixtures})", file=err)
         config = load_config(arguments.config, variables)
         progress = None if arguments.quiet else Progress(err, arguments.events)
-        with Client.spawn(command, timeout=arguments.timeout, record=arguments.record) as client:
+        following = arguments.follow is not None
+        # Following prints the rows that changed: the change sets must carry them.
+        with Client.spawn(command, timeout=arguments.timeout, record=arguments.record,
+                          change_values=following) as client:
             if progress:
                 client.on_event(progress.on_event)
             sources = _create_sources(client, config)
+            if progress:
+                progress.sources = sources
             show = arguments.show or config.get("show") or [list(sources)[-1]]
             unknown = [name for name in show if name not in sources]
             if unknown:
@@ -218,18 +242,45 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     except (LoadFailed, EndlessPaging) as failure:
                         failed = True
                         print(f"error: {failure}", file=err)
+            if arguments.refresh is not None:
+                _make_live(sources, arguments.refresh, progress)
+            follower = ChangeFollower(client, show) if following else None
             for name in show:
                 snapshot = sources[name].snapshot()
+                if follower:
+                    follower.printed(name, snapshot.revision)
                 if arguments.format == "jsonl":
                     write_jsonl(snapshot, out)
                 else:
-                    write_table(snapshot, out, columns)
+                    write_table(snapshot, out, columns, note=_stale_note(name, sources))
                     print(file=out)
                 out.flush()
+            if follower:
+                _follow(follower, arguments, sources, columns, out, err, progress)
             return 1 if failed else 0
     finally:
         if fixtures:
             fixtures.close()
+
+
+def _follow(follower: ChangeFollower, arguments: argparse.Namespace, sources: dict[str, DataSource],
+            columns: list[str] | None, out: TextIO, err: TextIO, progress: Progress | None) -> None:
+    live = [name for name, source in sources.items() if "refresh" in source.describe()]
+    if not live:
+        print("warning: --follow: no source is live (refreshIntervalSeconds in the config, or --refresh SECONDS): "
+              "nothing changes by itself", file=err)
+    elif progress:
+        progress.say(f"following {', '.join(sorted(follower.names))} for {arguments.follow:g} s "
+                     f"(live: {', '.join(live)}; Ctrl-C stops)")
+    try:
+        changes = follower.follow(arguments.follow, out, columns=columns, jsonl=arguments.format == "jsonl",
+                                  max_changes=arguments.max_changes)
+    except KeyboardInterrupt:
+        if progress:
+            progress.say("stopped following (Ctrl-C)")
+        return
+    if progress:
+        progress.say(f"stopped following: {changes} change{'s' if changes != 1 else ''} printed")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     except (DatasourcedError, FixtureServerError, FileNotFoundError, TimeoutError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

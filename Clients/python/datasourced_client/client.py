@@ -29,8 +29,8 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar, Unpack
 
 from .async_client import AsyncClient, AsyncDataSource
-from .command import DaemonCommand
-from .events import Event, EventCallback
+from .command import CacheOption, DaemonCommand
+from .events import Event, EventCallback, Freshness
 from .protocol import (
     JSON,
     Capabilities,
@@ -130,17 +130,17 @@ class _Delivery:
 
 class Client:
     """One ``datasourced`` process and the connection to it (see :class:`AsyncClient`
-    for the options: ``command``, ``timeout``, ``record``, ``change_values``)."""
+    for the options: ``command``, ``timeout``, ``record``, ``change_values``, ``cache``)."""
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                  client_name: str = "datasourced-client (python)",
                  record: str | os.PathLike[str] | None = None,
-                 change_values: bool | int = False):
+                 change_values: bool | int = False, cache: CacheOption = None):
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="datasourced-rpc", daemon=True)
         self._delivery: _Delivery | None = None
         self._async = AsyncClient(command, timeout=timeout, client_name=client_name, record=record,
-                                  change_values=change_values)
+                                  change_values=change_values, cache=cache)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -148,10 +148,10 @@ class Client:
     def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
               client_name: str = "datasourced-client (python)",
               record: str | os.PathLike[str] | None = None,
-              change_values: bool | int = False) -> Client:
+              change_values: bool | int = False, cache: CacheOption = None) -> Client:
         """Starts the daemon and initializes the connection."""
         client = cls(command, timeout=timeout, client_name=client_name, record=record,
-                     change_values=change_values)
+                     change_values=change_values, cache=cache)
         client.start()
         return client
 
@@ -433,6 +433,11 @@ class DataSource:
         """Whether a load is in flight (one ``describeSource``)."""
         return self.client._call(self._async.is_fetching())
 
+    def freshness(self) -> Freshness:
+        """Whether the rows shown are unconfirmed rows from the persisted cache, and since
+        when (protocol 1.2; one ``describeSource``). Never stale without ``cache``."""
+        return self.client._call(self._async.freshness())
+
     # -- loading --------------------------------------------------------------------------
 
     def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
@@ -471,6 +476,13 @@ class DataSource:
             if on_page:
                 on_page(pages, self)
         return pages
+
+    def set_refresh_interval(self, seconds: float | None) -> SourceDescription:
+        """Remote and paginated sources (protocol 1.2): revalidate the loaded pages every
+        ``seconds`` (at least 1), a live list whose changes arrive as ``didChange`` events
+        outside any load cycle (nothing when nothing changed); ``None`` stops it. Returns
+        the description, whose ``refresh`` says when the next refresh is due."""
+        return self.client._call(self._async.set_refresh_interval(seconds))
 
     def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of

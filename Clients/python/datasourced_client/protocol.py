@@ -3,7 +3,8 @@
 Values stay plain JSON (dicts and lists) at run time; these types let a type checker
 follow them. tests/test_openrpc.py checks that their members are those of
 Protocol/openrpc.json. Members added by protocol 1.1 (``revision``, ``serverMessage``...)
-are optional here: a 1.0 daemon does not send them.
+and 1.2 (``cache``, ``stale``, ``refresh``...) are optional here: an older daemon does not
+send them.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 __all__ = [
     "JSON", "IndexPath", "SourceKind", "PlaceholderKind",
     "RemoteConfiguration", "SortDescriptor", "PaginatorKeys", "RequestKeys", "Limits", "RetryAfter",
-    "Pagination", "SourceConfig",
+    "Pagination", "CacheSettings", "SourceConfig",
     "FetchError", "ChildFailure", "Move", "Changes", "ChangeValues", "NotificationParams",
-    "SourceDescription", "SourceSummary", "FetchResult", "NextPageResult", "Capabilities",
+    "CacheState", "RefreshState", "SourceDescription", "SourceSummary", "FetchResult", "NextPageResult", "Capabilities",
     "InitializeResult",
 ]
 
@@ -85,6 +86,16 @@ class Pagination(TypedDict, total=False):
     retryAfter: RetryAfter
 
 
+class CacheSettings(TypedDict, total=False):
+    """1.2: ``cache`` of a remote or paginated source: keep its loaded pages in the daemon's
+    persisted cache, so that it opens at once next time (its rows marked ``stale`` until
+    the server confirms or replaces them)."""
+
+    enabled: bool  # required by the daemon
+    maxAgeSeconds: float  # older entries are not shown
+    maxPages: int  # pages stored (default 20)
+
+
 class SourceConfig(TypedDict, total=False):
     """``createSource`` params besides ``name`` and ``kind``; which apply depends on the kind."""
 
@@ -106,6 +117,8 @@ class SourceConfig(TypedDict, total=False):
     mapping: dict[str, JSON]
     placeholderStorageOptions: int | list[PlaceholderKind]
     limits: Limits
+    cache: CacheSettings  # 1.2
+    refreshIntervalSeconds: float | None  # 1.2: a live list, refreshed this often (>= 1)
     # paginated
     paginatorKeys: PaginatorKeys
     requestKeys: RequestKeys
@@ -179,9 +192,29 @@ class NotificationParams(TypedDict, total=False):
     revision: int  # 1.1
     previousRevision: int  # 1.1
     values: ChangeValues  # 1.1, with the changeValues capability
+    stale: bool  # 1.2, didChangeFreshness
+    cachedAt: str  # 1.2, didChangeFreshness while stale: RFC 3339, UTC
 
 
 # -- results --------------------------------------------------------------------------
+
+
+class CacheState(TypedDict, total=False):
+    """1.2: a description's ``cache``, present when the source opted in."""
+
+    enabled: bool
+    maxAgeSeconds: float
+    maxPages: int
+    available: bool  # the daemon has a usable cache file
+
+
+class RefreshState(TypedDict, total=False):
+    """1.2: a live list's ``refresh``."""
+
+    intervalSeconds: float
+    nextRefreshAt: str  # RFC 3339, UTC
+    consecutiveFailures: int
+    lastError: FetchError  # of the last refresh, when it failed
 
 
 class SourceDescription(TypedDict, total=False):
@@ -213,6 +246,11 @@ class SourceDescription(TypedDict, total=False):
     limits: Limits
     lastURL: str
     lastError: FetchError
+    cache: CacheState  # 1.2, when the source opted in
+    stale: bool  # 1.2, with cache: the rows are the persisted ones, not yet confirmed
+    cachedAt: str  # 1.2, while stale: when they were stored or last confirmed (RFC 3339, UTC)
+    refreshIntervalSeconds: float  # 1.2, live lists
+    refresh: RefreshState  # 1.2, live lists
     # paginated
     paginatorKeys: PaginatorKeys
     requestKeys: RequestKeys

@@ -10,7 +10,7 @@ from .errors import describe_fetch_error
 from .protocol import JSON
 from .snapshot import Snapshot, is_placeholder
 
-__all__ = ["describe_row", "describe_placeholders", "pick_columns", "write_table", "write_jsonl"]
+__all__ = ["cell", "describe_row", "describe_placeholders", "pick_columns", "write_table", "write_jsonl"]
 
 
 def describe_row(row: JSON) -> str:
@@ -42,7 +42,8 @@ def pick_columns(rows: Iterable[JSON], limit: int = 8) -> list[str]:
     return columns[:limit]
 
 
-def _cell(value: JSON) -> str:
+def cell(value: JSON) -> str:
+    """A member's value in a table cell: text as it is, other values as compact JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -50,12 +51,13 @@ def _cell(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = None, max_width: int = 40) -> int:
+def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = None, max_width: int = 40,
+                note: str = "") -> int:
     """Prints a snapshot as a table, with a header line per section when it has titles;
-    placeholders are shown as what they mean (``⋯ loading…``), not as data. Returns the
-    number of objects (data rows) printed."""
+    placeholders are shown as what they mean (``⋯ loading…``), not as data. ``note`` ends
+    the first line (``stale: ...``). Returns the number of objects (data rows) printed."""
     columns = columns or pick_columns(row for _, row in snapshot.rows())
-    cells = [[_cell(row.get(c) if isinstance(row, dict) else row)[:max_width] for c in columns]
+    cells = [[cell(row.get(c) if isinstance(row, dict) else row)[:max_width] for c in columns]
              for row in snapshot.objects()]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
 
@@ -65,17 +67,17 @@ def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = Non
     objects = len(cells)
     sections = len(snapshot.sections)
     print(f"{snapshot.name} ({snapshot.kind}): {objects} object{'s' if objects != 1 else ''}"
-          f"{describe_placeholders(snapshot)} in {sections} section{'s' if sections != 1 else ''}", file=out)
+          f"{describe_placeholders(snapshot)} in {sections} section{'s' if sections != 1 else ''}{note}", file=out)
     print(line(columns), file=out)
     print(line(["-" * w for w in widths]), file=out)
     for section in snapshot.sections:
         if section.title != "" or sections > 1:
-            print(f"## {_cell(section.title) if section.title is not None else 'null'}", file=out)
+            print(f"## {cell(section.title) if section.title is not None else 'null'}", file=out)
         for row in section.rows:
             if is_placeholder(row) or not isinstance(row, dict):
                 print(describe_row(row), file=out)
             else:
-                print(line([_cell(row.get(c))[:max_width] for c in columns]), file=out)
+                print(line([cell(row.get(c))[:max_width] for c in columns]), file=out)
     return objects
 
 

@@ -1,5 +1,9 @@
 """Fixtures: the real daemon ($DATASOURCED, else the repository's debug build) and the
-fixture HTTP API it serves from Clients/fixtures.json (the demo's file too)."""
+fixture HTTP API it serves from Clients/fixtures.json (the demo's file too).
+
+No daemon of the tests touches the user's persisted cache: $XDG_CACHE_HOME (where a daemon
+puts its cache file unless told) is a temporary folder for the whole session, and the tests
+of the cache give each daemon a private --cache-path besides."""
 
 from __future__ import annotations
 
@@ -16,6 +20,25 @@ from datasourced_client.fixtures import FixtureServer
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "Clients" / "fixtures.json"  # shared with the demo and the Neovim plugin's tests
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """$XDG_CACHE_HOME for every daemon the tests start (children inherit it)."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    yield home
+    if before is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture
+def cache_file(tmp_path: Path) -> Path:
+    """A private persisted cache for one test's daemons (--cache-path)."""
+    return tmp_path / "cache" / "cache.sqlite"
 
 
 @pytest.fixture(scope="session")
@@ -58,10 +81,15 @@ async def aclient(daemon: str) -> AsyncIterator[AsyncClient]:
     assert await started.close() == 0, started.stderr_tail
 
 
+def speaks(client: Client | AsyncClient, version: tuple[int, int]) -> bool:
+    """The daemon speaks this protocol version or a later one of the same major."""
+    major, _, minor = client.protocol_version.partition(".")
+    return (int(major), int(minor or 0)) >= version
+
+
 def speaks_1_1(client: Client | AsyncClient) -> bool:
     """Protocol 1.1 (revisions, server error text, loop guard) is what the daemon speaks."""
-    major, _, minor = client.protocol_version.partition(".")
-    return (int(major), int(minor or 0)) >= (1, 1)
+    return speaks(client, (1, 1))
 
 
 @pytest.fixture(scope="session")

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import queue
 import re
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, speaks
+from datasourced_client import Client
 from datasourced_client.cli import main, parse_arguments, run
 
 EXAMPLE = REPO / "Clients" / "python" / "examples" / "books.toml"
 
 
-def run_cli(daemon: str, *argv: str) -> tuple[int, str, str]:
+def run_cli(daemon: str, *argv: str, cache: Path | None = None) -> tuple[int, str, str]:
+    """Runs the tool in-process. Its daemon gets a private cache file: ``cache``, else a
+    new one (a first run's), so that runs share a cache only when a test says so."""
+    cache = cache or Path(tempfile.mkdtemp(prefix="cli-", dir=os.environ["XDG_CACHE_HOME"])) / "cache.sqlite"
     out, err = io.StringIO(), io.StringIO()
-    status = run(parse_arguments([*argv, "--daemon", daemon]), out, err)
+    status = run(parse_arguments([*argv, "--daemon", daemon, "--cache-path", str(cache)]), out, err)
     return status, out.getvalue(), err.getvalue()
 
 
@@ -51,8 +60,9 @@ def test_the_demo_config_prints_the_paginated_list_then_the_sectioned_view(daemo
 def test_the_demo_serves_the_fixture_file_the_tests_use():
     # One fixture file for the demo and the clients' tests (issue 10).
     demo = (REPO / "scripts" / "demo.sh").read_text()
-    assert "--fixtures Clients/fixtures.json" in demo
+    assert "fixtures Clients/fixtures.json" in demo
     assert "Clients/python/examples/books.toml" in demo
+    assert "--cache-path" in demo  # a private cache: the demo never touches the user's
 
 
 def test_a_table_shows_placeholders_as_what_they_mean_but_does_not_count_them(daemon: str):
@@ -162,7 +172,9 @@ def test_the_installed_command_runs_as_a_module(daemon: str):
     assert len(finished.stdout.splitlines()) == 10
 
 
-@pytest.mark.parametrize("argv", [["--pages", "0"], ["--max-pages", "0"], ["--format", "xml"]])
+@pytest.mark.parametrize("argv", [["--pages", "0"], ["--max-pages", "0"], ["--format", "xml"], ["--refresh", "0.5"],
+                                  ["--follow", "0"], ["--max-changes", "1"], ["--follow", "5", "--max-changes", "0"],
+                                  ["--cache-path", "x.sqlite", "--no-cache"]])
 def test_bad_options_are_usage_errors(argv: list[str]):
     with pytest.raises(SystemExit) as exit_:
         parse_arguments([str(EXAMPLE), *argv])
@@ -178,3 +190,182 @@ def test_each_paging_strategy_example_pages_the_whole_list_in_three_loads(daemon
     assert [row["object"]["id"] for row in rows] == list(range(1, 11))
     _, _, progress = run_cli(daemon, str(example), "--fixtures", str(FIXTURES))
     assert progress.count("← books finishedLoading") == 3, progress
+
+
+# -- protocol 1.2: the persisted cache and live lists -----------------------------------
+
+STALE_LINE = re.compile(r"^books: showing 10 cached objects, (\d+) ms after fetchData "
+                        r"\(cached (\d{4}-\d\d-\d\d \d\d:\d\d) — revalidating\)$", re.MULTILINE)
+
+
+def speaks_1_2(daemon: str) -> bool:
+    with Client.spawn([daemon], timeout=10, cache=False) as client:
+        return speaks(client, (1, 2))
+
+
+def cached_books_config(tmp_path: Path, api_path: str, **remote: object) -> Path:
+    config = tmp_path / f"{api_path.strip('/').replace('/', '-')}.json"
+    config.write_text(json.dumps({"columns": ["id", "title"], "sources": [{
+        "name": "books", "kind": "paginated", "remoteConfiguration": {"baseURL": "${baseURL}", **remote},
+        "apiPath": api_path, "keyPath": "books", "pageSize": 4, "identityKey": "id", "cache": {"enabled": True}}]}))
+    return config
+
+
+def test_a_second_run_shows_the_cached_rows_at_once_marked_stale_then_fresh(daemon: str, fresh_api: str,
+                                                                          cache_file: Path):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no persisted cache")
+    # The demo's config and API, twice, with one cache file and one server (an entry is
+    # named by the base URL among the rest).
+    first = run_cli(daemon, str(EXAMPLE), "--set", f"baseURL={fresh_api}", cache=cache_file)
+    assert first[0] == 0, first[2]
+    assert "cached" not in first[2] and "stale" not in first[1]
+    status, out, err = run_cli(daemon, str(EXAMPLE), "--set", f"baseURL={fresh_api}", cache=cache_file)
+    assert status == 0, err
+    assert out == first[1]  # the same rows: the server confirmed them
+    stale = STALE_LINE.search(err)
+    assert stale is not None, err
+    fresh = err.index("books: fresh: the server confirmed the cached rows, nothing changed")
+    # In order: the request, the cached rows, the stale mark, then the server's 304: the
+    # mark goes, no change, one load cycle.
+    assert err.index("books: fetchData") < err.index("← books didChange: 10 inserted") \
+        < err.index("← books didChangeFreshness: stale (cached ") < stale.start() < fresh
+    assert err.index("← books didChangeFreshness: fresh") < fresh < err.index("← books finishedLoading")
+    assert not re.search(r"← books didChange(:|$)", err[stale.start():], re.MULTILINE)
+    assert err.count("← books finishedLoading") == 1 and "fetchNextPage" not in err
+    assert "books: loaded: 10 objects (page 3 of 3, 10 objects in all)" in err
+
+
+def read_lines(stream: io.TextIOBase | None) -> queue.Queue[str | None]:
+    """A process's output, line by line, as it comes (``None`` at its end)."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert stream is not None
+        for line in stream:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def test_cached_rows_are_shown_marked_stale_before_the_server_answers(daemon: str, fresh_api: str,
+                                                                                  cache_file: Path, tmp_path: Path):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no persisted cache")
+    config = cached_books_config(tmp_path, "/v1/held")
+    assert run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)[0] == 0
+    # The second run's revalidation of page one is held by the fixture server: no answer
+    # comes. The tool says what it shows, and from when, before any.
+    second = subprocess.Popen(
+        [sys.executable, "-m", "datasourced_client", str(config), "--set", f"baseURL={fresh_api}",
+         "--daemon", daemon, "--cache-path", str(cache_file)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO / "Clients" / "python")
+    try:
+        lines = read_lines(second.stderr)
+        said: list[str] = []
+        while not said or not STALE_LINE.match(said[-1]):
+            line = lines.get(timeout=30)
+            assert line is not None, "\n".join(said)
+            said.append(line)
+        assert "  ← books didChangeFreshness: stale (cached " in said[-2]
+        assert not [line for line in said if "books: fresh" in line or "finishedLoading" in line]
+        second.send_signal(signal.SIGINT)  # the user gives up waiting
+        assert second.wait(timeout=30) == 130
+    finally:
+        if second.poll() is None:
+            second.kill()
+    rest: list[str] = []
+    while (line := lines.get(timeout=10)) is not None:
+        rest.append(line)
+    # The daemon's shutdown ended the load it was waiting on; the rows it left were stale.
+    assert rest[-1] == "interrupted" and not [line for line in rest if "Traceback" in line], rest
+    assert "← books failedWithError: cancelled: cancelled by shutdown" in rest[0]
+    assert second.stdout is not None
+    second.stdout.close()
+
+
+
+def test_rows_no_answer_confirmed_are_printed_marked_stale(daemon: str, fresh_api: str, cache_file: Path,
+                                                         tmp_path: Path):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no persisted cache")
+    # The daemon gives up on a request after a second; the second run's is never answered.
+    config = cached_books_config(tmp_path, "/v1/held", timeoutSeconds=1)
+    assert run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)[0] == 0
+    status, out, err = run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)
+    assert status == 1
+    stale = STALE_LINE.search(err)
+    assert stale is not None, err
+    assert "error: loading 'books' failed (timeout)" in err and "books: fresh" not in err
+    first_line = out.splitlines()[0]
+    assert first_line == f"books (paginated): 10 objects in 1 section — stale: cached {stale.group(2)}, " \
+                         "not confirmed by the server"
+    assert len(out.strip().splitlines()) == 3 + 10
+
+
+def test_changed_data_replaces_the_cached_rows_and_paging_goes_on(daemon: str, fresh_api: str, cache_file: Path,
+                                                                 tmp_path: Path):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no persisted cache")
+    config = cached_books_config(tmp_path, "/v1/revised")
+    assert run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)[0] == 0
+    # Page one changed on the server (Dune revised): the fresh rows replace the cached ones
+    # (the later pages dropped), and the tool pages on.
+    status, out, err = run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)
+    assert status == 0, err
+    stale = STALE_LINE.search(err)
+    replaced = re.search(r"^books: fresh: the server's rows replaced the cached ones \((.*)\)$", err, re.MULTILINE)
+    assert stale is not None and replaced is not None, err
+    assert stale.start() < replaced.start() < err.index("books: fetchNextPage")
+    assert replaced.group(1) == "1 inserted, 6 deleted, 1 updated"
+    assert err.count("books: fetchNextPage") == 2
+    assert out.startswith("books (paginated): 10 objects in 1 section\n") and "1   Dune (revised)" in out
+
+
+def live_config(tmp_path: Path) -> Path:
+    """/v1/live, not live by itself (no refreshIntervalSeconds)."""
+    config = tmp_path / "live.json"
+    config.write_text(json.dumps({"sources": [{
+        "name": "live", "kind": "remote", "remoteConfiguration": {"baseURL": "${baseURL}"}, "apiPath": "/v1/live",
+        "keyPath": "books", "identityKey": "id"}]}))
+    return config
+
+
+def test_follow_prints_the_change_a_live_list_brings(daemon: str, fresh_api: str):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no live lists")
+    # /v1/live: the load, then 304 to the first refresh, then a book edited and one added.
+    status, out, err = run_cli(daemon, str(EXAMPLE.parent / "live.toml"), "--set", f"baseURL={fresh_api}",
+                               "--follow", "30", "--max-changes", "1")
+    assert status == 0, err
+    table, changes = out.split("\n\n")
+    assert table.splitlines()[0] == "live (remote): 3 objects in 1 section"
+    change_lines = changes.strip().splitlines()
+    # The first change printed is the data's: the 304 before it printed nothing.
+    assert re.fullmatch(r"live: 1 inserted, 1 updated \(revision \d+, \d\d:\d\d:\d\d\)", change_lines[0]), out
+    assert change_lines[1:] == ["  + [0, 3] 4  Solaris  science fiction  1959",
+                                "  ~ [0, 1] 2  Gaudy Night (2nd ed.)  mystery  1953"]
+    assert "following live for 30 s (live: live; Ctrl-C stops)" in err
+    assert "stopped following: 1 change printed" in err
+    assert "willLoadData" not in err[err.index("following live"):]
+
+
+def test_refresh_makes_the_sources_live_and_jsonl_prints_each_change_as_one_line(daemon: str, fresh_api: str,
+                                                                                tmp_path: Path):
+    if not speaks_1_2(daemon):
+        pytest.skip("the daemon speaks protocol < 1.2: no live lists")
+    status, out, err = run_cli(daemon, str(live_config(tmp_path)), "--set", f"baseURL={fresh_api}",
+                               "--refresh", "1", "--follow", "30", "--max-changes", "1", "--format", "jsonl")
+    assert status == 0, err
+    assert "live: live: refreshed every 1 s" in err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["object"]["id"] for line in lines[:3]] == [1, 2, 3]
+    change = lines[3]
+    assert change["source"] == "live" and isinstance(change["revision"], int)
+    assert change["changes"]["inserted"] == [[0, 3]] and change["changes"]["updated"] == [[0, 1]]
+    assert change["values"] == {"inserted": [{"id": 4, "title": "Solaris", "genre": "science fiction", "year": 1959}],
+                                "updated": [{"id": 2, "title": "Gaudy Night (2nd ed.)", "genre": "mystery",
+                                             "year": 1953}]}
+    assert len(lines) == 4

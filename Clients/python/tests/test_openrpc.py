@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,6 +92,9 @@ def test_the_client_speaks_the_documented_protocol_version():
     (protocol.FetchResult, result("fetchData")),
     (protocol.NextPageResult, result("fetchNextPage")),
     (protocol.SourceSummary, result("listSources")["items"]),
+    (protocol.CacheSettings, SCHEMAS["CacheSettings"]),
+    (protocol.CacheState, member(SCHEMAS["SourceDescription"], "cache")),
+    (protocol.RefreshState, member(SCHEMAS["SourceDescription"], "refresh")),
 ], ids=lambda value: getattr(value, "__name__", ""))
 def test_a_typed_dict_has_the_members_of_its_schema(typed_dict: type, schema: dict[str, Any]):
     assert keys(typed_dict) == members(schema)
@@ -178,6 +182,17 @@ def use_the_whole_api(client: Client, api: str) -> None:
     everything.fetch_data(wait=True)  # didPartiallyLoad as its first child finishes
     client.source("books").describe()
 
+    # 1.2: a cached, live source; a second one with the same members shares its cache
+    # entry, so it opens from it (didChangeFreshness).
+    cached: dict[str, Any] = {"identityKey": "id", "keyPath": "books", "pageSize": 4, "apiPath": "/v1/catalog",
+                              "remoteConfiguration": {"baseURL": api}}
+    shelf = client.create_source("shelf", kind="paginated", **cached,
+                                 cache={"enabled": True, "maxAgeSeconds": 3600, "maxPages": 5},
+                                 refreshIntervalSeconds=3600)
+    shelf.fetch_data(wait=True)
+    shelf.set_refresh_interval(None)
+    client.create_source("shelfAgain", kind="paginated", **cached, cache={"enabled": True}).fetch_data(wait=True)
+
     slow = client.create_source("slow", kind="remote", remoteConfiguration={"baseURL": api}, apiPath="/v1/slow",
                                 keyPath="books")
     slow.fetch_data(wait=False)
@@ -189,7 +204,7 @@ def use_the_whole_api(client: Client, api: str) -> None:
     books.destroy(cascade=True)
 
 
-def test_every_message_of_a_session_using_the_whole_api_validates(daemon: str, api: str,
+def test_every_message_of_a_session_using_the_whole_api_validates(daemon: str, api: str, cache_file: Path,
                                                                   monkeypatch: pytest.MonkeyPatch):
     sent: list[tuple[str, dict[str, Any], Any]] = []
     send = AsyncClient.request
@@ -201,7 +216,7 @@ def test_every_message_of_a_session_using_the_whole_api_validates(daemon: str, a
 
     monkeypatch.setattr(AsyncClient, "request", recording)
     notes: list[tuple[str, Any]] = []
-    with Client.spawn(daemon, timeout=10, change_values=True) as client:
+    with Client.spawn(daemon, timeout=10, change_values=True, cache=cache_file) as client:
         client.on_event(lambda event: notes.append((event.method, event.params)))
         use_the_whole_api(client, api)
 
