@@ -18,7 +18,7 @@ end, {
   complete = function(arglead, cmdline)
     return ds().complete(arglead, cmdline)
   end,
-  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close',
+  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close | refresh-interval N|off',
 })
 
 -- The commands of earlier versions, kept as aliases.

@@ -6,7 +6,11 @@
 #                    to the last line once (G), so that page two arrived;
 #   error            `:Datasourced open broken.json`, a list of an endpoint that answers
 #                    500 with {"error": "the database is on fire"} (in a 100x6 pane,
-#                    where the message fits on one line).
+#                    where the message fits on one line);
+#   cached           the books kept in the daemon's persisted cache (a file of this run):
+#                    a first Neovim loads every page and quits; a second opens the list
+#                    from the cache while the server's answer is held (it never comes),
+#                    so the statusline marks the rows [cached HH:MM] (80x14).
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
 # $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. Exits non-zero
 # (showing the screen on stderr) if the screen never gets there.
@@ -14,11 +18,12 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
 scene="${1:-books}"
-case "$scene" in books|error) ;; *) echo "usage: capture.sh [books|error]" >&2; exit 2 ;; esac
+case "$scene" in books|error|cached) ;; *) echo "usage: capture.sh [books|error|cached]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
 work="$(mktemp -d)"
+export XDG_CACHE_HOME="$work/cache" # the daemon's persisted cache: never the user's
 # A tmux server of our own (its own socket): the user's sessions are never touched.
 tmux=(tmux -L "datasourced-capture-$$" -f /dev/null)
 fixtures_pid=""
@@ -60,11 +65,37 @@ if [ "$scene" = error ]; then
   printf '{"name": "broken", "kind": "remote", "apiPath": "/v1/broken", "remoteConfiguration": {"baseURL": "%s"},\n "placeholderStorageOptions": ["loading", "noResults", "errors"]}\n' \
     "$base_url" >"$work/broken.json"
 fi
-"${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$work" \
-  "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' '$nvim' --clean -u NONE \
-     --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
-     --cmd 'set laststatus=2 noruler noshowcmd' -c \"$session\""
-if [ "$scene" = books ]; then
+if [ "$scene" = cached ]; then
+  width=80 height=14
+fi
+
+start_nvim() {
+  "${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$work" \
+    "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' DATASOURCED_SCENE='$scene' \
+     DATASOURCED_CACHE_PATH='$work/cache.sqlite' '$nvim' --clean -u NONE \
+       --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
+       --cmd 'set laststatus=2 noruler noshowcmd' -c \"$session\""
+}
+
+# Quits Neovim (which stops its daemon) and lets it finish before the session goes.
+quit_nvim() {
+  "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
+  for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
+}
+
+start_nvim
+if [ "$scene" = cached ]; then
+  # The first Neovim loads every page (its daemon stores them), then quits.
+  wait_for "loaded 4"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "loaded 8"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "loaded 10"
+  quit_nvim
+  ! "${tmux[@]}" has-session -t capture 2>/dev/null || { echo "capture.sh: the first Neovim did not quit" >&2; exit 1; }
+  start_nvim
+  wait_for "[cached "
+elif [ "$scene" = books ]; then
   wait_for "loaded 4"
   "${tmux[@]}" send-keys -t capture G
   wait_for "loaded 8"
@@ -74,6 +105,4 @@ else
   wait_for "error: $base_url/v1/broken: HTTP status 500"
 fi
 "${tmux[@]}" capture-pane -p -t capture
-# Quit Neovim (which stops its daemon) and let it finish before the session goes.
-"${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
-for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
+quit_nvim

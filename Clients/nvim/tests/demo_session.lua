@@ -1,11 +1,26 @@
--- The session of tests/capture.sh (a real Neovim in tmux): the books of the fixture API,
--- whose base URL comes in $DATASOURCED_BASE_URL, by genre, in columns.
+-- The sessions of tests/capture.sh (a real Neovim in tmux), on the fixture API whose
+-- base URL comes in $DATASOURCED_BASE_URL. $DATASOURCED_SCENE picks one:
+--   books (default)  the books by genre, in columns;
+--   cached           the books, kept in the persisted cache at $DATASOURCED_CACHE_PATH
+--                    (the /v1/held routes: the second time, the server never answers).
 local ds = require('datasourced')
 ds.setup({ cmd = { os.getenv('DATASOURCED') } })
+local base_url = os.getenv('DATASOURCED_BASE_URL')
+
+if os.getenv('DATASOURCED_SCENE') == 'cached' then
+  ds.open({
+    name = 'books', kind = 'paginated', identityKey = 'id', keyPath = 'books', pageSize = 4,
+    remoteConfiguration = { baseURL = base_url }, apiPath = '/v1/held', cache = { enabled = true },
+    title = 'Books',
+    columns = { { key = 'id', width = 3 }, { key = 'title', width = 18 }, { key = 'genre', width = 16 }, 'year' },
+  }, { cmd = { os.getenv('DATASOURCED'), '--cache-path', os.getenv('DATASOURCED_CACHE_PATH') } })
+  return
+end
+
 ds.open({
   sources = {
     { name = 'books', kind = 'paginated', identityKey = 'id', keyPath = 'books', pageSize = 4,
-      remoteConfiguration = { baseURL = os.getenv('DATASOURCED_BASE_URL') }, apiPath = '/v1/books' },
+      remoteConfiguration = { baseURL = base_url }, apiPath = '/v1/books' },
     { name = 'byGenre', kind = 'sectioned', source = 'books', sectioningKey = 'genre' },
   },
   show = 'byGenre',

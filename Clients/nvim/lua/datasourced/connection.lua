@@ -12,7 +12,7 @@
 local Connection = {}
 Connection.__index = Connection
 
-Connection.CLIENT_INFO = { name = 'datasourced.nvim', version = '0.3.0' }
+Connection.CLIENT_INFO = { name = 'datasourced.nvim', version = '0.4.0' }
 
 local uv = vim.uv or vim.loop
 

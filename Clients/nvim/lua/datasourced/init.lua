@@ -20,7 +20,7 @@ local M = {}
 -- What each action does, for keymaps, :Datasourced and the g? help.
 M.ACTIONS = {
   select = 'the row: on_select(object); an error row retries, a loading row loads',
-  refresh = 'load again (a paginated source from page one)',
+  refresh = 'load again (a paginated source from page one; a server that answers 304 keeps the rows)',
   retry = 'after an error: the failed page again, or the whole load',
   cancel = 'cancel the load in flight',
   reload = 'read every row again and redraw',
@@ -107,8 +107,9 @@ local function views_of(conn)
   return found
 end
 
---- Routes a notification to the lists of its source. Failures are said once per source,
---- however many lists show it.
+--- Routes a notification to the lists of its source; the freshness of a source also to
+--- the lists made from it (a sectioned view over a cached paginated source). Failures are
+--- said once per source, however many lists show it.
 local function on_notification(conn, method, params)
   local kind = type(method) == 'string' and method:match('^dataSource/(.+)$')
   if not kind or type(params) ~= 'table' then
@@ -116,8 +117,8 @@ local function on_notification(conn, method, params)
   end
   local shown = false
   for _, view in ipairs(views_of(conn)) do
-    if view.source == params.source then
-      shown = true
+    if view.source == params.source or (kind == 'didChangeFreshness' and view.under[params.source]) then
+      shown = shown or view.source == params.source
       Connection.guarded(method .. ' on ' .. view.source, view.on_event, view, kind, params)
     end
   end
@@ -229,10 +230,11 @@ end
 
 --- Which sources under `name` need a load: remote and paginated sources that never began
 --- one on this daemon (a list opened on a source already loaded shows what it has, pages
---- included). Walks the tree with describeSource; done(unloaded, remote) gets the names
---- of the sources that need a load and the number of remote and paginated ones.
+--- included). Walks the tree with describeSource; done(unloaded, remote, descriptions)
+--- gets the names of the sources that need a load, the number of remote and paginated
+--- ones, and every source's description by name.
 local function sources_to_load(conn, name, done)
-  local seen, unloaded, remote, outstanding = {}, {}, 0, 0
+  local seen, unloaded, remote, outstanding, descriptions = {}, {}, 0, 0, {}
   local function visit(source)
     if seen[source] then
       return
@@ -241,6 +243,7 @@ local function sources_to_load(conn, name, done)
     outstanding = outstanding + 1
     conn:request('describeSource', { source = source }, function(err, description)
       if not err and type(description) == 'table' then
+        descriptions[source] = description
         if description.kind == 'remote' or description.kind == 'paginated' then
           remote = remote + 1
           if not conn.load_cycles[source] then
@@ -255,7 +258,7 @@ local function sources_to_load(conn, name, done)
       end
       outstanding = outstanding - 1
       if outstanding == 0 then
-        done(unloaded, remote)
+        done(unloaded, remote, descriptions)
       end
     end)
   end
@@ -268,10 +271,11 @@ end
 local function read_and_load(view)
   local conn = view.conn
   view:reload(function(description)
-    sources_to_load(conn, view.source, function(unloaded, remote)
+    sources_to_load(conn, view.source, function(unloaded, remote, descriptions)
       if view.detached or view.conn ~= conn then
         return
       end
+      view:adopt_sources(descriptions)
       if #unloaded == 0 then
         return view:adopt_state(description)
       end
@@ -590,6 +594,29 @@ function M.retry(buf)
   end
 end
 
+--- Makes the buffer's list live: its remote and paginated sources are revalidated every
+--- `seconds` (setRefreshInterval, protocol 1.2), their changes shown as they come; nil
+--- stops the refreshes.
+function M.refresh_interval(seconds, buf)
+  local view = view_for(buf)
+  if not view then
+    return
+  end
+  if needs_start(view) then
+    return notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
+  end
+  if #view.remote_sources == 0 then
+    return notify(view.source .. ': no remote or paginated source to refresh', vim.log.levels.WARN)
+  end
+  for _, name in ipairs(view.remote_sources) do
+    view:send('setRefreshInterval', { source = name, seconds = seconds or vim.NIL }, function(description)
+      local every = type(description) == 'table' and description.refreshIntervalSeconds
+      notify(every and string.format('%s: refreshed every %s s', name, tostring(every)) or (name .. ': refreshes stopped'),
+        vim.log.levels.INFO)
+    end)
+  end
+end
+
 --- Reads every row of the buffer's list again and redraws it.
 function M.reload(buf)
   local view = view_for(buf)
@@ -678,30 +705,49 @@ function M.action(name, buf)
   return M[name](buf)
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close}
-M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close' }
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off}
+M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval' }
+
+local function usage(args)
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off} (got %q)',
+    args or ''))
+end
 
 function M.command(args)
   local sub, rest = vim.trim(args or ''):match('^(%S*)%s*(.-)$')
   if sub == 'open' then
     return M.open_file(rest)
   end
+  if sub == 'refresh-interval' then
+    local seconds = tonumber(rest)
+    if rest == 'off' or (seconds and seconds > 0) then
+      return M.refresh_interval(seconds)
+    end
+    return usage(args)
+  end
   if vim.tbl_contains(M.SUBCOMMANDS, sub) and rest == '' then
     return M[sub]()
   end
-  notify(string.format('usage: :Datasourced {%s} (got %q)', table.concat(M.SUBCOMMANDS, '|'), args or ''))
+  usage(args)
 end
 
---- Completion of :Datasourced: the subcommands, then open's spec file.
+--- Completion of :Datasourced: the subcommands, then open's spec file, or a refresh
+--- interval.
 function M.complete(arglead, cmdline)
   local words = vim.split(cmdline, '%s+', { trimempty = false })
+  local function starting(candidates)
+    return vim.tbl_filter(function(candidate)
+      return candidate:sub(1, #arglead) == arglead
+    end, candidates)
+  end
   if #words <= 2 then
-    return vim.tbl_filter(function(sub)
-      return sub:sub(1, #arglead) == arglead
-    end, M.SUBCOMMANDS)
+    return starting(M.SUBCOMMANDS)
   end
   if words[2] == 'open' and #words == 3 then
     return vim.fn.getcompletion(arglead, 'file')
+  end
+  if words[2] == 'refresh-interval' and #words == 3 then
+    return starting({ 'off', '30', '60', '300' })
   end
   return {}
 end
@@ -712,7 +758,8 @@ function M.view(buf)
 end
 
 --- The state of a buffer's list for a statusline: "loading", "loaded N", "error: ...",
---- "cancelled", "daemon exited"; "" outside lists.
+--- "cancelled", "daemon exited", followed by "[cached 16:41]" while the rows shown are
+--- cached ones the server has not confirmed yet; "" outside lists.
 function M.status(buf)
   local view = M.view(buf)
   return view and view.status or ''

@@ -59,6 +59,10 @@ function ListView.new(opts)
     resyncs = 0, -- full reads made because the model disagreed with the daemon
     cursor_lines = {}, -- window -> the cursor line last seen (see note_cursors)
     user_moved = {}, -- window -> true once the user moved the cursor in the list
+    state = 'starting', -- what set_status was told last; `status` adds the stale mark
+    stale = {}, -- source name -> cachedAt (or true): its rows are cached, not confirmed yet
+    under = {}, -- names of the sources the list is made from (its own included)
+    remote_sources = {}, -- the remote and paginated ones among them (for refresh-interval)
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -98,18 +102,24 @@ function ListView:attach(conn)
   self.version = self.version + 1
   self.reading, self.reloading, self.reload_again = false, false, false
   self.loaded, self.failure = false, nil
+  self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
   self:edit(0, -1, {})
 end
 
---- `status` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
---- daemon exited), which the list's statusline shows.
-function ListView:set_status(status)
+--- `state` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
+--- daemon exited), which the list's statusline shows, followed by "[cached 16:41]" while
+--- the rows shown are cached ones the server has not confirmed yet (protocol 1.2).
+function ListView:set_status(state)
   if self.detached then
     return
   end
+  self.state = state
+  local marker = self:stale_marker()
+  local status = marker and (state .. ' ' .. marker) or state
   self.status = status
   if vim.api.nvim_buf_is_valid(self.buf) then
     vim.b[self.buf].datasourced_status = status
+    vim.b[self.buf].datasourced_stale = marker ~= nil
     -- A statusline reads the variable only when it is redrawn, which a change of a
     -- variable does not ask for.
     if #vim.fn.win_findbuf(self.buf) > 0 then
@@ -121,6 +131,45 @@ end
 function ListView:report_rpc_error(method, err)
   vim.notify(string.format('datasourced: %s on %q failed: %s', method, self.source, Connection.describe_error(err)),
     vim.log.levels.ERROR)
+end
+
+--- "[cached 16:41]" while a source of the list shows cached rows the server has not
+--- confirmed yet (the oldest, if several); nil when none does.
+function ListView:stale_marker()
+  local any, oldest = false, nil
+  for _, cached_at in pairs(self.stale) do
+    any = true
+    -- RFC 3339 times in UTC, to the millisecond: their text sorts as they do.
+    if type(cached_at) == 'string' and (oldest == nil or cached_at < oldest) then
+      oldest = cached_at
+    end
+  end
+  return any and render.stale_marker(oldest) or nil
+end
+
+--- Whether `source`'s rows are unconfirmed cached ones (a dataSource/didChangeFreshness,
+--- or a description's `stale` and `cachedAt`); the statusline says so.
+function ListView:set_freshness(source, stale, cached_at)
+  local before = self.stale[source]
+  self.stale[source] = stale and (type(cached_at) == 'string' and cached_at or true) or nil
+  if before ~= self.stale[source] then
+    self:set_status(self.state)
+  end
+end
+
+--- The sources the list is made from, as describeSource described them (name ->
+--- description): their freshness concerns the list, and refresh intervals apply to the
+--- remote and paginated ones.
+function ListView:adopt_sources(descriptions)
+  self.under, self.remote_sources = { [self.source] = true }, {}
+  for name, description in pairs(descriptions) do
+    self.under[name] = true
+    if description.kind == 'remote' or description.kind == 'paginated' then
+      table.insert(self.remote_sources, name)
+      self:set_freshness(name, description.stale == true, description.cachedAt)
+    end
+  end
+  table.sort(self.remote_sources)
 end
 
 --- Sends `method` about this list's source (`params.source` may name another); an error
@@ -355,6 +404,9 @@ function ListView:reload(callback)
     self.revision = revision
     self.known = true
     self.kind = description.kind
+    if description.kind == 'remote' or description.kind == 'paginated' then
+      self:set_freshness(self.source, description.stale == true, description.cachedAt)
+    end
     self.identity_key = description.identityKey
     self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
     local sections, next_row = {}, 1
@@ -715,6 +767,12 @@ end
 
 --- A dataSource/* notification about this view's source (`kind` without the prefix).
 function ListView:on_event(kind, params)
+  if kind == 'didChangeFreshness' then
+    return self:set_freshness(params.source, params.stale == true, params.cachedAt)
+  end
+  if params.source ~= self.source then
+    return -- a source the list is made from: only its freshness is the list's concern
+  end
   if kind == 'didChange' then
     self:on_change(params)
   elseif kind == 'willLoadData' then

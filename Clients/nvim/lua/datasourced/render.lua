@@ -214,6 +214,32 @@ function M.error_text(failure, opts)
   return one_line(text)
 end
 
+--- Seconds since 1970 of a protocol time (RFC 3339 in UTC: 2026-11-23T16:41:37.123Z),
+--- or nil.
+function M.parse_time(text)
+  local year, month, day, hour, min, sec = tostring(text):match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)')
+  if not year then
+    return nil
+  end
+  -- os.time reads a date as local time: add this zone's offset from UTC.
+  local now = os.time()
+  local offset = os.difftime(now, os.time(os.date('!*t', now)))
+  return os.time({ year = tonumber(year), month = tonumber(month), day = tonumber(day), hour = tonumber(hour),
+    min = tonumber(min), sec = tonumber(sec), isdst = false }) + offset
+end
+
+--- The statusline's mark of rows shown from the persisted cache that the server has not
+--- confirmed yet: "[cached 16:41]" (local time; with the date when not today), or
+--- "[cached]" without a time.
+function M.stale_marker(cached_at)
+  local seconds = M.parse_time(cached_at)
+  if not seconds then
+    return '[cached]'
+  end
+  local same_day = os.date('%Y-%m-%d', seconds) == os.date('%Y-%m-%d')
+  return '[cached ' .. os.date(same_day and '%H:%M' or '%Y-%m-%d %H:%M', seconds) .. ']'
+end
+
 --- The line of a row: a placeholder's text, else the formatter's (a formatter that
 --- fails shows why on its row rather than raising). Returns the text and its group.
 function M.row(value, format)
