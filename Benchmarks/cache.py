@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Issue 14's figures: how fast a list reopens from the persisted cache, and what
+revalidation saves.
+
+    python3 Benchmarks/cache.py [--daemon PATH] [--rows 10000] [--pages 10] [--runs 5] [--refreshes 100]
+
+1. Cold load: a paginated source of ROWS rows in PAGES pages, loaded page by page from a
+   local HTTP API (this script's own server, on loopback), timed from `fetchData` to the
+   last page's `finishedLoading`.
+2. Warm open: a new daemon on the same cache file, timed from `fetchData` to the
+   `didChange` that shows every cached row (before the revalidation's answer).
+   Ratio warm / cold, medians of RUNS runs (each pair in the same run, so the ratio holds on
+   a noisy machine).
+3. Revalidation: REFRESHES `fetchData`s of the unchanged list (each sends the first page's
+   ETag: 304) and REFRESHES live refreshes (refreshIntervalSeconds 1: every loaded page
+   revalidated), against the same server without validators (every request a full body):
+   requests and body bytes counted by the server.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+
+class API:
+    """Pages of the list, with an ETag each (unless validators are off); counts what it sends."""
+
+    def __init__(self, rows, pages):
+        size = rows // pages
+        self.pages = {}
+        for page in range(1, pages + 1):
+            items = [{"id": i, "title": f"Issue {i}", "state": "open", "labels": ["bug", "p2"],
+                      "body": "Steps to reproduce: open the list, scroll to the end, wait. " * 2}
+                     for i in range((page - 1) * size + 1, page * size + 1)]
+            self.pages[page] = json.dumps({"items": items, "total": rows}).encode()
+        self.validators = True
+        self.requests = 0
+        self.body_bytes = 0
+        self.lock = threading.Lock()
+
+    def reset_counts(self):
+        with self.lock:
+            self.requests = 0
+            self.body_bytes = 0
+
+
+def serve(api):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            query = parse_qs(urlparse(self.path).query)
+            page = int(query.get("page", ["1"])[0])
+            body = api.pages.get(page, json.dumps({"items": [], "total": 0}).encode())
+            etag = f'"p{page}-{len(body)}"'
+            with api.lock:
+                api.requests += 1
+            if api.validators and self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            if api.validators:
+                self.send_header("ETag", etag)
+            self.end_headers()
+            self.wfile.write(body)
+            with api.lock:
+                api.body_bytes += len(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class Daemon:
+    def __init__(self, path, cache_path):
+        self.process = subprocess.Popen([path, "serve", "--cache-path", cache_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.next_id = 0
+        self.request("initialize", {})
+
+    def send(self, method, params):
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.flush()
+        return self.next_id
+
+    def message(self):
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length"):
+                length = int(line.split(b":")[1])
+        if length == 0:
+            raise RuntimeError("the daemon closed its output")
+        return json.loads(self.process.stdout.read(length))
+
+    def until(self, predicate):
+        while True:
+            message = self.message()
+            if "error" in message:
+                raise RuntimeError(f"error: {message}")
+            if predicate(message):
+                return message
+
+    def request(self, method, params):
+        number = self.send(method, params)
+        return self.until(lambda m: m.get("id") == number)["result"]
+
+    def close(self):
+        self.request("shutdown", None)
+        body = b'{"jsonrpc":"2.0","method":"exit"}'
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def is_event(name):
+    return lambda m: m.get("method") == f"dataSource/{name}"
+
+
+def create(daemon, base, pages, refresh=None):
+    params = {"name": "issues", "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
+              "apiPath": "/issues", "keyPath": "items", "pagination": {"totalPath": "total"},
+              "cache": {"enabled": True, "maxPages": pages}}
+    if refresh:
+        params["refreshIntervalSeconds"] = refresh
+    daemon.request("createSource", params)
+
+
+def cold_load(daemon, pages):
+    started = time.perf_counter()
+    daemon.request("fetchData", {"source": "issues", "wait": True})
+    for _ in range(pages - 1):
+        daemon.send("fetchNextPage", {"source": "issues"})
+        daemon.until(is_event("finishedLoading"))
+    return time.perf_counter() - started
+
+
+def warm_open(daemon, rows):
+    started = time.perf_counter()
+    daemon.send("fetchData", {"source": "issues"})
+    change = daemon.until(is_event("didChange"))
+    shown = time.perf_counter() - started
+    inserted = len(change["params"]["changes"]["inserted"])
+    if inserted < rows:
+        raise RuntimeError(f"the first change showed {inserted} rows, not the {rows} cached")
+    daemon.until(is_event("finishedLoading"))
+    return shown, time.perf_counter() - started
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--daemon", default=".build/release/datasourced")
+    parser.add_argument("--rows", type=int, default=10000)
+    parser.add_argument("--pages", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--refreshes", type=int, default=100)
+    args = parser.parse_args()
+    api = API(args.rows, args.pages)
+    server = serve(api)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    scratch = tempfile.mkdtemp(prefix="datasourced-cache-bench")
+    try:
+        colds, warms, fresh = [], [], []
+        for run in range(args.runs):
+            cache_path = os.path.join(scratch, f"run{run}.sqlite")
+            first = Daemon(args.daemon, cache_path)
+            create(first, base, args.pages)
+            colds.append(cold_load(first, args.pages))
+            first.close()
+            second = Daemon(args.daemon, cache_path)
+            create(second, base, args.pages)
+            shown, revalidated = warm_open(second, args.rows)
+            warms.append(shown)
+            fresh.append(revalidated)
+            second.close()
+            print(f"run {run + 1}: cold {colds[-1] * 1000:.1f} ms, cached rows shown {shown * 1000:.1f} ms "
+                  f"(ratio {shown / colds[-1]:.3f}), revalidated (304) {revalidated * 1000:.1f} ms", flush=True)
+        ratios = [w / c for w, c in zip(warms, colds)]
+        print(f"median: cold {statistics.median(colds) * 1000:.1f} ms, cached rows shown {statistics.median(warms) * 1000:.1f} ms, "
+              f"ratio {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})")
+
+        # Revalidation savings.
+        results = {}
+        for validators in (True, False):
+            api.validators = validators
+            daemon = Daemon(args.daemon, os.path.join(scratch, f"refresh-{validators}.sqlite"))
+            create(daemon, base, args.pages)
+            cold_load(daemon, args.pages)
+            api.reset_counts()
+            for _ in range(args.refreshes):
+                daemon.request("fetchData", {"source": "issues", "wait": True})
+            fetches = (api.requests, api.body_bytes)
+            api.reset_counts()
+            daemon.request("setRefreshInterval", {"source": "issues", "seconds": 1})
+            deadline = time.time() + args.refreshes * 1.3 + 30
+            while api.requests < args.refreshes * args.pages and time.time() < deadline:
+                time.sleep(0.2)  # a measurement window, not synchronisation: the daemon refreshes on its own clock
+            daemon.request("setRefreshInterval", {"source": "issues", "seconds": None})
+            refreshes = (api.requests, api.body_bytes)
+            daemon.close()
+            results[validators] = (fetches, refreshes)
+        (f_on, r_on), (f_off, r_off) = results[True], results[False]
+        print(f"{args.refreshes} fetchData of the unchanged list: with ETags {f_on[0]} requests, {f_on[1]} body bytes; "
+              f"without {f_off[0]} requests, {f_off[1]} body bytes (saved {f_off[1] - f_on[1]} bytes; "
+              f"a reload without a cache would be {args.refreshes * args.pages} requests)")
+        print(f"live refreshes (every loaded page revalidated): with ETags {r_on[0]} requests, {r_on[1]} body bytes; "
+              f"without {r_off[0]} requests, {r_off[1]} body bytes")
+    finally:
+        server.shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
