@@ -2,7 +2,7 @@
 # Builds (release) and runs the benchmarks. Prints figures; never passes or fails on them.
 #
 #   Benchmarks/run.sh [codec|spawn|pipeline|sources|all]      (default: all)
-#   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset|edits]   (one of sources)
+#   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh]   (one of sources)
 #   Benchmarks/run.sh pagefetch    (daemon CPU per page against jansson's own parse; not part of all)
 #   Benchmarks/run.sh pipeline --method M --params JSON [--cycle K] [--setup F] ...
 #       (with options: one pipeline run against the daemon, options passed through)
@@ -13,6 +13,7 @@
 #   BIG_OBJECTS=1000000   objects for bigsource and sectioning
 #   SECTIONING_RUNS=3     runs per sectioning variant   CHANGESET_RUNS=5
 #   EDIT_OBJECTS="300000 1000000"  sizes for edits      EDITS=200           edits of each kind
+#   REFRESH_OBJECTS="100000 300000"  sizes for viewrefresh  REFRESHES=20   refreshes
 #   PAGES=1000            pages for pagefetch           PAGEFETCH_RUNS=2
 #   SCRATCH=.build-bench  SwiftPM scratch folder        DAEMON=<scratch>/release/datasourced
 #   SKIP_BUILD=1          use what is already built
@@ -22,8 +23,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$mode" in
-    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset|edits|pagefetch) ;;
-    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset|edits" >&2; exit 2 ;;
+    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh|pagefetch) ;;
+    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh" >&2; exit 2 ;;
 esac
 
 SCRATCH="${SCRATCH:-.build-bench}"
@@ -37,6 +38,8 @@ SECTIONING_RUNS="${SECTIONING_RUNS:-3}"
 CHANGESET_RUNS="${CHANGESET_RUNS:-5}"
 EDIT_OBJECTS="${EDIT_OBJECTS:-300000 1000000}"
 EDITS="${EDITS:-200}"
+REFRESH_OBJECTS="${REFRESH_OBJECTS:-100000 300000}"
+REFRESHES="${REFRESHES:-20}"
 PAGES="${PAGES:-1000}"
 PAGEFETCH_RUNS="${PAGEFETCH_RUNS:-2}"
 DAEMON="${DAEMON:-$SCRATCH/release/datasourced}"
@@ -51,7 +54,7 @@ build() {
         echo "building (release, scratch $SCRATCH)..."
         swift build -c release --scratch-path "$SCRATCH" --product datasourced-bench 2>&1 | grep -E 'error:|Compiling|Build' | grep -v '^\[' || true
         [[ -x "$BENCH" ]] || { echo "datasourced-bench did not build" >&2; exit 1; }
-        if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset ]]; then
+        if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset && "$mode" != viewrefresh ]]; then
             swift build -c release --scratch-path "$SCRATCH" --product datasourced 2>&1 | grep -E 'error:|Build' || true
         fi
         mkdir -p "$BIN"
@@ -59,7 +62,7 @@ build() {
         cc -O2 -Wall -o "$BIN/stub_server" Benchmarks/c/stub_server.c $(pkg-config --cflags --libs jansson)
         cc -O2 -Wall -o "$BIN/parse_loop" Benchmarks/c/parse_loop.c $(pkg-config --cflags --libs jansson)
     fi
-    if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset && ! -x "$DAEMON" ]]; then
+    if [[ "$mode" != codec && "$mode" != sectioning && "$mode" != indexpath && "$mode" != changeset && "$mode" != viewrefresh && ! -x "$DAEMON" ]]; then
         echo "no daemon at $DAEMON (did it build?)" >&2; exit 1
     fi
     echo "$(swift --version 2>&1 | head -1); $(nproc) cores; $(uname -sr)"
@@ -158,7 +161,14 @@ run_pagefetch() {
     python3 Benchmarks/pagefetch.py --daemon "$DAEMON" --pages "$PAGES" --runs "$PAGEFETCH_RUNS" --checkpoints 10,100,1000 --c-parse "$BIN/parse_loop"
 }
 
-run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; run_edits; }
+run_viewrefresh() {
+    for objects in $REFRESH_OBJECTS; do
+        section "viewrefresh: a refresh-style change of 3 rows in $objects objects under a sorted, sectioned view: recomputed vs followed, in one run"
+        "$BENCH" viewrefresh --objects "$objects" --refreshes "$REFRESHES"
+    done
+}
+
+run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; run_edits; run_viewrefresh; }
 
 build
 case "$mode" in
@@ -170,6 +180,7 @@ case "$mode" in
     sectioning) run_sectioning ;;
     indexpath) run_indexpath ;;
     changeset) run_changeset ;;
+    viewrefresh) run_viewrefresh ;;
     edits) run_edits ;;
     pagefetch) run_pagefetch ;;
     sources) run_sources ;;

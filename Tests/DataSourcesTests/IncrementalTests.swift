@@ -1,4 +1,4 @@
-@testable import DataSources
+@_spi(Instrumentation) @testable import DataSources
 import JSONKit
 import Testing
 
@@ -97,7 +97,7 @@ import Testing
         // Most one-row edits keep the sections in order; each of those is one row here, and
         // was followed in place (with an identity key: without one, updates are not made).
         #expect(oneRowEdits == 0 || oneRowChangeSets * 2 >= oneRowEdits, "seed \(seed): \(oneRowChangeSets) of \(oneRowEdits)")
-        #expect(view.editsFollowed * 2 >= oneRowEdits, "seed \(seed): \(view.editsFollowed) followed of \(oneRowEdits)")
+        #expect(view.changesFollowed * 2 >= oneRowEdits, "seed \(seed): \(view.changesFollowed) followed of \(oneRowEdits)")
     }
 
     @Test func aOneRowEditOfAViewIsExactlyThatRow() throws {
@@ -107,7 +107,7 @@ import Testing
         let view = SectionedDataSource(name: "t", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"),
                                        sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
         let recorder = Recorder().observing(view)
-        defer { #expect(view.editsFollowed == 3, "each edit was followed in place") }
+        defer { #expect(view.changesFollowed == 3, "each edit was followed in place") }
 
         try child.insert([["id": 1000, "g": "g1", "v": 50]], at: 7)
         let inserted = try #require(recorder.changes(of: "t").last)
@@ -123,6 +123,218 @@ import Testing
         let removed = try #require(recorder.changes(of: "t").last)
         #expect(removed.deleted.count == 1 && Self.rowCount(removed) == 1)
         #expect(view.allObjects.count == 100)
+    }
+
+    /// Whether `view` has the rows, titles and hashes of a view computed from scratch over its child.
+    static func matchesRecompute(_ view: SectionedDataSource) -> Bool {
+        let fresh = SectionedDataSource(name: "f", identity: view.identity, child: view.child, sectioningKey: view.sectioningKey,
+                                        sortDescriptors: view.sortDescriptors)
+        defer { view.child.removeObserver(fresh) }
+        return view.layout.sections == fresh.layout.sections && view.sectionTitles == fresh.sectionTitles && view.rowHashes == fresh.rowHashes
+    }
+
+    /// A remote source's refresh replaces its rows at once (`replaceLayout`): a few deletions,
+    /// insertions, updates and moves in one change set, with a trailing loading row while
+    /// more pages remain. A sorted, sectioned view follows a small such change in place and
+    /// emits one change set for it, as the full recompute would; a change of more than 64
+    /// rows, or of the placeholder, is recomputed. Some seeds use a simple child, replaced
+    /// and edited directly by turns (its rows are kept from its first replacement on).
+    @Test(arguments: 0..<300)
+    func aSortedSectionedViewFollowsAChildsGeneralChangesAsTheFullRecomputeWould(seed: Int) throws {
+        var random = Generator(seed: seed)
+        var nextID = 0
+        let groups: [JSON] = ["x", "y", "z", "w"]
+        func object() -> JSON {
+            nextID += 1
+            var members: [(String, JSON)] = [("id", JSON(nextID)), ("v", JSON(random.next(50)))]
+            if random.chance(90) { members.append(("g", groups[random.next(groups.count)])) }
+            return .object(members)
+        }
+        let keyed = seed % 4 != 3
+        let identity = Identity(key: keyed ? JSONKeyPath("id") : nil)
+        let simple = seed % 5 == 4
+        var objects = (0..<25 + random.next(30)).map { _ in object() }
+        var loading = !simple && seed % 3 != 0
+        func rows() -> [JSON] { objects + (loading ? [Placeholder.loadingRow] : []) }
+        let manual = ManualSource(name: "c", identity: identity)
+        let child: DataSource = simple ? SimpleDataSource(name: "c", identity: identity, objects: objects) : manual
+        func replace() {
+            if let child = child as? SimpleDataSource { child.replaceObjects(rows()) } else { manual.setRows(rows()) }
+        }
+        replace()
+        var descriptors: [SortDescriptor] = []
+        if seed % 3 != 0 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 2 == 0)) }
+        if seed % 5 == 1 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("id"), ascending: true)) }
+        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
+        let checker = Checker()
+        checker.watch(view)
+        let recorder = Recorder().observing(view)
+
+        var smallChanges = 0, smallChangesFollowed = 0
+        for step in 0..<12 {
+            let before = (revision: child.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout)
+            var small = true
+            let choice = random.next(12)
+            if choice == 0, !simple {
+                loading.toggle()  // the placeholder itself changes
+                small = false
+                replace()
+            } else if choice == 1 {
+                objects = (0..<70 + random.next(20)).map { _ in object() }
+                small = false
+                replace()
+            } else if simple, choice == 2, let simple = child as? SimpleDataSource {
+                // A direct edit of one row, between replacements.
+                if objects.isEmpty || random.chance(50) {
+                    try simple.insert([object()], at: random.next(objects.count + 1))
+                } else {
+                    try simple.remove(at: random.next(objects.count), count: 1)
+                }
+                objects = simple.objects
+            } else {
+                for _ in 0..<1 + random.next(5) {
+                    let count = objects.count
+                    switch random.next(4) {
+                    case 0 where count > 0:
+                        objects.remove(at: random.next(count))
+                    case 1 where count > 1:
+                        let row = objects.remove(at: random.next(count))
+                        objects.insert(row, at: random.next(count))
+                    case 2 where count > 0 && keyed:
+                        let index = random.next(count)
+                        var replacement = objects[index].setting("v", to: JSON(random.next(50)))
+                        if random.chance(20) { replacement = replacement.setting("g", to: groups[random.next(groups.count)]) }
+                        objects[index] = replacement
+                    default:
+                        objects.insert(object(), at: random.next(count + 1))
+                    }
+                }
+                replace()
+            }
+            let context = "seed \(seed) step \(step)"
+            #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
+            checker.problems = []
+            #expect(Self.matchesRecompute(view), "\(context)")
+            // One change set for the child's change, none when the view's rows did not change.
+            let viewChanged = view.layout.sections != before.layout.sections || view.sectionTitles != before.layout.titles
+            #expect(recorder.changes(of: "t").count - before.changes == (viewChanged ? 1 : 0), "\(context)")
+            if small, child.revision > before.revision {
+                smallChanges += 1
+                if view.changesFollowed > before.followed { smallChangesFollowed += 1 }
+            }
+        }
+        // Most small changes keep the sections in order, and were followed in place (the
+        // first change of a simple child is recomputed: its rows were not kept until then).
+        #expect(smallChangesFollowed * 2 >= smallChanges, "seed \(seed): \(smallChangesFollowed) of \(smallChanges) followed")
+    }
+
+    /// A refresh that deletes one row, inserts one and updates one, above a trailing loading
+    /// row: the view follows it in place, and its change set is those three rows.
+    @Test func aRefreshOfThreeRowsIsThoseThreeRowsInTheView() throws {
+        let identity = Identity(key: JSONKeyPath("id"))
+        let child = ManualSource(name: "c", identity: identity)
+        var objects: [JSON] = (0..<100).map { ["id": JSON($0), "g": JSON("g\($0 % 3)"), "v": JSON(($0 * 37) % 100)] }
+        child.setRows(objects + [Placeholder.loadingRow])
+        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"),
+                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
+        let recorder = Recorder().observing(view)
+
+        objects.remove(at: 40)
+        objects.insert(["id": 1000, "g": "g1", "v": 50], at: 10)
+        let updated = try #require(objects.firstIndex { $0["id"] == 69 })
+        objects[updated] = ["id": 69, "g": "g0", "v": 3]  // was v 53: it moves up its section
+        child.setRows(objects + [Placeholder.loadingRow])
+
+        #expect(view.changesFollowed == 1)
+        let changes = try #require(recorder.changes(of: "t").last)
+        #expect(recorder.changes(of: "t").count == 1)
+        try #require(changes.deleted.count == 1 && changes.inserted.count == 1 && changes.updated.count == 1 && changes.moved.count == 1,
+                     "\(changes.json)")
+        #expect(changes.insertedSections.isEmpty && changes.deletedSections.isEmpty)
+        #expect(try view.object(at: changes.inserted[0])["id"] == 1000)
+        #expect(try view.object(at: changes.updated[0]) == ["id": 69, "g": "g0", "v": 3])
+        #expect(Self.matchesRecompute(view))
+        #expect(view.allObjects.last == Placeholder.loadingRow)
+    }
+
+    /// A live paginated list through a fake loader: pages loaded, then refreshed while the
+    /// server's rows change a little (each refresh replaces the rows once with the
+    /// difference), and further pages appended, with the trailing loading row in place.
+    /// In even seeds the sections are bands of the sort key (their order cannot change), and
+    /// every change is followed; in odd ones they are not, and a change that reorders them
+    /// is recomputed.
+    @Test(arguments: 0..<100)
+    func aSortedSectionedViewFollowsAPaginatedListsRefreshesAndPages(seed: Int) throws {
+        var random = Generator(seed: seed)
+        let banded = seed % 2 == 0
+        var nextID = 0
+        func valued(_ object: JSON) -> JSON {
+            let value = random.next(100)
+            return object.setting("v", to: JSON(value)).setting("g", to: JSON(["low", "mid", "high"][banded ? value / 34 : random.next(3)]))
+        }
+        func object() -> JSON {
+            nextID += 1
+            return valued(["id": JSON(nextID)])
+        }
+        let (source, loader, _) = try PaginatedStateMachineTests.source()  // pages of 2
+        var server = (0..<80).map { _ in object() }
+        var answered = 0
+        /// Answers every request made so far, and those they lead to, from the server's rows now.
+        func answer() {
+            while answered < loader.pending.count {
+                let query = loader.pending[answered].request.url.split(separator: "?").last ?? ""
+                let page = query.split(separator: "&").first { $0.hasPrefix("page=") }.flatMap { Int($0.dropFirst(5)) } ?? 1
+                loader.respond(answered, json: .array(Array(server.dropFirst((page - 1) * 2).prefix(2))))
+                answered += 1
+            }
+        }
+        source.fetchData()
+        answer()
+        for _ in 0..<6 + random.next(6) {
+            _ = source.fetchNextPage()
+            answer()
+        }
+        let view = SectionedDataSource(name: "t", identity: source.identity, child: source, sectioningKey: JSONKeyPath("g"),
+                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 4 < 2)])
+        let checker = Checker()
+        checker.watch(view)
+        let recorder = Recorder().observing(view)
+        #expect(source.allObjects.last.flatMap(Placeholder.kind(of:)) == .loading)
+
+        var changes = 0, followed = 0
+        for step in 0..<8 {
+            let before = (revision: source.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout)
+            if random.chance(20) {
+                _ = source.fetchNextPage()
+            } else {
+                let loaded = source.allObjects.count - 1
+                for _ in 0..<1 + random.next(4) {
+                    switch random.next(4) {
+                    case 0: server.remove(at: random.next(loaded))
+                    case 1: server.insert(object(), at: random.next(loaded))
+                    case 2:
+                        let index = random.next(loaded)
+                        server[index] = valued(server[index])
+                    default:
+                        let row = server.remove(at: random.next(loaded))
+                        server.insert(row, at: random.next(loaded))
+                    }
+                }
+                #expect(source.refresh { _ in })
+            }
+            answer()
+            let context = "seed \(seed) step \(step)"
+            #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
+            checker.problems = []
+            #expect(Self.matchesRecompute(view), "\(context)")
+            let viewChanged = view.layout.sections != before.layout.sections || view.sectionTitles != before.layout.titles
+            #expect(recorder.changes(of: "t").count - before.changes == (viewChanged ? 1 : 0), "\(context)")
+            if source.revision > before.revision {
+                changes += 1
+                if view.changesFollowed > before.followed { followed += 1 }
+            }
+        }
+        #expect(banded ? followed == changes : followed > 0, "seed \(seed): \(followed) of \(changes) followed")
     }
 
     @Test(arguments: 0..<300)

@@ -686,6 +686,9 @@ usage: datasourced-bench COMMAND [options]
   edits --daemon PATH [--objects 300000] [--edits 200] [--groups 100] [--floor-ratio 10] [--view-floor-ratio 3]
             one-object insertObjects, removeObjects, updateObjects over stdio against objectAtIndexPath
             round trips in the same daemon; then the same with a sorted, sectioned view over the source
+  viewrefresh [--objects 300000] [--refreshes 20] [--groups 100]
+            a refresh-style replacement of an N-object simple source (one row deleted, one inserted,
+            one updated) under two sorted, sectioned views, one recomputing and one following, in one run
   pagefetch   reserved for a later benchmark
 """
 
@@ -702,6 +705,7 @@ case "sectioning": sectioningBenchmark(options)
 case "indexpath": indexPathBenchmark(options)
 case "changeset": changeSetBenchmark(options)
 case "edits": editsBenchmark(options)
+case "viewrefresh": viewRefreshBenchmark(options)
 case "pagefetch": pageFetchBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default: say(usage); exit(2)

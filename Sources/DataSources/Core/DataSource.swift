@@ -212,8 +212,8 @@ public class DataSource {
     // MARK: Edits that know what they change
 
     /// The edit that made the current revision, while its `didChange` is being delivered,
-    /// when it was one of the direct edits below: a follower that had seen the revision
-    /// before can apply it instead of recomputing from every row. nil otherwise.
+    /// when it was one of the direct edits below: a follower that keeps no copy of this
+    /// source's rows reads the rows removed or replaced from it. nil otherwise.
     private(set) var lastEdit: RowEdit?
 
     /// Inserts rows into a one-section source at `start`, in place: the change set is the
