@@ -89,7 +89,16 @@ struct CacheFile {
         // the race between two starting daemons is left open.
         guard descriptor >= 0 else { return try body() }
         defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0, errno == EINTR {}
+        // Never waits for good: someone else may hold a lock on a directory we share (Neovim
+        // locks its temporary directory). After two seconds the steps go on without it.
+        var waitedMilliseconds = 0
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EINTR || errno == EWOULDBLOCK, waitedMilliseconds < 2000 else { break }
+            if errno == EWOULDBLOCK {
+                usleep(10_000)
+                waitedMilliseconds += 10
+            }
+        }
         return try body()
     }
 
