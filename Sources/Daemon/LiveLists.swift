@@ -82,6 +82,7 @@ extension Daemon {
         guard let source = try? registry.source(named: name) as? RemoteCollection, source.refreshSchedule != nil else { return }
         let started = source.refresh { [weak self, weak source] outcome in
             guard let self, let source, var schedule = source.refreshSchedule else { return }
+            self.logger.debug("refreshed", metadata: ["source": "\(source.name)", "outcome": "\(outcome)"])
             switch outcome {
             case .unchanged, .changed:
                 schedule.consecutiveFailures = 0
@@ -96,6 +97,8 @@ extension Daemon {
             source.refreshSchedule = schedule
             self.scheduleRefresh(of: source)
         }
+        logger.debug(started ? "refreshing" : "refresh skipped: a load or a refresh is in flight, or nothing is loaded",
+                     metadata: ["source": "\(name)"])
         if !started { scheduleRefresh(of: source) }
     }
 }

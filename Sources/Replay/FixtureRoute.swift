@@ -103,6 +103,8 @@ struct FixtureRoute: Sendable {
         var notModified = FixtureResponse(status: 304, headers: [], body: [])
         notModified.headers = response.headers.filter { ["etag", "last-modified"].contains($0.0.lowercased()) }
         notModified.delayMilliseconds = response.delayMilliseconds
+        // A held route holds its 304 too: a transcript decides when a revalidation is answered.
+        notModified.hold = response.hold
         return notModified
     }
 
