@@ -149,13 +149,19 @@ final class MemoryPageStore: PageCacheStore {
 
     // MARK: Live lists
 
-    @Test func aRefreshWalksTheLoadedPagesConditionallyAndChangesNothingOn304s() throws {
+    /// A cursor-paged source with pages [1, 2] (ETag "v1", next cursor a) and [3, 4] (ETag "p2", next b) loaded.
+    static func twoCursorPages() throws -> (PaginatedDataSource, FakeLoader, Recorder) {
         let (source, loader, recorder) = try PaginatedStateMachineTests.source(["strategy": "cursor", "cursorPath": "next"], extra: [("keyPath", "items")])
         source.fetchData()
-        loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "a"], headers: Self.etag)
+        loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "a"], headers: etag)
         source.fetchNextPage()
         loader.respond(1, json: ["items": PaginatedStateMachineTests.page([3, 4]), "next": "b"], headers: [(name: "ETag", value: "\"p2\"")])
         recorder.reset()
+        return (source, loader, recorder)
+    }
+
+    @Test func aRefreshWalksTheLoadedPagesConditionallyAndChangesNothingOn304s() throws {
+        let (source, loader, recorder) = try Self.twoCursorPages()
         var outcomes: [String] = []
         #expect(source.refresh { outcomes.append("\($0)") })
         #expect(!source.refresh { _ in }, "one refresh at a time")
@@ -171,12 +177,7 @@ final class MemoryPageStore: PageCacheStore {
     }
 
     @Test func aRefreshFollowsANewCursorAndSendsOneChange() throws {
-        let (source, loader, recorder) = try PaginatedStateMachineTests.source(["strategy": "cursor", "cursorPath": "next"], extra: [("keyPath", "items")])
-        source.fetchData()
-        loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "a"], headers: Self.etag)
-        source.fetchNextPage()
-        loader.respond(1, json: ["items": PaginatedStateMachineTests.page([3, 4]), "next": "b"], headers: [(name: "ETag", value: "\"p2\"")])
-        recorder.reset()
+        let (source, loader, recorder) = try Self.twoCursorPages()
         var outcomes: [String] = []
         source.refresh { outcomes.append("\($0)") }
         loader.respond(2, json: ["items": PaginatedStateMachineTests.page([0, 1]), "next": "z"])
