@@ -12,6 +12,7 @@ final class RefreshTimers {
     private var armed: [String: Armed] = [:]
     private var generation = 0
     private let mailbox: Mailbox<DaemonEvent>
+    static let longestDelaySeconds = 7 * 86_400.0
 
     init(mailbox: Mailbox<DaemonEvent>) {
         self.mailbox = mailbox
@@ -24,7 +25,7 @@ final class RefreshTimers {
         generation += 1
         let generation = self.generation, mailbox = self.mailbox
         let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + .milliseconds(Int(min(max(seconds, 0), 7 * 86_400) * 1000)))
+        timer.schedule(deadline: .now() + .milliseconds(Int(min(max(seconds, 0), Self.longestDelaySeconds) * 1000)))
         timer.setEventHandler { mailbox.post(.refreshDue(source: source, generation: generation)) }
         armed[source] = Armed(timer: timer, generation: generation)
         timer.resume()
@@ -53,7 +54,8 @@ extension Daemon {
         let backoff = schedule.intervalSeconds * Double(1 << min(schedule.consecutiveFailures, 12))
         var delay = min(backoff, max(schedule.intervalSeconds, 3600))
         if let retryAfter = schedule.lastError?.retryAfterSeconds { delay = max(delay, retryAfter) }
-        return delay * (1 + 0.1 * min(max(jitter, -1), 1))
+        // A week at most, whatever a server's Retry-After says.
+        return min(delay * (1 + 0.1 * min(max(jitter, -1), 1)), RefreshTimers.longestDelaySeconds)
     }
 
     /// Starts, changes or stops (nil) `source`'s refreshes.

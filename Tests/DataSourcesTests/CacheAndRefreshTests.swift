@@ -264,6 +264,8 @@ final class MemoryPageStore: PageCacheStore {
         error.retryAfterSeconds = 7200
         schedule.lastError = error
         #expect(Daemon.refreshDelay(schedule, jitter: 0) == 7200, "at least Retry-After")
+        schedule.lastError?.retryAfterSeconds = 1e12
+        #expect(Daemon.refreshDelay(schedule, jitter: 1) == 7 * 86_400, "a week at most")
         var long = RefreshSchedule(intervalSeconds: 86_400)
         long.consecutiveFailures = 2
         #expect(Daemon.refreshDelay(long, jitter: 0) == 86_400, "never shorter than the interval")

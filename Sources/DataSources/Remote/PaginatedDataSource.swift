@@ -180,7 +180,10 @@ public final class PaginatedDataSource: RemoteCollection {
     private func received(_ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool) {
         if response.isNotModified {
             // The first page as loaded is current: so are the pages after it, for this fetch.
-            loadedPages[0].validators = Validators(headers: response, keeping: loadedPages[0].validators)
+            // (Only a conditional request, made from a loaded first page, gets here.)
+            if !loadedPages.isEmpty {
+                loadedPages[0].validators = Validators(headers: response, keeping: loadedPages[0].validators)
+            }
             lastError = nil
             trailingError = nil
             compose(keptHead: objects.count)
