@@ -474,6 +474,7 @@ public final class PaginatedDataSource: RemoteCollection {
     /// Walks the loaded pages again from the first, each conditionally when its request is the
     /// one that loaded it, and, if any page came back different, replaces the rows once at the
     /// end: one `didChange` with the difference. A failed request changes nothing.
+    @discardableResult
     public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
         guard !isFetching, !isRefreshing, loadedOnce, !loadedPages.isEmpty else { return false }
         beginRefresh(completion)

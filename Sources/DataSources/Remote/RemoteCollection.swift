@@ -274,6 +274,7 @@ public final class RemoteDataSource: RemoteCollection {
         endCycleAsCancelled(reason.message)
     }
 
+    @discardableResult
     public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
         guard !isFetching, !isRefreshing, loadedOnce else { return false }
         beginRefresh(completion)
