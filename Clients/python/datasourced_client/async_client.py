@@ -181,7 +181,12 @@ class AsyncClient:
                 await asyncio.wait_for(self._exited.wait(), timeout)
             except TimeoutError:
                 process.kill()
-                await asyncio.wait_for(self._exited.wait(), timeout)
+                try:
+                    await asyncio.wait_for(self._exited.wait(), timeout)
+                except TimeoutError:
+                    # Closing goes on (often on the way out of a Ctrl-C): an error here
+                    # would take the place of the exception that is leaving.
+                    log.warning("datasourced (pid %s) had not exited %s s after SIGKILL", process.pid, timeout)
         try:
             await asyncio.wait_for(self._connection.stop(), timeout)  # type: ignore[no-untyped-call]
         except TimeoutError:

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,6 +251,21 @@ def read_lines(stream: io.TextIOBase | None) -> queue.Queue[str | None]:
     return lines
 
 
+def popen_in_foreground(args: list[str], **options: Any) -> subprocess.Popen[str]:
+    """Starts ``args`` as a terminal starts a foreground job: Ctrl-C (SIGINT) interrupts it.
+
+    A process started in the background by a non-interactive shell (``bash .ci/run &``)
+    ignores SIGINT, and so do its children: a disposition of "ignore" survives exec, and
+    Python then installs no KeyboardInterrupt handler. A child of a process that *handles*
+    SIGINT starts with the default disposition instead, so the tests' own process handles
+    it for as long as it takes to start the child."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(args, **options)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_cached_rows_are_shown_marked_stale_before_the_server_answers(daemon: str, fresh_api: str,
                                                                                   cache_file: Path, tmp_path: Path):
     if not speaks_1_2(daemon):
@@ -258,7 +274,7 @@ def test_cached_rows_are_shown_marked_stale_before_the_server_answers(daemon: st
     assert run_cli(daemon, str(config), "--set", f"baseURL={fresh_api}", cache=cache_file)[0] == 0
     # The second run's revalidation of page one is held by the fixture server: no answer
     # comes. The tool says what it shows, and from when, before any.
-    second = subprocess.Popen(
+    second = popen_in_foreground(
         [sys.executable, "-m", "datasourced_client", str(config), "--set", f"baseURL={fresh_api}",
          "--daemon", daemon, "--cache-path", str(cache_file)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO / "Clients" / "python")
