@@ -19,7 +19,7 @@ import Testing
             sections.swapAt(a, b)
             titles.swapAt(a, b)
         }
-        return Layout(sections: sections, titles: titles)
+        return Layout(sections: sections.map { RowArray($0) }, titles: titles)
     }
 
     @Test(arguments: 0..<500)
@@ -55,8 +55,8 @@ import Testing
     }
 
     @Test func reversingMovesAllButOne() {
-        let old = Layout(sections: [Array(0..<6).map { JSON($0) }], titles: [""])
-        let new = Layout(sections: [Array((0..<6).reversed()).map { JSON($0) }], titles: [""])
+        let old = Layout(sections: [RowArray(Array(0..<6).map { JSON($0) })], titles: [""])
+        let new = Layout(sections: [RowArray(Array((0..<6).reversed()).map { JSON($0) })], titles: [""])
         #expect(ChangeSet.between(old: old, new: new, identity: Identity(key: nil)).moved.count == 5)
     }
 
@@ -96,8 +96,8 @@ import Testing
     }
 
     @Test func manyDuplicatesStayLinear() {
-        let old = Layout(sections: [[JSON](repeating: ["same": true], count: 20_000)], titles: [""])
-        let new = Layout(sections: [Array(old.sections[0].dropFirst())], titles: [""])
+        let old = Layout(sections: [RowArray([JSON](repeating: ["same": true], count: 20_000))], titles: [""])
+        let new = Layout(sections: [RowArray(old.sections[0].dropFirst())], titles: [""])
         let changes = ChangeSet.between(old: old, new: new, identity: Identity(key: nil))
         #expect(changes.deleted.count == 1 && changes.inserted.isEmpty && changes.moved.isEmpty)
     }

@@ -190,7 +190,7 @@ import Testing
                 } else {
                     try simple.remove(at: random.next(objects.count), count: 1)
                 }
-                objects = simple.objects
+                objects = Array(simple.objects)
             } else {
                 for _ in 0..<1 + random.next(5) {
                     let count = objects.count

@@ -61,7 +61,7 @@ import Testing
     @Test func editsThatChangeNothingEmitNothing() throws {
         let source = Self.books()
         let recorder = Recorder().observing(source)
-        source.replaceObjects(source.objects)
+        source.replaceObjects(Array(source.objects))
         try source.update([["id": 2, "t": "Emma"]])
         try source.insert([], at: 3)
         try source.remove(at: 1, count: 0)

@@ -96,7 +96,7 @@ final class ManualSource: DataSource {
         emit(.finishedLoading)
     }
     func fail(status: Int = 500) { emit(.failedWithError(.fetch(FetchError(kind: .http, message: "HTTP status \(status)", status: status)))) }
-    func setRows(_ objects: [JSON]) { replaceLayout(Layout(sections: [objects], titles: [""])) }
+    func setRows(_ objects: [JSON]) { replaceLayout(Layout(sections: [RowArray(objects)], titles: [""])) }
 }
 
 func path(_ section: Int, _ item: Int) -> IndexPath { IndexPath(section: section, item: item) }

@@ -499,10 +499,10 @@ func changeSetBenchmark(_ options: Options) {
         ("whole-value, + \(moves) moves", whole, newWithMoves),
         ("identityKey id, + \(moves) updated", byID, newWithUpdates),
     ]
-    let oldLayout = Layout(sections: [old], titles: [""])
+    let oldLayout = Layout(sections: [RowArray(old)], titles: [""])
     let only = options.string("--variant").map { _ in options.int("--variant", default: 1) }
     for (number, (label, identity, rows)) in variants.enumerated() where only == nil || only == number + 1 {
-        let newLayout = Layout(sections: [rows], titles: [""])
+        let newLayout = Layout(sections: [RowArray(rows)], titles: [""])
         var times: [Double] = []
         var changes = ChangeSet()
         for _ in 0..<runs {

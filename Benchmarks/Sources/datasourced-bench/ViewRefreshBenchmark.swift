@@ -59,7 +59,7 @@ func viewRefreshBenchmark(_ options: Options) {
     var nextID = count
     /// When the replacement began and ended.
     func refresh() -> (began: Double, ended: Double) {
-        var rows = child.objects
+        var rows = Array(child.objects)
         rows.remove(at: random.below(rows.count))
         rows.insert(makeObjects([nextID], groups: groups)[0], at: random.below(rows.count + 1))
         nextID += 1

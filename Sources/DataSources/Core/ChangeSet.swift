@@ -56,7 +56,7 @@ public struct ChangeSet: Sendable, Equatable {
     /// The same, with every row's identity hash given (sources keep them, see `Identity.hash(of:)`).
     /// `keptHead`: a number of leading rows the caller knows are the same on both sides (rows
     /// appended after them, say), which need no comparing.
-    static func between(old: Layout, oldHashes: [[Int]], new: Layout, newHashes: [[Int]], identity: Identity, keptHead: Int = 0) -> ChangeSet {
+    static func between(old: Layout, oldHashes: [RowArray<Int>], new: Layout, newHashes: [RowArray<Int>], identity: Identity, keptHead: Int = 0) -> ChangeSet {
         var changes = ChangeSet()
         let sectionMap = matchSections(old: old, new: new, into: &changes)
         let old = FlatRows(old.sections, oldHashes), new = FlatRows(new.sections, newHashes)
@@ -204,13 +204,13 @@ public struct ChangeSet: Sendable, Equatable {
 
 /// A layout's rows numbered in order across sections ("flat" numbers).
 private struct FlatRows {
-    let rows: [[JSON]]
-    let hashes: [[Int]]
+    let rows: [RowArray<JSON>]
+    let hashes: [RowArray<Int>]
     /// `starts[s]`: the flat number of section `s`'s first row.
     let starts: [Int]
     let count: Int
 
-    init(_ rows: [[JSON]], _ hashes: [[Int]]) {
+    init(_ rows: [RowArray<JSON>], _ hashes: [RowArray<Int>]) {
         self.rows = rows
         self.hashes = hashes
         var starts: [Int] = [], count = 0
@@ -263,7 +263,7 @@ private struct FlatRows {
     }
 }
 
-private extension Array where Element == [JSON] {
+private extension Array where Element == RowArray<JSON> {
     subscript(path: IndexPath) -> JSON { self[path.section][path.item] }
 }
 
@@ -296,13 +296,13 @@ struct PositionSet {
 
 /// A source's rows, section titles and the identity of each section, as one value to diff.
 public struct Layout: Sendable {
-    public var sections: [[JSON]]
+    public var sections: [RowArray<JSON>]
     public var titles: [JSON]
     /// What makes a section the same section across changes: its title for sectioned
     /// sources, its child (and the child's section) for multi sources.
     public var sectionIdentities: [JSON]
 
-    public init(sections: [[JSON]], titles: [JSON], sectionIdentities: [JSON]? = nil) {
+    public init(sections: [RowArray<JSON>], titles: [JSON], sectionIdentities: [JSON]? = nil) {
         self.sections = sections
         self.titles = titles
         self.sectionIdentities = sectionIdentities ?? titles

@@ -40,7 +40,7 @@ public class DataSource {
     public private(set) var layout = Layout.empty
     public private(set) var isFetching = false
     /// Each row's identity hash, parallel to `layout.sections`.
-    private(set) var rowHashes: [[Int]] = []
+    private(set) var rowHashes: [RowArray<Int>] = []
     /// Bumped by one with every change to the rows (each `didChange`): clients match reads
     /// to changes with it, and followers skip recomputing from rows they have seen.
     public private(set) var revision = 0
@@ -100,7 +100,7 @@ public class DataSource {
         }
         // min first: start + count could overflow for a count near Int.max.
         let end = count.map { start + min(objects.count - start, max(0, $0)) } ?? objects.count
-        return Array(objects[start..<end])
+        return objects.elements(in: start..<end)
     }
 
     public func validate(section: Int) throws(DataSourceError) {
@@ -174,7 +174,7 @@ public class DataSource {
     /// for the rows between its unchanged head and tail. `keptHead` (single section only): a
     /// number of leading rows the caller knows are unchanged, so that appending to a long
     /// list costs the rows appended, not a comparison of every row before them.
-    func replaceLayout(_ new: Layout, hashes givenHashes: [[Int]]? = nil, keptHead: Int = 0) {
+    func replaceLayout(_ new: Layout, hashes givenHashes: [RowArray<Int>]? = nil, keptHead: Int = 0) {
         var hashes = givenHashes ?? []
         if layout.sections.count == 1, new.sections.count == 1 {
             // One section on both sides (simple, remote, paginated): hash and re-index only
@@ -188,7 +188,9 @@ public class DataSource {
             var tail = 0
             while tail < shorter - head, old[old.count - 1 - tail] == rows[rows.count - 1 - tail] { tail += 1 }
             if givenHashes == nil {
-                hashes = [Array(oldHashes[..<head]) + identity.hashes(of: rows[head..<rows.count - tail]) + oldHashes[(old.count - tail)...]]
+                var merged = oldHashes
+                merged.replaceSubrange(head..<old.count - tail, with: identity.hashes(of: rows[head..<rows.count - tail]))
+                hashes = [merged]
             }
             if index?.isShifted == true {
                 index = nil
@@ -234,7 +236,7 @@ public class DataSource {
     func removeRows(_ range: Range<Int>) {
         precondition(layout.sections.count == 1, "direct edits need one section")
         guard !range.isEmpty else { return }
-        let rows = Array(layout.sections[0][range]), hashes = Array(rowHashes[0][range])
+        let rows = layout.sections[0].elements(in: range), hashes = rowHashes[0].elements(in: range)
         if index?.removed(hashes[...], at: range.lowerBound) == false { index = nil }
         layout.sections[0].removeSubrange(range)
         rowHashes[0].removeSubrange(range)
@@ -266,10 +268,11 @@ public class DataSource {
     /// `keptHead: head`: the diff of the two tails, in the list's coordinates.
     func replaceTail(from head: Int, with tail: [JSON]) {
         precondition(layout.sections.count == 1 && head <= layout.sections[0].count, "a tail of one section")
-        let oldTail = Array(layout.sections[0][head...]), oldHashes = Array(rowHashes[0][head...])
+        let end = layout.sections[0].count
+        let oldTail = layout.sections[0].elements(in: head..<end), oldHashes = rowHashes[0].elements(in: head..<end)
         let hashes = identity.hashes(of: tail)
-        var changes = ChangeSet.between(old: Layout(sections: [oldTail], titles: [""]), oldHashes: [oldHashes],
-                                        new: Layout(sections: [tail], titles: [""]), newHashes: [hashes], identity: identity)
+        var changes = ChangeSet.between(old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
+                                        new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
         func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
         changes.deleted = changes.deleted.map(shifted)
         changes.inserted = changes.inserted.map(shifted)

@@ -26,7 +26,7 @@ public struct Identity: Sendable {
         return result
     }
 
-    func hashes(of sections: [[JSON]]) -> [[Int]] { sections.map { hashes(of: $0) } }
+    func hashes(of sections: [RowArray<JSON>]) -> [RowArray<Int>] { sections.map { RowArray(hashes(of: $0)) } }
 
     /// Whether two objects are the same object. Rows kept across an edit are usually the
     /// very same storage, which is checked first; then, with an identity key, the two
@@ -68,7 +68,7 @@ struct IdentityIndex {
     /// Beyond this many logged edits, rebuilding is cheaper than reading the log.
     static let longestLog = 1024
 
-    init(sections: [[JSON]], hashes: [[Int]], identity: Identity) {
+    init(sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
         var start = 0
         for objects in sections {
             sectionStarts.append(start)
@@ -94,14 +94,14 @@ struct IdentityIndex {
         return IndexPath(section: low, item: position - sectionStarts[low])
     }
 
-    private func row(at position: UInt32, in sections: [[JSON]]) -> JSON {
+    private func row(at position: UInt32, in sections: [RowArray<JSON>]) -> JSON {
         let path = indexPath(at: position)
         return sections[path.section][path.item]
     }
 
     /// Indexes a row unless an earlier row has its identity: the first of equal objects
     /// wins, as `indexOf` did in the original.
-    private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [[JSON]], identity: Identity) {
+    private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], identity: Identity) {
         guard let position = UInt32(exactly: position) else { preconditionFailure("more than 2^32 rows") }
         guard let taken = first[hash] else {
             first[hash] = position
@@ -114,7 +114,7 @@ struct IdentityIndex {
         collisions[hash] = others + [position]
     }
 
-    func indexPath(of object: JSON, identity: Identity, sections: [[JSON]]) -> IndexPath? {
+    func indexPath(of object: JSON, identity: Identity, sections: [RowArray<JSON>]) -> IndexPath? {
         let hash = identity.hash(of: object)
         guard let position = currentPosition(of: hash) else { return nil }
         if identity.same(row(at: position, in: sections), object) { return indexPath(at: position) }
@@ -137,7 +137,7 @@ struct IdentityIndex {
 
     /// Follows rows inserted at `start` of a one-section source (`sections` is the new
     /// layout); false when it cannot, and the index must be dropped.
-    mutating func inserted(_ hashes: [Int], at start: Int, sections: [[JSON]]) -> Bool {
+    mutating func inserted(_ hashes: [Int], at start: Int, sections: [RowArray<JSON>]) -> Bool {
         guard sectionStarts == [0], collisions.isEmpty, shifts.count < Self.longestLog, added.count + hashes.count <= 1 << 16 else { return false }
         // A repeated identity (or a collision) would need comparing which row is first.
         var seen = Set<Int>()
@@ -167,7 +167,7 @@ struct IdentityIndex {
     /// Re-indexes a single section whose first `start` objects did not move: only the rows
     /// after them are forgotten and indexed again, so appending a page costs the page.
     /// `sections` is the new layout.
-    mutating func reindex(from start: Int, oldHashes: ArraySlice<Int>, new sections: [[JSON]], newHashes: ArraySlice<Int>, identity: Identity) {
+    mutating func reindex(from start: Int, oldHashes: some Collection<Int>, new sections: [RowArray<JSON>], newHashes: some Collection<Int>, identity: Identity) {
         // A hash whose first row is at or after `start` has no row before it.
         for hash in oldHashes {
             if let position = first[hash], position >= start { first[hash] = nil }

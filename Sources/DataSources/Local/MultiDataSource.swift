@@ -169,7 +169,7 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     }
 
     private func relayout() {
-        var sections: [[JSON]] = [], hashes: [[Int]] = [], titles: [JSON] = [], identities: [JSON] = []
+        var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = [], titles: [JSON] = [], identities: [JSON] = []
         firstSections = []
         for source in sources {
             shownRevisions[ObjectIdentifier(source)] = source.revision
@@ -184,9 +184,15 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
                     titles.append(source.sectionTitles[index])
                     identities.append([own, source.layout.sectionIdentities[index]])
                 }
+            } else if source.numberOfSections == 1 {
+                // Shared with the child until either is edited.
+                sections.append(source.layout.sections[0])
+                hashes.append(childHashes[0])
+                titles.append(own)
+                identities.append([own])
             } else {
-                sections.append(source.allObjects)
-                hashes.append(Array(childHashes.joined()))
+                sections.append(RowArray(source.allObjects))
+                hashes.append(RowArray(childHashes.joined()))
                 titles.append(own)
                 identities.append([own])
             }

@@ -79,15 +79,16 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     // sort keeps), so every row has one place a binary search finds. Labels are spaced
     // apart, so rows inserted in the child get labels between their neighbours'.
     /// The label of each of the child's rows, in the child's order.
-    private var childLabels: [UInt64] = []
+    private var childLabels = RowArray<UInt64>()
     /// The child's rows, parallel to `childLabels`, when kept: what the rows a change deletes,
     /// moves or updates were, to find them here. A simple source's direct edits carry those
     /// rows (`lastEdit`), so a simple child's rows are kept only once it has replaced its
-    /// rows: a copy would add its row references to what each insertion into a long list moves.
-    private var childRows: [JSON]?
+    /// rows: keeping them shares the child's chunks, and each edit of the child then copies
+    /// the chunk it edits.
+    private var childRows: RowArray<JSON>?
     private var keepsChildRows = false
     /// The label of each row here, parallel to `layout.sections`.
-    private var rowLabels: [[UInt64]] = []
+    private var rowLabels: [RowArray<UInt64>] = []
     private var sectionOfTitle: [JSON: Int] = [:]
     /// Placeholder rows sit after the sorted rows, outside the order: at the end of the
     /// section of their title (their own, last, unless objects lack the key too). Following
@@ -111,9 +112,8 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         let childCount = child.layout.sections.reduce(0) { $0 + $1.count }
         childLabels = []
         childLabels.reserveCapacity(childCount)
-        // A copy, not the child's array: sharing it would make the child's next edit in place
-        // copy it whole. Only a one-section child's changes are followed.
-        childRows = keepsChildRows && child.layout.sections.count == 1 ? child.allObjects : nil
+        // Only a one-section child's changes are followed.
+        childRows = keepsChildRows && child.layout.sections.count == 1 ? child.layout.sections[0] : nil
         var rows: [(object: JSON, hash: Int, group: Int, label: UInt64)] = [], placeholders: [(object: JSON, hash: Int, group: Int, label: UInt64)] = []
         rows.reserveCapacity(childCount)
         var sortKeys = SortKeys(sortDescriptors)
@@ -143,7 +143,7 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
 
         // Sections in order of first appearance after sorting.
         var sectionOfGroup = [Int](repeating: -1, count: groupKeys.count)
-        var sections: [[JSON]] = [], hashes: [[Int]] = [], titles: [JSON] = [], labels: [[UInt64]] = []
+        var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = [], titles: [JSON] = [], labels: [RowArray<UInt64>] = []
         func place(_ row: (object: JSON, hash: Int, group: Int, label: UInt64)) {
             var section = sectionOfGroup[row.group]
             if section < 0 {

@@ -12,10 +12,10 @@ public final class SimpleDataSource: DataSource {
     /// Rows are kept packed, a few times smaller than the trees they come as (see
     /// `JSON.packed()`); rows already packed stay as they are.
     private static func layout(_ objects: [JSON]) -> Layout {
-        Layout(sections: [objects.map { $0.packed() }], titles: [""])
+        Layout(sections: [RowArray(objects.lazy.map { $0.packed() })], titles: [""])
     }
 
-    public var objects: [JSON] { layout.sections[0] }
+    public var objects: RowArray<JSON> { layout.sections[0] }
 
     /// Local data is always loaded: the cycle completes at once.
     public override func fetchData() {

@@ -28,7 +28,7 @@ public class RemoteCollection: DataSource {
     var placeholders: PlaceholderStorageOptions { configuration.placeholders }
 
     func setRows(_ rows: [JSON]) {
-        replaceLayout(Layout(sections: [rows], titles: [""]))
+        replaceLayout(Layout(sections: [RowArray(rows)], titles: [""]))
     }
 
     /// Keeps the first `head` rows (the caller knows they are unchanged) and replaces the

@@ -1,0 +1,277 @@
+/// A section's rows (or their hashes), kept in chunks of about `chunkSize` elements, so that
+/// inserting or removing a row in the middle of a million moves the rest of one chunk and
+/// one count per chunk, not every row after it (an `Array` moves 8 MB on average at a
+/// million rows). Reading a row finds its chunk by arithmetic while every chunk but the last
+/// is full (a list built by appending), by binary search over the chunks' first positions
+/// once edits have made them uneven. Iterating walks the chunks directly.
+public struct RowArray<Element> {
+    /// Large enough that a million rows are a thousand chunks (the per-edit bookkeeping),
+    /// small enough that an edit's move within a chunk is a few kilobytes.
+    static var chunkSize: Int { 1024 }
+    /// A chunk grown past this is split; one shrunk below `chunkSize / 8` is merged with a
+    /// neighbour, so chunks stay between those bounds and their number near count / chunkSize.
+    private static var largestChunk: Int { 2 * chunkSize }
+    private static var smallestChunk: Int { chunkSize / 8 }
+
+    /// Never an empty chunk.
+    private var chunks: [[Element]] = []
+    /// The position of each chunk's first element.
+    private var starts: [Int] = []
+    /// Whether every chunk but the last holds exactly `chunkSize` elements.
+    private var isUniform = true
+    public private(set) var count = 0
+
+    public init() {}
+
+    public init<S: Sequence>(_ elements: S) where S.Element == Element {
+        append(contentsOf: elements)
+    }
+
+    /// The chunk holding `position` (below `count`) and the position within it.
+    @inline(__always)
+    private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
+        if isUniform { return (position / Self.chunkSize, position % Self.chunkSize) }
+        var low = 0, high = starts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts[middle] <= position { low = middle } else { high = middle - 1 }
+        }
+        return (low, position - starts[low])
+    }
+
+    /// The elements of `range` as an array, copied a chunk at a time.
+    public func elements(in range: Range<Int>) -> [Element] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
+        var result: [Element] = []
+        result.reserveCapacity(range.count)
+        forEach(from: range.lowerBound) { position, element in
+            guard position < range.upperBound else { return false }
+            result.append(element)
+            return true
+        }
+        return result
+    }
+
+    /// Calls `body` with each position from `start` on and its element, in order, until it
+    /// returns false.
+    public func forEach(from start: Int, _ body: (Int, Element) throws -> Bool) rethrows {
+        guard start < count else { return }
+        var (chunk, offset) = locate(Swift.max(0, start))
+        var position = Swift.max(0, start)
+        while chunk < chunks.count {
+            let elements = chunks[chunk]
+            while offset < elements.count {
+                guard try body(position, elements[offset]) else { return }
+                offset += 1
+                position += 1
+            }
+            chunk += 1
+            offset = 0
+        }
+    }
+
+    /// Calls `body` with each position from `end - 1` down to 0 and its element, until it
+    /// returns false.
+    public func forEachBackwards(before end: Int, _ body: (Int, Element) throws -> Bool) rethrows {
+        guard end > 0, end <= count else { return }
+        var (chunk, offset) = locate(end - 1)
+        var position = end - 1
+        while chunk >= 0 {
+            let elements = chunks[chunk]
+            while offset >= 0 {
+                guard try body(position, elements[offset]) else { return }
+                offset -= 1
+                position -= 1
+            }
+            chunk -= 1
+            if chunk >= 0 { offset = chunks[chunk].count - 1 }
+        }
+    }
+
+    /// What is wrong with the chunks, for tests: nil when every invariant holds.
+    var brokenInvariant: String? {
+        if chunks.count != starts.count { return "\(chunks.count) chunks, \(starts.count) starts" }
+        var position = 0
+        for (index, chunk) in chunks.enumerated() {
+            if chunk.isEmpty { return "chunk \(index) is empty" }
+            if chunk.count > Self.largestChunk { return "chunk \(index) holds \(chunk.count)" }
+            if starts[index] != position { return "chunk \(index) starts at \(starts[index]), not \(position)" }
+            if isUniform, chunk.count != Self.chunkSize, index < chunks.count - 1 || chunk.count > Self.chunkSize {
+                return "uniform, but chunk \(index) of \(chunks.count) holds \(chunk.count)"
+            }
+            position += chunk.count
+        }
+        return position == count ? nil : "count \(count), but the chunks hold \(position)"
+    }
+
+    /// How many chunks there are, for tests.
+    var chunkCount: Int { chunks.count }
+
+    /// Recomputes the first positions of the chunks from `chunk` on.
+    private mutating func restart(from chunk: Int) {
+        starts.removeSubrange(Swift.min(chunk, starts.count)...)
+        var position = chunk == 0 ? 0 : starts[chunk - 1] + chunks[chunk - 1].count
+        for index in chunk..<chunks.count {
+            starts.append(position)
+            position += chunks[index].count
+        }
+        count = position
+        isUniform = chunks.dropLast().allSatisfy { $0.count == Self.chunkSize } && (chunks.last?.count ?? 0) <= Self.chunkSize
+    }
+
+    /// `elements` cut into chunks of `chunkSize` and one of the rest, which joins the chunk
+    /// before it when it would be a tiny chunk in the middle of the list (at the end of the
+    /// list it stays: appending fills it).
+    private static func cut(_ elements: [Element], atEnd: Bool) -> [[Element]] {
+        var result: [[Element]] = []
+        result.reserveCapacity(elements.count / chunkSize + 1)
+        var start = 0
+        while start < elements.count {
+            let end = Swift.min(start + chunkSize, elements.count)
+            if end - start < smallestChunk, !atEnd, !result.isEmpty {
+                result[result.count - 1].append(contentsOf: elements[start..<end])
+            } else {
+                result.append(Array(elements[start..<end]))
+            }
+            start = end
+        }
+        return result
+    }
+}
+
+extension RowArray: RandomAccessCollection, MutableCollection {
+    public typealias Index = Int
+    public typealias SubSequence = Slice<RowArray<Element>>
+    public typealias Indices = Range<Int>
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+    public var indices: Range<Int> { 0..<count }
+    public var isEmpty: Bool { count == 0 }
+
+    public subscript(position: Int) -> Element {
+        get {
+            precondition(position >= 0 && position < count, "index out of range")
+            let (chunk, offset) = locate(position)
+            return chunks[chunk][offset]
+        }
+        set {
+            precondition(position >= 0 && position < count, "index out of range")
+            let (chunk, offset) = locate(position)
+            chunks[chunk][offset] = newValue
+        }
+    }
+
+    public subscript(bounds: Range<Int>) -> Slice<RowArray<Element>> {
+        get { Slice(base: self, bounds: bounds) }
+        set { replaceSubrange(bounds, with: Array(newValue)) }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+
+    public struct Iterator: IteratorProtocol {
+        fileprivate let chunks: [[Element]]
+        private var chunk = 0, offset = 0
+
+        fileprivate init(chunks: [[Element]]) { self.chunks = chunks }
+
+        public mutating func next() -> Element? {
+            guard chunk < chunks.count else { return nil }
+            let element = chunks[chunk][offset]
+            offset += 1
+            if offset == chunks[chunk].count {
+                chunk += 1
+                offset = 0
+            }
+            return element
+        }
+    }
+
+    public var underestimatedCount: Int { count }
+}
+
+extension RowArray: RangeReplaceableCollection {
+    /// Replaces the elements of `range`. The chunks the range touches are rejoined with the
+    /// new elements and cut again; the chunks before and after stay as they are, so the cost
+    /// is the chunks touched, the new elements and one count per chunk.
+    public mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newElements: C) where C.Element == Element {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
+        if range.isEmpty, range.lowerBound == count {
+            append(contentsOf: newElements)
+            return
+        }
+        let first = range.lowerBound == count ? chunks.count - 1 : locate(range.lowerBound).chunk
+        let last = range.isEmpty ? first : locate(range.upperBound - 1).chunk
+        let lowerInFirst = range.lowerBound - starts[first], upperInLast = range.upperBound - starts[last]
+        let growth = newElements.count - range.count
+        let resulting = chunks[first].count + growth
+        if first == last, resulting <= Self.largestChunk, resulting >= Self.smallestChunk || (chunks.count == 1 && resulting > 0) {
+            // The usual edit: within one chunk, which stays within bounds.
+            chunks[first].replaceSubrange(lowerInFirst..<upperInLast, with: newElements)
+            if growth != 0 {
+                for chunk in (first + 1)..<chunks.count { starts[chunk] += growth }
+                count += growth
+                if isUniform, first < chunks.count - 1 || resulting > Self.chunkSize { isUniform = false }
+            }
+            return
+        }
+        var piece = Array(chunks[first][..<lowerInFirst])
+        piece.append(contentsOf: newElements)
+        piece.append(contentsOf: chunks[last][upperInLast...])
+        var through = last
+        // A piece too small to stand alone joins the next chunk (or the previous one).
+        var from = first
+        if piece.count < Self.smallestChunk {
+            if through + 1 < chunks.count {
+                through += 1
+                piece.append(contentsOf: chunks[through])
+            } else if from > 0 {
+                from -= 1
+                piece.insert(contentsOf: chunks[from], at: 0)
+            }
+        }
+        chunks.replaceSubrange(from...through, with: Self.cut(piece, atEnd: through == chunks.count - 1))
+        restart(from: from)
+    }
+
+    public mutating func append(_ element: Element) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkSize {
+            isUniform = isUniform && (chunks.last?.count ?? Self.chunkSize) == Self.chunkSize
+            starts.append(count)
+            chunks.append([element])
+            chunks[chunks.count - 1].reserveCapacity(Self.chunkSize)
+        } else {
+            chunks[chunks.count - 1].append(element)
+        }
+        count += 1
+    }
+
+    public mutating func append<S: Sequence>(contentsOf newElements: S) where S.Element == Element {
+        for element in newElements { append(element) }
+    }
+
+    public mutating func removeAll(keepingCapacity: Bool = false) {
+        chunks = []
+        starts = []
+        count = 0
+        isUniform = true
+    }
+
+    public mutating func reserveCapacity(_ minimumCapacity: Int) {}
+}
+
+extension RowArray: ExpressibleByArrayLiteral {
+    public init(arrayLiteral elements: Element...) { self.init(elements) }
+}
+
+extension RowArray: Equatable where Element: Equatable {
+    public static func == (left: RowArray, right: RowArray) -> Bool {
+        left.count == right.count && left.elementsEqual(right)
+    }
+}
+
+extension RowArray: Sendable where Element: Sendable {}
+
+extension RowArray: CustomStringConvertible {
+    public var description: String { Array(self).description }
+}

@@ -1,0 +1,92 @@
+@testable import DataSources
+import Testing
+
+/// `RowArray` against `Array` as the oracle: random edits of every kind, across chunk
+/// boundaries, splits and merges, with the chunks' invariants checked after each.
+@Suite struct RowArrayTests {
+    @Test(arguments: 0..<40) func randomEditsMatchAnArray(seed: Int) throws {
+        var random = Generator(seed: seed)
+        var oracle = Array(0..<random.next(6000))
+        var rows = RowArray(oracle)
+        var nextValue = oracle.count
+        func fresh(_ count: Int) -> [Int] {
+            defer { nextValue += count }
+            return Array(nextValue..<nextValue + count)
+        }
+        for step in 0..<250 {
+            let lower = random.next(oracle.count + 1)
+            let upper = lower + random.next(min(oracle.count - lower, random.chance(10) ? 3000 : 5) + 1)
+            switch random.next(7) {
+            case 0:
+                let values = fresh(random.chance(10) ? random.next(2500) : 1)
+                oracle.insert(contentsOf: values, at: lower)
+                rows.insert(contentsOf: values, at: lower)
+            case 1:
+                oracle.removeSubrange(lower..<upper)
+                rows.removeSubrange(lower..<upper)
+            case 2:
+                let values = fresh(random.next(random.chance(10) ? 3000 : 4))
+                oracle.replaceSubrange(lower..<upper, with: values)
+                rows.replaceSubrange(lower..<upper, with: values)
+            case 3:
+                let values = fresh(random.next(random.chance(10) ? 2000 : 3))
+                oracle.append(contentsOf: values)
+                rows.append(contentsOf: values)
+            case 4 where !oracle.isEmpty:
+                let at = random.next(oracle.count), value = fresh(1)[0]
+                oracle[at] = value
+                rows[at] = value
+            case 5 where !oracle.isEmpty:
+                let at = random.next(oracle.count)
+                #expect(oracle.remove(at: at) == rows.remove(at: at))
+            default:
+                let value = fresh(1)[0]
+                oracle.append(value)
+                rows.append(value)
+            }
+            if let broken = rows.brokenInvariant {
+                Issue.record("seed \(seed), step \(step): \(broken)")
+                return
+            }
+            try #require(rows.count == oracle.count, "seed \(seed), step \(step)")
+        }
+        #expect(Array(rows) == oracle)
+        #expect(rows.indices.map { rows[$0] } == oracle)
+        let from = random.next(oracle.count + 1), to = from + random.next(oracle.count - from + 1)
+        #expect(rows.elements(in: from..<to) == Array(oracle[from..<to]))
+        var forward: [Int] = []
+        rows.forEach(from: from) { position, value in
+            #expect(oracle[position] == value)
+            forward.append(value)
+            return true
+        }
+        #expect(forward == Array(oracle[from...]))
+        var backward: [Int] = []
+        rows.forEachBackwards(before: to) { position, value in
+            #expect(oracle[position] == value)
+            backward.append(value)
+            return true
+        }
+        #expect(backward == Array(oracle[..<to].reversed()))
+    }
+
+    @Test func anEditMovesOneChunkNotTheList() {
+        var rows = RowArray(0..<1_000_000)
+        #expect(rows.chunkCount == 1_000_000 / RowArray<Int>.chunkSize + 1)
+        for step in 0..<2000 { rows.insert(-step, at: (step * 7919) % rows.count) }
+        for step in 0..<2000 { rows.remove(at: (step * 104_729) % rows.count) }
+        #expect(rows.brokenInvariant == nil)
+        #expect(rows.count == 1_000_000)
+        // Edits split and merge chunks locally: their number stays near count / chunkSize.
+        #expect(rows.chunkCount < 2 * (1_000_000 / RowArray<Int>.chunkSize))
+    }
+
+    @Test func sharedCopiesStayIndependent() {
+        let original = RowArray(0..<5000)
+        var copy = original
+        copy.insert(-1, at: 2500)
+        copy[10] = -2
+        #expect(Array(original) == Array(0..<5000))
+        #expect(copy.count == 5001 && copy[2500] == -1 && copy[10] == -2 && copy[2501] == 2500)
+    }
+}
