@@ -47,4 +47,39 @@ import Testing
         let objects: [JSON] = [3, 1, 2]
         #expect(SortDescriptor.sorted(objects, by: []) == objects)
     }
+
+    /// The order sorted by prefixes (two words per key, whole keys on a tie) is the order the
+    /// whole keys give, stably: values chosen to tie on prefixes and to sit at the edges.
+    @Test(arguments: 0..<60) func prefixesNeverContradictTheWholeKeys(seed: Int) {
+        var random = Generator(seed: seed)
+        let long = "abcdefghijklmnopqrstuvwxyz"
+        func value() -> JSON? {
+            switch random.next(12) {
+            case 0: return nil
+            case 1: return .null
+            case 2: return JSON(random.chance(50))
+            case 3: return JSON([Int.min, Int.max, Int.max - 1, 1 << 53, (1 << 53) + 1, -1, 0, 7][random.next(8)])
+            case 4: return JSON([-0.0, 0.0, 1.0, -1.5, 9_007_199_254_740_992.0, 1e300, -1e300, 7.0][random.next(8)])
+            case 5: return JSON(random.next(10) - 5)
+            case 6: return JSON(String(long.prefix(random.next(27))))
+            case 7: return JSON(String(long.prefix(14 + random.next(4))) + ["", "\u{0}", "\u{1}", "é", "z"][random.next(5)])
+            case 8: return JSON(["", "a", "a\u{0}", "ab", "b", "日本"][random.next(6)])
+            case 9: return [JSON(random.next(3)), JSON(String(long.prefix(random.next(20))))]
+            case 10: return ["k": JSON(random.next(3)), "long": JSON(long)]
+            default: return JSON(Double(random.next(7)) - 3)
+            }
+        }
+        let width = 1 + random.next(2)
+        let descriptors = (0..<width).map { SortDescriptor(keyPath: JSONKeyPath("k\($0)"), ascending: random.chance(50)) }
+        let objects: [JSON] = (0..<200).map { _ in
+            JSON.object((0..<width).compactMap { position in value().map { ("k\(position)", $0) } })
+        }
+        var keys = SortKeys(descriptors)
+        for object in objects { keys.append(object) }
+        let reference = Array(0..<objects.count).sorted { left, right in
+            let result = keys.compare(left, with: keys, right)
+            return result != 0 ? result < 0 : left < right
+        }
+        #expect(keys.sortedOrder() == reference, "seed \(seed)")
+    }
 }

@@ -83,32 +83,47 @@ struct SortKeys {
     }
 
     /// The positions of the appended objects in sorted order; ties keep appending order.
+    ///
+    /// What is sorted is a record per object holding its first key's leading bits (see
+    /// `SortKey.prefix`) and its position, not positions that reach into the keys: most
+    /// comparisons are then decided by two integers already in the records being moved, and
+    /// the sort walks memory in order instead of missing the cache on every comparison of a
+    /// million keys. Records whose prefixes tie compare their whole keys.
     func sortedOrder() -> [Int] {
-        var order = Array(0..<count)
-        guard !descriptors.isEmpty else { return order }
+        guard !descriptors.isEmpty else { return Array(0..<count) }
         let width = descriptors.count
         let ascending = descriptors.map(\.ascending)
+        var records: [SortRecord] = []
+        records.reserveCapacity(count)
+        bytes.withUnsafeBufferPointer { bytes in
+            for item in 0..<count {
+                let (major, minor) = keys[item * width].prefix(bytes: bytes)
+                records.append(ascending[0] ? SortRecord(major: major, minor: minor, item: item)
+                                            : SortRecord(major: ~major, minor: ~minor, item: item))
+            }
+        }
         keys.withUnsafeBufferPointer { keys in
             bytes.withUnsafeBufferPointer { bytes in
-                if width == 1 {
-                    let up = ascending[0]
-                    order.sort { left, right in
-                        let result = keys[left].compare(to: keys[right], bytes: bytes, otherBytes: bytes)
-                        return result != 0 ? (up ? result < 0 : result > 0) : left < right
-                    }
-                    return
-                }
-                order.sort { left, right in
+                records.sort { left, right in
+                    if left.major != right.major { return left.major < right.major }
+                    if left.minor != right.minor { return left.minor < right.minor }
                     for position in 0..<width {
-                        let result = keys[left * width + position].compare(to: keys[right * width + position], bytes: bytes, otherBytes: bytes)
+                        let result = keys[left.item * width + position].compare(to: keys[right.item * width + position], bytes: bytes, otherBytes: bytes)
                         if result != 0 { return ascending[position] ? result < 0 : result > 0 }
                     }
-                    return left < right
+                    return left.item < right.item
                 }
             }
         }
-        return order
+        return records.map(\.item)
     }
+}
+
+/// An object's place in `SortKeys.sortedOrder()`: its first key's prefix, then its position.
+private struct SortRecord {
+    var major: UInt64
+    var minor: UInt64
+    var item: Int
 }
 
 /// One value reduced to what ordering needs, in a few machine words.
@@ -123,6 +138,32 @@ struct SortKey {
     /// Where the whole string or encoding lies in the shared bytes.
     var start = 0
     var length = 0
+
+    /// 128 bits whose order never contradicts `compare`: when two prefixes differ they
+    /// order the keys as `compare` does, and when they are equal `compare` decides. The rank
+    /// fills the top byte; then a number's value as an order-preserving double (an integer
+    /// converted, which can only make distinct integers tie), or the first 15 bytes of a
+    /// string or encoding (zero padding orders a prefix before its extensions).
+    func prefix(bytes: UnsafeBufferPointer<UInt8>) -> (major: UInt64, minor: UInt64) {
+        let top = UInt64(rank.rawValue) << 56
+        switch rank {
+        case .null:
+            return (top, 0)
+        case .boolean:
+            return (top | bits, 0)
+        case .number:
+            var value = isReal ? Double(bitPattern: bits) : Double(Int64(bitPattern: bits))
+            if value == 0 { value = 0 }  // -0.0 and 0.0 are equal to `compare`
+            let raw = value.bitPattern
+            let ordered = raw >> 63 == 1 ? ~raw : raw | 1 << 63
+            return (top | ordered >> 8, ordered << 56)
+        case .string, .array, .object:
+            // `bits` is bytes 0..<8; the major word takes 7 of them, the minor the next 8.
+            var minor: UInt64 = 0
+            for index in 8..<15 { minor = minor << 8 | UInt64(index < length ? bytes[start + index] : 0) }
+            return (top | bits >> 8, (bits & 0xFF) << 56 | minor)
+        }
+    }
 
     /// -1, 0 or 1; `bytes` holds this key's string or encoding, `otherBytes` the other's.
     func compare(to other: SortKey, bytes: UnsafeBufferPointer<UInt8>, otherBytes: UnsafeBufferPointer<UInt8>) -> Int {
