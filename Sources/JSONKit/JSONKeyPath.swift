@@ -16,48 +16,53 @@ extension JSON {
     /// The value at `path`, or nil when any step is missing. An empty path is the value itself.
     public func value(at path: JSONKeyPath) -> JSON? {
         guard !path.components.isEmpty else { return self }
+        return withExtendedLifetime(self) {
+            switch storage(at: path) {
+            case nil: return nil
+            // Borrowed pointers were walked; a reference is taken only to the value found.
+            case .tree(let pointer): return JSON(Reference(borrowed: pointer))
+            case .packed(_, let offset): return packedChild(at: offset)
+            }
+        }
+    }
+
+    /// Where `path` leads, as the storage of the value there, or nil when a step is missing.
+    /// Borrowed: valid only while `self` lives, so call it inside `withExtendedLifetime(self)`.
+    func storage(at path: JSONKeyPath) -> Storage? {
         switch storage {
-        case .tree(let pointer):
-            // Walk borrowed pointers (valid while `self` lives) and take a reference only to the
-            // value found: one allocation per lookup, not one per step.
-            return withExtendedLifetime(self) {
-                var current = pointer
-                for component in path.components {
-                    switch current.pointee.type {
-                    case JSON_OBJECT:
-                        guard let next = withCChars(component, { json_object_getn(current, $0, $1) }) else { return nil }
-                        current = next
-                    case JSON_ARRAY:
-                        guard let index = Int(component), index >= 0, let next = json_array_get(current, index) else { return nil }
-                        current = next
-                    default:
-                        return nil
-                    }
+        case .tree(var current):
+            for component in path.components {
+                switch current.pointee.type {
+                case JSON_OBJECT:
+                    guard let next = withCChars(component, { json_object_getn(current, $0, $1) }) else { return nil }
+                    current = next
+                case JSON_ARRAY:
+                    guard let index = Int(component), index >= 0, let next = json_array_get(current, index) else { return nil }
+                    current = next
+                default:
+                    return nil
                 }
-                return JSON(Reference(borrowed: current))
             }
-        case .packed(let reader, let offset):
-            return withExtendedLifetime(self) {
-                var current = offset
-                for component in path.components {
-                    switch reader.tag(at: current) {
-                    case PackedTag.object:
-                        let found = withCChars(component) { chars, count in
-                            chars.withMemoryRebound(to: UInt8.self, capacity: count) {
-                                reader.member(of: current, key: UnsafeBufferPointer(start: $0, count: count))
-                            }
+            return .tree(current)
+        case .packed(let reader, var current):
+            for component in path.components {
+                switch reader.tag(at: current) {
+                case PackedTag.object:
+                    let found = withCChars(component) { chars, count in
+                        chars.withMemoryRebound(to: UInt8.self, capacity: count) {
+                            reader.member(of: current, key: UnsafeBufferPointer(start: $0, count: count))
                         }
-                        guard let found else { return nil }
-                        current = found
-                    case PackedTag.array:
-                        guard let index = Int(component), let next = reader.element(of: current, index: index) else { return nil }
-                        current = next
-                    default:
-                        return nil
                     }
+                    guard let found else { return nil }
+                    current = found
+                case PackedTag.array:
+                    guard let index = Int(component), let next = reader.element(of: current, index: index) else { return nil }
+                    current = next
+                default:
+                    return nil
                 }
-                return current == offset ? self : packedChild(at: current)
             }
+            return .packed(reader, current)
         }
     }
 }

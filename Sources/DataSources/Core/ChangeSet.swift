@@ -59,6 +59,14 @@ public struct ChangeSet: Sendable, Equatable {
     static func between(old: Layout, oldHashes: [RowArray<Int>], new: Layout, newHashes: [RowArray<Int>], identity: Identity, keptHead: Int = 0) -> ChangeSet {
         var changes = ChangeSet()
         let sectionMap = matchSections(old: old, new: new, into: &changes)
+        if old.count == 0 {
+            // Every row arrived (a source's first rows): no row to match.
+            changes.inserted.reserveCapacity(new.count)
+            for (section, rows) in new.sections.enumerated() {
+                for item in rows.indices { changes.inserted.append(IndexPath(section: section, item: item)) }
+            }
+            return changes
+        }
         let old = FlatRows(old.sections, oldHashes), new = FlatRows(new.sections, newHashes)
         /// Whether a kept row can stay where it is: in the section that its section became.
         func staysInSection(_ from: IndexPath, _ to: IndexPath) -> Bool { sectionMap[from.section] == to.section }
@@ -128,7 +136,8 @@ public struct ChangeSet: Sendable, Equatable {
             if previous < 0 { heads.values[position] = next[row] } else { next[previous] = next[row] }
             oldKept[row] = true
             kept.append((row, here))
-            if old.rows[oldPaths[row]] != object { changes.updated.append(here) }
+            // Without an identity key, the same object is an equal value: nothing to update.
+            if identity.key != nil, old.rows[oldPaths[row]] != object { changes.updated.append(here) }
             return true
         }
         for row in oldPaths.indices where !oldKept[row] { changes.deleted.append(oldPaths[row]) }

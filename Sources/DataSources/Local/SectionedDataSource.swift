@@ -117,21 +117,14 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         var rows: [(object: JSON, hash: Int, group: Int, label: UInt64)] = [], placeholders: [(object: JSON, hash: Int, group: Int, label: UInt64)] = []
         rows.reserveCapacity(childCount)
         var sortKeys = SortKeys(sortDescriptors)
-        var groupOfKey: [JSON: Int] = [:], groupKeys: [JSON] = []
+        var groups = GroupNumbering(keyPath: sectioningKey)
         for (section, objects) in child.layout.sections.enumerated() {
+            let sectionHashes = childHashes?[section]
             for (item, object) in objects.enumerated() {
-                let key = object.value(at: sectioningKey) ?? .null
-                let group: Int
-                if let known = groupOfKey[key] {
-                    group = known
-                } else {
-                    group = groupKeys.count
-                    groupOfKey[key] = group
-                    groupKeys.append(key)
-                }
+                let group = groups.group(of: object)
                 let label = UInt64(childLabels.count + 1) * Self.labelSpacing
                 childLabels.append(label)
-                let row = (object, childHashes?[section][item] ?? identity.hash(of: object), group, label)
+                let row = (object, sectionHashes?[item] ?? identity.hash(of: object), group, label)
                 if Placeholder.kind(of: object) == nil {
                     rows.append(row)
                     sortKeys.append(object)
@@ -142,6 +135,7 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         }
 
         // Sections in order of first appearance after sorting.
+        let groupKeys = groups.values
         var sectionOfGroup = [Int](repeating: -1, count: groupKeys.count)
         var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = [], titles: [JSON] = [], labels: [RowArray<UInt64>] = []
         func place(_ row: (object: JSON, hash: Int, group: Int, label: UInt64)) {

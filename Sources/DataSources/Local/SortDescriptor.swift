@@ -40,7 +40,21 @@ struct SortKeys {
     init(_ descriptors: [SortDescriptor]) { self.descriptors = descriptors }
 
     mutating func append(_ object: JSON) {
-        for descriptor in descriptors { keys.append(key(object.value(at: descriptor.keyPath))) }
+        for descriptor in descriptors {
+            // Scalars are read in place; objects and arrays need their encoding.
+            var scalarKey: SortKey?
+            object.withScalar(at: descriptor.keyPath) { scalar in
+                switch scalar {
+                case .missing, .null: scalarKey = SortKey(rank: .null)
+                case .boolean(let value): scalarKey = SortKey(rank: .boolean, bits: value ? 1 : 0)
+                case .integer(let value): scalarKey = SortKey(rank: .number, bits: UInt64(bitPattern: value))
+                case .real(let value): scalarKey = SortKey(rank: .number, isReal: true, bits: value.bitPattern)
+                case .string(let bytes): scalarKey = byteKey(.string, bytes)
+                case .container: break
+                }
+            }
+            keys.append(scalarKey ?? key(object.value(at: descriptor.keyPath)))
+        }
         count += 1
     }
 
@@ -57,7 +71,7 @@ struct SortKeys {
         }
     }
 
-    private mutating func byteKey(_ rank: SortKey.Rank, _ text: [UInt8]) -> SortKey {
+    private mutating func byteKey<Text: RandomAccessCollection>(_ rank: SortKey.Rank, _ text: Text) -> SortKey where Text.Element == UInt8, Text.Index == Int {
         // The first eight bytes, big-endian, decide most comparisons without a memory
         // access; zero padding orders a prefix before its extensions, as it should.
         var prefix: UInt64 = 0

@@ -1,0 +1,49 @@
+import CJansson
+
+extension JSON {
+    /// A value read where it lies, without making a `JSON` of it: what sorting and grouping a
+    /// million rows read from each, where a value per row would be an allocation per row.
+    public enum Scalar {
+        case missing, null, boolean(Bool), integer(Int64), real(Double)
+        /// UTF-8 bytes, valid only inside the `withScalar` call that gave them.
+        case string(UnsafeBufferPointer<UInt8>)
+        /// An object or an array: read it with `value(at:)`.
+        case container
+    }
+
+    /// Calls `body` with the value at `path` (`.missing` when a step is missing). Not
+    /// generic, so that callers in other modules call it directly, not through a generic
+    /// entry point (which costs more than the read, a million times over).
+    public func withScalar(at path: JSONKeyPath, _ body: (Scalar) -> Void) {
+        withExtendedLifetime(self) {
+            switch storage(at: path) {
+            case nil:
+                body(.missing)
+            case .tree(let pointer):
+                switch pointer.pointee.type {
+                case JSON_NULL: body(.null)
+                case JSON_TRUE: body(.boolean(true))
+                case JSON_FALSE: body(.boolean(false))
+                case JSON_INTEGER: body(.integer(Int64(json_integer_value(pointer))))
+                case JSON_REAL: body(.real(json_real_value(pointer)))
+                case JSON_STRING:
+                    let length = json_string_length(pointer)
+                    return json_string_value(pointer)!.withMemoryRebound(to: UInt8.self, capacity: length) {
+                        body(.string(UnsafeBufferPointer(start: $0, count: length)))
+                    }
+                default: body(.container)
+                }
+            case .packed(let reader, let offset):
+                switch reader.tag(at: offset) {
+                case PackedTag.null: body(.null)
+                case PackedTag.true: body(.boolean(true))
+                case PackedTag.false: body(.boolean(false))
+                case PackedTag.integer: body(.integer(reader.integer(at: offset)))
+                case PackedTag.real: body(.real(reader.real(at: offset)))
+                case PackedTag.string: body(.string(reader.string(at: offset)))
+                default: body(.container)
+                }
+            }
+        }
+    }
+}

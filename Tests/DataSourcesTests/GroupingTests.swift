@@ -1,0 +1,53 @@
+@testable import DataSources
+import JSONKit
+import Testing
+
+/// Grouping by bytes read in place against grouping by `JSON` equality, on the values that
+/// equality treats specially, in packed rows and in trees.
+@Suite struct GroupingTests {
+    static let values: [JSON?] = [
+        nil, .null, true, false, 0, 1, -1, 1.0, 0.0, -0.0, 2.5, JSON(Int.max), JSON(Int.min), "", "a", "a\u{0}", "\u{0}", "é", "1",
+        [1], [1.0], ["k": 1, "j": 2], ["j": 2, "k": 1], [:], [],
+    ]
+
+    @Test(arguments: [false, true]) func groupsAsJSONEqualityDoes(packed: Bool) {
+        var random = Generator(seed: packed ? 2 : 1)
+        var numbering = GroupNumbering(keyPath: JSONKeyPath("g"))
+        var reference: [JSON: Int] = [:]
+        var referenceValues: [JSON] = []
+        for _ in 0..<500 {
+            let value = Self.values[random.next(Self.values.count)]
+            let tree: JSON = value.map { JSON.object([("g", $0), ("other", 1)]) } ?? ["other": 1]
+            let object = packed ? tree.packed() : tree
+            let key = value ?? .null
+            let expected: Int
+            if let known = reference[key] {
+                expected = known
+            } else {
+                expected = referenceValues.count
+                reference[key] = expected
+                referenceValues.append(key)
+            }
+            #expect(numbering.group(of: object) == expected, "\(String(describing: value))")
+        }
+        #expect(numbering.values == referenceValues)
+    }
+
+    @Test func scalarsReadInPlaceMatchTheirValues() {
+        let object: JSON = ["s": "héllo\u{0}", "i": -7, "r": 2.5, "t": true, "n": .null, "a": [1, ["x": "y"]]]
+        for row in [object, object.packed()] {
+            row.withScalar(at: JSONKeyPath("s")) { scalar in
+                guard case .string(let bytes) = scalar else { Issue.record("not a string: \(scalar)"); return }
+                #expect(Array(bytes) == Array("héllo\u{0}".utf8))
+            }
+            row.withScalar(at: JSONKeyPath("i")) { if case .integer(let value) = $0 { #expect(value == -7) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("r")) { if case .real(let value) = $0 { #expect(value == 2.5) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("t")) { if case .boolean(let value) = $0 { #expect(value) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("n")) { if case .null = $0 {} else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("a")) { if case .container = $0 {} else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("a.1.x")) { if case .string(let bytes) = $0 { #expect(Array(bytes) == [UInt8(ascii: "y")]) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("a.2")) { if case .missing = $0 {} else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("s.x")) { if case .missing = $0 {} else { Issue.record("\($0)") } }
+        }
+    }
+}
