@@ -108,8 +108,7 @@ public struct ChangeSet: Sendable, Equatable {
             return true
         }
         var next = [Int](repeating: -1, count: oldPaths.count)
-        var heads: [Int: Int] = [:]
-        heads.reserveCapacity(oldPaths.count)
+        var heads = ChainHeads(capacity: oldPaths.count)
         for row in oldPaths.indices.reversed() {
             let path = oldPaths[row]
             if let following = heads.updateValue(row, forKey: old.hashes[path.section][path.item]) { next[row] = following }
@@ -119,12 +118,21 @@ public struct ChangeSet: Sendable, Equatable {
         var kept: [(oldRow: Int, to: IndexPath)] = []
         new.forEachRow(from: head) { flat, here, object, hash in
             guard flat < newEnd else { return false }
-            guard let position = heads.index(forKey: hash) else {
+            guard let position = heads.slot(forKey: hash) else {
                 changes.inserted.append(here)
                 return true
             }
-            var previous = -1, row = heads.values[position]
-            while row >= 0, !identity.same(old.rows[oldPaths[row]], object) {
+            // The first row of the chain that is the same object. An equal value always is,
+            // and is not updated: comparing values first, one comparison settles most kept
+            // rows; only a row whose value differs has its identity compared.
+            var previous = -1, row = heads[slot: position], updated = false
+            while row >= 0 {
+                let candidate = old.rows[oldPaths[row]]
+                if candidate == object { break }
+                if identity.key != nil, identity.same(candidate, object) {
+                    updated = true
+                    break
+                }
                 previous = row
                 row = next[row]
             }
@@ -133,11 +141,10 @@ public struct ChangeSet: Sendable, Equatable {
                 return true
             }
             // Unlink the matched row, so that chains hold unmatched rows only.
-            if previous < 0 { heads.values[position] = next[row] } else { next[previous] = next[row] }
+            if previous < 0 { heads[slot: position] = next[row] } else { next[previous] = next[row] }
             oldKept[row] = true
             kept.append((row, here))
-            // Without an identity key, the same object is an equal value: nothing to update.
-            if identity.key != nil, old.rows[oldPaths[row]] != object { changes.updated.append(here) }
+            if updated { changes.updated.append(here) }
             return true
         }
         for row in oldPaths.indices where !oldKept[row] { changes.deleted.append(oldPaths[row]) }
@@ -208,6 +215,58 @@ public struct ChangeSet: Sendable, Equatable {
             cursor = previous[cursor]
         }
         return result
+    }
+}
+
+/// Identity hash → the first row of its chain: an open-addressed table that uses the hash
+/// as it is (identity hashes are already well mixed), so a probe costs one array read, not
+/// a rehash of the key as `Dictionary` does.
+private struct ChainHeads {
+    private struct Slot {
+        var key = 0
+        var value = -1
+        var isOccupied = false
+    }
+
+    /// Key, value and occupancy side by side: a probe touches one cache line.
+    private var slots: [Slot]
+    private let mask: Int
+
+    init(capacity: Int) {
+        var size = 16
+        while size < capacity * 2 { size <<= 1 }
+        slots = [Slot](repeating: Slot(), count: size)
+        mask = size - 1
+    }
+
+    /// The slot holding `key`, or nil.
+    func slot(forKey key: Int) -> Int? {
+        var slot = key & mask
+        while slots[slot].isOccupied {
+            if slots[slot].key == key { return slot }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    /// Sets the value of `key`, returning the one it replaces.
+    mutating func updateValue(_ value: Int, forKey key: Int) -> Int? {
+        var slot = key & mask
+        while slots[slot].isOccupied {
+            if slots[slot].key == key {
+                defer { slots[slot].value = value }
+                return slots[slot].value
+            }
+            slot = (slot + 1) & mask
+        }
+        slots[slot] = Slot(key: key, value: value, isOccupied: true)
+        return nil
+    }
+
+    /// The value in a slot `slot(forKey:)` returned.
+    subscript(slot slot: Int) -> Int {
+        get { slots[slot].value }
+        set { slots[slot].value = newValue }
     }
 }
 

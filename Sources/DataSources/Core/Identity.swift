@@ -17,7 +17,48 @@ public struct Identity: Sendable {
     /// The hash of `of(object)`. Sources compute it once per row as the row arrives and
     /// keep it, because reaching into a row's tree costs cache misses that dominate diffs
     /// and indexing of large lists.
-    func hash(of object: JSON) -> Int { of(object).hashValue }
+    func hash(of object: JSON) -> Int {
+        var hash: Int?
+        withIdentityScalar(of: object) { hash = Self.hash(of: $0) }
+        return hash ?? of(object).hashValue
+    }
+
+    /// Calls `body` with the object's identity read in place, when it has a key and is a data
+    /// object (not a placeholder); a missing value or a container is `of(_:)`'s to handle.
+    /// A million rows hashed or compared this way make no value each.
+    private func withIdentityScalar(of object: JSON, _ body: (JSON.Scalar) -> Void) {
+        guard let key, object.isObject, object[Placeholder.key] == nil else { return }
+        object.withScalar(at: key, body)
+    }
+
+    /// A hash of a scalar identity, nil for what `JSON.hashValue` hashes (a missing value,
+    /// a container). Scalars that `JSON` equality calls equal hash alike (-0.0 and 0.0).
+    private static func hash(of scalar: JSON.Scalar) -> Int? {
+        var hasher = Hasher()
+        switch scalar {
+        case .missing, .container: return nil
+        case .null: hasher.combine(0 as UInt8)
+        case .boolean(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .integer(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .real(let value): hasher.combine(3 as UInt8); hasher.combine(value == 0 ? 0 : value)
+        case .string(let bytes): hasher.combine(4 as UInt8); hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        return hasher.finalize()
+    }
+
+    /// Whether two scalar identities are equal as `JSON` equality has it (an integer never
+    /// equals a real); nil when either is not a scalar.
+    private static func equal(_ left: JSON.Scalar, _ right: JSON.Scalar) -> Bool? {
+        switch (left, right) {
+        case (.missing, _), (_, .missing), (.container, _), (_, .container): return nil
+        case (.null, .null): return true
+        case (.boolean(let a), .boolean(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.real(let a), .real(let b)): return a == b
+        case (.string(let a), .string(let b)): return a.elementsEqual(b)
+        default: return false
+        }
+    }
 
     func hashes(of objects: some Collection<JSON>) -> [Int] {
         var result: [Int] = []
@@ -34,7 +75,12 @@ public struct Identity: Sendable {
     /// identities, so comparing them too would only cost an updated row a second walk.
     func same(_ left: JSON, _ right: JSON) -> Bool {
         if left.isIdentical(to: right) { return true }
-        return key == nil ? left == right : of(left) == of(right)
+        guard key != nil else { return left == right }
+        var result: Bool?
+        withIdentityScalar(of: left) { leftScalar in
+            withIdentityScalar(of: right) { rightScalar in result = Self.equal(leftScalar, rightScalar) }
+        }
+        return result ?? (of(left) == of(right))
     }
 }
 
