@@ -51,3 +51,23 @@ import Testing
         }
     }
 }
+
+/// Identities read in place (hashes and comparisons without making a value) against
+/// `Identity.of`, whatever the representations of the two rows.
+@Suite struct IdentityInPlaceTests {
+    @Test func sameAndHashAgreeWithTheIdentityValues() {
+        let identity = Identity(key: JSONKeyPath("id"))
+        var rows: [JSON] = GroupingTests.values.map { value in
+            value.map { JSON.object([("id", $0), ("v", 1)]) } ?? ["v": 1]
+        }
+        rows += [[Placeholder.key: "loading"], [Placeholder.key: "error", "id": 1], ["id": ["id": 1]], ["id": 1], 7, "text"]
+        let both = rows + rows.map { $0.packed() }
+        for left in both {
+            for right in both {
+                let expected = identity.of(left) == identity.of(right)
+                #expect(identity.same(left, right) == expected, "\(left) vs \(right)")
+                if expected { #expect(identity.hash(of: left) == identity.hash(of: right), "\(left) vs \(right)") }
+            }
+        }
+    }
+}
