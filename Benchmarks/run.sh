@@ -135,7 +135,7 @@ run_bigsource() {
 
 run_sectioning() {
     section "sectioning: sectioned sources over a simple source of $BIG_OBJECTS objects"
-    "$BENCH" sectioning --objects "$BIG_OBJECTS" --groups 100 --runs "$SECTIONING_RUNS" --floor-ms 1000
+    "$BENCH" sectioning --objects "$BIG_OBJECTS" --groups 100 --runs "$SECTIONING_RUNS" --floor-ms 500
 }
 
 run_indexpath() {
@@ -145,7 +145,7 @@ run_indexpath() {
 
 run_changeset() {
     section "changeset: 100,000 objects, 10,000 deleted + 10,000 inserted (and moves, updates)"
-    "$BENCH" changeset --objects 100000 --edits 10000 --moves 1000 --runs "$CHANGESET_RUNS" --floor-ms 100
+    "$BENCH" changeset --objects 100000 --edits 10000 --moves 1000 --runs "$CHANGESET_RUNS" --floor-ms 50
 }
 
 run_edits() {

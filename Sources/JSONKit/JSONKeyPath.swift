@@ -4,18 +4,36 @@ import CJansson
 /// digits also indexes into an array (`"items.0.id"`).
 public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
     public let components: [String]
+    /// Each component as a member name's UTF-8 bytes and as an array index, worked out once:
+    /// a path is read from every row of a long list.
+    private let steps: [(member: [UInt8], index: Int?)]
 
     public init(_ path: String) {
         components = path.isEmpty ? [] : path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // NUL-terminated, so that even an empty name has an address to pass to jansson.
+        steps = components.map { (Array($0.utf8) + [0], Int($0)) }
     }
 
     public var description: String { components.joined(separator: ".") }
+
+    public static func == (left: JSONKeyPath, right: JSONKeyPath) -> Bool { left.components == right.components }
+    public func hash(into hasher: inout Hasher) { hasher.combine(components) }
+
+    var isEmpty: Bool { steps.isEmpty }
+
+    /// Calls `body` with each step's member name and array index, until it returns false.
+    func forEachStep(_ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
+        for step in steps {
+            let proceed = step.member.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast()), step.index) }
+            guard proceed else { return }
+        }
+    }
 }
 
 extension JSON {
     /// The value at `path`, or nil when any step is missing. An empty path is the value itself.
     public func value(at path: JSONKeyPath) -> JSON? {
-        guard !path.components.isEmpty else { return self }
+        guard !path.isEmpty else { return self }
         return withExtendedLifetime(self) {
             switch storage(at: path) {
             case nil: return nil
@@ -31,38 +49,40 @@ extension JSON {
     func storage(at path: JSONKeyPath) -> Storage? {
         switch storage {
         case .tree(var current):
-            for component in path.components {
+            var found = true
+            path.forEachStep { member, index in
                 switch current.pointee.type {
                 case JSON_OBJECT:
-                    guard let next = withCChars(component, { json_object_getn(current, $0, $1) }) else { return nil }
+                    let next = member.withMemoryRebound(to: CChar.self) { json_object_getn(current, $0.baseAddress!, $0.count) }
+                    guard let next else { found = false; return false }
                     current = next
                 case JSON_ARRAY:
-                    guard let index = Int(component), index >= 0, let next = json_array_get(current, index) else { return nil }
+                    guard let index, index >= 0, let next = json_array_get(current, index) else { found = false; return false }
                     current = next
                 default:
-                    return nil
+                    found = false
+                    return false
                 }
+                return true
             }
-            return .tree(current)
+            return found ? .tree(current) : nil
         case .packed(let reader, var current):
-            for component in path.components {
+            var found = true
+            path.forEachStep { member, index in
                 switch reader.tag(at: current) {
                 case PackedTag.object:
-                    let found = withCChars(component) { chars, count in
-                        chars.withMemoryRebound(to: UInt8.self, capacity: count) {
-                            reader.member(of: current, key: UnsafeBufferPointer(start: $0, count: count))
-                        }
-                    }
-                    guard let found else { return nil }
-                    current = found
+                    guard let next = reader.member(of: current, key: member) else { found = false; return false }
+                    current = next
                 case PackedTag.array:
-                    guard let index = Int(component), let next = reader.element(of: current, index: index) else { return nil }
+                    guard let index, let next = reader.element(of: current, index: index) else { found = false; return false }
                     current = next
                 default:
-                    return nil
+                    found = false
+                    return false
                 }
+                return true
             }
-            return .packed(reader, current)
+            return found ? .packed(reader, current) : nil
         }
     }
 }

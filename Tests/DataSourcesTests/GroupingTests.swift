@@ -33,6 +33,21 @@ import Testing
         #expect(numbering.values == referenceValues)
     }
 
+    /// Enough distinct values that the table grows several times.
+    @Test func manyGroupsKeepTheirNumbers() {
+        var random = Generator(seed: 9)
+        var numbering = GroupNumbering(keyPath: JSONKeyPath("g"))
+        var reference: [JSON: Int] = [:]
+        for _ in 0..<5000 {
+            let number = random.next(700)
+            let value: JSON = random.chance(50) ? JSON(number) : JSON("v\(number)")
+            let expected = reference[value] ?? reference.count
+            reference[value] = expected
+            #expect(numbering.group(of: JSON.object([("g", value)]).packed()) == expected)
+        }
+        #expect(numbering.values.count == reference.count)
+    }
+
     @Test func scalarsReadInPlaceMatchTheirValues() {
         let object: JSON = ["s": "héllo\u{0}", "i": -7, "r": 2.5, "t": true, "n": .null, "a": [1, ["x": "y"]]]
         for row in [object, object.packed()] {

@@ -9,10 +9,11 @@ struct GroupNumbering {
     let keyPath: JSONKeyPath
     /// The value of each group, in order of first appearance.
     private(set) var values: [JSON] = []
-    /// Each scalar group's kind and bytes, to confirm a hash match.
-    private var scalars: [(kind: UInt8, bytes: [UInt8])] = []
-    /// Hash of a scalar → the groups with that hash (one, but for a collision).
-    private var byHash: [Int: [Int]] = [:]
+    /// Each scalar group's hash, kind and bytes, to confirm a match.
+    private var scalars: [(hash: Int, kind: UInt8, bytes: [UInt8])] = []
+    /// Open addressing by the scalar's hash as it is (a `Dictionary` would hash it again):
+    /// each slot holds a group of `scalars`, or -1.
+    private var slots = [Int](repeating: -1, count: 64)
     private var byValue: [JSON: Int] = [:]
 
     init(keyPath: JSONKeyPath) { self.keyPath = keyPath }
@@ -40,7 +41,7 @@ struct GroupNumbering {
         if let known = byValue[value] { return known }
         byValue[value] = values.count
         values.append(value)
-        scalars.append((kind: 255, bytes: []))
+        scalars.append((hash: 0, kind: Self.container, bytes: []))
         return values.count - 1
     }
 
@@ -49,12 +50,32 @@ struct GroupNumbering {
         hasher.combine(kind)
         hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
         let hash = hasher.finalize()
-        if let candidates = byHash[hash] {
-            for group in candidates where scalars[group].kind == kind && scalars[group].bytes.elementsEqual(bytes) { return group }
+        let mask = slots.count - 1
+        var slot = hash & mask
+        while slots[slot] >= 0 {
+            let group = slots[slot]
+            if scalars[group].hash == hash, scalars[group].kind == kind, scalars[group].bytes.elementsEqual(bytes) { return group }
+            slot = (slot + 1) & mask
         }
-        byHash[hash, default: []].append(values.count)
+        let group = values.count
         values.append(object.value(at: keyPath) ?? .null)
-        scalars.append((kind: kind, bytes: Array(bytes)))
-        return values.count - 1
+        scalars.append((hash: hash, kind: kind, bytes: Array(bytes)))
+        slots[slot] = group
+        if scalars.count * 2 > slots.count { grow() }
+        return group
     }
+
+    /// Doubles the slots, at most half of them used.
+    private mutating func grow() {
+        slots = [Int](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (group, scalar) in scalars.enumerated() where scalar.kind != Self.container {
+            var slot = scalar.hash & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = group
+        }
+    }
+
+    /// The kind recorded for a group of an object or array (found through `byValue`).
+    private static let container: UInt8 = 255
 }

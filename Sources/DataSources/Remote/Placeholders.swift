@@ -14,11 +14,18 @@ public enum Placeholder: String, Sendable, CaseIterable {
     /// An error row, given the error as the wire shows it.
     public static func errorRow(_ error: JSON) -> JSON { [key: "error", "error": error] }
 
-    /// The kind of placeholder a row is, or nil for data.
+    /// The kind of placeholder a row is, or nil for data. Asked of every row of a list that
+    /// is sectioned, so the member is read in place.
     public static func kind(of row: JSON) -> Placeholder? {
-        guard row.isObject, let name = row[key]?.stringValue else { return nil }
-        return Placeholder(rawValue: name)
+        guard row.isObject else { return nil }
+        var kind: Placeholder?
+        row.withScalar(at: keyPath) { value in
+            if case .string(let name) = value { kind = Placeholder(rawValue: String(decoding: name, as: UTF8.self)) }
+        }
+        return kind
     }
+
+    private static let keyPath = JSONKeyPath(key)
 }
 
 /// Which placeholders a remote source stores: the seed's bit values (`2` loading, `4` no
