@@ -126,6 +126,18 @@ import Testing
     }
 
     /// Whether `view` has the rows, titles and hashes of a view computed from scratch over its child.
+    /// After a change of the view's child: every change set the view sent applied cleanly,
+    /// the view is what a recompute gives, and it sent one change set for the child's
+    /// change, none when its rows did not change.
+    static func checkAfterChange(_ view: SectionedDataSource, checker: Checker, recorder: Recorder,
+                                 before: (changes: Int, layout: Layout), context: String) {
+        #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
+        checker.problems = []
+        #expect(matchesRecompute(view), "\(context)")
+        let viewChanged = view.layout.sections != before.layout.sections || view.sectionTitles != before.layout.titles
+        #expect(recorder.changes(of: "t").count - before.changes == (viewChanged ? 1 : 0), "\(context)")
+    }
+
     static func matchesRecompute(_ view: SectionedDataSource) -> Bool {
         let fresh = SectionedDataSource(name: "f", identity: view.identity, child: view.child, sectioningKey: view.sectioningKey,
                                         sortDescriptors: view.sortDescriptors)
@@ -211,13 +223,7 @@ import Testing
                 }
                 replace()
             }
-            let context = "seed \(seed) step \(step)"
-            #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
-            checker.problems = []
-            #expect(Self.matchesRecompute(view), "\(context)")
-            // One change set for the child's change, none when the view's rows did not change.
-            let viewChanged = view.layout.sections != before.layout.sections || view.sectionTitles != before.layout.titles
-            #expect(recorder.changes(of: "t").count - before.changes == (viewChanged ? 1 : 0), "\(context)")
+            Self.checkAfterChange(view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
             if small, child.revision > before.revision {
                 smallChanges += 1
                 if view.changesFollowed > before.followed { smallChangesFollowed += 1 }
@@ -323,12 +329,7 @@ import Testing
                 #expect(source.refresh { _ in })
             }
             answer()
-            let context = "seed \(seed) step \(step)"
-            #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
-            checker.problems = []
-            #expect(Self.matchesRecompute(view), "\(context)")
-            let viewChanged = view.layout.sections != before.layout.sections || view.sectionTitles != before.layout.titles
-            #expect(recorder.changes(of: "t").count - before.changes == (viewChanged ? 1 : 0), "\(context)")
+            Self.checkAfterChange(view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
             if source.revision > before.revision {
                 changes += 1
                 if view.changesFollowed > before.followed { followed += 1 }

@@ -522,6 +522,17 @@ local function needs_start(view)
   return not view.conn or view.conn.exited or view.conn.stopping or view.setup_failed
 end
 
+--- The buffer's view when its daemon is running; otherwise nil, after saying so when the
+--- buffer has a list (for commands that only talk to a running daemon).
+local function running_view(buf)
+  local view = view_for(buf)
+  if view and needs_start(view) then
+    notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
+    return nil
+  end
+  return view
+end
+
 --- fetchData on the buffer's source: loads it again (a paginated source from page one).
 --- Starts the daemon again if it exited.
 function M.refresh(buf)
@@ -537,12 +548,9 @@ end
 
 --- cancelFetch on the buffer's source.
 function M.cancel(buf)
-  local view = view_for(buf)
+  local view = running_view(buf)
   if not view then
     return
-  end
-  if needs_start(view) then
-    return notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
   end
   view:send('cancelFetch', nil, function(result)
     if not result.cancelled then
@@ -598,12 +606,9 @@ end
 --- `seconds` (setRefreshInterval, protocol 1.2), their changes shown as they come; nil
 --- stops the refreshes.
 function M.refresh_interval(seconds, buf)
-  local view = view_for(buf)
+  local view = running_view(buf)
   if not view then
     return
-  end
-  if needs_start(view) then
-    return notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
   end
   if #view.remote_sources == 0 then
     return notify(view.source .. ': no remote or paginated source to refresh', vim.log.levels.WARN)
