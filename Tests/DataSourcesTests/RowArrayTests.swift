@@ -61,13 +61,6 @@ import Testing
             return true
         }
         #expect(forward == Array(oracle[from...]))
-        var backward: [Int] = []
-        rows.forEachBackwards(before: to) { position, value in
-            #expect(oracle[position] == value)
-            backward.append(value)
-            return true
-        }
-        #expect(backward == Array(oracle[..<to].reversed()))
     }
 
     @Test func anEditMovesOneChunkNotTheList() {

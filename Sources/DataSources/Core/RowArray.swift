@@ -70,24 +70,6 @@ public struct RowArray<Element> {
         }
     }
 
-    /// Calls `body` with each position from `end - 1` down to 0 and its element, until it
-    /// returns false.
-    public func forEachBackwards(before end: Int, _ body: (Int, Element) throws -> Bool) rethrows {
-        guard end > 0, end <= count else { return }
-        var (chunk, offset) = locate(end - 1)
-        var position = end - 1
-        while chunk >= 0 {
-            let elements = chunks[chunk]
-            while offset >= 0 {
-                guard try body(position, elements[offset]) else { return }
-                offset -= 1
-                position -= 1
-            }
-            chunk -= 1
-            if chunk >= 0 { offset = chunks[chunk].count - 1 }
-        }
-    }
-
     /// What is wrong with the chunks, for tests: nil when every invariant holds.
     var brokenInvariant: String? {
         if chunks.count != starts.count { return "\(chunks.count) chunks, \(starts.count) starts" }
