@@ -48,9 +48,20 @@ extension JSON {
     /// values made to be kept, without building the tree `object(_:)` would. A repeated key
     /// keeps its last value, as in `object(_:)`.
     public static func packedObject(_ members: [(String, JSON)]) -> JSON {
+        guard keysAreDistinct(members) else { return object(members).packed() }
+        return withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.0, $0.1.storage) })) }
+    }
+
+    /// Objects are mostly a handful of members: compared pairwise, they cost no set.
+    private static func keysAreDistinct(_ members: [(String, JSON)]) -> Bool {
+        guard members.count > 16 else {
+            for later in members.indices {
+                for earlier in 0..<later where members[earlier].0 == members[later].0 { return false }
+            }
+            return true
+        }
         var keys = Set<String>()
-        guard members.allSatisfy({ keys.insert($0.0).inserted }) else { return object(members).packed() }
-        return JSON(packed: PackedWriter.object(members))
+        return members.allSatisfy { keys.insert($0.0).inserted }
     }
 
     public static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {

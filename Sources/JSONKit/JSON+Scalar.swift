@@ -16,33 +16,39 @@ extension JSON {
     /// entry point (which costs more than the read, a million times over).
     public func withScalar(at path: JSONKeyPath, _ body: (Scalar) -> Void) {
         withExtendedLifetime(self) {
-            switch storage(at: path) {
-            case nil:
-                body(.missing)
-            case .tree(let pointer):
-                switch pointer.pointee.type {
-                case JSON_NULL: body(.null)
-                case JSON_TRUE: body(.boolean(true))
-                case JSON_FALSE: body(.boolean(false))
-                case JSON_INTEGER: body(.integer(Int64(json_integer_value(pointer))))
-                case JSON_REAL: body(.real(json_real_value(pointer)))
-                case JSON_STRING:
-                    let length = json_string_length(pointer)
-                    return json_string_value(pointer)!.withMemoryRebound(to: UInt8.self, capacity: length) {
-                        body(.string(UnsafeBufferPointer(start: $0, count: length)))
-                    }
-                default: body(.container)
+            if let found = storage(at: path) { found.withScalar(body) } else { body(.missing) }
+        }
+    }
+}
+
+extension JSON.Storage {
+    /// Calls `body` with the scalar here (`.container` for an object or array); the owner
+    /// must live through the call.
+    func withScalar(_ body: (JSON.Scalar) -> Void) {
+        switch self {
+        case .tree(let pointer):
+            switch pointer.pointee.type {
+            case JSON_NULL: body(.null)
+            case JSON_TRUE: body(.boolean(true))
+            case JSON_FALSE: body(.boolean(false))
+            case JSON_INTEGER: body(.integer(Int64(json_integer_value(pointer))))
+            case JSON_REAL: body(.real(json_real_value(pointer)))
+            case JSON_STRING:
+                let length = json_string_length(pointer)
+                return json_string_value(pointer)!.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    body(.string(UnsafeBufferPointer(start: $0, count: length)))
                 }
-            case .packed(let reader, let offset):
-                switch reader.tag(at: offset) {
-                case PackedTag.null: body(.null)
-                case PackedTag.true: body(.boolean(true))
-                case PackedTag.false: body(.boolean(false))
-                case PackedTag.integer: body(.integer(reader.integer(at: offset)))
-                case PackedTag.real: body(.real(reader.real(at: offset)))
-                case PackedTag.string: body(.string(reader.string(at: offset)))
-                default: body(.container)
-                }
+            default: body(.container)
+            }
+        case .packed(let reader, let offset):
+            switch reader.tag(at: offset) {
+            case PackedTag.null: body(.null)
+            case PackedTag.true: body(.boolean(true))
+            case PackedTag.false: body(.boolean(false))
+            case PackedTag.integer: body(.integer(reader.integer(at: offset)))
+            case PackedTag.real: body(.real(reader.real(at: offset)))
+            case PackedTag.string: body(.string(reader.string(at: offset)))
+            default: body(.container)
             }
         }
     }

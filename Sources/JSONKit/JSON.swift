@@ -20,6 +20,14 @@ public struct JSON: @unchecked Sendable {
     enum Storage {
         case tree(UnsafeMutablePointer<json_t>)
         case packed(PackedReader, Int)
+
+        /// jansson's type of the value here, whichever the representation.
+        var rawType: json_type {
+            switch self {
+            case .tree(let pointer): return pointer.pointee.type
+            case .packed(let reader, let offset): return json_type(rawValue: UInt32(reader.tag(at: offset)))
+            }
+        }
     }
 
     /// How to read the value. A packed reader's pointer is valid while `self` lives: use it
@@ -77,40 +85,40 @@ public struct JSON: @unchecked Sendable {
 
     public enum Kind: String, Sendable {
         case object, array, string, integer, real, boolean, null
-    }
 
-    public var kind: Kind {
-        switch rawType {
-        case JSON_OBJECT: return .object
-        case JSON_ARRAY: return .array
-        case JSON_STRING: return .string
-        case JSON_INTEGER: return .integer
-        case JSON_REAL: return .real
-        case JSON_TRUE, JSON_FALSE: return .boolean
-        default: return .null
+        init(_ type: json_type) {
+            switch type {
+            case JSON_OBJECT: self = .object
+            case JSON_ARRAY: self = .array
+            case JSON_STRING: self = .string
+            case JSON_INTEGER: self = .integer
+            case JSON_REAL: self = .real
+            case JSON_TRUE, JSON_FALSE: self = .boolean
+            default: self = .null
+            }
+        }
+
+        /// For error messages: "an object", "a string", ...
+        var description: String {
+            switch self {
+            case .object: return "an object"
+            case .array: return "an array"
+            case .string: return "a string"
+            case .integer: return "an integer"
+            case .real: return "a number"
+            case .boolean: return "a boolean"
+            case .null: return "null"
+            }
         }
     }
+
+    public var kind: Kind { Kind(rawType) }
 
     /// A short description of the kind for error messages: "an object", "a string", ...
-    public var kindDescription: String {
-        switch kind {
-        case .object: return "an object"
-        case .array: return "an array"
-        case .string: return "a string"
-        case .integer: return "an integer"
-        case .real: return "a number"
-        case .boolean: return "a boolean"
-        case .null: return "null"
-        }
-    }
+    public var kindDescription: String { kind.description }
 
     /// jansson's type of the value, whichever the representation.
-    var rawType: json_type {
-        switch storage {
-        case .tree(let pointer): return pointer.pointee.type
-        case .packed(let reader, let offset): return withExtendedLifetime(self) { json_type(rawValue: UInt32(reader.tag(at: offset))) }
-        }
-    }
+    var rawType: json_type { withExtendedLifetime(self) { storage.rawType } }
 
     public var isNull: Bool { rawType == JSON_NULL }
     public var isObject: Bool { rawType == JSON_OBJECT }

@@ -46,8 +46,13 @@ extension JSON {
 
     /// Where `path` leads, as the storage of the value there, or nil when a step is missing.
     /// Borrowed: valid only while `self` lives, so call it inside `withExtendedLifetime(self)`.
-    func storage(at path: JSONKeyPath) -> Storage? {
-        switch storage {
+    func storage(at path: JSONKeyPath) -> Storage? { storage.at(path) }
+}
+
+extension JSON.Storage {
+    /// Where `path` leads from here, or nil when a step is missing; as borrowed as `self`.
+    func at(_ path: JSONKeyPath) -> JSON.Storage? {
+        switch self {
         case .tree(var current):
             var found = true
             path.forEachStep { member, index in

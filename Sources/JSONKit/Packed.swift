@@ -329,17 +329,18 @@ enum PackedWriter {
         return result
     }
 
-    /// A packed object of the members (unique keys), written straight from their values:
-    /// trees are packed in place, packed values copied. No tree of the object is built.
-    static func object(_ members: [(String, JSON)]) -> PackedBuffer {
+    /// A packed object of the members (unique keys), written straight from where their
+    /// values lie: trees are packed in place, packed values copied. No tree of the object is
+    /// built. The members' owners must outlive the call.
+    static func object(_ members: some Collection<(String, JSON.Storage)>) -> PackedBuffer {
         var payloads: [Int] = []
         var payload = 0
         for (key, value) in members {
             let keyLength = key.utf8.count
             let size: Int
-            switch value.storage {
-            case .tree(let pointer): size = withExtendedLifetime(value) { measure(pointer, payloads: &payloads) }
-            case .packed(let reader, let offset): size = withExtendedLifetime(value) { reader.end(of: offset) - offset }
+            switch value {
+            case .tree(let pointer): size = measure(pointer, payloads: &payloads)
+            case .packed(let reader, let offset): size = reader.end(of: offset) - offset
             }
             payload += varintSize(UInt64(keyLength)) + keyLength + size
         }
@@ -359,11 +360,11 @@ enum PackedWriter {
                         putVarint(UInt64(bytes.count), &cursor)
                         if let base = bytes.baseAddress { putBytes(base, count: bytes.count, &cursor) }
                     }
-                    switch value.storage {
+                    switch value {
                     case .tree(let pointer):
-                        withExtendedLifetime(value) { write(pointer, payloads: payloads, next: &next, to: &cursor) }
+                        write(pointer, payloads: payloads, next: &next, to: &cursor)
                     case .packed(let reader, let offset):
-                        withExtendedLifetime(value) { putBytes(reader.base + offset, count: reader.end(of: offset) - offset, &cursor) }
+                        putBytes(reader.base + offset, count: reader.end(of: offset) - offset, &cursor)
                     }
                 }
             }

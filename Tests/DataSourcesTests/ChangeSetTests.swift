@@ -181,3 +181,51 @@ import Testing
         }
     }
 }
+
+/// A paginated list replaces its tail (a page and the loading row after it) through a
+/// shortcut when rows were only added or only removed between rows it kept: the change set
+/// must be the one `ChangeSet.between` gives, exactly.
+@Suite struct TailShortcutTests {
+    @Test func theShortcutGivesWhatTheDiffGives() {
+        var taken = 0
+        for seed in 0..<600 where check(seed: seed) { taken += 1 }
+        #expect(taken > 200, "the shortcut was taken in \(taken) of 600 cases")
+    }
+
+    /// Whether the shortcut was taken.
+    private func check(seed: Int) -> Bool {
+        var random = Generator(seed: seed)
+        let identity = Identity(key: random.chance(50) ? JSONKeyPath("id") : nil)
+        // Few identities and values, so that equal values in distinct storage, rows of one
+        // identity with other values, and repeated rows all come up.
+        let pool: [JSON] = (0..<12).map { _ in ["id": JSON(random.next(5)), "v": JSON(random.next(2))] } + [Placeholder.loadingRow]
+        let old = (0..<random.next(6)).map { _ in pool[random.next(pool.count)] }
+        var new = old
+        switch random.next(3) {
+        case 0:  // rows added at one place
+            let at = random.next(new.count + 1)
+            new.insert(contentsOf: (0..<random.next(5)).map { _ in random.chance(70) ? pool[random.next(pool.count)] : ["id": JSON(random.next(5)), "v": 0] }, at: at)
+        case 1:  // rows removed from one place
+            let start = random.next(new.count + 1), length = random.next(new.count - start + 1)
+            new.removeSubrange(start..<start + length)
+        default:  // anything
+            new = (0..<random.next(6)).map { _ in pool[random.next(pool.count)] }
+        }
+        let oldHashes = identity.hashes(of: old), newHashes = identity.hashes(of: new)
+        let diff = ChangeSet.between(old: Layout(sections: [RowArray(old)], titles: [""]), oldHashes: [RowArray(oldHashes)],
+                                     new: Layout(sections: [RowArray(new)], titles: [""]), newHashes: [RowArray(newHashes)], identity: identity)
+        guard let shortcut = DataSource.rowsAddedOrRemovedOnly(old: old, oldHashes: oldHashes, new: new, newHashes: newHashes) else { return false }
+        #expect(shortcut == diff, "seed \(seed): old \(old), new \(new)")
+        return true
+    }
+
+    @Test func aPageBeforeTheLoadingRowTakesTheShortcut() {
+        let identity = Identity(key: JSONKeyPath("id"))
+        let old = [Placeholder.loadingRow]
+        let new: [JSON] = [["id": 1], ["id": 2], Placeholder.loadingRow]
+        let shortcut = DataSource.rowsAddedOrRemovedOnly(old: old, oldHashes: identity.hashes(of: old), new: new, newHashes: identity.hashes(of: new))
+        #expect(shortcut?.inserted == [IndexPath(section: 0, item: 0), IndexPath(section: 0, item: 1)] && shortcut?.deleted == [])
+        let both = DataSource.rowsAddedOrRemovedOnly(old: [["id": 3], Placeholder.loadingRow], oldHashes: [1, 2], new: [["id": 4], Placeholder.loadingRow], newHashes: [3, 2])
+        #expect(both == nil, "a row removed and another added: the diff decides")
+    }
+}

@@ -83,3 +83,53 @@ private enum ISO8601Check {
     static let map = try! MappingDecoding.mapping(["d": ["type": "date"]], "mapping")
     static func valid(_ text: String) -> Bool { (try? map.map(["d": JSON(text)]).get()) != nil }
 }
+
+/// The mapping reads objects in place, from a parsed page (trees) or from kept rows
+/// (packed): both must give what the fields say, packed.
+@Suite struct MappingInPlaceTests {
+    private func mapping(_ text: String) throws -> ObjectMapping { try MappingDecoding.mapping(JSON.parse(text), "mapping") }
+
+    @Test func treesAndPackedObjectsMapAlike() throws {
+        let map = try mapping(#"{"id": {"type": "integer"}, "title": "name.full", "author": {"keyPath": "user", "mapping": {"login": {}}}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date", "default": null}, "all": {"keyPath": "list"}}"#)
+        let objects = [
+            #"{"id": 7.0, "name": {"full": "Ada"}, "user": {"login": "ada", "id": 1}, "tags": [1, null, 2.0], "list": [1, [2]]}"#,
+            #"{"id": 8, "title": "literal", "user": null, "tags": [3], "when": "2024-05-01"}"#,
+            #"{"id": 9, "tags": []}"#,
+        ]
+        let expected = [
+            #"{"id":7,"title":"Ada","author":{"login":"ada"},"tags":[1,2],"when":null,"all":[1,[2]]}"#,
+            #"{"id":8,"title":"literal","tags":[3],"when":"2024-05-01"}"#,
+            #"{"id":9,"tags":[],"when":null}"#,
+        ]
+        for (text, output) in zip(objects, expected) {
+            let tree = try JSON.parse(text)
+            for object in [tree, tree.packed()] {
+                let mapped = try map.map(object).get()
+                #expect(mapped.isPacked)
+                #expect(String(decoding: mapped.encoded(), as: UTF8.self) == output)
+            }
+        }
+        let converted = try map.map(JSON.parse(#"{"id": 1, "tags": [2.0]}"#)).get()
+        #expect(converted["id"]?.kind == .integer && converted["tags"]?[0]?.kind == .integer, "integral reals become integers, also in arrays")
+    }
+
+    @Test func errorsNameTheFieldInNestedObjectsAndArrays() throws {
+        let map = try mapping(#"{"people": {"items": {"mapping": {"n": {"keyPath": "name", "type": "string"}}}}, "home": {"keyPath": "a.b", "mapping": {"url": {"type": "url"}}}}"#)
+        for text in [#"{"people": [{"name": "x"}, {"name": 3}]}"#, #"{"a": {"b": {"url": "nope"}}}"#] {
+            let tree = try JSON.parse(text)
+            for object in [tree, tree.packed()] {
+                switch map.map(object) {
+                case .success(let mapped): Issue.record("expected an issue, got \(mapped)")
+                case .failure(let issue): #expect(issue.field == (text.contains("people") ? "people[1].n" : "home.url"), "\(issue)")
+                }
+            }
+        }
+    }
+
+    @Test func aNameGivenTwiceKeepsTheLastValueReadAtTheFirstPlace() throws {
+        let field = { (path: String) in ObjectMapping.FieldSpec.field(keyPath: JSONKeyPath(path), type: .any, defaultValue: nil, nested: nil, items: nil) }
+        let map = ObjectMapping(fields: [("a", field("x")), ("b", field("z")), ("a", field("y"))])
+        #expect(try map.map(JSON.parse(#"{"x": 1, "y": 2, "z": 3}"#)).get().encoded() == Array(#"{"a":2,"b":3}"#.utf8))
+        #expect(try map.map(JSON.parse(#"{"x": 1, "z": 3}"#)).get().encoded() == Array(#"{"a":1,"b":3}"#.utf8), "a missing later value leaves the earlier one")
+    }
+}

@@ -271,8 +271,9 @@ public class DataSource {
         let end = layout.sections[0].count
         let oldTail = layout.sections[0].elements(in: head..<end), oldHashes = rowHashes[0].elements(in: head..<end)
         let hashes = identity.hashes(of: tail)
-        var changes = ChangeSet.between(old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
-                                        new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
+        var changes = Self.rowsAddedOrRemovedOnly(old: oldTail, oldHashes: oldHashes, new: tail, newHashes: hashes)
+            ?? ChangeSet.between(old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
+                                 new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
         func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
         changes.deleted = changes.deleted.map(shifted)
         changes.inserted = changes.inserted.map(shifted)
@@ -287,6 +288,31 @@ public class DataSource {
         }
         guard !changes.isEmpty else { return }
         commit(changes, edit: nil)
+    }
+
+    /// The change set of two tails that are the same storage at both ends with only new
+    /// rows, or only old rows, between (a page appended before a loading row): those rows,
+    /// inserted or deleted, without matching anything. Nil when rows changed on both sides,
+    /// or when a changed row's identity hash is also a kept row's, where `ChangeSet.between`
+    /// could pair them otherwise; it then decides.
+    static func rowsAddedOrRemovedOnly(old: [JSON], oldHashes: [Int], new: [JSON], newHashes: [Int]) -> ChangeSet? {
+        var prefix = 0
+        while prefix < old.count, prefix < new.count, old[prefix].isIdentical(to: new[prefix]) { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix, suffix < new.count - prefix,
+              old[old.count - 1 - suffix].isIdentical(to: new[new.count - 1 - suffix]) { suffix += 1 }
+        let oldMiddle = prefix..<(old.count - suffix), newMiddle = prefix..<(new.count - suffix)
+        guard oldMiddle.isEmpty || newMiddle.isEmpty else { return nil }
+        let keptHashes = Set(oldHashes[..<prefix] + oldHashes[(old.count - suffix)...])
+        let changedHashes = oldMiddle.isEmpty ? newHashes[newMiddle] : oldHashes[oldMiddle]
+        guard !changedHashes.contains(where: keptHashes.contains) else { return nil }
+        var changes = ChangeSet()
+        if oldMiddle.isEmpty {
+            changes.inserted = newMiddle.map { IndexPath(section: 0, item: $0) }
+        } else {
+            changes.deleted = oldMiddle.map { IndexPath(section: 0, item: $0) }
+        }
+        return changes
     }
 
     /// Tells observers about an edit made in place: the new revision, then `didChange`.

@@ -84,6 +84,31 @@ public struct Identity: Sendable {
     }
 }
 
+/// Objects by identity, for telling whether one like it was already seen (a paginated
+/// list dropping a later page's duplicates). Keyed by the identity hash, read in place, so
+/// adding a row makes no value of its identity; rows are compared only when hashes meet.
+struct IdentitySet {
+    let identity: Identity
+    private var rowsByHash: [Int: JSON] = [:]
+    /// Rows of other identities whose hash was taken (a 64-bit collision: in practice never).
+    private var collisions: [Int: [JSON]] = [:]
+
+    init(identity: Identity) { self.identity = identity }
+
+    /// Adds the row's identity; false when one like it is already here.
+    mutating func insert(_ row: JSON) -> Bool {
+        let hash = identity.hash(of: row)
+        guard let first = rowsByHash[hash] else {
+            rowsByHash[hash] = row
+            return true
+        }
+        if identity.same(first, row) { return false }
+        if collisions[hash]?.contains(where: { identity.same($0, row) }) == true { return false }
+        collisions[hash, default: []].append(row)
+        return true
+    }
+}
+
 /// Where each object sits, by identity: O(1) `indexPath(for:)`.
 ///
 /// Keyed by the identity hash alone, which costs no reference counting per probe; the row

@@ -25,9 +25,13 @@ public struct ObjectMapping: Sendable {
     }
 
     public let fields: [(name: String, spec: FieldSpec)]
+    /// A name given twice: the object is then built as a tree would be (the last value
+    /// read wins, at the first name's place), not written member by member.
+    private let repeatsAName: Bool
 
     public init(fields: [(name: String, spec: FieldSpec)]) {
         self.fields = fields
+        repeatsAName = Set(fields.map(\.name)).count != fields.count
     }
 
     /// One value that did not fit its declared type.
@@ -46,72 +50,148 @@ public struct ObjectMapping: Sendable {
 
     /// Maps one element. Non-objects pass through unmapped, as in the original.
     public func map(_ element: JSON) -> Result<JSON, Issue> {
-        guard element.isObject else { return .success(element) }
+        var writer = PackedObjectWriter()
+        return map(element.cursor, writer: &writer)
+    }
+
+    /// Maps one element read in place, the object written by `writer` (one writer serves a
+    /// whole page). Mapped objects are kept as rows: packed.
+    public func map(_ element: JSON.Cursor, writer: inout PackedObjectWriter) -> Result<JSON, Issue> {
+        guard element.isObject else { return .success(element.value) }
         do throws(Issue) {
-            return .success(try map(object: element, path: ""))
+            return .success(try map(object: element, path: nil, writer: &writer))
         } catch {
             return .failure(error)
         }
     }
 
-    private func map(object: JSON, path: String) throws(Issue) -> JSON {
-        var output: [(String, JSON)] = []
-        output.reserveCapacity(fields.count)
+    /// `path`: where the object is, for messages (nil at the top); made into a string only
+    /// when a value is wrong.
+    private func map(object: JSON.Cursor, path: FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
+        if repeatsAName { return try mapAsTree(object: object, path: path) }
         for (name, spec) in fields {
             guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { continue }
-            var value = keyPath.flatMap { object.value(at: $0) }
-            if value == nil || value!.isNull { value = object[name] }
-            guard let present = value, !present.isNull else {
+            guard let present = Self.read(name, keyPath: keyPath, in: object) else {
+                if let defaultValue { writer.append(name, defaultValue) }
+                continue
+            }
+            switch try Self.convert(present, spec: spec, path: FieldPath(parent: path, name: name)) {
+            case .unchanged: writer.append(name, present)
+            case .converted(let value): writer.append(name, value)
+            }
+        }
+        return writer.finish()
+    }
+
+    /// The members' values made first, then one object of them (see `repeatsAName`).
+    private func mapAsTree(object: JSON.Cursor, path: FieldPath?) throws(Issue) -> JSON {
+        var output: [(String, JSON)] = []
+        for (name, spec) in fields {
+            guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { continue }
+            guard let present = Self.read(name, keyPath: keyPath, in: object) else {
                 if let defaultValue { output.append((name, defaultValue)) }
                 continue
             }
-            output.append((name, try ObjectMapping.convert(present, spec: spec, path: path.isEmpty ? name : "\(path).\(name)")))
+            switch try Self.convert(present, spec: spec, path: FieldPath(parent: path, name: name)) {
+            case .unchanged: output.append((name, present.value))
+            case .converted(let value): output.append((name, value))
+            }
         }
-        // Mapped objects are kept as rows: packed straight from the fields read.
         return .packedObject(output)
     }
 
-    private static func convert(_ value: JSON, spec: FieldSpec, path: String) throws(Issue) -> JSON {
-        guard case .field(_, let type, _, let nested, let items) = spec else { return value }
-        func wrong(_ expected: String) -> Issue { Issue(field: path, expected: expected, got: value.kindDescription) }
+    /// A field's value: at its key path, else at the literal key of its name; nil when
+    /// missing or null at both.
+    private static func read(_ name: String, keyPath: JSONKeyPath?, in object: JSON.Cursor) -> JSON.Cursor? {
+        if let keyPath, let value = object.at(keyPath), !value.isNull { return value }
+        guard let value = object.member(name), !value.isNull else { return nil }
+        return value
+    }
+
+    /// Where a value sits, spelled only for a message.
+    private indirect enum FieldPath {
+        case member(parent: FieldPath?, name: String)
+        case element(parent: FieldPath, index: Int)
+
+        init(parent: FieldPath?, name: String) { self = .member(parent: parent, name: name) }
+
+        var description: String {
+            switch self {
+            case .member(nil, let name): return name
+            case .member(let parent?, let name): return "\(parent.description).\(name)"
+            case .element(let parent, let index): return "\(parent.description)[\(index)]"
+            }
+        }
+    }
+
+    /// A checked value: as it was (most are), or made anew (an integral real as an
+    /// integer, an array without its nulls or with converted elements, a nested mapping).
+    private enum Converted {
+        case unchanged
+        case converted(JSON)
+    }
+
+    private static func convert(_ value: JSON.Cursor, spec: FieldSpec, path: FieldPath) throws(Issue) -> Converted {
+        guard case .field(_, let type, _, let nested, let items) = spec else { return .unchanged }
+        func wrong(_ expected: String) -> Issue { Issue(field: path.description, expected: expected, got: value.kindDescription) }
+        func quoted() -> String { value.stringValue.map { "\"\($0)\"" } ?? value.kindDescription }
         switch type {
         case .any:
-            return value
+            return .unchanged
         case .string:
             guard value.kind == .string else { throw wrong("a string") }
-            return value
+            return .unchanged
         case .number:
-            guard value.isNumber else { throw wrong("a number") }
-            return value
+            guard value.kind == .integer || value.kind == .real else { throw wrong("a number") }
+            return .unchanged
         case .integer:
-            if value.kind == .integer { return value }
-            if let real = value.doubleValue, real.rounded() == real, abs(real) < 9.0e15 { return JSON(Int(real)) }
-            throw wrong("an integer")
+            var integral: Int?
+            value.withScalar { scalar in
+                switch scalar {
+                case .integer(let number): integral = Int(number)
+                case .real(let real) where real.rounded() == real && abs(real) < 9.0e15: integral = Int(real)
+                default: break
+                }
+            }
+            guard let integral else { throw wrong("an integer") }
+            return value.kind == .integer ? .unchanged : .converted(JSON(integral))
         case .boolean:
             guard value.kind == .boolean else { throw wrong("a boolean") }
-            return value
+            return .unchanged
         case .date:
-            guard let text = value.stringValue, ISO8601.isValid(text) else {
-                throw Issue(field: path, expected: "an ISO-8601 date string", got: value.stringValue.map { "\"\($0)\"" } ?? value.kindDescription)
-            }
-            return value
+            var valid = false
+            value.withScalar { if case .string(let bytes) = $0 { valid = ISO8601.isValid(bytes) } }
+            guard valid else { throw Issue(field: path.description, expected: "an ISO-8601 date string", got: quoted()) }
+            return .unchanged
         case .url:
-            guard let text = value.stringValue, URLSyntax.hasScheme(text) else {
-                throw Issue(field: path, expected: "an absolute URL string", got: value.stringValue.map { "\"\($0)\"" } ?? value.kindDescription)
-            }
-            return value
+            var valid = false
+            value.withScalar { if case .string(let bytes) = $0 { valid = URLSyntax.hasScheme(bytes) } }
+            guard valid else { throw Issue(field: path.description, expected: "an absolute URL string", got: quoted()) }
+            return .unchanged
         case .object:
             guard value.isObject else { throw wrong("an object") }
-            return try nested.map { mapping throws(Issue) in try mapping.map(object: value, path: path) } ?? value
+            guard let nested else { return .unchanged }
+            var writer = PackedObjectWriter()
+            return .converted(try nested.map(object: value, path: path, writer: &writer))
         case .array:
-            guard let elements = value.arrayValue else { throw wrong("an array") }
-            guard let items else { return value }
-            var mapped: [JSON] = []
-            mapped.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() where !element.isNull {
-                mapped.append(try convert(element, spec: items, path: "\(path)[\(index)]"))
+            guard value.kind == .array else { throw wrong("an array") }
+            guard let items else { return .unchanged }
+            // Checked in place; made anew only when an element is null (dropped) or converted.
+            var unchanged = true
+            try value.forEachElement { (index, element) throws(Issue) in
+                if element.isNull { unchanged = false; return }
+                if case .converted = try convert(element, spec: items, path: .element(parent: path, index: index)) { unchanged = false }
             }
-            return .array(mapped)
+            if unchanged { return .unchanged }
+            var mapped: [JSON] = []
+            try value.forEachElement { (index, element) throws(Issue) in
+                guard !element.isNull else { return }
+                switch try convert(element, spec: items, path: .element(parent: path, index: index)) {
+                case .unchanged: mapped.append(element.value)
+                case .converted(let converted): mapped.append(converted)
+                }
+            }
+            return .converted(.array(mapped))
         }
     }
 }
@@ -120,7 +200,10 @@ public struct ObjectMapping: Sendable {
 /// `2024-05-01`, `2024-05-01T12:30:00Z`, `2024-05-01T12:30:00.123+02:00`.
 enum ISO8601 {
     static func isValid(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        Array(text.utf8).withUnsafeBufferPointer { isValid($0) }
+    }
+
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         func digits(_ range: Range<Int>) -> Int? {
             guard range.upperBound <= bytes.count else { return nil }
             var value = 0
@@ -161,6 +244,10 @@ enum ISO8601 {
 
 enum URLSyntax {
     /// RFC 3986: `scheme ":" ...` where scheme is a letter then letters, digits, `+`, `-`, `.`.
+    static func hasScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        hasScheme(String(decoding: bytes, as: UTF8.self))
+    }
+
     static func hasScheme(_ text: String) -> Bool {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
         let scheme = text[..<colon]

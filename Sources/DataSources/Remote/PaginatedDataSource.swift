@@ -41,7 +41,7 @@ public final class PaginatedDataSource: RemoteCollection {
     private var objectsReceived = 0
     private var requestsMade: Set<String> = []
     private var stalledPages = 0
-    private var loadedIdentities: Set<JSON> = []
+    private var loadedIdentities: IdentitySet
     private(set) var duplicatesDropped = 0
     private var retriesLeft = 0
 
@@ -66,6 +66,7 @@ public final class PaginatedDataSource: RemoteCollection {
                 loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON) {
         self.paginator = paginator
         currentPage = paginator.firstPage - 1
+        loadedIdentities = IdentitySet(identity: identity)
         super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
 
@@ -199,7 +200,7 @@ public final class PaginatedDataSource: RemoteCollection {
             objectsReceived = 0
             requestsMade = []
             stalledPages = 0
-            loadedIdentities = []
+            loadedIdentities = IdentitySet(identity: identity)
             duplicatesDropped = 0
         }
         requestsMade.insert(Self.token(page))
@@ -207,7 +208,7 @@ public final class PaginatedDataSource: RemoteCollection {
         let received = response.objects
         var kept = received
         if paginator.duplicates == .dropLater {
-            kept = received.filter { loadedIdentities.insert(identity.of($0)).inserted }
+            kept = received.filter { loadedIdentities.insert($0) }
             duplicatesDropped += received.count - kept.count
         }
         objects.append(contentsOf: kept)
@@ -436,11 +437,11 @@ public final class PaginatedDataSource: RemoteCollection {
     /// Makes `pages` the run: its rows (later duplicates dropped again), counts, the loop
     /// guard's requests, and the next request after the last page, unless the guard stops it.
     private func adopt(_ pages: [(page: LoadedPage, rows: [JSON])], duplicatesDropped dropped: Int? = nil) {
-        var rows: [JSON] = [], identities: Set<JSON> = [], droppedNow = 0
+        var rows: [JSON] = [], identities = IdentitySet(identity: identity), droppedNow = 0
         var adopted: [LoadedPage] = []
         for var (page, pageRows) in pages {
             if paginator.duplicates == .dropLater {
-                let kept = pageRows.filter { identities.insert(identity.of($0)).inserted }
+                let kept = pageRows.filter { identities.insert($0) }
                 droppedNow += pageRows.count - kept.count
                 pageRows = kept
             }

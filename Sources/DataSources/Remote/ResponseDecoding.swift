@@ -106,32 +106,50 @@ public enum ResponseDecoding {
     /// original), mapped. A missing key path is an error, not an empty list.
     public static func objects(in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int) -> Result<[JSON], FetchError> {
         guard let document else { return .success([]) }
-        var found = document
+        var found = document.cursor
         if let keyPath {
-            guard let value = document.value(at: keyPath), !value.isNull else {
+            guard let value = found.at(keyPath), !value.isNull else {
                 var error = FetchError(kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"", url: url, status: status)
                 error.keyPath = keyPath.description
                 return .failure(error)
             }
             found = value
         }
-        // Rows are kept packed: a few times smaller than trees (see JSON.packed()).
-        let elements = found.arrayValue ?? [found]
-        guard let mapping else { return .success(elements.map { $0.packed() }) }
-        var mapped: [JSON] = []
-        mapped.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() {
-            switch mapping.map(element) {
-            case .success(let object):
-                mapped.append(object.packed())
-            case .failure(let issue):
-                var error = FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
-                                       url: url, status: status)
-                error.mapping = FetchError.MappingProblem(index: index, issue: issue)
-                return .failure(error)
+        // Rows are kept packed: a few times smaller than trees (see JSON.packed()), and
+        // written from the document where it lies, with no value made per element.
+        var rows: [JSON] = []
+        guard found.kind == .array else {
+            return mapping.map { mapped(found, index: 0, mapping: $0, url: url, status: status) } ?? .success([found.packed()])
+        }
+        if mapping == nil {
+            found.forEachElement { _, element in rows.append(element.packed()) }
+            return .success(rows)
+        }
+        var writer = PackedObjectWriter()
+        var failure: FetchError?
+        found.forEachElement { index, element in
+            guard failure == nil else { return }
+            switch mapping!.map(element, writer: &writer) {
+            case .success(let object): rows.append(object.packed())
+            case .failure(let issue): failure = mappingError(issue, index: index, url: url, status: status)
             }
         }
-        return .success(mapped)
+        return failure.map { .failure($0) } ?? .success(rows)
+    }
+
+    private static func mapped(_ element: JSON.Cursor, index: Int, mapping: ObjectMapping, url: String, status: Int) -> Result<[JSON], FetchError> {
+        var writer = PackedObjectWriter()
+        switch mapping.map(element, writer: &writer) {
+        case .success(let object): return .success([object.packed()])
+        case .failure(let issue): return .failure(mappingError(issue, index: index, url: url, status: status))
+        }
+    }
+
+    private static func mappingError(_ issue: ObjectMapping.Issue, index: Int, url: String, status: Int) -> FetchError {
+        var error = FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
+                               url: url, status: status)
+        error.mapping = FetchError.MappingProblem(index: index, issue: issue)
+        return error
     }
 
     /// Everything between the bytes and the rows, for one configuration; `url` (already
@@ -162,25 +180,28 @@ public enum ResponseDecoding {
     /// The byte offset where nesting first exceeds `limit`, scanning without parsing
     /// (jansson itself stops only at 2048 levels).
     static func nestingDepthExceeding(_ limit: Int, in body: [UInt8]) -> Int? {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for offset in body.indices {
-            let byte = body[offset]
-            if inString {
-                if escaped { escaped = false } else if byte == 92 { escaped = true } else if byte == 34 { inString = false }
-                continue
+        body.withUnsafeBufferPointer { bytes in
+            var depth = 0
+            var offset = 0
+            let count = bytes.count
+            while offset < count {
+                switch bytes[offset] {
+                case 34:
+                    // A string, skipped whole: most of a document's bytes, read with no state.
+                    offset += 1
+                    while offset < count, bytes[offset] != 34 {
+                        offset += bytes[offset] == 92 ? 2 : 1
+                    }
+                case 91, 123:
+                    depth += 1
+                    if depth > limit { return offset }
+                case 93, 125: depth -= 1
+                default: break
+                }
+                offset += 1
             }
-            switch byte {
-            case 34: inString = true
-            case 91, 123:
-                depth += 1
-                if depth > limit { return offset }
-            case 93, 125: depth -= 1
-            default: break
-            }
+            return nil
         }
-        return nil
     }
 }
 
