@@ -88,9 +88,15 @@ extension JSON {
 
         /// The value here packed, for keeping: a tree is packed straight from where it lies.
         public func packed() -> JSON {
+            var scratch = PackingScratch()
+            return packed(using: &scratch)
+        }
+
+        /// The same, with storage kept from one value to the next.
+        public func packed(using scratch: inout PackingScratch) -> JSON {
             withExtendedLifetime(root) {
                 switch storage {
-                case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer))
+                case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, payloads: &scratch.payloads))
                 case .packed: return value
                 }
             }
@@ -107,11 +113,27 @@ extension JSON {
     }
 }
 
+/// What packing a value needs besides its result, kept by a caller that packs many (the
+/// rows of a page, of a list replaced), so that each costs one allocation: its own.
+public struct PackingScratch {
+    var payloads: [Int] = []
+    public init() {}
+}
+
+extension JSON {
+    /// Each value packed (see `packed()`), with one scratch for all.
+    public static func packedRows(_ values: some Sequence<JSON>) -> [JSON] {
+        var scratch = PackingScratch()
+        return values.map { $0.cursor.packed(using: &scratch) }
+    }
+}
+
 /// Writes packed objects member by member, from values read in place through cursors or
 /// made whole, keeping its storage from one object to the next: a page of mapped objects
 /// is written with no tree, no member value and no member list allocated per object.
 public struct PackedObjectWriter {
     private var members: [(key: String, value: JSON.Cursor)] = []
+    private var scratch = PackingScratch()
 
     public init() {}
 
@@ -128,7 +150,7 @@ public struct PackedObjectWriter {
     /// The object of the members appended since the last one, packed; starts the next.
     public mutating func finish() -> JSON {
         assert(Set(members.map(\.key)).count == members.count, "repeated key in a packed object")
-        let object = withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.key, $0.value.storage) })) }
+        let object = withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.key, $0.value.storage) }, payloads: &scratch.payloads)) }
         members.removeAll(keepingCapacity: true)
         return object
     }

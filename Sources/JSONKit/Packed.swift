@@ -287,9 +287,16 @@ struct PackedReader {
 /// Packs jansson trees: one pass to measure, one to write into a buffer of that size.
 enum PackedWriter {
     static func pack(_ tree: UnsafeMutablePointer<json_t>) -> PackedBuffer {
+        var payloads: [Int] = []
+        return pack(tree, payloads: &payloads)
+    }
+
+    /// `payloads`: scratch storage, kept by a caller packing many values (one allocation
+    /// for all of them, not one each).
+    static func pack(_ tree: UnsafeMutablePointer<json_t>, payloads: inout [Int]) -> PackedBuffer {
         // Each container's payload size, in the order `write` meets them: measured once, not
         // again at every level above (which made packing deep values quadratic).
-        var payloads: [Int] = []
+        payloads.removeAll(keepingCapacity: true)
         let size = measure(tree, payloads: &payloads)
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
         let buffer = unsafeDowncast(made, to: PackedBuffer.self)
@@ -334,6 +341,11 @@ enum PackedWriter {
     /// built. The members' owners must outlive the call.
     static func object(_ members: some Collection<(String, JSON.Storage)>) -> PackedBuffer {
         var payloads: [Int] = []
+        return object(members, payloads: &payloads)
+    }
+
+    static func object(_ members: some Collection<(String, JSON.Storage)>, payloads: inout [Int]) -> PackedBuffer {
+        payloads.removeAll(keepingCapacity: true)
         var payload = 0
         for (key, value) in members {
             let keyLength = key.utf8.count

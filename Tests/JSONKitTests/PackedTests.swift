@@ -124,7 +124,8 @@ import Testing
         var equalPairs = 0
         for left in trees.indices {
             for right in trees.indices {
-                let expected = trees[left] == trees[right]  // json_equal on two trees
+                let expected = trees[left].withTree { l in trees[right].withTree { r in JSON.janssonEqual(l, r) } }
+                #expect((trees[left] == trees[right]) == expected, "trees: \(trees[left]) against \(trees[right])")
                 if expected, left != right { equalPairs += 1 }
                 #expect((packed[left] == packed[right]) == expected, "\(trees[left]) against \(trees[right])")
             }

@@ -10,7 +10,11 @@ import JSONKit
 struct ObjectReader {
     let field: String
     private let object: JSON
-    private var read: Set<String> = []
+    /// The names asked for, each once (a handful: a list beats a set here, as every request
+    /// reads its params through one of these).
+    private var read: [String] = []
+    /// How many of them the object has: when that is all its members, none is unknown.
+    private var presentRead = 0
 
     /// `value` nil (absent `params`) reads as an empty object.
     init(_ value: JSON?, field: String, expected: String = "an object") throws(FieldError) {
@@ -34,19 +38,23 @@ struct ObjectReader {
 
     /// The member, nil when absent or null; marks it as known.
     mutating func value(_ key: String) -> JSON? {
-        read.insert(key)
-        guard let value = object[key], !value.isNull else { return nil }
+        guard let value = rawValue(key), !value.isNull else { return nil }
         return value
     }
 
     /// The member as sent, null included; marks it as known.
     mutating func rawValue(_ key: String) -> JSON? {
-        read.insert(key)
-        return object[key]
+        let value = object[key]
+        if !read.contains(key) {
+            read.append(key)
+            if value != nil { presentRead += 1 }
+        }
+        return value
     }
 
     /// Refuses members that were never read: a typo must not be silently ignored.
     func finish() throws(FieldError) {
+        guard presentRead != object.count else { return }
         for key in object.objectKeys where !read.contains(key) {
             let known = read.sorted()
             var message = "unknown member \"\(path(key))\""

@@ -12,7 +12,7 @@ public final class SimpleDataSource: DataSource {
     /// Rows are kept packed, a few times smaller than the trees they come as (see
     /// `JSON.packed()`); rows already packed stay as they are.
     private static func layout(_ objects: [JSON]) -> Layout {
-        Layout(sections: [RowArray(objects.lazy.map { $0.packed() })], titles: [""])
+        Layout(sections: [RowArray(JSON.packedRows(objects))], titles: [""])
     }
 
     public var objects: RowArray<JSON> { layout.sections[0] }
@@ -35,7 +35,7 @@ public final class SimpleDataSource: DataSource {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
-        insertRows(newObjects.map { $0.packed() }, at: index)
+        insertRows(JSON.packedRows(newObjects), at: index)
     }
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {

@@ -122,7 +122,8 @@ public enum ResponseDecoding {
             return mapping.map { mapped(found, index: 0, mapping: $0, url: url, status: status) } ?? .success([found.packed()])
         }
         if mapping == nil {
-            found.forEachElement { _, element in rows.append(element.packed()) }
+            var scratch = PackingScratch()
+            found.forEachElement { _, element in rows.append(element.packed(using: &scratch)) }
             return .success(rows)
         }
         var writer = PackedObjectWriter()
