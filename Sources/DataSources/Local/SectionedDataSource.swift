@@ -114,25 +114,17 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         childLabels.reserveCapacity(childCount)
         // Only a one-section child's changes are followed.
         childRows = keepsChildRows && child.layout.sections.count == 1 ? child.layout.sections[0] : nil
-        // The child's rows, in its order, are moved (not copied) into their sections: a copy
-        // would retain each row in sorted order, which is random memory order (a cache miss a
-        // row); moving touches only these references. Every one is moved out exactly once
-        // (the sorted order is a permutation of the data rows, then the placeholders).
-        let objects = UnsafeMutablePointer<JSON>.allocate(capacity: childCount)
-        defer { objects.deallocate() }
-        var rows: [(index: Int, hash: Int, group: Int, label: UInt64)] = [], placeholders: [(index: Int, hash: Int, group: Int, label: UInt64)] = []
+        var rows: [(object: JSON, hash: Int, group: Int, label: UInt64)] = [], placeholders: [(object: JSON, hash: Int, group: Int, label: UInt64)] = []
         rows.reserveCapacity(childCount)
         var sortKeys = SortKeys(sortDescriptors)
         var groups = GroupNumbering(keyPath: sectioningKey)
-        for (section, sectionObjects) in child.layout.sections.enumerated() {
+        for (section, objects) in child.layout.sections.enumerated() {
             let sectionHashes = childHashes?[section]
-            for (item, object) in sectionObjects.enumerated() {
+            for (item, object) in objects.enumerated() {
                 let group = groups.group(of: object)
-                let index = childLabels.count
-                let label = UInt64(index + 1) * Self.labelSpacing
+                let label = UInt64(childLabels.count + 1) * Self.labelSpacing
                 childLabels.append(label)
-                (objects + index).initialize(to: object)
-                let row = (index, sectionHashes?[item] ?? identity.hash(of: object), group, label)
+                let row = (object, sectionHashes?[item] ?? identity.hash(of: object), group, label)
                 if Placeholder.kind(of: object) == nil {
                     rows.append(row)
                     sortKeys.append(object)
@@ -146,7 +138,7 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         let groupKeys = groups.values
         var sectionOfGroup = [Int](repeating: -1, count: groupKeys.count)
         var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = [], titles: [JSON] = [], labels: [RowArray<UInt64>] = []
-        func place(_ row: (index: Int, hash: Int, group: Int, label: UInt64)) {
+        func place(_ row: (object: JSON, hash: Int, group: Int, label: UInt64)) {
             var section = sectionOfGroup[row.group]
             if section < 0 {
                 section = sections.count
@@ -156,7 +148,7 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
                 labels.append([])
                 titles.append(groupKeys[row.group])
             }
-            sections[section].append((objects + row.index).move())
+            sections[section].append(row.object)
             hashes[section].append(row.hash)
             labels[section].append(row.label)
         }
