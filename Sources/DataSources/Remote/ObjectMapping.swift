@@ -68,36 +68,50 @@ public struct ObjectMapping: Sendable {
     /// `path`: where the object is, for messages (nil at the top); made into a string only
     /// when a value is wrong.
     private func map(object: JSON.Cursor, path: FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
-        if repeatsAName { return try mapAsTree(object: object, path: path) }
-        for (name, spec) in fields {
-            guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { continue }
-            guard let present = Self.read(name, keyPath: keyPath, in: object) else {
-                if let defaultValue { writer.append(name, defaultValue) }
-                continue
-            }
-            switch try Self.convert(present, spec: spec, path: FieldPath(parent: path, name: name)) {
-            case .unchanged: writer.append(name, present)
-            case .converted(let value): writer.append(name, value)
+        guard !repeatsAName else {
+            // Made as a tree would be (see `repeatsAName`).
+            var output: [(String, JSON)] = []
+            try forEachField(of: object, path: path) { name, value in output.append((name, value.value)) }
+            return .packedObject(output)
+        }
+        try forEachField(of: object, path: path) { name, value in
+            switch value {
+            case .read(let cursor): writer.append(name, cursor)
+            case .made(let made): writer.append(name, made)
             }
         }
         return writer.finish()
     }
 
-    /// The members' values made first, then one object of them (see `repeatsAName`).
-    private func mapAsTree(object: JSON.Cursor, path: FieldPath?) throws(Issue) -> JSON {
-        var output: [(String, JSON)] = []
+    /// An output field's value: as read from the object (most are), or made (a default, a
+    /// converted value).
+    private enum FieldValue {
+        case read(JSON.Cursor)
+        case made(JSON)
+
+        var value: JSON {
+            switch self {
+            case .read(let cursor): cursor.value
+            case .made(let value): value
+            }
+        }
+    }
+
+    /// Calls `body` with each output field, in the mapping's order: read, checked, converted
+    /// where the type asks, or defaulted; a missing field without a default is left out.
+    @inline(__always)
+    private func forEachField(of object: JSON.Cursor, path: FieldPath?, _ body: (String, FieldValue) -> Void) throws(Issue) {
         for (name, spec) in fields {
             guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { continue }
             guard let present = Self.read(name, keyPath: keyPath, in: object) else {
-                if let defaultValue { output.append((name, defaultValue)) }
+                if let defaultValue { body(name, .made(defaultValue)) }
                 continue
             }
             switch try Self.convert(present, spec: spec, path: FieldPath(parent: path, name: name)) {
-            case .unchanged: output.append((name, present.value))
-            case .converted(let value): output.append((name, value))
+            case .unchanged: body(name, .read(present))
+            case .converted(let value): body(name, .made(value))
             }
         }
-        return .packedObject(output)
     }
 
     /// A field's value: at its key path, else at the literal key of its name; nil when

@@ -118,32 +118,24 @@ public enum ResponseDecoding {
         // Rows are kept packed: a few times smaller than trees (see JSON.packed()), and
         // written from the document where it lies, with no value made per element.
         var rows: [JSON] = []
-        guard found.kind == .array else {
-            return mapping.map { mapped(found, index: 0, mapping: $0, url: url, status: status) } ?? .success([found.packed()])
-        }
-        if mapping == nil {
-            var scratch = PackingScratch()
-            found.forEachElement { _, element in rows.append(element.packed(using: &scratch)) }
-            return .success(rows)
-        }
-        var writer = PackedObjectWriter()
-        var failure: FetchError?
-        found.forEachElement { index, element in
-            guard failure == nil else { return }
-            switch mapping!.map(element, writer: &writer) {
+        var scratch = PackingScratch(), writer = PackedObjectWriter()
+        func add(_ element: JSON.Cursor, index: Int) throws(FetchError) {
+            guard let mapping else { return rows.append(element.packed(using: &scratch)) }
+            switch mapping.map(element, writer: &writer) {
             case .success(let object): rows.append(object.packed())
-            case .failure(let issue): failure = mappingError(issue, index: index, url: url, status: status)
+            case .failure(let issue): throw mappingError(issue, index: index, url: url, status: status)
             }
         }
-        return failure.map { .failure($0) } ?? .success(rows)
-    }
-
-    private static func mapped(_ element: JSON.Cursor, index: Int, mapping: ObjectMapping, url: String, status: Int) -> Result<[JSON], FetchError> {
-        var writer = PackedObjectWriter()
-        switch mapping.map(element, writer: &writer) {
-        case .success(let object): return .success([object.packed()])
-        case .failure(let issue): return .failure(mappingError(issue, index: index, url: url, status: status))
+        do throws(FetchError) {
+            if found.kind == .array {
+                try found.forEachElement { (index, element) throws(FetchError) in try add(element, index: index) }
+            } else {
+                try add(found, index: 0)  // a single value is a one-element list, as in the original
+            }
+        } catch {
+            return .failure(error)
         }
+        return .success(rows)
     }
 
     private static func mappingError(_ issue: ObjectMapping.Issue, index: Int, url: String, status: Int) -> FetchError {
