@@ -121,10 +121,11 @@ public struct PackingScratch {
 }
 
 extension JSON {
-    /// Each value packed (see `packed()`), with one scratch for all.
-    public static func packedRows(_ values: some Sequence<JSON>) -> [JSON] {
+    /// Each value packed (see `packed()`), with one scratch for all, as they are read: the
+    /// rows are not collected in an array of their own.
+    public static func packedRows<S: Sequence<JSON>>(_ values: S) -> LazyMapSequence<S, JSON> {
         var scratch = PackingScratch()
-        return values.map { $0.cursor.packed(using: &scratch) }
+        return values.lazy.map { $0.cursor.packed(using: &scratch) }
     }
 }
 

@@ -35,7 +35,7 @@ public final class SimpleDataSource: DataSource {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
-        insertRows(JSON.packedRows(newObjects), at: index)
+        insertRows(Array(JSON.packedRows(newObjects)), at: index)
     }
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {
