@@ -96,7 +96,7 @@ extension JSON {
         public func packed(using scratch: inout PackingScratch) -> JSON {
             withExtendedLifetime(root) {
                 switch storage {
-                case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, payloads: &scratch.payloads))
+                case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, scratch: &scratch))
                 case .packed: return value
                 }
             }
@@ -117,6 +117,8 @@ extension JSON {
 /// rows of a page, of a list replaced), so that each costs one allocation: its own.
 public struct PackingScratch {
     var payloads: [Int] = []
+    var keyReferences: [UInt64] = []
+    var keys = KeyCache()
     public init() {}
 }
 
@@ -151,7 +153,7 @@ public struct PackedObjectWriter {
     /// The object of the members appended since the last one, packed; starts the next.
     public mutating func finish() -> JSON {
         assert(Set(members.map(\.key)).count == members.count, "repeated key in a packed object")
-        let object = withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.key, $0.value.storage) }, payloads: &scratch.payloads)) }
+        let object = withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.key, $0.value.storage) }, scratch: &scratch)) }
         members.removeAll(keepingCapacity: true)
         return object
     }

@@ -10,7 +10,8 @@ import Glibc
 //
 // Layout, in one byte buffer: a value is a tag (jansson's `json_type`), then
 //   object, array:  count (varint), size of what follows (varint), then the members
-//                   (key length (varint), key bytes, value) or the elements
+//                   (key reference (varint, see PackedKeys.swift), [key bytes], value)
+//                   or the elements
 //   string:         length (varint), UTF-8 bytes
 //   integer:        zigzag varint
 //   real:           the 8 bytes of the double, little-endian
@@ -68,6 +69,16 @@ struct PackedReader {
         }
     }
 
+    /// The key of the member at `offset`, moving `offset` to its value: a shared key's
+    /// bytes (`PackedKeys`), or the key written inline.
+    @inline(__always) func key(_ offset: inout Int) -> UnsafeBufferPointer<UInt8> {
+        let reference = varint(&offset)
+        if reference & 1 == 0 { return PackedKeys.bytes(ofID: Int(reference >> 1)) }
+        let length = Int(reference >> 1)
+        defer { offset += length }
+        return UnsafeBufferPointer(start: base + offset, count: length)
+    }
+
     /// A container's element or member count, and the offset of its first one.
     func container(at offset: Int) -> (count: Int, first: Int, end: Int) {
         var cursor = offset + 1
@@ -118,11 +129,9 @@ struct PackedReader {
         let (count, first, _) = container(at: offset)
         var cursor = first
         for _ in 0..<count {
-            let keyLength = Int(varint(&cursor))
-            let key = UnsafeBufferPointer(start: base + cursor, count: keyLength)
-            let value = cursor + keyLength
-            guard body(key, value) else { return }
-            cursor = end(of: value)
+            let key = key(&cursor)
+            guard body(key, cursor) else { return }
+            cursor = end(of: cursor)
         }
     }
 
@@ -130,7 +139,7 @@ struct PackedReader {
     func member(of offset: Int, key: UnsafeBufferPointer<UInt8>) -> Int? {
         var found: Int?
         forEachMember(of: offset) { candidate, value in
-            if candidate.count == key.count, memcmp(candidate.baseAddress!, key.baseAddress!, key.count) == 0 {
+            if PackedKeys.equal(candidate, key) {
                 found = value
                 return false
             }
@@ -222,9 +231,8 @@ struct PackedReader {
                 var found: Int?
                 if rightCursor < rightEnd {
                     var cursor = rightCursor
-                    let keyLength = Int(right.varint(&cursor))
-                    if keyLength == key.count, memcmp(right.base + cursor, key.baseAddress!, keyLength) == 0 { found = cursor + keyLength }
-                    rightCursor = right.end(of: cursor + keyLength)
+                    if PackedKeys.equal(right.key(&cursor), key) { found = cursor }
+                    rightCursor = right.end(of: cursor)
                 }
                 guard let other = found ?? right.member(of: rightOffset, key: key), equal(left, value, right, other) else {
                     result = false
@@ -287,23 +295,24 @@ struct PackedReader {
 /// Packs jansson trees: one pass to measure, one to write into a buffer of that size.
 enum PackedWriter {
     static func pack(_ tree: UnsafeMutablePointer<json_t>) -> PackedBuffer {
-        var payloads: [Int] = []
-        return pack(tree, payloads: &payloads)
+        var scratch = PackingScratch()
+        return pack(tree, scratch: &scratch)
     }
 
-    /// `payloads`: scratch storage, kept by a caller packing many values (one allocation
-    /// for all of them, not one each).
-    static func pack(_ tree: UnsafeMutablePointer<json_t>, payloads: inout [Int]) -> PackedBuffer {
-        // Each container's payload size, in the order `write` meets them: measured once, not
-        // again at every level above (which made packing deep values quadratic).
-        payloads.removeAll(keepingCapacity: true)
-        let size = measure(tree, payloads: &payloads)
+    /// `scratch`: kept by a caller packing many values (one allocation for all of them, not
+    /// one each, and their keys found in its cache).
+    static func pack(_ tree: UnsafeMutablePointer<json_t>, scratch: inout PackingScratch) -> PackedBuffer {
+        // Each container's payload size and each member's key reference, in the order
+        // `write` meets them: measured once, not again at every level above (which made
+        // packing deep values quadratic).
+        scratch.payloads.removeAll(keepingCapacity: true)
+        let size = measure(tree, scratch: &scratch)
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
         let buffer = unsafeDowncast(made, to: PackedBuffer.self)
         buffer.withUnsafeMutablePointerToElements { start in
             var cursor = start
             var next = 0
-            payloads.withUnsafeBufferPointer { payloads in write(tree, payloads: payloads, next: &next, to: &cursor) }
+            scratch.payloads.withUnsafeBufferPointer { payloads in write(tree, payloads: payloads, next: &next, to: &cursor) }
             assert(cursor - start == size)
         }
         return buffer
@@ -340,21 +349,24 @@ enum PackedWriter {
     /// values lie: trees are packed in place, packed values copied. No tree of the object is
     /// built. The members' owners must outlive the call.
     static func object(_ members: some Collection<(String, JSON.Storage)>) -> PackedBuffer {
-        var payloads: [Int] = []
-        return object(members, payloads: &payloads)
+        var scratch = PackingScratch()
+        return object(members, scratch: &scratch)
     }
 
-    static func object(_ members: some Collection<(String, JSON.Storage)>, payloads: inout [Int]) -> PackedBuffer {
-        payloads.removeAll(keepingCapacity: true)
+    static func object(_ members: some Collection<(String, JSON.Storage)>, scratch: inout PackingScratch) -> PackedBuffer {
+        scratch.payloads.removeAll(keepingCapacity: true)
+        scratch.keyReferences.removeAll(keepingCapacity: true)
         var payload = 0
         for (key, value) in members {
-            let keyLength = key.utf8.count
+            var key = key
+            let reference = key.withUTF8 { PackedKeys.reference(of: $0, cache: &scratch.keys) }
+            scratch.keyReferences.append(reference)
             let size: Int
             switch value {
-            case .tree(let pointer): size = measure(pointer, payloads: &payloads)
+            case .tree(let pointer): size = measure(pointer, scratch: &scratch)
             case .packed(let reader, let offset): size = reader.end(of: offset) - offset
             }
-            payload += varintSize(UInt64(keyLength)) + keyLength + size
+            payload += keySize(reference) + size
         }
         let size = 1 + varintSize(UInt64(members.count)) + varintSize(UInt64(payload)) + payload
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
@@ -365,13 +377,10 @@ enum PackedWriter {
             putVarint(UInt64(members.count), &cursor)
             putVarint(UInt64(payload), &cursor)
             var next = 0
-            payloads.withUnsafeBufferPointer { payloads in
-                for (key, value) in members {
+            scratch.payloads.withUnsafeBufferPointer { payloads in
+                for ((key, value), reference) in zip(members, scratch.keyReferences) {
                     var key = key
-                    key.withUTF8 { bytes in
-                        putVarint(UInt64(bytes.count), &cursor)
-                        if let base = bytes.baseAddress { putBytes(base, count: bytes.count, &cursor) }
-                    }
+                    key.withUTF8 { putKey(reference, $0, &cursor) }
                     switch value {
                     case .tree(let pointer):
                         write(pointer, payloads: payloads, next: &next, to: &cursor)
@@ -385,6 +394,11 @@ enum PackedWriter {
         return result
     }
 
+    /// The bytes a member's key takes: its reference, and for an inline key the key itself.
+    @inline(__always) static func keySize(_ reference: UInt64) -> Int {
+        varintSize(reference) + (reference & 1 == 1 ? Int(reference >> 1) : 0)
+    }
+
     @inline(__always) static func varintSize(_ value: UInt64) -> Int {
         var value = value, size = 1
         while value >= 0x80 { value >>= 7; size += 1 }
@@ -395,29 +409,30 @@ enum PackedWriter {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 
-    /// The packed size of `tree`; appends each container's payload size to `payloads` in
-    /// pre-order (a container before what it holds).
-    static func measure(_ tree: UnsafeMutablePointer<json_t>, payloads: inout [Int]) -> Int {
+    /// The packed size of `tree`; appends to `scratch.payloads`, in pre-order (a container
+    /// before what it holds), each container's payload size and each member's key reference.
+    static func measure(_ tree: UnsafeMutablePointer<json_t>, scratch: inout PackingScratch) -> Int {
         switch tree.pointee.type {
         case JSON_OBJECT:
-            let slot = payloads.count
-            payloads.append(0)
+            let slot = scratch.payloads.count
+            scratch.payloads.append(0)
             var payload = 0
             var iterator = json_object_iter(tree)
             while let current = iterator {
-                let keyLength = json_object_iter_key_len(current)
-                payload += varintSize(UInt64(keyLength)) + keyLength + measure(json_object_iter_value(current)!, payloads: &payloads)
+                let reference = PackedKeys.reference(of: key(current), cache: &scratch.keys)
+                scratch.payloads.append(Int(truncatingIfNeeded: reference))
+                payload += keySize(reference) + measure(json_object_iter_value(current)!, scratch: &scratch)
                 iterator = json_object_iter_next(tree, current)
             }
-            payloads[slot] = payload
+            scratch.payloads[slot] = payload
             return 1 + varintSize(UInt64(json_object_size(tree))) + varintSize(UInt64(payload)) + payload
         case JSON_ARRAY:
-            let slot = payloads.count
-            payloads.append(0)
+            let slot = scratch.payloads.count
+            scratch.payloads.append(0)
             var payload = 0
             let count = json_array_size(tree)
-            for index in 0..<count { payload += measure(json_array_get(tree, index)!, payloads: &payloads) }
-            payloads[slot] = payload
+            for index in 0..<count { payload += measure(json_array_get(tree, index)!, scratch: &scratch) }
+            scratch.payloads[slot] = payload
             return 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
         case JSON_STRING:
             let length = json_string_length(tree)
@@ -445,6 +460,19 @@ enum PackedWriter {
         put(UInt8(value), &cursor)
     }
 
+    /// The key of an object iterator's member, as bytes (valid while the object lives).
+    @inline(__always) private static func key(_ iterator: UnsafeMutableRawPointer) -> UnsafeBufferPointer<UInt8> {
+        let length = json_object_iter_key_len(iterator)
+        return UnsafeRawPointer(json_object_iter_key(iterator)!).withMemoryRebound(to: UInt8.self, capacity: length) {
+            UnsafeBufferPointer(start: $0, count: length)
+        }
+    }
+
+    @inline(__always) private static func putKey(_ reference: UInt64, _ key: UnsafeBufferPointer<UInt8>, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+        putVarint(reference, &cursor)
+        if reference & 1 == 1, let base = key.baseAddress { putBytes(base, count: key.count, &cursor) }
+    }
+
     private static func putBytes(_ bytes: UnsafeRawPointer, count: Int, _ cursor: inout UnsafeMutablePointer<UInt8>) {
         if count > 0 { UnsafeMutableRawPointer(cursor).copyMemory(from: bytes, byteCount: count) }
         cursor += count
@@ -461,9 +489,8 @@ enum PackedWriter {
             next += 1
             var iterator = json_object_iter(tree)
             while let current = iterator {
-                let keyLength = json_object_iter_key_len(current)
-                putVarint(UInt64(keyLength), &cursor)
-                putBytes(json_object_iter_key(current)!, count: keyLength, &cursor)
+                putKey(UInt64(truncatingIfNeeded: payloads[next]), key(current), &cursor)
+                next += 1
                 write(json_object_iter_value(current)!, payloads: payloads, next: &next, to: &cursor)
                 iterator = json_object_iter_next(tree, current)
             }

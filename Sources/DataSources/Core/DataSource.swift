@@ -85,7 +85,7 @@ public class DataSource {
     /// Where an object with the same identity is, or nil.
     public func indexPath(for object: JSON) -> IndexPath? {
         if index == nil { index = IdentityIndex(sections: layout.sections, hashes: rowHashes, identity: identity) }
-        return index?.indexPath(of: object, identity: identity, sections: layout.sections)
+        return index?.indexPath(of: object, identity: identity, sections: layout.sections, hashes: rowHashes)
     }
 
     /// Whether the identity index is built (for tests: edits that keep it, keep it).
@@ -195,7 +195,7 @@ public class DataSource {
             if index?.isShifted == true {
                 index = nil
             } else {
-                index?.reindex(from: head, oldHashes: oldHashes[head...], new: new.sections, newHashes: hashes[0][head...], identity: identity)
+                index?.reindex(from: head, oldHashes: oldHashes[head...], new: new.sections, hashes: hashes, identity: identity)
             }
         } else {
             if givenHashes == nil { hashes = identity.hashes(of: new.sections) }
@@ -226,7 +226,7 @@ public class DataSource {
         let hashes = identity.hashes(of: rows)
         layout.sections[0].insert(contentsOf: rows, at: start)
         rowHashes[0].insert(contentsOf: hashes, at: start)
-        if index?.inserted(hashes, at: start, sections: layout.sections) == false { index = nil }
+        if index?.inserted(hashes, at: start, hashes: rowHashes) == false { index = nil }
         var changes = ChangeSet()
         changes.inserted = (start..<start + rows.count).map { IndexPath(section: 0, item: $0) }
         commit(changes, edit: .inserted(at: start, rows: rows, hashes: hashes))
@@ -284,7 +284,7 @@ public class DataSource {
         if index?.isShifted == true {
             index = nil
         } else {
-            index?.reindex(from: head, oldHashes: oldHashes[...], new: layout.sections, newHashes: hashes[...], identity: identity)
+            index?.reindex(from: head, oldHashes: oldHashes[...], new: layout.sections, hashes: rowHashes, identity: identity)
         }
         guard !changes.isEmpty else { return }
         commit(changes, edit: nil)

@@ -111,11 +111,11 @@ struct IdentitySet {
 
 /// Where each object sits, by identity: O(1) `indexPath(for:)`.
 ///
-/// Keyed by the identity hash alone, which costs no reference counting per probe; the row
-/// found is then checked for the same identity. A row whose hash is already taken by a row
-/// of another identity (a 64-bit collision: in practice never) goes to `collisions`. Rows
-/// are named by their position counted across sections, in 32 bits: for a million rows the
-/// table is about 25 bytes a row, where index paths would take twice that.
+/// Keyed by the identity hash, found again through the rows' hashes the source keeps
+/// (`PositionTable`), so the table costs 4 bytes a slot, about 8 a row; the row found is
+/// then checked for the same identity. A row whose hash is already taken by a row of another
+/// identity (a 64-bit collision: in practice never) goes to `collisions`. Rows are named by
+/// their position counted across sections, in 32 bits.
 ///
 /// A one-section source edited in place (an insertion or removal) keeps its index: the
 /// positions stored stay as they were when stored, and a log of the shifts since then
@@ -124,132 +124,226 @@ struct IdentitySet {
 /// so an edit costs its own rows, not a re-indexing of every row after it.
 struct IdentityIndex {
     /// Hash → the position of the first row with that hash, before any shift in `shifts`.
-    private var first: [Int: UInt32] = [:]
+    private var first: PositionTable
     private var collisions: [Int: [UInt32]] = [:]
-    /// The position of each section's first row.
-    private var sectionStarts: [Int] = []
+    /// Section starts and the shifts logged: what turns a stored position into a row.
+    private var positions = Positions()
     /// Hashes of more than one row (repeated identities, or collisions): an edit touching
     /// one of them is not followed (which row is "first" would need a search).
     private var repeated: Set<Int> = []
     /// Rows inserted since the index was built: hash → position and the number of shifts
     /// logged before it was stored.
     private var added: [Int: (position: Int, shifts: Int)] = [:]
-    /// In order: rows at or after `at` moved by `by`.
-    private var shifts: [(at: Int, by: Int)] = []
     /// Beyond this many logged edits, rebuilding is cheaper than reading the log.
     static let longestLog = 1024
 
     init(sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
         var start = 0
         for objects in sections {
-            sectionStarts.append(start)
+            positions.sectionStarts.append(start)
             start += objects.count
         }
-        first.reserveCapacity(start)
+        first = PositionTable(capacity: start)
         for (section, objects) in sections.enumerated() {
-            let sectionHashes = hashes[section]
+            let sectionHashes = hashes[section], sectionStart = positions.sectionStarts[section]
             for (item, object) in objects.enumerated() {
-                add(object, hash: sectionHashes[item], at: sectionStarts[section] + item, sections: sections, identity: identity)
+                add(object, hash: sectionHashes[item], at: sectionStart + item, sections: sections, hashes: hashes, identity: identity)
             }
         }
     }
 
-    private func indexPath(at position: UInt32) -> IndexPath {
-        let position = Int(position)
-        // The last section starting at or before the position (empty sections share starts).
-        var low = 0, high = sectionStarts.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if sectionStarts[middle] <= position { low = middle } else { high = middle - 1 }
-        }
-        return IndexPath(section: low, item: position - sectionStarts[low])
-    }
+    private func indexPath(at position: Int) -> IndexPath { positions.indexPath(at: position) }
 
-    private func row(at position: UInt32, in sections: [RowArray<JSON>]) -> JSON {
+    private func row(at position: Int, in sections: [RowArray<JSON>]) -> JSON {
         let path = indexPath(at: position)
         return sections[path.section][path.item]
     }
 
+    private func shifted(_ position: Int, from: Int) -> Int { positions.shifted(position, from: from) }
+
+    /// Turns positions stored in the index into rows.
+    private struct Positions {
+        /// The position of each section's first row.
+        var sectionStarts: [Int] = []
+        /// In order: rows at or after `at` moved by `by`.
+        var shifts: [(at: Int, by: Int)] = []
+
+        func indexPath(at position: Int) -> IndexPath {
+            // The last section starting at or before the position (empty sections share starts).
+            var low = 0, high = sectionStarts.count - 1
+            while low < high {
+                let middle = (low + high + 1) / 2
+                if sectionStarts[middle] <= position { low = middle } else { high = middle - 1 }
+            }
+            return IndexPath(section: low, item: position - sectionStarts[low])
+        }
+
+        /// A position stored after `from` shifts were logged, as it is now.
+        func shifted(_ position: Int, from: Int) -> Int {
+            var position = position
+            for shift in shifts[from...] where position >= shift.at { position += shift.by }
+            return position
+        }
+
+        /// The hash of the row a position stored in `first` names now (`hashes`: the current rows').
+        func hashOfEntry(_ stored: UInt32, in hashes: [RowArray<Int>]) -> Int {
+            let path = indexPath(at: shifted(Int(stored), from: 0))
+            return hashes[path.section][path.item]
+        }
+    }
+
     /// Indexes a row unless an earlier row has its identity: the first of equal objects
     /// wins, as `indexOf` did in the original.
-    private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], identity: Identity) {
+    private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
         guard let position = UInt32(exactly: position) else { preconditionFailure("more than 2^32 rows") }
-        guard let taken = first[hash] else {
-            first[hash] = position
+        let positions = positions
+        guard let taken = first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) else {
+            first.insert(position, hash: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) })
             return
         }
         repeated.insert(hash)
-        guard !identity.same(row(at: taken, in: sections), object) else { return }
+        guard !identity.same(row(at: Int(taken), in: sections), object) else { return }
         let others = collisions[hash] ?? []
-        guard !others.contains(where: { identity.same(row(at: $0, in: sections), object) }) else { return }
+        guard !others.contains(where: { identity.same(row(at: Int($0), in: sections), object) }) else { return }
         collisions[hash] = others + [position]
     }
 
-    func indexPath(of object: JSON, identity: Identity, sections: [RowArray<JSON>]) -> IndexPath? {
+    func indexPath(of object: JSON, identity: Identity, sections: [RowArray<JSON>], hashes: [RowArray<Int>]) -> IndexPath? {
         let hash = identity.hash(of: object)
-        guard let position = currentPosition(of: hash) else { return nil }
+        guard let position = currentPosition(of: hash, hashes: hashes) else { return nil }
         if identity.same(row(at: position, in: sections), object) { return indexPath(at: position) }
-        return collisions[hash]?.first { identity.same(row(at: $0, in: sections), object) }.map { indexPath(at: $0) }
+        return collisions[hash]?.first { identity.same(row(at: Int($0), in: sections), object) }.map { indexPath(at: Int($0)) }
     }
 
     /// Where the first row with `hash` is now, after the shifts logged since it was stored.
-    private func currentPosition(of hash: Int) -> UInt32? {
-        var position: Int, from: Int
-        if let recent = added[hash] {
-            (position, from) = recent
-        } else if let stored = first[hash] {
-            (position, from) = (Int(stored), 0)
-        } else {
-            return nil
-        }
-        for shift in shifts[from...] where position >= shift.at { position += shift.by }
-        return UInt32(position)
+    private func currentPosition(of hash: Int, hashes: [RowArray<Int>]) -> Int? {
+        if let recent = added[hash] { return shifted(recent.position, from: recent.shifts) }
+        guard let stored = first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) else { return nil }
+        return shifted(Int(stored), from: 0)
     }
 
-    /// Follows rows inserted at `start` of a one-section source (`sections` is the new
-    /// layout); false when it cannot, and the index must be dropped.
-    mutating func inserted(_ hashes: [Int], at start: Int, sections: [RowArray<JSON>]) -> Bool {
-        guard sectionStarts == [0], collisions.isEmpty, shifts.count < Self.longestLog, added.count + hashes.count <= 1 << 16 else { return false }
+    /// Follows rows inserted at `start` of a one-section source (`sections` and `hashes`
+    /// are the new layout's); false when it cannot, and the index must be dropped.
+    mutating func inserted(_ newHashes: [Int], at start: Int, hashes: [RowArray<Int>]) -> Bool {
+        guard positions.sectionStarts == [0], collisions.isEmpty, positions.shifts.count < Self.longestLog,
+              added.count + newHashes.count <= 1 << 16 else { return false }
+        // Logged first: the rows are already in `hashes`, where the stored positions at or
+        // after `start` now name rows further on.
+        positions.shifts.append((start, newHashes.count))
         // A repeated identity (or a collision) would need comparing which row is first.
         var seen = Set<Int>()
-        for hash in hashes {
-            guard first[hash] == nil, added[hash] == nil, seen.insert(hash).inserted else { return false }
+        for hash in newHashes {
+            guard added[hash] == nil, seen.insert(hash).inserted,
+                  first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) == nil else { return false }
         }
-        shifts.append((start, hashes.count))
-        for (offset, hash) in hashes.enumerated() { added[hash] = (start + offset, shifts.count) }
+        for (offset, hash) in newHashes.enumerated() { added[hash] = (start + offset, positions.shifts.count) }
         return true
     }
 
     /// Follows the removal of rows `start..<start + hashes.count` (their hashes given) from a
-    /// one-section source; false when it cannot, and the index must be dropped.
+    /// one-section source, before they are removed; false when it cannot, and the index must
+    /// be dropped.
     mutating func removed(_ hashes: ArraySlice<Int>, at start: Int) -> Bool {
-        guard sectionStarts == [0], collisions.isEmpty, shifts.count < Self.longestLog else { return false }
+        guard positions.sectionStarts == [0], collisions.isEmpty, positions.shifts.count < Self.longestLog else { return false }
         guard !hashes.contains(where: repeated.contains) else { return false }
-        for hash in hashes {
-            if added.removeValue(forKey: hash) == nil { first[hash] = nil }
+        let positions = positions
+        for (offset, hash) in hashes.enumerated() where added.removeValue(forKey: hash) == nil {
+            // The one row with this hash is the one removed: its entry is the one naming it.
+            first.remove(hash: hash) { positions.shifted(Int($0), from: 0) == start + offset }
         }
-        shifts.append((start + hashes.count, -hashes.count))
+        self.positions.shifts.append((start + hashes.count, -hashes.count))
         return true
     }
 
     /// Whether positions have been shifted since the index was built.
-    var isShifted: Bool { !shifts.isEmpty }
+    var isShifted: Bool { !positions.shifts.isEmpty }
 
     /// Re-indexes a single section whose first `start` objects did not move: only the rows
     /// after them are forgotten and indexed again, so appending a page costs the page.
-    /// `sections` is the new layout.
-    mutating func reindex(from start: Int, oldHashes: some Collection<Int>, new sections: [RowArray<JSON>], newHashes: some Collection<Int>, identity: Identity) {
+    /// `sections` and `hashes` are the new layout's; only when nothing was shifted.
+    mutating func reindex(from start: Int, oldHashes: some Collection<Int>, new sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
+        precondition(!isShifted, "re-indexing a shifted index")
         // A hash whose first row is at or after `start` has no row before it.
-        for hash in oldHashes {
-            if let position = first[hash], position >= start { first[hash] = nil }
+        for (offset, hash) in oldHashes.enumerated() {
+            first.remove(hash: hash) { Int($0) == start + offset }
         }
         collisions = collisions.compactMapValues { positions in
             let kept = positions.filter { $0 < start }
             return kept.isEmpty ? nil : kept
         }
-        sectionStarts = [0]
-        for (offset, hash) in newHashes.enumerated() {
-            add(sections[0][start + offset], hash: hash, at: start + offset, sections: sections, identity: identity)
+        positions.sectionStarts = [0]
+        let newHashes = hashes[0]
+        for item in start..<sections[0].count {
+            add(sections[0][item], hash: newHashes[item], at: item, sections: sections, hashes: hashes, identity: identity)
+        }
+    }
+}
+
+/// Hash → a 32-bit position, in 4 bytes a slot: the hash itself is not stored but read
+/// back from the rows' hashes at the position (`hashOfEntry`), which a source keeps anyway.
+/// Open addressing with linear probing, at most half full; a removed entry leaves a
+/// marker that lookups step over, cleared when the table is next rebuilt.
+struct PositionTable {
+    /// 0: empty; 1: removed; else the position + 2.
+    private var slots: [UInt32]
+    /// Slots that are not empty (entries and removal markers).
+    private var used = 0
+
+    init(capacity: Int) {
+        var size = 16
+        while size < capacity * 2 { size <<= 1 }
+        slots = [UInt32](repeating: 0, count: size)
+    }
+
+    private var mask: Int { slots.count - 1 }
+
+    /// The position stored for `hash`, or nil.
+    func position(of hash: Int, hashOfEntry: (UInt32) -> Int) -> UInt32? {
+        var slot = hash & mask
+        while true {
+            let stored = slots[slot]
+            if stored == 0 { return nil }
+            if stored > 1, hashOfEntry(stored - 2) == hash { return stored - 2 }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Stores `position` for `hash`, which has none.
+    mutating func insert(_ position: UInt32, hash: Int, hashOfEntry: (UInt32) -> Int) {
+        precondition(position < UInt32.max - 1, "more than 2^32 rows")
+        if (used + 1) * 2 > slots.count { rebuild(hashOfEntry: hashOfEntry) }
+        var slot = hash & mask
+        while slots[slot] > 1 { slot = (slot + 1) & mask }
+        if slots[slot] == 0 { used += 1 }
+        slots[slot] = position + 2
+    }
+
+    /// Removes the entry of `hash` whose position satisfies `names` (none if no entry does).
+    mutating func remove(hash: Int, where names: (UInt32) -> Bool) {
+        var slot = hash & mask
+        while slots[slot] != 0 {
+            if slots[slot] > 1, names(slots[slot] - 2) {
+                slots[slot] = 1
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Re-inserts every entry into a table with room for twice as many, without markers.
+    private mutating func rebuild(hashOfEntry: (UInt32) -> Int) {
+        let old = slots
+        var entries = 0
+        for stored in old where stored > 1 { entries += 1 }
+        var size = 16
+        while size < (entries + 1) * 2 { size <<= 1 }
+        slots = [UInt32](repeating: 0, count: size)
+        used = 0
+        for stored in old where stored > 1 {
+            var slot = hashOfEntry(stored - 2) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = stored
+            used += 1
         }
     }
 }
