@@ -4,14 +4,19 @@ import CJansson
 /// digits also indexes into an array (`"items.0.id"`).
 public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
     public let components: [String]
-    /// Each component as a member name's UTF-8 bytes and as an array index, worked out once:
-    /// a path is read from every row of a long list.
-    private let steps: [(member: [UInt8], index: Int?)]
+    /// Each component as a member name's UTF-8 bytes, its key reference in packed objects
+    /// (nil for a key packed objects hold inline) and as an array index, worked out once: a
+    /// path is read from every row of a long list.
+    private let steps: [(member: [UInt8], reference: UInt64?, index: Int?)]
 
     public init(_ path: String) {
         components = path.isEmpty ? [] : path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         // NUL-terminated, so that even an empty name has an address to pass to jansson.
-        steps = components.map { (Array($0.utf8) + [0], Int($0)) }
+        steps = components.map { component in
+            let bytes = Array(component.utf8)
+            let id = bytes.withUnsafeBufferPointer { PackedKeys.id(of: $0) }
+            return (bytes + [0], id.map { UInt64($0) << 1 }, Int(component))
+        }
     }
 
     public var description: String { components.joined(separator: ".") }
@@ -21,10 +26,11 @@ public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
 
     var isEmpty: Bool { steps.isEmpty }
 
-    /// Calls `body` with each step's member name and array index, until it returns false.
-    func forEachStep(_ body: (UnsafeBufferPointer<UInt8>, Int?) -> Bool) {
+    /// Calls `body` with each step's member name, key reference and array index, until it
+    /// returns false.
+    func forEachStep(_ body: (UnsafeBufferPointer<UInt8>, UInt64?, Int?) -> Bool) {
         for step in steps {
-            let proceed = step.member.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast()), step.index) }
+            let proceed = step.member.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast()), step.reference, step.index) }
             guard proceed else { return }
         }
     }
@@ -55,7 +61,7 @@ extension JSON.Storage {
         switch self {
         case .tree(var current):
             var found = true
-            path.forEachStep { member, index in
+            path.forEachStep { member, _, index in
                 switch current.pointee.type {
                 case JSON_OBJECT:
                     let next = member.withMemoryRebound(to: CChar.self) { json_object_getn(current, $0.baseAddress!, $0.count) }
@@ -73,10 +79,10 @@ extension JSON.Storage {
             return found ? .tree(current) : nil
         case .packed(let reader, var current):
             var found = true
-            path.forEachStep { member, index in
+            path.forEachStep { member, reference, index in
                 switch reader.tag(at: current) {
                 case PackedTag.object:
-                    guard let next = reader.member(of: current, key: member) else { found = false; return false }
+                    guard let next = reader.member(of: current, key: member, reference: reference) else { found = false; return false }
                     current = next
                 case PackedTag.array:
                     guard let index, let next = reader.element(of: current, index: index) else { found = false; return false }

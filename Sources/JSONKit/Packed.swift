@@ -148,6 +148,27 @@ struct PackedReader {
         return found
     }
 
+    /// The same, for a key whose reference is known (`JSONKeyPath` works it out once): a
+    /// shared key is found by its id alone, with no key bytes read. A key keeps the one id it
+    /// was given for good, or never gets one (`PackedKeys`): a key without an id is never
+    /// written as one. Inline keys are compared by their bytes.
+    func member(of offset: Int, key: UnsafeBufferPointer<UInt8>, reference: UInt64?) -> Int? {
+        let (count, first, _) = container(at: offset)
+        var cursor = first
+        for _ in 0..<count {
+            let candidate = varint(&cursor)
+            if candidate & 1 == 0 {
+                if candidate == reference { return cursor }
+            } else {
+                let length = Int(candidate >> 1)
+                if PackedKeys.equal(UnsafeBufferPointer(start: base + cursor, count: length), key) { return cursor + length }
+                cursor += length
+            }
+            cursor = end(of: cursor)
+        }
+        return nil
+    }
+
     /// The offset of element `index` of the array at `offset`, or nil.
     func element(of offset: Int, index: Int) -> Int? {
         let (count, first, _) = container(at: offset)
@@ -260,16 +281,17 @@ struct PackedReader {
         hasher.combine(json_type(rawValue: UInt32(tag)).rawValue)
         switch tag {
         case PackedTag.object:
-            var sum = 0
-            forEachMember(of: offset) { key, value in
-                var member = Hasher()
-                member.combine(bytes: UnsafeRawBufferPointer(key))
-                hash(at: value, into: &member)
-                sum &+= member.finalize()
-                return true
+            let count = container(at: offset).count
+            hasher.combine(count)
+            withUnsafeTemporaryAllocation(of: KeyedMember<Int>.self, capacity: count) { members in
+                var filled = 0
+                forEachMember(of: offset) { key, value in
+                    members.initializeElement(at: filled, to: KeyedMember(key: key, value: value))
+                    filled += 1
+                    return true
+                }
+                KeyedMember.hashInKeyOrder(members, into: &hasher) { hash(at: $0, into: &$1) }
             }
-            hasher.combine(container(at: offset).count)
-            hasher.combine(sum)
         case PackedTag.array:
             let (count, first, _) = container(at: offset)
             hasher.combine(count)
@@ -279,7 +301,9 @@ struct PackedReader {
                 cursor = end(of: cursor)
             }
         case PackedTag.string:
-            hasher.combine(bytes: UnsafeRawBufferPointer(string(at: offset)))
+            let bytes = string(at: offset)
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
         case PackedTag.integer:
             hasher.combine(json_int_t(integer(at: offset)))
         case PackedTag.real:

@@ -52,6 +52,9 @@ import Testing
         #expect(inline == shared && shared == inline)
         #expect(inline.hashValue == shared.hashValue)
         #expect(inline["inlineOrShared"]?.integerValue == 1)
+        #expect(inline.value(at: JSONKeyPath("inlineOrShared"))?.integerValue == 1)
+        #expect(shared.value(at: JSONKeyPath("inlineOrShared"))?.integerValue == 1)
+        #expect(inline.value(at: JSONKeyPath("b"))?.integerValue == 2 && inline.value(at: JSONKeyPath("c")) == nil)
         #expect(inline.encoded() == Array(#"{"b":2,"inlineOrShared":1}"#.utf8))
     }
 

@@ -73,6 +73,23 @@ import Testing
         }
     }
 
+    /// Members are hashed in key order: the insertion sort of small objects and the library
+    /// sort of large ones give the same hash for any member order, whichever representation;
+    /// a key that begins another, and strings whose bytes could run into the next member,
+    /// still hash apart.
+    @Test(arguments: [3, 16, 17, 40])
+    func hashIgnoresMemberOrder(count: Int) throws {
+        let members = (0..<count).map { #""k\#($0 * 7 % count)":"v\#($0)""# }
+        let forward = try JSON.parse("{" + members.joined(separator: ",") + "}")
+        let backward = try JSON.parse("{" + members.reversed().joined(separator: ",") + "}")
+        #expect(forward == backward && forward.hashValue == backward.hashValue)
+        #expect(forward.packed().hashValue == backward.hashValue && backward.packed().hashValue == forward.hashValue)
+        let changed = try JSON.parse("{" + (members.dropLast() + [#""k0x":"v""#]).joined(separator: ",") + "}")
+        #expect(changed.hashValue != forward.hashValue)
+        #expect(try JSON.parse(#"{"a":"b","ab":""}"#).hashValue != JSON.parse(#"{"a":"","ab":"b"}"#).hashValue)
+        #expect(try JSON.parse(#"["ab","c"]"#).hashValue != JSON.parse(#"["a","bc"]"#).hashValue)
+    }
+
     @Test func packedValuesBuildNewValues() throws {
         let row = try JSON.parse(#"{"id":3,"name":"x"}"#).packed()
         let wrapped = JSON.object(["row": row, "rows": .array([row, row])])
