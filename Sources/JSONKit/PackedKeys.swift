@@ -97,11 +97,10 @@ enum PackedKeys {
 
     /// The key reference of `key` (see the layout above), through `cache` first.
     static func reference(of key: UnsafeBufferPointer<UInt8>, cache: inout KeyCache) -> UInt64 {
-        if let id = cache.id(of: key) ?? id(of: key) {
-            cache.remember(key, id: id)
-            return UInt64(id) << 1
-        }
-        return UInt64(key.count) << 1 | 1
+        if let id = cache.id(of: key) { return UInt64(id) << 1 }
+        guard let id = id(of: key) else { return UInt64(key.count) << 1 | 1 }
+        cache.remember(bytes(ofID: id), id: id)
+        return UInt64(id) << 1
     }
 }
 
@@ -109,22 +108,31 @@ enum PackedKeys {
 /// repeat their keys, and a hit costs one comparison of a few bytes, where the shared table
 /// hashes the key first. Kept by whoever packs many values (`PackingScratch`).
 struct KeyCache {
+    private struct Entry {
+        var base: UnsafePointer<UInt8>?
+        /// -1 for an empty entry: no key has that length.
+        var count = -1
+        var id = 0
+    }
+
     /// Allocated on the first key remembered: a scratch made for one value costs nothing.
-    private var ids: [Int32] = []
+    private var entries: [Entry] = []
 
     @inline(__always) private func slot(_ key: UnsafeBufferPointer<UInt8>) -> Int {
         guard let first = key.first else { return 0 }
         return (key.count &* 31 &+ Int(first) &* 7 &+ Int(key[key.count - 1])) & 63
     }
 
-    func id(of key: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard !ids.isEmpty else { return nil }
-        let id = Int(ids[slot(key)])
-        return id >= 0 && PackedKeys.equal(PackedKeys.bytes(ofID: id), key) ? id : nil
+    @inline(__always) func id(of key: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !entries.isEmpty else { return nil }
+        let entry = entries[slot(key)]
+        guard entry.count == key.count else { return nil }
+        return PackedKeys.equal(UnsafeBufferPointer(start: entry.base, count: entry.count), key) ? entry.id : nil
     }
 
+    /// Remembers a key of the table (`key`: its bytes there, which never move).
     mutating func remember(_ key: UnsafeBufferPointer<UInt8>, id: Int) {
-        if ids.isEmpty { ids = [Int32](repeating: -1, count: 64) }
-        ids[slot(key)] = Int32(id)
+        if entries.isEmpty { entries = [Entry](repeating: Entry(), count: 64) }
+        entries[slot(key)] = Entry(base: key.baseAddress, count: key.count, id: id)
     }
 }
