@@ -86,32 +86,33 @@ extension JSON: Hashable {
 
     private static func hash(_ value: UnsafeMutablePointer<json_t>, into hasher: inout Hasher) {
         let type = value.pointee.type
+        guard type != JSON_STRING else {
+            // The type with the length (see `PackedReader.hash`), then the bytes.
+            let length = json_string_length(value)
+            hasher.combine(UInt64(type.rawValue) | UInt64(length) << 8)
+            hasher.combine(bytes: UnsafeRawBufferPointer(start: json_string_value(value), count: length))
+            return
+        }
         hasher.combine(type.rawValue)
         switch type {
         case JSON_OBJECT:
-            let count = json_object_size(value)
-            hasher.combine(count)
-            withUnsafeTemporaryAllocation(of: KeyedMember<UnsafeMutablePointer<json_t>>.self, capacity: count) { members in
-                var filled = 0
-                var iterator = json_object_iter(value)
-                while let current = iterator, filled < count {
-                    let length = json_object_iter_key_len(current)
-                    let key = UnsafeRawPointer(json_object_iter_key(current)!).assumingMemoryBound(to: UInt8.self)
-                    members.initializeElement(at: filled, to: KeyedMember(key: UnsafeBufferPointer(start: key, count: length),
-                                                                          value: json_object_iter_value(current)!))
-                    filled += 1
-                    iterator = json_object_iter_next(value, current)
-                }
-                KeyedMember.hashInKeyOrder(UnsafeMutableBufferPointer(rebasing: members[..<filled]), into: &hasher) { hash($0, into: &$1) }
+            // Order-independent: sum the members' own hashes.
+            var sum = 0
+            var iterator = json_object_iter(value)
+            while let current = iterator {
+                var member = Hasher()
+                let key = json_object_iter_key(current)!
+                member.combine(bytes: UnsafeRawBufferPointer(start: key, count: json_object_iter_key_len(current)))
+                hash(json_object_iter_value(current)!, into: &member)
+                sum &+= member.finalize()
+                iterator = json_object_iter_next(value, current)
             }
+            hasher.combine(json_object_size(value))
+            hasher.combine(sum)
         case JSON_ARRAY:
             let size = json_array_size(value)
             hasher.combine(size)
             for index in 0..<size { hash(json_array_get(value, index)!, into: &hasher) }
-        case JSON_STRING:
-            let length = json_string_length(value)
-            hasher.combine(length)
-            hasher.combine(bytes: UnsafeRawBufferPointer(start: json_string_value(value), count: length))
         case JSON_INTEGER:
             hasher.combine(json_integer_value(value))
         case JSON_REAL:
@@ -119,56 +120,5 @@ extension JSON: Hashable {
         default:
             break
         }
-    }
-}
-
-/// An object's member as hashing sees it: its key's bytes and where its value is.
-///
-/// Hashing an object must not depend on the order of its members, as equality does not.
-/// Members are hashed in the order of their keys' bytes (keys are unique in an object),
-/// all into the one hasher: a hasher of its own per member, summed, cost a SipHash
-/// finalisation per member, most of the time a change set of a long list spends hashing.
-/// Every length goes in before the bytes it counts, so no two values stream alike.
-struct KeyedMember<Value> {
-    let key: UnsafeBufferPointer<UInt8>
-    let value: Value
-
-    static func hashInKeyOrder(_ members: UnsafeMutableBufferPointer<KeyedMember>, into hasher: inout Hasher,
-                               value hashValue: (Value, inout Hasher) -> Void) {
-        sortByKey(members)
-        for member in members {
-            hasher.combine(member.key.count)
-            hasher.combine(bytes: UnsafeRawBufferPointer(member.key))
-            hashValue(member.value, &hasher)
-        }
-    }
-
-    /// Insertion sort for the few members of a typical object, the library's sort beyond.
-    private static func sortByKey(_ members: UnsafeMutableBufferPointer<KeyedMember>) {
-        guard members.count > 1 else { return }
-        guard members.count <= 16 else {
-            var members = members
-            members.sort { precedes($0.key, $1.key) }
-            return
-        }
-        for index in 1..<members.count {
-            let member = members[index]
-            var place = index
-            while place > 0, precedes(member.key, members[place - 1].key) {
-                members[place] = members[place - 1]
-                place -= 1
-            }
-            members[place] = member
-        }
-    }
-
-    /// Byte order, a key before the longer keys it begins.
-    @inline(__always) private static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        let common = min(a.count, b.count)
-        if common > 0 {
-            let order = memcmp(a.baseAddress!, b.baseAddress!, common)
-            if order != 0 { return order < 0 }
-        }
-        return a.count < b.count
     }
 }

@@ -278,20 +278,28 @@ struct PackedReader {
     /// held as a tree, so the two representations of one value hash alike.
     func hash(at offset: Int, into hasher: inout Hasher) {
         let tag = tag(at: offset)
+        guard tag != PackedTag.string else {
+            // A string's type and length in one word, then its bytes: every value's bytes
+            // say where they end, so values side by side (in an array) never hash as if one
+            // ran into the next; the length costs no call of its own.
+            let bytes = string(at: offset)
+            hasher.combine(UInt64(tag) | UInt64(bytes.count) << 8)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            return
+        }
         hasher.combine(json_type(rawValue: UInt32(tag)).rawValue)
         switch tag {
         case PackedTag.object:
-            let count = container(at: offset).count
-            hasher.combine(count)
-            withUnsafeTemporaryAllocation(of: KeyedMember<Int>.self, capacity: count) { members in
-                var filled = 0
-                forEachMember(of: offset) { key, value in
-                    members.initializeElement(at: filled, to: KeyedMember(key: key, value: value))
-                    filled += 1
-                    return true
-                }
-                KeyedMember.hashInKeyOrder(members, into: &hasher) { hash(at: $0, into: &$1) }
+            var sum = 0
+            forEachMember(of: offset) { key, value in
+                var member = Hasher()
+                member.combine(bytes: UnsafeRawBufferPointer(key))
+                hash(at: value, into: &member)
+                sum &+= member.finalize()
+                return true
             }
+            hasher.combine(container(at: offset).count)
+            hasher.combine(sum)
         case PackedTag.array:
             let (count, first, _) = container(at: offset)
             hasher.combine(count)
@@ -300,10 +308,6 @@ struct PackedReader {
                 hash(at: cursor, into: &hasher)
                 cursor = end(of: cursor)
             }
-        case PackedTag.string:
-            let bytes = string(at: offset)
-            hasher.combine(bytes.count)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
         case PackedTag.integer:
             hasher.combine(json_int_t(integer(at: offset)))
         case PackedTag.real:

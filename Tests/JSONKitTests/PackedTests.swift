@@ -73,10 +73,9 @@ import Testing
         }
     }
 
-    /// Members are hashed in key order: the insertion sort of small objects and the library
-    /// sort of large ones give the same hash for any member order, whichever representation;
-    /// a key that begins another, and strings whose bytes could run into the next member,
-    /// still hash apart.
+    /// Any member order gives the same hash, whichever representation, small objects and
+    /// large; a key that begins another, and strings whose bytes could run into the next
+    /// value, still hash apart.
     @Test(arguments: [3, 16, 17, 40])
     func hashIgnoresMemberOrder(count: Int) throws {
         let members = (0..<count).map { #""k\#($0 * 7 % count)":"v\#($0)""# }
