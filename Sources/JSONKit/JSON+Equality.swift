@@ -74,51 +74,58 @@ extension JSON: Hashable {
 
     /// Consistent with `==`, whatever the representations: member order does not change
     /// the hash, and a packed value hashes as its tree does.
-
     public func hash(into hasher: inout Hasher) {
+        hasher.combine(valueHash)
+    }
+
+    /// The hash `hash(into:)` gives a `Hasher`, as it is: consistent with `==` across
+    /// representations, keyed per process (`FoldHasher`); what sources key rows by.
+    public var valueHash: Int {
+        var hasher = FoldHasher()
         switch storage {
         case .tree(let pointer):
             withExtendedLifetime(self) { JSON.hash(pointer, into: &hasher) }
         case .packed(let reader, let offset):
             withExtendedLifetime(self) { reader.hash(at: offset, into: &hasher) }
         }
+        return hasher.finish()
     }
 
-    private static func hash(_ value: UnsafeMutablePointer<json_t>, into hasher: inout Hasher) {
+    private static func hash(_ value: UnsafeMutablePointer<json_t>, into hasher: inout FoldHasher) {
         let type = value.pointee.type
-        guard type != JSON_STRING else {
-            // The type with the length (see `PackedReader.hash`), then the bytes.
-            let length = json_string_length(value)
-            hasher.combine(UInt64(type.rawValue) | UInt64(length) << 8)
-            hasher.combine(bytes: UnsafeRawBufferPointer(start: json_string_value(value), count: length))
-            return
-        }
-        hasher.combine(type.rawValue)
         switch type {
         case JSON_OBJECT:
             // Order-independent: sum the members' own hashes.
             var sum = 0
             var iterator = json_object_iter(value)
             while let current = iterator {
-                var member = Hasher()
-                let key = json_object_iter_key(current)!
-                member.combine(bytes: UnsafeRawBufferPointer(start: key, count: json_object_iter_key_len(current)))
+                var member = FoldHasher()
+                let length = json_object_iter_key_len(current)
+                member.combine(UInt64(length))
+                member.combine(bytes: UnsafeRawBufferPointer(start: json_object_iter_key(current), count: length))
                 hash(json_object_iter_value(current)!, into: &member)
-                sum &+= member.finalize()
+                sum &+= member.finish()
                 iterator = json_object_iter_next(value, current)
             }
-            hasher.combine(json_object_size(value))
-            hasher.combine(sum)
+            hasher.combine(UInt64(type.rawValue) | UInt64(json_object_size(value)) << 8)
+            hasher.combine(UInt64(bitPattern: Int64(sum)))
         case JSON_ARRAY:
             let size = json_array_size(value)
-            hasher.combine(size)
+            hasher.combine(UInt64(type.rawValue) | UInt64(size) << 8)
             for index in 0..<size { hash(json_array_get(value, index)!, into: &hasher) }
+        case JSON_STRING:
+            let length = json_string_length(value)
+            hasher.combine(UInt64(type.rawValue) | UInt64(length) << 8)
+            hasher.combine(bytes: UnsafeRawBufferPointer(start: json_string_value(value), count: length))
         case JSON_INTEGER:
-            hasher.combine(json_integer_value(value))
+            hasher.combine(UInt64(type.rawValue))
+            hasher.combine(UInt64(bitPattern: Int64(json_integer_value(value))))
         case JSON_REAL:
-            hasher.combine(json_real_value(value))
+            let real = json_real_value(value)
+            hasher.combine(UInt64(type.rawValue))
+            hasher.combine((real == 0 ? 0 : real).bitPattern)  // -0.0 == 0.0
         default:
-            break
+            hasher.combine(UInt64(type.rawValue))
         }
     }
 }

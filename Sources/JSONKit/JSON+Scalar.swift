@@ -21,6 +21,28 @@ extension JSON {
     }
 }
 
+extension JSON.Scalar {
+    /// What `JSON.valueHash` gives the same value; nil for `.missing` and `.container`.
+    public var valueHash: Int? {
+        var hasher = FoldHasher()
+        switch self {
+        case .missing, .container: return nil
+        case .null: hasher.combine(UInt64(JSON_NULL.rawValue))
+        case .boolean(let value): hasher.combine(UInt64((value ? JSON_TRUE : JSON_FALSE).rawValue))
+        case .integer(let value):
+            hasher.combine(UInt64(JSON_INTEGER.rawValue))
+            hasher.combine(UInt64(bitPattern: value))
+        case .real(let value):
+            hasher.combine(UInt64(JSON_REAL.rawValue))
+            hasher.combine((value == 0 ? 0 : value).bitPattern)  // -0.0 == 0.0
+        case .string(let bytes):
+            hasher.combine(UInt64(JSON_STRING.rawValue) | UInt64(bytes.count) << 8)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        return hasher.finish()
+    }
+}
+
 extension JSON.Storage {
     /// Calls `body` with the scalar here (`.container` for an object or array); the owner
     /// must live through the call.

@@ -275,45 +275,45 @@ struct PackedReader {
     }
 
     /// Hashes the value at `offset` exactly as `JSON.hash(_:into:)` hashes the same value
-    /// held as a tree, so the two representations of one value hash alike.
-    func hash(at offset: Int, into hasher: inout Hasher) {
+    /// held as a tree, so the two representations of one value hash alike. Each value
+    /// starts with its type and, for a string or a container, its length or count: values
+    /// side by side never hash as if one ran into the next.
+    func hash(at offset: Int, into hasher: inout FoldHasher) {
         let tag = tag(at: offset)
-        guard tag != PackedTag.string else {
-            // A string's type and length in one word, then its bytes: every value's bytes
-            // say where they end, so values side by side (in an array) never hash as if one
-            // ran into the next; the length costs no call of its own.
-            let bytes = string(at: offset)
-            hasher.combine(UInt64(tag) | UInt64(bytes.count) << 8)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-            return
-        }
-        hasher.combine(json_type(rawValue: UInt32(tag)).rawValue)
         switch tag {
         case PackedTag.object:
             var sum = 0
             forEachMember(of: offset) { key, value in
-                var member = Hasher()
+                var member = FoldHasher()
+                member.combine(UInt64(key.count))
                 member.combine(bytes: UnsafeRawBufferPointer(key))
                 hash(at: value, into: &member)
-                sum &+= member.finalize()
+                sum &+= member.finish()
                 return true
             }
-            hasher.combine(container(at: offset).count)
-            hasher.combine(sum)
+            hasher.combine(UInt64(tag) | UInt64(container(at: offset).count) << 8)
+            hasher.combine(UInt64(bitPattern: Int64(sum)))
         case PackedTag.array:
             let (count, first, _) = container(at: offset)
-            hasher.combine(count)
+            hasher.combine(UInt64(tag) | UInt64(count) << 8)
             var cursor = first
             for _ in 0..<count {
                 hash(at: cursor, into: &hasher)
                 cursor = end(of: cursor)
             }
+        case PackedTag.string:
+            let bytes = string(at: offset)
+            hasher.combine(UInt64(tag) | UInt64(bytes.count) << 8)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
         case PackedTag.integer:
-            hasher.combine(json_int_t(integer(at: offset)))
+            hasher.combine(UInt64(tag))
+            hasher.combine(UInt64(bitPattern: integer(at: offset)))
         case PackedTag.real:
-            hasher.combine(real(at: offset))
+            let real = real(at: offset)
+            hasher.combine(UInt64(tag))
+            hasher.combine((real == 0 ? 0 : real).bitPattern)  // -0.0 == 0.0
         default:
-            break
+            hasher.combine(UInt64(tag))
         }
     }
 }

@@ -19,8 +19,9 @@ public struct Identity: Sendable {
     /// and indexing of large lists.
     func hash(of object: JSON) -> Int {
         var hash: Int?
-        withIdentityScalar(of: object) { hash = Self.hash(of: $0) }
-        return hash ?? of(object).hashValue
+        // A scalar hashes as the same value made whole would (`JSON.Scalar.valueHash`).
+        withIdentityScalar(of: object) { hash = $0.valueHash }
+        return hash ?? of(object).valueHash
     }
 
     /// Calls `body` with the object's identity read in place, when it has a key and is a data
@@ -29,21 +30,6 @@ public struct Identity: Sendable {
     private func withIdentityScalar(of object: JSON, _ body: (JSON.Scalar) -> Void) {
         guard let key, object.isObject, object[Placeholder.key] == nil else { return }
         object.withScalar(at: key, body)
-    }
-
-    /// A hash of a scalar identity, nil for what `JSON.hashValue` hashes (a missing value,
-    /// a container). Scalars that `JSON` equality calls equal hash alike (-0.0 and 0.0).
-    private static func hash(of scalar: JSON.Scalar) -> Int? {
-        var hasher = Hasher()
-        switch scalar {
-        case .missing, .container: return nil
-        case .null: hasher.combine(0 as UInt8)
-        case .boolean(let value): hasher.combine(1 as UInt8); hasher.combine(value)
-        case .integer(let value): hasher.combine(2 as UInt8); hasher.combine(value)
-        case .real(let value): hasher.combine(3 as UInt8); hasher.combine(value == 0 ? 0 : value)
-        case .string(let bytes): hasher.combine(4 as UInt8); hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        }
-        return hasher.finalize()
     }
 
     /// Whether two scalar identities are equal as `JSON` equality has it (an integer never
