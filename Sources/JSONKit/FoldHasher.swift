@@ -18,9 +18,17 @@ struct FoldHasher {
     private var state: UInt64
 
     @inline(__always) init() {
-        keys = Self.keys
+        self.init(keys: Self.keys)
+    }
+
+    @inline(__always) private init(keys: (UInt64, UInt64, UInt64, UInt64)) {
+        self.keys = keys
         state = keys.2
     }
+
+    /// A new hasher with the same keys (what `init()` gives), without reading the
+    /// process's keys again: one per member of every object hashed.
+    @inline(__always) func fresh() -> FoldHasher { FoldHasher(keys: keys) }
 
     @inline(__always) private static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let product = a.multipliedFullWidth(by: b)

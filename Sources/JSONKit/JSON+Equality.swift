@@ -99,7 +99,7 @@ extension JSON: Hashable {
             var sum = 0
             var iterator = json_object_iter(value)
             while let current = iterator {
-                var member = FoldHasher()
+                var member = hasher.fresh()
                 let length = json_object_iter_key_len(current)
                 member.combine(UInt64(length))
                 member.combine(bytes: UnsafeRawBufferPointer(start: json_object_iter_key(current), count: length))

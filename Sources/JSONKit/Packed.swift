@@ -284,7 +284,7 @@ struct PackedReader {
         case PackedTag.object:
             var sum = 0
             forEachMember(of: offset) { key, value in
-                var member = FoldHasher()
+                var member = hasher.fresh()
                 member.combine(UInt64(key.count))
                 member.combine(bytes: UnsafeRawBufferPointer(key))
                 hash(at: value, into: &member)

@@ -224,17 +224,21 @@ public struct ChangeSet: Sendable, Equatable {
 private struct ChainHeads {
     private struct Slot {
         var key = 0
-        var value = -1
+        /// The first row of the chain, or -1 when all its rows were matched.
+        var value: Int32 = -1
         var isOccupied = false
     }
 
-    /// Key, value and occupancy side by side: a probe touches one cache line.
+    /// Key, value and occupancy side by side in 16 bytes: a probe touches one cache line.
     private var slots: [Slot]
     private let mask: Int
 
+    /// At most two-thirds full: short probes, and a table a third the size of one twice
+    /// the rows (the table is written at random, a cache miss a row).
     init(capacity: Int) {
+        precondition(capacity < Int(Int32.max), "more rows than a change set numbers")
         var size = 16
-        while size < capacity * 2 { size <<= 1 }
+        while size * 2 < capacity * 3 { size <<= 1 }
         slots = [Slot](repeating: Slot(), count: size)
         mask = size - 1
     }
@@ -254,19 +258,19 @@ private struct ChainHeads {
         var slot = key & mask
         while slots[slot].isOccupied {
             if slots[slot].key == key {
-                defer { slots[slot].value = value }
-                return slots[slot].value
+                defer { slots[slot].value = Int32(value) }
+                return Int(slots[slot].value)
             }
             slot = (slot + 1) & mask
         }
-        slots[slot] = Slot(key: key, value: value, isOccupied: true)
+        slots[slot] = Slot(key: key, value: Int32(value), isOccupied: true)
         return nil
     }
 
     /// The value in a slot `slot(forKey:)` returned.
     subscript(slot slot: Int) -> Int {
-        get { slots[slot].value }
-        set { slots[slot].value = newValue }
+        get { Int(slots[slot].value) }
+        set { slots[slot].value = Int32(newValue) }
     }
 }
 
