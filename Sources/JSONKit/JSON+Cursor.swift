@@ -116,7 +116,7 @@ extension JSON {
 /// What packing a value needs besides its result, kept by a caller that packs many (the
 /// rows of a page, of a list replaced), so that each costs one allocation: its own.
 public struct PackingScratch {
-    var payloads: [Int] = []
+    var steps: [PackedWriter.Step] = []
     var keyReferences: [UInt64] = []
     var keys = KeyCache()
     public init() {}

@@ -320,8 +320,24 @@ struct PackedReader {
 
 // MARK: - Writing
 
-/// Packs jansson trees: one pass to measure, one to write into a buffer of that size.
+/// Packs jansson trees: one pass over the tree measures it and notes what to write (the
+/// steps), one over the steps writes into a buffer of that size, with no call into jansson.
 enum PackedWriter {
+    /// One value, container header or member key to write, in the order written.
+    struct Step {
+        /// The value's tag, or `Step.key`.
+        var tag: UInt8
+        /// A container's count, a string's length, an integer's zigzag form, a real's bits,
+        /// a key's reference.
+        var number: UInt64 = 0
+        /// A container's payload size.
+        var payload = 0
+        /// A string's bytes, an inline key's bytes (the tree's, valid while it lives).
+        var bytes: UnsafeRawPointer?
+
+        static let key: UInt8 = 0xFF
+    }
+
     static func pack(_ tree: UnsafeMutablePointer<json_t>) -> PackedBuffer {
         var scratch = PackingScratch()
         return pack(tree, scratch: &scratch)
@@ -330,17 +346,15 @@ enum PackedWriter {
     /// `scratch`: kept by a caller packing many values (one allocation for all of them, not
     /// one each, and their keys found in its cache).
     static func pack(_ tree: UnsafeMutablePointer<json_t>, scratch: inout PackingScratch) -> PackedBuffer {
-        // Each container's payload size and each member's key reference, in the order
-        // `write` meets them: measured once, not again at every level above (which made
-        // packing deep values quadratic).
-        scratch.payloads.removeAll(keepingCapacity: true)
+        // Each container's payload size is measured once, not again at every level above
+        // (which made packing deep values quadratic).
+        scratch.steps.removeAll(keepingCapacity: true)
         let size = measure(tree, scratch: &scratch)
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
         let buffer = unsafeDowncast(made, to: PackedBuffer.self)
         buffer.withUnsafeMutablePointerToElements { start in
             var cursor = start
-            var next = 0
-            scratch.payloads.withUnsafeBufferPointer { payloads in write(tree, payloads: payloads, next: &next, to: &cursor) }
+            scratch.steps.withUnsafeBufferPointer { write($0, to: &cursor) }
             assert(cursor - start == size)
         }
         return buffer
@@ -382,7 +396,7 @@ enum PackedWriter {
     }
 
     static func object(_ members: some Collection<(String, JSON.Storage)>, scratch: inout PackingScratch) -> PackedBuffer {
-        scratch.payloads.removeAll(keepingCapacity: true)
+        scratch.steps.removeAll(keepingCapacity: true)
         scratch.keyReferences.removeAll(keepingCapacity: true)
         var payload = 0
         for (key, value) in members {
@@ -404,14 +418,15 @@ enum PackedWriter {
             put(PackedTag.object, &cursor)
             putVarint(UInt64(members.count), &cursor)
             putVarint(UInt64(payload), &cursor)
-            var next = 0
-            scratch.payloads.withUnsafeBufferPointer { payloads in
+            scratch.steps.withUnsafeBufferPointer { steps in
+                var next = 0
                 for ((key, value), reference) in zip(members, scratch.keyReferences) {
                     var key = key
                     key.withUTF8 { putKey(reference, $0, &cursor) }
                     switch value {
-                    case .tree(let pointer):
-                        write(pointer, payloads: payloads, next: &next, to: &cursor)
+                    case .tree:
+                        // The tree's steps, up to the next member's.
+                        next = write(steps, from: next, to: &cursor)
                     case .packed(let reader, let offset):
                         putBytes(reader.base + offset, count: reader.end(of: offset) - offset, &cursor)
                     }
@@ -437,39 +452,48 @@ enum PackedWriter {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 
-    /// The packed size of `tree`; appends to `scratch.payloads`, in pre-order (a container
-    /// before what it holds), each container's payload size and each member's key reference.
+    /// The packed size of `tree`; appends to `scratch.steps` what writing it takes, in the
+    /// order written (a container before what it holds).
     static func measure(_ tree: UnsafeMutablePointer<json_t>, scratch: inout PackingScratch) -> Int {
-        switch tree.pointee.type {
+        let type = tree.pointee.type
+        let tag = UInt8(type.rawValue)
+        switch type {
         case JSON_OBJECT:
-            let slot = scratch.payloads.count
-            scratch.payloads.append(0)
+            let slot = scratch.steps.count
+            let count = json_object_size(tree)
+            scratch.steps.append(Step(tag: tag, number: UInt64(count)))
             var payload = 0
             var iterator = json_object_iter(tree)
             while let current = iterator {
-                let reference = PackedKeys.reference(of: key(current), cache: &scratch.keys)
-                scratch.payloads.append(Int(truncatingIfNeeded: reference))
+                let key = key(current)
+                let reference = PackedKeys.reference(of: key, cache: &scratch.keys)
+                scratch.steps.append(Step(tag: Step.key, number: reference, bytes: UnsafeRawPointer(key.baseAddress)))
                 payload += keySize(reference) + measure(json_object_iter_value(current)!, scratch: &scratch)
                 iterator = json_object_iter_next(tree, current)
             }
-            scratch.payloads[slot] = payload
-            return 1 + varintSize(UInt64(json_object_size(tree))) + varintSize(UInt64(payload)) + payload
+            scratch.steps[slot].payload = payload
+            return 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
         case JSON_ARRAY:
-            let slot = scratch.payloads.count
-            scratch.payloads.append(0)
-            var payload = 0
+            let slot = scratch.steps.count
             let count = json_array_size(tree)
+            scratch.steps.append(Step(tag: tag, number: UInt64(count)))
+            var payload = 0
             for index in 0..<count { payload += measure(json_array_get(tree, index)!, scratch: &scratch) }
-            scratch.payloads[slot] = payload
+            scratch.steps[slot].payload = payload
             return 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
         case JSON_STRING:
             let length = json_string_length(tree)
+            scratch.steps.append(Step(tag: tag, number: UInt64(length), bytes: UnsafeRawPointer(json_string_value(tree))))
             return 1 + varintSize(UInt64(length)) + length
         case JSON_INTEGER:
-            return 1 + varintSize(zigzag(json_integer_value(tree)))
+            let zigzag = zigzag(json_integer_value(tree))
+            scratch.steps.append(Step(tag: tag, number: zigzag))
+            return 1 + varintSize(zigzag)
         case JSON_REAL:
+            scratch.steps.append(Step(tag: tag, number: json_real_value(tree).bitPattern))
             return 9
         default:
+            scratch.steps.append(Step(tag: tag))
             return 1
         }
     }
@@ -506,39 +530,37 @@ enum PackedWriter {
         cursor += count
     }
 
-    static func write(_ tree: UnsafeMutablePointer<json_t>, payloads: UnsafeBufferPointer<Int>, next: inout Int,
-                      to cursor: inout UnsafeMutablePointer<UInt8>) {
-        let type = tree.pointee.type
-        put(UInt8(type.rawValue), &cursor)
-        switch type {
-        case JSON_OBJECT:
-            putVarint(UInt64(json_object_size(tree)), &cursor)
-            putVarint(UInt64(payloads[next]), &cursor)
+    /// Writes the value whose steps start at `first`; returns the index after its last step.
+    @discardableResult
+    static func write(_ steps: UnsafeBufferPointer<Step>, from first: Int = 0, to cursor: inout UnsafeMutablePointer<UInt8>) -> Int {
+        var next = first, pending = 1  // values still to write: the one asked for, then what containers hold
+        while pending > 0 {
+            let step = steps[next]
             next += 1
-            var iterator = json_object_iter(tree)
-            while let current = iterator {
-                putKey(UInt64(truncatingIfNeeded: payloads[next]), key(current), &cursor)
-                next += 1
-                write(json_object_iter_value(current)!, payloads: payloads, next: &next, to: &cursor)
-                iterator = json_object_iter_next(tree, current)
+            if step.tag == Step.key {
+                putVarint(step.number, &cursor)
+                if step.number & 1 == 1, let bytes = step.bytes { putBytes(bytes, count: Int(step.number >> 1), &cursor) }
+                continue
             }
-        case JSON_ARRAY:
-            let size = json_array_size(tree)
-            putVarint(UInt64(size), &cursor)
-            putVarint(UInt64(payloads[next]), &cursor)
-            next += 1
-            for index in 0..<size { write(json_array_get(tree, index)!, payloads: payloads, next: &next, to: &cursor) }
-        case JSON_STRING:
-            let length = json_string_length(tree)
-            putVarint(UInt64(length), &cursor)
-            putBytes(json_string_value(tree)!, count: length, &cursor)
-        case JSON_INTEGER:
-            putVarint(zigzag(json_integer_value(tree)), &cursor)
-        case JSON_REAL:
-            var bits = json_real_value(tree).bitPattern.littleEndian
-            withUnsafeBytes(of: &bits) { putBytes($0.baseAddress!, count: 8, &cursor) }
-        default:
-            break
+            pending -= 1
+            put(step.tag, &cursor)
+            switch step.tag {
+            case PackedTag.object, PackedTag.array:
+                putVarint(step.number, &cursor)
+                putVarint(UInt64(step.payload), &cursor)
+                pending += Int(step.number)
+            case PackedTag.string:
+                putVarint(step.number, &cursor)
+                if let bytes = step.bytes { putBytes(bytes, count: Int(step.number), &cursor) }
+            case PackedTag.integer:
+                putVarint(step.number, &cursor)
+            case PackedTag.real:
+                var bits = step.number.littleEndian
+                withUnsafeBytes(of: &bits) { putBytes($0.baseAddress!, count: 8, &cursor) }
+            default:
+                break
+            }
         }
+        return next
     }
 }
