@@ -49,9 +49,10 @@ enum PackedKeys {
     /// The id of `key`, added to the table if there is room; nil for a key kept inline.
     static func id(of key: UnsafeBufferPointer<UInt8>) -> Int? {
         guard key.count <= longestKey else { return nil }
-        var hasher = Hasher()
+        var hasher = FoldHasher()
+        hasher.combine(UInt64(key.count))
         hasher.combine(bytes: UnsafeRawBufferPointer(key))
-        let home = hasher.finalize()
+        let home = hasher.finish()
         if case .found(let id) = probe(key, from: home) { return id }
         return count.withLock { count -> Int? in
             // Probed again under the lock: another thread may have added it meanwhile.

@@ -138,14 +138,10 @@ struct IdentityIndex {
         }
     }
 
-    private func indexPath(at position: Int) -> IndexPath { positions.indexPath(at: position) }
-
     private func row(at position: Int, in sections: [RowArray<JSON>]) -> JSON {
-        let path = indexPath(at: position)
+        let path = positions.indexPath(at: position)
         return sections[path.section][path.item]
     }
-
-    private func shifted(_ position: Int, from: Int) -> Int { positions.shifted(position, from: from) }
 
     /// Turns positions stored in the index into rows.
     private struct Positions {
@@ -197,15 +193,15 @@ struct IdentityIndex {
     func indexPath(of object: JSON, identity: Identity, sections: [RowArray<JSON>], hashes: [RowArray<Int>]) -> IndexPath? {
         let hash = identity.hash(of: object)
         guard let position = currentPosition(of: hash, hashes: hashes) else { return nil }
-        if identity.same(row(at: position, in: sections), object) { return indexPath(at: position) }
-        return collisions[hash]?.first { identity.same(row(at: Int($0), in: sections), object) }.map { indexPath(at: Int($0)) }
+        if identity.same(row(at: position, in: sections), object) { return positions.indexPath(at: position) }
+        return collisions[hash]?.first { identity.same(row(at: Int($0), in: sections), object) }.map { positions.indexPath(at: Int($0)) }
     }
 
     /// Where the first row with `hash` is now, after the shifts logged since it was stored.
     private func currentPosition(of hash: Int, hashes: [RowArray<Int>]) -> Int? {
-        if let recent = added[hash] { return shifted(recent.position, from: recent.shifts) }
+        if let recent = added[hash] { return positions.shifted(recent.position, from: recent.shifts) }
         guard let stored = first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) else { return nil }
-        return shifted(Int(stored), from: 0)
+        return positions.shifted(Int(stored), from: 0)
     }
 
     /// Follows rows inserted at `start` of a one-section source (`sections` and `hashes`
