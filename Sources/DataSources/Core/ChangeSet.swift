@@ -197,16 +197,29 @@ public struct ChangeSet: Sendable, Equatable {
     /// linear fast path for an already increasing sequence.
     static func longestIncreasingSubsequence(_ values: [Int]) -> PositionSet {
         if zip(values, values.dropFirst()).allSatisfy({ $0 < $1 }) { return PositionSet(all: values.count) }
-        var tails: [Int] = []
+        // tails[k]: the index ending the best increasing run of length k + 1 found so far;
+        // tailValues[k] its value, side by side so that the search reads one array.
+        var tails: [Int] = [], tailValues: [Int] = []
         var previous = [Int](repeating: -1, count: values.count)
         for (index, value) in values.enumerated() {
             var low = 0, high = tails.count
-            while low < high {
-                let middle = (low + high) / 2
-                if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+            if let last = tailValues.last, last < value {
+                // Extends the longest run: most rows of a list with a few moves.
+                low = high
+            } else {
+                while low < high {
+                    let middle = (low + high) / 2
+                    if tailValues[middle] < value { low = middle + 1 } else { high = middle }
+                }
             }
             if low > 0 { previous[index] = tails[low - 1] }
-            if low == tails.count { tails.append(index) } else { tails[low] = index }
+            if low == tails.count {
+                tails.append(index)
+                tailValues.append(value)
+            } else {
+                tails[low] = index
+                tailValues[low] = value
+            }
         }
         var result = PositionSet()
         var cursor = tails.last ?? -1
