@@ -308,15 +308,8 @@ private struct FlatRows {
         self.count = count
     }
 
-    /// The path of a flat number below `count`: in the last section starting at or before it.
-    func path(_ flat: Int) -> IndexPath {
-        var low = 0, high = starts.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= flat { low = middle } else { high = middle - 1 }
-        }
-        return IndexPath(section: low, item: flat - starts[low])
-    }
+    /// The path of a flat number below `count`.
+    func path(_ flat: Int) -> IndexPath { IndexPath(flat: flat, sectionStarts: starts) }
 
     /// The row after `path`, past empty sections; past the end after the last row.
     func next(after path: IndexPath) -> IndexPath {

@@ -150,15 +150,7 @@ struct IdentityIndex {
         /// In order: rows at or after `at` moved by `by`.
         var shifts: [(at: Int, by: Int)] = []
 
-        func indexPath(at position: Int) -> IndexPath {
-            // The last section starting at or before the position (empty sections share starts).
-            var low = 0, high = sectionStarts.count - 1
-            while low < high {
-                let middle = (low + high + 1) / 2
-                if sectionStarts[middle] <= position { low = middle } else { high = middle - 1 }
-            }
-            return IndexPath(section: low, item: position - sectionStarts[low])
-        }
+        func indexPath(at position: Int) -> IndexPath { IndexPath(flat: position, sectionStarts: sectionStarts) }
 
         /// A position stored after `from` shifts were logged, as it is now.
         func shifted(_ position: Int, from: Int) -> Int {

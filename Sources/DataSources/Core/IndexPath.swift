@@ -24,3 +24,17 @@ public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible
         self.init(section: section, item: item)
     }
 }
+
+extension IndexPath {
+    /// The path of row `flat`, counting rows across sections, given each section's first row
+    /// (`sectionStarts`, ascending): in the last section starting at or before it (empty
+    /// sections share their start with the next).
+    init(flat: Int, sectionStarts: [Int]) {
+        var low = 0, high = sectionStarts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if sectionStarts[middle] <= flat { low = middle } else { high = middle - 1 }
+        }
+        self.init(section: low, item: flat - sectionStarts[low])
+    }
+}
