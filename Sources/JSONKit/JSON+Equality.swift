@@ -113,19 +113,8 @@ extension JSON: Hashable {
             let size = json_array_size(value)
             hasher.combine(UInt64(type.rawValue) | UInt64(size) << 8)
             for index in 0..<size { hash(json_array_get(value, index)!, into: &hasher) }
-        case JSON_STRING:
-            let length = json_string_length(value)
-            hasher.combine(UInt64(type.rawValue) | UInt64(length) << 8)
-            hasher.combine(bytes: UnsafeRawBufferPointer(start: json_string_value(value), count: length))
-        case JSON_INTEGER:
-            hasher.combine(UInt64(type.rawValue))
-            hasher.combine(UInt64(bitPattern: Int64(json_integer_value(value))))
-        case JSON_REAL:
-            let real = json_real_value(value)
-            hasher.combine(UInt64(type.rawValue))
-            hasher.combine((real == 0 ? 0 : real).bitPattern)  // -0.0 == 0.0
         default:
-            hasher.combine(UInt64(type.rawValue))
+            JSON.Storage.tree(value).withScalar { hasher.combine($0) }
         }
     }
 }

@@ -24,22 +24,32 @@ extension JSON {
 extension JSON.Scalar {
     /// What `JSON.valueHash` gives the same value; nil for `.missing` and `.container`.
     public var valueHash: Int? {
+        if case .missing = self { return nil }
+        if case .container = self { return nil }
         var hasher = FoldHasher()
-        switch self {
-        case .missing, .container: return nil
-        case .null: hasher.combine(UInt64(JSON_NULL.rawValue))
-        case .boolean(let value): hasher.combine(UInt64((value ? JSON_TRUE : JSON_FALSE).rawValue))
-        case .integer(let value):
-            hasher.combine(UInt64(JSON_INTEGER.rawValue))
-            hasher.combine(UInt64(bitPattern: value))
-        case .real(let value):
-            hasher.combine(UInt64(JSON_REAL.rawValue))
-            hasher.combine((value == 0 ? 0 : value).bitPattern)  // -0.0 == 0.0
-        case .string(let bytes):
-            hasher.combine(UInt64(JSON_STRING.rawValue) | UInt64(bytes.count) << 8)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        }
+        hasher.combine(self)
         return hasher.finish()
+    }
+}
+
+extension FoldHasher {
+    /// A scalar as every representation hashes it: its type and, for a string, its length in
+    /// one word, then its value. The one place scalars are hashed, read in place or whole.
+    mutating func combine(_ scalar: JSON.Scalar) {
+        switch scalar {
+        case .missing, .container: preconditionFailure("not a scalar")
+        case .null: combine(UInt64(JSON_NULL.rawValue))
+        case .boolean(let value): combine(UInt64((value ? JSON_TRUE : JSON_FALSE).rawValue))
+        case .integer(let value):
+            combine(UInt64(JSON_INTEGER.rawValue))
+            combine(UInt64(bitPattern: value))
+        case .real(let value):
+            combine(UInt64(JSON_REAL.rawValue))
+            combine((value == 0 ? 0 : value).bitPattern)  // -0.0 == 0.0
+        case .string(let bytes):
+            combine(UInt64(JSON_STRING.rawValue) | UInt64(bytes.count) << 8)
+            combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
     }
 }
 

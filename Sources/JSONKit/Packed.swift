@@ -275,9 +275,9 @@ struct PackedReader {
     }
 
     /// Hashes the value at `offset` exactly as `JSON.hash(_:into:)` hashes the same value
-    /// held as a tree, so the two representations of one value hash alike. Each value
-    /// starts with its type and, for a string or a container, its length or count: values
-    /// side by side never hash as if one ran into the next.
+    /// held as a tree, so the two representations of one value hash alike. A container starts
+    /// with its type and count, a scalar as `FoldHasher.combine(_: JSON.Scalar)` has it:
+    /// values side by side never hash as if one ran into the next.
     func hash(at offset: Int, into hasher: inout FoldHasher) {
         let tag = tag(at: offset)
         switch tag {
@@ -301,19 +301,8 @@ struct PackedReader {
                 hash(at: cursor, into: &hasher)
                 cursor = end(of: cursor)
             }
-        case PackedTag.string:
-            let bytes = string(at: offset)
-            hasher.combine(UInt64(tag) | UInt64(bytes.count) << 8)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        case PackedTag.integer:
-            hasher.combine(UInt64(tag))
-            hasher.combine(UInt64(bitPattern: integer(at: offset)))
-        case PackedTag.real:
-            let real = real(at: offset)
-            hasher.combine(UInt64(tag))
-            hasher.combine((real == 0 ? 0 : real).bitPattern)  // -0.0 == 0.0
         default:
-            hasher.combine(UInt64(tag))
+            JSON.Storage.packed(self, offset).withScalar { hasher.combine($0) }
         }
     }
 }
