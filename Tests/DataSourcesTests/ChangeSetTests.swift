@@ -102,6 +102,51 @@ import Testing
         #expect(changes.deleted.count == 1 && changes.inserted.isEmpty && changes.moved.isEmpty)
     }
 
+    /// Rows are matched by hash first and checked afterwards; when hashes collide, the
+    /// check fails and the exact matching runs. It must pair the same rows as with hashes
+    /// that never collide: a chain holding several identities still gives each new row the
+    /// first unmatched old row of its own.
+    @Test(arguments: 0..<300)
+    func collidingHashesGiveTheSameChanges(seed: Int) {
+        var random = Generator(seed: seed)
+        let pool = ["a", "b", "c"]
+        let old = Self.randomLayout(&random, sectionPool: pool), new = Self.randomLayout(&random, sectionPool: pool)
+        for identity in [Identity(key: JSONKeyPath("id")), Identity(key: nil)] {
+            let expected = ChangeSet.between(old: old, new: new, identity: identity)
+            // Two buckets: most pairs matched by hash alone are of other identities.
+            func colliding(_ layout: Layout) -> [RowArray<Int>] { identity.hashes(of: layout.sections).map { RowArray($0.map { $0 & 1 }) } }
+            let changes = ChangeSet.between(old: old, oldHashes: colliding(old), new: new, newHashes: colliding(new), identity: identity)
+            #expect(changes == expected, "seed \(seed), identity \(String(describing: identity.key))")
+        }
+    }
+
+    /// Lists long enough that hashing and checking run on all cores, edited at random
+    /// places, with updates and moves; with real and with colliding hashes.
+    @Test(arguments: 0..<6)
+    func longListsGiveChangesTheOracleAccepts(seed: Int) {
+        var random = Generator(seed: seed)
+        let count = 3 * Parallel.threshold
+        var rows = (0..<count).map { n -> JSON in ["id": JSON(n), "v": JSON(n % 5)] }
+        let old = Layout(sections: [RowArray(rows)], titles: [""])
+        for _ in 0..<(count / 50) {
+            switch random.next(4) {
+            case 0: rows.remove(at: random.next(rows.count))
+            case 1: rows.insert(["id": JSON(count + random.next(count)), "v": 0], at: random.next(rows.count + 1))
+            case 2: rows[random.next(rows.count)] = ["id": JSON(random.next(count)), "v": 9]  // an update, or a duplicate identity
+            default: rows.swapAt(random.next(rows.count), random.next(rows.count))
+            }
+        }
+        let new = Layout(sections: [RowArray(rows)], titles: [""])
+        for identity in [Identity(key: JSONKeyPath("id")), Identity(key: nil)] {
+            let changes = ChangeSet.between(old: old, new: new, identity: identity)
+            let problems = ChangeSetOracle.problems(changes, old: old, new: new, identity: identity)
+            #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5))")
+            func colliding(_ layout: Layout) -> [RowArray<Int>] { identity.hashes(of: layout.sections).map { RowArray($0.map { $0 & 255 }) } }
+            let exact = ChangeSet.between(old: old, oldHashes: colliding(old), new: new, newHashes: colliding(new), identity: identity)
+            #expect(exact == changes, "seed \(seed)")
+        }
+    }
+
     @Test func jsonShape() {
         let changes = changeSet(deletedSections: [2], insertedSections: [], deleted: [path(0, 1)], inserted: [path(1, 1)],
                                 moved: [(path(0, 3), path(0, 0))], updated: [path(0, 0)])

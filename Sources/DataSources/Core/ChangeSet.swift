@@ -95,58 +95,24 @@ public struct ChangeSet: Sendable, Equatable {
         }
         let oldEnd = old.count - tail, newEnd = new.count - tail
 
-        // The old rows of each identity hash as a chain in row order, so that duplicates pair
-        // up first to first in constant time each: `heads[hash]` is the first unmatched old
-        // row (or -1) and `next[row]` the one after it (rows counted from `head`). Keyed by
-        // the hash alone (an Int key needs no reference counting); a chain may hold rows of
-        // other identities whose hash collides, which matching steps over.
-        var oldPaths: [IndexPath] = []
-        oldPaths.reserveCapacity(oldEnd - head)
-        old.forEachRow(from: head) { flat, path, _, _ in
-            guard flat < oldEnd else { return false }
-            oldPaths.append(path)
-            return true
+        let oldPaths = old.paths(from: head, to: oldEnd)
+        // Rows are matched by hash alone first, touching no row, and every pair is then
+        // checked on all cores: equal values, or (with an identity key) the same identity,
+        // which makes the pair updated. The matching that checks each candidate as it goes
+        // pairs the same rows whenever every first candidate passes, so it runs only when
+        // one does not (hashes that collide).
+        var match = RowMatch(old: old, oldPaths: oldPaths, new: new, from: head, to: newEnd, checking: nil)
+        let verdicts = Parallel.map(match.kept) { pair in
+            RowMatch.verdict(old.rows[oldPaths[pair.oldRow]], new.rows[pair.to], identity: identity)
         }
-        var next = [Int](repeating: -1, count: oldPaths.count)
-        var heads = ChainHeads(capacity: oldPaths.count)
-        for row in oldPaths.indices.reversed() {
-            let path = oldPaths[row]
-            if let following = heads.updateValue(row, forKey: old.hashes[path.section][path.item]) { next[row] = following }
+        if verdicts.contains(.different) {
+            match = RowMatch(old: old, oldPaths: oldPaths, new: new, from: head, to: newEnd, checking: identity)
+        } else {
+            for (pair, verdict) in zip(match.kept, verdicts) where verdict == .updated { match.updated.append(pair.to) }
         }
-
-        var oldKept = [Bool](repeating: false, count: oldPaths.count)
-        var kept: [(oldRow: Int, to: IndexPath)] = []
-        new.forEachRow(from: head) { flat, here, object, hash in
-            guard flat < newEnd else { return false }
-            guard let position = heads.slot(forKey: hash) else {
-                changes.inserted.append(here)
-                return true
-            }
-            // The first row of the chain that is the same object. An equal value always is,
-            // and is not updated: comparing values first, one comparison settles most kept
-            // rows; only a row whose value differs has its identity compared.
-            var previous = -1, row = heads[slot: position], updated = false
-            while row >= 0 {
-                let candidate = old.rows[oldPaths[row]]
-                if candidate == object { break }
-                if identity.key != nil, identity.same(candidate, object) {
-                    updated = true
-                    break
-                }
-                previous = row
-                row = next[row]
-            }
-            guard row >= 0 else {
-                changes.inserted.append(here)
-                return true
-            }
-            // Unlink the matched row, so that chains hold unmatched rows only.
-            if previous < 0 { heads[slot: position] = next[row] } else { next[previous] = next[row] }
-            oldKept[row] = true
-            kept.append((row, here))
-            if updated { changes.updated.append(here) }
-            return true
-        }
+        changes.inserted = match.inserted
+        changes.updated = match.updated
+        let kept = match.kept, oldKept = match.oldKept
         for row in oldPaths.indices where !oldKept[row] { changes.deleted.append(oldPaths[row]) }
 
         // A kept row that changed section moves. Of those staying in their section, the
@@ -234,6 +200,69 @@ public struct ChangeSet: Sendable, Equatable {
 /// Identity hash → the first row of its chain: an open-addressed table that uses the hash
 /// as it is (identity hashes are already well mixed), so a probe costs one array read, not
 /// a rehash of the key as `Dictionary` does.
+/// New rows paired with old rows of the same identity hash, first to first.
+private struct RowMatch {
+    /// Each kept row: its old row (counted from the match's start) and its new path.
+    var kept: [(oldRow: Int, to: IndexPath)] = []
+    var oldKept: [Bool]
+    var inserted: [IndexPath] = []
+    var updated: [IndexPath] = []
+
+    enum Verdict: Sendable { case equal, updated, different }
+
+    /// The old rows of each identity hash as a chain in row order, so that duplicates pair
+    /// up first to first in constant time each: `heads[hash]` is the first unmatched old
+    /// row (or -1) and `next[row]` the one after it. Keyed by the hash alone (an Int key
+    /// needs no reference counting); a chain may hold rows of other identities whose hash
+    /// collides. With `checking`, a new row takes the first row of its chain that is the
+    /// same object (an equal value always is, and is not updated, so one comparison settles
+    /// most kept rows); without, the first row of its chain, to be checked by the caller.
+    init(old: FlatRows, oldPaths: [IndexPath], new: FlatRows, from head: Int, to newEnd: Int, checking identity: Identity?) {
+        var next = [Int](repeating: -1, count: oldPaths.count)
+        var heads = ChainHeads(capacity: oldPaths.count)
+        for row in oldPaths.indices.reversed() {
+            let path = oldPaths[row]
+            if let following = heads.updateValue(row, forKey: old.hashes[path.section][path.item]) { next[row] = following }
+        }
+        oldKept = [Bool](repeating: false, count: oldPaths.count)
+        new.forEachRow(from: head) { flat, here, object, hash in
+            guard flat < newEnd else { return false }
+            guard let position = heads.slot(forKey: hash) else {
+                inserted.append(here)
+                return true
+            }
+            var previous = -1, row = heads[slot: position], updated = false
+            if let identity {
+                while row >= 0 {
+                    let verdict = Self.verdict(old.rows[oldPaths[row]], object, identity: identity)
+                    if verdict != .different {
+                        updated = verdict == .updated
+                        break
+                    }
+                    previous = row
+                    row = next[row]
+                }
+            }
+            guard row >= 0 else {
+                inserted.append(here)
+                return true
+            }
+            // Unlink the matched row, so that chains hold unmatched rows only.
+            if previous < 0 { heads[slot: position] = next[row] } else { next[previous] = next[row] }
+            oldKept[row] = true
+            kept.append((row, here))
+            if updated { self.updated.append(here) }
+            return true
+        }
+    }
+
+    /// Whether an old and a new row are the same object, and if so whether it changed.
+    static func verdict(_ old: JSON, _ new: JSON, identity: Identity) -> Verdict {
+        if old == new { return .equal }
+        return identity.key != nil && identity.same(old, new) ? .updated : .different
+    }
+}
+
 private struct ChainHeads {
     private struct Slot {
         var key = 0
@@ -288,7 +317,7 @@ private struct ChainHeads {
 }
 
 /// A layout's rows numbered in order across sections ("flat" numbers).
-private struct FlatRows {
+private struct FlatRows: Sendable {
     let rows: [RowArray<JSON>]
     let hashes: [RowArray<Int>]
     /// `starts[s]`: the flat number of section `s`'s first row.
@@ -310,6 +339,18 @@ private struct FlatRows {
 
     /// The path of a flat number below `count`.
     func path(_ flat: Int) -> IndexPath { IndexPath(flat: flat, sectionStarts: starts) }
+
+    /// The paths of flat numbers `start..<end`.
+    func paths(from start: Int, to end: Int) -> [IndexPath] {
+        var paths: [IndexPath] = []
+        paths.reserveCapacity(end - start)
+        forEachRow(from: start) { flat, path, _, _ in
+            guard flat < end else { return false }
+            paths.append(path)
+            return true
+        }
+        return paths
+    }
 
     /// The row after `path`, past empty sections; past the end after the last row.
     func next(after path: IndexPath) -> IndexPath {

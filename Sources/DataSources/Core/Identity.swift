@@ -46,11 +46,9 @@ public struct Identity: Sendable {
         }
     }
 
-    func hashes(of objects: some Collection<JSON>) -> [Int] {
-        var result: [Int] = []
-        result.reserveCapacity(objects.count)
-        for object in objects { result.append(hash(of: object)) }
-        return result
+    /// Each object's `hash(of:)`, in order; a long list is hashed on all cores.
+    func hashes<Objects: RandomAccessCollection<JSON> & Sendable>(of objects: Objects) -> [Int] where Objects.Index == Int {
+        Parallel.map(objects) { hash(of: $0) }
     }
 
     func hashes(of sections: [RowArray<JSON>]) -> [RowArray<Int>] { sections.map { RowArray(hashes(of: $0)) } }

@@ -12,7 +12,12 @@ public final class SimpleDataSource: DataSource {
     /// Rows are kept packed, a few times smaller than the trees they come as (see
     /// `JSON.packed()`); rows already packed stay as they are.
     private static func layout(_ objects: [JSON]) -> Layout {
-        Layout(sections: [RowArray(JSON.packedRows(objects))], titles: [""])
+        Layout(sections: [RowArray(packedRows(objects))], titles: [""])
+    }
+
+    /// Packed on all cores when there are many: a list replaced or created whole.
+    private static func packedRows(_ objects: [JSON]) -> [JSON] {
+        Parallel.map(objects, state: { PackingScratch() }) { scratch, object in object.cursor.packed(using: &scratch) }
     }
 
     public var objects: RowArray<JSON> { layout.sections[0] }
@@ -35,7 +40,7 @@ public final class SimpleDataSource: DataSource {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
-        insertRows(Array(JSON.packedRows(newObjects)), at: index)
+        insertRows(Self.packedRows(newObjects), at: index)
     }
 
     public func remove(at index: Int, count: Int) throws(DataSourceError) {
