@@ -489,7 +489,7 @@ func changeSetBenchmark(_ options: Options) {
     let newWithMoves = makeObjects(withMoves)
     let newWithUpdates = makeObjects(edited) { updating.contains($0) ? 1 : 0 }
     say("changeset: \(count) objects -> \(edits) deleted (random places), \(edits) inserted (random places); the new rows are separate trees")
-    say("  (parsed, as replaceObjects gets them), so kept objects compare by value; \(runs) runs each, median (best)")
+    say("  (parsed, as replaceObjects gets them), so kept objects compare by value; \(runs) runs each, median (best–worst)")
 
     let byID = Identity(key: JSONKeyPath("id")), whole = Identity(key: nil)
     let variants: [(String, Identity, [JSON])] = [
@@ -519,9 +519,9 @@ func changeSetBenchmark(_ options: Options) {
             replaceTimes.append(seconds * 1000)
         }
         let diff = Sample(times), replace = Sample(replaceTimes)
-        say("  \(label): ChangeSet.between \(fixed(diff.median, 1)) ms (\(fixed(diff.min, 1))); replaceObjects \(fixed(replace.median, 1)) ms (\(fixed(replace.min, 1)));"
+        say("  \(label): ChangeSet.between \(fixed(diff.median, 1)) ms (\(fixed(diff.min, 1))–\(fixed(diff.max, 1))); replaceObjects \(fixed(replace.median, 1)) ms (\(fixed(replace.min, 1))–\(fixed(replace.max, 1)));"
             + " deleted \(changes.deleted.count), inserted \(changes.inserted.count), moved \(changes.moved.count), updated \(changes.updated.count); floor < \(fixed(floorMS)) ms: \(ofFloor(diff.median, floorMS))")
-        say("RESULT changeset variant=\(number + 1) objects=\(count) between_ms=\(fixed(diff.median, 1)) between_best_ms=\(fixed(diff.min, 1)) replace_ms=\(fixed(replace.median, 1)) deleted=\(changes.deleted.count) inserted=\(changes.inserted.count) moved=\(changes.moved.count) updated=\(changes.updated.count)")
+        say("RESULT changeset variant=\(number + 1) objects=\(count) between_ms=\(fixed(diff.median, 1)) between_best_ms=\(fixed(diff.min, 1)) between_worst_ms=\(fixed(diff.max, 1)) replace_ms=\(fixed(replace.median, 1)) replace_worst_ms=\(fixed(replace.max, 1)) deleted=\(changes.deleted.count) inserted=\(changes.inserted.count) moved=\(changes.moved.count) updated=\(changes.updated.count)")
     }
 }
 
