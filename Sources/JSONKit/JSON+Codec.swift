@@ -63,13 +63,19 @@ extension JSON {
 
     /// Appends the encoding of this value to `buffer`.
     public func encode(into buffer: inout [UInt8], format: Format = []) {
+        withEncoded(format: format) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the encoded bytes, valid only during the call: for a caller that
+    /// copies them once, where they go.
+    public func withEncoded<R>(format: Format = [], _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         guard let dumped = withTree({ json_dumps($0, dumpFlags(format)) }) else {
             fatalError("jansson: out of memory while encoding")
         }
         defer { free(dumped) }
         let length = strlen(dumped)
-        dumped.withMemoryRebound(to: UInt8.self, capacity: length) {
-            buffer.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+        return try dumped.withMemoryRebound(to: UInt8.self, capacity: length) {
+            try body(UnsafeBufferPointer(start: $0, count: length))
         }
     }
 

@@ -64,6 +64,16 @@ extension JSON {
         return members.allSatisfy { keys.insert($0.0).inserted }
     }
 
+    /// An object of three members, without the array a literal or a list of pairs would
+    /// allocate: the shape of every JSON-RPC response.
+    public static func object(_ first: (String, JSON), _ second: (String, JSON), _ third: (String, JSON)) -> JSON {
+        let object = newReference(json_object())
+        setMember(of: object.pointer, key: first.0, value: first.1)
+        setMember(of: object.pointer, key: second.0, value: second.1)
+        setMember(of: object.pointer, key: third.0, value: third.1)
+        return JSON(object)
+    }
+
     public static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {
         object(members.lazy.map { ($0.key, $0.value) })
     }

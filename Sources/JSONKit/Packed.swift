@@ -343,7 +343,7 @@ enum PackedWriter {
         let buffer = unsafeDowncast(made, to: PackedBuffer.self)
         buffer.withUnsafeMutablePointerToElements { start in
             var cursor = start
-            scratch.steps.withUnsafeBufferPointer { write($0, to: &cursor) }
+            _ = scratch.steps.withUnsafeBufferPointer { write($0, to: &cursor) }
             assert(cursor - start == size)
         }
         return buffer

@@ -89,8 +89,22 @@ public enum Framing {
     }
 
     public static func appendFrame(_ body: [UInt8], to output: inout [UInt8]) {
-        output.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+        appendHeader(length: body.count, to: &output)
         output.append(contentsOf: body)
+    }
+
+    /// `Content-Length: <length>\r\n\r\n`, the digits written in place (no string is made
+    /// for a header: the writer frames every message).
+    public static func appendHeader(length: Int, to output: inout [UInt8]) {
+        precondition(length >= 0, "a body has no negative length")
+        output.append(contentsOf: "Content-Length: ".utf8)
+        var divisor = 1
+        while divisor <= length / 10 { divisor *= 10 }
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(length / divisor % 10))
+            divisor /= 10
+        }
+        output.append(contentsOf: "\r\n\r\n".utf8)
     }
 
     // MARK: Byte helpers

@@ -48,6 +48,12 @@ public struct ResponseError: Error, Sendable, Equatable {
     }
 }
 
+/// The `"jsonrpc"` member every message carries, made once and shared (values are
+/// immutable, and jansson counts references atomically): one string less per message.
+enum JSONRPCVersion {
+    static let value: JSON = "2.0"
+}
+
 public struct Request: Sendable {
     /// Kept as the client sent it, so the response echoes it exactly.
     public let id: JSON
@@ -66,7 +72,7 @@ public struct Notification: Sendable {
     }
 
     public var json: JSON {
-        var members: [(String, JSON)] = [("jsonrpc", "2.0"), ("method", JSON(method))]
+        var members: [(String, JSON)] = [("jsonrpc", JSONRPCVersion.value), ("method", JSON(method))]
         if let params { members.append(("params", params)) }
         return .object(members)
     }
@@ -87,18 +93,27 @@ public enum Message: Sendable {
             self = .invalid(id: .null, error: .invalidRequest("expected a request object, got \(value.kindDescription)"))
             return
         }
+        // Members only checked are read in place (a value made of each would cost an
+        // allocation apiece, on every message); `id` and `params` are kept, so made values.
+        let message = value.cursor
         let idMember = value["id"]
         let id = idMember ?? .null
-        if let idMember, ![.string, .integer, .real, .null].contains(idMember.kind) {
-            self = .invalid(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, got \(idMember.kindDescription)"))
-            return
+        if let idMember {
+            switch idMember.kind {
+            case .string, .integer, .real, .null: break
+            default:
+                self = .invalid(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, got \(idMember.kindDescription)"))
+                return
+            }
         }
-        guard value["jsonrpc"]?.stringValue == "2.0" else {
+        var isVersion2 = false
+        message.member("jsonrpc")?.withScalar { if case .string(let bytes) = $0 { isVersion2 = bytes.elementsEqual("2.0".utf8) } }
+        guard isVersion2 else {
             self = .invalid(id: id, error: .invalidRequest("\"jsonrpc\" must be the string \"2.0\""))
             return
         }
-        guard let methodMember = value["method"] else {
-            if idMember != nil, value["result"] != nil || value["error"] != nil {
+        guard let methodMember = message.member("method") else {
+            if idMember != nil, message.member("result") != nil || message.member("error") != nil {
                 self = .response(id: id)
             } else {
                 self = .invalid(id: id, error: .invalidRequest("missing \"method\""))
@@ -168,9 +183,9 @@ public enum Outgoing: Sendable {
     public var json: JSON {
         switch self {
         case .response(let id, .success(let result)):
-            return ["jsonrpc": "2.0", "id": id, "result": result]
+            return JSON.object(("jsonrpc", JSONRPCVersion.value), ("id", id), ("result", result))
         case .response(let id, .failure(let error)):
-            return ["jsonrpc": "2.0", "id": id, "error": error.json]
+            return JSON.object(("jsonrpc", JSONRPCVersion.value), ("id", id), ("error", error.json))
         case .notification(let notification):
             return notification.json
         case .batch(let responses):

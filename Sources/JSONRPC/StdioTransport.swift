@@ -90,6 +90,17 @@ public final class StdioTransport: @unchecked Sendable {
     }
 }
 
+extension Framing {
+    /// Encodes `message` straight into `output`, framed: the writer's path, where a copy of
+    /// each body would cost an allocation a message.
+    public static func appendFrame(encoding message: JSON, to output: inout [UInt8]) {
+        message.withEncoded { body in
+            appendHeader(length: body.count, to: &output)
+            output.append(contentsOf: body)
+        }
+    }
+}
+
 /// The one writer of stdout.
 private final class Writer: @unchecked Sendable {
     private let descriptor: Int32
@@ -128,7 +139,7 @@ private final class Writer: @unchecked Sendable {
                 items = []
                 let count = batch.count
                 for (index, message) in batch.enumerated() where !failed {
-                    Framing.appendFrame(message.json.encoded(), to: &bytes)
+                    Framing.appendFrame(encoding: message.json, to: &bytes)
                     if bytes.count >= Writer.writeSize || index == count - 1 {
                         drained += bytes.count
                         if let code = writeAll(bytes) {

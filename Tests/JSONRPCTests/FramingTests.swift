@@ -1,3 +1,4 @@
+import JSONKit
 import JSONRPC
 import Testing
 
@@ -6,6 +7,24 @@ private func scan(_ text: String) -> Framing.HeaderScan {
 }
 
 @Suite struct FramingTests {
+    @Test(arguments: [0, 1, 9, 10, 99, 100, 12_345, 1_000_000, Int.max])
+    func writesTheHeaderDigitsInPlace(length: Int) {
+        var output: [UInt8] = [7]
+        Framing.appendHeader(length: length, to: &output)
+        #expect(output == [7] + Array("Content-Length: \(length)\r\n\r\n".utf8))
+    }
+
+    @Test func framesAnEncodedMessageAsItsBytes() throws {
+        let message: JSON = ["jsonrpc": "2.0", "id": 12, "result": ["title": "Ünïcode", "score": 1.5]]
+        var output: [UInt8] = []
+        Framing.appendFrame(encoding: message, to: &output)
+        #expect(output == Framing.frame(message.encoded()))
+        var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
+        output.withUnsafeBytes { decoder.append($0) }
+        guard case .body(let body)? = decoder.next() else { Issue.record("no frame decoded"); return }
+        #expect(try JSON.parse(body) == message)
+    }
+
     @Test func readsAHeaderBlock() {
         #expect(scan("Content-Length: 12\r\n\r\n{}") == .header(contentLength: 12, headerLength: 22))
         #expect(scan("content-length:3\r\n\r\n") == .header(contentLength: 3, headerLength: 20))

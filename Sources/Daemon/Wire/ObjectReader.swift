@@ -19,6 +19,7 @@ struct ObjectReader {
     /// `value` nil (absent `params`) reads as an empty object.
     init(_ value: JSON?, field: String, expected: String = "an object") throws(FieldError) {
         self.field = field
+        read.reserveCapacity(4)
         guard let value else {
             object = [:]
             return
@@ -206,6 +207,19 @@ enum Decode {
     /// `[section, item]`, both non-negative integers.
     static func indexPath(_ value: JSON, _ field: String) throws(FieldError) -> IndexPath {
         let expected = "[section, item], an array of two non-negative integers"
+        // Read in place first: most requests carry one, and making a value of each element
+        // costs an allocation apiece. Anything else is decoded below, which names the fault.
+        var count = 0, first: Int64 = -1, second: Int64 = -1
+        value.cursor.forEachElement { index, element in
+            count += 1
+            element.withScalar { scalar in
+                guard case .integer(let integer) = scalar else { return }
+                if index == 0 { first = integer } else if index == 1 { second = integer }
+            }
+        }
+        if count == 2, first >= 0, second >= 0, let section = Int(exactly: first), let item = Int(exactly: second) {
+            return IndexPath(section: section, item: item)
+        }
         guard let elements = value.arrayValue, elements.count == 2 else { throw .mistyped(field, expected: expected, got: value) }
         let section = try integer(elements[0], "\(field)[0]", in: 0...Int.max)
         let item = try integer(elements[1], "\(field)[1]", in: 0...Int.max)
