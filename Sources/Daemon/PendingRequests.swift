@@ -23,7 +23,10 @@ struct PendingRequests {
     }
 
     private var entries: [Int: Entry] = [:]
-    private var tokensByID: [JSON: [Int]] = [:]
+    /// The oldest unanswered request of each id, and the later ones of an id a client
+    /// reused while it was pending (rare): every request is one entry of an Int, not an array.
+    private var oldestByID: [JSON: Int] = [:]
+    private var laterByID: [JSON: [Int]] = [:]
     private var batches: [Int: Batch] = [:]
     private var slotOfToken: [Int: Int] = [:]
     private var nextSerial = 0
@@ -38,7 +41,7 @@ struct PendingRequests {
     mutating func begin(id: JSON, batch: Int?, slot: Int) -> RequestToken {
         nextSerial += 1
         entries[nextSerial] = Entry(id: id, batch: batch)
-        tokensByID[id, default: []].append(nextSerial)
+        if oldestByID[id] == nil { oldestByID[id] = nextSerial } else { laterByID[id, default: []].append(nextSerial) }
         if batch != nil { slotOfToken[nextSerial] = slot }
         return RequestToken(serial: nextSerial)
     }
@@ -47,9 +50,17 @@ struct PendingRequests {
     /// or when the request was already answered).
     mutating func finish(_ token: RequestToken, _ result: Result<JSON, ResponseError>) -> Outgoing? {
         guard let entry = entries.removeValue(forKey: token.serial) else { return nil }
-        if var tokens = tokensByID[entry.id] {
-            tokens.removeAll { $0 == token.serial }
-            tokensByID[entry.id] = tokens.isEmpty ? nil : tokens
+        if oldestByID[entry.id] == token.serial {
+            // The next one of the same id, if any, becomes the oldest.
+            if let index = laterByID.index(forKey: entry.id) {
+                oldestByID[entry.id] = laterByID.values[index].removeFirst()
+                if laterByID.values[index].isEmpty { laterByID.remove(at: index) }
+            } else {
+                oldestByID[entry.id] = nil
+            }
+        } else if let index = laterByID.index(forKey: entry.id) {
+            laterByID.values[index].removeAll { $0 == token.serial }
+            if laterByID.values[index].isEmpty { laterByID.remove(at: index) }
         }
         let response = Outgoing.response(id: entry.id, result: result)
         guard let batchNumber = entry.batch, let slot = slotOfToken.removeValue(forKey: token.serial) else {
@@ -74,7 +85,7 @@ struct PendingRequests {
     /// The oldest unanswered request with this id. Work behind it needs no stopping: its
     /// answer, when it comes, finds the request answered and is dropped.
     func oldest(withID id: JSON) -> RequestToken? {
-        tokensByID[id]?.first.map(RequestToken.init)
+        oldestByID[id].map(RequestToken.init)
     }
 
     /// Every unanswered request but `kept`, oldest first.

@@ -112,7 +112,8 @@ public class DataSource {
     }
 
     public func validate(_ indexPath: IndexPath) throws(DataSourceError) {
-        let got: JSON = [JSON(indexPath.section), JSON(indexPath.item)]
+        // Made only for a refusal: every read of a row comes through here.
+        var got: JSON { [JSON(indexPath.section), JSON(indexPath.item)] }
         guard layout.sections.indices.contains(indexPath.section) else {
             throw DataSourceError(field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
                                   message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
