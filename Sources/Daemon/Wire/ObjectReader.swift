@@ -46,11 +46,22 @@ struct ObjectReader {
     /// The member as sent, null included; marks it as known.
     mutating func rawValue(_ key: String) -> JSON? {
         let value = object[key]
-        if !read.contains(key) {
-            read.append(key)
-            if value != nil { presentRead += 1 }
-        }
+        markRead(key, present: value != nil)
         return value
+    }
+
+    /// The member read in place, null included; marks it as known. What the scalar readers
+    /// take first: a value made of each member costs an allocation, on every request.
+    private mutating func member(_ key: String) -> JSON.Cursor? {
+        let member = object.cursor.member(key)
+        markRead(key, present: member != nil)
+        return member
+    }
+
+    private mutating func markRead(_ key: String, present: Bool) {
+        guard !read.contains(key) else { return }
+        read.append(key)
+        if present { presentRead += 1 }
     }
 
     /// Refuses members that were never read: a typo must not be silently ignored.
@@ -73,6 +84,14 @@ struct ObjectReader {
         return try decode(value, path(key))
     }
 
+    /// The same, trying `inPlace` on the member where it lies first; it answers nil for
+    /// anything it does not take, which `decode` then refuses by name.
+    mutating func required<T>(_ key: String, inPlace: (JSON.Cursor) -> T?, _ decode: (JSON, String) throws(FieldError) -> T,
+                              expected: String) throws(FieldError) -> T {
+        if let member = member(key), let decoded = inPlace(member) { return decoded }
+        return try required(key, decode, expected: expected)
+    }
+
     mutating func optional<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T) throws(FieldError) -> T? {
         guard let value = value(key) else { return nil }
         return try decode(value, path(key))
@@ -80,7 +99,8 @@ struct ObjectReader {
 
     mutating func string(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String {
         let expected = nonEmpty ? "a non-empty string" : "a string"
-        return try required(key, { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }, expected: expected)
+        return try required(key, inPlace: { member in member.stringValue.flatMap { nonEmpty && $0.isEmpty ? nil : $0 } },
+                            { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }, expected: expected)
     }
 
     mutating func optionalString(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String? {
@@ -100,7 +120,9 @@ struct ObjectReader {
     }
 
     mutating func optionalBool(_ key: String) throws(FieldError) -> Bool? {
-        try optional(key) { value, field throws(FieldError) in try Decode.bool(value, field) }
+        // Absent, the usual case for a flag, reads nothing more.
+        guard member(key) != nil else { return nil }
+        return try optional(key) { value, field throws(FieldError) in try Decode.bool(value, field) }
     }
 
     mutating func optionalKeyPath(_ key: String) throws(FieldError) -> JSONKeyPath? {
@@ -207,22 +229,25 @@ enum Decode {
     /// `[section, item]`, both non-negative integers.
     static func indexPath(_ value: JSON, _ field: String) throws(FieldError) -> IndexPath {
         let expected = "[section, item], an array of two non-negative integers"
-        // Read in place first: most requests carry one, and making a value of each element
-        // costs an allocation apiece. Anything else is decoded below, which names the fault.
+        if let indexPath = indexPath(inPlace: value.cursor) { return indexPath }
+        guard let elements = value.arrayValue, elements.count == 2 else { throw .mistyped(field, expected: expected, got: value) }
+        let section = try integer(elements[0], "\(field)[0]", in: 0...Int.max)
+        let item = try integer(elements[1], "\(field)[1]", in: 0...Int.max)
+        return IndexPath(section: section, item: item)
+    }
+
+    /// A valid index path read where it lies, with no value made of its elements (most
+    /// requests carry one); nil for anything else, which `indexPath(_:_:)` refuses by name.
+    static func indexPath(inPlace value: JSON.Cursor) -> IndexPath? {
         var count = 0, first: Int64 = -1, second: Int64 = -1
-        value.cursor.forEachElement { index, element in
+        value.forEachElement { index, element in
             count += 1
             element.withScalar { scalar in
                 guard case .integer(let integer) = scalar else { return }
                 if index == 0 { first = integer } else if index == 1 { second = integer }
             }
         }
-        if count == 2, first >= 0, second >= 0, let section = Int(exactly: first), let item = Int(exactly: second) {
-            return IndexPath(section: section, item: item)
-        }
-        guard let elements = value.arrayValue, elements.count == 2 else { throw .mistyped(field, expected: expected, got: value) }
-        let section = try integer(elements[0], "\(field)[0]", in: 0...Int.max)
-        let item = try integer(elements[1], "\(field)[1]", in: 0...Int.max)
+        guard count == 2, first >= 0, second >= 0, let section = Int(exactly: first), let item = Int(exactly: second) else { return nil }
         return IndexPath(section: section, item: item)
     }
 }

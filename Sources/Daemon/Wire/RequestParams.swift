@@ -90,7 +90,7 @@ struct IndexPathParams: WireParams {
     var withRevision: Bool
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        indexPath = try reader.required("indexPath", Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
+        indexPath = try reader.required("indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
         withRevision = try reader.optionalBool("withRevision") ?? false
     }
 }
@@ -101,7 +101,7 @@ struct DisplayParams: WireParams {
     var indexPath: IndexPath
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        indexPath = try reader.required("indexPath", Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
+        indexPath = try reader.required("indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
     }
 }
 
