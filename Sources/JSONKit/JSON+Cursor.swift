@@ -122,15 +122,6 @@ public struct PackingScratch {
     public init() {}
 }
 
-extension JSON {
-    /// Each value packed (see `packed()`), with one scratch for all, as they are read: the
-    /// rows are not collected in an array of their own.
-    public static func packedRows<S: Sequence<JSON>>(_ values: S) -> LazyMapSequence<S, JSON> {
-        var scratch = PackingScratch()
-        return values.lazy.map { $0.cursor.packed(using: &scratch) }
-    }
-}
-
 /// Writes packed objects member by member, from values read in place through cursors or
 /// made whole, keeping its storage from one object to the next: a page of mapped objects
 /// is written with no tree, no member value and no member list allocated per object.

@@ -197,9 +197,6 @@ public struct ChangeSet: Sendable, Equatable {
     }
 }
 
-/// Identity hash → the first row of its chain: an open-addressed table that uses the hash
-/// as it is (identity hashes are already well mixed), so a probe costs one array read, not
-/// a rehash of the key as `Dictionary` does.
 /// New rows paired with old rows of the same identity hash, first to first.
 private struct RowMatch {
     /// Each kept row: its old row (counted from the match's start) and its new path.
@@ -263,6 +260,9 @@ private struct RowMatch {
     }
 }
 
+/// Identity hash → the first row of its chain: an open-addressed table that uses the hash
+/// as it is (identity hashes are already well mixed), so a probe costs one array read, not
+/// a rehash of the key as `Dictionary` does.
 private struct ChainHeads {
     private struct Slot {
         var key = 0
