@@ -48,8 +48,10 @@ public struct ResponseError: Error, Sendable, Equatable {
     }
 }
 
-/// The `"jsonrpc"` member every message carries, made once and shared (values are
-/// immutable, and jansson counts references atomically): one string less per message.
+/// The `"jsonrpc"` member every message carries, made once and shared by every thread:
+/// one string less per message. Sound because values are immutable and jansson counts
+/// references atomically, which the build requires (`JSON_HAVE_ATOMIC_BUILTINS`; see
+/// `Reference`).
 enum JSONRPCVersion {
     static let value: JSON = "2.0"
 }

@@ -19,7 +19,6 @@ struct ObjectReader {
     /// `value` nil (absent `params`) reads as an empty object.
     init(_ value: JSON?, field: String, expected: String = "an object") throws(FieldError) {
         self.field = field
-        read.reserveCapacity(4)
         guard let value else {
             object = [:]
             return
@@ -60,6 +59,7 @@ struct ObjectReader {
 
     private mutating func markRead(_ key: String, present: Bool) {
         guard !read.contains(key) else { return }
+        if read.isEmpty { read.reserveCapacity(4) }  // one allocation for the usual few names
         read.append(key)
         if present { presentRead += 1 }
     }

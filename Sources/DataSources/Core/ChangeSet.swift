@@ -97,10 +97,11 @@ public struct ChangeSet: Sendable, Equatable {
 
         let oldPaths = old.paths(from: head, to: oldEnd)
         // Rows are matched by hash alone first, touching no row, and every pair is then
-        // checked on all cores: equal values, or (with an identity key) the same identity,
-        // which makes the pair updated. The matching that checks each candidate as it goes
-        // pairs the same rows whenever every first candidate passes, so it runs only when
-        // one does not (hashes that collide).
+        // checked (on all cores, from `Parallel.threshold` pairs up): equal values, or (with
+        // an identity key) the same identity, which makes the pair updated. The matching that
+        // checks each candidate as it goes pairs the same rows whenever every first candidate
+        // passes, so it runs only when one does not (hashes that collide): the match is then
+        // made twice.
         var match = RowMatch(old: old, oldPaths: oldPaths, new: new, from: head, to: newEnd, checking: nil)
         let verdicts = Parallel.map(match.kept) { pair in
             RowMatch.verdict(old.rows[oldPaths[pair.oldRow]], new.rows[pair.to], identity: identity)

@@ -10,16 +10,17 @@ import Glibc
 /// would cost more than it saves.
 enum Parallel {
     /// Fewer elements than this are mapped on the calling thread. At about 0.1–1 µs a row,
-    /// 8,192 rows are around a millisecond: well above what waking a worker costs.
+    /// 8,192 rows are a millisecond or more: well above what waking a worker costs.
     static let threshold = 8192
 
-    /// The cores this process may run on, read once.
+    /// The machine's online cores, read once (affinity and cgroup quotas are not counted:
+    /// with fewer cores usable, chunks only queue up).
     static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// `transform` of each element, in order. `makeState` gives each chunk its own working
     /// storage (a packing scratch, say), so that chunks share nothing they write.
     /// `transform` must only read shared state: chunks run at the same time.
-    static func map<Elements: RandomAccessCollection & Sendable, State, Result>(
+    static func map<Elements: RandomAccessCollection & Sendable, State, Result: Sendable>(
         _ elements: Elements, state makeState: @Sendable () -> State, _ transform: @Sendable (inout State, Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
         let count = elements.count
@@ -50,7 +51,7 @@ enum Parallel {
     }
 
     /// The same without per-chunk state.
-    static func map<Elements: RandomAccessCollection & Sendable, Result>(
+    static func map<Elements: RandomAccessCollection & Sendable, Result: Sendable>(
         _ elements: Elements, _ transform: @Sendable (Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
         map(elements, state: { () }, { _, element in transform(element) })
