@@ -411,7 +411,7 @@ enum PackedWriter {
                 var next = 0
                 for ((key, value), reference) in zip(members, scratch.keyReferences) {
                     var key = key
-                    key.withUTF8 { putKey(reference, $0, &cursor) }
+                    key.withUTF8 { putKey(reference, bytes: UnsafeRawPointer($0.baseAddress), &cursor) }
                     switch value {
                     case .tree:
                         // The tree's steps, up to the next member's.
@@ -509,9 +509,11 @@ enum PackedWriter {
         }
     }
 
-    @inline(__always) private static func putKey(_ reference: UInt64, _ key: UnsafeBufferPointer<UInt8>, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+    /// A member's key reference, then for an inline key its bytes (`bytes`, as many as the
+    /// reference says).
+    @inline(__always) private static func putKey(_ reference: UInt64, bytes: UnsafeRawPointer?, _ cursor: inout UnsafeMutablePointer<UInt8>) {
         putVarint(reference, &cursor)
-        if reference & 1 == 1, let base = key.baseAddress { putBytes(base, count: key.count, &cursor) }
+        if reference & 1 == 1, let bytes { putBytes(bytes, count: Int(reference >> 1), &cursor) }
     }
 
     private static func putBytes(_ bytes: UnsafeRawPointer, count: Int, _ cursor: inout UnsafeMutablePointer<UInt8>) {
@@ -527,8 +529,7 @@ enum PackedWriter {
             let step = steps[next]
             next += 1
             if step.tag == Step.key {
-                putVarint(step.number, &cursor)
-                if step.number & 1 == 1, let bytes = step.bytes { putBytes(bytes, count: Int(step.number >> 1), &cursor) }
+                putKey(step.number, bytes: step.bytes, &cursor)
                 continue
             }
             pending -= 1

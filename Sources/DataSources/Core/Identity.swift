@@ -168,8 +168,8 @@ struct IdentityIndex {
     /// wins, as `indexOf` did in the original.
     private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
         guard let position = UInt32(exactly: position) else { preconditionFailure("more than 2^32 rows") }
-        let positions = positions
-        guard let taken = first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) else {
+        guard let taken = stored(hash, hashes: hashes) else {
+            let positions = positions
             first.insert(position, hash: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) })
             return
         }
@@ -187,10 +187,15 @@ struct IdentityIndex {
         return collisions[hash]?.first { identity.same(row(at: Int($0), in: sections), object) }.map { positions.indexPath(at: Int($0)) }
     }
 
+    /// The position `first` holds for `hash` (`hashes`: the current rows').
+    private func stored(_ hash: Int, hashes: [RowArray<Int>]) -> UInt32? {
+        first.position(of: hash) { positions.hashOfEntry($0, in: hashes) }
+    }
+
     /// Where the first row with `hash` is now, after the shifts logged since it was stored.
     private func currentPosition(of hash: Int, hashes: [RowArray<Int>]) -> Int? {
         if let recent = added[hash] { return positions.shifted(recent.position, from: recent.shifts) }
-        guard let stored = first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) else { return nil }
+        guard let stored = stored(hash, hashes: hashes) else { return nil }
         return positions.shifted(Int(stored), from: 0)
     }
 
@@ -206,7 +211,7 @@ struct IdentityIndex {
         var seen = Set<Int>()
         for hash in newHashes {
             guard added[hash] == nil, seen.insert(hash).inserted,
-                  first.position(of: hash, hashOfEntry: { positions.hashOfEntry($0, in: hashes) }) == nil else { return false }
+                  stored(hash, hashes: hashes) == nil else { return false }
         }
         for (offset, hash) in newHashes.enumerated() { added[hash] = (start + offset, positions.shifts.count) }
         return true
