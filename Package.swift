@@ -29,7 +29,8 @@ let package = Package(
         // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
-        .target(name: "JSONKit", dependencies: ["CJansson"]),
+        .target(name: "CJSONArena", dependencies: ["CJansson"]),
+        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
         .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.

@@ -1,4 +1,5 @@
 import CJansson
+import CJSONArena
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,14 +17,30 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 }
 
 extension JSON {
+    /// Where a parsed document's nodes are allocated.
+    public enum Allocation: Sendable {
+        /// Each node from malloc: for values that are kept, or kept in part.
+        case perNode
+        /// All nodes carved from an arena's slots, freed together when the last node is (see
+        /// CJSONArena.h): cheaper to make and free for a document that is read and dropped,
+        /// such as a page of objects packed as rows (BENCHMARKS.md, "Sixth round"). A node
+        /// kept alive holds the whole document's memory, so nothing from it should be kept long.
+        case arena
+    }
+
+    /// Above this, an arena is not worth holding a document's memory to the last node for.
+    static let largestArenaDocument = 32 << 20
+
     /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
+    public static func parse(_ bytes: UnsafeRawBufferPointer, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {
         var error = json_error_t()
         // Any top-level value; \u0000 inside strings is valid JSON, so allow it.
         let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+        let inArena = allocation == .arena && bytes.count <= largestArenaDocument && json_arena_begin() != 0
         let parsed = withUnsafePointer(to: CChar(0)) { empty in
             json_loadb(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty, bytes.count, flags, &error)
         }
+        if inArena { json_arena_end() }
         guard let parsed else {
             let message = withUnsafeBytes(of: &error.text) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
@@ -33,16 +50,33 @@ extension JSON {
         return JSON(Reference(new: parsed))
     }
 
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
+    public static func parse(_ bytes: some Collection<UInt8>, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {
         let result: Result<JSON, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer)) }
+            Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer), allocation: allocation) }
         }
         if let result { return try result.get() }
-        return try parse(Array(bytes))
+        return try parse(Array(bytes), allocation: allocation)
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
         try parse(Array(text.utf8))
+    }
+
+    /// The serial number of the arena this value's node was parsed into; nil for a node from
+    /// malloc and for a packed value. For tests.
+    var arenaSerial: UInt64? {
+        guard case .tree(let pointer) = storage else { return nil }
+        let serial = withExtendedLifetime(self) { json_arena_serial_of(pointer) }
+        return serial == 0 ? nil : UInt64(serial)
+    }
+
+    /// Whether the arena with `serial` still holds its memory (some node of it is alive).
+    static func arenaIsAlive(_ serial: UInt64) -> Bool { json_arena_is_alive(CUnsignedLongLong(serial)) != 0 }
+
+    /// The serial number of the last arena a parse on this thread opened (nil if none).
+    static var lastArenaSerialOnThisThread: UInt64? {
+        let serial = json_arena_last_serial_on_this_thread()
+        return serial == 0 ? nil : UInt64(serial)
     }
 
     public struct Format: OptionSet, Sendable {
@@ -72,7 +106,7 @@ extension JSON {
         guard let dumped = withTree({ json_dumps($0, dumpFlags(format)) }) else {
             fatalError("jansson: out of memory while encoding")
         }
-        defer { free(dumped) }
+        defer { json_free_dumped(dumped) }
         let length = strlen(dumped)
         return try dumped.withMemoryRebound(to: UInt8.self, capacity: length) {
             try body(UnsafeBufferPointer(start: $0, count: length))

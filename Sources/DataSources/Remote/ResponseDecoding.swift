@@ -60,7 +60,8 @@ public enum ResponseDecoding {
             return .failure(error)
         }
         do {
-            return .success(try JSON.parse(response.body))
+            // Its list is packed as rows and the rest read for page metadata, then dropped.
+            return .success(try JSON.parse(response.body, allocation: .arena))
         } catch {
             var failure = FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)

@@ -1,0 +1,176 @@
+#define _GNU_SOURCE
+#include "CJSONArena.h"
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+enum { SLOT_SHIFT = 22, SLOT_COUNT = 256 };  // 4 MB slots, 1 GB of addresses (not of memory)
+#define SLOT_SIZE ((size_t)1 << SLOT_SHIFT)
+#define NO_SLOT (-1)
+
+typedef struct arena arena;
+struct arena {
+    unsigned long long serial;
+    int current_slot;         // being carved from, or NO_SLOT
+    size_t used;              // bytes carved from the current slot
+    // Nodes alive: counted without atomics while the parse runs (only its thread sees the
+    // arena then), handed to `live` when it ends (nodes are then freed from any thread).
+    size_t live_while_open;
+    atomic_size_t live;
+    arena *previous_alive, *next_alive;  // under `lock`
+};
+
+static char *region;          // NULL when the reservation failed: every node then comes from malloc
+static size_t region_size;
+static arena *slot_owner[SLOT_COUNT];   // written under `lock`, read by frees of the slot's nodes
+static int slot_next[SLOT_COUNT];       // the next slot of the same arena, or of the free list
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int first_free_slot = NO_SLOT;
+static arena *first_alive;    // every arena not yet freed, for json_arena_is_alive
+static unsigned long long last_serial;
+
+static _Thread_local arena *open_arena;
+static _Thread_local unsigned long long last_serial_on_this_thread;
+
+static int slot_of(const void *node) {
+    uintptr_t offset = (uintptr_t)node - (uintptr_t)region;
+    return offset < region_size ? (int)(offset >> SLOT_SHIFT) : NO_SLOT;
+}
+
+// Under `lock`.
+static int take_slot(arena *owner) {
+    int slot = first_free_slot;
+    if (slot == NO_SLOT) return NO_SLOT;
+    first_free_slot = slot_next[slot];
+    slot_owner[slot] = owner;
+    return slot;
+}
+
+static void destroy(arena *a) {
+    pthread_mutex_lock(&lock);
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
+        if (slot_owner[slot] != a) continue;
+        slot_owner[slot] = NULL;
+        // The pages stay mapped for the next arena, but the kernel may take them back
+        // whenever it needs memory: an idle daemon does not hold its last page's nodes.
+        madvise(region + ((size_t)slot << SLOT_SHIFT), SLOT_SIZE, MADV_FREE);
+        slot_next[slot] = first_free_slot;
+        first_free_slot = slot;
+    }
+    if (a->previous_alive) a->previous_alive->next_alive = a->next_alive; else first_alive = a->next_alive;
+    if (a->next_alive) a->next_alive->previous_alive = a->previous_alive;
+    pthread_mutex_unlock(&lock);
+    free(a);
+}
+
+static void *carve(arena *a, size_t size) {
+    size_t needed = (size + 7) & ~(size_t)7;  // 8-byte alignment is all jansson's nodes need
+    if (size > SLOT_SIZE) return NULL;
+    if (a->current_slot == NO_SLOT || SLOT_SIZE - a->used < needed) {
+        pthread_mutex_lock(&lock);
+        int slot = take_slot(a);
+        pthread_mutex_unlock(&lock);
+        if (slot == NO_SLOT) return NULL;
+        a->current_slot = slot;
+        a->used = 0;
+    }
+    void *node = region + ((size_t)a->current_slot << SLOT_SHIFT) + a->used;
+    a->used += needed;
+    a->live_while_open++;
+    return node;
+}
+
+static void *allocate(size_t size) {
+    arena *a = open_arena;
+    if (a) {
+        void *node = carve(a, size);
+        if (node) return node;
+    }
+    return malloc(size);
+}
+
+static void release(void *node) {
+    int slot = slot_of(node);
+    if (slot == NO_SLOT) {
+        free(node);
+        return;
+    }
+    arena *a = slot_owner[slot];
+    if (a == open_arena) {
+        a->live_while_open--;
+        return;
+    }
+    if (atomic_fetch_sub_explicit(&a->live, 1, memory_order_acq_rel) == 1) destroy(a);
+}
+
+// Before main, and so before jansson allocates anything.
+__attribute__((constructor)) static void install(void) {
+    size_t size = (size_t)SLOT_COUNT << SLOT_SHIFT;
+    void *reserved = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserved != MAP_FAILED) {
+        region = reserved;
+        region_size = size;
+        for (int slot = SLOT_COUNT - 1; slot >= 0; slot--) {
+            slot_next[slot] = first_free_slot;
+            first_free_slot = slot;
+        }
+    }
+    json_set_alloc_funcs(allocate, release);
+}
+
+unsigned long long json_arena_begin(void) {
+    if (open_arena || !region) return 0;
+    arena *a = calloc(1, sizeof(arena));
+    if (!a) return 0;
+    pthread_mutex_lock(&lock);
+    a->current_slot = take_slot(a);
+    if (a->current_slot == NO_SLOT) {
+        pthread_mutex_unlock(&lock);
+        free(a);
+        return 0;
+    }
+    a->serial = ++last_serial;
+    a->next_alive = first_alive;
+    if (first_alive) first_alive->previous_alive = a;
+    first_alive = a;
+    pthread_mutex_unlock(&lock);
+    open_arena = a;
+    last_serial_on_this_thread = a->serial;
+    return a->serial;
+}
+
+void json_arena_end(void) {
+    arena *a = open_arena;
+    if (!a) return;
+    open_arena = NULL;
+    if (a->live_while_open == 0) {
+        destroy(a);
+        return;
+    }
+    atomic_store_explicit(&a->live, a->live_while_open, memory_order_release);
+}
+
+void json_free_dumped(char *text) {
+    release(text);
+}
+
+unsigned long long json_arena_serial_of(const void *node) {
+    int slot = slot_of(node);
+    return slot == NO_SLOT ? 0 : slot_owner[slot]->serial;
+}
+
+int json_arena_is_alive(unsigned long long serial) {
+    pthread_mutex_lock(&lock);
+    arena *a = first_alive;
+    while (a && a->serial != serial) a = a->next_alive;
+    pthread_mutex_unlock(&lock);
+    return a != NULL;
+}
+
+unsigned long long json_arena_last_serial_on_this_thread(void) {
+    return last_serial_on_this_thread;
+}
