@@ -36,6 +36,18 @@ extension JSON {
         return JSON(array)
     }
 
+    /// `[[a, b], ...]`, built in jansson directly: a change set's thousand index paths make
+    /// one Swift value, where `.array` of `[JSON(a), JSON(b)]` makes three each.
+    public static func integerPairs(_ pairs: some Sequence<(Int, Int)>) -> JSON {
+        let array = newReference(json_array())
+        for (first, second) in pairs {
+            guard let pair = json_array(), let a = json_integer(json_int_t(first)), let b = json_integer(json_int_t(second)),
+                  json_array_append_new(pair, a) == 0, json_array_append_new(pair, b) == 0,
+                  json_array_append_new(array.pointer, pair) == 0 else { fatalError("jansson: out of memory") }
+        }
+        return JSON(array)
+    }
+
     public static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
         let object = newReference(json_object())
         for (key, value) in members {

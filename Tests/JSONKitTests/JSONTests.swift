@@ -2,6 +2,14 @@ import JSONKit
 import Testing
 
 @Suite struct JSONTests {
+    @Test func integerPairsAreTheArraysOfTwoIntegers() {
+        let pairs = [(0, 0), (3, -7), (Int.max, Int.min), (1, 2)]
+        let expected = JSON.array(pairs.map { [JSON($0.0), JSON($0.1)] })
+        #expect(JSON.integerPairs(pairs) == expected)
+        #expect(JSON.integerPairs(pairs).text() == "[[0,0],[3,-7],[9223372036854775807,-9223372036854775808],[1,2]]")
+        #expect(JSON.integerPairs([(Int, Int)]()).text() == "[]")
+    }
+
     @Test func roundTripsKeepingMemberOrder() throws {
         let text = #"{"z":1,"a":[true,false,null],"m":{"s":"x","r":1.5}}"#
         #expect(try JSON.parse(text).text() == text)

@@ -9,6 +9,10 @@ import JSONKit
 
 extension IndexPath: WireEncodable {
     var json: JSON { [JSON(section), JSON(item)] }
+
+    /// A list of index paths, as `[paths].json` encodes it, made in one step (a page's
+    /// change set lists a thousand).
+    static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.lazy.map { ($0.section, $0.item) }) }
 }
 
 extension ChangeSet: WireEncodable {
@@ -16,10 +20,10 @@ extension ChangeSet: WireEncodable {
         [
             "deletedSections": .array(deletedSections.map { JSON($0) }),
             "insertedSections": .array(insertedSections.map { JSON($0) }),
-            "deleted": deleted.json,
-            "inserted": inserted.json,
+            "deleted": IndexPath.json(deleted),
+            "inserted": IndexPath.json(inserted),
             "moved": .array(moved.map { ["from": $0.from.json, "to": $0.to.json] }),
-            "updated": updated.json,
+            "updated": IndexPath.json(updated),
         ]
     }
 }

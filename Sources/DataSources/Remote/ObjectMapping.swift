@@ -25,13 +25,48 @@ public struct ObjectMapping: Sendable {
     }
 
     public let fields: [(name: String, spec: FieldSpec)]
+    /// `fields` as mapping reads them, unpacked once: taking an indirect enum's payload apart
+    /// for every object of every page copies (and counts references to) each of its parts.
+    private let readers: [FieldReader]
     /// A name given twice: the object is then built as a tree would be (the last value
     /// read wins, at the first name's place), not written member by member.
     private let repeatsAName: Bool
 
     public init(fields: [(name: String, spec: FieldSpec)]) {
         self.fields = fields
+        readers = fields.map { FieldReader(name: $0.name, spec: $0.spec) }
         repeatsAName = Set(fields.map(\.name)).count != fields.count
+    }
+
+    /// One output field: where it is read, its default, and its check.
+    private final class FieldReader: Sendable {
+        let name: String
+        let keyPath: JSONKeyPath?
+        let defaultValue: JSON?
+        let check: Check
+
+        init(name: String, spec: FieldSpec) {
+            guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { fatalError("FieldSpec has one case") }
+            self.name = name
+            self.keyPath = keyPath
+            self.defaultValue = defaultValue
+            check = Check(spec)
+        }
+    }
+
+    /// A value's declared type, with the mapping of an object and the check of an array's
+    /// elements.
+    private final class Check: Sendable {
+        let type: FieldType
+        let nested: ObjectMapping?
+        let items: Check?
+
+        init(_ spec: FieldSpec) {
+            guard case .field(_, let type, _, let nested, let items) = spec else { fatalError("FieldSpec has one case") }
+            self.type = type
+            self.nested = nested
+            self.items = items.map(Check.init)
+        }
     }
 
     /// One value that did not fit its declared type.
@@ -59,15 +94,15 @@ public struct ObjectMapping: Sendable {
     public func map(_ element: JSON.Cursor, writer: inout PackedObjectWriter) -> Result<JSON, Issue> {
         guard element.isObject else { return .success(element.value) }
         do throws(Issue) {
-            return .success(try map(object: element, path: nil, writer: &writer))
+            return .success(try map(object: element, path: { nil }, writer: &writer))
         } catch {
             return .failure(error)
         }
     }
 
-    /// `path`: where the object is, for messages (nil at the top); made into a string only
-    /// when a value is wrong.
-    private func map(object: JSON.Cursor, path: FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
+    /// `path`: where the object is, for messages (nil at the top); made only when a value
+    /// is wrong.
+    private func map(object: JSON.Cursor, path: () -> FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
         guard !repeatsAName else {
             // Made as a tree would be (see `repeatsAName`).
             var output: [(String, JSON)] = []
@@ -100,16 +135,15 @@ public struct ObjectMapping: Sendable {
     /// Calls `body` with each output field, in the mapping's order: read, checked, converted
     /// where the type asks, or defaulted; a missing field without a default is left out.
     @inline(__always)
-    private func forEachField(of object: JSON.Cursor, path: FieldPath?, _ body: (String, FieldValue) -> Void) throws(Issue) {
-        for (name, spec) in fields {
-            guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { continue }
-            guard let present = Self.read(name, keyPath: keyPath, in: object) else {
-                if let defaultValue { body(name, .made(defaultValue)) }
+    private func forEachField(of object: JSON.Cursor, path: () -> FieldPath?, _ body: (String, FieldValue) -> Void) throws(Issue) {
+        for field in readers {
+            guard let present = Self.read(field.name, keyPath: field.keyPath, in: object) else {
+                if let defaultValue = field.defaultValue { body(field.name, .made(defaultValue)) }
                 continue
             }
-            switch try Self.convert(present, spec: spec, path: FieldPath(parent: path, name: name)) {
-            case .unchanged: body(name, .read(present))
-            case .converted(let value): body(name, .made(value))
+            switch try Self.convert(present, check: field.check, path: { FieldPath(parent: path(), name: field.name) }) {
+            case .unchanged: body(field.name, .read(present))
+            case .converted(let value): body(field.name, .made(value))
             }
         }
     }
@@ -145,11 +179,11 @@ public struct ObjectMapping: Sendable {
         case converted(JSON)
     }
 
-    private static func convert(_ value: JSON.Cursor, spec: FieldSpec, path: FieldPath) throws(Issue) -> Converted {
-        guard case .field(_, let type, _, let nested, let items) = spec else { return .unchanged }
-        func wrong(_ expected: String) -> Issue { Issue(field: path.description, expected: expected, got: value.kindDescription) }
+    /// `path`: where the value is, made only when it is wrong.
+    private static func convert(_ value: JSON.Cursor, check: Check, path: () -> FieldPath) throws(Issue) -> Converted {
+        func wrong(_ expected: String) -> Issue { Issue(field: path().description, expected: expected, got: value.kindDescription) }
         func quoted() -> String { value.stringValue.map { "\"\($0)\"" } ?? value.kindDescription }
-        switch type {
+        switch check.type {
         case .any:
             return .unchanged
         case .string:
@@ -175,32 +209,32 @@ public struct ObjectMapping: Sendable {
         case .date:
             var valid = false
             value.withScalar { if case .string(let bytes) = $0 { valid = ISO8601.isValid(bytes) } }
-            guard valid else { throw Issue(field: path.description, expected: "an ISO-8601 date string", got: quoted()) }
+            guard valid else { throw Issue(field: path().description, expected: "an ISO-8601 date string", got: quoted()) }
             return .unchanged
         case .url:
             var valid = false
             value.withScalar { if case .string(let bytes) = $0 { valid = URLSyntax.hasScheme(bytes) } }
-            guard valid else { throw Issue(field: path.description, expected: "an absolute URL string", got: quoted()) }
+            guard valid else { throw Issue(field: path().description, expected: "an absolute URL string", got: quoted()) }
             return .unchanged
         case .object:
             guard value.isObject else { throw wrong("an object") }
-            guard let nested else { return .unchanged }
+            guard let nested = check.nested else { return .unchanged }
             var writer = PackedObjectWriter()
             return .converted(try nested.map(object: value, path: path, writer: &writer))
         case .array:
             guard value.kind == .array else { throw wrong("an array") }
-            guard let items else { return .unchanged }
+            guard let items = check.items else { return .unchanged }
             // Checked in place; made anew only when an element is null (dropped) or converted.
             var unchanged = true
             try value.forEachElement { (index, element) throws(Issue) in
                 if element.isNull { unchanged = false; return }
-                if case .converted = try convert(element, spec: items, path: .element(parent: path, index: index)) { unchanged = false }
+                if case .converted = try convert(element, check: items, path: { .element(parent: path(), index: index) }) { unchanged = false }
             }
             if unchanged { return .unchanged }
             var mapped: [JSON] = []
             try value.forEachElement { (index, element) throws(Issue) in
                 guard !element.isNull else { return }
-                switch try convert(element, spec: items, path: .element(parent: path, index: index)) {
+                switch try convert(element, check: items, path: { .element(parent: path(), index: index) }) {
                 case .unchanged: mapped.append(element.value)
                 case .converted(let converted): mapped.append(converted)
                 }
