@@ -266,12 +266,15 @@ public class DataSource {
     /// Replaces the rows of a one-section source from `head` on with `tail`, in place. The
     /// rows before `head` are neither copied, compared nor re-indexed, so appending a page
     /// to a long list costs the page. The change set is the one `replaceLayout` gives with
-    /// `keptHead: head`: the diff of the two tails, in the list's coordinates.
-    func replaceTail(from head: Int, with tail: [JSON]) {
+    /// `keptHead: head`: the diff of the two tails, in the list's coordinates. `known`: the
+    /// tail's identity hashes when the caller has them (a page hashed for its duplicates).
+    func replaceTail(from head: Int, with tail: [JSON], hashes known: [Int]? = nil) {
         precondition(layout.sections.count == 1 && head <= layout.sections[0].count, "a tail of one section")
+        precondition(known.map { $0.count == tail.count } ?? true, "a hash a row")
+        assert(known.map { $0 == identity.hashes(of: tail) } ?? true, "the hashes given are the rows' identity hashes")
         let end = layout.sections[0].count
         let oldTail = layout.sections[0].elements(in: head..<end), oldHashes = rowHashes[0].elements(in: head..<end)
-        let hashes = identity.hashes(of: tail)
+        let hashes = known ?? identity.hashes(of: tail)
         var changes = Self.rowsAddedOrRemovedOnly(old: oldTail, oldHashes: oldHashes, new: tail, newHashes: hashes)
             ?? ChangeSet.between(old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
                                  new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)

@@ -71,9 +71,16 @@ public struct Identity: Sendable {
 /// Objects by identity, for telling whether one like it was already seen (a paginated
 /// list dropping a later page's duplicates). Keyed by the identity hash, read in place, so
 /// adding a row makes no value of its identity; rows are compared only when hashes meet.
+///
+/// An open-addressing table of the hashes themselves: they are already mixed (FoldHasher),
+/// so a row costs no second hashing, and growing moves integers and row references only.
 struct IdentitySet {
     let identity: Identity
-    private var rowsByHash: [Int: JSON] = [:]
+    /// Per slot: the hash of its first row, or 0 when empty (a hash of 0 is kept as 1;
+    /// rows that only seem to share a hash are told apart by comparing them).
+    private var hashes: [Int] = []
+    private var firstRows: [JSON?] = []
+    private var count = 0
     /// Rows of other identities whose hash was taken (a 64-bit collision: in practice never).
     private var collisions: [Int: [JSON]] = [:]
 
@@ -81,15 +88,42 @@ struct IdentitySet {
 
     /// Adds the row's identity; false when one like it is already here.
     mutating func insert(_ row: JSON) -> Bool {
-        let hash = identity.hash(of: row)
-        guard let first = rowsByHash[hash] else {
-            rowsByHash[hash] = row
-            return true
+        insert(row, hash: identity.hash(of: row))
+    }
+
+    /// The same, for a row whose identity hash the caller has (`identity.hash(of: row)`).
+    mutating func insert(_ row: JSON, hash: Int) -> Bool {
+        let key = hash == 0 ? 1 : hash
+        if (count + 1) * 2 > hashes.count { grow() }
+        let mask = hashes.count - 1
+        var slot = key & mask
+        while hashes[slot] != 0 {
+            if hashes[slot] == key {
+                if identity.same(firstRows[slot]!, row) { return false }
+                if collisions[key]?.contains(where: { identity.same($0, row) }) == true { return false }
+                collisions[key, default: []].append(row)
+                return true
+            }
+            slot = (slot + 1) & mask
         }
-        if identity.same(first, row) { return false }
-        if collisions[hash]?.contains(where: { identity.same($0, row) }) == true { return false }
-        collisions[hash, default: []].append(row)
+        hashes[slot] = key
+        firstRows[slot] = row
+        count += 1
         return true
+    }
+
+    private mutating func grow() {
+        let oldHashes = hashes, oldRows = firstRows
+        let size = Swift.max(64, hashes.count * 2)
+        hashes = [Int](repeating: 0, count: size)
+        firstRows = [JSON?](repeating: nil, count: size)
+        let mask = size - 1
+        for index in oldHashes.indices where oldHashes[index] != 0 {
+            var slot = oldHashes[index] & mask
+            while hashes[slot] != 0 { slot = (slot + 1) & mask }
+            hashes[slot] = oldHashes[index]
+            firstRows[slot] = oldRows[index]
+        }
     }
 }
 

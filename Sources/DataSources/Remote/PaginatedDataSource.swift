@@ -206,10 +206,20 @@ public final class PaginatedDataSource: RemoteCollection {
         requestsMade.insert(Self.token(page))
         let keptHead = replacing ? 0 : objects.count
         let received = response.objects
-        var kept = received
+        // Hashed once, for the duplicates and for the change set (`compose`).
+        var kept = received, keptHashes = identity.hashes(of: received)
         if paginator.duplicates == .dropLater {
-            kept = received.filter { loadedIdentities.insert($0) }
-            duplicatesDropped += received.count - kept.count
+            // Out of `self` for the loop: one exclusive access, not one a row.
+            var identities = loadedIdentities
+            loadedIdentities = IdentitySet(identity: identity)
+            var keptRows: [JSON] = [], hashesKept: [Int] = []
+            for (row, hash) in zip(received, keptHashes) where identities.insert(row, hash: hash) {
+                keptRows.append(row)
+                hashesKept.append(hash)
+            }
+            loadedIdentities = identities
+            duplicatesDropped += received.count - keptRows.count
+            (kept, keptHashes) = (keptRows, hashesKept)
         }
         objects.append(contentsOf: kept)
         pagesLoaded += 1
@@ -248,13 +258,13 @@ public final class PaginatedDataSource: RemoteCollection {
             next = nil
             lastError = failure
             trailingError = failure
-            compose(keptHead: keptHead)
+            compose(keptHead: keptHead, hashesAfterHead: keptHashes)
             confirmed()
             storeLoadedPages()
             emit(.failedWithError(.fetch(failure)))
             return
         }
-        compose(keptHead: keptHead)
+        compose(keptHead: keptHead, hashesAfterHead: keptHashes)
         confirmed()
         storeLoadedPages()
         emit(.finishedLoading)
@@ -385,8 +395,9 @@ public final class PaginatedDataSource: RemoteCollection {
 
     /// The rows for the current state: the objects, then the trailing placeholder.
     /// `keptHead`: how many leading objects are the rows they were; only the rows after
-    /// them are built and compared (see `replaceTail`).
-    private func compose(keptHead: Int) {
+    /// them are built and compared (see `replaceTail`). `hashesAfterHead`: the identity
+    /// hashes of the objects after the head, when the caller has them.
+    private func compose(keptHead: Int, hashesAfterHead: [Int]? = nil) {
         var rows = Array(objects[keptHead...])
         if let trailingError {
             // Without a stored error row the failed page leaves no trailing row (Protocol.md):
@@ -398,7 +409,8 @@ public final class PaginatedDataSource: RemoteCollection {
         } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
             rows.append(Placeholder.noResultsRow)
         }
-        setRows(keeping: keptHead, tail: rows)
+        let hashes = hashesAfterHead.map { known in known + rows[known.count...].map(identity.hash(of:)) }
+        setRows(keeping: keptHead, tail: rows, hashes: hashes)
     }
 
     private func describe(_ page: PageRequest) -> String {

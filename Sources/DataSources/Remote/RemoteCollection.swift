@@ -32,9 +32,10 @@ public class RemoteCollection: DataSource {
     }
 
     /// Keeps the first `head` rows (the caller knows they are unchanged) and replaces the
-    /// rest with `tail`, without copying or comparing the rows kept.
-    func setRows(keeping head: Int, tail: [JSON]) {
-        replaceTail(from: head, with: tail)
+    /// rest with `tail`, without copying or comparing the rows kept. `hashes`: the tail's
+    /// identity hashes, when the caller has them.
+    func setRows(keeping head: Int, tail: [JSON], hashes: [Int]? = nil) {
+        replaceTail(from: head, with: tail, hashes: hashes)
     }
 
     /// What to GET: the configured collection with `query` merged over the configured
