@@ -84,13 +84,24 @@ static void *carve(arena *a, size_t size) {
     return node;
 }
 
+// Out of line, so that allocating and freeing outside arenas (every request and answer)
+// stays a test and a jump to malloc or free.
+__attribute__((noinline)) static void *allocate_in(arena *a, size_t size) {
+    void *node = carve(a, size);
+    return node ? node : malloc(size);
+}
+
+__attribute__((noinline)) static void release_in(arena *a) {
+    if (a == open_arena) {
+        a->live_while_open--;
+        return;
+    }
+    if (atomic_fetch_sub_explicit(&a->live, 1, memory_order_acq_rel) == 1) destroy(a);
+}
+
 static void *allocate(size_t size) {
     arena *a = open_arena;
-    if (a) {
-        void *node = carve(a, size);
-        if (node) return node;
-    }
-    return malloc(size);
+    return a ? allocate_in(a, size) : malloc(size);
 }
 
 static void release(void *node) {
@@ -99,12 +110,7 @@ static void release(void *node) {
         free(node);
         return;
     }
-    arena *a = slot_owner[slot];
-    if (a == open_arena) {
-        a->live_while_open--;
-        return;
-    }
-    if (atomic_fetch_sub_explicit(&a->live, 1, memory_order_acq_rel) == 1) destroy(a);
+    release_in(slot_owner[slot]);
 }
 
 // Before main, and so before jansson allocates anything.
