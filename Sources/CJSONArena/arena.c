@@ -1,20 +1,24 @@
 #define _GNU_SOURCE
 #include "CJSONArena.h"
+#include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 enum { SLOT_SHIFT = 22, SLOT_COUNT = 256 };  // 4 MB slots, 1 GB of addresses (not of memory)
 #define SLOT_SIZE ((size_t)1 << SLOT_SHIFT)
+#define REGION_SIZE ((size_t)SLOT_COUNT << SLOT_SHIFT)
 #define NO_SLOT (-1)
 
 typedef struct arena arena;
 struct arena {
     unsigned long long serial;
     int current_slot;         // being carved from, or NO_SLOT
+    int out_of_slots;         // no slot was free: the rest of the parse uses malloc
     size_t used;              // bytes carved from the current slot
     // Nodes alive: counted without atomics while the parse runs (only its thread sees the
     // arena then), handed to `live` when it ends (nodes are then freed from any thread).
@@ -23,28 +27,36 @@ struct arena {
     arena *previous_alive, *next_alive;  // under `lock`
 };
 
-static char *region;          // NULL when the reservation failed: every node then comes from malloc
-static size_t region_size;
+// NULL when arenas are off (the reservation failed, or DATASOURCED_JSON_ARENAS=0): every
+// node then comes from malloc.
+static char *region;
 static arena *slot_owner[SLOT_COUNT];   // written under `lock`, read by frees of the slot's nodes
-static int slot_next[SLOT_COUNT];       // the next slot of the same arena, or of the free list
+static int slot_next[SLOT_COUNT];       // the next slot of the free list
+static char slot_writable[SLOT_COUNT];  // under `lock`: made readable and writable once, when first taken
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int first_free_slot = NO_SLOT;
 static arena *first_alive;    // every arena not yet freed, for json_arena_is_alive
 static unsigned long long last_serial;
+static int advice = MADV_FREE;
 
 static _Thread_local arena *open_arena;
 static _Thread_local unsigned long long last_serial_on_this_thread;
 
 static int slot_of(const void *node) {
     uintptr_t offset = (uintptr_t)node - (uintptr_t)region;
-    return offset < region_size ? (int)(offset >> SLOT_SHIFT) : NO_SLOT;
+    return region && offset < REGION_SIZE ? (int)(offset >> SLOT_SHIFT) : NO_SLOT;
 }
 
-// Under `lock`.
+// Under `lock`. The region is reserved without access, so that only slots in use count
+// against the system's commit limit (MAP_NORESERVE alone does not, under strict overcommit).
 static int take_slot(arena *owner) {
     int slot = first_free_slot;
     if (slot == NO_SLOT) return NO_SLOT;
+    if (!slot_writable[slot]) {
+        if (mprotect(region + ((size_t)slot << SLOT_SHIFT), SLOT_SIZE, PROT_READ | PROT_WRITE) != 0) return NO_SLOT;
+        slot_writable[slot] = 1;
+    }
     first_free_slot = slot_next[slot];
     slot_owner[slot] = owner;
     return slot;
@@ -55,9 +67,14 @@ static void destroy(arena *a) {
     for (int slot = 0; slot < SLOT_COUNT; slot++) {
         if (slot_owner[slot] != a) continue;
         slot_owner[slot] = NULL;
-        // The pages stay mapped for the next arena, but the kernel may take them back
-        // whenever it needs memory: an idle daemon does not hold its last page's nodes.
-        madvise(region + ((size_t)slot << SLOT_SHIFT), SLOT_SIZE, MADV_FREE);
+        // The pages stay mapped for the next arena, but the kernel may take them back when
+        // it needs memory (resident size falls then, not at once). Done under the lock and
+        // before the slot is free again: advice given later could discard a new owner's nodes.
+        char *start = region + ((size_t)slot << SLOT_SHIFT);
+        if (madvise(start, SLOT_SIZE, advice) != 0 && errno == EINVAL && advice == MADV_FREE) {
+            advice = MADV_DONTNEED;  // a kernel before 4.5
+            madvise(start, SLOT_SIZE, advice);
+        }
         slot_next[slot] = first_free_slot;
         first_free_slot = slot;
     }
@@ -68,13 +85,17 @@ static void destroy(arena *a) {
 }
 
 static void *carve(arena *a, size_t size) {
-    size_t needed = (size + 7) & ~(size_t)7;  // 8-byte alignment is all jansson's nodes need
     if (size > SLOT_SIZE) return NULL;
+    size_t needed = (size + 7) & ~(size_t)7;  // 8-byte alignment is all jansson's nodes need
     if (a->current_slot == NO_SLOT || SLOT_SIZE - a->used < needed) {
+        if (a->out_of_slots) return NULL;
         pthread_mutex_lock(&lock);
         int slot = take_slot(a);
         pthread_mutex_unlock(&lock);
-        if (slot == NO_SLOT) return NULL;
+        if (slot == NO_SLOT) {
+            a->out_of_slots = 1;
+            return NULL;
+        }
         a->current_slot = slot;
         a->used = 0;
     }
@@ -115,14 +136,22 @@ static void release(void *node) {
 
 // Before main, and so before jansson allocates anything.
 __attribute__((constructor)) static void install(void) {
-    size_t size = (size_t)SLOT_COUNT << SLOT_SHIFT;
-    void *reserved = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (reserved != MAP_FAILED) {
-        region = reserved;
-        region_size = size;
-        for (int slot = SLOT_COUNT - 1; slot >= 0; slot--) {
-            slot_next[slot] = first_free_slot;
-            first_free_slot = slot;
+    const char *setting = getenv("DATASOURCED_JSON_ARENAS");
+    if (!setting || strcmp(setting, "0") != 0) {
+        // One slot more than needed, to start the region on a slot boundary (the kernel can
+        // then back a slot with huge pages); the ends left over are given back.
+        size_t reserved_size = REGION_SIZE + SLOT_SIZE;
+        char *reserved = mmap(NULL, reserved_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (reserved != MAP_FAILED) {
+            char *start = (char *)(((uintptr_t)reserved + SLOT_SIZE - 1) & ~(uintptr_t)(SLOT_SIZE - 1));
+            if (start > reserved) munmap(reserved, (size_t)(start - reserved));
+            size_t tail = (size_t)(reserved + reserved_size - (start + REGION_SIZE));
+            if (tail > 0) munmap(start + REGION_SIZE, tail);
+            region = start;
+            for (int slot = SLOT_COUNT - 1; slot >= 0; slot--) {
+                slot_next[slot] = first_free_slot;
+                first_free_slot = slot;
+            }
         }
     }
     json_set_alloc_funcs(allocate, release);
@@ -132,6 +161,7 @@ unsigned long long json_arena_begin(void) {
     if (open_arena || !region) return 0;
     arena *a = calloc(1, sizeof(arena));
     if (!a) return 0;
+    atomic_init(&a->live, 0);
     pthread_mutex_lock(&lock);
     a->current_slot = take_slot(a);
     if (a->current_slot == NO_SLOT) {
@@ -166,7 +196,12 @@ void json_free_dumped(char *text) {
 
 unsigned long long json_arena_serial_of(const void *node) {
     int slot = slot_of(node);
-    return slot == NO_SLOT ? 0 : slot_owner[slot]->serial;
+    if (slot == NO_SLOT) return 0;
+    pthread_mutex_lock(&lock);
+    arena *owner = slot_owner[slot];
+    unsigned long long serial = owner ? owner->serial : 0;
+    pthread_mutex_unlock(&lock);
+    return serial;
 }
 
 int json_arena_is_alive(unsigned long long serial) {

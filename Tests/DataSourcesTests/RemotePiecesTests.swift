@@ -1,6 +1,6 @@
 @testable import Daemon
 @testable import DataSources
-import JSONKit
+@testable import JSONKit
 import Testing
 
 @Suite struct URLResolutionTests {
@@ -86,6 +86,20 @@ import Testing
         #expect(try objects(#"{"items": {"id": 1}}"#).get() == [["id": 1]], "a single object is a one-element list")
         #expect(try objects("  ", type: nil).get() == [], "an empty body is an empty list")
         #expect(try objects(#"{"items": [{"id": 1}, "x"]}"#).get().allSatisfy { $0.isPacked }, "rows arrive packed")
+    }
+
+    /// A page is parsed into an arena; what the main loop is handed keeps none of it, so the
+    /// arena is freed before `decode` returns, on the thread that decoded the page.
+    @Test func aDecodedPageHoldsNoArena() throws {
+        let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: JSONKeyPath("items"))
+        let body = #"{"items": [{"id": 1, "t": "a"}, {"id": 2, "t": "b"}], "page": 1, "next": "c2"}"#
+        let before = JSON.lastArenaSerialOnThisThread
+        let decoded = try ResponseDecoding.decode(response(body), configuration: configuration, url: "u").get()
+        let serial = try #require(JSON.lastArenaSerialOnThisThread)
+        #expect(serial != before, "the page was parsed into an arena")
+        #expect(decoded.objects == [["id": 1, "t": "a"], ["id": 2, "t": "b"]])
+        #expect(decoded.document == ["page": 1, "next": "c2"] && decoded.document?.isPacked == true)
+        #expect(!JSON.arenaIsAlive(serial))
     }
 
     @Test func failuresAreClassified() {

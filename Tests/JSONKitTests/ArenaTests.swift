@@ -1,10 +1,12 @@
 import Dispatch
+import Foundation
 import Testing
 @testable import JSONKit
 
 /// Documents parsed into an arena (see CJSONArena.h) must read as any other, and their
 /// memory must go exactly when the last node does, from whichever thread drops it.
-@Suite struct ArenaTests {
+/// One test at a time: one of them holds every slot for a moment.
+@Suite(.serialized) struct ArenaTests {
     static let page = #"{"items":[{"id":1,"title":"A","tags":["x","y"],"author":{"name":"N"}},{"id":2,"title":"B","price":2.5}],"next":"c2","total":2}"#
 
     @Test func anArenaDocumentEqualsTheSameDocumentFromMalloc() throws {
@@ -51,11 +53,50 @@ import Testing
     }
 
     @Test func aFailedParseLeavesNoArena() throws {
+        let before = JSON.lastArenaSerialOnThisThread
         #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8), allocation: .arena) }
         let serial = try #require(JSON.lastArenaSerialOnThisThread)
+        #expect(serial != before, "the failed parse opened an arena")
         #expect(!JSON.arenaIsAlive(serial), "jansson freed every node it made before failing")
         let next = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
         #expect(next.arenaSerial == JSON.lastArenaSerialOnThisThread && next.arenaSerial != serial)
+    }
+
+    @Test func slotsComeBackForTheNextDocuments() throws {
+        // More documents than slots, one after another: each gets an arena, so each gave its slot back.
+        var serials: [UInt64] = []
+        for _ in 0..<1_000 {
+            let document = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
+            serials.append(try #require(document.arenaSerial))
+        }
+        #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
+    }
+
+    @Test func whenTheSlotsRunOutMallocTakesOver() throws {
+        let bytes = Array(Self.page.utf8)
+        let expected = try JSON.parse(bytes)
+        var held: [JSON] = []
+        var fromMalloc: JSON?
+        for _ in 0..<300 {  // 256 slots, one a document this small
+            let document = try JSON.parse(bytes, allocation: .arena)
+            if document.arenaSerial == nil { fromMalloc = document; break }
+            held.append(document)
+        }
+        #expect(try #require(fromMalloc) == expected, "no slot left: parsed with malloc, not refused")
+        let serials = held.compactMap(\.arenaSerial)
+        held = []
+        #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
+        #expect(try JSON.parse(bytes, allocation: .arena).arenaSerial != nil, "the slots are free again")
+    }
+
+    @Test func aStringLargerThanASlotComesFromMalloc() throws {
+        let long = String(repeating: "x", count: 5 << 20)
+        let bytes = Array(#"{"long":"\#(long)","n":1}"#.utf8)
+        var document: JSON? = try JSON.parse(bytes, allocation: .arena)
+        let serial = try #require(document?.arenaSerial)
+        #expect(document?["long"]?.stringValue == long && document?["n"] == 1)
+        document = nil
+        #expect(!JSON.arenaIsAlive(serial))
     }
 
     @Test func allocationsAfterTheParseUseMalloc() throws {
@@ -69,17 +110,29 @@ import Testing
     @Test func manyArenaDocumentsAcrossThreads() throws {
         let bytes = Array(Self.page.utf8)
         let expected = try JSON.parse(bytes)
-        var serials = [UInt64](repeating: 0, count: 64)
-        serials.withUnsafeMutableBufferPointer { slots in
-            nonisolated(unsafe) let base = slots.baseAddress!  // each iteration writes its own slot
-            DispatchQueue.concurrentPerform(iterations: 64) { index in
-                let document = try! JSON.parse(bytes, allocation: .arena)
-                precondition(document == expected)
-                base[index] = document.arenaSerial ?? 0
-            }
+        let documents = Handed64()
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            documents.put(try! JSON.parse(bytes, allocation: .arena), at: index)
         }
-        #expect(!serials.contains(0))
-        #expect(Set(serials).count == 64, "one arena a parse")
+        var serials: [UInt64] = []
+        do {
+            let parsed = documents.values
+            #expect(parsed.count == 64 && parsed.allSatisfy { $0 == expected })
+            serials = parsed.compactMap(\.arenaSerial)
+        }
+        #expect(serials.count == 64 && Set(serials).count == 64, "one arena a parse")
+        #expect(serials.allSatisfy { JSON.arenaIsAlive($0) })
+        // Dropped here, on the test's thread, not on the workers that parsed them.
+        documents.clear()
         #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
+    }
+
+    /// Documents from several threads, each written to its own slot.
+    private final class Handed64: @unchecked Sendable {
+        private var slots = [JSON?](repeating: nil, count: 64)
+        private let lock = NSLock()
+        func put(_ value: JSON, at index: Int) { lock.withLock { slots[index] = value } }
+        var values: [JSON] { lock.withLock { slots.compactMap { $0 } } }
+        func clear() { lock.withLock { slots = [JSON?](repeating: nil, count: 64) } }
     }
 }

@@ -2,10 +2,11 @@
 //
 // jansson has one process-wide pair of allocation functions (json_set_alloc_funcs); this
 // target installs its own before main runs. Arena memory comes from one address range
-// reserved at start-up, cut into 4 MB slots, so a free knows from the address alone whether
-// a node is an arena's (and which: each slot records its owner) or malloc's. Nodes carry no
-// header, malloc's nodes cost one comparison more to free, and no caller can free a node the
-// wrong way, from whichever thread.
+// reserved at start-up (without access: a slot is made writable when first used), cut into
+// 4 MB slots, so a free knows from the address alone whether a node is an arena's (and
+// which: each slot records its owner) or malloc's. Nodes carry no header, malloc's nodes
+// cost one comparison more to free, and no caller can free a node the wrong way, from
+// whichever thread.
 //
 // An arena is the slots that the nodes of one parse are carved from. It is freed when its
 // last node is: cheap to make and to drop whole (a page of a thousand objects is some
@@ -16,10 +17,15 @@
 #include <stddef.h>
 
 // Until json_arena_end, jansson allocations on the calling thread come from a new arena.
-// Returns the arena's serial number (never 0), or 0 when none was opened: one is open on
-// this thread already (arenas do not nest), or no slot is free; jansson then allocates with
-// malloc as usual. An allocation that does not fit a slot, or made when the slots run out
-// during the parse, also comes from malloc: a document is never refused for its size.
+// Returns the arena's serial number (never 0), or 0 when none was opened: arenas are off,
+// no slot is free (jansson then allocates with malloc as usual), or one is open on this
+// thread already (arenas do not nest: allocations go on coming from that one, and the
+// caller must not call json_arena_end for it). An allocation that does not fit a slot, or
+// made when the slots run out during the parse, comes from malloc: a document is never
+// refused for its size.
+//
+// DATASOURCED_JSON_ARENAS=0 in the environment turns arenas off, so that every node comes
+// from malloc: for valgrind or AddressSanitizer, which do not see inside a slot.
 unsigned long long json_arena_begin(void);
 
 // Closes the calling thread's arena: later allocations use malloc again, and the arena is

@@ -164,11 +164,12 @@ public enum ResponseDecoding {
     }
 
     /// The document as page metadata needs it: without the list at a top-level key path,
-    /// which the rows have been made from. The list's tree is then freed on this (the HTTP)
-    /// thread, not by the main loop when it is done with the metadata.
+    /// which the rows have been made from, and packed. The page's tree, and the arena it was
+    /// parsed into, are then freed on this (the HTTP) thread, not held until the main loop is
+    /// done with the metadata. (With another key path the document is passed on whole.)
     static func withoutTheList(_ document: JSON, keyPath: JSONKeyPath?) -> JSON {
         guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
-        return document.removing(keyPath.components[0])
+        return document.removing(keyPath.components[0]).packed()
     }
 
     /// The byte offset where nesting first exceeds `limit`, scanning without parsing
