@@ -42,6 +42,10 @@ static int advice = MADV_FREE;
 
 static _Thread_local arena *open_arena;
 static _Thread_local unsigned long long last_serial_on_this_thread;
+// The thread's scratch arena: one slot, reused from its start each time a scope ends with
+// nothing of it alive. `scratch_key` frees it when the thread ends.
+static _Thread_local arena *scratch;
+static pthread_key_t scratch_key;
 
 static int slot_of(const void *node) {
     uintptr_t offset = (uintptr_t)node - (uintptr_t)region;
@@ -134,6 +138,8 @@ static void release(void *node) {
     release_in(slot_owner[slot]);
 }
 
+static void free_scratch_at_thread_exit(void *thread_scratch);
+
 // Before main, and so before jansson allocates anything.
 __attribute__((constructor)) static void install(void) {
     const char *setting = getenv("DATASOURCED_JSON_ARENAS");
@@ -154,26 +160,41 @@ __attribute__((constructor)) static void install(void) {
             }
         }
     }
+    pthread_key_create(&scratch_key, free_scratch_at_thread_exit);
     json_set_alloc_funcs(allocate, release);
 }
 
-unsigned long long json_arena_begin(void) {
-    if (open_arena || !region) return 0;
+// A new arena holding one slot, or NULL (arenas off, no slot free, no memory).
+static arena *new_arena(void) {
+    if (!region) return NULL;
     arena *a = calloc(1, sizeof(arena));
-    if (!a) return 0;
+    if (!a) return NULL;
     atomic_init(&a->live, 0);
     pthread_mutex_lock(&lock);
     a->current_slot = take_slot(a);
     if (a->current_slot == NO_SLOT) {
         pthread_mutex_unlock(&lock);
         free(a);
-        return 0;
+        return NULL;
     }
     a->serial = ++last_serial;
     a->next_alive = first_alive;
     if (first_alive) first_alive->previous_alive = a;
     first_alive = a;
     pthread_mutex_unlock(&lock);
+    return a;
+}
+
+// Closes `a` with nodes still alive: from now on they are freed from any thread, and the
+// last one frees the arena.
+static void hand_over(arena *a) {
+    atomic_store_explicit(&a->live, a->live_while_open, memory_order_release);
+}
+
+unsigned long long json_arena_begin(void) {
+    if (open_arena) return 0;
+    arena *a = new_arena();
+    if (!a) return 0;
     open_arena = a;
     last_serial_on_this_thread = a->serial;
     return a->serial;
@@ -183,11 +204,39 @@ void json_arena_end(void) {
     arena *a = open_arena;
     if (!a) return;
     open_arena = NULL;
+    if (a->live_while_open == 0) destroy(a); else hand_over(a);
+}
+
+// The thread's scratch arena, as pthread hands it back at the thread's end (nothing of it
+// is alive between scopes).
+static void free_scratch_at_thread_exit(void *thread_scratch) {
+    destroy(thread_scratch);
+}
+
+int json_scratch_begin(void) {
+    if (open_arena) return 0;
+    if (!scratch) {
+        scratch = new_arena();
+        if (!scratch) return 0;
+        scratch->out_of_slots = 1;  // one slot: what does not fit comes from malloc
+        pthread_setspecific(scratch_key, scratch);
+    }
+    open_arena = scratch;
+    return 1;
+}
+
+void json_scratch_end(void) {
+    arena *a = open_arena;
+    if (!a) return;
+    open_arena = NULL;
     if (a->live_while_open == 0) {
-        destroy(a);
+        a->used = 0;  // all of it free: the next scope carves from the start, in cache
         return;
     }
-    atomic_store_explicit(&a->live, a->live_while_open, memory_order_release);
+    // Something made in the scope is kept: the slot goes with it, freed with its last node.
+    hand_over(a);
+    scratch = NULL;
+    pthread_setspecific(scratch_key, NULL);
 }
 
 void json_free_dumped(char *text) {

@@ -62,6 +62,16 @@ extension JSON {
         try parse(Array(text.utf8))
     }
 
+    /// Runs `body` with jansson's allocations on this thread taken from the thread's scratch
+    /// arena (see CJSONArena.h): for values made and dropped inside `body`, such as a
+    /// message built and encoded by the writer thread. A value kept past `body` is safe (it
+    /// keeps the scratch slot, freed with its last node), only wasteful.
+    public static func withScratchAllocation<R>(_ body: () throws -> R) rethrows -> R {
+        let opened = json_scratch_begin() != 0
+        defer { if opened { json_scratch_end() } }
+        return try body()
+    }
+
     /// The serial number of the arena this value's node was parsed into; nil for a node from
     /// malloc and for a packed value. For tests.
     var arenaSerial: UInt64? {

@@ -139,7 +139,9 @@ private final class Writer: @unchecked Sendable {
                 items = []
                 let count = batch.count
                 for (index, message) in batch.enumerated() where !failed {
-                    Framing.appendFrame(encoding: message.json, to: &bytes)
+                    // The message's tree (an answer's row made from its packed bytes) is
+                    // built, encoded and dropped here: scratch memory, not malloc's.
+                    JSON.withScratchAllocation { Framing.appendFrame(encoding: message.json, to: &bytes) }
                     if bytes.count >= Writer.writeSize || index == count - 1 {
                         drained += bytes.count
                         if let code = writeAll(bytes) {

@@ -107,6 +107,36 @@ import Testing
         #expect(try JSON.parse("[1]").arenaSerial == nil, "the arena is closed when the parse returns")
     }
 
+    @Test func scratchScopesReuseTheirSlot() throws {
+        // Made and dropped inside each scope: the same scratch arena every time.
+        let serials = (0..<3).map { _ in
+            JSON.withScratchAllocation { JSON.object([("a", JSON(1)), ("b", JSON.integerPairs([(1, 2)]))]).arenaSerial }
+        }
+        let serial = try #require(serials[0])
+        #expect(serials == [serial, serial, serial])
+        #expect(JSON.arenaIsAlive(serial), "the thread keeps its scratch arena between scopes")
+    }
+
+    @Test func aValueKeptPastItsScratchScopeKeepsTheSlot() throws {
+        var kept: JSON? = JSON.withScratchAllocation { JSON.object([("kept", JSON("yes"))]) }
+        let serial = try #require(kept?.arenaSerial)
+        #expect(kept?.text() == #"{"kept":"yes"}"#)
+        let next = JSON.withScratchAllocation { JSON(2).arenaSerial }
+        #expect(next != nil && next != serial, "the thread took a new scratch slot")
+        #expect(JSON.arenaIsAlive(serial))
+        kept = nil
+        #expect(!JSON.arenaIsAlive(serial), "the kept value's slot went with it")
+    }
+
+    @Test func aScratchScopeInsideAnotherAddsToIt() throws {
+        let (outer, inner) = JSON.withScratchAllocation {
+            let outer = JSON("outer")
+            let inner = JSON.withScratchAllocation { JSON("inner") }
+            return (outer.arenaSerial, inner.arenaSerial)
+        }
+        #expect(outer != nil && outer == inner)
+    }
+
     @Test func manyArenaDocumentsAcrossThreads() throws {
         let bytes = Array(Self.page.utf8)
         let expected = try JSON.parse(bytes)

@@ -32,6 +32,16 @@ unsigned long long json_arena_begin(void);
 // freed as soon as none of its nodes is alive (at once if none is).
 void json_arena_end(void);
 
+// Until json_scratch_end, jansson allocations on the calling thread come from the thread's
+// scratch arena: one slot, kept by the thread, carved from its start again whenever a scope
+// ends with none of its nodes alive. For values made and dropped in one scope (an answer
+// built and encoded by the writer thread): no malloc, no free, memory already in cache. A
+// node kept past the scope is safe: the slot then becomes an ordinary arena, freed with its
+// last node, and the thread takes a new one next time. Returns 1, or 0 when no scope was
+// opened (an arena is open on this thread, or none could be made): then do not end it.
+int json_scratch_begin(void);
+void json_scratch_end(void);
+
 // Frees a string json_dumps returned, with the functions installed here (which is what
 // jansson's documentation asks of a program that installs its own).
 void json_free_dumped(char *text);
