@@ -128,6 +128,8 @@ private final class Writer: @unchecked Sendable {
     }
 
     func start(onFailure: @escaping @Sendable (Int32) -> Void) {
+        // Made before any scratch scope: a static first made inside one would keep its slot.
+        _ = JSONRPCVersion.value
         startThread(named: "writer") { [self] in
             var failed = false
             var bytes: [UInt8] = []
