@@ -166,7 +166,8 @@ public enum ResponseDecoding {
     /// The document as page metadata needs it: without the list at a top-level key path,
     /// which the rows have been made from, and packed. The page's tree, and the arena it was
     /// parsed into, are then freed on this (the HTTP) thread, not held until the main loop is
-    /// done with the metadata. (With another key path the document is passed on whole.)
+    /// done with the metadata. (With another key path the document, and its arena, are
+    /// passed on whole: the rows are not cut out of a nested list.)
     static func withoutTheList(_ document: JSON, keyPath: JSONKeyPath?) -> JSON {
         guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
         return document.removing(keyPath.components[0]).packed()
