@@ -174,7 +174,13 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     /// Opens the file, or a new one in place of a damaged one, or turns the cache off.
     private func open() {
-        for attempt in 1...2 {
+        // Daemons opening one new file together: SQLite sometimes answers "database is
+        // locked" at once, without waiting out the busy timeout (2 to 6 of 40 pairs of
+        // `cache exercise` processes did, before this). Tried again, after a short random
+        // pause, until the busy timeout has passed.
+        let deadline = Date().addingTimeInterval(CacheDatabase.busyTimeout)
+        var movedAside = false
+        while true {
             do throws(CacheProblem) {
                 try file.makeDirectory()
                 try file.createIfMissing()
@@ -182,8 +188,11 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
                 database = try CacheDatabase.open(path: path)
                 available.store(true, ordering: .releasing)
                 return
-            } catch .damaged(let reason) where attempt == 1 {
+            } catch .damaged(let reason) where !movedAside {
+                movedAside = true
                 moveAside(because: reason)
+            } catch .busy where Date() < deadline {
+                usleep(useconds_t.random(in: 5_000...50_000))
             } catch {
                 turnOff(because: error.reason)
                 return
