@@ -18,7 +18,7 @@ typedef struct arena arena;
 struct arena {
     unsigned long long serial;
     int current_slot;         // being carved from, or NO_SLOT
-    int out_of_slots;         // no slot was free: the rest of the parse uses malloc
+    int out_of_slots;         // takes no more slots (none was free, or a scratch arena's one is all): malloc instead
     size_t used;              // bytes carved from the current slot
     // Nodes alive: counted without atomics while the parse runs (only its thread sees the
     // arena then), handed to `live` when it ends (nodes are then freed from any thread).
