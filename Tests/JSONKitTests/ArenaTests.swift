@@ -35,21 +35,19 @@ import Testing
         var document: JSON? = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
         let serial = try #require(document?.arenaSerial)
         // Made with malloc, sharing the arena's nodes; handed over, so the other thread drops the last count.
-        let handed = Handed(document!.removing("items"))
+        let handed = Shelf(count: 1)
+        handed.put(document!.removing("items"), at: 0)
         document = nil
-        #expect(handed.value?.arenaSerial == nil && handed.value?["next"]?.arenaSerial == serial)
+        let edited = try #require(handed.values.first)
+        #expect(edited.arenaSerial == nil && edited["next"]?.arenaSerial == serial)
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            precondition(handed.value?["total"] == 2)
-            handed.value = nil
+            precondition(handed.values.first?["total"] == 2)
+            handed.clear()
         }
+        _ = consume edited
         group.wait()
         #expect(!JSON.arenaIsAlive(serial))
-    }
-
-    private final class Handed: @unchecked Sendable {  // one thread at a time: the group's wait orders them
-        var value: JSON?
-        init(_ value: JSON) { self.value = value }
     }
 
     @Test func aFailedParseLeavesNoArena() throws {
@@ -140,7 +138,7 @@ import Testing
     @Test func manyArenaDocumentsAcrossThreads() throws {
         let bytes = Array(Self.page.utf8)
         let expected = try JSON.parse(bytes)
-        let documents = Handed64()
+        let documents = Shelf(count: 64)
         DispatchQueue.concurrentPerform(iterations: 64) { index in
             documents.put(try! JSON.parse(bytes, allocation: .arena), at: index)
         }
@@ -157,12 +155,13 @@ import Testing
         #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
     }
 
-    /// Documents from several threads, each written to its own slot.
-    private final class Handed64: @unchecked Sendable {
-        private var slots = [JSON?](repeating: nil, count: 64)
+    /// Values handed between threads, each in its own place.
+    private final class Shelf: @unchecked Sendable {
+        private var slots: [JSON?]
         private let lock = NSLock()
+        init(count: Int) { slots = [JSON?](repeating: nil, count: count) }
         func put(_ value: JSON, at index: Int) { lock.withLock { slots[index] = value } }
         var values: [JSON] { lock.withLock { slots.compactMap { $0 } } }
-        func clear() { lock.withLock { slots = [JSON?](repeating: nil, count: 64) } }
+        func clear() { lock.withLock { slots = slots.map { _ in nil } } }
     }
 }
