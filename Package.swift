@@ -28,8 +28,9 @@ let package = Package(
         ),
         // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
-        // A Swift value over json_t; jansson's reference rules live here and nowhere else.
+        // jansson's allocator: arenas for documents read once and dropped (arena.c says how).
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
+        // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
         .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),

@@ -61,7 +61,9 @@ extension JSON {
     /// keeps its last value, as in `object(_:)`.
     public static func packedObject(_ members: [(String, JSON)]) -> JSON {
         guard keysAreDistinct(members) else { return object(members).packed() }
-        return withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.0, $0.1.storage) })) }
+        var writer = PackedObjectWriter()
+        for (key, value) in members { writer.append(key, value) }
+        return writer.finish()
     }
 
     /// Objects are mostly a handful of members: compared pairwise, they cost no set.

@@ -12,7 +12,11 @@ extension JSON {
         let root: JSON
         let storage: Storage
 
-        public var kind: Kind { withExtendedLifetime(root) { Kind(storage.rawType) } }
+        /// The same place without the reference that keeps it alive: for a loop that holds
+        /// this cursor itself while it reads through many places under it.
+        package var borrowed: BorrowedCursor { BorrowedCursor(root: root.box, storage: storage) }
+
+        public var kind: Kind { withExtendedLifetime(root) { borrowed.kind } }
         public var isNull: Bool { kind == .null }
         public var isObject: Bool { kind == .object }
 
@@ -21,7 +25,7 @@ extension JSON {
 
         /// The value at `path` from here, or nil when a step is missing.
         public func at(_ path: JSONKeyPath) -> Cursor? {
-            withExtendedLifetime(root) { storage.at(path).map { Cursor(root: root, storage: $0) } }
+            withExtendedLifetime(root) { borrowed.at(path).map { Cursor(root: root, storage: $0.storage) } }
         }
 
         /// The member named `name` of an object; nil when missing or not an object.
@@ -41,50 +45,29 @@ extension JSON {
             }
         }
 
+        /// The same, by a name worked out once.
+        public func member(_ name: MemberName) -> Cursor? {
+            withExtendedLifetime(root) { borrowed.member(name).map { Cursor(root: root, storage: $0.storage) } }
+        }
+
         /// Calls `body` with the scalar here (`.container` for an object or an array).
         public func withScalar(_ body: (Scalar) -> Void) {
             withExtendedLifetime(root) { storage.withScalar(body) }
         }
 
         /// The string here, as a `String`; nil for any other kind.
-        public var stringValue: String? {
-            var text: String?
-            withScalar { if case .string(let bytes) = $0 { text = String(decoding: bytes, as: UTF8.self) } }
-            return text
-        }
+        public var stringValue: String? { withExtendedLifetime(root) { borrowed.stringValue } }
 
         /// Calls `body` with each element of an array, in order, and its index; nothing for
         /// any other kind.
         public func forEachElement<E: Error>(_ body: (Int, Cursor) throws(E) -> Void) throws(E) {
-            switch storage {
-            case .tree(let pointer):
-                guard pointer.pointee.type == JSON_ARRAY else { return }
-                for index in 0..<json_array_size(pointer) {
-                    try body(index, Cursor(root: root, storage: .tree(json_array_get(pointer, index)!)))
-                }
-            case .packed(let reader, let offset):
-                guard reader.tag(at: offset) == PackedTag.array else { return }
-                let (count, first, _) = reader.container(at: offset)
-                var cursor = first
-                for index in 0..<count {
-                    try body(index, Cursor(root: root, storage: .packed(reader, cursor)))
-                    cursor = reader.end(of: cursor)
-                }
+            try withExtendedLifetime(root) { () throws(E) in
+                try borrowed.forEachElement { (index, element) throws(E) in try body(index, Cursor(root: root, storage: element.storage)) }
             }
-            withExtendedLifetime(root) {}
         }
 
         /// The value here as a `JSON` of its own.
-        public var value: JSON {
-            withExtendedLifetime(root) {
-                switch storage {
-                case .tree(let pointer):
-                    return pointer == root.treePointer ? root : JSON(Reference(borrowed: pointer))
-                case .packed(_, let offset):
-                    return offset == 0 && root.packedLocation?.offset == 0 ? root : root.packedChild(at: offset)
-                }
-            }
-        }
+        public var value: JSON { withExtendedLifetime(root) { borrowed.value } }
 
         /// The value here packed, for keeping: a tree is packed straight from where it lies.
         public func packed() -> JSON {
@@ -103,6 +86,95 @@ extension JSON {
         }
     }
 
+    /// A cursor that does not keep what it points into alive: valid only while something
+    /// else holds the value it came from (a `Cursor`, inside `withExtendedLifetime`). For
+    /// mapping a page, where taking and dropping a reference for every field read was a
+    /// large part of the work; everywhere else, a `Cursor`.
+    package struct BorrowedCursor {
+        /// The box of the value this came from, not retained.
+        unowned(unsafe) let root: AnyObject
+        let storage: Storage
+
+        package var kind: Kind { Kind(storage.rawType) }
+        package var isNull: Bool { storage.rawType == JSON_NULL }
+        package var isObject: Bool { storage.rawType == JSON_OBJECT }
+        package var kindDescription: String { kind.description }
+
+        package func at(_ path: JSONKeyPath) -> BorrowedCursor? {
+            storage.at(path).map { BorrowedCursor(root: root, storage: $0) }
+        }
+
+        package func member(_ name: MemberName) -> BorrowedCursor? {
+            storage.member(name).map { BorrowedCursor(root: root, storage: $0) }
+        }
+
+        package func withScalar(_ body: (Scalar) -> Void) { storage.withScalar(body) }
+
+        package var stringValue: String? {
+            var text: String?
+            storage.withScalar { if case .string(let bytes) = $0 { text = String(decoding: bytes, as: UTF8.self) } }
+            return text
+        }
+
+        package func forEachElement<E: Error>(_ body: (Int, BorrowedCursor) throws(E) -> Void) throws(E) {
+            switch storage {
+            case .tree(let pointer):
+                guard pointer.pointee.type == JSON_ARRAY else { return }
+                for index in 0..<json_array_size(pointer) {
+                    try body(index, BorrowedCursor(root: root, storage: .tree(json_array_get(pointer, index)!)))
+                }
+            case .packed(let reader, let offset):
+                guard reader.tag(at: offset) == PackedTag.array else { return }
+                let (count, first, _) = reader.container(at: offset)
+                var cursor = first
+                for index in 0..<count {
+                    try body(index, BorrowedCursor(root: root, storage: .packed(reader, cursor)))
+                    cursor = reader.end(of: cursor)
+                }
+            }
+        }
+
+        /// The value here as a `JSON` of its own, which does keep it alive.
+        package var value: JSON {
+            let whole = JSON(box: root)
+            switch storage {
+            case .tree(let pointer):
+                return pointer == whole.treePointer ? whole : JSON(Reference(borrowed: pointer))
+            case .packed(_, let offset):
+                return offset == 0 && whole.packedLocation?.offset == 0 ? whole : whole.packedChild(at: offset)
+            }
+        }
+    }
+
+    /// A member name that many objects are read by and written with, worked out once: its
+    /// bytes for jansson's lookups, and its key reference in packed objects (`PackedKeys`).
+    public struct MemberName: Sendable, Hashable, CustomStringConvertible {
+        public let description: String
+        /// The name's UTF-8 bytes and a NUL, so that even an empty name has an address to
+        /// pass to jansson.
+        let terminated: [UInt8]
+        /// Its reference in packed objects: a shared key's id (the key is added to the table
+        /// here, if there is room, and keeps that id for good), or the inline form.
+        let reference: UInt64
+
+        public init(_ name: String) {
+            description = name
+            let bytes = Array(name.utf8)
+            terminated = bytes + [0]
+            reference = bytes.withUnsafeBufferPointer { bytes in
+                PackedKeys.id(of: bytes).map { UInt64($0) << 1 } ?? UInt64(bytes.count) << 1 | 1
+            }
+        }
+
+        /// Calls `body` with the name's bytes (without the NUL).
+        @inline(__always) func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            terminated.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+        }
+
+        public static func == (left: MemberName, right: MemberName) -> Bool { left.description == right.description }
+        public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+    }
+
     /// A cursor at this value.
     public var cursor: Cursor { Cursor(root: self, storage: storage) }
 
@@ -117,7 +189,6 @@ extension JSON {
 /// rows of a page, of a list replaced), so that each costs one allocation: its own.
 public struct PackingScratch {
     var steps: [PackedWriter.Step] = []
-    var keyReferences: [UInt64] = []
     var keys = KeyCache()
     public init() {}
 }
@@ -126,7 +197,12 @@ public struct PackingScratch {
 /// made whole, keeping its storage from one object to the next: a page of mapped objects
 /// is written with no tree, no member value and no member list allocated per object.
 public struct PackedObjectWriter {
-    private var members: [(key: String, value: JSON.Cursor)] = []
+    private var members: [PackedWriter.Member] = []
+    /// The bytes of the object's inline keys (keys the shared table does not hold).
+    private var inlineKeys: [UInt8] = []
+    /// What keeps the members' values alive until the object is written (nothing for those
+    /// appended borrowed).
+    private var owners: [JSON] = []
     private var scratch = PackingScratch()
 
     public init() {}
@@ -134,18 +210,59 @@ public struct PackedObjectWriter {
     /// Adds a member. Keys must be distinct within an object (the caller's to ensure:
     /// a packed object, unlike a tree, does not replace a repeated key).
     public mutating func append(_ key: String, _ value: JSON.Cursor) {
-        members.append((key, value))
+        owners.append(value.root)
+        append(key, storage: value.storage)
     }
 
     public mutating func append(_ key: String, _ value: JSON) {
-        members.append((key, value.cursor))
+        owners.append(value)
+        append(key, storage: value.storage)
+    }
+
+    public mutating func append(_ name: JSON.MemberName, _ value: JSON) {
+        owners.append(value)
+        append(name, storage: value.storage)
+    }
+
+    /// Adds a member whose value the caller keeps alive until `finish()`: no reference is
+    /// taken.
+    package mutating func append(_ name: JSON.MemberName, borrowed value: JSON.BorrowedCursor) {
+        append(name, storage: value.storage)
+    }
+
+    private mutating func append(_ key: String, storage: JSON.Storage) {
+        var key = key
+        key.withUTF8 { bytes in
+            let reference = PackedKeys.reference(of: bytes, cache: &scratch.keys)
+            members.append(PackedWriter.Member(reference: reference, inlineKeyOffset: inlineKeys.count, value: storage))
+            if reference & 1 == 1 { inlineKeys.append(contentsOf: bytes) }
+        }
+    }
+
+    private mutating func append(_ name: JSON.MemberName, storage: JSON.Storage) {
+        members.append(PackedWriter.Member(reference: name.reference, inlineKeyOffset: inlineKeys.count, value: storage))
+        if name.reference & 1 == 1 { name.withBytes { inlineKeys.append(contentsOf: $0) } }
     }
 
     /// The object of the members appended since the last one, packed; starts the next.
     public mutating func finish() -> JSON {
-        assert(Set(members.map(\.key)).count == members.count, "repeated key in a packed object")
-        let object = withExtendedLifetime(members) { JSON(packed: PackedWriter.object(members.lazy.map { ($0.key, $0.value.storage) }, scratch: &scratch)) }
+        assert(keysAreDistinct, "repeated key in a packed object")
+        let object = members.withUnsafeBufferPointer { members in
+            inlineKeys.withUnsafeBufferPointer { inlineKeys in
+                JSON(packed: PackedWriter.object(members, inlineKeys: inlineKeys, scratch: &scratch))
+            }
+        }
         members.removeAll(keepingCapacity: true)
+        inlineKeys.removeAll(keepingCapacity: true)
+        owners.removeAll(keepingCapacity: true)
         return object
+    }
+
+    private var keysAreDistinct: Bool {
+        let keys = members.map { member in
+            member.reference & 1 == 0 ? Array(PackedKeys.bytes(ofID: Int(member.reference >> 1)))
+                : Array(inlineKeys[member.inlineKeyOffset..<member.inlineKeyOffset + Int(member.reference >> 1)])
+        }
+        return Set(keys).count == keys.count
     }
 }

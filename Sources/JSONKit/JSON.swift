@@ -58,7 +58,7 @@ public struct JSON: @unchecked Sendable {
         JSON(box: PackedSlice(buffer: packedLocation!.buffer, offset: offset))
     }
 
-    private init(box: AnyObject) { self.box = box }
+    init(box: AnyObject) { self.box = box }
 
     /// Calls `body` with a jansson tree of this value: its own, or for a packed value a
     /// temporary one built from it (released after `body`; jansson takes its own count of

@@ -4,19 +4,13 @@ import CJansson
 /// digits also indexes into an array (`"items.0.id"`).
 public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
     public let components: [String]
-    /// Each component as a member name's UTF-8 bytes, its key reference in packed objects
-    /// (nil for a key packed objects hold inline) and as an array index, worked out once: a
-    /// path is read from every row of a long list.
-    private let steps: [(member: [UInt8], reference: UInt64?, index: Int?)]
+    /// Each component as a member name (its bytes and key reference worked out once) and as
+    /// an array index: a path is read from every row of a long list.
+    private let steps: [(name: JSON.MemberName, index: Int?)]
 
     public init(_ path: String) {
         components = path.isEmpty ? [] : path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        // NUL-terminated, so that even an empty name has an address to pass to jansson.
-        steps = components.map { component in
-            let bytes = Array(component.utf8)
-            let id = bytes.withUnsafeBufferPointer { PackedKeys.id(of: $0) }
-            return (bytes + [0], id.map { UInt64($0) << 1 }, Int(component))
-        }
+        steps = components.map { (JSON.MemberName($0), Int($0)) }
     }
 
     public var description: String { components.joined(separator: ".") }
@@ -26,12 +20,10 @@ public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
 
     var isEmpty: Bool { steps.isEmpty }
 
-    /// Calls `body` with each step's member name, key reference and array index, until it
-    /// returns false.
-    func forEachStep(_ body: (UnsafeBufferPointer<UInt8>, UInt64?, Int?) -> Bool) {
+    /// Calls `body` with each step's member name and array index, until it returns false.
+    func forEachStep(_ body: (JSON.MemberName, Int?) -> Bool) {
         for step in steps {
-            let proceed = step.member.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast()), step.reference, step.index) }
-            guard proceed else { return }
+            guard body(step.name, step.index) else { return }
         }
     }
 }
@@ -58,42 +50,47 @@ extension JSON {
 extension JSON.Storage {
     /// Where `path` leads from here, or nil when a step is missing; as borrowed as `self`.
     func at(_ path: JSONKeyPath) -> JSON.Storage? {
+        var current = self, found = true
+        path.forEachStep { name, index in
+            switch current.rawType {
+            case JSON_OBJECT:
+                guard let next = current.member(name) else { found = false; return false }
+                current = next
+            case JSON_ARRAY:
+                guard let index, let next = current.element(index) else { found = false; return false }
+                current = next
+            default:
+                found = false
+                return false
+            }
+            return true
+        }
+        return found ? current : nil
+    }
+
+    /// The member `name` of an object; nil when missing or not an object. As borrowed as `self`.
+    func member(_ name: JSON.MemberName) -> JSON.Storage? {
         switch self {
-        case .tree(var current):
-            var found = true
-            path.forEachStep { member, _, index in
-                switch current.pointee.type {
-                case JSON_OBJECT:
-                    let next = member.withMemoryRebound(to: CChar.self) { json_object_getn(current, $0.baseAddress!, $0.count) }
-                    guard let next else { found = false; return false }
-                    current = next
-                case JSON_ARRAY:
-                    guard let index, index >= 0, let next = json_array_get(current, index) else { found = false; return false }
-                    current = next
-                default:
-                    found = false
-                    return false
-                }
-                return true
-            }
-            return found ? .tree(current) : nil
-        case .packed(let reader, var current):
-            var found = true
-            path.forEachStep { member, reference, index in
-                switch reader.tag(at: current) {
-                case PackedTag.object:
-                    guard let next = reader.member(of: current, key: member, reference: reference) else { found = false; return false }
-                    current = next
-                case PackedTag.array:
-                    guard let index, let next = reader.element(of: current, index: index) else { found = false; return false }
-                    current = next
-                default:
-                    found = false
-                    return false
-                }
-                return true
-            }
-            return found ? .packed(reader, current) : nil
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_OBJECT else { return nil }
+            return name.terminated.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { json_object_getn(pointer, $0.baseAddress!, $0.count - 1) }
+            }.map { .tree($0) }
+        case .packed(let reader, let offset):
+            guard reader.tag(at: offset) == PackedTag.object else { return nil }
+            return name.withBytes { reader.member(of: offset, key: $0, reference: name.reference) }.map { .packed(reader, $0) }
+        }
+    }
+
+    /// Element `index` of an array; nil when out of range or not an array. As borrowed as `self`.
+    func element(_ index: Int) -> JSON.Storage? {
+        switch self {
+        case .tree(let pointer):
+            guard pointer.pointee.type == JSON_ARRAY, index >= 0, let element = json_array_get(pointer, index) else { return nil }
+            return .tree(element)
+        case .packed(let reader, let offset):
+            guard reader.tag(at: offset) == PackedTag.array, let element = reader.element(of: offset, index: index) else { return nil }
+            return .packed(reader, element)
         }
     }
 }

@@ -148,11 +148,12 @@ struct PackedReader {
         return found
     }
 
-    /// The same, for a key whose reference is known (`JSONKeyPath` works it out once): a
+    /// The same, for a key whose reference is known (`JSON.MemberName` works it out once): a
     /// shared key is found by its id alone, with no key bytes read. A key keeps the one id it
     /// was given for good, or never gets one (`PackedKeys`): a key without an id is never
-    /// written as one. Inline keys are compared by their bytes.
-    func member(of offset: Int, key: UnsafeBufferPointer<UInt8>, reference: UInt64?) -> Int? {
+    /// written as one, so its inline reference (odd) never equals a member's id (even), and
+    /// inline keys are compared by their bytes.
+    func member(of offset: Int, key: UnsafeBufferPointer<UInt8>, reference: UInt64) -> Int? {
         let (count, first, _) = container(at: offset)
         var cursor = first
         for _ in 0..<count {
@@ -376,28 +377,28 @@ enum PackedWriter {
         return result
     }
 
-    /// A packed object of the members (unique keys), written straight from where their
-    /// values lie: trees are packed in place, packed values copied. No tree of the object is
-    /// built. The members' owners must outlive the call.
-    static func object(_ members: some Collection<(String, JSON.Storage)>) -> PackedBuffer {
-        var scratch = PackingScratch()
-        return object(members, scratch: &scratch)
+    /// A member of an object to write (`PackedObjectWriter` collects them): its key
+    /// reference, for an inline key where its bytes are in `inlineKeys`, and its value,
+    /// whose owner must outlive the write.
+    struct Member {
+        var reference: UInt64
+        var inlineKeyOffset: Int
+        var value: JSON.Storage
     }
 
-    static func object(_ members: some Collection<(String, JSON.Storage)>, scratch: inout PackingScratch) -> PackedBuffer {
+    /// A packed object of the members (unique keys), written straight from where their
+    /// values lie: trees are packed in place, packed values copied. No tree of the object is
+    /// built.
+    static func object(_ members: UnsafeBufferPointer<Member>, inlineKeys: UnsafeBufferPointer<UInt8>, scratch: inout PackingScratch) -> PackedBuffer {
         scratch.steps.removeAll(keepingCapacity: true)
-        scratch.keyReferences.removeAll(keepingCapacity: true)
         var payload = 0
-        for (key, value) in members {
-            var key = key
-            let reference = key.withUTF8 { PackedKeys.reference(of: $0, cache: &scratch.keys) }
-            scratch.keyReferences.append(reference)
+        for member in members {
             let size: Int
-            switch value {
+            switch member.value {
             case .tree(let pointer): size = measure(pointer, scratch: &scratch)
             case .packed(let reader, let offset): size = reader.end(of: offset) - offset
             }
-            payload += keySize(reference) + size
+            payload += keySize(member.reference) + size
         }
         let size = 1 + varintSize(UInt64(members.count)) + varintSize(UInt64(payload)) + payload
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
@@ -409,10 +410,9 @@ enum PackedWriter {
             putVarint(UInt64(payload), &cursor)
             scratch.steps.withUnsafeBufferPointer { steps in
                 var next = 0
-                for ((key, value), reference) in zip(members, scratch.keyReferences) {
-                    var key = key
-                    key.withUTF8 { putKey(reference, bytes: UnsafeRawPointer($0.baseAddress), &cursor) }
-                    switch value {
+                for member in members {
+                    putKey(member.reference, bytes: inlineKeys.baseAddress.map { UnsafeRawPointer($0 + member.inlineKeyOffset) }, &cursor)
+                    switch member.value {
                     case .tree:
                         // The tree's steps, up to the next member's.
                         next = write(steps, from: next, to: &cursor)

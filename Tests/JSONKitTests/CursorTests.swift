@@ -81,4 +81,32 @@ import Testing
         }
         #expect(writer.finish().encoded() == Array("{}".utf8))
     }
+
+    /// A mapping reads and writes by names worked out once, through cursors that take no
+    /// reference: what it reads and writes must be what strings and cursors give.
+    @Test func namesWorkedOutOnceReadAndWriteAsStringsDo() throws {
+        // Longer than the shared key table takes: held inline in packed objects.
+        let long = String(repeating: "k", count: 70)
+        let document = try JSON.parse(#"{"\#(long)":{"é":[1,2]},"id":7,"":"empty"}"#)
+        var writer = PackedObjectWriter()
+        for root in [document, document.packed()] {
+            let cursor = root.cursor
+            for name in [long, "é", "id", "", "missing"] {
+                #expect(cursor.member(JSON.MemberName(name))?.value == root[name], "\(name)")
+                #expect(withExtendedLifetime(cursor) { cursor.borrowed.member(JSON.MemberName(name))?.value } == root[name], "\(name)")
+            }
+            #expect(cursor.member(JSON.MemberName(long))?.member(JSON.MemberName("é"))?.value == JSON.array([1, 2]))
+            withExtendedLifetime(cursor) {
+                let borrowed = cursor.borrowed
+                writer.append(JSON.MemberName("id"), borrowed: borrowed.member(JSON.MemberName("id"))!)
+                writer.append(JSON.MemberName(long), borrowed: borrowed.member(JSON.MemberName(long))!)
+                writer.append(JSON.MemberName("made"), JSON("value"))
+                writer.append(JSON.MemberName(""), borrowed: borrowed.member(JSON.MemberName(""))!)
+                let written = writer.finish()
+                let expected = JSON.object([("id", JSON(7)), (long, root[long]!), ("made", JSON("value")), ("", JSON("empty"))])
+                #expect(written.isPacked && written.encoded() == expected.encoded() && written == expected)
+                #expect(written[long]?["é"] == JSON.array([1, 2]) && written.objectKeys == ["id", long, "made", ""])
+            }
+        }
+    }
 }

@@ -40,14 +40,14 @@ public struct ObjectMapping: Sendable {
 
     /// One output field: where it is read, its default, and its check.
     private final class FieldReader: Sendable {
-        let name: String
+        let name: JSON.MemberName
         let keyPath: JSONKeyPath?
         let defaultValue: JSON?
         let check: Check
 
         init(name: String, spec: FieldSpec) {
             guard case .field(let keyPath, _, let defaultValue, _, _) = spec else { fatalError("FieldSpec has one case") }
-            self.name = name
+            self.name = JSON.MemberName(name)
             self.keyPath = keyPath
             self.defaultValue = defaultValue
             check = Check(spec)
@@ -93,25 +93,29 @@ public struct ObjectMapping: Sendable {
     /// whole page). Mapped objects are kept as rows: packed.
     public func map(_ element: JSON.Cursor, writer: inout PackedObjectWriter) -> Result<JSON, Issue> {
         guard element.isObject else { return .success(element.value) }
-        do throws(Issue) {
-            return .success(try map(object: element, path: { nil }, writer: &writer))
-        } catch {
-            return .failure(error)
+        // Read through borrowed cursors, with no reference counted per field read: `element`
+        // keeps the whole value alive until the object is written.
+        return withExtendedLifetime(element) {
+            do throws(Issue) {
+                return .success(try map(object: element.borrowed, path: { nil }, writer: &writer))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
     /// `path`: where the object is, for messages (nil at the top); made only when a value
     /// is wrong.
-    private func map(object: JSON.Cursor, path: () -> FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
+    private func map(object: JSON.BorrowedCursor, path: () -> FieldPath?, writer: inout PackedObjectWriter) throws(Issue) -> JSON {
         guard !repeatsAName else {
             // Made as a tree would be (see `repeatsAName`).
             var output: [(String, JSON)] = []
-            try forEachField(of: object, path: path) { name, value in output.append((name, value.value)) }
+            try forEachField(of: object, path: path) { name, value in output.append((name.description, value.value)) }
             return .packedObject(output)
         }
         try forEachField(of: object, path: path) { name, value in
             switch value {
-            case .read(let cursor): writer.append(name, cursor)
+            case .read(let cursor): writer.append(name, borrowed: cursor)
             case .made(let made): writer.append(name, made)
             }
         }
@@ -121,7 +125,7 @@ public struct ObjectMapping: Sendable {
     /// An output field's value: as read from the object (most are), or made (a default, a
     /// converted value).
     private enum FieldValue {
-        case read(JSON.Cursor)
+        case read(JSON.BorrowedCursor)
         case made(JSON)
 
         var value: JSON {
@@ -135,13 +139,13 @@ public struct ObjectMapping: Sendable {
     /// Calls `body` with each output field, in the mapping's order: read, checked, converted
     /// where the type asks, or defaulted; a missing field without a default is left out.
     @inline(__always)
-    private func forEachField(of object: JSON.Cursor, path: () -> FieldPath?, _ body: (String, FieldValue) -> Void) throws(Issue) {
+    private func forEachField(of object: JSON.BorrowedCursor, path: () -> FieldPath?, _ body: (JSON.MemberName, FieldValue) -> Void) throws(Issue) {
         for field in readers {
             guard let present = Self.read(field.name, keyPath: field.keyPath, in: object) else {
                 if let defaultValue = field.defaultValue { body(field.name, .made(defaultValue)) }
                 continue
             }
-            switch try Self.convert(present, check: field.check, path: { FieldPath(parent: path(), name: field.name) }) {
+            switch try Self.convert(present, check: field.check, path: { FieldPath(parent: path(), name: field.name.description) }) {
             case .unchanged: body(field.name, .read(present))
             case .converted(let value): body(field.name, .made(value))
             }
@@ -150,7 +154,7 @@ public struct ObjectMapping: Sendable {
 
     /// A field's value: at its key path, else at the literal key of its name; nil when
     /// missing or null at both.
-    private static func read(_ name: String, keyPath: JSONKeyPath?, in object: JSON.Cursor) -> JSON.Cursor? {
+    private static func read(_ name: JSON.MemberName, keyPath: JSONKeyPath?, in object: JSON.BorrowedCursor) -> JSON.BorrowedCursor? {
         if let keyPath, let value = object.at(keyPath), !value.isNull { return value }
         guard let value = object.member(name), !value.isNull else { return nil }
         return value
@@ -180,7 +184,7 @@ public struct ObjectMapping: Sendable {
     }
 
     /// `path`: where the value is, made only when it is wrong.
-    private static func convert(_ value: JSON.Cursor, check: Check, path: () -> FieldPath) throws(Issue) -> Converted {
+    private static func convert(_ value: JSON.BorrowedCursor, check: Check, path: () -> FieldPath) throws(Issue) -> Converted {
         func wrong(_ expected: String) -> Issue { Issue(field: path().description, expected: expected, got: value.kindDescription) }
         func quoted() -> String { value.stringValue.map { "\"\($0)\"" } ?? value.kindDescription }
         switch check.type {
