@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "CSystemShims"),
         // jansson's allocator: arenas for documents read once and dropped (arena.c says how).
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
+        // Byte scans of JSON text before jansson parses it (the nesting limit).
+        .target(name: "CJSONScan"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
-        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena"]),
+        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
         .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.

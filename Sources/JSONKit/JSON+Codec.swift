@@ -1,5 +1,6 @@
 import CJansson
 import CJSONArena
+import CJSONScan
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +49,15 @@ extension JSON {
             throw JSONParseError(message: message, line: Int(error.line), column: Int(error.column), position: Int(error.position))
         }
         return JSON(Reference(new: parsed))
+    }
+
+    /// The byte offset where nesting in `text` first exceeds `limit` levels, found by reading
+    /// brackets outside strings without parsing; nil when it never does. For a limit tighter
+    /// than jansson's own 2048 levels, checked before a parse.
+    public static func nestingDepthExceeding(_ limit: Int, in text: UnsafeRawBufferPointer) -> Int? {
+        guard let base = text.baseAddress else { return nil }
+        let offset = json_nesting_exceeding(base.assumingMemoryBound(to: UInt8.self), text.count, limit)
+        return offset < 0 ? nil : offset
     }
 
     public static func parse(_ bytes: some Collection<UInt8>, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {

@@ -116,16 +116,6 @@ import Testing
         #expect(kind(objects(#"{"items": [], "note": "[[[[[[[[[[[[ in a string ]]]"}"#)) == nil, "brackets in strings do not count")
         #expect(kind(objects(#"{"items": []}"#, type: "application/vnd.api+json")) == nil)
     }
-
-    @Test func nestingIsCountedOutsideStringsOnly() {
-        func depth(_ text: String, limit: Int = 2) -> Int? { ResponseDecoding.nestingDepthExceeding(limit, in: Array(text.utf8)) }
-        #expect(depth("[[[1]]]") == 2)
-        #expect(depth(#"{"a":[{"b":1}]}"#) == 6)
-        #expect(depth(#"["[[[", "\"[[[", "\\"]"#) == nil, "escaped quotes and backslashes stay inside their strings")
-        #expect(depth(#"["\\", [[1]]]"#) == 8, "a string ending in an escaped backslash ends")
-        #expect(depth(#"[[]]"#) == nil && depth(#"[[[]]"#) == 2)
-        #expect(depth(#""unterminated [[["#) == nil && depth("") == nil && depth(#""\\"#) == nil)
-    }
 }
 
 @Suite struct PaginationTests {

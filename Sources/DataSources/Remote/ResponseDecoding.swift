@@ -53,7 +53,7 @@ public enum ResponseDecoding {
             return .failure(FetchError(kind: .decode, message: "expected a JSON content type, got \(response.contentType.map { "\"\($0)\"" } ?? "none")",
                                        url: response.url, status: response.status))
         }
-        if let depth = nestingDepthExceeding(maximumDepth, in: response.body) {
+        if let depth = response.body.withUnsafeBytes({ JSON.nestingDepthExceeding(maximumDepth, in: $0) }) {
             var error = FetchError(kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
                                    url: response.url, status: response.status)
             error.maxDepth = maximumDepth
@@ -171,33 +171,6 @@ public enum ResponseDecoding {
     static func withoutTheList(_ document: JSON, keyPath: JSONKeyPath?) -> JSON {
         guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
         return document.removing(keyPath.components[0]).packed()
-    }
-
-    /// The byte offset where nesting first exceeds `limit`, scanning without parsing
-    /// (jansson itself stops only at 2048 levels).
-    static func nestingDepthExceeding(_ limit: Int, in body: [UInt8]) -> Int? {
-        body.withUnsafeBufferPointer { bytes in
-            var depth = 0
-            var offset = 0
-            let count = bytes.count
-            while offset < count {
-                switch bytes[offset] {
-                case 34:
-                    // A string, skipped whole: most of a document's bytes, read with no state.
-                    offset += 1
-                    while offset < count, bytes[offset] != 34 {
-                        offset += bytes[offset] == 92 ? 2 : 1
-                    }
-                case 91, 123:
-                    depth += 1
-                    if depth > limit { return offset }
-                case 93, 125: depth -= 1
-                default: break
-                }
-                offset += 1
-            }
-            return nil
-        }
     }
 }
 
