@@ -17,11 +17,13 @@ enum { SLOT_SHIFT = 22, SLOT_COUNT = 256 };  // 4 MB slots, 1 GB of addresses (n
 typedef struct arena arena;
 struct arena {
     unsigned long long serial;
-    int current_slot;         // being carved from, or NO_SLOT
-    int out_of_slots;         // takes no more slots (none was free, or a scratch arena's one is all): malloc instead
-    size_t used;              // bytes carved from the current slot
-    // Nodes alive: counted without atomics while the parse runs (only its thread sees the
-    // arena then), handed to `live` when it ends (nodes are then freed from any thread).
+    char *next;               // where the next node is carved, in the current slot
+    size_t room;              // bytes left there (0 before the first slot)
+    int first_slot;           // the slot taken first: the one a scratch arena keeps between scopes
+    int slots_taken;
+    int out_of_slots;         // takes no more slots (none was free): malloc instead
+    // Nodes alive: counted without atomics while the arena is open (only its thread sees it
+    // then), handed to `live` when it is closed (nodes are then freed from any thread).
     size_t live_while_open;
     atomic_size_t live;
     arena *previous_alive, *next_alive;  // under `lock`
@@ -42,8 +44,8 @@ static int advice = MADV_FREE;
 
 static _Thread_local arena *open_arena;
 static _Thread_local unsigned long long last_serial_on_this_thread;
-// The thread's scratch arena: one slot, reused from its start each time a scope ends with
-// nothing of it alive. `scratch_key` frees it when the thread ends.
+// The thread's scratch arena: its first slot reused from its start each time a scope ends
+// with nothing of it alive. `scratch_key` frees it when the thread ends.
 static _Thread_local arena *scratch;
 static pthread_key_t scratch_key;
 
@@ -66,21 +68,24 @@ static int take_slot(arena *owner) {
     return slot;
 }
 
+// Under `lock`. The pages stay mapped for the next arena, but the kernel may take them back
+// when it needs memory (resident size falls then, not at once). Advised before the slot is
+// free again: advice given later could discard a new owner's nodes.
+static void give_back_slot(int slot) {
+    slot_owner[slot] = NULL;
+    char *start = region + ((size_t)slot << SLOT_SHIFT);
+    if (madvise(start, SLOT_SIZE, advice) != 0 && errno == EINVAL && advice == MADV_FREE) {
+        advice = MADV_DONTNEED;  // a kernel before 4.5
+        madvise(start, SLOT_SIZE, advice);
+    }
+    slot_next[slot] = first_free_slot;
+    first_free_slot = slot;
+}
+
 static void destroy(arena *a) {
     pthread_mutex_lock(&lock);
     for (int slot = 0; slot < SLOT_COUNT; slot++) {
-        if (slot_owner[slot] != a) continue;
-        slot_owner[slot] = NULL;
-        // The pages stay mapped for the next arena, but the kernel may take them back when
-        // it needs memory (resident size falls then, not at once). Done under the lock and
-        // before the slot is free again: advice given later could discard a new owner's nodes.
-        char *start = region + ((size_t)slot << SLOT_SHIFT);
-        if (madvise(start, SLOT_SIZE, advice) != 0 && errno == EINVAL && advice == MADV_FREE) {
-            advice = MADV_DONTNEED;  // a kernel before 4.5
-            madvise(start, SLOT_SIZE, advice);
-        }
-        slot_next[slot] = first_free_slot;
-        first_free_slot = slot;
+        if (slot_owner[slot] == a) give_back_slot(slot);
     }
     if (a->previous_alive) a->previous_alive->next_alive = a->next_alive; else first_alive = a->next_alive;
     if (a->next_alive) a->next_alive->previous_alive = a->previous_alive;
@@ -88,45 +93,61 @@ static void destroy(arena *a) {
     free(a);
 }
 
-static void *carve(arena *a, size_t size) {
-    if (size > SLOT_SIZE) return NULL;
-    size_t needed = (size + 7) & ~(size_t)7;  // 8-byte alignment is all jansson's nodes need
-    if (a->current_slot == NO_SLOT || SLOT_SIZE - a->used < needed) {
-        if (a->out_of_slots) return NULL;
-        pthread_mutex_lock(&lock);
-        int slot = take_slot(a);
-        pthread_mutex_unlock(&lock);
-        if (slot == NO_SLOT) {
-            a->out_of_slots = 1;
-            return NULL;
-        }
-        a->current_slot = slot;
-        a->used = 0;
+static void give_back_all_but_the_first_slot(arena *a) {
+    pthread_mutex_lock(&lock);
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
+        if (slot_owner[slot] == a && slot != a->first_slot) give_back_slot(slot);
     }
-    void *node = region + ((size_t)a->current_slot << SLOT_SHIFT) + a->used;
-    a->used += needed;
+    pthread_mutex_unlock(&lock);
+    a->slots_taken = 1;
+}
+
+// 8-byte alignment is all jansson's nodes need. `size` is at most a slot, so this cannot wrap.
+static inline size_t aligned(size_t size) { return (size + 7) & ~(size_t)7; }
+
+static void start_slot(arena *a, int slot) {
+    a->next = region + ((size_t)slot << SLOT_SHIFT);
+    a->room = SLOT_SIZE;
+}
+
+// The current slot is full (or there is none yet): a node from a new slot, else from malloc
+// (no slot free, or larger than a slot). Out of line: rare, and it takes the lock.
+__attribute__((noinline)) static void *allocate_in_new_slot(arena *a, size_t size) {
+    if (size > SLOT_SIZE || a->out_of_slots) return malloc(size);
+    pthread_mutex_lock(&lock);
+    int slot = take_slot(a);
+    pthread_mutex_unlock(&lock);
+    if (slot == NO_SLOT) {
+        a->out_of_slots = 1;
+        return malloc(size);
+    }
+    if (a->slots_taken++ == 0) a->first_slot = slot;
+    start_slot(a, slot);
+    void *node = a->next;
+    a->next += aligned(size);
+    a->room -= aligned(size);
     a->live_while_open++;
     return node;
 }
 
-// Out of line, so that allocating and freeing outside arenas (every request and answer)
-// stays a test and a jump to malloc or free.
-__attribute__((noinline)) static void *allocate_in(arena *a, size_t size) {
-    void *node = carve(a, size);
-    return node ? node : malloc(size);
-}
-
-__attribute__((noinline)) static void release_in(arena *a) {
-    if (a == open_arena) {
-        a->live_while_open--;
-        return;
-    }
+// A node of an arena closed while some were alive: they are freed from any thread now.
+__attribute__((noinline)) static void release_handed_over(arena *a) {
     if (atomic_fetch_sub_explicit(&a->live, 1, memory_order_acq_rel) == 1) destroy(a);
 }
 
+// The common cases inline: outside arenas (every request and answer), a test and a call to
+// malloc or free; inside, a bump of a pointer and a count.
 static void *allocate(size_t size) {
     arena *a = open_arena;
-    return a ? allocate_in(a, size) : malloc(size);
+    if (!a) return malloc(size);
+    if (size <= a->room && aligned(size) <= a->room) {
+        void *node = a->next;
+        a->next += aligned(size);
+        a->room -= aligned(size);
+        a->live_while_open++;
+        return node;
+    }
+    return allocate_in_new_slot(a, size);
 }
 
 static void release(void *node) {
@@ -135,7 +156,12 @@ static void release(void *node) {
         free(node);
         return;
     }
-    release_in(slot_owner[slot]);
+    arena *owner = slot_owner[slot];
+    if (owner == open_arena) {
+        owner->live_while_open--;  // its thread's own, still open: no other thread sees it
+        return;
+    }
+    release_handed_over(owner);
 }
 
 static void free_scratch_at_thread_exit(void *thread_scratch);
@@ -171,12 +197,15 @@ static arena *new_arena(void) {
     if (!a) return NULL;
     atomic_init(&a->live, 0);
     pthread_mutex_lock(&lock);
-    a->current_slot = take_slot(a);
-    if (a->current_slot == NO_SLOT) {
+    int slot = take_slot(a);
+    if (slot == NO_SLOT) {
         pthread_mutex_unlock(&lock);
         free(a);
         return NULL;
     }
+    a->first_slot = slot;
+    a->slots_taken = 1;
+    start_slot(a, slot);
     a->serial = ++last_serial;
     a->next_alive = first_alive;
     if (first_alive) first_alive->previous_alive = a;
@@ -218,7 +247,6 @@ int json_scratch_begin(void) {
     if (!scratch) {
         scratch = new_arena();
         if (!scratch) return 0;
-        scratch->out_of_slots = 1;  // one slot: what does not fit comes from malloc
         pthread_setspecific(scratch_key, scratch);
     }
     open_arena = scratch;
@@ -230,7 +258,11 @@ void json_scratch_end(void) {
     if (!a) return;
     open_arena = NULL;
     if (a->live_while_open == 0) {
-        a->used = 0;  // all of it free: the next scope carves from the start, in cache
+        // All of it free: the next scope carves from the start of the first slot, in cache.
+        // Slots taken beyond it (a scope that made more than a slot holds) are given back.
+        if (a->slots_taken > 1) give_back_all_but_the_first_slot(a);
+        start_slot(a, a->first_slot);
+        a->out_of_slots = 0;
         return;
     }
     // Something made in the scope is kept: the slot goes with it, freed with its last node.
@@ -263,4 +295,18 @@ int json_arena_is_alive(unsigned long long serial) {
 
 unsigned long long json_arena_last_serial_on_this_thread(void) {
     return last_serial_on_this_thread;
+}
+
+unsigned long long json_scratch_serial_on_this_thread(void) {
+    return scratch ? scratch->serial : 0;
+}
+
+int json_arena_slot_count(unsigned long long serial) {
+    int count = 0;
+    pthread_mutex_lock(&lock);
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
+        if (slot_owner[slot] && slot_owner[slot]->serial == serial) count++;
+    }
+    pthread_mutex_unlock(&lock);
+    return count;
 }

@@ -99,6 +99,15 @@ extension JSON {
         return serial == 0 ? nil : UInt64(serial)
     }
 
+    /// How many slots the arena with `serial` holds. For tests.
+    static func arenaSlotCount(_ serial: UInt64) -> Int { Int(json_arena_slot_count(CUnsignedLongLong(serial))) }
+
+    /// The serial number of this thread's scratch arena (nil if it has none).
+    static var scratchArenaSerialOnThisThread: UInt64? {
+        let serial = json_scratch_serial_on_this_thread()
+        return serial == 0 ? nil : UInt64(serial)
+    }
+
     public struct Format: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }

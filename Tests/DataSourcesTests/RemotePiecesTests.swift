@@ -88,18 +88,26 @@ import Testing
         #expect(try objects(#"{"items": [{"id": 1}, "x"]}"#).get().allSatisfy { $0.isPacked }, "rows arrive packed")
     }
 
-    /// A page is parsed into an arena; what the main loop is handed keeps none of it, so the
-    /// arena is freed before `decode` returns, on the thread that decoded the page.
+    /// A page is parsed, mapped and dropped in the decoding thread's scratch arena; what the
+    /// main loop is handed keeps none of it, so the next page is carved from the same memory.
+    /// With a nested key path the document is handed on whole, and takes its arena with it.
     @Test func aDecodedPageHoldsNoArena() throws {
         let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: JSONKeyPath("items"))
         let body = #"{"items": [{"id": 1, "t": "a"}, {"id": 2, "t": "b"}], "page": 1, "next": "c2"}"#
-        let before = JSON.lastArenaSerialOnThisThread
         let decoded = try ResponseDecoding.decode(response(body), configuration: configuration, url: "u").get()
-        let serial = try #require(JSON.lastArenaSerialOnThisThread)
-        #expect(serial != before, "the page was parsed into an arena")
+        let scratch = try #require(JSON.scratchArenaSerialOnThisThread, "the page was decoded in a scratch arena")
         #expect(decoded.objects == [["id": 1, "t": "a"], ["id": 2, "t": "b"]])
         #expect(decoded.document == ["page": 1, "next": "c2"] && decoded.document?.isPacked == true)
-        #expect(!JSON.arenaIsAlive(serial))
+        _ = try ResponseDecoding.decode(response(body), configuration: configuration, url: "u").get()
+        #expect(JSON.scratchArenaSerialOnThisThread == scratch, "nothing was kept: the next page used the same arena")
+
+        let nested = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: JSONKeyPath("data.items"))
+        let whole = try ResponseDecoding.decode(response(#"{"data": {"items": [{"id": 3}]}, "page": 2}"#), configuration: nested, url: "u").get()
+        #expect(whole.objects == [["id": 3]] && whole.document?["page"] == 2)
+        #expect(whole.document?.arenaSerial == scratch && JSON.arenaIsAlive(scratch), "the document kept its arena")
+        #expect(JSON.scratchArenaSerialOnThisThread == nil, "the thread makes a new scratch arena next time")
+        _ = consume whole
+        #expect(!JSON.arenaIsAlive(scratch), "freed with the document")
     }
 
     @Test func failuresAreClassified() {

@@ -115,6 +115,20 @@ import Testing
         #expect(JSON.arenaIsAlive(serial), "the thread keeps its scratch arena between scopes")
     }
 
+    /// A scope that makes more than a slot holds (a large page) takes more slots, and gives
+    /// all but the first back when it ends: the thread keeps one.
+    @Test func aLargeScratchScopeGivesItsExtraSlotsBack() throws {
+        let text = Array(("[" + Array(repeating: "1", count: 250_000).joined(separator: ",") + "]").utf8)
+        let (serial, lastSerial, slotsInside) = try JSON.withScratchAllocation {
+            let document = try JSON.parse(text, allocation: .arena)
+            let serial = try #require(JSON.scratchArenaSerialOnThisThread)
+            return (serial, document[249_999]?.arenaSerial, JSON.arenaSlotCount(serial))
+        }
+        #expect(lastSerial == serial, "the last node too was carved from the scratch arena, not malloc")
+        #expect(slotsInside >= 2)
+        #expect(JSON.scratchArenaSerialOnThisThread == serial && JSON.arenaSlotCount(serial) == 1)
+    }
+
     @Test func aValueKeptPastItsScratchScopeKeepsTheSlot() throws {
         var kept: JSON? = JSON.withScratchAllocation { JSON.object([("kept", JSON("yes"))]) }
         let serial = try #require(kept?.arenaSerial)

@@ -33,12 +33,14 @@ unsigned long long json_arena_begin(void);
 void json_arena_end(void);
 
 // Until json_scratch_end, jansson allocations on the calling thread come from the thread's
-// scratch arena: one slot, kept by the thread, carved from its start again whenever a scope
-// ends with none of its nodes alive. For values made and dropped in one scope (an answer
-// built and encoded by the writer thread): no malloc, no free, memory already in cache. A
-// node kept past the scope is safe: the slot then becomes an ordinary arena, freed with its
-// last node, and the thread takes a new one next time. Returns 1, or 0 when no scope was
-// opened (an arena is open on this thread, or none could be made): then do not end it.
+// scratch arena: a slot kept by the thread, carved from its start again whenever a scope
+// ends with none of its nodes alive (slots taken beyond it in a scope are given back then).
+// For values made and dropped in one scope (an answer built and encoded by the writer
+// thread; a page parsed, mapped and dropped): no malloc, frees without atomics, memory
+// already in cache. Nothing made in a scope may reach another thread before it ends. A node
+// kept past the scope is safe: the arena then becomes an ordinary one, freed with its last
+// node, and the thread makes a new one next time. Returns 1, or 0 when no scope was opened
+// (an arena is open on this thread, or none could be made): then do not end it.
 int json_scratch_begin(void);
 void json_scratch_end(void);
 
@@ -47,10 +49,15 @@ void json_scratch_end(void);
 void json_free_dumped(char *text);
 
 // For tests and diagnostics: the serial number of the arena `node` was carved from (0 when
-// malloc made it), whether the arena with `serial` still holds its memory, and the serial of
+// malloc made it), whether the arena with `serial` still holds its memory, the serial of
 // the last arena opened on the calling thread (0 if none was).
 unsigned long long json_arena_serial_of(const void *node);
 int json_arena_is_alive(unsigned long long serial);
 unsigned long long json_arena_last_serial_on_this_thread(void);
+// The serial of the calling thread's scratch arena (0 when it has none: never made, or
+// handed over with a node kept past its scope).
+unsigned long long json_scratch_serial_on_this_thread(void);
+// How many slots the arena with `serial` holds (0 once it is freed).
+int json_arena_slot_count(unsigned long long serial);
 
 #endif

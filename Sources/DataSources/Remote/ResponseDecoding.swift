@@ -156,10 +156,16 @@ public enum ResponseDecoding {
             return .success(DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
         }
         let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
-        return document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
-            objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
-                .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
-                                       status: response.status, headers: response.headers, finalURL: response.finalURL) }
+        // The page's tree is made, read and dropped in this scope, so it goes in the thread's
+        // scratch arena (CJSONArena.h): its nodes freed without atomics, the memory used again
+        // by the next page, in cache. Only packed values leave it (or, with a nested key path,
+        // the document, which then keeps its arena until dropped).
+        return JSON.withScratchAllocation {
+            document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
+                objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
+                    .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
+                                           status: response.status, headers: response.headers, finalURL: response.finalURL) }
+            }
         }
     }
 
