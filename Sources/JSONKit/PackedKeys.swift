@@ -40,8 +40,15 @@ enum PackedKeys {
         for index in 0..<slotCount { (slots + index).initialize(to: Atomic(0)) }
         return slots
     }()
-    /// The number of keys; adding one holds the lock.
-    private static let count = Mutex(0)
+    /// The number of keys, changed under `lock`.
+    nonisolated(unsafe) private static var count = 0
+    /// A pthread mutex rather than `Synchronization.Mutex`, whose futexes ThreadSanitizer
+    /// cannot see (every access under it would be reported as a race).
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
 
     /// The bytes of key `id`; stable for the life of the process.
     @inline(__always) static func bytes(ofID id: Int) -> UnsafeBufferPointer<UInt8> { keys[id] }
@@ -54,20 +61,20 @@ enum PackedKeys {
         hasher.combine(bytes: UnsafeRawBufferPointer(key))
         let home = hasher.finish()
         if case .found(let id) = probe(key, from: home) { return id }
-        return count.withLock { count -> Int? in
-            // Probed again under the lock: another thread may have added it meanwhile.
-            switch probe(key, from: home) {
-            case .found(let id): return id
-            case .full: return nil
-            case .empty(let slot):
-                guard count < capacity else { return nil }
-                let stored = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
-                if let base = key.baseAddress { stored.initialize(from: base, count: key.count) }
-                keys[count] = UnsafeBufferPointer(start: stored, count: key.count)
-                slots[slot].store(Int32(count + 1), ordering: .releasing)
-                count += 1
-                return count - 1
-            }
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        // Probed again under the lock: another thread may have added it meanwhile.
+        switch probe(key, from: home) {
+        case .found(let id): return id
+        case .full: return nil
+        case .empty(let slot):
+            guard count < capacity else { return nil }
+            let stored = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
+            if let base = key.baseAddress { stored.initialize(from: base, count: key.count) }
+            keys[count] = UnsafeBufferPointer(start: stored, count: key.count)
+            slots[slot].store(Int32(count + 1), ordering: .releasing)
+            count += 1
+            return count - 1
         }
     }
 
