@@ -386,6 +386,38 @@ enum PackedWriter {
         var value: JSON.Storage
     }
 
+    /// `[[a, b], ...]` of the pairs.
+    static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer {
+        @inline(__always) func pairPayload(_ pair: (Int, Int)) -> Int {
+            2 + varintSize(zigzag(Int64(pair.0))) + varintSize(zigzag(Int64(pair.1)))
+        }
+        var payload = 0
+        for pair in pairs {
+            let inner = pairPayload(pair)
+            payload += 2 + varintSize(UInt64(inner)) + inner
+        }
+        let size = 1 + varintSize(UInt64(pairs.count)) + varintSize(UInt64(payload)) + payload
+        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
+        let result = unsafeDowncast(made, to: PackedBuffer.self)
+        result.withUnsafeMutablePointerToElements { start in
+            var cursor = start
+            put(PackedTag.array, &cursor)
+            putVarint(UInt64(pairs.count), &cursor)
+            putVarint(UInt64(payload), &cursor)
+            for pair in pairs {
+                put(PackedTag.array, &cursor)
+                putVarint(2, &cursor)
+                putVarint(UInt64(pairPayload(pair)), &cursor)
+                put(PackedTag.integer, &cursor)
+                putVarint(zigzag(Int64(pair.0)), &cursor)
+                put(PackedTag.integer, &cursor)
+                putVarint(zigzag(Int64(pair.1)), &cursor)
+            }
+            assert(cursor - start == size)
+        }
+        return result
+    }
+
     /// A packed object of the members (unique keys), written straight from where their
     /// values lie: trees are packed in place, packed values copied. No tree of the object is
     /// built.

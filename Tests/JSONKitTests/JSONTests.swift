@@ -8,6 +8,12 @@ import Testing
         #expect(JSON.integerPairs(pairs) == expected)
         #expect(JSON.integerPairs(pairs).text() == "[[0,0],[3,-7],[9223372036854775807,-9223372036854775808],[1,2]]")
         #expect(JSON.integerPairs([(Int, Int)]()).text() == "[]")
+        // Packed: the same bytes as the tree packed, across varint lengths and a payload
+        // longer than one varint byte.
+        let many = (0..<300).map { ($0 * 1000 - 64, [63, -64, 64, -65, 127, 128, 1 << 40][$0 % 7]) }
+        let made = JSON.integerPairs(many), tree = JSON.array(many.map { [JSON($0.0), JSON($0.1)] })
+        #expect(made.isPacked && made == tree && made.hashValue == tree.hashValue && made.encoded() == tree.encoded())
+        #expect(made == tree.packed() && made[299]?[1] == JSON(many[299].1))
     }
 
     @Test func roundTripsKeepingMemberOrder() throws {

@@ -12,7 +12,7 @@ extension IndexPath: WireEncodable {
 
     /// A list of index paths, as `[paths].json` encodes it, made in one step (a page's
     /// change set lists a thousand).
-    static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.lazy.map { ($0.section, $0.item) }) }
+    static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.map { ($0.section, $0.item) }) }
 }
 
 extension ChangeSet: WireEncodable {
