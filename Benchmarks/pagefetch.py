@@ -3,7 +3,7 @@
 and the time to page through 100 pages from a local fixture API.
 
 Usage: python3 Benchmarks/pagefetch.py [--daemon PATH] [--pages 100] [--objects 1000] [--runs 3] [--no-mapping]
-                                      [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop]
+                                      [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop] [--threads]
 (FIXTURE_SERVER=PATH serves the fixtures with another binary, e.g. when --daemon is a wrapper.)
 
 With --c-parse (built by Benchmarks/run.sh pagefetch), jansson's own json_loadb + json_decref of
@@ -58,6 +58,19 @@ class Daemon:
             message = self.receive()
             if predicate(message): return message
 
+    def thread_cpu(self):
+        """CPU seconds by thread name, from /proc (threads that have ended are not counted)."""
+        totals = {}
+        task = f"/proc/{self.process.pid}/task"
+        for tid in os.listdir(task):
+            try:
+                name = open(f"{task}/{tid}/comm").read().strip()
+                seconds = int(open(f"{task}/{tid}/schedstat").read().split()[0]) / 1e9
+            except OSError:
+                continue
+            totals[name] = totals.get(name, 0) + seconds
+        return totals
+
     def cpu_seconds(self):
         """The process's CPU time (all threads, ended ones too): its CPU clock, to the
         nanosecond, where the C library gives it; else /proc, in clock ticks (10 ms, too
@@ -99,6 +112,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-mapping", action="store_true", help="keep objects as they arrive (no mapping)")
     parser.add_argument("--checkpoints", default="10,100,1000")
+    parser.add_argument("--threads", action="store_true", help="also give each thread's CPU per page (threads alive at the end)")
     parser.add_argument("--c-parse", default="", help="the parse_loop program: time jansson's parse of a page from C")
     args = parser.parse_args()
     checkpoints = sorted({c for c in map(int, args.checkpoints.split(",")) if 0 < c < args.pages} | {args.pages})
@@ -123,7 +137,7 @@ def main():
         daemon.send("createSource", {"name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
                                      "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
         daemon.receive()
-        cpu_before, started = daemon.cpu_seconds(), time.monotonic()
+        cpu_before, started, threads_before = daemon.cpu_seconds(), time.monotonic(), daemon.thread_cpu()
         at = {}
         daemon.send("fetchData", {"source": "p"})
         for page in range(args.pages):
@@ -132,6 +146,7 @@ def main():
             if page + 1 < args.pages:
                 request = daemon.send("fetchNextPage", {"source": "p"})
         elapsed, cpu = time.monotonic() - started, daemon.cpu_seconds() - cpu_before
+        threads = {name: seconds - threads_before.get(name, 0) for name, seconds in daemon.thread_cpu().items()}
         daemon.send("numberOfObjectsInSection", {"source": "p", "section": 0})
         count = daemon.wait_for(lambda m: m.get("id") == daemon.next_id)["result"]
         assert count == args.pages * args.objects, f"loaded {count} rows"
@@ -142,6 +157,9 @@ def main():
         marginal = (at[args.pages] - at[last]) * 1000 / (args.pages - last) if last else cpu * 1000 / args.pages
         print(f"run {run + 1}: {args.pages} pages x {args.objects} objects in {elapsed:.3f} s; daemon CPU {cpu * 1000 / args.pages:.2f} ms/page"
               f" ({spans}; pages {last + 1}-{args.pages}: {marginal:.2f} ms/page)")
+        if args.threads:
+            print("  by thread, ms/page: " + ", ".join(f"{name} {seconds * 1000 / args.pages:.2f}"
+                                                      for name, seconds in sorted(threads.items(), key=lambda item: -item[1]) if seconds > 0))
     if args.c_parse: parses.append(jansson_parse(args.c_parse, body_file))
     server.stdin.close(); server.wait(); os.unlink(handle.name); os.unlink(body_file)
     best_elapsed = min(r[0] for r in results); best_cpu = min(r[1] for r in results)

@@ -76,10 +76,14 @@ public struct Identity: Sendable {
 /// so a row costs no second hashing, and growing moves integers and row references only.
 struct IdentitySet {
     let identity: Identity
-    /// Per slot: the hash of its first row, or 0 when empty (a hash of 0 is kept as 1;
-    /// rows that only seem to share a hash are told apart by comparing them).
-    private var hashes: [Int] = []
-    private var firstRows: [JSON?] = []
+    /// The hash of a slot's first row (0 when empty; a hash of 0 is kept as 1: rows that
+    /// only seem to share a hash are told apart by comparing them) and the row, side by side:
+    /// an insert into a large set reads one cache line, not one in each of two arrays.
+    private struct Slot {
+        var hash = 0
+        var firstRow: JSON?
+    }
+    private var slots: [Slot] = []
     private var count = 0
     /// Rows of other identities whose hash was taken (a 64-bit collision: in practice never).
     private var collisions: [Int: [JSON]] = [:]
@@ -94,36 +98,38 @@ struct IdentitySet {
     /// The same, for a row whose identity hash the caller has (`identity.hash(of: row)`).
     mutating func insert(_ row: JSON, hash: Int) -> Bool {
         let key = hash == 0 ? 1 : hash
-        if (count + 1) * 2 > hashes.count { grow() }
-        let mask = hashes.count - 1
+        if (count + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
         var slot = key & mask
-        while hashes[slot] != 0 {
-            if hashes[slot] == key {
-                if identity.same(firstRows[slot]!, row) { return false }
+        while slots[slot].hash != 0 {
+            if slots[slot].hash == key {
+                if identity.same(slots[slot].firstRow!, row) { return false }
                 if collisions[key]?.contains(where: { identity.same($0, row) }) == true { return false }
                 collisions[key, default: []].append(row)
                 return true
             }
             slot = (slot + 1) & mask
         }
-        hashes[slot] = key
-        firstRows[slot] = row
+        slots[slot] = Slot(hash: key, firstRow: row)
         count += 1
         return true
     }
 
     private mutating func grow() {
-        let oldHashes = hashes, oldRows = firstRows
-        let size = Swift.max(64, hashes.count * 2)
-        hashes = [Int](repeating: 0, count: size)
-        firstRows = [JSON?](repeating: nil, count: size)
-        let mask = size - 1
-        for index in oldHashes.indices where oldHashes[index] != 0 {
-            var slot = oldHashes[index] & mask
-            while hashes[slot] != 0 { slot = (slot + 1) & mask }
-            hashes[slot] = oldHashes[index]
-            firstRows[slot] = oldRows[index]
+        let size = Swift.max(64, slots.count * 2), mask = size - 1
+        var grown = [Slot](repeating: Slot(), count: size)
+        grown.withUnsafeMutableBufferPointer { grown in
+            slots.withUnsafeMutableBufferPointer { old in
+                for index in old.indices where old[index].hash != 0 {
+                    var slot = old[index].hash & mask
+                    while grown[slot].hash != 0 { slot = (slot + 1) & mask }
+                    // Moved, not copied: no count taken and dropped on every row held.
+                    (grown.baseAddress! + slot).moveUpdate(from: old.baseAddress! + index, count: 1)
+                    (old.baseAddress! + index).initialize(to: Slot())
+                }
+            }
         }
+        slots = grown
     }
 }
 
