@@ -148,27 +148,36 @@ extension JSON {
 
     /// A member name that many objects are read by and written with, worked out once: its
     /// bytes for jansson's lookups, and its key reference in packed objects (`PackedKeys`).
-    public struct MemberName: Sendable, Hashable, CustomStringConvertible {
+    public struct MemberName: @unchecked Sendable, Hashable, CustomStringConvertible {
         public let description: String
-        /// The name's UTF-8 bytes and a NUL, so that even an empty name has an address to
-        /// pass to jansson.
-        let terminated: [UInt8]
         /// Its reference in packed objects: a shared key's id (the key is added to the table
         /// here, if there is room, and keeps that id for good), or the inline form.
         let reference: UInt64
+        /// A shared key's bytes, in the table, which never frees them: a name copied (for
+        /// every field of every object mapped) takes no reference count.
+        private let sharedBytes: UnsafeBufferPointer<UInt8>?
+        /// A key the table does not hold (too long, or the table full).
+        private let ownBytes: [UInt8]
 
         public init(_ name: String) {
             description = name
             let bytes = Array(name.utf8)
-            terminated = bytes + [0]
-            reference = bytes.withUnsafeBufferPointer { bytes in
-                PackedKeys.id(of: bytes).map { UInt64($0) << 1 } ?? UInt64(bytes.count) << 1 | 1
+            if let id = bytes.withUnsafeBufferPointer({ PackedKeys.id(of: $0) }) {
+                reference = UInt64(id) << 1
+                sharedBytes = PackedKeys.bytes(ofID: id)
+                ownBytes = []
+            } else {
+                reference = UInt64(bytes.count) << 1 | 1
+                sharedBytes = nil
+                // Never empty, so that its bytes have an address to pass to jansson.
+                ownBytes = bytes.isEmpty ? [0] : bytes
             }
         }
 
-        /// Calls `body` with the name's bytes (without the NUL).
+        /// Calls `body` with the name's bytes; their base address is never nil.
         @inline(__always) func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-            terminated.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+            if let sharedBytes { return body(sharedBytes) }
+            return ownBytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(start: $0.baseAddress, count: Int(reference >> 1))) }
         }
 
         public static func == (left: MemberName, right: MemberName) -> Bool { left.description == right.description }

@@ -221,6 +221,11 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
+    /// Whether an object has a member `name`, read in place (no value made of it).
+    public func hasMember(_ name: MemberName) -> Bool {
+        withExtendedLifetime(self) { storage.member(name) != nil }
+    }
+
     public subscript(index: Int) -> JSON? {
         switch storage {
         case .tree(let pointer):

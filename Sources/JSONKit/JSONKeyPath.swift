@@ -73,8 +73,8 @@ extension JSON.Storage {
         switch self {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_OBJECT else { return nil }
-            return name.terminated.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { json_object_getn(pointer, $0.baseAddress!, $0.count - 1) }
+            return name.withBytes { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { json_object_getn(pointer, $0.baseAddress!, $0.count) }
             }.map { .tree($0) }
         case .packed(let reader, let offset):
             guard reader.tag(at: offset) == PackedTag.object else { return nil }

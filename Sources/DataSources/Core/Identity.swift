@@ -10,7 +10,7 @@ public struct Identity: Sendable {
     /// The value two objects must share to be the same object. Placeholders are compared
     /// whole, so a loading row never matches data.
     public func of(_ object: JSON) -> JSON {
-        guard let key, object.isObject, object[Placeholder.key] == nil, let value = object.value(at: key) else { return object }
+        guard let key, object.isObject, !object.hasMember(Placeholder.memberName), let value = object.value(at: key) else { return object }
         return value
     }
 
@@ -28,7 +28,7 @@ public struct Identity: Sendable {
     /// object (not a placeholder); a missing value or a container is `of(_:)`'s to handle.
     /// A million rows hashed or compared this way make no value each.
     private func withIdentityScalar(of object: JSON, _ body: (JSON.Scalar) -> Void) {
-        guard let key, object.isObject, object[Placeholder.key] == nil else { return }
+        guard let key, object.isObject, !object.hasMember(Placeholder.memberName) else { return }
         object.withScalar(at: key, body)
     }
 

@@ -26,6 +26,8 @@ public enum Placeholder: String, Sendable, CaseIterable {
     }
 
     private static let keyPath = JSONKeyPath(key)
+    /// `key`, for asking whether a row has it (every row hashed for its identity is asked).
+    static let memberName = JSON.MemberName(key)
 }
 
 /// Which placeholders a remote source stores: the seed's bit values (`2` loading, `4` no
