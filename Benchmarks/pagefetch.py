@@ -3,7 +3,7 @@
 and the time to page through 100 pages from a local fixture API.
 
 Usage: python3 Benchmarks/pagefetch.py [--daemon PATH] [--pages 100] [--objects 1000] [--runs 3] [--no-mapping]
-                                      [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop] [--threads]
+                                      [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop] [--threads] [--second-source]
 (FIXTURE_SERVER=PATH serves the fixtures with another binary, e.g. when --daemon is a wrapper.)
 
 With --c-parse (built by Benchmarks/run.sh pagefetch), jansson's own json_loadb + json_decref of
@@ -104,6 +104,25 @@ def jansson_parse(program, path):
     fields = dict(part.split("=") for part in line.split()[2:])
     return float(fields["best_ms"]), float(fields["median_ms"])
 
+def page_through(daemon, name, base, args, pages, checkpoints):
+    """Creates source `name` and pages through `pages` pages; the daemon's CPU seconds spent
+    since the source was created, at each checkpoint."""
+    daemon.send("createSource", {"name": name, "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
+                                 "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
+    daemon.receive()
+    cpu_before, at = daemon.cpu_seconds(), {}
+    daemon.send("fetchData", {"source": name})
+    for page in range(pages):
+        daemon.wait_for(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError"))
+        if page + 1 in checkpoints: at[page + 1] = daemon.cpu_seconds() - cpu_before
+        if page + 1 < pages:
+            daemon.send("fetchNextPage", {"source": name})
+    daemon.send("numberOfObjectsInSection", {"source": name, "section": 0})
+    count = daemon.wait_for(lambda m: m.get("id") == daemon.next_id)["result"]
+    # Paged only partway, the list ends with its loading row.
+    assert count in (pages * args.objects, pages * args.objects + 1), f"loaded {count} rows"
+    return at
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--daemon", default=".build/release/datasourced")
@@ -112,6 +131,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-mapping", action="store_true", help="keep objects as they arrive (no mapping)")
     parser.add_argument("--checkpoints", default="10,100,1000")
+    parser.add_argument("--second-source", action="store_true",
+                        help="then page through the first 10 pages again with a second source in the same daemon (what they cost once it is warm)")
     parser.add_argument("--threads", action="store_true", help="also give each thread's CPU per page (threads alive at the end)")
     parser.add_argument("--c-parse", default="", help="the parse_loop program: time jansson's parse of a page from C")
     args = parser.parse_args()
@@ -134,22 +155,12 @@ def main():
         daemon = Daemon(args.daemon)
         daemon.send("initialize", {})
         daemon.receive()
-        daemon.send("createSource", {"name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
-                                     "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
-        daemon.receive()
         cpu_before, started, threads_before = daemon.cpu_seconds(), time.monotonic(), daemon.thread_cpu()
-        at = {}
-        daemon.send("fetchData", {"source": "p"})
-        for page in range(args.pages):
-            daemon.wait_for(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError"))
-            if page + 1 in checkpoints: at[page + 1] = daemon.cpu_seconds() - cpu_before
-            if page + 1 < args.pages:
-                request = daemon.send("fetchNextPage", {"source": "p"})
+        at = page_through(daemon, "p", base, args, args.pages, checkpoints)
         elapsed, cpu = time.monotonic() - started, daemon.cpu_seconds() - cpu_before
         threads = {name: seconds - threads_before.get(name, 0) for name, seconds in daemon.thread_cpu().items()}
-        daemon.send("numberOfObjectsInSection", {"source": "p", "section": 0})
-        count = daemon.wait_for(lambda m: m.get("id") == daemon.next_id)["result"]
-        assert count == args.pages * args.objects, f"loaded {count} rows"
+        # The same first pages again, from a new source in the same (now warm) daemon.
+        again = page_through(daemon, "q", base, args, min(args.pages, 10), [1, 2, 3, min(args.pages, 10)]) if args.second_source else None
         daemon.process.stdin.close(); daemon.process.wait()
         results.append((elapsed, cpu, at))
         spans = ", ".join(f"first {c}: {at[c] * 1000 / c:.2f}" for c in checkpoints)
@@ -157,6 +168,8 @@ def main():
         marginal = (at[args.pages] - at[last]) * 1000 / (args.pages - last) if last else cpu * 1000 / args.pages
         print(f"run {run + 1}: {args.pages} pages x {args.objects} objects in {elapsed:.3f} s; daemon CPU {cpu * 1000 / args.pages:.2f} ms/page"
               f" ({spans}; pages {last + 1}-{args.pages}: {marginal:.2f} ms/page)")
+        if again:
+            print("  a second source in the same daemon, CPU a page: " + ", ".join(f"first {c}: {again[c] * 1000 / c:.2f}" for c in sorted(again)))
         if args.threads:
             print("  by thread, ms/page: " + ", ".join(f"{name} {seconds * 1000 / args.pages:.2f}"
                                                       for name, seconds in sorted(threads.items(), key=lambda item: -item[1]) if seconds > 0))
