@@ -16,15 +16,17 @@ extension IndexPath: WireEncodable {
 }
 
 extension ChangeSet: WireEncodable {
+    /// Packed, index paths and all: the main loop makes no jansson node of a page's thousand
+    /// index paths; the writer builds the tree it encodes, in its scratch arena.
     var json: JSON {
-        [
-            "deletedSections": .array(deletedSections.map { JSON($0) }),
-            "insertedSections": .array(insertedSections.map { JSON($0) }),
-            "deleted": IndexPath.json(deleted),
-            "inserted": IndexPath.json(inserted),
-            "moved": .array(moved.map { ["from": $0.from.json, "to": $0.to.json] }),
-            "updated": IndexPath.json(updated),
-        ]
+        .packedObject([
+            ("deletedSections", .array(deletedSections.map { JSON($0) })),
+            ("insertedSections", .array(insertedSections.map { JSON($0) })),
+            ("deleted", IndexPath.json(deleted)),
+            ("inserted", IndexPath.json(inserted)),
+            ("moved", .array(moved.map { ["from": $0.from.json, "to": $0.to.json] })),
+            ("updated", IndexPath.json(updated)),
+        ])
     }
 }
 

@@ -61,6 +61,7 @@ struct SourceNotification {
             params.append(("stale", JSON(stale)))
             if let cachedAt { params.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
         }
-        return Notification(method: name.rawValue, params: .object(params))
+        // Packed, so that a change set's packed index paths stay packed until the writer.
+        return Notification(method: name.rawValue, params: .packedObject(params))
     }
 }
