@@ -29,8 +29,9 @@ extension JSON {
         case arena
     }
 
-    /// Above this, an arena is not worth holding a document's memory to the last node for.
-    static let largestArenaDocument = 32 << 20
+    /// Above this many bytes of text, an arena is not worth holding a document's memory to
+    /// the last node for: such a document is parsed node by node.
+    public static let largestArenaDocument = 32 << 20
 
     /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes.
     public static func parse(_ bytes: UnsafeRawBufferPointer, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {

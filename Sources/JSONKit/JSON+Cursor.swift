@@ -261,10 +261,17 @@ public struct PackedObjectWriter {
                 JSON(packed: PackedWriter.object(members, inlineKeys: inlineKeys, scratch: &scratch))
             }
         }
+        abandon()
+        return object
+    }
+
+    /// Drops the members appended since the last object, for an object that will not be
+    /// written (a field of it was wrong): the next object must not start with them, and what
+    /// was appended borrowed may not outlive this call.
+    public mutating func abandon() {
         members.removeAll(keepingCapacity: true)
         inlineKeys.removeAll(keepingCapacity: true)
         owners.removeAll(keepingCapacity: true)
-        return object
     }
 
     private var keysAreDistinct: Bool {

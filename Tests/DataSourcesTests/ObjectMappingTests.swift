@@ -126,6 +126,21 @@ private enum ISO8601Check {
         }
     }
 
+    /// A page's objects share one writer, and fields are appended to it borrowed: an object
+    /// that fails part-way must leave nothing behind for the next (which would read the
+    /// failed object's memory after it was freed).
+    @Test func anObjectThatFailsLeavesNothingInTheWriter() throws {
+        let field = { (type: ObjectMapping.FieldType) in ObjectMapping.FieldSpec.field(keyPath: nil, type: type, defaultValue: nil, nested: nil, items: nil) }
+        let map = ObjectMapping(fields: [("a", field(.any)), ("b", field(.integer))])
+        var writer = PackedObjectWriter()
+        do {
+            let failing = try JSON.parse(#"{"a": "read before b failed", "b": "not an integer"}"#)
+            if case .success(let mapped) = map.map(failing.cursor, writer: &writer) { Issue.record("expected an issue, got \(mapped)") }
+        }
+        let next = try JSON.parse(#"{"b": 1}"#)
+        #expect(try map.map(next.cursor, writer: &writer).get().encoded() == Array(#"{"b":1}"#.utf8))
+    }
+
     @Test func aNameGivenTwiceKeepsTheLastValueReadAtTheFirstPlace() throws {
         let field = { (path: String) in ObjectMapping.FieldSpec.field(keyPath: JSONKeyPath(path), type: .any, defaultValue: nil, nested: nil, items: nil) }
         let map = ObjectMapping(fields: [("a", field("x")), ("b", field("z")), ("a", field("y"))])

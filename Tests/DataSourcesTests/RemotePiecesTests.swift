@@ -110,6 +110,18 @@ import Testing
         #expect(!JSON.arenaIsAlive(scratch), "freed with the document")
     }
 
+    /// A document over `JSON.largestArenaDocument` bytes is not decoded in the scratch arena:
+    /// handed on whole (no key path), it would hold the arena, and every slot it took, as long
+    /// as the main loop keeps it.
+    @Test func aDocumentTooLargeForAnArenaIsParsedNodeByNode() throws {
+        let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: nil)
+        let padding = String(repeating: "x", count: JSON.largestArenaDocument)
+        let decoded = try ResponseDecoding.decode(response(#"{"items": [], "padding": "\#(padding)"}"#), configuration: configuration, url: "u").get()
+        #expect(decoded.document?["items"] == [] && decoded.document?.arenaSerial == nil)
+        let small = try ResponseDecoding.decode(response(#"{"items": []}"#), configuration: configuration, url: "u").get()
+        #expect(small.document?.arenaSerial != nil, "a document handed on whole keeps the arena it was decoded in")
+    }
+
     @Test func failuresAreClassified() {
         func kind(_ result: Result<[JSON], FetchError>) -> FetchError.Kind? {
             if case .failure(let error) = result { return error.kind }

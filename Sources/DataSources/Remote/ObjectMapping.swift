@@ -113,11 +113,18 @@ public struct ObjectMapping: Sendable {
             try forEachField(of: object, path: path) { name, value in output.append((name.description, value.value)) }
             return .packedObject(output)
         }
-        try forEachField(of: object, path: path) { name, value in
-            switch value {
-            case .read(let cursor): writer.append(name, borrowed: cursor)
-            case .made(let made): writer.append(name, made)
+        do throws(Issue) {
+            try forEachField(of: object, path: path) { name, value in
+                switch value {
+                case .read(let cursor): writer.append(name, borrowed: cursor)
+                case .made(let made): writer.append(name, made)
+                }
             }
+        } catch {
+            // The fields appended so far point into this object, which the caller may drop
+            // before it maps the next one with the same writer.
+            writer.abandon()
+            throw error
         }
         return writer.finish()
     }

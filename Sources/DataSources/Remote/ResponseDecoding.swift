@@ -156,17 +156,20 @@ public enum ResponseDecoding {
             return .success(DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
         }
         let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
-        // The page's tree is made, read and dropped in this scope, so it goes in the thread's
-        // scratch arena (CJSONArena.h): its nodes freed without atomics, the memory used again
-        // by the next page, in cache. Only packed values leave it (or, with a nested key path,
-        // the document, which then keeps its arena until dropped).
-        return JSON.withScratchAllocation {
+        func decoded() -> Result<DecodedResponse, FetchError> {
             document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
                 objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
                     .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
                                            status: response.status, headers: response.headers, finalURL: response.finalURL) }
             }
         }
+        // The page's tree is made, read and dropped in this scope, so it goes in the thread's
+        // scratch arena (CJSONArena.h): its nodes freed without atomics, the memory used again
+        // by the next page, in cache. Only packed values leave it (or, without a key path or
+        // with a nested one, the document, which then keeps the arena until dropped: so a
+        // document too large for an arena is parsed node by node, outside the scope).
+        guard response.body.count <= JSON.largestArenaDocument else { return decoded() }
+        return JSON.withScratchAllocation(decoded)
     }
 
     /// The document as page metadata needs it: without the list at a top-level key path,
