@@ -180,8 +180,10 @@ extension JSON {
             return ownBytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(start: $0.baseAddress, count: Int(reference >> 1))) }
         }
 
-        public static func == (left: MemberName, right: MemberName) -> Bool { left.description == right.description }
-        public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+        /// Names are equal when their bytes are, as members are matched (a `String` comparison
+        /// would make two spellings of one character equal).
+        public static func == (left: MemberName, right: MemberName) -> Bool { left.description.utf8.elementsEqual(right.description.utf8) }
+        public func hash(into hasher: inout Hasher) { withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) } }
     }
 
     /// A cursor at this value.
