@@ -359,19 +359,27 @@ enum PackedWriter {
             let (buffer, offset) = element.packedLocation!
             payload += PackedReader(base: buffer.base).end(of: offset) - offset
         }
-        let size = 1 + varintSize(UInt64(elements.count)) + varintSize(UInt64(payload)) + payload
-        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
-        let result = unsafeDowncast(made, to: PackedBuffer.self)
-        result.withUnsafeMutablePointerToElements { start in
-            var cursor = start
-            put(PackedTag.array, &cursor)
-            putVarint(UInt64(elements.count), &cursor)
-            putVarint(UInt64(payload), &cursor)
+        return container(PackedTag.array, count: elements.count, payload: payload) { cursor in
             for element in elements {
                 let (buffer, offset) = element.packedLocation!
                 let length = PackedReader(base: buffer.base).end(of: offset) - offset
                 withExtendedLifetime(buffer) { putBytes(buffer.base + offset, count: length, &cursor) }
             }
+        }
+    }
+
+    /// A new buffer holding one container: its tag, count and payload size, then the payload
+    /// `body` writes (exactly `payload` bytes).
+    private static func container(_ tag: UInt8, count: Int, payload: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void) -> PackedBuffer {
+        let size = 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
+        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
+        let result = unsafeDowncast(made, to: PackedBuffer.self)
+        result.withUnsafeMutablePointerToElements { start in
+            var cursor = start
+            put(tag, &cursor)
+            putVarint(UInt64(count), &cursor)
+            putVarint(UInt64(payload), &cursor)
+            body(&cursor)
             assert(cursor - start == size)
         }
         return result
@@ -396,14 +404,7 @@ enum PackedWriter {
             let inner = pairPayload(pair)
             payload += 2 + varintSize(UInt64(inner)) + inner
         }
-        let size = 1 + varintSize(UInt64(pairs.count)) + varintSize(UInt64(payload)) + payload
-        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
-        let result = unsafeDowncast(made, to: PackedBuffer.self)
-        result.withUnsafeMutablePointerToElements { start in
-            var cursor = start
-            put(PackedTag.array, &cursor)
-            putVarint(UInt64(pairs.count), &cursor)
-            putVarint(UInt64(payload), &cursor)
+        return container(PackedTag.array, count: pairs.count, payload: payload) { cursor in
             for pair in pairs {
                 put(PackedTag.array, &cursor)
                 putVarint(2, &cursor)
@@ -413,9 +414,7 @@ enum PackedWriter {
                 put(PackedTag.integer, &cursor)
                 putVarint(zigzag(Int64(pair.1)), &cursor)
             }
-            assert(cursor - start == size)
         }
-        return result
     }
 
     /// A packed object of the members (unique keys), written straight from where their
@@ -432,14 +431,7 @@ enum PackedWriter {
             }
             payload += keySize(member.reference) + size
         }
-        let size = 1 + varintSize(UInt64(members.count)) + varintSize(UInt64(payload)) + payload
-        let made = PackedBuffer.create(minimumCapacity: size) { _ in }
-        let result = unsafeDowncast(made, to: PackedBuffer.self)
-        result.withUnsafeMutablePointerToElements { start in
-            var cursor = start
-            put(PackedTag.object, &cursor)
-            putVarint(UInt64(members.count), &cursor)
-            putVarint(UInt64(payload), &cursor)
+        return container(PackedTag.object, count: members.count, payload: payload) { cursor in
             scratch.steps.withUnsafeBufferPointer { steps in
                 var next = 0
                 for member in members {
@@ -453,9 +445,7 @@ enum PackedWriter {
                     }
                 }
             }
-            assert(cursor - start == size)
         }
-        return result
     }
 
     /// The bytes a member's key takes: its reference, and for an inline key the key itself.
