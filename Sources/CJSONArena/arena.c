@@ -43,7 +43,6 @@ static unsigned long long last_serial;
 static int advice = MADV_FREE;
 
 static _Thread_local arena *open_arena;
-static _Thread_local unsigned long long last_serial_on_this_thread;
 // The thread's scratch arena: its first slot reused from its start each time a scope ends
 // with nothing of it alive. `scratch_key` frees it when the thread ends.
 static _Thread_local arena *scratch;
@@ -220,22 +219,6 @@ static void hand_over(arena *a) {
     atomic_store_explicit(&a->live, a->live_while_open, memory_order_release);
 }
 
-unsigned long long json_arena_begin(void) {
-    if (open_arena) return 0;
-    arena *a = new_arena();
-    if (!a) return 0;
-    open_arena = a;
-    last_serial_on_this_thread = a->serial;
-    return a->serial;
-}
-
-void json_arena_end(void) {
-    arena *a = open_arena;
-    if (!a) return;
-    open_arena = NULL;
-    if (a->live_while_open == 0) destroy(a); else hand_over(a);
-}
-
 // The thread's scratch arena, as pthread hands it back at the thread's end (nothing of it
 // is alive between scopes).
 static void free_scratch_at_thread_exit(void *thread_scratch) {
@@ -291,10 +274,6 @@ int json_arena_is_alive(unsigned long long serial) {
     while (a && a->serial != serial) a = a->next_alive;
     pthread_mutex_unlock(&lock);
     return a != NULL;
-}
-
-unsigned long long json_arena_last_serial_on_this_thread(void) {
-    return last_serial_on_this_thread;
 }
 
 unsigned long long json_scratch_serial_on_this_thread(void) {

@@ -18,31 +18,20 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 }
 
 extension JSON {
-    /// Where a parsed document's nodes are allocated.
-    public enum Allocation: Sendable {
-        /// Each node from malloc: for values that are kept, or kept in part.
-        case perNode
-        /// All nodes carved from an arena's slots, freed together when the last node is (see
-        /// CJSONArena.h): cheaper to make and free for a document that is read and dropped,
-        /// such as a page of objects packed as rows (BENCHMARKS.md, "Sixth round"). A node
-        /// kept alive holds the whole document's memory, so nothing from it should be kept long.
-        case arena
-    }
-
-    /// Above this many bytes of text, an arena is not worth holding a document's memory to
-    /// the last node for: such a document is parsed node by node.
+    /// Above this many bytes of text, a document is not parsed in a scratch arena: should any
+    /// node of it be kept past the scope, it would hold the whole document's memory to its last
+    /// node, and a document this large would take slots that other threads' scopes need.
     public static let largestArenaDocument = 32 << 20
 
-    /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {
+    /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes. Inside
+    /// `withScratchAllocation` the nodes come from the thread's scratch arena, else from malloc.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         var error = json_error_t()
         // Any top-level value; \u0000 inside strings is valid JSON, so allow it.
         let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
-        let inArena = allocation == .arena && bytes.count <= largestArenaDocument && json_arena_begin() != 0
         let parsed = withUnsafePointer(to: CChar(0)) { empty in
             json_loadb(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty, bytes.count, flags, &error)
         }
-        if inArena { json_arena_end() }
         guard let parsed else {
             let message = withUnsafeBytes(of: &error.text) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
@@ -61,12 +50,12 @@ extension JSON {
         return offset < 0 ? nil : offset
     }
 
-    public static func parse(_ bytes: some Collection<UInt8>, allocation: Allocation = .perNode) throws(JSONParseError) -> JSON {
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
         let result: Result<JSON, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer), allocation: allocation) }
+            Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer)) }
         }
         if let result { return try result.get() }
-        return try parse(Array(bytes), allocation: allocation)
+        return try parse(Array(bytes))
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
@@ -83,7 +72,7 @@ extension JSON {
         return try body()
     }
 
-    /// The serial number of the arena this value's node was parsed into; nil for a node from
+    /// The serial number of the arena this value's node was carved from; nil for a node from
     /// malloc and for a packed value. For tests.
     var arenaSerial: UInt64? {
         guard case .tree(let pointer) = storage else { return nil }
@@ -93,12 +82,6 @@ extension JSON {
 
     /// Whether the arena with `serial` still holds its memory (some node of it is alive).
     static func arenaIsAlive(_ serial: UInt64) -> Bool { json_arena_is_alive(CUnsignedLongLong(serial)) != 0 }
-
-    /// The serial number of the last arena a parse on this thread opened (nil if none).
-    static var lastArenaSerialOnThisThread: UInt64? {
-        let serial = json_arena_last_serial_on_this_thread()
-        return serial == 0 ? nil : UInt64(serial)
-    }
 
     /// How many slots the arena with `serial` holds. For tests.
     static func arenaSlotCount(_ serial: UInt64) -> Int { Int(json_arena_slot_count(CUnsignedLongLong(serial))) }

@@ -3,25 +3,33 @@ import Foundation
 import Testing
 @testable import JSONKit
 
-/// Documents parsed into an arena (see CJSONArena.h) must read as any other, and their
-/// memory must go exactly when the last node does, from whichever thread drops it.
+/// Values made in a scratch scope (see CJSONArena.h) must read as any other, and an arena's
+/// memory must go exactly when its last node does, from whichever thread drops it.
 /// One test at a time: one of them holds every slot for a moment.
 @Suite(.serialized) struct ArenaTests {
     static let page = #"{"items":[{"id":1,"title":"A","tags":["x","y"],"author":{"name":"N"}},{"id":2,"title":"B","price":2.5}],"next":"c2","total":2}"#
 
-    @Test func anArenaDocumentEqualsTheSameDocumentFromMalloc() throws {
-        let fromArena = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
-        let fromMalloc = try JSON.parse(Array(Self.page.utf8))
-        #expect(fromArena.arenaSerial != nil)
-        #expect(fromMalloc.arenaSerial == nil)
-        #expect(fromArena == fromMalloc)
-        #expect(fromArena.text() == fromMalloc.text())
-        #expect(fromArena.packed() == fromMalloc.packed())
+    /// A document parsed in a scope and kept past it: the arena goes with it.
+    static func keptFromAScope(_ bytes: [UInt8] = Array(page.utf8)) throws -> JSON {
+        try JSON.withScratchAllocation { try JSON.parse(bytes) }
     }
 
-    @Test func theArenaIsFreedWithItsLastNode() throws {
-        var document: JSON? = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
+    @Test func aDocumentParsedInAScopeEqualsTheSameDocumentFromMalloc() throws {
+        let fromMalloc = try JSON.parse(Array(Self.page.utf8))
+        #expect(fromMalloc.arenaSerial == nil, "outside a scope, nodes are malloc's")
+        try JSON.withScratchAllocation {
+            let fromArena = try JSON.parse(Array(Self.page.utf8))
+            #expect(fromArena.arenaSerial != nil && fromArena.arenaSerial == JSON.scratchArenaSerialOnThisThread)
+            #expect(fromArena == fromMalloc)
+            #expect(fromArena.text() == fromMalloc.text())
+            #expect(fromArena.packed() == fromMalloc.packed())
+        }
+    }
+
+    @Test func aKeptArenaIsFreedWithItsLastNode() throws {
+        var document: JSON? = try Self.keptFromAScope()
         let serial = try #require(document?.arenaSerial)
+        #expect(JSON.scratchArenaSerialOnThisThread != serial, "the thread let the kept arena go")
         var kept: JSON? = document?["items"]?[0]?["tags"]
         #expect(kept?.arenaSerial == serial, "a subtree shares the document's arena")
         document = nil
@@ -32,7 +40,7 @@ import Testing
     }
 
     @Test func aDocumentDroppedOnAnotherThreadFreesItsArena() throws {
-        var document: JSON? = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
+        var document: JSON? = try Self.keptFromAScope()
         let serial = try #require(document?.arenaSerial)
         // Made with malloc, sharing the arena's nodes; handed over, so the other thread drops the last count.
         let handed = Shelf(count: 1)
@@ -50,23 +58,27 @@ import Testing
         #expect(!JSON.arenaIsAlive(serial))
     }
 
-    @Test func aFailedParseLeavesNoArena() throws {
-        let before = JSON.lastArenaSerialOnThisThread
-        #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8), allocation: .arena) }
-        let serial = try #require(JSON.lastArenaSerialOnThisThread)
-        #expect(serial != before, "the failed parse opened an arena")
-        #expect(!JSON.arenaIsAlive(serial), "jansson freed every node it made before failing")
-        let next = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
-        #expect(next.arenaSerial == JSON.lastArenaSerialOnThisThread && next.arenaSerial != serial)
+    @Test func aFailedParseLeavesTheScopeEmpty() throws {
+        let (serial, left) = JSON.withScratchAllocation {
+            #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8)) }
+            return (JSON.scratchArenaSerialOnThisThread, JSON.scratchArenaSerialOnThisThread.map(JSON.arenaIsAlive))
+        }
+        #expect(serial != nil && left == true)
+        // jansson freed every node it made before failing, so the thread keeps its arena.
+        #expect(JSON.scratchArenaSerialOnThisThread == serial)
+        let next = try Self.keptFromAScope()
+        #expect(next.arenaSerial == serial)
     }
 
     @Test func slotsComeBackForTheNextDocuments() throws {
-        // More documents than slots, one after another: each gets an arena, so each gave its slot back.
+        // More kept documents than slots, one after another: each took its scope's arena with
+        // it, and gave the slot back when dropped.
         var serials: [UInt64] = []
         for _ in 0..<1_000 {
-            let document = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
+            let document = try Self.keptFromAScope()
             serials.append(try #require(document.arenaSerial))
         }
+        #expect(Set(serials).count == 1_000)
         #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
     }
 
@@ -76,7 +88,7 @@ import Testing
         var held: [JSON] = []
         var fromMalloc: JSON?
         for _ in 0..<300 {  // 256 slots, one a document this small
-            let document = try JSON.parse(bytes, allocation: .arena)
+            let document = try Self.keptFromAScope(bytes)
             if document.arenaSerial == nil { fromMalloc = document; break }
             held.append(document)
         }
@@ -84,25 +96,24 @@ import Testing
         let serials = held.compactMap(\.arenaSerial)
         held = []
         #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
-        #expect(try JSON.parse(bytes, allocation: .arena).arenaSerial != nil, "the slots are free again")
+        #expect(try Self.keptFromAScope(bytes).arenaSerial != nil, "the slots are free again")
     }
 
     @Test func aStringLargerThanASlotComesFromMalloc() throws {
         let long = String(repeating: "x", count: 5 << 20)
-        let bytes = Array(#"{"long":"\#(long)","n":1}"#.utf8)
-        var document: JSON? = try JSON.parse(bytes, allocation: .arena)
+        var document: JSON? = try Self.keptFromAScope(Array(#"{"long":"\#(long)","n":1}"#.utf8))
         let serial = try #require(document?.arenaSerial)
         #expect(document?["long"]?.stringValue == long && document?["n"] == 1)
         document = nil
         #expect(!JSON.arenaIsAlive(serial))
     }
 
-    @Test func allocationsAfterTheParseUseMalloc() throws {
-        let document = try JSON.parse(Array(Self.page.utf8), allocation: .arena)
+    @Test func allocationsAfterTheScopeUseMalloc() throws {
+        let document = try Self.keptFromAScope()
         let made = JSON.object([("page", document)])
         #expect(made.arenaSerial == nil)
         #expect(made["page"]?.arenaSerial == document.arenaSerial)
-        #expect(try JSON.parse("[1]").arenaSerial == nil, "the arena is closed when the parse returns")
+        #expect(try JSON.parse("[1]").arenaSerial == nil, "the scope is closed")
     }
 
     @Test func scratchScopesReuseTheirSlot() throws {
@@ -120,7 +131,7 @@ import Testing
     @Test func aLargeScratchScopeGivesItsExtraSlotsBack() throws {
         let text = Array(("[" + Array(repeating: "1", count: 250_000).joined(separator: ",") + "]").utf8)
         let (serial, lastSerial, slotsInside) = try JSON.withScratchAllocation {
-            let document = try JSON.parse(text, allocation: .arena)
+            let document = try JSON.parse(text)
             let serial = try #require(JSON.scratchArenaSerialOnThisThread)
             return (serial, document[249_999]?.arenaSerial, JSON.arenaSlotCount(serial))
         }
@@ -149,12 +160,12 @@ import Testing
         #expect(outer != nil && outer == inner)
     }
 
-    @Test func manyArenaDocumentsAcrossThreads() throws {
+    @Test func manyKeptDocumentsAcrossThreads() throws {
         let bytes = Array(Self.page.utf8)
         let expected = try JSON.parse(bytes)
         let documents = Shelf(count: 64)
         DispatchQueue.concurrentPerform(iterations: 64) { index in
-            documents.put(try! JSON.parse(bytes, allocation: .arena), at: index)
+            documents.put(try! Self.keptFromAScope(bytes), at: index)
         }
         var serials: [UInt64] = []
         do {
@@ -162,7 +173,7 @@ import Testing
             #expect(parsed.count == 64 && parsed.allSatisfy { $0 == expected })
             serials = parsed.compactMap(\.arenaSerial)
         }
-        #expect(serials.count == 64 && Set(serials).count == 64, "one arena a parse")
+        #expect(serials.count == 64 && Set(serials).count == 64, "each kept document took its scope's arena")
         #expect(serials.allSatisfy { JSON.arenaIsAlive($0) })
         // Dropped here, on the test's thread, not on the workers that parsed them.
         documents.clear()

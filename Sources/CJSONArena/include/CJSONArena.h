@@ -1,4 +1,4 @@
-// jansson's allocator, with arenas for documents that are read once and dropped.
+// jansson's allocator, with arenas for values that are made and dropped in one scope.
 //
 // jansson has one process-wide pair of allocation functions (json_set_alloc_funcs); this
 // target installs its own before main runs. Arena memory comes from one address range
@@ -8,29 +8,15 @@
 // cost one comparison more to free, and no caller can free a node the wrong way, from
 // whichever thread.
 //
-// An arena is the slots that the nodes of one parse are carved from. It is freed when its
-// last node is: cheap to make and to drop whole (a page of a thousand objects is some
-// 30,000 nodes), at the cost of holding all of its memory while any node lives.
+// The one way in is a scratch scope: each thread keeps an arena (one slot) that a scope
+// carves from; a page parsed, mapped and dropped in a scope is some 30,000 nodes made by a
+// bump of a pointer and freed by a count. An arena whose node outlives its scope is freed
+// with that last node, from whichever thread drops it. Outside a scope, every node is
+// malloc's.
 #ifndef CJSONARENA_H
 #define CJSONARENA_H
 
 #include <stddef.h>
-
-// Until json_arena_end, jansson allocations on the calling thread come from a new arena.
-// Returns the arena's serial number (never 0), or 0 when none was opened: arenas are off,
-// no slot is free (jansson then allocates with malloc as usual), or one is open on this
-// thread already (arenas do not nest: allocations go on coming from that one, and the
-// caller must not call json_arena_end for it). An allocation that does not fit a slot, or
-// made when the slots run out during the parse, comes from malloc: a document is never
-// refused for its size.
-//
-// DATASOURCED_JSON_ARENAS=0 in the environment turns arenas off, so that every node comes
-// from malloc: for valgrind or AddressSanitizer, which do not see inside a slot.
-unsigned long long json_arena_begin(void);
-
-// Closes the calling thread's arena: later allocations use malloc again, and the arena is
-// freed as soon as none of its nodes is alive (at once if none is).
-void json_arena_end(void);
 
 // Until json_scratch_end, jansson allocations on the calling thread come from the thread's
 // scratch arena: a slot kept by the thread, carved from its start again whenever a scope
@@ -38,9 +24,16 @@ void json_arena_end(void);
 // For values made and dropped in one scope (an answer built and encoded by the writer
 // thread; a page parsed, mapped and dropped): no malloc, frees without atomics, memory
 // already in cache. Nothing made in a scope may reach another thread before it ends. A node
-// kept past the scope is safe: the arena then becomes an ordinary one, freed with its last
-// node, and the thread makes a new one next time. Returns 1, or 0 when no scope was opened
-// (an arena is open on this thread, or none could be made): then do not end it.
+// kept past the scope is safe: the arena is then freed with its last node, from any thread,
+// and the thread makes a new scratch arena next time. Returns 1, or 0 when no scope was
+// opened (one is open on this thread already, and allocations go on coming from it; or no
+// arena could be made: arenas are off, or no slot is free): then do not end it.
+//
+// An allocation larger than a slot, or made when the slots run out inside a scope, comes
+// from malloc: nothing is refused for its size.
+//
+// DATASOURCED_JSON_ARENAS=0 in the environment turns arenas off, so that every node comes
+// from malloc: for valgrind or AddressSanitizer, which do not see inside a slot.
 int json_scratch_begin(void);
 void json_scratch_end(void);
 
@@ -49,11 +42,9 @@ void json_scratch_end(void);
 void json_free_dumped(char *text);
 
 // For tests and diagnostics: the serial number of the arena `node` was carved from (0 when
-// malloc made it), whether the arena with `serial` still holds its memory, the serial of
-// the last arena opened on the calling thread (0 if none was).
+// malloc made it), and whether the arena with `serial` still holds its memory.
 unsigned long long json_arena_serial_of(const void *node);
 int json_arena_is_alive(unsigned long long serial);
-unsigned long long json_arena_last_serial_on_this_thread(void);
 // The serial of the calling thread's scratch arena (0 when it has none: never made, or
 // handed over with a node kept past its scope).
 unsigned long long json_scratch_serial_on_this_thread(void);

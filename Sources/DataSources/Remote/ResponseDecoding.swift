@@ -60,8 +60,9 @@ public enum ResponseDecoding {
             return .failure(error)
         }
         do {
-            // Its list is packed as rows and the rest read for page metadata, then dropped.
-            return .success(try JSON.parse(response.body, allocation: .arena))
+            // Inside `decode`, in the thread's scratch arena: its list is packed as rows and the
+            // rest read for page metadata, then dropped.
+            return .success(try JSON.parse(response.body))
         } catch {
             var failure = FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
