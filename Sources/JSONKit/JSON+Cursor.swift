@@ -69,7 +69,8 @@ extension JSON {
         /// The value here as a `JSON` of its own.
         public var value: JSON { withExtendedLifetime(root) { borrowed.value } }
 
-        /// The value here packed, for keeping: a tree is packed straight from where it lies.
+        /// The value here packed in a buffer of its own, for keeping (see `JSON.packed()`): a
+        /// tree is packed straight from where it lies.
         public func packed() -> JSON {
             var scratch = PackingScratch()
             return packed(using: &scratch)
@@ -80,7 +81,7 @@ extension JSON {
             withExtendedLifetime(root) {
                 switch storage {
                 case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, scratch: &scratch))
-                case .packed: return value
+                case .packed: return value.packed()
                 }
             }
         }

@@ -73,11 +73,19 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
-    /// A compact copy of this value, for keeping (a packed value is itself). Reading it is
-    /// as cheap as reading a tree; encoding it builds a tree first.
+    /// A compact copy of this value in a buffer of its own, for keeping: a tree is packed, a
+    /// value inside a larger packed one (a member of a packed request's params) is copied out
+    /// of it, so that keeping it does not keep the rest; a packed value of its own is itself.
+    /// Reading it is as cheap as reading a tree; encoding it builds a tree first.
     public func packed() -> JSON {
-        guard case .tree(let pointer) = storage else { return self }
-        return withExtendedLifetime(self) { JSON(packed: PackedWriter.pack(pointer)) }
+        switch storage {
+        case .tree(let pointer):
+            return withExtendedLifetime(self) { JSON(packed: PackedWriter.pack(pointer)) }
+        case .packed:
+            guard ObjectIdentifier(Swift.type(of: box)) == ObjectIdentifier(PackedSlice.self) else { return self }
+            let slice = unsafeDowncast(box, to: PackedSlice.self)
+            return JSON(packed: PackedWriter.copy(of: slice.buffer, at: slice.offset))
+        }
     }
 
     /// Whether this value is packed (for tests and measurements).

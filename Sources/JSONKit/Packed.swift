@@ -368,6 +368,19 @@ enum PackedWriter {
         }
     }
 
+    /// A buffer of its own holding a copy of the value at `offset` of `buffer` (a member or
+    /// element of a larger packed value): its bytes as they are, keys included (a shared
+    /// key's reference is the process's, an inline key is inline).
+    static func copy(of buffer: PackedBuffer, at offset: Int) -> PackedBuffer {
+        let length = PackedReader(base: buffer.base).end(of: offset) - offset
+        let made = PackedBuffer.create(minimumCapacity: length) { _ in }
+        let result = unsafeDowncast(made, to: PackedBuffer.self)
+        result.withUnsafeMutablePointerToElements { start in
+            withExtendedLifetime(buffer) { start.update(from: buffer.base + offset, count: length) }
+        }
+        return result
+    }
+
     /// A new buffer holding one container: its tag, count and payload size, then the payload
     /// `body` writes (exactly `payload` bytes).
     private static func container(_ tag: UInt8, count: Int, payload: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void) -> PackedBuffer {

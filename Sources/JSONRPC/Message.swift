@@ -149,7 +149,30 @@ public enum Payload: Sendable {
     /// Nothing to answer (notifications that could not be read); the reason is logged.
     case ignored(String)
 
+    /// Above this many bytes, a message is handed on as jansson parsed it (see `init(body:)`).
+    public static let largestPackedMessage = 64 << 10
+
+    /// The reader's whole job for one frame. A message of the usual size is parsed in the
+    /// thread's scratch arena (JSONKit's `withScratchAllocation`) and what it keeps (id,
+    /// params, an error's data) is packed before the tree is dropped: the tree's nodes are
+    /// neither malloc'd here nor freed by the main loop (malloc and free were 13 % of the
+    /// daemon's CPU when pipelining; BENCHMARKS.md, "Eighth round"). A larger message (a list
+    /// created or inserted whole) is handed on as a tree, whose rows the main loop packs on
+    /// all cores. `scratch`: the packing's working storage, kept from one message to the next.
+    public init(body: [UInt8], scratch: inout PackingScratch) {
+        guard body.count <= Self.largestPackedMessage else {
+            self.init(parsing: body)
+            return
+        }
+        self = JSON.withScratchAllocation { Payload(parsing: body).packed(using: &scratch) }
+    }
+
     public init(body: [UInt8]) {
+        var scratch = PackingScratch()
+        self.init(body: body, scratch: &scratch)
+    }
+
+    private init(parsing body: [UInt8]) {
         let value: JSON
         do {
             value = try JSON.parse(body)
@@ -173,6 +196,40 @@ public enum Payload: Sendable {
         } else {
             self = .single(Message(value))
         }
+    }
+}
+
+extension Payload {
+    /// The same payload with every value packed (see `JSON.packed()`).
+    func packed(using scratch: inout PackingScratch) -> Payload {
+        switch self {
+        case .single(let message): return .single(message.packed(using: &scratch))
+        case .batch(let messages): return .batch(messages.map { $0.packed(using: &scratch) })
+        case .unusable(let error): return .unusable(error.packed(using: &scratch))
+        case .ignored: return self
+        }
+    }
+}
+
+extension Message {
+    func packed(using scratch: inout PackingScratch) -> Message {
+        switch self {
+        case .request(let request):
+            return .request(Request(id: request.id.cursor.packed(using: &scratch), method: request.method,
+                                    params: request.params?.cursor.packed(using: &scratch)))
+        case .notification(let notification):
+            return .notification(Notification(method: notification.method, params: notification.params?.cursor.packed(using: &scratch)))
+        case .invalid(let id, let error):
+            return .invalid(id: id.cursor.packed(using: &scratch), error: error.packed(using: &scratch))
+        case .response(let id):
+            return .response(id: id.cursor.packed(using: &scratch))
+        }
+    }
+}
+
+extension ResponseError {
+    func packed(using scratch: inout PackingScratch) -> ResponseError {
+        ResponseError(code: code, message: message, data: data?.cursor.packed(using: &scratch))
     }
 }
 

@@ -42,6 +42,7 @@ public final class StdioTransport: @unchecked Sendable {
         writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
         startThread(named: "reader") {
             var decoder = FrameDecoder(maximumMessageSize: limit)
+            var scratch = PackingScratch()
             var chunk = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
@@ -53,17 +54,17 @@ public final class StdioTransport: @unchecked Sendable {
                 chunk.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
                 var events: [TransportEvent] = []
                 while let event = decoder.next() {
-                    events.append(StdioTransport.transportEvent(for: event))
+                    events.append(StdioTransport.transportEvent(for: event, scratch: &scratch))
                 }
                 deliver(events)
             }
         }
     }
 
-    static func transportEvent(for event: FrameDecoder.Event) -> TransportEvent {
+    static func transportEvent(for event: FrameDecoder.Event, scratch: inout PackingScratch) -> TransportEvent {
         switch event {
         case .body(let body):
-            return .payload(Payload(body: body), bodySize: body.count)
+            return .payload(Payload(body: body, scratch: &scratch), bodySize: body.count)
         case .malformedHeader(let reason):
             return .framingError(ResponseError(code: ErrorCode.parseError, message: "Parse error: malformed header: \(reason)"))
         case .oversized(let length, let limit):

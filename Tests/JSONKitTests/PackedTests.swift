@@ -108,6 +108,25 @@ import Testing
         #expect(author.text() == #"{"name":"Ada"}"#)
     }
 
+    /// `packed()` of a member of a packed value copies it out: keeping it does not keep the
+    /// rest of the buffer (a member of a packed request's params, kept as a row).
+    @Test func aSlicePackedOnItsOwnOwnsItsBytes() throws {
+        func buffer(_ value: JSON) -> ObjectIdentifier? { value.packedLocation.map { ObjectIdentifier($0.buffer) } }
+        for sample in Self.samples {
+            let whole = try JSON.parse(sample).packed()
+            #expect(buffer(whole.packed()) == buffer(whole), "a packed value of its own is itself")
+            var children: [JSON] = whole.arrayValue ?? []
+            children += whole.objectKeys.compactMap { whole[$0] }
+            for child in children {
+                let own = child.packed()
+                #expect(own == child && own.text() == child.text() && own.kind == child.kind)
+                #expect(own.packedLocation?.offset == 0 && buffer(own) != buffer(whole))
+                #expect(buffer(own.cursor.packed()) == buffer(own))
+                #expect(buffer(child.cursor.packed()) != buffer(whole))
+            }
+        }
+    }
+
     @Test func randomValuesRoundTrip() throws {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<300 {

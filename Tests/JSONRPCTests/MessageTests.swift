@@ -1,4 +1,4 @@
-import JSONKit
+@testable import JSONKit
 import JSONRPC
 import Testing
 
@@ -55,5 +55,40 @@ private func message(_ text: String) throws -> Message { Message(try JSON.parse(
             == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: x","data":{"method":"x"}}}"#)
         #expect(Outgoing.notification(Notification(method: "n", params: ["s": "x"])).json.text()
             == #"{"jsonrpc":"2.0","method":"n","params":{"s":"x"}}"#)
+    }
+
+    /// A message of the usual size is parsed in the reader's scratch arena and handed on
+    /// packed: nothing of the tree outlives the parse, so the thread keeps its arena.
+    @Test func aMessageIsHandedOnPackedWithNothingLeftInTheArena() throws {
+        _ = Payload(body: Array(#"{"jsonrpc":"2.0","method":"warm"}"#.utf8))
+        let arena = try #require(JSON.scratchArenaSerialOnThisThread)
+        let body = #"{"jsonrpc":"2.0","id":7,"method":"insertObjects","params":{"source":"s","objects":[{"id":1,"t":"é"},2.5,null]}}"#
+        guard case .single(.request(let request)) = Payload(body: Array(body.utf8)) else { Issue.record("expected a request"); return }
+        let params = try #require(request.params)
+        #expect(request.id.isPacked && params.isPacked)
+        #expect(params.text() == #"{"source":"s","objects":[{"id":1,"t":"é"},2.5,null]}"#)
+        #expect(request.id == 7 && request.method == "insertObjects")
+        #expect(JSON.scratchArenaSerialOnThisThread == arena && JSON.arenaIsAlive(arena))
+
+        let batch = #"[{"jsonrpc":"2.0","method":"n","params":[1]},{"jsonrpc":"2.0","id":"x","method":7},5]"#
+        guard case .batch(let messages) = Payload(body: Array(batch.utf8)), messages.count == 3,
+              case .notification(let notification) = messages[0], case .invalid(let id, _) = messages[1] else {
+            Issue.record("expected a notification and two invalid messages"); return
+        }
+        #expect(notification.params?.isPacked == true && id.isPacked && id == "x")
+        guard case .unusable(let parseError) = Payload(body: Array(#"{"a":"#.utf8)) else { Issue.record("expected a parse error"); return }
+        #expect(parseError.data?.isPacked == true && parseError.data?["position"] != nil)
+        #expect(JSON.scratchArenaSerialOnThisThread == arena)
+    }
+
+    /// A larger one (a list created whole) is handed on as jansson parsed it, from malloc.
+    @Test func aLargeMessageIsHandedOnAsATree() throws {
+        let objects = Array(repeating: #"{"id":1}"#, count: Payload.largestPackedMessage / 8).joined(separator: ",")
+        let body = Array(#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"objects":[\#(objects)]}}"#.utf8)
+        #expect(body.count > Payload.largestPackedMessage)
+        guard case .single(.request(let request)) = Payload(body: body) else { Issue.record("expected a request"); return }
+        let params = try #require(request.params)
+        #expect(!params.isPacked && params.arenaSerial == nil)
+        #expect(params["objects"]?.count == Payload.largestPackedMessage / 8)
     }
 }

@@ -306,8 +306,9 @@ enum MappingDecoding {
             guard let type = ObjectMapping.FieldType(rawValue: name) else { throw .invalid(field, expected: "one of " + types.joined(separator: ", "), got: value) }
             return type
         } ?? .any
-        // `default: null` is a default (null), unlike an absent default.
-        let defaultValue = reader.rawValue("default")
+        // `default: null` is a default (null), unlike an absent default. Kept for the source's
+        // life, so packed on its own, not as a part of the request's params.
+        let defaultValue = reader.rawValue("default")?.packed()
         var nested: ObjectMapping?
         if let member = reader.value("mapping") {
             guard type == .object || type == .any else {
