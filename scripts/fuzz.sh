@@ -21,6 +21,8 @@ export SWIFT_BACKTRACE=enable=no
 start=$(date +%s)
 for target in "${targets[@]}"; do
     echo "== build fuzz-$target"
+    # A binary left from an earlier build must not pass for this one.
+    rm -f "$scratch/debug/fuzz-$target"
     swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address --product "fuzz-$target" 2>&1 \
         | grep -v 'ld.gold: warning: Cannot export local symbol' || true
     [ -x "$scratch/debug/fuzz-$target" ] || { echo "fuzz-$target did not build" >&2; exit 1; }

@@ -33,6 +33,8 @@ struct Session {
     let daemon: Daemon
     /// What arrives the way stdin's reader would hand it over.
     var framer = FrameDecoder(maximumMessageSize: 1 << 20)
+    /// Kept from one message to the next, as the reader keeps it.
+    var packing = PackingScratch()
     var nextID = 1
     /// How many answers each id must get.
     var expected: [JSON: Int] = [:]
@@ -157,7 +159,7 @@ struct Session {
             framer.append(Array(bytes[offset..<offset + length]))
             offset += length
             while let event = framer.next() {
-                handle(.transport(StdioTransport.transportEvent(for: event)))
+                handle(.transport(StdioTransport.transportEvent(for: event, scratch: &packing)))
                 if exited { return }
             }
         }
