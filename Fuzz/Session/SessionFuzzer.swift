@@ -125,10 +125,12 @@ struct Session {
         return .object(members)
     }
 
-    /// Sends one message.
+    /// Sends one message; now and then padded with spaces past `Payload.largestPackedMessage`,
+    /// so that its params reach the daemon as jansson's tree rather than packed.
     private mutating func send(_ message: JSON) {
-        let bytes = RequestBuilder.text(of: message, oversized: choices.below(3))
+        var bytes = RequestBuilder.text(of: message, oversized: choices.below(3))
         track(message, oversized: containsOversized(bytes))
+        if choices.chance(16) { bytes += [UInt8](repeating: 32, count: Payload.largestPackedMessage) }
         sendBytes(Framing.frame(bytes))
     }
 

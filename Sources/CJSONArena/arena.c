@@ -43,6 +43,9 @@ static unsigned long long last_serial;
 static int advice = MADV_FREE;
 
 static _Thread_local arena *open_arena;
+// For tests: how many more slots the calling thread may take (-1: as many as are free), so
+// that running out is tested without taking the slots from other threads.
+static _Thread_local int slots_left_on_this_thread = -1;
 // The thread's scratch arena: its first slot reused from its start each time a scope ends
 // with nothing of it alive. `scratch_key` frees it when the thread ends.
 static _Thread_local arena *scratch;
@@ -57,13 +60,14 @@ static int slot_of(const void *node) {
 // against the system's commit limit (MAP_NORESERVE alone does not, under strict overcommit).
 static int take_slot(arena *owner) {
     int slot = first_free_slot;
-    if (slot == NO_SLOT) return NO_SLOT;
+    if (slot == NO_SLOT || slots_left_on_this_thread == 0) return NO_SLOT;
     if (!slot_writable[slot]) {
         if (mprotect(region + ((size_t)slot << SLOT_SHIFT), SLOT_SIZE, PROT_READ | PROT_WRITE) != 0) return NO_SLOT;
         slot_writable[slot] = 1;
     }
     first_free_slot = slot_next[slot];
     slot_owner[slot] = owner;
+    if (slots_left_on_this_thread > 0) slots_left_on_this_thread--;
     return slot;
 }
 
@@ -274,6 +278,14 @@ int json_arena_is_alive(unsigned long long serial) {
     while (a && a->serial != serial) a = a->next_alive;
     pthread_mutex_unlock(&lock);
     return a != NULL;
+}
+
+int json_arenas_are_on(void) {
+    return region != NULL;
+}
+
+void json_arena_limit_slots_on_this_thread(int count) {
+    slots_left_on_this_thread = count < 0 ? -1 : count;
 }
 
 unsigned long long json_scratch_serial_on_this_thread(void) {

@@ -18,9 +18,10 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 }
 
 extension JSON {
-    /// Above this many bytes of text, a document is not parsed in a scratch arena: should any
-    /// node of it be kept past the scope, it would hold the whole document's memory to its last
-    /// node, and a document this large would take slots that other threads' scopes need.
+    /// The largest text a caller should parse inside a scratch scope (`parse` itself does not
+    /// check it): should any node of a larger document be kept past the scope, it would hold
+    /// the whole document's memory to its last node, and it would take slots that other
+    /// threads' scopes need.
     public static let largestArenaDocument = 32 << 20
 
     /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes. Inside
@@ -82,6 +83,16 @@ extension JSON {
 
     /// Whether the arena with `serial` still holds its memory (some node of it is alive).
     static func arenaIsAlive(_ serial: UInt64) -> Bool { json_arena_is_alive(CUnsignedLongLong(serial)) != 0 }
+
+    /// Whether jansson's nodes come from arenas in scratch scopes (off with
+    /// `DATASOURCED_JSON_ARENAS=0`, as under AddressSanitizer). For tests.
+    static var arenasAreOn: Bool { json_arenas_are_on() != 0 }
+
+    /// Lets this thread take at most `count` more arena slots (nil: as many as are free). For
+    /// tests of running out that must not take the slots from tests on other threads.
+    static func limitArenaSlotsOnThisThread(_ count: Int?) {
+        json_arena_limit_slots_on_this_thread(count.map { CInt(clamping: $0) } ?? -1)
+    }
 
     /// How many slots the arena with `serial` holds. For tests.
     static func arenaSlotCount(_ serial: UInt64) -> Int { Int(json_arena_slot_count(CUnsignedLongLong(serial))) }

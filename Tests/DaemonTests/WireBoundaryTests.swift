@@ -62,6 +62,41 @@ import Testing
         }
     }
 
+    /// Messages of up to 64 KB reach the methods packed, larger ones as jansson's tree
+    /// (`Payload.largestPackedMessage`): every method, with every value and refusal above,
+    /// answers the same bytes either way. A message is made larger with spaces after it.
+    @Test func packedAndTreeParamsAnswerAlike() throws {
+        let packed = try KeptSession(), tree = try KeptSession()
+        let spaces = [UInt8](repeating: 32, count: Payload.largestPackedMessage)
+        func body(_ shape: WireShape, _ params: JSON) -> [UInt8] {
+            JSON.object([("jsonrpc", "2.0"), ("id", 424242), ("method", JSON(shape.method)), ("params", params)]).encoded()
+        }
+        var cases = 0
+        for shape in try packed.shapesOfEveryMethod() {
+            var bodies = [body(shape, shape.params), body(shape, shape.params.setting(shape.nearMiss.typo, to: 1))]
+            bodies += shape.required.map { body(shape, shape.params.replacing($0, with: nil)) }
+            if let (member, wrong) = shape.mistyped { bodies.append(body(shape, shape.params.replacing(member, with: wrong))) }
+            for member in shape.numbers {
+                bodies += Self.boundaryValues.map { body(shape, shape.params.replacing(member.path, with: $0)) }
+                bodies += Self.oversizedTexts.map { frameBody(shape, member.path, $0) }
+            }
+            for text in bodies {
+                cases += 1
+                packed.prepare(shape)
+                tree.prepare(shape)
+                let answer = packed.client.raw(text), sameAsTree = tree.client.raw(text + spaces)
+                #expect(Self.withoutClockTimes(answer) == Self.withoutClockTimes(sameAsTree), "\(shape.name): \(String(decoding: text, as: UTF8.self))")
+            }
+        }
+        #expect(cases > 300)
+    }
+
+    /// The answer's text with the times read from the clock (a refresh's `nextRefreshAt`,
+    /// spread by a random jitter) masked.
+    private static func withoutClockTimes(_ answer: JSON) -> String {
+        answer.text().replacing(/"nextRefreshAt":"[^"]*"/, with: #""nextRefreshAt":"…""#)
+    }
+
     // MARK: Checks
 
     /// A value the wire layer refuses is named with what was expected and what came; a

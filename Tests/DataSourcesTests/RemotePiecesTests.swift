@@ -91,7 +91,8 @@ import Testing
     /// A page is parsed, mapped and dropped in the decoding thread's scratch arena; what the
     /// main loop is handed keeps none of it, so the next page is carved from the same memory.
     /// With a nested key path the document is handed on whole, and takes its arena with it.
-    @Test func aDecodedPageHoldsNoArena() throws {
+    @Test(.enabled(if: JSON.arenasAreOn, "arenas are off (DATASOURCED_JSON_ARENAS=0, as under AddressSanitizer)"))
+    func aDecodedPageHoldsNoArena() throws {
         let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: JSONKeyPath("items"))
         let body = #"{"items": [{"id": 1, "t": "a"}, {"id": 2, "t": "b"}], "page": 1, "next": "c2"}"#
         let decoded = try ResponseDecoding.decode(response(body), configuration: configuration, url: "u").get()
@@ -113,7 +114,8 @@ import Testing
     /// A document over `JSON.largestArenaDocument` bytes is not decoded in the scratch arena:
     /// handed on whole (no key path), it would hold the arena, and every slot it took, as long
     /// as the main loop keeps it.
-    @Test func aDocumentTooLargeForAnArenaIsParsedNodeByNode() throws {
+    @Test(.enabled(if: JSON.arenasAreOn, "arenas are off (DATASOURCED_JSON_ARENAS=0, as under AddressSanitizer)"))
+    func aDocumentTooLargeForAnArenaIsParsedNodeByNode() throws {
         let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: nil)
         let padding = String(repeating: "x", count: JSON.largestArenaDocument)
         let decoded = try ResponseDecoding.decode(response(#"{"items": [], "padding": "\#(padding)"}"#), configuration: configuration, url: "u").get()

@@ -5,8 +5,10 @@ import Testing
 
 /// Values made in a scratch scope (see CJSONArena.h) must read as any other, and an arena's
 /// memory must go exactly when its last node does, from whichever thread drops it.
-/// One test at a time: one of them holds every slot for a moment.
-@Suite(.serialized) struct ArenaTests {
+/// Running out of slots is tested with a limit on the test's own thread, so tests on other
+/// threads still find slots free.
+@Suite(.enabled(if: JSON.arenasAreOn, "arenas are off (DATASOURCED_JSON_ARENAS=0, as under AddressSanitizer): every node is malloc's"))
+struct ArenaTests {
     static let page = #"{"items":[{"id":1,"title":"A","tags":["x","y"],"author":{"name":"N"}},{"id":2,"title":"B","price":2.5}],"next":"c2","total":2}"#
 
     /// A document parsed in a scope and kept past it: the arena goes with it.
@@ -59,11 +61,11 @@ import Testing
     }
 
     @Test func aFailedParseLeavesTheScopeEmpty() throws {
-        let (serial, left) = JSON.withScratchAllocation {
+        _ = JSON.withScratchAllocation { JSON(1).arenaSerial }  // the thread's scratch arena, made if need be
+        let serial = try #require(JSON.scratchArenaSerialOnThisThread)
+        JSON.withScratchAllocation {
             #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8)) }
-            return (JSON.scratchArenaSerialOnThisThread, JSON.scratchArenaSerialOnThisThread.map(JSON.arenaIsAlive))
         }
-        #expect(serial != nil && left == true)
         // jansson freed every node it made before failing, so the thread keeps its arena.
         #expect(JSON.scratchArenaSerialOnThisThread == serial)
         let next = try Self.keptFromAScope()
@@ -87,16 +89,39 @@ import Testing
         let expected = try JSON.parse(bytes)
         var held: [JSON] = []
         var fromMalloc: JSON?
-        for _ in 0..<300 {  // 256 slots, one a document this small
-            let document = try Self.keptFromAScope(bytes)
-            if document.arenaSerial == nil { fromMalloc = document; break }
-            held.append(document)
+        do {
+            JSON.limitArenaSlotsOnThisThread(3)
+            defer { JSON.limitArenaSlotsOnThisThread(nil) }
+            for _ in 0..<10 {  // each kept document takes its scope's arena, and the next scope a new slot
+                let document = try Self.keptFromAScope(bytes)
+                if document.arenaSerial == nil { fromMalloc = document; break }
+                held.append(document)
+            }
         }
         #expect(try #require(fromMalloc) == expected, "no slot left: parsed with malloc, not refused")
+        #expect((3...4).contains(held.count), "three new slots, and the scratch arena the thread may have had")
         let serials = held.compactMap(\.arenaSerial)
         held = []
-        #expect(serials.allSatisfy { !JSON.arenaIsAlive($0) })
-        #expect(try Self.keptFromAScope(bytes).arenaSerial != nil, "the slots are free again")
+        #expect(serials.count >= 3 && serials.allSatisfy { !JSON.arenaIsAlive($0) })
+        #expect(try Self.keptFromAScope(bytes).arenaSerial != nil, "the thread takes slots again")
+    }
+
+    /// A scope that fills its slot when no other is to be had goes on with malloc: the
+    /// document is whole, part carved and part malloc'd.
+    @Test func aScopeThatRunsOutOfSlotsMidParseGoesOnWithMalloc() throws {
+        let text = Array(("[" + Array(repeating: "1", count: 250_000).joined(separator: ",") + "]").utf8)  // more than a slot of nodes
+        _ = JSON.withScratchAllocation { JSON(1).arenaSerial }
+        let scratch = try #require(JSON.scratchArenaSerialOnThisThread)
+        let (first, last, slots) = try JSON.withScratchAllocation {
+            JSON.limitArenaSlotsOnThisThread(0)
+            defer { JSON.limitArenaSlotsOnThisThread(nil) }
+            let document = try JSON.parse(text)
+            #expect(document.count == 250_000 && document[249_999] == 1)
+            return (document[0]?.arenaSerial, document[249_999]?.arenaSerial, JSON.arenaSlotCount(scratch))
+        }
+        #expect(first == scratch && last == nil, "the first node carved from the scratch arena, the last from malloc")
+        #expect(slots == 1)
+        #expect(JSON.scratchArenaSerialOnThisThread == scratch && JSON.arenaIsAlive(scratch))
     }
 
     @Test func aStringLargerThanASlotComesFromMalloc() throws {

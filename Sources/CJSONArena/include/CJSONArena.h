@@ -50,5 +50,10 @@ int json_arena_is_alive(unsigned long long serial);
 unsigned long long json_scratch_serial_on_this_thread(void);
 // How many slots the arena with `serial` holds (0 once it is freed).
 int json_arena_slot_count(unsigned long long serial);
+// 0 when arenas are off (DATASOURCED_JSON_ARENAS=0, or the reservation failed).
+int json_arenas_are_on(void);
+// Lets the calling thread take at most `count` more slots (a negative count: no limit), as if
+// the others were taken: running out, tested without taking slots from other threads.
+void json_arena_limit_slots_on_this_thread(int count);
 
 #endif
