@@ -28,7 +28,7 @@ let package = Package(
         ),
         // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
-        // jansson's allocator: arenas for documents read once and dropped (arena.c says how).
+        // jansson's allocator: arenas for values made and dropped in one scope (CJSONArena.h says how).
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),

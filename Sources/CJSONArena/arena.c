@@ -138,8 +138,8 @@ __attribute__((noinline)) static void release_handed_over(arena *a) {
     if (atomic_fetch_sub_explicit(&a->live, 1, memory_order_acq_rel) == 1) destroy(a);
 }
 
-// The common cases inline: outside arenas (every request and answer), a test and a call to
-// malloc or free; inside, a bump of a pointer and a count.
+// The common cases inline: outside a scope (what the main loop makes, a message over 64 KB),
+// a test and a call to malloc or free; inside, a bump of a pointer and a count.
 static void *allocate(size_t size) {
     arena *a = open_arena;
     if (!a) return malloc(size);

@@ -81,7 +81,10 @@ extension JSON {
             withExtendedLifetime(root) {
                 switch storage {
                 case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, scratch: &scratch))
-                case .packed: return value.packed()
+                case .packed(_, let offset):
+                    // A buffer of its own is kept whole; a value inside one is copied out of it.
+                    let (buffer, rootOffset) = root.packedLocation!
+                    return offset == 0 && rootOffset == 0 ? root : JSON(packed: PackedWriter.copy(of: buffer, at: offset))
                 }
             }
         }

@@ -77,16 +77,7 @@ public struct JSON: @unchecked Sendable {
     /// value inside a larger packed one (a member of a packed request's params) is copied out
     /// of it, so that keeping it does not keep the rest; a packed value of its own is itself.
     /// Reading it is as cheap as reading a tree; encoding it builds a tree first.
-    public func packed() -> JSON {
-        switch storage {
-        case .tree(let pointer):
-            return withExtendedLifetime(self) { JSON(packed: PackedWriter.pack(pointer)) }
-        case .packed:
-            guard ObjectIdentifier(Swift.type(of: box)) == ObjectIdentifier(PackedSlice.self) else { return self }
-            let slice = unsafeDowncast(box, to: PackedSlice.self)
-            return JSON(packed: PackedWriter.copy(of: slice.buffer, at: slice.offset))
-        }
-    }
+    public func packed() -> JSON { cursor.packed() }
 
     /// Whether this value is packed (for tests and measurements).
     public var isPacked: Bool { packedLocation != nil }
