@@ -72,13 +72,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon"], path: "Benchmarks/Sources/datasourced-bench"),
+        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
-        .testTarget(name: "HTTPGetTests", dependencies: ["HTTPGet", "Replay", "JSONKit"]),
+        .testTarget(name: "HTTPGetTests", dependencies: ["HTTPGet", "Replay", "JSONKit", .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
         .testTarget(name: "PageCacheTests", dependencies: [

@@ -4,6 +4,7 @@ and the time to page through 100 pages from a local fixture API.
 
 Usage: python3 Benchmarks/pagefetch.py [--daemon PATH] [--pages 100] [--objects 1000] [--runs 3] [--no-mapping]
                                       [--checkpoints 10,100,1000] [--c-parse Benchmarks/.bin/parse_loop] [--threads] [--second-source]
+                                      [--bare .build/release/datasourced-bench]
 (FIXTURE_SERVER=PATH serves the fixtures with another binary, e.g. when --daemon is a wrapper.)
 
 With --c-parse (built by Benchmarks/run.sh pagefetch), jansson's own json_loadb + json_decref of
@@ -12,9 +13,14 @@ daemon's CPU per page is given as a ratio to it: the figure the floor is set on,
 in one run. The CPU per page is also given over the first 10, 100, ... pages of each run
 (--checkpoints), to show whether it grows with the list.
 
+With --bare, after each daemon run a fresh `datasourced-bench barefetch` process fetches the same
+pages with the daemon's HTTP client and parses each with jansson, and nothing else: its CPU per
+page is the platform's share (the Swift runtime, AsyncHTTPClient and NIO, first touches of
+memory), and the difference to the daemon's is what the daemon does with a page.
+
 The fixture API is `datasourced fixtures` over a generated file (100 pages, 1,000 objects
-of ~230 bytes each). The daemon's cost is its CPU time (user + system, from /proc/PID/stat)
-spent while paging (read from its CPU clock, to the nanosecond), divided by the pages: it includes receiving the HTTP response, jansson
+of ~230 bytes each). The daemon's cost is its CPU time (all threads, user + system, read from its CPU clock
+to the nanosecond) spent while paging, divided by the pages: it includes receiving the HTTP response, jansson
 parsing, mapping, change sets and writing the notifications, and excludes the server's time.
 Prints figures only; never passes or fails.
 """
@@ -104,6 +110,14 @@ def jansson_parse(program, path):
     fields = dict(part.split("=") for part in line.split()[2:])
     return float(fields["best_ms"]), float(fields["median_ms"])
 
+def bare_fetch(program, base, pages, checkpoints):
+    """CPU ms a page at each checkpoint of `datasourced-bench barefetch` over the same pages."""
+    output = subprocess.run([program, "barefetch", "--base", base, "--pages", str(pages), "--checkpoints", ",".join(map(str, checkpoints))],
+                            check=True, capture_output=True, text=True).stdout
+    line = next(l for l in output.splitlines() if l.startswith("RESULT barefetch"))
+    fields = dict(part.split("=") for part in line.split()[2:])
+    return {c: float(fields[f"cpu_ms_per_page_{c}"]) for c in checkpoints}
+
 def page_through(daemon, name, base, args, pages, checkpoints):
     """Creates source `name` and pages through `pages` pages; the daemon's CPU seconds spent
     since the source was created, at each checkpoint."""
@@ -135,6 +149,8 @@ def main():
                         help="then page through the first 10 pages again with a second source in the same daemon (what they cost once it is warm)")
     parser.add_argument("--threads", action="store_true", help="also give each thread's CPU per page (threads alive at the end)")
     parser.add_argument("--c-parse", default="", help="the parse_loop program: time jansson's parse of a page from C")
+    parser.add_argument("--bare", default="", help="the datasourced-bench program: after each daemon run, the same pages "
+                        "fetched and parsed by a fresh process that does nothing else (barefetch), for the platform's share")
     args = parser.parse_args()
     checkpoints = sorted({c for c in map(int, args.checkpoints.split(",")) if 0 < c < args.pages} | {args.pages})
 
@@ -150,7 +166,7 @@ def main():
         out.write(page_body)
     parses = [jansson_parse(args.c_parse, body_file)] if args.c_parse else []
 
-    results = []
+    results, bare = [], []
     for run in range(args.runs):
         daemon = Daemon(args.daemon)
         daemon.send("initialize", {})
@@ -170,6 +186,10 @@ def main():
               f" ({spans}; pages {last + 1}-{args.pages}: {marginal:.2f} ms/page)")
         if again:
             print("  a second source in the same daemon, CPU a page: " + ", ".join(f"first {c}: {again[c] * 1000 / c:.2f}" for c in sorted(again)))
+        if args.bare:
+            bare.append(bare_fetch(args.bare, base, args.pages, checkpoints))
+            print("  barefetch (a fresh process that only fetches and parses each page), CPU a page: "
+                  + ", ".join(f"first {c}: {bare[-1][c]:.2f}" for c in checkpoints))
         if args.threads:
             print("  by thread, ms/page: " + ", ".join(f"{name} {seconds * 1000 / args.pages:.2f}"
                                                       for name, seconds in sorted(threads.items(), key=lambda item: -item[1]) if seconds > 0))
@@ -186,6 +206,9 @@ def main():
         for c in checkpoints:
             per_page = min(r[2][c] for r in results) * 1000 / c
             print(f"RESULT pagefetch_ratio pages={c} daemon_cpu_ms_per_page={per_page:.2f} jansson_ms={median:.3f} ratio={per_page / median:.2f}")
+        for c in checkpoints if bare else []:
+            per_page = min(b[c] for b in bare)
+            print(f"RESULT barefetch_ratio pages={c} cpu_ms_per_page={per_page:.2f} jansson_ms={median:.3f} ratio={per_page / median:.2f}")
 
 if __name__ == "__main__":
     main()

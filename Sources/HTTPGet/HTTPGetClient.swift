@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -47,12 +48,18 @@ public struct HTTPGetError: Error, Sendable {
 
 /// Cancels a GET in flight; its completion then reports `cancelled`.
 public struct HTTPGetHandle: Sendable {
-    fileprivate let task: Task<Void, Never>
-    public func cancel() { task.cancel() }
+    fileprivate let exchange: Exchange
+    public func cancel() { exchange.cancel() }
 }
 
-/// GET over HTTP(S), for callers that are not async: each request runs in a task and
-/// reports through a completion called exactly once, on an arbitrary thread.
+/// GET over HTTP(S), for callers that are not async: each request reports through a
+/// completion called exactly once, off the event loop (on a Dispatch worker thread), so a
+/// completion may take its time (the daemon decodes the page there).
+///
+/// Responses are read with AsyncHTTPClient's delegate interface: the body is gathered on the
+/// connection's event loop as it arrives, and the completion is one hop away from it. (The
+/// async interface hands each chunk of the body to a task, a hop per chunk: for a page of
+/// 236 KB that cost about 0.5 ms of CPU more; BENCHMARKS.md, ninth round.)
 ///
 /// Redirects are followed here rather than by AsyncHTTPClient, so that credentials are
 /// dropped when one leaves the origin, and the final URL is known. A connection that cannot
@@ -78,88 +85,9 @@ public final class HTTPGetClient: Sendable {
     }
 
     public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
-        let client = self.client
-        return HTTPGetHandle(task: Task {
-            completion(await Self.run(request, on: client))
-        })
-    }
-
-    private static func run(_ request: HTTPGetRequest, on client: HTTPClient) async -> Result<HTTPGetResponse, HTTPGetError> {
-        if let problem = urlProblem(request.url) { return .failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")) }
-        // Clamped before converting: a huge or non-finite number of seconds must not trap.
-        let seconds = request.timeoutSeconds.isFinite ? min(max(request.timeoutSeconds, 0.001), maximumTimeoutSeconds) : maximumTimeoutSeconds
-        let timeout = TimeAmount.nanoseconds(Int64(seconds * 1_000_000_000))
-        // The whole exchange, body included, runs against one timer on the event loop, which
-        // is cancelled (and freed) as soon as the exchange ends. (A Task.sleep raced against
-        // it held ~0.8 KB per request until its deadline passed, cancelled or not.)
-        let exchange = Task { try await following(request, on: client, deadline: .now() + timeout) }
-        let timedOut = Mutex(false)
-        let timer = client.eventLoopGroup.any().scheduleTask(in: timeout) {
-            timedOut.withLock { $0 = true }
-            exchange.cancel()
-        }
-        defer { timer.cancel() }
-        do {
-            return .success(try await withTaskCancellationHandler(operation: { try await exchange.value },
-                                                                  onCancel: { exchange.cancel() }))
-        } catch let error as HTTPGetError {
-            return .failure(error)
-        } catch {
-            if timedOut.withLock({ $0 }) {
-                return .failure(HTTPGetError(kind: .timeout, message: "no complete response within \(format(request.timeoutSeconds)) s"))
-            }
-            if Task.isCancelled || error is CancellationError {
-                return .failure(HTTPGetError(kind: .cancelled, message: "cancelled"))
-            }
-            return .failure(classify(error, url: request.url, timeoutSeconds: request.timeoutSeconds))
-        }
-    }
-
-    /// The exchange, following redirects for GET.
-    private static func following(_ request: HTTPGetRequest, on client: HTTPClient, deadline: NIODeadline) async throws -> HTTPGetResponse {
-        var url = request.url
-        var headers = request.headers
-        var redirects = 0
-        while true {
-            let response = try await exchange(url: url, headers: headers, limit: request.maximumBodySize, on: client, deadline: deadline)
-            guard [301, 302, 303, 307, 308].contains(response.status), let location = response.header("location") else { return response }
-            guard redirects < request.maximumRedirects else {
-                throw HTTPGetError(kind: .transport, message: "more than \(request.maximumRedirects) redirects (last to \(redacted(location)))")
-            }
-            guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, urlProblem(next) == nil else {
-                throw HTTPGetError(kind: .transport, message: "a redirect to an unusable URL: \(redacted(location))")
-            }
-            if origin(of: next) != origin(of: url) {
-                headers.removeAll { credentialHeaders.contains($0.name.lowercased()) }
-            }
-            url = next
-            redirects += 1
-        }
-    }
-
-    private static func exchange(url: String, headers: [(name: String, value: String)], limit: Int, on client: HTTPClient,
-                                 deadline: NIODeadline) async throws -> HTTPGetResponse {
-        var outgoing = HTTPClientRequest(url: url)
-        outgoing.method = .GET
-        for (name, value) in headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
-        let response = try await client.execute(outgoing, deadline: deadline)
-        let announced = response.headers.first(name: "content-length").flatMap(Int.init)
-        if let announced, announced > limit {
-            throw HTTPGetError(kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes")
-        }
-        var body: [UInt8] = []
-        // One allocation of the announced size: growing by doubling copies the body a few
-        // times, and freeing each outgrown buffer of 64 KB or more makes malloc consolidate
-        // its free lists (a few percent of a page's cost).
-        if let announced, announced > 0 { body.reserveCapacity(announced) }
-        for try await chunk in response.body {
-            guard chunk.readableBytes <= limit - body.count else {
-                throw HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes")
-            }
-            body.append(contentsOf: chunk.readableBytesView)
-        }
-        return HTTPGetResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body,
-                               finalURL: url)
+        let exchange = Exchange(request, client: client, completion: completion)
+        exchange.start()
+        return HTTPGetHandle(exchange: exchange)
     }
 
     /// What AsyncHTTPClient would trap on or refuse late: no host, a port outside 1...65535.
@@ -188,11 +116,11 @@ public final class HTTPGetClient: Sendable {
         return components.string ?? text
     }
 
-    private static func format(_ seconds: Double) -> String {
+    fileprivate static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() && seconds < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 
-    private static func classify(_ error: Error, url: String, timeoutSeconds: Double) -> HTTPGetError {
+    fileprivate static func classify(_ error: Error, url: String, timeoutSeconds: Double) -> HTTPGetError {
         let target = URL(string: url).map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
         if let client = error as? HTTPClientError {
             switch client {
@@ -219,5 +147,161 @@ public final class HTTPGetClient: Sendable {
             return HTTPGetError(kind: .transport, message: "could not resolve the host of \(redacted(url))")
         }
         return HTTPGetError(kind: .transport, message: "\(text.prefix(300))")
+    }
+}
+
+/// One GET and the redirects it follows, against one deadline for the whole of it (bodies
+/// included), reporting once.
+private final class Exchange: Sendable {
+    private struct State {
+        var inFlight: HTTPClient.Task<HTTPGetResponse>?
+        var cancelled = false
+        var finished = false
+    }
+
+    private let request: HTTPGetRequest
+    private let client: HTTPClient
+    private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
+    /// For the whole exchange: every redirect and body counts against it.
+    private let deadline: NIODeadline
+    private let state = Mutex(State())
+
+    init(_ request: HTTPGetRequest, client: HTTPClient, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
+        self.request = request
+        self.client = client
+        self.completion = completion
+        // Clamped before converting: a huge or non-finite number of seconds must not trap.
+        let seconds = request.timeoutSeconds.isFinite
+            ? min(max(request.timeoutSeconds, 0.001), HTTPGetClient.maximumTimeoutSeconds) : HTTPGetClient.maximumTimeoutSeconds
+        deadline = .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
+    }
+
+    func start() {
+        if let problem = HTTPGetClient.urlProblem(request.url) {
+            return finish(.failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")))
+        }
+        send(to: request.url, headers: request.headers, redirects: 0)
+    }
+
+    func cancel() {
+        let inFlight = state.withLock { state -> HTTPClient.Task<HTTPGetResponse>? in
+            state.cancelled = true
+            return state.inFlight
+        }
+        // Its failure (`HTTPClientError.cancelled`) finishes the exchange.
+        inFlight?.cancel()
+    }
+
+    private func send(to url: String, headers: [(name: String, value: String)], redirects: Int) {
+        let outgoing: HTTPClient.Request
+        do {
+            var fields = HTTPHeaders()
+            for (name, value) in headers { fields.replaceOrAdd(name: name, value: value) }
+            outgoing = try HTTPClient.Request(url: url, method: .GET, headers: fields)
+        } catch {
+            return finish(.failure(HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)))
+        }
+        // The connection on the event loop that runs the delegate: the body is then gathered
+        // where it is read, with no hop between loops for each part.
+        let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize),
+                                  eventLoop: .delegateAndChannel(on: client.eventLoopGroup.any()), deadline: deadline)
+        let cancelledAlready = state.withLock { state -> Bool in
+            state.inFlight = task
+            return state.cancelled
+        }
+        if cancelledAlready { task.cancel() }
+        task.futureResult.whenComplete { result in
+            switch result {
+            case .success(let response):
+                self.received(response, headers: headers, redirects: redirects)
+            case .failure(let error):
+                self.finish(.failure(self.problem(error, url: url)))
+            }
+        }
+    }
+
+    private func received(_ response: HTTPGetResponse, headers: [(name: String, value: String)], redirects: Int) {
+        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.header("location") else {
+            return finish(.success(response))
+        }
+        let url = response.finalURL
+        guard redirects < request.maximumRedirects else {
+            return finish(.failure(HTTPGetError(kind: .transport,
+                                                message: "more than \(request.maximumRedirects) redirects (last to \(HTTPGetClient.redacted(location)))")))
+        }
+        guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, HTTPGetClient.urlProblem(next) == nil else {
+            return finish(.failure(HTTPGetError(kind: .transport, message: "a redirect to an unusable URL: \(HTTPGetClient.redacted(location))")))
+        }
+        var headers = headers
+        if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {
+            headers.removeAll { HTTPGetClient.credentialHeaders.contains($0.name.lowercased()) }
+        }
+        guard !state.withLock({ $0.cancelled }) else { return finish(.failure(HTTPGetError(kind: .cancelled, message: "cancelled"))) }
+        send(to: next, headers: headers, redirects: redirects + 1)
+    }
+
+    private func problem(_ error: Error, url: String) -> HTTPGetError {
+        if let error = error as? HTTPGetError { return error }
+        // Whatever AsyncHTTPClient calls it (a request still waiting for a connection fails
+        // with the connection's error), a failure at or past the deadline is a timeout.
+        if NIODeadline.now() >= deadline {
+            return HTTPGetError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(request.timeoutSeconds)) s")
+        }
+        return HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)
+    }
+
+    /// Reports once, off the event loop: the completion may take its time. Once cancelled,
+    /// an exchange reports `cancelled`, even if its response won the race with the cancel.
+    private func finish(_ result: Result<HTTPGetResponse, HTTPGetError>) {
+        let (first, cancelled) = state.withLock { state -> (Bool, Bool) in
+            defer { state.finished = true; state.inFlight = nil }
+            return (!state.finished, state.cancelled)
+        }
+        guard first else { return }
+        let completion = self.completion
+        let result = cancelled ? .failure(HTTPGetError(kind: .cancelled, message: "cancelled")) : result
+        DispatchQueue.global().async { completion(result) }
+    }
+}
+
+/// Gathers one response on its connection's event loop, refusing a body over the limit as
+/// soon as it is announced or passed.
+private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendable {
+    // Unchecked: AsyncHTTPClient calls a delegate only on its task's event loop, one call at a time.
+    private let url: String
+    private let limit: Int
+    private var head: HTTPResponseHead?
+    private var body: [UInt8] = []
+
+    init(url: String, limit: Int) {
+        self.url = url
+        self.limit = limit
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<HTTPGetResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        self.head = head
+        let announced = head.headers.first(name: "content-length").flatMap { Int($0) }
+        if let announced, announced > limit {
+            return task.eventLoop.makeFailedFuture(HTTPGetError(
+                kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes"))
+        }
+        // One allocation of the announced size: growing by doubling copies the body a few
+        // times, and freeing each outgrown buffer of 64 KB or more makes malloc consolidate
+        // its free lists (a few percent of a page's cost).
+        if let announced, announced > 0 { body.reserveCapacity(announced) }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<HTTPGetResponse>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
+        guard part.readableBytes <= limit - body.count else {
+            return task.eventLoop.makeFailedFuture(HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
+        }
+        body.append(contentsOf: part.readableBytesView)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<HTTPGetResponse>) throws -> HTTPGetResponse {
+        guard let head else { throw HTTPGetError(kind: .transport, message: "the response ended before its head") }
+        return HTTPGetResponse(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) }, body: body, finalURL: url)
     }
 }

@@ -5,7 +5,7 @@
 //   datasourced-bench pipeline  --daemon PATH [--method M] [--params JSON] [--count N] [--runs N]
 //                               [--cycle K] [--setup FILE] [--no-initialize] [--arg A]...
 //   datasourced-bench objectpipeline | bigsource | sectioning | indexpath | changeset   (SourceBenchmarks.swift)
-//   datasourced-bench pagefetch     (reserved: later issue)
+//   datasourced-bench barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]   (BareFetchBenchmark.swift)
 
 #if canImport(Glibc)
 import Glibc
@@ -653,10 +653,6 @@ func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs
 // MARK: - Reserved for later issues
 
 /// Per-page fetch cost against the fixture HTTP server: implement here once fetching exists.
-func pageFetchBenchmark(_ options: Options) {
-    say("pagefetch: not implemented yet (needs the collection fetcher and a fixture server).")
-}
-
 // MARK: - Entry
 
 let usage = """
@@ -689,7 +685,10 @@ usage: datasourced-bench COMMAND [options]
   viewrefresh [--objects 300000] [--refreshes 20] [--groups 100]
             a refresh-style replacement of an N-object simple source (one row deleted, one inserted,
             one updated) under two sorted, sectioned views, one recomputing and one following, in one run
-  pagefetch   reserved for a later benchmark
+  barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]
+            CPU a page of a fresh process that only GETs each page (?page=N) with the daemon's HTTP
+            client and parses it with jansson: the platform's share of a page (Benchmarks/pagefetch.py --bare);
+            the daemon's own page figures are Benchmarks/pagefetch.py
 """
 
 let arguments = CommandLine.arguments
@@ -706,7 +705,7 @@ case "indexpath": indexPathBenchmark(options)
 case "changeset": changeSetBenchmark(options)
 case "edits": editsBenchmark(options)
 case "viewrefresh": viewRefreshBenchmark(options)
-case "pagefetch": pageFetchBenchmark(options)
+case "barefetch": bareFetchBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default: say(usage); exit(2)
 }
