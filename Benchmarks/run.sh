@@ -157,8 +157,8 @@ run_edits() {
 }
 
 run_pagefetch() {
-    section "pagefetch: $PAGES pages of 1,000 mapped objects; daemon CPU per page against jansson's parse of a page from C"
-    python3 Benchmarks/pagefetch.py --daemon "$DAEMON" --pages "$PAGES" --runs "$PAGEFETCH_RUNS" --checkpoints 10,100,1000 --c-parse "$BIN/parse_loop"
+    section "pagefetch: $PAGES pages of 1,000 mapped objects; daemon CPU per page against jansson's parse of a page from C, and against a process that only fetches and parses (barefetch)"
+    python3 Benchmarks/pagefetch.py --daemon "$DAEMON" --pages "$PAGES" --runs "$PAGEFETCH_RUNS" --checkpoints 10,100,1000 --c-parse "$BIN/parse_loop" --bare "$BENCH"
 }
 
 run_viewrefresh() {

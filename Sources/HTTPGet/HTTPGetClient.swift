@@ -164,6 +164,9 @@ private final class Exchange: Sendable {
     private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
     /// For the whole exchange: every redirect and body counts against it.
     private let deadline: NIODeadline
+    /// Where the exchange runs, its connections included: the body is then gathered where it
+    /// is read, with no hop between loops for each part.
+    private let eventLoop: any EventLoop
     private let state = Mutex(State())
 
     init(_ request: HTTPGetRequest, client: HTTPClient, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
@@ -174,13 +177,18 @@ private final class Exchange: Sendable {
         let seconds = request.timeoutSeconds.isFinite
             ? min(max(request.timeoutSeconds, 0.001), HTTPGetClient.maximumTimeoutSeconds) : HTTPGetClient.maximumTimeoutSeconds
         deadline = .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
+        eventLoop = client.eventLoopGroup.next()
     }
 
+    /// Returns at once: the request is made on the exchange's event loop, not the caller's
+    /// thread (the daemon's main loop), which has better things to do.
     func start() {
-        if let problem = HTTPGetClient.urlProblem(request.url) {
-            return finish(.failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")))
+        eventLoop.execute {
+            if let problem = HTTPGetClient.urlProblem(self.request.url) {
+                return self.finish(.failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")))
+            }
+            self.send(to: self.request.url, headers: self.request.headers, redirects: 0)
         }
-        send(to: request.url, headers: request.headers, redirects: 0)
     }
 
     func cancel() {
@@ -193,6 +201,7 @@ private final class Exchange: Sendable {
     }
 
     private func send(to url: String, headers: [(name: String, value: String)], redirects: Int) {
+        guard !state.withLock({ $0.cancelled }) else { return finish(.failure(HTTPGetError(kind: .cancelled, message: "cancelled"))) }
         let outgoing: HTTPClient.Request
         do {
             var fields = HTTPHeaders()
@@ -201,10 +210,8 @@ private final class Exchange: Sendable {
         } catch {
             return finish(.failure(HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)))
         }
-        // The connection on the event loop that runs the delegate: the body is then gathered
-        // where it is read, with no hop between loops for each part.
         let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize),
-                                  eventLoop: .delegateAndChannel(on: client.eventLoopGroup.any()), deadline: deadline)
+                                  eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
             state.inFlight = task
             return state.cancelled
@@ -236,7 +243,6 @@ private final class Exchange: Sendable {
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {
             headers.removeAll { HTTPGetClient.credentialHeaders.contains($0.name.lowercased()) }
         }
-        guard !state.withLock({ $0.cancelled }) else { return finish(.failure(HTTPGetError(kind: .cancelled, message: "cancelled"))) }
         send(to: next, headers: headers, redirects: redirects + 1)
     }
 

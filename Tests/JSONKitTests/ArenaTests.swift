@@ -64,7 +64,7 @@ struct ArenaTests {
         _ = JSON.withScratchAllocation { JSON(1).arenaSerial }  // the thread's scratch arena, made if need be
         let serial = try #require(JSON.scratchArenaSerialOnThisThread)
         JSON.withScratchAllocation {
-            #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8)) }
+            _ = #expect(throws: JSONParseError.self) { try JSON.parse(Array(#"{"a":[1,2,{"b":"#.utf8)) }
         }
         // jansson freed every node it made before failing, so the thread keeps its arena.
         #expect(JSON.scratchArenaSerialOnThisThread == serial)
