@@ -41,6 +41,7 @@ let package = Package(
         // GET over HTTP(S) with an overall deadline, a streamed size cap and cancellation (AsyncHTTPClient).
         .target(name: "HTTPGet", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
@@ -79,7 +80,12 @@ let package = Package(
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
-        .testTarget(name: "HTTPGetTests", dependencies: ["HTTPGet", "Replay", "JSONKit", .product(name: "NIOPosix", package: "swift-nio")]),
+        .testTarget(name: "HTTPGetTests", dependencies: [
+            "HTTPGet", "Replay", "JSONKit",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
         .testTarget(name: "PageCacheTests", dependencies: [

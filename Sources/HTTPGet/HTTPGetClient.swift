@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// One GET: where, with which headers, and the limits it must stay within.
@@ -73,15 +74,24 @@ public final class HTTPGetClient: Sendable {
     static let credentialHeaders: Set = ["authorization", "proxy-authorization", "cookie"]
 
     private let client: HTTPClient
+    /// One event loop for every exchange and connection. Every response is then read on the
+    /// loop that runs its delegate, with no hop between loops for each part, and the
+    /// connection pool still reuses kept-alive connections and keeps to its limit per host
+    /// (both are lost when a request insists on a loop of several: AsyncHTTPClient then makes
+    /// a connection for it and closes it once idle). One loop is plenty: it only moves bytes,
+    /// as pages are decoded elsewhere.
+    private let loop: MultiThreadedEventLoopGroup
 
     public init() {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        client = HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
     }
 
     public func shutdown() {
         try? client.syncShutdown()
+        try? loop.syncShutdownGracefully()
     }
 
     public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
@@ -164,8 +174,7 @@ private final class Exchange: Sendable {
     private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
     /// For the whole exchange: every redirect and body counts against it.
     private let deadline: NIODeadline
-    /// Where the exchange runs, its connections included: the body is then gathered where it
-    /// is read, with no hop between loops for each part.
+    /// The client's one loop: where the exchange runs, its connections included.
     private let eventLoop: any EventLoop
     private let state = Mutex(State())
 
@@ -210,8 +219,7 @@ private final class Exchange: Sendable {
         } catch {
             return finish(.failure(HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)))
         }
-        let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize),
-                                  eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
+        let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize), deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
             state.inFlight = task
             return state.cancelled

@@ -4,6 +4,8 @@ import Glibc
 import Foundation
 import HTTPGet
 import JSONKit
+import NIOCore
+import NIOHTTP1
 import NIOPosix
 import Replay
 import Synchronization
@@ -129,9 +131,14 @@ import Testing
     }
 
     @Test func aBodyWithNoLengthIsRefusedAsSoonAsItPassesTheLimit() async throws {
-        let server = try FixtureServer(fixtures: [["path": "/big", "body": ["x": 1], "padToBytes": 50000, "omitContentLength": true]])
+        // 50 pieces of 1,000 bytes, one every 100 ms: the whole body would take 5 s, past the
+        // 3 s deadline, so only a refusal at the second piece answers "tooLarge".
+        let server = try FixtureServer(fixtures: [["path": "/big", "body": ["x": 1], "padToBytes": 50000, "omitContentLength": true,
+                                                   "dripChunks": 50, "dripMilliseconds": 100]])
         defer { server.stop() }
-        guard case .failure(let error) = await get(server.baseURL + "/big", maximumBodySize: 1000) else { Issue.record("an oversized body was accepted"); return }
+        guard case .failure(let error) = await get(server.baseURL + "/big", timeoutSeconds: 3, maximumBodySize: 1000) else {
+            Issue.record("an oversized body was accepted"); return
+        }
         #expect(error.kind == .tooLarge)
         #expect(error.message == "the response body exceeds the limit of 1000 bytes", "\(error.message)")
     }
@@ -157,5 +164,89 @@ import Testing
         guard case .failure(let error) = report?.0 else { Issue.record("a cancelled GET succeeded"); return }
         #expect(error.kind == .cancelled)
         #expect(report?.onAnEventLoop == false, "a completion may take its time: it must not hold an event loop")
+    }
+
+    @Test func aGetCancelledWhileFollowingARedirectReportsCancelled() async throws {
+        let server = try FixtureServer(fixtures: [
+            ["path": "/moved", "status": 302, "headers": ["Location": "/held"]],
+            ["path": "/held", "hold": "h", "body": ["x": 1]],
+        ])
+        defer { server.stop() }
+        let (reports, reported) = AsyncStream.makeStream(of: Result<HTTPGetResponse, HTTPGetError>.self)
+        let handle = client.get(HTTPGetRequest(url: server.baseURL + "/moved", headers: [], timeoutSeconds: 20, maximumBodySize: 1000)) {
+            reported.yield($0)
+        }
+        // The second request of the exchange is in flight.
+        #expect(server.waitUntilRequested("h", milliseconds: 10_000))
+        handle.cancel()
+        server.release("h")
+        var iterator = reports.makeAsyncIterator()
+        guard case .failure(let error) = await iterator.next() else { Issue.record("a cancelled GET succeeded"); return }
+        #expect(error.kind == .cancelled)
+    }
+
+    @Test func sequentialGetsToAKeepAliveServerShareOneConnection() async throws {
+        let server = try KeepAliveServer()
+        defer { server.stop() }
+        for page in 1...20 {
+            guard case .success(let response) = await get("\(server.baseURL)/items?page=\(page)") else { Issue.record("page \(page) failed"); return }
+            #expect(response.body == Array("page \(page)".utf8))
+        }
+        // A request that insisted on one event loop of several got a connection of its own,
+        // closed once idle: twenty GETs made about ten connections.
+        #expect(server.connections == 1)
+    }
+}
+
+/// An HTTP/1.1 server on loopback that keeps connections open, answers every GET with
+/// "page N" (N from `?page=N`), and counts the connections it accepted.
+private final class KeepAliveServer: Sendable {
+    private final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let accepted = Count()
+    private let listener: any Channel
+    var baseURL: String { "http://127.0.0.1:\(listener.localAddress?.port ?? 0)" }
+    var connections: Int { accepted.value.withLock { $0 } }
+
+    init() throws {
+        let accepted = self.accepted
+        listener = try ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                accepted.value.withLock { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(Responder())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+    }
+
+    func stop() {
+        try? listener.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    private final class Responder: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        private var target = ""
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head): target = head.uri
+            case .body: break
+            case .end:
+                let page = target.split(separator: "=").last.map(String.init) ?? ""
+                let body = context.channel.allocator.buffer(string: "page \(page)")
+                var head = HTTPResponseHead(version: .http1_1, status: .ok)
+                head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
     }
 }
