@@ -89,14 +89,24 @@ public final class HTTPGetClient: Sendable {
         client = HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
     }
 
+    /// Set by `shutdown`; under its lock, an exchange is either started before the loop shuts
+    /// down or refused: a task given to a loop that has shut down is dropped, and its
+    /// completion would never come.
+    private let isShutDown = Mutex(false)
+
     public func shutdown() {
+        isShutDown.withLock { $0 = true }
         try? client.syncShutdown()
         try? loop.syncShutdownGracefully()
     }
 
     public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
         let exchange = Exchange(request, client: client, completion: completion)
-        exchange.start()
+        let started = isShutDown.withLock { isShutDown in
+            if !isShutDown { exchange.start() }
+            return !isShutDown
+        }
+        if !started { exchange.refuse(HTTPGetError(kind: .transport, message: "the HTTP client has shut down")) }
         return HTTPGetHandle(exchange: exchange)
     }
 
@@ -198,6 +208,11 @@ private final class Exchange: Sendable {
             }
             self.send(to: self.request.url, headers: self.request.headers, redirects: 0)
         }
+    }
+
+    /// Reports `error` without making a request.
+    func refuse(_ error: HTTPGetError) {
+        finish(.failure(error))
     }
 
     func cancel() {

@@ -185,6 +185,19 @@ import Testing
         #expect(error.kind == .cancelled)
     }
 
+    @Test func aGetAfterShutdownFailsAtOnce() async {
+        let closed = HTTPGetClient()
+        closed.shutdown()
+        let result = await withCheckedContinuation { continuation in
+            _ = closed.get(HTTPGetRequest(url: "http://127.0.0.1:1/x", headers: [], timeoutSeconds: 20, maximumBodySize: 1000)) {
+                continuation.resume(returning: $0)
+            }
+        }
+        guard case .failure(let error) = result else { Issue.record("a GET after shutdown succeeded"); return }
+        #expect(error.kind == .transport)
+        #expect(error.message == "the HTTP client has shut down")
+    }
+
     @Test func sequentialGetsToAKeepAliveServerShareOneConnection() async throws {
         let server = try KeepAliveServer()
         defer { server.stop() }
