@@ -103,19 +103,21 @@ def write_fixtures(path, pages, objects):
             handle.write(("," if p > 1 else "") + json.dumps({"path": "/items", "query": {"page": str(p)}, "body": body}))
         handle.write("]}")
 
+def result_fields(command, name):
+    """Runs `command` and returns the name=value fields of its `RESULT <name>` line."""
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    line = next(l for l in output.splitlines() if l.startswith(f"RESULT {name} "))
+    return dict(part.split("=") for part in line.split()[2:])
+
 def jansson_parse(program, path):
     """(best, median) ms of jansson's parse of the file, from C."""
-    output = subprocess.run([program, path, "200"], check=True, capture_output=True, text=True).stdout
-    line = next(l for l in output.splitlines() if l.startswith("RESULT c-parse"))
-    fields = dict(part.split("=") for part in line.split()[2:])
+    fields = result_fields([program, path, "200"], "c-parse")
     return float(fields["best_ms"]), float(fields["median_ms"])
 
 def bare_fetch(program, base, pages, checkpoints):
     """CPU ms a page at each checkpoint of `datasourced-bench barefetch` over the same pages."""
-    output = subprocess.run([program, "barefetch", "--base", base, "--pages", str(pages), "--checkpoints", ",".join(map(str, checkpoints))],
-                            check=True, capture_output=True, text=True).stdout
-    line = next(l for l in output.splitlines() if l.startswith("RESULT barefetch"))
-    fields = dict(part.split("=") for part in line.split()[2:])
+    fields = result_fields([program, "barefetch", "--base", base, "--pages", str(pages), "--checkpoints", ",".join(map(str, checkpoints))],
+                           "barefetch")
     return {c: float(fields[f"cpu_ms_per_page_{c}"]) for c in checkpoints}
 
 def page_through(daemon, name, base, args, pages, checkpoints):
