@@ -149,7 +149,7 @@ public enum Payload: Sendable {
     /// Nothing to answer (notifications that could not be read); the reason is logged.
     case ignored(String)
 
-    /// Above this many bytes, a message is handed on as jansson parsed it (see `init(body:)`).
+    /// Above this many bytes, a message is handed on as jansson parsed it (see `init(body:scratch:)`).
     public static let largestPackedMessage = 64 << 10
 
     /// The reader's whole job for one frame. A message of the usual size is parsed in the
