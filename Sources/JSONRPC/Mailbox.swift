@@ -38,6 +38,27 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// Posts `item`, or folds it into the last item still queued. A mailbox of counts that
+    /// is seldom taken from (the writer's tally of frames written, read only by a flush)
+    /// then holds one count, where `post` would keep one per batch for good.
+    public func post(_ item: Element, foldingInto fold: (inout Element, Element) -> Void) {
+        pthread_mutex_lock(mutex)
+        if items.isEmpty {
+            items.append(item)
+            pthread_cond_signal(condition)
+        } else {
+            fold(&items[items.count - 1], item)
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// How many items are queued now (for tests: a snapshot that may change at once).
+    var queuedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return items.count
+    }
+
     public func post(contentsOf newItems: [Element]) {
         guard !newItems.isEmpty else { return }
         pthread_mutex_lock(mutex)

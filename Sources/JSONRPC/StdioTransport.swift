@@ -83,6 +83,10 @@ public final class StdioTransport: @unchecked Sendable {
         writer.flush(waitingAtMost: milliseconds)
     }
 
+    /// How many tallies of written frames wait for a flush (tests: it must not grow with
+    /// the messages written).
+    var writtenTalliesQueued: Int { writer.writtenTalliesQueued }
+
     /// Writes what was sent so far, then ends the writer thread: for a daemon that ends
     /// inside a longer-lived process (the session fuzzer makes thousands). Nothing is
     /// written after it.
@@ -162,11 +166,15 @@ private final class Writer: @unchecked Sendable {
                     MemoryRelease.trimMalloc()
                 }
                 // Failed writes still count as done, so flush() never waits on a dead pipe.
-                written.post(count)
+                // Folded into one count: only a flush takes from this mailbox, and one count
+                // per batch kept until then grew the daemon by 8 bytes a message (issue 27).
+                written.post(count, foldingInto: +=)
                 if stopping { return }
             }
         }
     }
+
+    var writtenTalliesQueued: Int { written.queuedCount }
 
     func enqueue(_ message: Outgoing) {
         enqueued.withLock { $0 += 1 }
