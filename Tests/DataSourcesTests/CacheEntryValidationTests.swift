@@ -328,6 +328,13 @@ import Testing
         #expect(try Self.refusal([page], extra: [("limits", ["maxDepth": 11])])?.contains("it nests deeper than a response may (11 levels") == true)
     }
 
+    @Test func aDepthLimitNearIntMaxFromALibraryCallerDoesNotTrap() throws {
+        var limits = MemoryPageStore.limits
+        limits.maximumDepth = Int.max
+        let entry = CachedPages(pages: [Self.page(.first, [1], next: nil)], currentPage: 1, duplicatesDropped: 0)
+        #expect(try CachedPages.decode(entry.encoded(), limits: limits).get().pages.count == 1)
+    }
+
     @Test func aTimeStoredThatIsNotATimeIsRefused() throws {
         let pages = [Self.page(.first, [1, 2], next: nil)]
         #expect(try Self.refusal(pages, storedAt: .nan)?.contains("its time stored is nan") == true)

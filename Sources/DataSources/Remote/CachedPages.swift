@@ -109,7 +109,7 @@ struct CachedPages {
         case .failure(let problem): return .failure(problem)
         }
         // A row nests in `{"pages": [{"rows": [` (four levels); in a bare-array response, in one.
-        let depthLimit = limits.maximumDepth + 3
+        let depthLimit = limits.maximumDepth.addingClamped(3)
         if let offset = body.withUnsafeBytes({ JSON.nestingDepthExceeding(depthLimit, in: $0) }) {
             return .failure(Problem(reason: "it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(offset))"))
         }
