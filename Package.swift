@@ -136,5 +136,6 @@ if environment["DATASOURCED_FUZZ"] == "1" {
         .executableTarget(name: "fuzz-session", dependencies: [
             "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
         ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-cacheentry", dependencies: ["DataSources", "JSONKit"], path: "Fuzz/CacheEntry", swiftSettings: fuzzerSettings),
     ]
 }

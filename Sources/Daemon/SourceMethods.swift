@@ -8,7 +8,9 @@ extension Daemon {
             let source = try refusalsAsFieldErrors { () throws(DataSourceError) in try daemon.registry.create(params.spec) }
             source.addObserver(daemon)
             if let remote = source as? RemoteCollection {
-                if let cache = daemon.cache, let key = params.cacheKey { remote.attachCache(cache, key: key) }
+                if let cache = daemon.cache, let key = params.cacheKey {
+                    remote.attachCache(cache, key: key, warn: { [logger = daemon.logger] in logger.warning("\($0)") })
+                }
                 if let interval = remote.configuration.refreshIntervalSeconds { daemon.setRefreshInterval(interval, of: remote) }
             }
             daemon.logger.info("created source", metadata: ["name": "\(source.name)", "kind": "\(source.kind)"])

@@ -18,15 +18,16 @@ final class WireClient: @unchecked Sendable {
     /// Notifications that arrived while waiting for answers.
     private(set) var notifications: [JSON] = []
 
-    init(fetcher: HTTPFetching) {
+    /// `cache` and `logHandler`: the daemon's persisted cache and where its log goes (nowhere by default).
+    init(fetcher: HTTPFetching, cache: (any PageCacheStore & Sendable)? = nil, logHandler: LogHandler = SwiftLogNoOpLogHandler()) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         precondition(pipe(&input) == 0 && pipe(&output) == 0)
         toDaemon = input[1]
         fromDaemon = output[0]
         let daemonInput = input[0], daemonOutput = output[1], status = exitStatus
         startThread {
-            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
-                                fetcher: fetcher, input: daemonInput, output: daemonOutput)
+            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test", factory: { _ in logHandler }),
+                                fetcher: fetcher, cache: cache, input: daemonInput, output: daemonOutput)
             status.post(daemon.run())
         }
     }

@@ -22,7 +22,12 @@ final class MemoryPageStore: PageCacheStore {
     func remove(_ key: PageCacheKey) { entries[key] = nil }
     func flush() {}
 
-    func pages(_ key: PageCacheKey) -> CachedPages? { entries[key].flatMap { CachedPages(payload: $0.payload) } }
+    func pages(_ key: PageCacheKey) -> CachedPages? {
+        entries[key].flatMap { try? CachedPages.decode($0.payload, limits: Self.limits).get() }
+    }
+
+    /// The default limits (`limits.maxDepth`, `limits.maxBodyBytes`).
+    static let limits = CachedPages.Limits(RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"))
 }
 
 @Suite struct CacheAndRefreshTests {
@@ -121,13 +126,14 @@ final class MemoryPageStore: PageCacheStore {
         #expect(store.writes == 2)
     }
 
-    @Test func anEntryThisVersionCannotReadIsIgnored() throws {
+    @Test func anEntryThisVersionCannotReadIsIgnoredAndDropped() throws {
         let store = MemoryPageStore()
         store.entries[Self.key] = StoredPages(payload: Array(#"{"format": 99, "pages": []}"#.utf8), storedAt: WallClock.secondsSince1970())
         let (source, _, _) = try Self.paginated(store: store)
         source.fetchData()
         #expect(!source.isStale)
         #expect(source.allObjects == [Placeholder.loadingRow])
+        #expect(store.entries[Self.key] == nil)
     }
 
     @Test func cachedPagesRoundTripEveryRequestKind() throws {
@@ -137,14 +143,14 @@ final class MemoryPageStore: PageCacheStore {
                              rows: [["id": JSON(index)]], received: 1 + index, next: index == 4 ? nil : requests[index + 1],
                              metadata: PageMetadata(pageSize: 1, numberOfTotalResults: 9))
         }
-        let decoded = try #require(CachedPages(payload: CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).encoded()))
+        let decoded = try CachedPages.decode(CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).encoded(), limits: MemoryPageStore.limits).get()
         #expect(decoded.pages.map(\.request) == requests)
         #expect(decoded.pages.map(\.next) == pages.map(\.next))
         #expect(decoded.pages.map(\.validators) == pages.map(\.validators))
         #expect(decoded.pages.map(\.metadata) == pages.map(\.metadata))
         #expect(decoded.pages.map(\.received) == [1, 2, 3, 4, 5])
         #expect(decoded.currentPage == 5 && decoded.duplicatesDropped == 2)
-        #expect(CachedPages(payload: Array("not json".utf8)) == nil)
+        #expect(throws: CachedPages.Problem.self) { try CachedPages.decode(Array("not json".utf8), limits: MemoryPageStore.limits).get() }
     }
 
     // MARK: Live lists

@@ -84,6 +84,12 @@ enum RemoteConfigurationDecoding {
 
         let apiPath = try reader.required("apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
                                           expected: "a string: a path relative to baseURL, or a full URL")
+        // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
+        if let problem = URLResolution.authorityProblem(in: URLResolution.requestURL(baseURL: baseURL, apiPath: apiPath, query: [])) {
+            throw FieldError(field: "apiPath", expected: "a path relative to baseURL, or a full URL with a host and a port in 1...65535",
+                             got: JSON(URLResolution.redacted(apiPath)),
+                             message: "\"apiPath\" must resolve against baseURL to a URL with a host and a port in 1...65535: \(problem)")
+        }
         let query = try reader.optional("queryParameters", Self.queryParameters) ?? []
         let keyPath = try reader.optional("keyPath") { value, field throws(FieldError) in
             let text = try Decode.string(value, field)

@@ -30,6 +30,19 @@ public struct Validators: Sendable, Equatable {
 
 /// A remote or paginated source's loaded pages as the persisted cache keeps them: each page's
 /// request, validators and rows, and the paging state needed to go on from the last one.
+///
+/// The file is input (another process or a person can edit it, a disk can flip a byte), so
+/// an entry is read as a response is: `decode` checks its shape and range-checks every
+/// number, and the source then checks that it is a run it could have made itself
+/// (`RemoteCollection.cacheProblem(in:)`). Stored, an entry is a header line, then its JSON:
+///
+///     datasourced-pages 2 fnv1a64:<16 hex digits>\n{"pages": [...], "currentPage": N, "duplicatesDropped": N}
+///
+/// The checksum (FNV-1a, 64 bits, over the JSON bytes as stored) finds accidental damage:
+/// any one byte changed always changes it, and other damage goes unnoticed with a chance of
+/// one in 2^64. It is no seal: whoever can write the file can write a matching checksum.
+/// What such an entry can do is bounded by the checks after it (no credentials are read
+/// from it, a next URL stays at the source's origin, every number fits).
 struct CachedPages {
     struct Page {
         var request: PaginatedDataSource.PageRequest
@@ -47,47 +60,195 @@ struct CachedPages {
     var currentPage: Int
     var duplicatesDropped: Int
 
-    /// Bumped when the layout changes: an entry of another format is ignored (and replaced).
-    static let format = 1
+    /// Bumped when the layout changes: an entry of another format is dropped (and replaced).
+    /// 1: JSON alone, with URLs as requested (credentials included); 2: the header line.
+    static let format = 2
+    static let headerPrefix = "datasourced-pages "
+    static let checksumPrefix = "fnv1a64:"
 
+    /// Why an entry cannot be used, for the warning that drops it.
+    struct Problem: Error, Equatable {
+        let reason: String
+    }
+
+    /// The bytes to store: the header line (format, checksum) and the JSON. URLs are written
+    /// without credentials: a restored request takes them from the source's configuration.
     func encoded() -> [UInt8] {
         let pages = self.pages.map { page -> JSON in
-            var members: [(String, JSON)] = [("request", page.request.json), ("received", JSON(page.received)),
+            var members: [(String, JSON)] = [("request", page.request.withoutCredentials.json), ("received", JSON(page.received)),
                                              ("rows", .array(page.rows)), ("metadata", page.metadata.json)]
-            if let next = page.next { members.append(("next", next.json)) }
+            if let next = page.next { members.append(("next", next.withoutCredentials.json)) }
             if let etag = page.validators.etag { members.append(("etag", JSON(etag))) }
             if let lastModified = page.validators.lastModified { members.append(("lastModified", JSON(lastModified))) }
             return .object(members)
         }
-        let document: JSON = ["format": JSON(Self.format), "pages": .array(pages), "currentPage": JSON(currentPage),
-                              "duplicatesDropped": JSON(duplicatesDropped)]
-        return document.encoded()
+        let document: JSON = ["pages": .array(pages), "currentPage": JSON(currentPage), "duplicatesDropped": JSON(duplicatesDropped)]
+        let body = document.encoded()
+        return Array("\(Self.headerPrefix)\(Self.format) \(Self.checksumPrefix)\(Self.hexadecimal(FNV1a64.hash(body)))\n".utf8) + body
     }
 
-    /// Nil for bytes this version did not write (another format, a damaged payload).
-    init?(payload: [UInt8]) {
-        guard let document = try? JSON.parse(payload), document["format"]?.integerValue == Self.format,
-              let pages = document["pages"]?.arrayValue, !pages.isEmpty,
-              let currentPage = document["currentPage"]?.integerValue,
-              let duplicatesDropped = document["duplicatesDropped"]?.integerValue else { return nil }
+    /// The limits a response to the source is held to; an entry is held to the same.
+    struct Limits {
+        /// `limits.maxDepth`: how deep a response may nest.
+        var maximumDepth: Int
+        /// `limits.maxBodyBytes`: no page can have held more objects than its body had bytes.
+        var maximumObjectsPerPage: Int
+
+        init(_ configuration: RemoteConfiguration) {
+            maximumDepth = configuration.maximumDepth
+            maximumObjectsPerPage = configuration.maximumBodySize
+        }
+    }
+
+    /// The entry in `payload`, or why it cannot be used: another format, a checksum that does
+    /// not match, or a member of the wrong kind or out of range (named, with what was expected).
+    static func decode(_ payload: [UInt8], limits: Limits) -> Result<CachedPages, Problem> {
+        let body: ArraySlice<UInt8>
+        switch checkedBody(of: payload) {
+        case .success(let checked): body = checked
+        case .failure(let problem): return .failure(problem)
+        }
+        // A row nests in `{"pages": [{"rows": [` (four levels); in a bare-array response, in one.
+        let depthLimit = limits.maximumDepth.addingClamped(3)
+        if let offset = body.withUnsafeBytes({ JSON.nestingDepthExceeding(depthLimit, in: $0) }) {
+            return .failure(Problem(reason: "it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(offset))"))
+        }
+        let document: JSON
+        do {
+            document = try JSON.parse(body)
+        } catch {
+            return .failure(Problem(reason: "its JSON is malformed: \(error.description)"))
+        }
+        do throws(Problem) {
+            return .success(try CachedPages(document: document, limits: limits))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The JSON after a header line of this format whose checksum matches it.
+    private static func checkedBody(of payload: [UInt8]) -> Result<ArraySlice<UInt8>, Problem> {
+        let prefix = Array(headerPrefix.utf8)
+        guard payload.starts(with: prefix) else {
+            // Format 1 was JSON alone.
+            return .failure(Problem(reason: payload.first == UInt8(ascii: "{") ? "it is in format 1; this version reads format \(format)"
+                                                                             : "it does not start with the header \"\(headerPrefix)\""))
+        }
+        // The header is short: a long search would be a read of a whole damaged entry.
+        let searched = payload.prefix(128)
+        guard let newline = searched.firstIndex(of: UInt8(ascii: "\n")) else { return .failure(Problem(reason: "its header line does not end")) }
+        let fields = payload[prefix.count..<newline].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        let version = fields.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard version == String(format) else {
+            return .failure(Problem(reason: "it is in format \"\(version.prefix(20))\"; this version reads format \(format)"))
+        }
+        let checksumField = fields.count == 2 ? String(decoding: fields[1], as: UTF8.self) : ""
+        let digits = checksumField.dropFirst(checksumPrefix.count)
+        guard checksumField.hasPrefix(checksumPrefix), digits.count == 16, digits.allSatisfy(\.isHexDigit),
+              let stored = UInt64(digits, radix: 16) else {
+            return .failure(Problem(reason: "its header has no checksum \"\(checksumPrefix)\" and 16 hexadecimal digits"))
+        }
+        let body = payload[(newline + 1)...]
+        let computed = FNV1a64.hash(body)
+        guard computed == stored else {
+            return .failure(Problem(reason: "its checksum does not match (stored \(hexadecimal(stored)), computed \(hexadecimal(computed)))"))
+        }
+        return .success(body)
+    }
+
+    private static func hexadecimal(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    private init(document: JSON, limits: Limits) throws(Problem) {
+        guard document.isObject else { throw Problem(reason: "it is not a JSON object") }
+        guard let pages = document["pages"]?.arrayValue, !pages.isEmpty else { throw Self.expected("pages", "a non-empty array", document["pages"]) }
+        guard let currentPage = document["currentPage"]?.integerValue else { throw Self.expected("currentPage", "an integer", document["currentPage"]) }
+        guard let duplicatesDropped = document["duplicatesDropped"]?.integerValue, duplicatesDropped >= 0 else {
+            throw Self.expected("duplicatesDropped", "a non-negative integer", document["duplicatesDropped"])
+        }
         var decoded: [Page] = []
-        for page in pages {
-            guard let request = page["request"].flatMap(PaginatedDataSource.PageRequest.init(json:)),
-                  let rows = page["rows"]?.arrayValue, let received = page["received"]?.integerValue, received >= 0,
-                  let metadata = page["metadata"].flatMap(PageMetadata.init(json:)) else { return nil }
-            let next = page["next"].flatMap(PaginatedDataSource.PageRequest.init(json:))
-            if page["next"] != nil, next == nil { return nil }
-            decoded.append(Page(request: request,
-                                validators: Validators(etag: page["etag"]?.stringValue, lastModified: page["lastModified"]?.stringValue),
-                                rows: rows.map { $0.packed() }, received: received, next: next, metadata: metadata))
+        decoded.reserveCapacity(pages.count)
+        for (index, page) in pages.enumerated() {
+            decoded.append(try Self.page(page, field: "pages[\(index)]", limits: limits))
         }
         self.init(pages: decoded, currentPage: currentPage, duplicatesDropped: duplicatesDropped)
+    }
+
+    private static func page(_ page: JSON, field: String, limits: Limits) throws(Problem) -> Page {
+        guard page.isObject else { throw expected(field, "an object", page) }
+        guard let requestJSON = page["request"], let request = PaginatedDataSource.PageRequest(cached: requestJSON) else {
+            throw expected("\(field).request", PaginatedDataSource.PageRequest.cachedExpectation, page["request"])
+        }
+        guard let rows = page["rows"]?.arrayValue, rows.count <= limits.maximumObjectsPerPage else {
+            throw expected("\(field).rows", "an array of at most \(limits.maximumObjectsPerPage) rows (limits.maxBodyBytes)", page["rows"])
+        }
+        // What the server sent, duplicates included: at least the rows kept, at most what a body could hold.
+        let receivedRange = rows.count...limits.maximumObjectsPerPage
+        guard let received = page["received"]?.integerValue, receivedRange.contains(received) else {
+            throw expected("\(field).received", "an integer in \(receivedRange.lowerBound)...\(receivedRange.upperBound)", page["received"])
+        }
+        guard let metadataJSON = page["metadata"] else { throw expected("\(field).metadata", "an object", nil) }
+        let metadata = try PageMetadata(cached: metadataJSON, field: "\(field).metadata")
+        var next: PaginatedDataSource.PageRequest?
+        if let nextJSON = page["next"] {
+            guard let request = PaginatedDataSource.PageRequest(cached: nextJSON), request != .first else {
+                throw expected("\(field).next", PaginatedDataSource.PageRequest.cachedExpectation, nextJSON)
+            }
+            next = request
+        }
+        var validators = Validators()
+        for (name, keyPath) in [("etag", \Validators.etag), ("lastModified", \Validators.lastModified)] {
+            guard let value = page[name] else { continue }
+            guard let text = value.stringValue, Validators.isHeaderValue(text) else {
+                throw expected("\(field).\(name)", "a header value (at most \(Validators.maximumLength) bytes, no control characters)", value)
+            }
+            validators[keyPath: keyPath] = text
+        }
+        return Page(request: request, validators: validators, rows: rows.map { $0.packed() }, received: received, next: next, metadata: metadata)
+    }
+
+    /// "`field` must be `expectation`, got ...", with the value cut short: an entry may be large.
+    static func expected(_ field: String, _ expectation: String, _ got: JSON?) -> Problem {
+        let shown = got.map { String($0.description.prefix(80)) } ?? "nothing"
+        return Problem(reason: "\(field) must be \(expectation), got \(shown)")
     }
 
     init(pages: [Page], currentPage: Int, duplicatesDropped: Int) {
         self.pages = pages
         self.currentPage = currentPage
         self.duplicatesDropped = duplicatesDropped
+    }
+}
+
+/// FNV-1a, 64 bits (Fowler, Noll, Vo; draft-eastlake-fnv): the cache entry's checksum.
+/// Each step is a bijection of the state for a given byte, and distinct bytes give distinct
+/// states, so a change of one byte always changes the hash.
+enum FNV1a64 {
+    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    static func hash(_ bytes: some Collection<UInt8>) -> UInt64 {
+        func run(_ buffer: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var hash = offsetBasis
+            for byte in buffer { hash = (hash ^ UInt64(byte)) &* prime }
+            return hash
+        }
+        return bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
+    }
+}
+
+extension Validators {
+    /// A response's header block is at most 80 KiB (the HTTP parser's limit), so no one value
+    /// the server gave is longer.
+    static let maximumLength = 80 << 10
+
+    /// Whether `text` can go back into a request header as it is: no CR, LF or other control
+    /// character (a header of its own smuggled into the request), and not longer than a
+    /// server could have sent.
+    static func isHeaderValue(_ text: String) -> Bool {
+        text.utf8.count <= maximumLength && text.utf8.allSatisfy { $0 == 9 || ($0 >= 32 && $0 != 127) }
     }
 }
 
@@ -102,18 +263,36 @@ extension PaginatedDataSource.PageRequest {
         }
     }
 
-    init?(json: JSON) {
-        if json["first"]?.boolValue == true {
+    /// The request as the cache writes it: a URL without `user:password@`.
+    var withoutCredentials: Self {
+        if case .url(let url) = self { return .url(URLResolution.redacted(url)) }
+        return self
+    }
+
+    static let cachedExpectation = "an object with one of {\"first\": true}, {\"page\": integer}, {\"offset\": non-negative integer}, "
+        + "{\"cursor\": non-empty string}, {\"url\": non-empty string without credentials}"
+
+    /// A request as the cache wrote it: one member, of its kind and in range. Whether it
+    /// fits the source (its strategy, its origin, the page before it) is the source's check.
+    init?(cached json: JSON) {
+        guard let members = json.objectMembers, members.count == 1 else { return nil }
+        let (name, value) = members[0]
+        switch name {
+        case "first" where value.boolValue == true:
             self = .first
-        } else if let number = json["page"]?.integerValue {
+        case "page":
+            guard let number = value.integerValue else { return nil }
             self = .page(number)
-        } else if let offset = json["offset"]?.integerValue, offset >= 0 {
+        case "offset":
+            guard let offset = value.integerValue, offset >= 0 else { return nil }
             self = .offset(offset)
-        } else if let cursor = json["cursor"]?.stringValue {
+        case "cursor":
+            guard let cursor = value.stringValue, !cursor.isEmpty else { return nil }
             self = .cursor(cursor)
-        } else if let url = json["url"]?.stringValue {
+        case "url":
+            guard let url = value.stringValue, !url.isEmpty, URLResolution.redacted(url) == url else { return nil }
             self = .url(url)
-        } else {
+        default:
             return nil
         }
     }
@@ -129,9 +308,16 @@ extension PageMetadata {
         return .object(members)
     }
 
-    init?(json: JSON) {
-        guard json.isObject else { return nil }
-        self.init(pageSize: json["pageSize"]?.integerValue, currentPage: json["currentPage"]?.integerValue,
-                  numberOfPages: json["numberOfPages"]?.integerValue, numberOfTotalResults: json["numberOfTotalResults"]?.integerValue)
+    /// Metadata as the cache wrote it: each count present is a non-negative integer, as the
+    /// server's were once read (a negative one was dropped then, so none is written).
+    init(cached json: JSON, field: String) throws(CachedPages.Problem) {
+        guard json.isObject else { throw CachedPages.expected(field, "an object", json) }
+        func count(_ key: String) throws(CachedPages.Problem) -> Int? {
+            guard let value = json[key] else { return nil }
+            guard let number = value.integerValue, number >= 0 else { throw CachedPages.expected("\(field).\(key)", "a non-negative integer", value) }
+            return number
+        }
+        self.init(pageSize: try count("pageSize"), currentPage: try count("currentPage"),
+                  numberOfPages: try count("numberOfPages"), numberOfTotalResults: try count("numberOfTotalResults"))
     }
 }

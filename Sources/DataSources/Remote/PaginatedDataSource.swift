@@ -65,7 +65,7 @@ public final class PaginatedDataSource: RemoteCollection {
     public init(name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
                 loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON) {
         self.paginator = paginator
-        currentPage = paginator.firstPage - 1
+        currentPage = paginator.firstPage.addingClamped(-1)
         loadedIdentities = IdentitySet(identity: identity)
         super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
@@ -111,8 +111,10 @@ public final class PaginatedDataSource: RemoteCollection {
 
     public override func willDisplayObject(at indexPath: IndexPath) {
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
-        guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item,
-              last.item - indexPath.item <= paginator.prefetchDistance else { return }
+        guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
+        // The client's item is range-checked on the wire; a library caller's may be anything.
+        let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
+        guard !overflow, distance <= paginator.prefetchDistance else { return }
         fetchNextPage()
     }
 
@@ -218,17 +220,13 @@ public final class PaginatedDataSource: RemoteCollection {
                 hashesKept.append(hash)
             }
             loadedIdentities = identities
-            duplicatesDropped += received.count - keptRows.count
+            duplicatesDropped = duplicatesDropped.addingClamped(received.count - keptRows.count)
             (kept, keptHashes) = (keptRows, hashesKept)
         }
         objects.append(contentsOf: kept)
         pagesLoaded += 1
-        objectsReceived += received.count
-        switch page {
-        case .page(let number): currentPage = number
-        case .first where isPageNumbered: currentPage = paginator.firstPage
-        default: currentPage = pagesLoaded
-        }
+        objectsReceived = objectsReceived.addingClamped(received.count)
+        currentPage = Self.currentPage(after: page, pagesLoaded: pagesLoaded, paginator: paginator)
         loadedOnce = true
         lastError = nil
         trailingError = nil
@@ -270,11 +268,6 @@ public final class PaginatedDataSource: RemoteCollection {
         emit(.finishedLoading)
     }
 
-    private var isPageNumbered: Bool {
-        if case .pageNumber = paginator.strategy { return true }
-        return false
-    }
-
     private func loop(_ message: String, reason: String) -> FetchError {
         var error = FetchError(kind: .loop, message: "pagination stopped: \(message)", url: lastURL)
         error.loopReason = reason
@@ -309,7 +302,8 @@ public final class PaginatedDataSource: RemoteCollection {
             }
             guard metadata.hasMorePages(after: number, firstPage: paginator.firstPage, received: response.objects.count,
                                         loaded: objectsReceived) else { return .success(nil) }
-            return .success(.page(number + 1))
+            let (following, overflow) = number.addingReportingOverflow(1)
+            return .success(overflow ? nil : .page(following))
         case .offset(_, _, let nextOffsetPath):
             if let nextOffsetPath, let value = document?.value(at: nextOffsetPath) {
                 guard !value.isNull else { return .success(nil) }
@@ -345,17 +339,25 @@ public final class PaginatedDataSource: RemoteCollection {
     /// base URL's origin, unless allowed: the source's headers (credentials) go with it.
     private func follow(_ link: String, from requestURL: String) -> Result<PageRequest?, FetchError> {
         let resolved = URLResolution.resolve(link, against: requestURL)
-        if !paginator.allowCrossOrigin, URLResolution.origin(of: resolved) != URLResolution.origin(of: configuration.baseURL) {
-            var error = FetchError(kind: .crossOrigin,
-                                   message: "the next page's URL \(URLResolution.redacted(resolved)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
-                                   url: lastURL)
-            error.finalURL = URLResolution.redacted(resolved)
-            return .failure(error)
-        }
-        if let problem = URLResolution.authorityProblem(in: resolved) {
-            return .failure(FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL))
-        }
+        if let refusal = refusal(ofNextURL: resolved) { return .failure(refusal) }
         return .success(.url(resolved))
+    }
+
+    /// Why a next URL (a server's, or one restored from the cache) must not be requested: it
+    /// leaves the base URL's origin (unless allowed), or it has no host or a port that does
+    /// not fit. Nil when it may be.
+    private func refusal(ofNextURL url: String) -> FetchError? {
+        if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != URLResolution.origin(of: configuration.baseURL) {
+            var error = FetchError(kind: .crossOrigin,
+                                   message: "the next page's URL \(URLResolution.redacted(url)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
+                                   url: lastURL)
+            error.finalURL = URLResolution.redacted(url)
+            return error
+        }
+        if let problem = URLResolution.authorityProblem(in: url) {
+            return FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL)
+        }
+        return nil
     }
 
     /// A cursor as sent in a query: a non-empty string, or a number as JSON writes it.
@@ -438,13 +440,98 @@ public final class PaginatedDataSource: RemoteCollection {
         storeInCache(CachedPages(pages: pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
     }
 
-    /// Takes up a run where the cached pages left it.
+    /// Takes up a run where the cached pages left it (`cacheProblem(in:)` has checked them).
+    /// A URL was stored without credentials: it gets the configured ones back, so that it is
+    /// the URL the live run requested (a relative next link keeps the base URL's userinfo).
     private func restore(_ cached: CachedPages) {
-        adopt(cached.pages.map { (LoadedPage(request: $0.request, validators: $0.validators, kept: $0.rows.count, received: $0.received,
-                                             next: $0.next, metadata: $0.metadata), $0.rows) },
+        let collectionURL = url(of: .collection(query: []))
+        func withConfiguredCredentials(_ request: PageRequest) -> PageRequest {
+            guard case .url(let url) = request else { return request }
+            return .url(URLResolution.withCredentials(of: collectionURL, appliedTo: url))
+        }
+        adopt(cached.pages.map { (LoadedPage(request: withConfiguredCredentials($0.request), validators: $0.validators, kept: $0.rows.count,
+                                             received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows) },
               duplicatesDropped: cached.duplicatesDropped)
-        currentPage = cached.currentPage
     }
+
+    /// A run this source could have loaded and stored: the first page first, each page's
+    /// request the one the page before it named, every next request one this strategy makes
+    /// (and a next URL one `follow` would take), counts that add up, no identity twice when
+    /// duplicates are dropped, no more pages than `maxPages`.
+    override func cacheProblem(in cached: CachedPages) -> String? {
+        let pages = cached.pages
+        if pages.count > paginator.maximumPages {
+            return "it holds \(pages.count) pages, more than pagination.maxPages (\(paginator.maximumPages))"
+        }
+        if pages[0].request != .first { return "pages[0].request must be {\"first\": true}" }
+        var identities = IdentitySet(identity: identity)
+        var droppedByPages = 0
+        for (index, page) in pages.enumerated() {
+            let field = "pages[\(index)]"
+            if index > 0, page.request != pages[index - 1].next {
+                return "\(field).request is not the next request of pages[\(index - 1)]"
+            }
+            switch paginator.duplicates {
+            case .keep:
+                if page.received != page.rows.count {
+                    return "\(field).received must be \(page.rows.count), the rows kept (duplicates are kept), got \(page.received)"
+                }
+            case .dropLater:
+                // decode has checked received >= rows.count.
+                droppedByPages = droppedByPages.addingClamped(page.received - page.rows.count)
+                if let repeated = page.rows.firstIndex(where: { !identities.insert($0) }) {
+                    return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
+                }
+            }
+            if let problem = mappedRowsProblem(page.rows, field: "\(field).rows") { return problem }
+            if let next = page.next, let problem = problem(ofCachedNext: next, after: page) { return "\(field).next \(problem)" }
+        }
+        if cached.duplicatesDropped > droppedByPages {
+            return "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
+        }
+        let expectedPage = Self.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count, paginator: paginator)
+        if cached.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(cached.currentPage)" }
+        return nil
+    }
+
+    /// Why `next` is not the request this strategy makes after `page`, or nil.
+    private func problem(ofCachedNext next: PageRequest, after page: CachedPages.Page) -> String? {
+        switch (paginator.strategy, next) {
+        case (.pageNumber, .page(let number)):
+            let current: Int
+            switch page.request {
+            case .page(let loaded): current = loaded
+            default: current = paginator.firstPage
+            }
+            let (expected, overflow) = current.addingReportingOverflow(1)
+            if overflow { return "follows page \(current), the last there can be" }
+            return number == expected ? nil : "must be {\"page\": \(expected)}, got {\"page\": \(number)}"
+        case (.offset(_, _, let nextOffsetPath), .offset(let offset)):
+            // With a nextOffsetPath the server chose it; otherwise it is where this page ended.
+            guard nextOffsetPath == nil else { return nil }
+            let (expected, overflow) = currentOffset(of: page.request).addingReportingOverflow(page.received)
+            if overflow { return "follows offset \(currentOffset(of: page.request)) and \(page.received) objects, past the last offset there can be" }
+            return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
+        case (.cursor, .cursor):
+            return nil
+        case (.nextURL, .url(let url)), (.linkHeader, .url(let url)):
+            return refusal(ofNextURL: url).map { "is refused as a server's would be: \($0.message)" }
+        default:
+            return "is a \(loopReason(next)) request, which the \(paginator.strategy.name) strategy never makes"
+        }
+    }
+
+    /// `currentPage` after a page: its number when pages are numbered, else the pages loaded.
+    private static func currentPage(after request: PageRequest, pagesLoaded: Int, paginator: PaginatorConfiguration) -> Int {
+        switch (paginator.strategy, request) {
+        case (_, .page(let number)): number
+        case (.pageNumber, .first): paginator.firstPage
+        default: pagesLoaded
+        }
+    }
+
+    /// The rows the loaded pages account for (equal to the objects held): for the fuzzers.
+    var rowsKeptByPages: Int { loadedPages.reduce(0) { $0.addingClamped($1.kept) } }
 
     /// Makes `pages` the run: its rows (later duplicates dropped again), counts, the loop
     /// guard's requests, and the next request after the last page, unless the guard stops it.
@@ -466,18 +553,14 @@ public final class PaginatedDataSource: RemoteCollection {
         loadedIdentities = identities
         duplicatesDropped = dropped ?? droppedNow
         pagesLoaded = adopted.count
-        objectsReceived = adopted.reduce(0) { $0 + $1.received }
+        objectsReceived = adopted.reduce(0) { $0.addingClamped($1.received) }
         requestsMade = Set(adopted.map { Self.token($0.request) })
         stalledPages = 0
         loadedOnce = true
         lastError = nil
         trailingError = nil
         metadata = adopted.last?.metadata ?? PageMetadata()
-        switch adopted.last?.request {
-        case .page(let number): currentPage = number
-        case .first where isPageNumbered: currentPage = paginator.firstPage
-        default: currentPage = pagesLoaded
-        }
+        currentPage = adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
         next = adopted.last?.next
         if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
     }
@@ -509,11 +592,11 @@ public final class PaginatedDataSource: RemoteCollection {
                 return
             case .success(let response) where response.isNotModified:
                 guard var page = old else { return self.endRefresh(.failed(FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))) }
-                let start = self.loadedPages[..<index].reduce(0) { $0 + $1.kept }
+                let start = self.loadedPages[..<index].reduce(0) { $0.addingClamped($1.kept) }
                 page.validators = Validators(headers: response, keeping: page.validators)
                 walked.append((page, Array(self.objects[start..<start + page.kept])))
             case .success(let response):
-                let received = walked.reduce(0) { $0 + $1.page.received } + response.objects.count
+                let received = walked.reduce(0) { $0.addingClamped($1.page.received) }.addingClamped(response.objects.count)
                 let metadata = self.paginator.metadata(of: response)
                 let following = (try? self.nextPage(after: page, response: response, requestURL: requestURL, metadata: metadata,
                                                     objectsReceived: received).get()) ?? nil

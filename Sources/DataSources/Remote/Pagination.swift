@@ -155,8 +155,23 @@ public struct PageMetadata: Sendable, Equatable {
     /// so does the metadata, without that wasted request.
     public func hasMorePages(after page: Int, firstPage: Int, received: Int, loaded: Int) -> Bool {
         if received == 0 || page == Int.max { return false }
-        if let numberOfPages, page - firstPage >= numberOfPages - 1 { return false }
+        if let numberOfPages {
+            // Pages from the first to this one, against the count, neither of which may wrap:
+            // a page too far from the first to count, or a count of 0 or less, ends paging.
+            let (pagesBefore, overflow) = page.subtractingReportingOverflow(firstPage)
+            if overflow || numberOfPages <= 0 || pagesBefore >= numberOfPages - 1 { return false }
+        }
         if let numberOfTotalResults, loaded >= numberOfTotalResults { return false }
         return true
+    }
+}
+
+extension Int {
+    /// The sum, or the nearest `Int` when it does not fit: for counts that add up what a
+    /// server or a file gave, where a trap would end the daemon.
+    func addingClamped(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        guard overflow else { return sum }
+        return other > 0 ? .max : .min
     }
 }

@@ -63,7 +63,7 @@ public class RemoteCollection: DataSource {
     /// status 304, no objects and nothing parsed.
     func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0, validators: Validators? = nil,
                  completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) {
-        generation += 1
+        generation &+= 1
         let current = generation
         let url = url(of: target)
         lastURL = URLResolution.redacted(url)
@@ -84,7 +84,7 @@ public class RemoteCollection: DataSource {
 
     /// Drops the request in flight: its completion, if it ever comes, changes nothing.
     func abandonRequest() {
-        generation += 1
+        generation &+= 1
         inFlight?.cancel()
         inFlight = nil
     }
@@ -107,11 +107,15 @@ public class RemoteCollection: DataSource {
     // MARK: The persisted cache
 
     private var pageCache: (store: PageCacheStore, key: PageCacheKey)?
+    /// Says that an entry was dropped, and why (the daemon logs it on stderr).
+    private var cacheWarning: (String) -> Void = { _ in }
 
     /// Keeps this source's pages in `store` under `key`, when its configuration opts in.
-    public func attachCache(_ store: PageCacheStore, key: PageCacheKey) {
+    /// `warn` hears of each entry dropped as unusable (damaged, edited, another format).
+    public func attachCache(_ store: PageCacheStore, key: PageCacheKey, warn: @escaping (String) -> Void = { _ in }) {
         guard configuration.cache.enabled else { return }
         pageCache = (store, key)
+        cacheWarning = warn
     }
 
     var isCacheAvailable: Bool { pageCache?.store.isAvailable ?? false }
@@ -122,13 +126,46 @@ public class RemoteCollection: DataSource {
     /// When the cached rows shown were stored or last confirmed (seconds since 1970), while stale.
     public private(set) var cachedAt: Double?
 
-    /// The cached entry, unless there is none, it is older than `maxAgeSeconds`, or this version
-    /// cannot read it.
+    /// The cached entry, unless there is none or it is older than `maxAgeSeconds`. An entry
+    /// that is not one this source could have written (damaged, edited, another format:
+    /// `CachedPages.decode`, then `cacheProblem(in:)`) is removed, with a warning naming its
+    /// label: the list is then fetched from the server as if there had been none.
     func cachedPages() -> (pages: CachedPages, storedAt: Double)? {
         guard let (store, key) = pageCache, let stored = store.read(key) else { return nil }
-        if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge { return nil }
-        guard let pages = CachedPages(payload: stored.payload) else { return nil }
-        return (pages, stored.storedAt)
+        let problem: String
+        if !stored.storedAt.isFinite || stored.storedAt < 0 {
+            problem = "its time stored is \(stored.storedAt), not a time since 1970"
+        } else {
+            if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge { return nil }
+            switch CachedPages.decode(stored.payload, limits: CachedPages.Limits(configuration)) {
+            case .success(let pages):
+                guard let found = cacheProblem(in: pages) else { return (pages, stored.storedAt) }
+                problem = found
+            case .failure(let failure):
+                problem = failure.reason
+            }
+        }
+        store.remove(key)
+        cacheWarning("dropped the cache entry for \(key.label) (source \"\(name)\"): \(problem); the list is fetched again")
+        return nil
+    }
+
+    /// Why `cached` is not an entry this source could have written (pages that do not follow
+    /// one another, a request of another strategy, a count that does not add up, a next URL
+    /// that leaves the origin), or nil. `CachedPages.decode` has checked kinds and ranges.
+    func cacheProblem(in cached: CachedPages) -> String? { nil }
+
+    /// Why a cached page's rows could not have come from the mapping, or nil: a mapped object
+    /// has only the mapping's fields (elements that are not objects pass through unmapped).
+    func mappedRowsProblem(_ rows: [JSON], field: String) -> String? {
+        guard let mapping = configuration.mapping else { return nil }
+        let names = Set(mapping.fields.map(\.name))
+        for (index, row) in rows.enumerated() {
+            if let stray = row.objectMembers?.first(where: { !names.contains($0.key) }) {
+                return "\(field)[\(index)] has a member \"\(stray.key.prefix(80))\" the mapping does not make"
+            }
+        }
+        return nil
     }
 
     func storeInCache(_ pages: CachedPages) {
@@ -291,6 +328,19 @@ public final class RemoteDataSource: RemoteCollection {
             }
         }
         return true
+    }
+
+    /// A remote source writes one page: the first, with no paging state.
+    override func cacheProblem(in cached: CachedPages) -> String? {
+        guard cached.pages.count == 1 else { return "a remote source's entry holds one page, not \(cached.pages.count)" }
+        let page = cached.pages[0]
+        if page.request != .first { return "pages[0].request must be {\"first\": true}" }
+        if page.next != nil { return "pages[0].next must be absent: a remote source has one page" }
+        if page.received != page.rows.count { return "pages[0].received must be \(page.rows.count), the rows kept, got \(page.received)" }
+        if page.metadata != PageMetadata() { return "pages[0].metadata must be empty for a remote source" }
+        if cached.currentPage != 1 { return "currentPage must be 1, got \(cached.currentPage)" }
+        if cached.duplicatesDropped != 0 { return "duplicatesDropped must be 0, got \(cached.duplicatesDropped)" }
+        return mappedRowsProblem(page.rows, field: "pages[0].rows")
     }
 
     private var shownRows: [JSON] {

@@ -161,6 +161,18 @@ public enum URLResolution {
         return components.text
     }
 
+    /// `url` with the `user:password@` of `source` when both have one origin (else as it is):
+    /// a URL stored without credentials gets back the ones configured, never any of its own.
+    public static func withCredentials(of source: String, appliedTo url: String) -> String {
+        var components = Components(redacted(url))
+        guard let sourceAuthority = Components(source).authority, let at = sourceAuthority.lastIndex(of: "@"),
+              let hostAndPort = components.authority, let origin = origin(of: url), origin == self.origin(of: source) else {
+            return components.text
+        }
+        components.authority = String(sourceAuthority[...at]) + hostAndPort
+        return components.text
+    }
+
     /// The URL without `user:password@`, for messages and logs.
     public static func redacted(_ url: String) -> String {
         var components = Components(url)
