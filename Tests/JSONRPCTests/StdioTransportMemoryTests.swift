@@ -2,18 +2,18 @@
 import Glibc
 #endif
 import JSONKit
-import XCTest
+import Testing
 
 @testable import JSONRPC
 
 /// Issue 27, defect 17: the daemon grew by 8 bytes a message, for good. The writer told
 /// `flush` how many frames it had written by posting one count per batch to a mailbox that
 /// only a flush (at exit) ever took from.
-final class StdioTransportMemoryTests: XCTestCase {
-    func testTheWrittenTallyDoesNotGrowWithTheMessagesWritten() throws {
+@Suite struct StdioTransportMemoryTests {
+    @Test func theWrittenTallyDoesNotGrowWithTheMessagesWritten() {
         var toClient: [Int32] = [-1, -1], fromClient: [Int32] = [-1, -1]
-        XCTAssertEqual(pipe(&toClient), 0)
-        XCTAssertEqual(pipe(&fromClient), 0)
+        #expect(pipe(&toClient) == 0)
+        #expect(pipe(&fromClient) == 0)
         defer { [toClient[0], fromClient[1]].forEach { close($0) } }  // the others stay with the transport's threads
         let transport = StdioTransport(input: fromClient[0], output: toClient[1], maximumMessageSize: 1 << 20)
         transport.start { _ in }
@@ -26,25 +26,25 @@ final class StdioTransportMemoryTests: XCTestCase {
             var framed: FrameDecoder.Event?
             while framed == nil {
                 let count = buffer.withUnsafeMutableBytes { read(toClient[0], $0.baseAddress, $0.count) }
-                XCTAssertGreaterThan(count, 0)
+                #expect(count > 0)
                 guard count > 0 else { return }
                 buffer.withUnsafeBytes { decoder.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
                 framed = decoder.next()
             }
         }
         // No flush has taken a tally: before the fix, 499 or 500 were queued here.
-        XCTAssertLessThanOrEqual(transport.writtenTalliesQueued, 1)
+        #expect(transport.writtenTalliesQueued <= 1)
         transport.flush(waitingAtMost: 10_000)
-        XCTAssertEqual(transport.writtenTalliesQueued, 0)
+        #expect(transport.writtenTalliesQueued == 0)
         transport.stopWriting()
     }
 
-    func testAFoldingPostKeepsOneItemUntilTaken() {
+    @Test func aFoldingPostKeepsOneItemUntilTaken() {
         let mailbox = Mailbox<Int>()
         for _ in 0..<1000 { mailbox.post(1, foldingInto: +=) }
-        XCTAssertEqual(mailbox.queuedCount, 1)
-        XCTAssertEqual(mailbox.takeAll(), [1000])
+        #expect(mailbox.queuedCount == 1)
+        #expect(mailbox.takeAll() == [1000])
         mailbox.post(7, foldingInto: +=)
-        XCTAssertEqual(mailbox.takeAll(), [7])
+        #expect(mailbox.takeAll() == [7])
     }
 }
