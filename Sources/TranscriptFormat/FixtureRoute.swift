@@ -96,7 +96,10 @@ public struct FixtureRoute: Sendable {
         let padding = try reader.optionalInteger("padToBytes", in: TranscriptLimits.padToBytes).map { max(0, $0 - body.count) } ?? 0
         if let tag = try reader.optionalString("etag", nonEmpty: true) {
             // An entity tag is quoted on the wire (RFC 9110 §8.8.3); a bare word is quoted for you.
-            let quoted = try FixtureRoute.headerValue(JSON(tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"\(tag)\""), reader.path("etag"))
+            let quoted = tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"\(tag)\""
+            guard FixtureRoute.isEntityTag(quoted) else {
+                throw .invalid(reader.path("etag"), expected: "an entity tag: a word, \"a quoted one\" or W/\"a weak one\" (RFC 9110 §8.8.3)", got: JSON(tag))
+            }
             etag = quoted
             headers.append(("ETag", quoted))
         } else {
@@ -141,6 +144,14 @@ public struct FixtureRoute: Sendable {
 
     private static let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
 
+    /// RFC 9110 §8.8.3: `[W/]"…"`, the quoted part `!`, `#`…`~` or any byte from 0x80.
+    static func isEntityTag(_ tag: String) -> Bool {
+        var bytes = tag.utf8[...]
+        if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
+        guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else { return false }
+        return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7e).contains($0) || $0 >= 0x80 }
+    }
+
     /// A header value as sent: no CR, LF or NUL (RFC 9110 §5.5), which would end the header
     /// early and start another.
     static func headerValue(_ value: JSON, _ field: String) throws(FieldError) -> String {
@@ -172,16 +183,41 @@ public struct FixtureRoute: Sendable {
         let ifNoneMatch = headers.filter { $0.name == "if-none-match" }.map(\.value)
         if !ifNoneMatch.isEmpty {
             guard let etag else { return false }
-            let listed = ifNoneMatch.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters() }
-            return listed.contains { $0 == "*" || FixtureRoute.opaqueTag($0) == FixtureRoute.opaqueTag(etag) }
+            let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+            return ifNoneMatch.flatMap(FixtureRoute.listedTags).contains { $0 == "*" || $0 == opaque }
         }
         guard let lastModified, let since = headers.first(where: { $0.name == "if-modified-since" }),
               let sinceSeconds = HTTPDate.seconds(since.value) else { return false }
         return lastModified.seconds <= sinceSeconds
     }
 
-    private static func opaqueTag(_ tag: Substring) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
-    private static func opaqueTag(_ tag: String) -> Substring { opaqueTag(Substring(tag)) }
+    /// What an If-None-Match value lists (RFC 9110 §13.1.2): `*`, and entity tags with their
+    /// weak prefix dropped (weak comparison). A tag may hold a comma: the list is read tag by
+    /// tag, not split at commas; anything else is skipped up to the next comma.
+    static func listedTags(_ value: String) -> [String] {
+        let bytes = Array(value.utf8)
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ",")
+        var tags: [String] = []
+        var index = 0
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), comma:
+                index += 1
+            case UInt8(ascii: "*"):
+                tags.append("*")
+                index += 1
+            default:
+                let start = bytes[index...].starts(with: "W/".utf8) ? index + 2 : index
+                if start < bytes.count, bytes[start] == quote, let close = bytes[(start + 1)...].firstIndex(of: quote) {
+                    tags.append(String(decoding: bytes[start...close], as: UTF8.self))
+                    index = close + 1
+                } else {
+                    index = bytes[index...].firstIndex(of: comma) ?? bytes.count
+                }
+            }
+        }
+        return tags
+    }
 }
 
 /// IMF-fixdate (RFC 9110 §5.6.7), the one HTTP date format servers send.
@@ -190,14 +226,5 @@ package enum HTTPDate {
     package static func seconds(_ text: String) -> Int? {
         var seconds: Int64 = 0
         return cshims_parse_http_date(text, &seconds) == 1 ? Int(seconds) : nil
-    }
-}
-
-extension Substring {
-    func trimmingCharacters() -> Substring {
-        var result = self
-        while let first = result.first, first == " " || first == "\t" { result.removeFirst() }
-        while let last = result.last, last == " " || last == "\t" { result.removeLast() }
-        return result
     }
 }

@@ -215,6 +215,18 @@ private func server(_ fixtures: String) throws -> FixtureServer {
         #expect(stale.text == #"{"a":1}"#)
     }
 
+    /// An entity tag may hold a comma (RFC 9110 §8.8.3): If-None-Match is read tag by tag, not
+    /// split at commas (seen writing fuzz-transcript's check of 304s); a malformed tag is refused.
+    @Test func anETagHoldingACommaIsMatchedWhole() throws {
+        let fixtures = try server(#"[{"path": "/e", "etag": "\"a,b\"", "bodyText": "x"}]"#)
+        defer { fixtures.stop() }
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "\"a,b\"")]).status == 304)
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "W/\"x\", W/\"a,b\"")]).status == 304)
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "\"a\", \"b\"")]).status == 200)
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/e", "etag": "\"open"}]"#) }
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/e", "etag": "two words"}]"#) }
+    }
+
     @Test func lastModifiedAnswersIfModifiedSinceWith304() throws {
         let fixtures = try server(#"[{"path": "/m", "lastModified": "Wed, 21 Oct 2015 07:28:00 GMT", "etag": "\"t\"", "bodyText": "x"}]"#)
         defer { fixtures.stop() }
