@@ -1,3 +1,4 @@
+import Foundation
 import JSONKit
 import Replay
 import Testing
@@ -108,6 +109,22 @@ private func route(_ members: String) -> String { #"{"fixtures": [{"path": "/ite
         #expect(try refusal(route(#""body": 1, "bodyText": "1""#)) == #""fixtures[0]" has both "body" and "bodyText": a route sends one body"#)
         #expect(try refusal(route(#""stauts": 500"#)) == #"unknown member "fixtures[0].stauts"; did you mean "fixtures[0].status"?"#)
         #expect(try refusal(#"{"fixtures": [{"path": "items"}], "steps": []}"#) == #""fixtures[0].path" must be a path starting with /, got "items""#)
+    }
+
+    /// Every step kind and route member at its bound (the fuzz-transcript seed of that name).
+    @Test func valuesAtTheBoundsAreAccepted() throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/transcript/every-member").path
+        let transcript = try Transcript(parsing: JSON.parse(readFileBytes(seed)))
+        #expect(transcript.steps.map(\.label) == ["comment", "send", "sendBody", "sendRaw", "expect", "expectUnordered", "expectRequests",
+                                                  "expectRequestHeaders", "requested", "release", "closeInput", "expectExit", "restart"])
+        #expect(transcript.timeoutMilliseconds == 172_800_000)
+        let routes = try #require(transcript.fixtures)
+        #expect(routes.map(\.response.status) == [599, 200, 307])
+        #expect(routes[0].response.length == 1_073_741_825)
+        #expect(routes[0].response.dripChunks == 100_000)
+        #expect(routes[1].etag == "W/\"a,b\"")
+        #expect(routes[2].etag == "\"v1\"")
     }
 
     @Test func aFileLargerThanTheLimitIsNotReadWhole() throws {
