@@ -15,8 +15,8 @@ private final class Run: @unchecked Sendable {
     /// Closed once only: tests run in parallel, and a descriptor closed twice may by then be another's.
     private var inputIsOpen = true
 
-    init(_ arguments: [String], closing: [Int32] = []) throws {
-        process = try SpawnedProcess(command: [TranscriptTests.daemon] + arguments, closing: closing)
+    init(_ arguments: [String], environment: [String]? = nil, closing: [Int32] = []) throws {
+        process = try SpawnedProcess(command: [TranscriptTests.daemon] + arguments, environment: environment, closing: closing)
     }
 
     deinit {
@@ -214,6 +214,20 @@ private func write(_ text: String, to path: String) throws { try writeFileBytes(
             let result = try #require(run.finish(withinMilliseconds: 60_000))
             #expect(result.status == 0, "\(result.output)")
             #expect(FileManager.default.fileExists(atPath: recording))
+        }
+    }
+
+    /// Defect 10, the environment: a replayed daemon inherited $DATASOURCED_RECORD (set for an
+    /// editor's daemons) and recorded the replay into that file.
+    @Test func aReplayRecordsNothingUnlessItsArgumentsSaySo() throws {
+        try withTemporaryDirectory { directory in
+            let recording = "\(directory)/editor-session.json"
+            let transcript = TranscriptTests.repository.appendingPathComponent("Tests/Transcripts/lifecycle.json").path
+            let environment = ChildProcess.inheritedEnvironment(without: "DATASOURCED_RECORD") + ["DATASOURCED_RECORD=\(recording)"]
+            let run = try Run(["replay", transcript], environment: environment)
+            let result = try #require(run.finish(withinMilliseconds: 60_000))
+            #expect(result.status == 0, "\(result.output)")
+            #expect(!FileManager.default.fileExists(atPath: recording), "the replayed daemon recorded the replay")
         }
     }
 
