@@ -60,15 +60,18 @@ let package = Package(
         ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
         .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC"]),
+        // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
+        // without SwiftNIO, so the transcript fuzzer builds it with the core.
+        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "CSystemShims"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
+            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Recording", "Replay", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
+            "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -79,7 +82,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ReplayTests", dependencies: ["Replay", "JSONKit", "JSONRPC"]),
+        .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         .testTarget(name: "HTTPGetTests", dependencies: [
             "HTTPGet", "Replay", "JSONKit",
             .product(name: "NIOCore", package: "swift-nio"),
@@ -106,6 +109,8 @@ let environment = ProcessInfo.processInfo.environment
 if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
     var kept: Set<String> = [], packagesUsed: Set<String> = []
     var pending = ["JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
+    // What fuzz-transcript (below) decodes, with the core.
+    if environment["DATASOURCED_FUZZ"] == "1" { pending.append("TranscriptFormat") }
     while let name = pending.popLast() {
         guard kept.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
         for dependency in target.dependencies {
@@ -137,5 +142,6 @@ if environment["DATASOURCED_FUZZ"] == "1" {
             "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
         ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
         .executableTarget(name: "fuzz-cacheentry", dependencies: ["DataSources", "JSONKit"], path: "Fuzz/CacheEntry", swiftSettings: fuzzerSettings),
+        .executableTarget(name: "fuzz-transcript", dependencies: ["TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript", swiftSettings: fuzzerSettings),
     ]
 }

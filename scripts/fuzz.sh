@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (see FUZZING.md) and runs each for SECONDS (default 60),
 # one after the other; fails if any of them crashes, hangs or breaks an invariant.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: framer, payload, session, cacheentry (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: framer, payload, session, cacheentry, transcript (default: all)
 # Working corpora, logs and crash files stay under .build-fuzz/ (git-ignored); the seeds
 # in Fuzz/Corpus/ are only read.
 set -euo pipefail
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer payload session cacheentry)
+[ ${#targets[@]} -gt 0 ] || targets=(framer payload session cacheentry transcript)
 
 scratch=.build-fuzz
 # The fuzz targets exist in the manifest only with DATASOURCED_FUZZ=1 (Package.swift).
@@ -41,6 +41,8 @@ for target in "${targets[@]}"; do
     # would then scan the heap after nearly every input and halve the speed.
     # Sessions need inputs of a few hundred bytes (many choices each) from the start.
     [ "$target" = session ] && options+=(-detect_leaks=0 -max_len=2048 -len_control=10)
+    # A transcript's repeats and padding must never be multiplied out: no allocation of 64 MB.
+    [ "$target" = transcript ] && options+=(-malloc_limit_mb=64)
     echo "== fuzz-$target for ${seconds} s (log: $log)"
     # And no leak check at exit either: a delayed ping's timer cancelled in the last input is
     # released by libdispatch asynchronously, and LeakSanitizer at exit can catch its handler

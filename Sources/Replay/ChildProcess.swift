@@ -19,8 +19,9 @@ final class ChildProcess: @unchecked Sendable {
     private var input: Int32
     private let stderrText = Mailbox<[UInt8]>()
 
-    init(command: [String]) throws {
-        let process = try SpawnedProcess(command: command)
+    /// `environment`: `NAME=value` strings; nil inherits this process's.
+    init(command: [String], environment: [String]? = nil) throws {
+        let process = try SpawnedProcess(command: command, environment: environment)
         self.pid = process.pid
         self.input = process.standardInput
         startReaders(stdout: process.standardOutput, stderr: process.standardError)
@@ -68,6 +69,34 @@ final class ChildProcess: @unchecked Sendable {
             }
             close(stderr)
         }
+    }
+
+    /// This process's environment without the variable `name`.
+    static func inheritedEnvironment(without name: String) -> [String] {
+        var entries: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if !text.hasPrefix(name + "=") { entries.append(text) }
+            entry += 1
+        }
+        return entries
+    }
+
+    /// Writes `bytes` `times` times to the daemon's stdin; false if it is closed. The repeats
+    /// go out in blocks of about 64 KB, never multiplied out in memory whole.
+    func write(_ bytes: [UInt8], times: Int) -> Bool {
+        guard !bytes.isEmpty, times > 1 else { return times < 1 || write(bytes) }
+        let perBlock = max(1, min(times, (64 << 10) / bytes.count))
+        var block: [UInt8] = []
+        block.reserveCapacity(bytes.count * perBlock)
+        for _ in 0..<perBlock { block += bytes }
+        var left = times
+        while left >= perBlock {
+            guard write(block) else { return false }
+            left -= perBlock
+        }
+        return left == 0 || write(Array(block[..<(bytes.count * left)]))
     }
 
     /// Writes all of `bytes` to the daemon's stdin; false if it is closed.

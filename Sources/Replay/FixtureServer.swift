@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+import TranscriptFormat
 
 /// An HTTP server on loopback that answers from a fixture table, so a transcript carries the
 /// API it talks to. The table is specified in Protocol.md ("Fixtures"). SwiftNIO parses the
@@ -40,12 +41,21 @@ public final class FixtureServer: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Parses `fixtures` (an array of routes) and starts serving on 127.0.0.1.
-    public init(fixtures: JSON, port requestedPort: Int = 0) throws {
-        guard let list = fixtures.arrayValue else { throw FormatError(description: "\"fixtures\" must be an array of routes") }
-        let routes = try list.enumerated().map { index, json in
-            do throws(FixtureRoute.FormatError) { return try FixtureRoute(json) } catch {
-                throw FormatError(description: "fixtures[\(index)]: \(error.description)")
-            }
+    public convenience init(fixtures: JSON, port requestedPort: Int = 0) throws {
+        let routes: [FixtureRoute]
+        do {
+            routes = try FixtureRoute.routes(parsing: fixtures)
+        } catch {
+            throw FormatError(description: error.description)
+        }
+        try self.init(routes: routes, port: requestedPort)
+    }
+
+    /// Serves `routes` on 127.0.0.1:`requestedPort` (0: a free port).
+    public init(routes: [FixtureRoute], port requestedPort: Int = 0) throws {
+        // Out of range, a port would be taken modulo 65536 by the socket layer.
+        guard (0...65535).contains(requestedPort) else {
+            throw FormatError(description: "the port must be an integer in 0...65535, got \(requestedPort)")
         }
         let gates = ResponseGates()
         self.gates = gates

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import JSONKit
 import JSONRPC
+import TranscriptFormat
 
 /// Writes a line to this process's stdout. (The replayer is a client: its stdout is
 /// its own report, not a protocol stream.)
@@ -26,9 +27,12 @@ public struct Replayer {
     }
 
     public let daemonCommand: [String]
+    /// Runs any `daemonArguments`, not only the harmless ones (`replay --allow-daemon-arguments`).
+    public let allowsDaemonArguments: Bool
 
-    public init(daemonCommand: [String]) {
+    public init(daemonCommand: [String], allowingDaemonArguments: Bool = false) {
         self.daemonCommand = daemonCommand
+        self.allowsDaemonArguments = allowingDaemonArguments
     }
 
     /// The path of the running executable, so `datasourced replay` can spawn itself.
@@ -45,7 +49,7 @@ public struct Replayer {
     public func replay(file path: String, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
         let transcript: Transcript
         do {
-            transcript = try Transcript(parsing: JSON.parse(try readFileBytes(path)))
+            transcript = try Transcript(parsing: JSON.parse(try readFileBytes(path, atMost: TranscriptLimits.maximumFileBytes)))
         } catch {
             return .failed("  cannot read transcript: \(error)")
         }
@@ -66,21 +70,26 @@ public struct Replayer {
     }
 
     private func replay(_ transcript: Transcript, log: ((String) -> Void)?, capture: Capture?, requests: inout [String]) -> Outcome {
+        if !allowsDaemonArguments, let refusal = DaemonArguments.refusal(transcript.daemonArguments) {
+            return .failed("  \(refusal)")
+        }
         var server: FixtureServer?
         do {
-            server = try transcript.fixtures.map { try FixtureServer(fixtures: $0) }
+            server = try transcript.fixtures.map { try FixtureServer(routes: $0) }
         } catch {
             return .failed("  fixtures: \(error)")
         }
         defer { server?.stop() }
         // Each transcript gets a cache file of its own, gone with it, unless it names one.
-        let cacheDirectory = transcript.daemonArguments.contains(where: { $0 == "--cache-path" || $0 == "--no-cache" })
-            ? nil : TemporaryDirectory(prefix: "datasourced-replay-cache")
+        let cacheDirectory = DaemonArguments.chooseCache(transcript.daemonArguments) ? nil : TemporaryDirectory(prefix: "datasourced-replay-cache")
         defer { cacheDirectory?.remove() }
         let command = daemonCommand + transcript.daemonArguments + (cacheDirectory.map { ["--cache-path", $0.path + "/cache.sqlite"] } ?? [])
+        // A replay records nothing unless its arguments say so: $DATASOURCED_RECORD, set for
+        // an editor's daemons, would otherwise make every replayed daemon write a recording.
+        let environment = ChildProcess.inheritedEnvironment(without: "DATASOURCED_RECORD")
         var child: ChildProcess
         do {
-            child = try ChildProcess(command: command)
+            child = try ChildProcess(command: command, environment: environment)
         } catch {
             return .failed("  \(error)")
         }
@@ -93,7 +102,7 @@ public struct Replayer {
                     return .failed(report(index: index, step: step, problem: "restart needs the daemon to have exited (an expectExit step first)", child: child))
                 }
                 do {
-                    child = try ChildProcess(command: command)
+                    child = try ChildProcess(command: command, environment: environment)
                 } catch {
                     return .failed("  \(error)")
                 }
@@ -167,9 +176,9 @@ private struct Session {
             log?("→ (body) \(body)")
             if let message = try? JSON.parse(body) { capture?("sent", message) }
             return send(Framing.frame(Array(body.utf8)))
-        case .sendRaw(let bytes):
-            log?("→ (raw, \(bytes.count) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)")
-            return send(bytes)
+        case .sendRaw(let bytes, let times):
+            log?("→ (raw, \(bytes.count * times) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)\(times > 1 ? " × \(times)" : "")")
+            return send(bytes, times: times)
         case .expect(let pattern):
             guard let message = nextMessage() else { return "expected a message matching\n\(indent(pattern))\n  but \(silence())" }
             if let problem = Matcher.mismatch(expected: pattern, actual: message) {
@@ -247,8 +256,8 @@ private struct Session {
         return waitForExit() == nil ? "the daemon did not exit within \(timeout) ms of end of input" : nil
     }
 
-    private mutating func send(_ bytes: [UInt8]) -> String? {
-        child.write(bytes) ? nil : "the daemon's stdin is closed (it exited\(exitStatus.map { " with status \($0)" } ?? ""))"
+    private mutating func send(_ bytes: [UInt8], times: Int = 1) -> String? {
+        child.write(bytes, times: times) ? nil : "the daemon's stdin is closed (it exited\(exitStatus.map { " with status \($0)" } ?? ""))"
     }
 
     /// The next message, waiting up to the timeout; nil on timeout or exit.
@@ -303,9 +312,10 @@ private struct Session {
     }
 }
 
-public func readFileBytes(_ path: String) throws -> [UInt8] {
+/// The file's bytes; a file larger than `limit` is refused, read no further than that.
+public func readFileBytes(_ path: String, atMost limit: Int = Int.max) throws -> [UInt8] {
     struct ReadError: Error, CustomStringConvertible { let description: String }
-    let descriptor = open(path, O_RDONLY)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
     defer { close(descriptor) }
     var bytes: [UInt8] = []
@@ -315,6 +325,7 @@ public func readFileBytes(_ path: String) throws -> [UInt8] {
         if count < 0, errno == EINTR { continue }
         if count < 0 { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
         if count == 0 { return bytes }
+        guard count <= limit - bytes.count else { throw ReadError(description: "\(path): larger than \(limit) bytes") }
         bytes.append(contentsOf: chunk[..<count])
     }
 }

@@ -13,7 +13,9 @@ struct SpawnedProcess {
 
     struct SpawnError: Error, CustomStringConvertible { let description: String }
 
-    init(command: [String]) throws {
+    /// `environment`: `NAME=value` strings; nil inherits this process's. `closing`: any of
+    /// 0, 1 and 2 to leave closed in the child instead (how a careless parent starts it).
+    init(command: [String], environment: [String]? = nil, closing: [Int32] = []) throws {
         signal(SIGPIPE, SIG_IGN)
         // Created close-on-exec in one step (pipe2 with O_CLOEXEC), so a process spawned at the same time by
         // another thread (tests run in parallel) never inherits these ends and keeps a
@@ -31,10 +33,14 @@ struct SpawnedProcess {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        for descriptor in closing { posix_spawn_file_actions_addclose(&actions, descriptor) }
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let environmentStrings: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
+        defer { environmentStrings?.forEach { free($0) } }
         var pid = pid_t()
-        let result = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        let result = environmentStrings.map { posix_spawn(&pid, command[0], &actions, nil, argv, $0) }
+            ?? posix_spawn(&pid, command[0], &actions, nil, argv, environ)
         close(stdinPipe[0]); close(stdoutPipe[1]); close(stderrPipe[1])
         guard result == 0 else {
             close(stdinPipe[1]); close(stdoutPipe[0]); close(stderrPipe[0])

@@ -7,6 +7,7 @@ import JSONKit
 import JSONRPC
 import Recording
 import Replay
+import TranscriptFormat
 
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,30 @@ struct Datasourced: ParsableCommand {
         subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self, TranscriptCommand.self, CacheCommand.self],
         defaultSubcommand: Serve.self
     )
+
+    static func main() {
+        StandardDescriptors.openClosedOnes()
+        main(nil)
+    }
+}
+
+/// Descriptors 0, 1 and 2 as a parent left them. One it closed would be the next descriptor
+/// opened (an event loop's epoll, the cache file, a child's pipe): the stdin reader would then
+/// read it, and protocol answers or logs would be written into it.
+enum StandardDescriptors {
+    /// Opens /dev/null on each of 0, 1 and 2 that is closed, before anything else opens a
+    /// descriptor: a closed stdin then reads as end of input, and a closed stdout or stderr
+    /// swallows what is written to it.
+    static func openClosedOnes() {
+        for descriptor in Int32(0)...2 where fcntl(descriptor, F_GETFD) < 0 && errno == EBADF {
+            // open returns the lowest free descriptor: this one, as those below it are open.
+            let opened = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
+            if opened >= 0, opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+        }
+    }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -144,19 +169,35 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "Write every message sent and received, as JSON lines {transcript, direction, message}, to this file (for schema checks).")
     var capture: String?
 
+    @Flag(help: ArgumentHelp(
+        "Pass a transcript's daemonArguments to the daemon even when they are not harmless.",
+        discussion: """
+            The daemon runs with your rights. Without this flag only options that name no file are passed             (\(DaemonArguments.harmless.keys.sorted().joined(separator: ", "))); a transcript with others             (--record FILE, --cache-path FILE...) fails, naming the argument.
+            """))
+    var allowDaemonArguments = false
+
     func run() throws {
         let command = daemon.map { [$0] } ?? [Replayer.currentExecutable(), "serve"]
-        var failures = 0
-        var captured: [UInt8] = []
-        defer {
-            if let capture { _ = try? writeFileBytes(capture, captured) }
-        }
-        for file in files {
-            let record: Replayer.Capture? = capture == nil ? nil : { direction, message in
-                JSON.object([("transcript", JSON(file)), ("direction", JSON(direction)), ("message", message)]).encode(into: &captured)
-                captured.append(10)
+        // Opened before anything is replayed: a capture that cannot be written fails at once.
+        let captureFile = try capture.map { path in
+            do {
+                return try CaptureFile(path: path)
+            } catch {
+                throw ValidationError("--capture: \(error)")
             }
-            let outcome = Replayer(daemonCommand: command).replay(file: file, log: verbose ? { Replay.writeLine($0) } : nil, capture: record)
+        }
+        var failures = 0
+        for file in files {
+            let record: Replayer.Capture? = captureFile.map { captureFile in
+                { direction, message in
+                    var line: [UInt8] = []
+                    JSON.object([("transcript", JSON(file)), ("direction", JSON(direction)), ("message", message)]).encode(into: &line)
+                    line.append(10)
+                    captureFile.append(line)
+                }
+            }
+            let replayer = Replayer(daemonCommand: command, allowingDaemonArguments: allowDaemonArguments)
+            let outcome = replayer.replay(file: file, log: verbose ? { Replay.writeLine($0) } : nil, capture: record)
             switch outcome {
             case .passed(let steps):
                 Replay.writeLine("PASS \(file) (\(steps) steps)")
@@ -166,7 +207,47 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         Replay.writeLine("\(files.count - failures) passed, \(failures) failed")
+        if let problem = captureFile?.close() {
+            throw ValidationError("--capture: \(problem)")
+        }
         if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+/// `replay --capture`'s file, written as the replay goes.
+private final class CaptureFile {
+    struct OpenError: Error, CustomStringConvertible { let description: String }
+
+    let path: String
+    private var descriptor: Int32
+    /// The first write that failed; later lines are dropped.
+    private var problem: String?
+
+    init(path: String) throws(OpenError) {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw OpenError(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func append(_ bytes: [UInt8]) {
+        guard problem == nil else { return }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                problem = "cannot write \(path): \(String(cString: strerror(errno)))"
+                return
+            }
+            written += count
+        }
+    }
+
+    /// Closes the file; says what went wrong, if anything did.
+    func close() -> String? {
+        if Glibc.close(descriptor) != 0, problem == nil { problem = "cannot write \(path): \(String(cString: strerror(errno)))" }
+        descriptor = -1
+        return problem
     }
 }
 
@@ -187,14 +268,28 @@ struct FixturesCommand: ParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 0
 
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be an integer in 0...65535, got \(port)") }
+    }
+
     func run() throws {
-        let document = try JSON.parse(readFileBytes(file))
+        let document = try JSON.parse(readFileBytes(file, atMost: TranscriptLimits.maximumFileBytes))
         guard let routes = document["fixtures"] else { throw ValidationError("\(file) has no \"fixtures\" array") }
-        let server = try FixtureServer(fixtures: routes, port: port)
+        let server: FixtureServer
+        do {
+            server = try FixtureServer(routes: FixtureRoute.routes(parsing: routes), port: port)
+        } catch {
+            throw ValidationError("\(file): \(error)")
+        }
         Replay.writeLine(JSON.object([("baseURL", JSON(server.baseURL)), ("port", JSON(server.port))]).text())
-        // Serve until the parent closes our stdin (or kills us).
-        var byte: UInt8 = 0
-        while read(0, &byte, 1) != 0 {}
+        // Serve until the parent closes our stdin (or kills us). Any error reading it ends
+        // serving too: retried, it would spin.
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if count > 0 || (count < 0 && errno == EINTR) { continue }
+            break
+        }
         server.stop()
     }
 }

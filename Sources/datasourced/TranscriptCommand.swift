@@ -1,6 +1,7 @@
 import ArgumentParser
 import JSONKit
 import Replay
+import TranscriptFormat
 
 #if canImport(Glibc)
 import Glibc
@@ -36,13 +37,17 @@ struct TranscriptCommand: ParsableCommand {
         @Option(help: "Daemon executable to spawn (default: this executable, with the `serve` subcommand).")
         var daemon: String?
 
+        @Flag(help: "Pass the transcript's daemonArguments to the daemon even when they are not harmless (as `replay --allow-daemon-arguments`).")
+        var allowDaemonArguments = false
+
         func run() throws {
-            var document = try JSON.parse(readFileBytes(file))
+            var document = try JSON.parse(readFileBytes(file, atMost: TranscriptLimits.maximumFileBytes))
             let stepsBefore = document["steps"]?.count ?? 0
             let fixturesBefore = document["fixtures"]?.count ?? 0
             if let throughStep { document = try Trimming.cut(document, throughStep: throughStep) }
             let command = daemon.map { [$0] } ?? [Replayer.currentExecutable(), "serve"]
-            let (outcome, requests) = Replayer(daemonCommand: command).replayCollectingRequests(try Transcript(parsing: document))
+            let replayer = Replayer(daemonCommand: command, allowingDaemonArguments: allowDaemonArguments)
+            let (outcome, requests) = replayer.replayCollectingRequests(try Transcript(parsing: document))
             if case .failed(let report) = outcome {
                 Replay.writeLine("FAIL \(file)\(throughStep.map { " (cut after step \($0))" } ?? "")\n\(report)")
                 throw ValidationError("the transcript must pass to be trimmed (trim it before changing its expectations)")

@@ -158,6 +158,32 @@ private func server(_ fixtures: String) throws -> FixtureServer {
         #expect(drip.elapsed >= 400, "five pieces 100 ms apart took \(drip.elapsed) ms")
     }
 
+    /// Padding is made as it is sent, a piece at a time (issue 27, defect 8: padToBytes used
+    /// to be allocated whole), in drips and before a reset too.
+    @Test func padsLargeBodiesPieceByPiece() throws {
+        let size = 3 * 65536 + 17  // more than three of the pieces the sender writes at once
+        let fixtures = try server("""
+            [{"path": "/big", "body": {"a": 1}, "padToBytes": \(size), "dripChunks": 3},
+             {"path": "/cut", "bodyText": "x", "padToBytes": \(size), "reset": true}]
+            """)
+        defer { fixtures.stop() }
+        let big = try get(fixtures, "/big")
+        #expect(big.header("Content-Length") == "\(size)")
+        #expect(big.body.count == size)
+        #expect(big.text.hasPrefix(#"{"a":1}  "#))
+        #expect(big.body.dropFirst(7).allSatisfy { $0 == 32 })
+        let cut = try get(fixtures, "/cut")
+        #expect(cut.header("Content-Length") == "\(size)")
+        #expect(cut.body.count <= size / 2, "a reset response sends half its body: \(cut.body.count) of \(size) bytes")
+    }
+
+    /// Issue 27, defect 12: a port over 65535 was taken modulo 65536 (70000 served on 4464).
+    @Test func refusesAPortOutOfRange() {
+        for port in [70000, 65536, -1] {
+            #expect(throws: FixtureServer.FormatError.self) { try FixtureServer(fixtures: [], port: port) }
+        }
+    }
+
     @Test func resetsAndOmitsContentLength() throws {
         let fixtures = try server("""
             [{"path": "/reset", "bodyText": "0123456789", "reset": true},
@@ -187,6 +213,18 @@ private func server(_ fixtures: String) throws -> FixtureServer {
         let stale = try get(fixtures, "/e", headers: [("If-None-Match", "\"v0\"")])
         #expect(stale.status == 200)
         #expect(stale.text == #"{"a":1}"#)
+    }
+
+    /// An entity tag may hold a comma (RFC 9110 §8.8.3): If-None-Match is read tag by tag, not
+    /// split at commas (seen writing fuzz-transcript's check of 304s); a malformed tag is refused.
+    @Test func anETagHoldingACommaIsMatchedWhole() throws {
+        let fixtures = try server(#"[{"path": "/e", "etag": "\"a,b\"", "bodyText": "x"}]"#)
+        defer { fixtures.stop() }
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "\"a,b\"")]).status == 304)
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "W/\"x\", W/\"a,b\"")]).status == 304)
+        #expect(try get(fixtures, "/e", headers: [("If-None-Match", "\"a\", \"b\"")]).status == 200)
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/e", "etag": "\"open"}]"#) }
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/e", "etag": "two words"}]"#) }
     }
 
     @Test func lastModifiedAnswersIfModifiedSinceWith304() throws {
@@ -223,6 +261,8 @@ private func server(_ fixtures: String) throws -> FixtureServer {
 
     @Test func refusesMalformedRoutes() {
         #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "items"}]"#) }
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/s", "status": -1}]"#) }
+        #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/d", "dripChunks": 9223372036854775807}]"#) }
         #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/e", "etag": 1}]"#) }
         #expect(throws: FixtureServer.FormatError.self) { try server(#"{"path": "/e"}"#) }
     }

@@ -5,18 +5,18 @@ import JSONRPC
 /// A parameter the daemon refuses: missing, of the wrong type, out of range, unknown, or
 /// refused by the model (no such source, a name taken). Every `-32602` the daemon sends
 /// is made here, always with `data: {field, expected, got}`.
-struct FieldError: Error {
+package struct FieldError: Error {
     /// Where the member is in `params`: `section`, `remoteConfiguration.baseURL`, `sources[2]`.
-    let field: String
-    let expected: String
+    package let field: String
+    package let expected: String
     /// What was sent: a kind (`"string"`, `"nothing"`) or, when the kind was right but the
     /// value was not, the value itself (shortened when long).
-    let got: JSON
-    let message: String
+    package let got: JSON
+    package let message: String
     /// Further members of `data` (the valid range's size, the closest known name...).
     let context: [(String, JSON)]
 
-    init(field: String, expected: String, got: JSON, message: String? = nil, context: [(String, JSON)] = []) {
+    package init(field: String, expected: String, got: JSON, message: String? = nil, context: [(String, JSON)] = []) {
         self.field = field
         self.expected = expected
         self.got = FieldError.shortened(got)
@@ -25,18 +25,18 @@ struct FieldError: Error {
     }
 
     /// A member that is absent (or null where null is not allowed).
-    static func missing(_ field: String, expected: String) -> FieldError {
+    package static func missing(_ field: String, expected: String) -> FieldError {
         FieldError(field: field, expected: expected, got: "nothing", message: "missing \"\(field)\": expected \(expected)")
     }
 
     /// A member of the wrong JSON kind.
-    static func mistyped(_ field: String, expected: String, got value: JSON) -> FieldError {
+    package static func mistyped(_ field: String, expected: String, got value: JSON) -> FieldError {
         FieldError(field: field, expected: expected, got: JSON(value.kind.rawValue),
                    message: "\"\(field)\" must be \(expected), got \(value.kindDescription)")
     }
 
     /// A member of the right kind whose value is not accepted.
-    static func invalid(_ field: String, expected: String, got value: JSON) -> FieldError {
+    package static func invalid(_ field: String, expected: String, got value: JSON) -> FieldError {
         FieldError(field: field, expected: expected, got: value)
     }
 

@@ -6,9 +6,10 @@ import JSONKit
 /// range-checked here, where it is decoded, so no arithmetic on client input can trap.
 ///
 /// `field` is the object's own path (`""` for `params`); members are reported as
-/// `path.member`.
-struct ObjectReader {
-    let field: String
+/// `path.member`. Transcripts and fixture files are read with it too (TranscriptFormat):
+/// files are input like the wire, hence `package`.
+package struct ObjectReader {
+    package let field: String
     private let object: JSON
     /// The names asked for, each once (a handful: a list beats a set here, as every request
     /// reads its params through one of these).
@@ -17,7 +18,7 @@ struct ObjectReader {
     private var presentRead = 0
 
     /// `value` nil (absent `params`) reads as an empty object.
-    init(_ value: JSON?, field: String, expected: String = "an object") throws(FieldError) {
+    package init(_ value: JSON?, field: String, expected: String = "an object") throws(FieldError) {
         self.field = field
         guard let value else {
             object = [:]
@@ -31,19 +32,19 @@ struct ObjectReader {
         object = value
     }
 
-    func path(_ key: String) -> String { field.isEmpty ? key : "\(field).\(key)" }
+    package func path(_ key: String) -> String { field.isEmpty ? key : "\(field).\(key)" }
 
     /// The object as sent, every member included.
-    var wholeObject: JSON { object }
+    package var wholeObject: JSON { object }
 
     /// The member, nil when absent or null; marks it as known.
-    mutating func value(_ key: String) -> JSON? {
+    package mutating func value(_ key: String) -> JSON? {
         guard let value = rawValue(key), !value.isNull else { return nil }
         return value
     }
 
     /// The member as sent, null included; marks it as known.
-    mutating func rawValue(_ key: String) -> JSON? {
+    package mutating func rawValue(_ key: String) -> JSON? {
         let value = object[key]
         markRead(key, present: value != nil)
         return value
@@ -65,7 +66,7 @@ struct ObjectReader {
     }
 
     /// Refuses members that were never read: a typo must not be silently ignored.
-    func finish() throws(FieldError) {
+    package func finish() throws(FieldError) {
         guard presentRead != object.count else { return }
         for key in object.objectKeys where !read.contains(key) {
             let known = read.sorted()
@@ -79,7 +80,7 @@ struct ObjectReader {
 
     // MARK: Typed members
 
-    mutating func required<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T, expected: String) throws(FieldError) -> T {
+    package mutating func required<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T, expected: String) throws(FieldError) -> T {
         guard let value = value(key) else { throw .missing(path(key), expected: expected) }
         return try decode(value, path(key))
     }
@@ -92,26 +93,26 @@ struct ObjectReader {
         return try required(key, decode, expected: expected)
     }
 
-    mutating func optional<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T) throws(FieldError) -> T? {
+    package mutating func optional<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T) throws(FieldError) -> T? {
         guard let value = value(key) else { return nil }
         return try decode(value, path(key))
     }
 
-    mutating func string(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String {
+    package mutating func string(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String {
         let expected = nonEmpty ? "a non-empty string" : "a string"
         return try required(key, inPlace: { member in member.stringValue.flatMap { nonEmpty && $0.isEmpty ? nil : $0 } },
                             { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }, expected: expected)
     }
 
-    mutating func optionalString(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String? {
+    package mutating func optionalString(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String? {
         try optional(key) { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }
     }
 
-    mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int {
+    package mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int {
         try required(key, { value, field throws(FieldError) in try Decode.integer(value, field, in: range) }, expected: Decode.integerExpectation(range))
     }
 
-    mutating func optionalInteger(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int? {
+    package mutating func optionalInteger(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int? {
         try optional(key) { value, field throws(FieldError) in try Decode.integer(value, field, in: range) }
     }
 
@@ -119,7 +120,7 @@ struct ObjectReader {
         try optional(key) { value, field throws(FieldError) in try Decode.number(value, field, in: range, excludingLowerBound: excludingLowerBound) }
     }
 
-    mutating func optionalBool(_ key: String) throws(FieldError) -> Bool? {
+    package mutating func optionalBool(_ key: String) throws(FieldError) -> Bool? {
         // Absent, the usual case for a flag, reads nothing more.
         guard member(key) != nil else { return nil }
         return try optional(key) { value, field throws(FieldError) in try Decode.bool(value, field) }
@@ -130,7 +131,7 @@ struct ObjectReader {
     }
 
     /// A nested object's reader; the caller finishes it.
-    mutating func optionalObject(_ key: String, expected: String) throws(FieldError) -> ObjectReader? {
+    package mutating func optionalObject(_ key: String, expected: String) throws(FieldError) -> ObjectReader? {
         guard let value = value(key) else { return nil }
         return try ObjectReader(value, field: path(key), expected: expected)
     }
@@ -162,15 +163,15 @@ struct ObjectReader {
 }
 
 /// Checked conversions of one JSON value, naming `field` when they refuse.
-enum Decode {
-    static func string(_ value: JSON, _ field: String, nonEmpty: Bool = false) throws(FieldError) -> String {
+package enum Decode {
+    package static func string(_ value: JSON, _ field: String, nonEmpty: Bool = false) throws(FieldError) -> String {
         let expected = nonEmpty ? "a non-empty string" : "a string"
         guard let text = value.stringValue else { throw .mistyped(field, expected: expected, got: value) }
         if nonEmpty, text.isEmpty { throw .invalid(field, expected: expected, got: value) }
         return text
     }
 
-    static func integerExpectation(_ range: ClosedRange<Int>) -> String {
+    package static func integerExpectation(_ range: ClosedRange<Int>) -> String {
         switch (range.lowerBound, range.upperBound) {
         case (0, Int.max): "a non-negative integer"
         case (1, Int.max): "a positive integer"
@@ -181,7 +182,7 @@ enum Decode {
 
     /// An integer within `range`. Reals are refused, even integral ones (`1.0`, `-0.0`):
     /// the protocol's counts and indices are integers.
-    static func integer(_ value: JSON, _ field: String, in range: ClosedRange<Int>) throws(FieldError) -> Int {
+    package static func integer(_ value: JSON, _ field: String, in range: ClosedRange<Int>) throws(FieldError) -> Int {
         let expected = integerExpectation(range)
         guard value.kind == .integer, let integer = value.integerValue else { throw .mistyped(field, expected: expected, got: value) }
         guard range.contains(integer) else { throw .invalid(field, expected: expected, got: value) }
@@ -203,7 +204,7 @@ enum Decode {
         number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
     }
 
-    static func bool(_ value: JSON, _ field: String) throws(FieldError) -> Bool {
+    package static func bool(_ value: JSON, _ field: String) throws(FieldError) -> Bool {
         guard let bool = value.boolValue else { throw .mistyped(field, expected: "a boolean", got: value) }
         return bool
     }
@@ -221,7 +222,7 @@ enum Decode {
         return text
     }
 
-    static func array(_ value: JSON, _ field: String, expected: String = "an array") throws(FieldError) -> [JSON] {
+    package static func array(_ value: JSON, _ field: String, expected: String = "an array") throws(FieldError) -> [JSON] {
         guard let elements = value.arrayValue else { throw .mistyped(field, expected: expected, got: value) }
         return elements
     }
