@@ -129,8 +129,10 @@ PARAMETERS = [pytest.param(*THINGS[name], id=name) for name in THINGS] + [
 ]
 
 
+@pytest.mark.parametrize("command", ["serve", "cache list", "cache clear"])
 @pytest.mark.parametrize(("make", "what", "watched"), PARAMETERS)
-def test_a_path_not_ours_is_left_untouched(make: Maker, what: str, watched: list[str], api: tuple[API, str], tmp_path: Path) -> None:
+def test_a_path_not_ours_is_left_untouched(command: str, make: Maker, what: str, watched: list[str],
+                                           api: tuple[API, str], tmp_path: Path) -> None:
     _, base = api
     here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
     here.mkdir()
@@ -141,23 +143,22 @@ def test_a_path_not_ours_is_left_untouched(make: Maker, what: str, watched: list
     directories = [here, elsewhere] + ([path] if path.is_dir() and not path.is_symlink() else [])
     before = snapshot(paths, directories)
 
-    # A daemon with one cached source: it loads from the server and runs without a cache.
-    daemon = Daemon(path)
-    daemon.create(base, "one")
-    assert daemon.request("fetchData", {"source": "one", "wait": True})["outcome"] == "finished"
-    assert daemon.request("describeSource", {"source": "one"})["cache"]["available"] is False
-    stderr = daemon.close(quiet=False)
-    warnings = [line for line in stderr.splitlines() if "page cache:" in line]
-    assert len(warnings) == 1, stderr
-    assert str(path) in warnings[0] and what in warnings[0] and "running without a cache" in warnings[0], warnings[0]
+    if command == "serve":
+        # A daemon with one cached source: it loads from the server and runs without a cache.
+        daemon = Daemon(path)
+        daemon.create(base, "one")
+        assert daemon.request("fetchData", {"source": "one", "wait": True})["outcome"] == "finished"
+        assert daemon.request("describeSource", {"source": "one"})["cache"]["available"] is False
+        stderr = daemon.close(quiet=False)
+        warnings = [line for line in stderr.splitlines() if "page cache:" in line]
+        assert len(warnings) == 1, stderr
+        assert str(path) in warnings[0] and what in warnings[0] and "running without a cache" in warnings[0], warnings[0]
+    else:
+        result = run(*command.split(), "--cache-path", str(path))
+        assert result.returncode == 1, result
+        assert result.stdout == "", result
+        assert str(path) in result.stderr and what in result.stderr, result.stderr
     assert snapshot(paths, directories) == before
-
-    for command in ("list", "clear"):
-        result = run("cache", command, "--cache-path", str(path))
-        assert result.returncode == 1, f"cache {command}: {result}"
-        assert result.stdout == "", f"cache {command}: {result}"
-        assert str(path) in result.stderr and what in result.stderr, f"cache {command}: {result.stderr}"
-        assert snapshot(paths, directories) == before, f"cache {command}"
 
 
 def fold_the_wal_back(path: Path) -> None:
