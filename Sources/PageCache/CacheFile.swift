@@ -116,7 +116,11 @@ struct CacheFile {
             return .notOurs("not a SQLite database (\(size) byte\(size == 1 ? "" : "s"), \(why))")
         }
         let application = Self.bigEndian32(header, at: 68)
-        guard application == Self.applicationID else {
+        // A cache made by an earlier datasourced (an empty file switched to WAL, then the
+        // schema and our id written to the WAL) says so only in its WAL until a checkpoint
+        // folds that back, and daemons exit without one: such a file, its page 1 still the
+        // empty database's, is ours when its -wal is provably ours.
+        guard application == Self.applicationID || application == 0 && Self.hasOurWAL(beside: path) else {
             return .notOurs("another program's SQLite database\(application == 0 ? "" : " (application_id \(Int32(bitPattern: application)))")")
         }
         if narrowingMode, opened.st_uid == geteuid(), opened.st_mode & 0o077 != 0 {
@@ -205,6 +209,11 @@ struct CacheFile {
         case (nil, .some(nil)):
             throw .notOurs("\(shm) is a SQLite WAL index without its WAL, beside no cache file, which cannot be told from another program's; remove it if no program has a database at \(path)")
         }
+    }
+
+    private static func hasOurWAL(beside path: String) -> Bool {
+        guard case .some(nil) = try? examineLeftover(path + "-wal", isOurs: isOurWAL) else { return false }
+        return true
     }
 
     /// nil: nothing there; .some(nil): ours; .some(what): what it is, not provably ours.

@@ -180,6 +180,43 @@ import Glibc
         #expect(log.warnings.isEmpty, "\(log.warnings)")
     }
 
+    // MARK: Ours
+
+    /// A cache made by datasourced before the rule, as its daemons leave it (they exit without
+    /// a checkpoint): an empty file switched to WAL, whose page 1 in the file is the empty
+    /// database's (application_id 0), the schema and our id only in the WAL. Still ours.
+    @Test func aCacheMadeBeforeTheRuleIsStillOurs() throws {
+        let made = elsewhere.file("cache.sqlite"), path = scratch.file("cache.sqlite")
+        try writeFile(made, [], mode: 0o600)
+        let earlier = try DatabaseQueue(path: made)
+        try earlier.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: """
+                    CREATE TABLE entry (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, label TEXT NOT NULL, stored_at REAL NOT NULL,
+                        used_at REAL NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL);
+                    CREATE INDEX entry_by_use ON entry(used_at);
+                    PRAGMA application_id = 1685283684; PRAGMA user_version = 1
+                    """)
+                return .commit
+            }
+        }
+        // The files as a daemon that exited left them: copied while the connection is open.
+        for suffix in ["", "-wal", "-shm"] {
+            try writeFile(path + suffix, fileBytes(made + suffix), mode: 0o600)
+        }
+        try earlier.close()
+        #expect(Array(fileBytes(path)[68..<72]) == [0, 0, 0, 0], "the file's own page 1 does not say ours")
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        #expect(store.isAvailable)
+        store.write(key, storedAt: 5, payload: { makePayload(5, count: 20_000) })
+        #expect(store.read(key)?.payload == makePayload(5, count: 20_000))
+        store.close()
+        #expect(log.warnings.isEmpty, "\(log.warnings)")
+        #expect(filesAside(in: scratch.path).isEmpty)
+        #expect(try SQLitePageStore.entries(inFileAt: path)?.count == 1)
+    }
+
     // MARK: Made anew
 
     /// The file appears at its path whole, already marked as ours: a daemon starting at the
