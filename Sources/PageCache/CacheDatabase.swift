@@ -39,20 +39,44 @@ final class CacheDatabase {
         self.connection = connection
     }
 
-    /// Opens the file at `path` (which exists), checks it is a datasourced cache or empty,
-    /// and makes it one: WAL, synchronous=NORMAL, the schema. Throws `.damaged` for a file
-    /// to move aside, `.unusable` for one to leave alone.
+    /// A new cache file, whole: the schema, our application id and schema version, in
+    /// SQLite's file format (page 1 onwards, as `sqlite3_serialize` gives an in-memory
+    /// database). `CacheFile.create` links it into place, so a cache file is ours from its
+    /// first byte.
+    static func newFileImage() throws(CacheProblem) -> [UInt8] {
+        do {
+            let memory = try DatabaseQueue()
+            defer { try? memory.close() }
+            return try memory.writeWithoutTransaction { db in
+                try db.execute(sql: schema)
+                try db.execute(sql: "PRAGMA application_id = \(applicationID); PRAGMA user_version = \(schemaVersion)")
+                var size: sqlite3_int64 = 0
+                guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0), size > 0 else {
+                    throw CacheProblem.unusable("cannot make a new cache file (sqlite3_serialize failed)")
+                }
+                defer { sqlite3_free(bytes) }
+                return [UInt8](UnsafeBufferPointer(start: bytes, count: Int(size)))
+            }
+        } catch {
+            throw CacheProblem(error, doing: "making a new cache file")
+        }
+    }
+
+    /// Opens the file at `path`, which `CacheFile.examine` found to be ours, for reading and
+    /// writing, and makes it ready: WAL, synchronous=NORMAL. Throws `.damaged` for a file to
+    /// move aside, `.notOurs` if the path now names another file, `.unusable` for one to
+    /// leave alone.
     static func open(path: String) throws(CacheProblem) -> CacheDatabase {
         var configuration = Configuration()
         configuration.label = "datasourced.page-cache"
         configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = false
         // Not `.wal`: GRDB would switch the journal mode (and create and drop a table) before
-        // we know the file is ours, and a foreign file is to be moved aside untouched.
+        // the header is checked through this connection.
         configuration.journalMode = .default
         let connection: DatabaseQueue
         do {
-            connection = try DatabaseQueue(path: path, configuration: configuration)
+            connection = try DatabaseQueue(path: sqliteName(path, mode: "rw"), configuration: configuration)
         } catch {
             throw CacheProblem(error, doing: "opening \(path)")
         }
@@ -63,8 +87,8 @@ final class CacheDatabase {
                 if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
                     throw CacheProblem.unusable("\(path) is read-only")
                 }
-                // One read transaction: the header and the schema as of one moment, never
-                // half of another daemon's new file.
+                // Through SQLite's own descriptor this time: the path may name another file
+                // than the one examined. One read transaction: the header as of one moment.
                 try db.inTransaction(.deferred) {
                     try recognise(db, path: path)
                     return .commit
@@ -74,15 +98,6 @@ final class CacheDatabase {
                 // In WAL mode a commit survives a killed process; only a power loss may take
                 // the last ones back, which a cache can afford.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                // Under the write lock: two daemons making the same new file make it once.
-                try db.inTransaction(.immediate) {
-                    if try recognise(db, path: path) == .empty {
-                        try db.execute(sql: schema)
-                        try db.execute(sql: "PRAGMA application_id = \(applicationID)")
-                        try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
-                    }
-                    return .commit
-                }
             }
         } catch {
             try? connection.close()
@@ -91,23 +106,67 @@ final class CacheDatabase {
         return CacheDatabase(connection: connection)
     }
 
-    private enum Recognised { case ours, empty }
+    /// The entries of the file at `path` (found to be ours), read without writing anything:
+    /// `SQLITE_OPEN_READONLY`, no journal mode switched, no entry marked used. With `alone`
+    /// (no -wal beside the file, so no daemon has it open and every commit is in it),
+    /// `immutable=1` too: SQLite then makes no -wal or -shm, which a read-only connection
+    /// would otherwise create and leave (only the last writer to close deletes them).
+    static func readEntries(path: String, alone: Bool) throws(CacheProblem) -> [CacheEntrySummary] {
+        var configuration = Configuration()
+        configuration.label = "datasourced.page-cache.list"
+        configuration.readonly = true
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.foreignKeysEnabled = false
+        do {
+            let connection = try DatabaseQueue(path: sqliteName(path, mode: "ro", immutable: alone), configuration: configuration)
+            defer { try? connection.close() }
+            return try connection.read { db in
+                try recognise(db, path: path)
+                return try summaries(db)
+            }
+        } catch {
+            throw CacheProblem(error, doing: "reading \(path)")
+        }
+    }
 
-    /// Ours by the header, or a new empty database; anything else is not our file.
-    @discardableResult
-    private static func recognise(_ db: Database, path: String) throws -> Recognised {
+    /// The name to give SQLite for `path`: a `file:` URI whose mode never includes "c", so that
+    /// SQLite never creates the file (only `CacheFile.create` does: a file SQLite made would be
+    /// empty, and not recognisably ours), when this SQLite reads names as URIs (Debian's is
+    /// built with SQLITE_USE_URI). Otherwise the path itself.
+    private static func sqliteName(_ path: String, mode: String, immutable: Bool = false) -> String {
+        guard sqlite3_compileoption_used("USE_URI") == 1 else { return path }
+        var absolute = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            guard getcwd(&buffer, buffer.count) != nil else { return path }
+            absolute = String(cString: buffer) + "/" + path
+        }
+        // In a URI's path, '%' starts an escape, '?' the query and '#' the fragment.
+        var escaped = ""
+        for character in absolute.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return "file://\(escaped)?mode=\(mode)\(immutable ? "&immutable=1" : "")"
+    }
+
+    /// Ours by the header and of this schema version; anything else is not usable.
+    private static func recognise(_ db: Database, path: String) throws {
         let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        let objects = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
         switch (application, version) {
         case (applicationID, schemaVersion):
-            return .ours
+            return
         case (applicationID, let newer) where newer > schemaVersion:
             throw CacheProblem.unusable("\(path) was made by a newer datasourced (cache schema \(newer), this one knows \(schemaVersion))")
-        case (0, 0) where objects == 0:
-            return .empty
+        case (applicationID, let version):
+            throw CacheProblem.damaged("\(path) is a datasourced cache without a schema it knows (user_version \(version))")
         default:
-            throw CacheProblem.damaged("\(path) is not a datasourced cache (SQLite application_id \(application), user_version \(version), \(objects) schema objects)")
+            throw CacheProblem.notOurs("\(path) changed while it was opened: it is now another program's SQLite database (application_id \(application))")
         }
     }
 
@@ -176,10 +235,12 @@ final class CacheDatabase {
     }
 
     func summaries() throws -> [CacheEntrySummary] {
-        try connection.read { db in
-            try Row.fetchAll(db, sql: "SELECT label, bytes, stored_at, used_at FROM entry ORDER BY used_at DESC, id DESC").map {
-                CacheEntrySummary(label: $0[0], bytes: $0[1], storedAt: $0[2], usedAt: $0[3])
-            }
+        try connection.read(Self.summaries)
+    }
+
+    private static func summaries(_ db: Database) throws -> [CacheEntrySummary] {
+        try Row.fetchAll(db, sql: "SELECT label, bytes, stored_at, used_at FROM entry ORDER BY used_at DESC, id DESC").map {
+            CacheEntrySummary(label: $0[0], bytes: $0[1], storedAt: $0[2], usedAt: $0[3])
         }
     }
 

@@ -1,12 +1,17 @@
 import GRDB
 
 /// What a failure means for the cache, which decides what the store does next. A cache
-/// problem is never an error for a client: the store moves a bad file aside, or runs
-/// without a cache, or skips one operation.
+/// problem is never an error for a client: the store moves a damaged file of its own aside,
+/// or runs without a cache, or skips one operation.
 enum CacheProblem: Error {
-    /// The file is not, or no longer, a sound datasourced cache (not SQLite, corrupt,
-    /// truncated, another program's database): move it aside and start a new one.
+    /// A file of ours (by its header) that is no longer a sound datasourced cache (corrupt,
+    /// truncated, not SQLite past its header): move it aside and start a new one.
     case damaged(String)
+    /// Something the store did not make is in the way (at the path, or a -wal or -shm beside
+    /// it): run without a cache, and leave it exactly as it is.
+    case notOurs(String)
+    /// The path changed while it was examined: look again.
+    case replaced(String)
     /// The cache cannot be used now (a read-only file or directory, a full disk, a file
     /// made by a newer datasourced): run without a cache.
     case unusable(String)
@@ -39,7 +44,7 @@ enum CacheProblem: Error {
 
     var reason: String {
         switch self {
-        case .damaged(let reason), .unusable(let reason), .busy(let reason): reason
+        case .damaged(let reason), .notOurs(let reason), .replaced(let reason), .unusable(let reason), .busy(let reason): reason
         }
     }
 }

@@ -14,9 +14,10 @@ import Glibc
 ///
 /// All database work runs on one serial queue of the store's own, in the order the calls
 /// were made: `write`, `touch` and `remove` return at once, `read` waits there (behind the
-/// writes made before it). Nothing here throws to the caller: a damaged file is moved aside
-/// and replaced, a file that cannot be written turns the cache off (`isAvailable` false,
-/// reads answer nil, writes are dropped), each with a warning through `logger`.
+/// writes made before it). Nothing here throws to the caller: a damaged file of ours is moved
+/// aside and replaced; anything at the path that is not ours (CacheFile), or a file that
+/// cannot be written, turns the cache off (`isAvailable` false, reads answer nil, writes are
+/// dropped), each with a warning through `logger`.
 public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     public static let defaultMaximumBytes = 256 << 20
 
@@ -170,9 +171,72 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
+    // MARK: The commands, on a file no daemon need have open
+
+    /// `datasourced cache list`: the entries of the file at `path`, most recently used first,
+    /// or nil when there is no file. Writes nothing: not the file, not its mode, no -wal or
+    /// -shm (CacheDatabase.readEntries). Throws, naming the path, for anything not ours there
+    /// (left as it is), and for a file of ours that cannot be read (a damaged one is left for
+    /// a daemon to move aside).
+    public static func entries(inFileAt path: String) throws(CacheFileRefusal) -> [CacheEntrySummary]? {
+        let file = CacheFile(path: path)
+        var looks = 0
+        while true {
+            looks += 1
+            do throws(CacheProblem) {
+                switch try file.examine(narrowingMode: false) {
+                case .absent:
+                    return nil
+                case .notOurs(let what):
+                    throw .notOurs("\(path) is \(what), not a datasourced cache file")
+                case .ours(let identity):
+                    // No -wal (nor -journal): no daemon has the file open, and every commit is in it. A daemon
+                    // that opens it meanwhile writes to a -wal of its own until it folds that
+                    // back into the file, which the file's identity, size and times show: then
+                    // what was read (or the error a torn read gave) counts for nothing.
+                    let alone = !file.hasJournal
+                    let before = file.sizeAndTimes
+                    let read = Result { () throws(CacheProblem) in try CacheDatabase.readEntries(path: path, alone: alone) }
+                    if alone, file.identity != identity || file.sizeAndTimes != before {
+                        throw .replaced("\(path) changed while it was read")
+                    }
+                    return try read.get()
+                }
+            } catch .replaced where looks < 8 {
+                continue
+            } catch {
+                throw CacheFileRefusal(error)
+            }
+        }
+    }
+
+    /// `datasourced cache clear`: deletes every entry of the file at `path` and answers how many,
+    /// or nil when there is no file. Throws, naming the path, for anything not ours there (left
+    /// as it is) and when the store could not clear the file (`logger` has said why).
+    public static func removeEntries(inFileAt path: String, logger: Logger) throws(CacheFileRefusal) -> Int? {
+        let found: CacheFile.Found
+        do {
+            found = try CacheFile(path: path).examine(narrowingMode: false)
+        } catch {
+            throw CacheFileRefusal(error)
+        }
+        switch found {
+        case .absent:
+            return nil
+        case .notOurs(let what):
+            throw CacheFileRefusal(.notOurs("\(path) is \(what), not a datasourced cache file"))
+        case .ours:
+            let store = SQLitePageStore(path: path, logger: logger)
+            defer { store.close() }
+            guard let removed = store.removeAll() else { throw CacheFileRefusal(description: "\(path) was not cleared (the warning above says why)") }
+            return removed
+        }
+    }
+
     // MARK: On the queue
 
-    /// Opens the file, or a new one in place of a damaged one, or turns the cache off.
+    /// Opens the file, or makes a new one where there is none, or a new one in place of a
+    /// damaged file of ours, or turns the cache off (anything not ours at the path).
     private func open() {
         // Daemons opening one new file together: SQLite sometimes answers "database is
         // locked" at once, without waiting out the busy timeout (2 to 6 of 40 pairs of
@@ -180,21 +244,35 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         // pause, until the busy timeout has passed.
         let deadline = Date().addingTimeInterval(CacheDatabase.busyTimeout)
         var movedAside = false
+        // A path that changes under every look (made, then replaced or deleted by another
+        // process each time) is given up after a few.
+        var looks = 0
         while true {
             do throws(CacheProblem) {
                 try file.makeDirectory()
-                try file.createIfMissing()
-                openedIdentity = file.identity
+                looks += 1
+                switch try file.examine(narrowingMode: true) {
+                case .absent:
+                    guard looks <= 8 else { throw .unusable("\(path) kept changing while it was opened") }
+                    _ = try file.create(image: CacheDatabase.newFileImage())
+                    continue
+                case .notOurs(let what):
+                    throw .notOurs("\(path) is \(what), not a datasourced cache file")
+                case .ours(let identity):
+                    openedIdentity = identity
+                }
                 database = try CacheDatabase.open(path: path)
                 available.store(true, ordering: .releasing)
                 return
             } catch .damaged(let reason) where !movedAside {
                 movedAside = true
                 moveAside(because: reason)
+            } catch .replaced where looks <= 8 {
+                continue
             } catch .busy where Date() < deadline {
                 usleep(useconds_t.random(in: 5_000...50_000))
             } catch {
-                turnOff(because: error.reason)
+                turnOff(because: error)
                 return
             }
         }
@@ -220,27 +298,33 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
             database = nil
             moveAside(because: reason)
             open()
-        case .unusable(let reason):
-            turnOff(because: reason)
+        case .notOurs, .replaced, .unusable:
+            turnOff(because: problem)
         case .busy(let reason):
             logger.warning("page cache: skipped, \(path) stayed locked by another process for \(Int(CacheDatabase.busyTimeout)) s (\(reason))")
         }
     }
 
+    /// Only ever the file examined as ours and opened (`openedIdentity`): a `.damaged` comes
+    /// from SQLite on that file.
     private func moveAside(because reason: String) {
-        if let aside = file.moveAside(opened: openedIdentity, now: Int(Date().timeIntervalSince1970)) {
+        if let opened = openedIdentity, let aside = file.moveAside(opened: opened, now: Int(Date().timeIntervalSince1970)) {
             logger.warning("page cache: \(reason); moved it aside to \(aside) and starting a new cache")
         } else {
-            logger.warning("page cache: \(reason); starting a new cache (another process already moved it aside)")
+            logger.warning("page cache: \(reason); starting a new cache (the path no longer names that file: another process moved it aside)")
         }
     }
 
     /// The cache is off for the rest of this process: one warning, then silence.
-    private func turnOff(because reason: String) {
+    private func turnOff(because problem: CacheProblem) {
         database?.close()
         database = nil
         available.store(false, ordering: .releasing)
-        logger.warning("page cache: \(reason); running without a cache")
+        if case .notOurs = problem {
+            logger.warning("page cache: \(problem.reason); running without a cache (and leaving it as it is)")
+        } else {
+            logger.warning("page cache: \(problem.reason); running without a cache")
+        }
     }
 
     private func markUsed(_ digest: Data) {
@@ -262,5 +346,27 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// The only form of a key that leaves memory.
     static func digest(_ key: PageCacheKey) -> Data {
         Data(SHA256.hash(data: Data(key.material.utf8)))
+    }
+}
+
+/// Why `datasourced cache list` or `cache clear` did nothing; the description names the path.
+public struct CacheFileRefusal: Error, CustomStringConvertible {
+    public let description: String
+
+    init(description: String) {
+        self.description = description
+    }
+
+    init(_ problem: CacheProblem) {
+        switch problem {
+        case .notOurs(let reason):
+            description = "\(reason); left as it is"
+        case .damaged(let reason):
+            description = "\(reason); left as it is (a daemon moves a damaged cache file aside)"
+        case .replaced(let reason):
+            description = "\(reason) (tried 8 times)"
+        case .unusable(let reason), .busy(let reason):
+            description = reason
+        }
     }
 }

@@ -16,15 +16,6 @@ struct CacheCommand: ParsableCommand {
         var cachePath: String?
 
         var path: String { cachePath ?? SQLitePageStore.defaultPath() }
-
-        /// Opens the store, or says there is no cache file (without making one).
-        func openExisting() -> SQLitePageStore? {
-            guard FileManager.default.fileExists(atPath: path) else {
-                warnLine("no cache file at \(path)")
-                return nil
-            }
-            return SQLitePageStore(path: path, logger: Logger(label: "datasourced", factory: { StreamLogHandler.standardError(label: $0) }))
-        }
     }
 
     struct Path: ParsableCommand {
@@ -39,14 +30,23 @@ struct CacheCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the entries, most recently used first: label, bytes, when stored (or confirmed) and when last used.",
-            discussion: "One entry a line, tab-separated; times are UTC. Labels are URLs without credentials.")
+            discussion: """
+                One entry a line, tab-separated; times are UTC. Labels are URLs without credentials. Reads the file \
+                without writing anything. Anything at the path that datasourced did not make is left as it is: \
+                a message, exit status 1.
+                """)
 
         @OptionGroup var location: Location
 
         func run() throws {
-            guard let store = location.openExisting() else { return }
-            defer { store.close() }
-            guard let entries = store.entries() else { throw ExitCode(1) }
+            let found: [CacheEntrySummary]?
+            do {
+                found = try SQLitePageStore.entries(inFileAt: location.path)
+            } catch {
+                warnLine("datasourced cache list: \(error)")
+                throw ExitCode(1)
+            }
+            guard let entries = found else { return warnLine("no cache file at \(location.path)") }
             for entry in entries {
                 Replay.writeLine("\(entry.label)\t\(entry.bytes)\tstored \(isoTime(entry.storedAt))\tused \(isoTime(entry.usedAt))")
             }
@@ -55,14 +55,21 @@ struct CacheCommand: ParsableCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every entry (daemons using the file keep running; their lists reload from the server).")
+            abstract: "Delete every entry (daemons using the file keep running; their lists reload from the server).",
+            discussion: "Anything at the path that datasourced did not make is left as it is: a message, exit status 1.")
 
         @OptionGroup var location: Location
 
         func run() throws {
-            guard let store = location.openExisting() else { return }
-            defer { store.close() }
-            guard let removed = store.removeAll() else { throw ExitCode(1) }
+            let logger = Logger(label: "datasourced", factory: { StreamLogHandler.standardError(label: $0) })
+            let cleared: Int?
+            do {
+                cleared = try SQLitePageStore.removeEntries(inFileAt: location.path, logger: logger)
+            } catch {
+                warnLine("datasourced cache clear: \(error)")
+                throw ExitCode(1)
+            }
+            guard let removed = cleared else { return warnLine("no cache file at \(location.path)") }
             Replay.writeLine("removed \(removed) entr\(removed == 1 ? "y" : "ies") from \(location.path)")
         }
     }

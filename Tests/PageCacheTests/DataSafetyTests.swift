@@ -53,7 +53,8 @@ import Glibc
     }
 
     /// Daemons started together on a path with no file yet: each opens the one file the first
-    /// made, none mistakes it, half made, for another program's and moves it aside.
+    /// made (linked into place whole, so none sees it empty or half made, which would not be
+    /// recognisably ours), and no temporary file is left.
     @Test func threeProcessesMakeOneNewFile() throws {
         for round in 0..<40 {
             let path = scratch.file("cache-\(round).sqlite")
@@ -73,6 +74,9 @@ import Glibc
             }
         }
         #expect(filesAside(in: scratch.path).isEmpty)
+        let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(names.filter { $0.hasSuffix(".sqlite") }.count == 40)
+        #expect(names.allSatisfy { $0.hasSuffix(".sqlite") || $0.hasSuffix(".sqlite-wal") || $0.hasSuffix(".sqlite-shm") }, "\(names.sorted())")
     }
 
     /// A writer killed at random moments, aimed at its writes (up to 4 ms after it starts

@@ -124,14 +124,17 @@ import Glibc
         }
         store.close()
 
-        // A file someone left open to others is narrowed when opened.
+        // A file of ours someone opened to others is narrowed when opened, the owner's bits
+        // kept (a read-only file stays read-only). Files not ours are never changed:
+        // ForeignFileTests.
         let loose = scratch.file("loose.sqlite")
-        #expect(FileManager.default.createFile(atPath: loose, contents: nil))
-        chmod(loose, 0o644)
-        let other = SQLitePageStore(path: loose, logger: log.logger)
-        #expect(other.isAvailable)
-        #expect(permissions(loose) == 0o600)
-        other.close()
+        SQLitePageStore(path: loose, logger: log.logger).close()
+        for (found, narrowed) in [(0o644, 0o600), (0o640, 0o600), (0o444, 0o400)] as [(mode_t, mode_t)] {
+            chmod(loose, found)
+            let other = SQLitePageStore(path: loose, logger: log.logger)
+            #expect(permissions(loose) == narrowed, "\(String(found, radix: 8)) → \(String(permissions(loose) ?? 0, radix: 8))")
+            other.close()
+        }
     }
 
     @Test func aReadSeesTheWritesQueuedBeforeIt() {
