@@ -313,7 +313,7 @@ public final class Daemon {
         delayTimers.removeAll()
         refreshTimers.disarmAll()
         loader.shutdown()
-        cache?.flush()
+        cache?.close()
     }
 
     private func terminate() -> Int32 {

@@ -28,4 +28,7 @@ final class LazyPageStore: PageCacheStore {
     func remove(_ key: PageCacheKey) { opened.remove(key) }
     /// Nothing to wait for when it was never opened.
     func flush() { store?.flush() }
+    /// Closed, the last connection folds the WAL back into the file and removes the -wal
+    /// and -shm files, which a daemon that only flushed at exit left behind every time.
+    func close() { store?.close() }
 }

@@ -51,12 +51,23 @@ def snapshot(paths: list[Path], directories: list[Path]) -> dict[str, Any]:
     return seen
 
 
-def make_our_cache(path: Path, base: str) -> None:
+def make_our_cache(path: Path, base: str, leave_wal: bool = False) -> None:
+    """A cache of two entries, "two" the most recently used. A daemon that exits folds its WAL
+    back into the file; with `leave_wal`, a second daemon that was using the file is killed
+    afterwards (kill -9), and its -wal and -shm stay, as after a crash."""
+    holder = None
+    if leave_wal:
+        holder = Daemon(path)
+        holder.create(base, "one")
+        assert holder.request("fetchData", {"source": "one", "wait": True})["outcome"] == "finished"
     daemon = Daemon(path)
     for name in ("one", "two"):
         daemon.create(base, name)
         assert daemon.request("fetchData", {"source": name, "wait": True})["outcome"] == "finished"
     daemon.close()
+    if holder is not None:
+        holder.process.kill()
+        holder.process.wait(timeout=30)
 
 
 def bind_socket(path: Path) -> None:
@@ -161,22 +172,13 @@ def test_a_path_not_ours_is_left_untouched(command: str, make: Maker, what: str,
     assert snapshot(paths, directories) == before
 
 
-def fold_the_wal_back(path: Path) -> None:
-    """What the last connection to close does: the WAL's pages go into the file, and the -wal
-    and -shm are deleted."""
-    connection = sqlite3.connect(path)
-    connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
-    connection.close()
-    assert sorted(os.listdir(path.parent)) == [path.name]
-
-
-@pytest.mark.parametrize("folded", [True, False], ids=["alone", "with the -wal a daemon left"])
+@pytest.mark.parametrize("folded", [True, False], ids=["alone", "with the -wal a killed daemon left"])
 def test_listing_our_file_writes_nothing(folded: bool, api: tuple[API, str], tmp_path: Path) -> None:
     _, base = api
     path = tmp_path / "cache.sqlite"
-    make_our_cache(path, base)
+    make_our_cache(path, base, leave_wal=not folded)
     if folded:
-        fold_the_wal_back(path)
+        assert sorted(os.listdir(tmp_path)) == ["cache.sqlite"]
     else:
         assert sorted(os.listdir(tmp_path)) == ["cache.sqlite", "cache.sqlite-shm", "cache.sqlite-wal"]
     watched = [path, tmp_path / "cache.sqlite-wal"]
@@ -230,3 +232,14 @@ def test_no_file_is_made_by_listing_or_clearing_nothing(command: str, tmp_path: 
     assert (result.returncode, result.stdout) == (0, ""), result
     assert f"no cache file at {path}" in result.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_daemon_that_exits_leaves_only_the_file(api: tuple[API, str], tmp_path: Path) -> None:
+    """It closes the store as it exits: the last connection folds the WAL back into the file
+    and removes the -wal and -shm (before, every daemon left both behind)."""
+    _, base = api
+    path = tmp_path / "cache.sqlite"
+    make_our_cache(path, base)
+    assert sorted(os.listdir(tmp_path)) == ["cache.sqlite"]
+    result = run("cache", "list", "--cache-path", str(path))
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [f"{base}/list/two", f"{base}/list/one"]

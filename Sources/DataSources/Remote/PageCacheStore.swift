@@ -17,8 +17,16 @@ public protocol PageCacheStore: AnyObject {
     func remove(_ key: PageCacheKey)
     /// Whether entries are read and written now (false once the store has degraded).
     var isAvailable: Bool { get }
-    /// Returns once the writes made so far are done (the daemon calls it before exiting).
+    /// Returns once the writes made so far are done.
     func flush()
+    /// Finishes the writes made so far and lets go of the store's files (the daemon calls it
+    /// as it exits); afterwards the store answers like one that has failed.
+    func close()
+}
+
+extension PageCacheStore {
+    /// A store that holds no files only has writes to finish.
+    public func close() { flush() }
 }
 
 /// Names a cache entry.
