@@ -18,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // SHA-256 of a cache key; already built for AsyncHTTPClient.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Already built for AsyncHTTPClient: HTTPGet sets trust roots and client certificates
+        // (NIOSSL); the HTTP/2 test server uses NIOHTTP2.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.36.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -42,6 +46,8 @@ let package = Package(
         .target(name: "HTTPGet", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
@@ -88,6 +94,8 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         ]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // In-process store tests, and process-level ones that drive `datasourced cache exercise`.

@@ -15,6 +15,8 @@ public struct HTTPGetRequest: Sendable {
     public var maximumBodySize: Int
     /// Redirects followed before giving up (`tooManyRedirects`).
     public var maximumRedirects: Int
+    /// Trust and a client certificate for HTTPS; nil: the base roots only (TLSTrust).
+    public var tls: HTTPGetTLS?
 
     public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int,
                 maximumRedirects: Int = HTTPGetClient.defaultMaximumRedirects) {
@@ -42,7 +44,7 @@ public struct HTTPGetResponse: Sendable {
 
 /// Why a GET produced no response. Messages never include header values.
 public struct HTTPGetError: Error, Sendable {
-    public enum Kind: String, Sendable { case timeout, transport, tooLarge, cancelled, invalidURL }
+    public enum Kind: String, Sendable { case timeout, transport, tooLarge, cancelled, invalidURL, tls }
     public let kind: Kind
     public let message: String
 }
@@ -81,12 +83,18 @@ public final class HTTPGetClient: Sendable {
     /// a connection for it and closes it once idle). One loop is plenty: it only moves bytes,
     /// as pages are decoded elsewhere.
     private let loop: MultiThreadedEventLoopGroup
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR`, and the PEM files sources name.
+    private let trust: TLSTrust
 
-    public init() {
+    /// `environment`: the daemon's (tests pass their own).
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        // HTTP/2 is negotiated through ALPN wherever the server offers it (httpVersion
+        // .automatic, the default): one connection then carries every page of a host.
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.retryConnectionEstablishment = false
         loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         client = HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
+        trust = TLSTrust(environment: environment)
     }
 
     /// Set by `shutdown`; under its lock, an exchange is either started before the loop shuts
@@ -101,7 +109,7 @@ public final class HTTPGetClient: Sendable {
     }
 
     public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
-        let exchange = Exchange(request, client: client, completion: completion)
+        let exchange = Exchange(request, client: client, trust: trust, completion: completion)
         let started = isShutDown.withLock { isShutDown in
             if !isShutDown { exchange.start() }
             return !isShutDown
@@ -136,37 +144,12 @@ public final class HTTPGetClient: Sendable {
         return components.string ?? text
     }
 
-    fileprivate static func format(_ seconds: Double) -> String {
+    static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() && seconds < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 
-    fileprivate static func classify(_ error: Error, url: String, timeoutSeconds: Double) -> HTTPGetError {
-        let target = URL(string: url).map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout:
-                return HTTPGetError(kind: .timeout, message: "no complete response within \(format(timeoutSeconds)) s")
-            case .invalidURL, .emptyScheme, .emptyHost:
-                return HTTPGetError(kind: .invalidURL, message: "invalid URL: \(client)")
-            case .cancelled:
-                return HTTPGetError(kind: .cancelled, message: "cancelled")
-            case .remoteConnectionClosed:
-                return HTTPGetError(kind: .transport, message: "\(target) closed the connection before the response was complete")
-            default:
-                break
-            }
-        }
-        let text = "\(error)"
-        if text.contains("Connection refused") || text.contains("connectionRefused") {
-            return HTTPGetError(kind: .transport, message: "could not connect to \(target): connection refused")
-        }
-        if text.contains("connection reset") || text.contains("Connection reset") {
-            return HTTPGetError(kind: .transport, message: "\(target) reset the connection")
-        }
-        if text.contains("dns") || text.contains("DNS") || text.contains("unknown host") || text.contains("SocketAddressError") {
-            return HTTPGetError(kind: .transport, message: "could not resolve the host of \(redacted(url))")
-        }
-        return HTTPGetError(kind: .transport, message: "\(text.prefix(300))")
+    fileprivate static func classify(_ error: Error, url: String, request: HTTPGetRequest) -> HTTPGetError {
+        FailureWording.classify(error, url: url, timeoutSeconds: request.timeoutSeconds, presentedCertificate: request.tls?.certificateFile != nil)
     }
 }
 
@@ -181,6 +164,7 @@ private final class Exchange: Sendable {
 
     private let request: HTTPGetRequest
     private let client: HTTPClient
+    private let trust: TLSTrust
     private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
     /// For the whole exchange: every redirect and body counts against it.
     private let deadline: NIODeadline
@@ -188,9 +172,11 @@ private final class Exchange: Sendable {
     private let eventLoop: any EventLoop
     private let state = Mutex(State())
 
-    init(_ request: HTTPGetRequest, client: HTTPClient, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
+    init(_ request: HTTPGetRequest, client: HTTPClient, trust: TLSTrust,
+         completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
         self.request = request
         self.client = client
+        self.trust = trust
         self.completion = completion
         // Clamped before converting: a huge or non-finite number of seconds must not trap.
         let seconds = request.timeoutSeconds.isFinite
@@ -230,9 +216,10 @@ private final class Exchange: Sendable {
         do {
             var fields = HTTPHeaders()
             for (name, value) in headers { fields.replaceOrAdd(name: name, value: value) }
-            outgoing = try HTTPClient.Request(url: url, method: .GET, headers: fields)
+            let tls = try trust.configuration(for: request.tls, url: url, target: FailureWording.target(of: url))
+            outgoing = try HTTPClient.Request(url: url, method: .GET, headers: fields, body: nil, tlsConfiguration: tls)
         } catch {
-            return finish(.failure(HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)))
+            return finish(.failure(HTTPGetClient.classify(error, url: url, request: request)))
         }
         let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize), deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
@@ -245,7 +232,7 @@ private final class Exchange: Sendable {
             case .success(let response):
                 self.received(response, headers: headers, redirects: redirects)
             case .failure(let error):
-                self.finish(.failure(self.problem(error, url: url)))
+                self.failed(error, url: url)
             }
         }
     }
@@ -276,7 +263,20 @@ private final class Exchange: Sendable {
         if NIODeadline.now() >= deadline {
             return HTTPGetError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(request.timeoutSeconds)) s")
         }
-        return HTTPGetClient.classify(error, url: url, timeoutSeconds: request.timeoutSeconds)
+        return HTTPGetClient.classify(error, url: url, request: request)
+    }
+
+    /// A refused certificate is worded once the probe has seen it (CertificateProbe).
+    private func failed(_ error: Error, url: String) {
+        let problem = self.problem(error, url: url)
+        guard problem.kind == .tls, let refusal = CertificateProbe.refusal(error), let target = URL(string: url), let host = target.host,
+              !state.withLock({ $0.cancelled }) else {
+            return finish(.failure(problem))
+        }
+        let port = target.port ?? 443
+        CertificateProbe.explain(refusal, host: host, port: port, target: FailureWording.target(of: url), on: eventLoop, deadline: deadline) {
+            self.finish(.failure($0))
+        }
     }
 
     /// Reports once, off the event loop: the completion may take its time. Once cancelled,
@@ -330,7 +330,7 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
     }
 
     func didFinishRequest(task: HTTPClient.Task<HTTPGetResponse>) throws -> HTTPGetResponse {
-        guard let head else { throw HTTPGetError(kind: .transport, message: "the response ended before its head") }
+        guard let head else { throw HTTPGetError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head") }
         return HTTPGetResponse(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) }, body: body, finalURL: url)
     }
 }

@@ -136,7 +136,7 @@ class FetchError(TypedDict, total=False):
     """A failed load's error (``failedWithError``, error placeholder rows, ``fetchData``
     results, ``lastError``); kind ``children`` (a multi source) has ``failures`` instead."""
 
-    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, loop, crossOrigin, children
+    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, loop, crossOrigin, tls, children
     message: str
     status: int
     url: str

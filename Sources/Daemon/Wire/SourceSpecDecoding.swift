@@ -80,6 +80,8 @@ enum RemoteConfigurationDecoding {
         let baseURL = try remote.required("baseURL", baseURLValue, expected: "an http or https URL string")
         let headers = try remote.optional("headers", Self.headers) ?? []
         let timeout = try remote.optionalNumber("timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
+        // TLS (issue 28): trust and client certificate files, checked here (TLSDecoding).
+        let tls = try remote.optional("tls", TLSDecoding.files) ?? nil
         try remote.finish()
 
         let apiPath = try reader.required("apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
@@ -108,6 +110,7 @@ enum RemoteConfigurationDecoding {
                                                 placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
         configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
         configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
+        configuration.tls = tls
         return configuration
     }
 

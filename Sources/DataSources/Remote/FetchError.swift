@@ -9,6 +9,10 @@ public struct FetchError: Error, Sendable, Equatable {
         case loop
         /// A next-page URL that leaves the configured origin, refused.
         case crossOrigin
+        /// HTTPS that could not be set up: a certificate not trusted, expired or for another
+        /// host, a refused client certificate, no common TLS version or cipher, or a
+        /// `tls` file that could not be used.
+        case tls
     }
 
     /// Where a body stopped being JSON.

@@ -68,9 +68,10 @@ public class RemoteCollection: DataSource {
         let url = url(of: target)
         lastURL = URLResolution.redacted(url)
         let conditional = validators.map { !$0.isEmpty } ?? false
-        let request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
+        var request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
                                     timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
+        request.tls = configuration.tls
         let configuration = self.configuration
         let redactedURL = URLResolution.redacted(url)
         inFlight = loader.load(request, decode: { response in

@@ -23,6 +23,10 @@ public struct RemoteConfiguration: Sendable {
     /// A live list: the loaded pages are revalidated this often; nil: only when asked.
     public var refreshIntervalSeconds: Double?
 
+    // TLS (issue 28): trust and client certificates for HTTPS.
+    /// `remoteConfiguration.tls`; nil: the system's trust (or `SSL_CERT_FILE`'s), no client certificate.
+    public var tls: TLSFiles?
+
     public static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
     public static let maximumTimeoutSeconds = 86_400.0

@@ -8,6 +8,8 @@ public struct RemoteRequest: Sendable {
     public let maximumBodySize: Int
     /// Wait this long before sending (a retry after `Retry-After`).
     public var delaySeconds: Double = 0
+    /// The source's `remoteConfiguration.tls`, for HTTPS.
+    public var tls: TLSFiles?
 
     public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0) {
         self.url = url

@@ -1,0 +1,186 @@
+import Foundation
+@testable import HTTPGet
+import NIOCore
+import NIOHTTP1
+import Replay
+import Testing
+
+/// HTTPS against servers on 127.0.0.1 with certificates made for the test: trust from
+/// `caFile`, `SSL_CERT_FILE` and `SSL_CERT_DIR`, refusals worded for people, client
+/// certificates, and HTTP/2.
+@Suite(.serialized) final class TLSTests {
+    let pki: TestPKI
+
+    init() throws {
+        pki = try TestPKI()
+    }
+
+    deinit { pki.remove() }
+
+    /// One GET with a client of its own, whose environment is `environment` (never the test
+    /// process's: this machine's may set SSL_CERT_FILE).
+    func get(_ url: String, tls: HTTPGetTLS? = nil, environment: [String: String] = [:]) async -> Result<HTTPGetResponse, HTTPGetError> {
+        let client = HTTPGetClient(environment: environment)
+        defer { client.shutdown() }
+        var request = HTTPGetRequest(url: url, headers: [], timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        request.tls = tls
+        return await withCheckedContinuation { continuation in
+            _ = client.get(request) { continuation.resume(returning: $0) }
+        }
+    }
+
+    func failure(_ result: Result<HTTPGetResponse, HTTPGetError>, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPGetError? {
+        switch result {
+        case .success(let response):
+            Issue.record("expected a failure, got status \(response.status)", sourceLocation: sourceLocation)
+            return nil
+        case .failure(let error):
+            return error
+        }
+    }
+
+    func body(_ result: Result<HTTPGetResponse, HTTPGetError>, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        switch result {
+        case .success(let response):
+            return String(decoding: response.body, as: UTF8.self)
+        case .failure(let error):
+            Issue.record("expected a page, got \(error.kind): \(error.message)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    @Test func aCertificateFromAnUnknownAuthorityIsRefusedNamingTheAuthorityAndHowToTrustIt() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        guard let error = failure(await get(server.baseURL + "/items?page=1")) else { return }
+        #expect(error.kind == .tls)
+        // Before: "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL
+        // routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at .../handshake.cc:...]))".
+        #expect(error.message == "the certificate of 127.0.0.1:\(server.port) is issued by \"datasourced test CA\", which is not a trusted certificate authority: to trust it, name that authority's certificate (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE")
+    }
+
+    @Test func caFileTrustsAPrivateAuthority() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        #expect(body(await get(server.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) == #"[{"page":1}]"#)
+        // By host name too: the certificate names localhost.
+        #expect(body(await get("https://localhost:\(server.port)/items?page=2", tls: HTTPGetTLS(caFile: pki.caFile))) == #"[{"page":2}]"#)
+        // Added to the roots, not in place of them: another authority's certificate is still refused.
+        let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
+        defer { other.stop() }
+        guard let error = failure(await get(other.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        #expect(error.message.contains("is issued by \"datasourced other CA\", which is not a trusted certificate authority"), "\(error.message)")
+    }
+
+    @Test func sslCertFileAndSSLCertDirFromTheEnvironmentAreTrusted() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        #expect(body(await get(server.baseURL + "/items?page=3", environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":3}]"#)
+
+        // A directory as `openssl rehash` (c_rehash) leaves it: certificates under their subject's hash.
+        guard let directory = TemporaryDirectory(prefix: "datasourced-certdir") else { Issue.record("no directory"); return }
+        defer { directory.remove() }
+        try FileManager.default.copyItem(atPath: pki.caFile, toPath: directory.path + "/ca.pem")
+        let rehash = Process()
+        rehash.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        rehash.arguments = ["openssl", "rehash", directory.path]
+        try rehash.run()
+        rehash.waitUntilExit()
+        #expect(rehash.terminationStatus == 0)
+        #expect(body(await get(server.baseURL + "/items?page=4", environment: ["SSL_CERT_DIR": directory.path])) == #"[{"page":4}]"#)
+
+        // SSL_CERT_FILE stands in for the system store (as for OpenSSL and curl), and caFile adds to it.
+        let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
+        defer { other.stop() }
+        #expect(body(await get(other.baseURL + "/items?page=5", tls: HTTPGetTLS(caFile: pki.otherCAFile),
+                               environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":5}]"#)
+    }
+
+    @Test func anUnusableSSLCertFileOrCAFileFailsNamingIt() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        let target = "127.0.0.1:\(server.port)"
+        let missing = pki.path + "/missing.pem"
+        guard let fromEnvironment = failure(await get(server.baseURL + "/x", environment: ["SSL_CERT_FILE": missing])) else { return }
+        #expect(fromEnvironment.kind == .tls)
+        #expect(fromEnvironment.message == "could not set up TLS for \(target): SSL_CERT_FILE \(missing) does not exist")
+
+        let notPEM = pki.path + "/ca.cnf"
+        guard let fromSource = failure(await get(server.baseURL + "/x", tls: HTTPGetTLS(caFile: notPEM))) else { return }
+        #expect(fromSource.kind == .tls)
+        #expect(fromSource.message == "could not set up TLS for \(target): remoteConfiguration.tls.caFile \(notPEM) holds no PEM certificate that can be read")
+
+        guard let directory = failure(await get(server.baseURL + "/x", environment: ["SSL_CERT_DIR": pki.caFile])) else { return }
+        #expect(directory.message == "could not set up TLS for \(target): SSL_CERT_DIR \(pki.caFile) is not a directory")
+    }
+
+    @Test func anExpiredCertificateIsRefusedWithItsDate() async throws {
+        let server = try TLSPageServer(certificate: pki.expiredCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        guard let error = failure(await get(server.baseURL + "/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        #expect(error.kind == .tls)
+        #expect(error.message == "the certificate of 127.0.0.1:\(server.port) expired on 2021-01-01 00:00:00 UTC")
+    }
+
+    @Test func aCertificateForAnotherHostIsRefusedNamingTheHostsItIsFor() async throws {
+        let server = try TLSPageServer(certificate: pki.wrongHostCertificate, key: pki.serverKey)
+        defer { server.stop() }
+        guard let error = failure(await get(server.baseURL + "/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        #expect(error.kind == .tls)
+        #expect(error.message == "the certificate of 127.0.0.1:\(server.port) is not valid for the host name \"127.0.0.1\": it is valid for wrong.example, www.wrong.example")
+        guard let byName = failure(await get("https://localhost:\(server.port)/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        #expect(byName.message == "the certificate of localhost:\(server.port) is not valid for the host name \"localhost\": it is valid for wrong.example, www.wrong.example")
+    }
+
+    @Test func aServerThatRequiresAClientCertificateGetsOneFromCertificateFileAndKeyFile() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey, clientCA: pki.caFile)
+        defer { server.stop() }
+        let target = "127.0.0.1:\(server.port)"
+        guard let without = failure(await get(server.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        #expect(without.kind == .tls)
+        #expect(without.message == "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile")
+
+        let client = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.clientKey)
+        #expect(body(await get(server.baseURL + "/items?page=2", tls: client)) == #"[{"page":2}]"#)
+
+        // A certificate from an authority the server does not trust.
+        let stranger = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.otherCACertificate, keyFile: pki.serverKey)
+        guard let refused = failure(await get(server.baseURL + "/items?page=3", tls: stranger)) else { return }
+        #expect(refused.kind == .tls)
+        #expect(refused.message == "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"unknown ca\"")
+
+        // A key that is not the certificate's.
+        let mismatched = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.serverKey)
+        guard let mismatch = failure(await get(server.baseURL + "/items?page=4", tls: mismatched)) else { return }
+        #expect(mismatch.kind == .tls)
+        #expect(mismatch.message == "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile")
+    }
+
+    @Test func pagesTravelOverHTTP2WhereTheServerOffersIt() async throws {
+        let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey, offerHTTP2: true)
+        defer { server.stop() }
+        let client = HTTPGetClient(environment: [:])
+        defer { client.shutdown() }
+        for page in 1...5 {
+            var request = HTTPGetRequest(url: server.baseURL + "/items?page=\(page)", headers: [("Accept", "application/json")],
+                                         timeoutSeconds: 20, maximumBodySize: 1 << 20)
+            request.tls = HTTPGetTLS(caFile: pki.caFile)
+            let result = await withCheckedContinuation { continuation in
+                _ = client.get(request) { continuation.resume(returning: $0) }
+            }
+            #expect(body(result) == #"[{"page":\#(page)}]"#)
+        }
+        #expect(server.versions == Array(repeating: HTTPVersion(major: 2, minor: 0), count: 5), "\(server.versions)")
+        // Every page on one connection, as streams of it.
+        #expect(server.connections == 1)
+    }
+
+    @Test func aPlainHTTPServerAtAnHTTPSURLIsNamedAsSuch() async throws {
+        let server = try FixtureServer(fixtures: [["path": "/x", "body": ["ok": true]]])
+        defer { server.stop() }
+        let port = server.baseURL.split(separator: ":").last.map(String.init) ?? ""
+        guard let error = failure(await get("https://127.0.0.1:\(port)/x")) else { return }
+        #expect(error.kind == .tls)
+        #expect(error.message == "127.0.0.1:\(port) does not answer in TLS: is it plain HTTP (an http:// URL)?")
+    }
+}
