@@ -40,7 +40,7 @@ struct Serve: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
-        discussion: "{pid} in FILE is replaced by the daemon's process id. The file is rewritten after every message.",
+        discussion: "{pid} in FILE is replaced by the daemon's process id. Each event handled is added to the file as it goes, so that it is a transcript at any moment.",
         valueName: "FILE"))
     var record: String?
 
