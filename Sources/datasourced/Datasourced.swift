@@ -84,6 +84,9 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         nameCurrentThread("main")
+        // Past a file-size limit a write fails with EFBIG, which the recording and the page cache
+        // handle as a full disk, instead of the signal killing the daemon.
+        signal(SIGXFSZ, SIG_IGN)
         let level = logLevel
         // Never StreamLogHandler.standardError: its writes block once a client stops reading
         // our stderr, and the daemon with them.

@@ -121,6 +121,41 @@ private struct SeededGenerator: RandomNumberGenerator {
 }
 
 @Suite struct RecordingProcessTests {
+    /// Issue 27, defect 14: under `prlimit --fsize=65536` the daemon was killed by SIGXFSZ after
+    /// 491 pings. Now the recording stops where the limit is, with a warning, and the daemon
+    /// answers everything and exits 0; the file is the transcript of the session so far.
+    @Test func aFileSizeLimitEndsTheRecordingAndNotTheDaemon() throws {
+        let candidates: [String] = ["/usr/bin/prlimit", "/bin/prlimit"]
+        let prlimit = try #require(candidates.first { access($0, X_OK) == 0 }, "prlimit (util-linux) sets the child's RLIMIT_FSIZE")
+        let directory = try #require(TemporaryDirectory(prefix: "datasourced-recording-limit"))
+        defer { directory.remove() }
+        let path = directory.path + "/session.json"
+        let daemon = try RecordingDaemon([prlimit, "--fsize=65536", "--", RecordingDaemon.executable, "serve", "--record", path],
+                                         defaultSignalMask: true)
+        let pings = 800
+        daemon.sendInBackground([request(0, "initialize")] + (1...pings).map { request($0, "ping") }
+                                + [request(pings + 1, "shutdown"), ["jsonrpc": "2.0", "method": "exit"]])
+        let answers = daemon.receive(responses: pings + 2)
+        let status = daemon.wait()
+        #expect(answers.count == pings + 2, "the daemon answered \(answers.count) of \(pings + 2) requests")
+        #expect(answers.last?["id"]?.integerValue == pings + 1)
+        #expect(status & 0x7f == 0, "the daemon died of signal \(status & 0x7f)")
+        #expect((status >> 8) & 0xff == 0)
+        let warnings = daemon.standardError()
+        let saysWhy = warnings.contains("File too large") && warnings.contains("recording stops here")
+        #expect(saysWhy, "stderr: \(warnings)")
+
+        let bytes = try readFileBytes(path)
+        #expect(bytes.count <= 65536)
+        let document = try JSON.parse(bytes)
+        let ids = sentIDs(document)
+        #expect(ids.count > 100 && ids.count < pings, "\(ids.count) requests recorded")
+        #expect(ids == Array(0..<ids.count))
+        let outcome = Replayer(daemonCommand: [RecordingDaemon.executable, "serve"]).replay(file: path)
+        if case .failed(let report) = outcome { Issue.record("the recording does not replay:\n\(report)") }
+        #expect(try RecordingFileTests.names(in: directory.path).filter { $0.contains(".partial-") }.isEmpty)
+    }
+
     /// Issue 27, defect 15: killed (`kill -9`) at 40 points of a session with HTTP exchanges in
     /// flight, the recording replays as it is, or once `transcript repair` has made it whole,
     /// and holds a prefix of the requests sent.
