@@ -17,6 +17,9 @@ struct Secrets {
     /// Lowercased names from `--redact`, for headers and query parameters alike.
     let extraNames: Set<String>
     private(set) var values: Set<String> = []
+    /// The same values, in the order they were learned: what a recording already written may
+    /// still hold is what was learned after it was written.
+    private(set) var learnedInOrder: [String] = []
 
     init(extraNames: some Sequence<String>) {
         self.extraNames = Set(extraNames.map { $0.lowercased() })
@@ -34,6 +37,7 @@ struct Secrets {
         var learned = false
         for candidate in Secrets.scrubbable(value) where !values.contains(candidate) {
             values.insert(candidate)
+            learnedInOrder.append(candidate)
             learned = true
         }
         return learned

@@ -9,23 +9,27 @@ import Synchronization
 /// fixture route, held by the fixture server until a `release` step says the response
 /// arrived), so `datasourced replay FILE` runs the session again offline, in the same order.
 ///
-/// The file is rewritten (a new file renamed over the old one) after every event the daemon
-/// handles, so at any moment it is a complete transcript of the events handled so far.
+/// After every event the daemon handles, the file gets what the event added, at a cost of the
+/// event's size (`TranscriptFile` says how): at any moment it is a transcript of the events
+/// handled so far. A write that fails (a full disk, a file-size limit) ends the recording with
+/// one warning; the file keeps the session up to there, and the daemon goes on serving.
 public final class SessionRecorder: DaemonObserver, Sendable {
-    private let file: TranscriptFile
     private let daemonArguments: [String]
-    private let state: Mutex<RecordedSession>
+    private let recording: Mutex<Recording>
     /// Held while an HTTP completion is noted and handed to the daemon's mailbox, so the
     /// order of noted completions is the order the main loop will handle them in.
     private let delivery = Mutex(())
+    private let warn: @Sendable (String) -> Void
 
     /// Starts a recording at `path` (written at once: an empty session). `redacting` adds
     /// header and query parameter names whose values are never written.
     public init(path: String, daemonArguments: [String], redacting names: [String], warn: @escaping @Sendable (String) -> Void) throws {
-        file = TranscriptFile(path: path, warn: warn)
+        var recording = Recording(session: RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: names))),
+                                  file: TranscriptFile(path: path))
+        try recording.writeWhole(daemonArguments: daemonArguments)
+        self.recording = Mutex(recording)
         self.daemonArguments = daemonArguments
-        state = Mutex(RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: names))))
-        try file.writeOrThrow(render())
+        self.warn = warn
     }
 
     /// The fetcher the daemon should use: `fetcher`, with its exchanges recorded.
@@ -33,46 +37,117 @@ public final class SessionRecorder: DaemonObserver, Sendable {
         RecordingFetcher(wrapping: fetcher, recorder: self)
     }
 
+    /// Bytes handed to the file so far, written whole or in place.
+    var bytesWritten: Int {
+        recording.withLock { $0.file.bytesWritten }
+    }
+
     // MARK: The daemon's main loop
 
     public func daemonWillHandle(_ event: DaemonEvent) {
-        state.withLock { $0.willHandle(event) }
+        recording.withLock { if $0.isRecording { $0.session.willHandle(event) } }
     }
 
     public func daemonWillSend(_ outgoing: Outgoing) {
-        state.withLock { $0.willSend(outgoing) }
+        recording.withLock { if $0.isRecording { $0.session.willSend(outgoing) } }
     }
 
     public func daemonDidHandle(_ event: DaemonEvent) {
-        file.write(render())
+        recording.withLock { $0.writeEvent(daemonArguments: daemonArguments, warn: warn) }
     }
 
-    /// The daemon ended with `status`: the transcript expects that exit.
+    /// The daemon ended with `status`: the transcript expects that exit, and is written whole
+    /// once more, one step per line, without the room it was recorded with.
     public func finish(exitStatus: Int32) {
-        state.withLock { $0.ended(status: exitStatus) }
-        file.write(render())
+        recording.withLock { recording in
+            guard recording.isRecording else { return }
+            recording.session.ended(status: exitStatus)
+            recording.writeEvent(daemonArguments: daemonArguments, warn: warn)
+            recording.writeFinal(daemonArguments: daemonArguments, warn: warn)
+        }
     }
 
     // MARK: HTTP, from the fetcher's threads
 
+    /// The exchange's number, or -1 once the recording has stopped.
     func exchangeStarted(_ request: RemoteRequest) -> Int {
-        state.withLock { $0.startExchange(request) }
+        recording.withLock { $0.isRecording ? $0.session.startExchange(request) : -1 }
     }
 
     /// Notes the outcome, then hands it on with `deliver` (which posts it to the mailbox).
     func exchangeCompleted(_ number: Int, _ result: Result<RemoteResponse, FetchError>, deliver: () -> Void) {
         delivery.withLock { _ in
-            state.withLock { $0.completeExchange(number, result) }
+            recording.withLock { if $0.isRecording, number >= 0 { $0.session.completeExchange(number, result) } }
             deliver()
         }
     }
 
     func exchangeCancelled(_ number: Int) {
-        state.withLock { $0.cancelExchange(number) }
+        recording.withLock { if $0.isRecording, number >= 0 { $0.session.cancelExchange(number) } }
+    }
+}
+
+/// The session and its file, under one lock: the file is written from the main loop, while
+/// the fetcher's threads note exchanges.
+struct Recording {
+    var session: RecordedSession
+    var file: TranscriptFile
+    /// False once a write failed: what was written stays, nothing more is.
+    private(set) var isRecording = true
+
+    /// Writes what the last event added: the routes that changed, the timeout if it grew, and
+    /// the event's steps as one line.
+    mutating func writeEvent(daemonArguments: [String], warn: (String) -> Void) {
+        guard isRecording else { return }
+        do throws(TranscriptFile.WriteError) {
+            if session.needsWholeWrite { return try writeWhole(daemonArguments: daemonArguments) }
+            if let first = session.firstChangedRoute {
+                let routes = (first..<session.exchanges.count).map { session.routeText($0) }
+                guard try file.writeRoutes(from: first, routes) else { return try writeWhole(daemonArguments: daemonArguments) }
+                session.wroteRoutes(from: first, routes)
+            }
+            let timeout = session.timeoutMilliseconds
+            if timeout != file.timeoutMilliseconds { try file.writeTimeout(timeout) }
+            if session.writtenSteps < session.entries.count {
+                session.renderSteps()
+                try file.appendStepLine(session.renderedSteps[session.writtenSteps...].joined(separator: ", "))
+                session.writtenSteps = session.renderedSteps.count
+            }
+        } catch {
+            stop(warn, """
+                recording: \(error). The recording stops here: \(file.path) holds the session's first \(session.writtenSteps) \
+                steps (`datasourced replay` runs them); the daemon goes on serving
+                """)
+        }
     }
 
-    private func render() -> String {
-        state.withLock { $0.transcriptText(daemonArguments: daemonArguments) }
+    /// Writes the file whole, with room after the routes once there are any (a quarter of the
+    /// file, so that running out of room costs O(1) per byte recorded).
+    mutating func writeWhole(daemonArguments: [String]) throws(TranscriptFile.WriteError) {
+        let layout = session.layout(daemonArguments: daemonArguments)
+        let size = layout.routes.reduce(0) { $0 + $1.utf8.count + 6 } + layout.stepLines.reduce(0) { $0 + $1.utf8.count + 6 }
+        try file.replace(with: layout, room: session.exchanges.isEmpty ? 0 : max(16 << 10, size / 4))
+        session.wroteWhole(routes: layout.routes)
+    }
+
+    /// The recording as a person would lay it out: one route and one step per line, no room.
+    mutating func writeFinal(daemonArguments: [String], warn: (String) -> Void) {
+        guard isRecording else { return }
+        do throws(TranscriptFile.WriteError) {
+            try file.replace(with: session.layout(daemonArguments: daemonArguments), room: 0, final: true)
+            file.close()
+            isRecording = false
+        } catch {
+            stop(warn, "recording: \(error); \(file.path) holds the whole session, laid out as it was recorded")
+        }
+    }
+
+    private mutating func stop(_ warn: (String) -> Void, _ message: String) {
+        warn(message)
+        isRecording = false
+        file.close()
+        // Nothing more is written: what the session held is let go.
+        session = RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: [])))
     }
 }
 
@@ -117,9 +192,16 @@ struct RecordedSession {
     var replayable = true
     var clientGone = false
     var longestWaitMilliseconds = 0
-    /// Rendered steps and routes; emptied when a newly learned secret or origin changes them.
+    /// Rendered steps and routes; emptied when a newly learned secret or origin is in what was
+    /// written (which is then written whole again).
     var renderedSteps: [String] = []
     var renderedRoutes: [Int: String] = [:]
+    /// How many steps the file holds, and its routes as it holds them.
+    var writtenSteps = 0
+    var writtenRoutes: [String] = []
+    /// The first route the file holds in an older form, or lacks.
+    var firstChangedRoute: Int?
+    var needsWholeWrite = false
 
     mutating func willHandle(_ event: DaemonEvent) {
         replayable = true
@@ -161,7 +243,7 @@ struct RecordedSession {
             switch exchange.outcome {
             case .failure(let failure) where failure.kind == .timeout:
                 // The replayed daemon times out by itself: the route is never answered.
-                longestWaitMilliseconds = max(longestWaitMilliseconds, Int(exchange.request.timeoutSeconds * 1000))
+                longestWaitMilliseconds = max(longestWaitMilliseconds, RecordedSession.milliseconds(exchange.request.timeoutSeconds))
             case .failure(let failure) where failure.kind == .cancelled:
                 break
             default:
@@ -191,55 +273,113 @@ struct RecordedSession {
 
     mutating func startExchange(_ request: RemoteRequest) -> Int {
         exchanges.append(Exchange(request: request))
-        entries.append(.requested(exchange: exchanges.count - 1))
-        var changed = false
-        if let origin = URLRewriting.origin(of: request.url), !rendering.urls.origins.contains(origin) {
-            rendering.urls.origins.insert(origin)
-            changed = true
+        let number = exchanges.count - 1
+        entries.append(.requested(exchange: number))
+        let before = rendering.secrets
+        var origins: [String] = []
+        if let origin = URLRewriting.origin(of: request.url), rendering.urls.origins.insert(origin).inserted {
+            origins.append(origin)
         }
         for header in request.headers where rendering.secrets.isSecret(name: header.name) {
-            changed = rendering.secrets.learn(header.value) || changed
+            rendering.secrets.learn(header.value)
         }
-        changed = rendering.learn(fromText: request.url) || changed
-        if changed { forgetRendered() }
-        return exchanges.count - 1
+        _ = rendering.learn(fromText: request.url)
+        learned(since: before, origins: origins)
+        routeChanged(number)
+        return number
     }
 
     mutating func completeExchange(_ number: Int, _ result: Result<RemoteResponse, FetchError>) {
         switch result {
         case .success(let response):
             exchanges[number].outcome = .response(response)
-            var learned = false
+            let before = rendering.secrets
             for header in response.headers where rendering.secrets.isSecret(name: header.name) {
-                learned = rendering.secrets.learn(header.value) || learned
+                rendering.secrets.learn(header.value)
             }
-            if learned { forgetRendered() }
+            learned(since: before, origins: [])
         case .failure(let failure):
             exchanges[number].outcome = .failure(failure)
         }
         completions.append(number)
         renderedRoutes[number] = nil
+        routeChanged(number)
     }
 
     mutating func cancelExchange(_ number: Int) {
         exchanges[number].cancelledByDaemon = true
     }
 
+    /// The file holds every step rendered, and `routes`.
+    mutating func wroteWhole(routes: [String]) {
+        writtenSteps = renderedSteps.count
+        writtenRoutes = routes
+        firstChangedRoute = nil
+        needsWholeWrite = false
+    }
+
+    /// The file holds `routes` from route `first` on.
+    mutating func wroteRoutes(from first: Int, _ routes: [String]) {
+        writtenRoutes.removeSubrange(first...)
+        writtenRoutes += routes
+        firstChangedRoute = nil
+    }
+
+    private mutating func routeChanged(_ number: Int) {
+        firstChangedRoute = min(firstChangedRoute ?? number, number)
+    }
+
     private mutating func append(_ entry: Entry, learning value: JSON) {
-        var changed = rendering.learn(from: value)
+        let before = rendering.secrets
+        _ = rendering.learn(from: value)
         // The base URLs of remote sources are the fixture server's in the replay.
+        var origins: [String] = []
         for url in RecordedSession.baseURLs(in: value) {
-            if let origin = URLRewriting.origin(of: url), !rendering.urls.origins.contains(origin) {
-                rendering.urls.origins.insert(origin)
-                changed = true
+            if let origin = URLRewriting.origin(of: url), rendering.urls.origins.insert(origin).inserted {
+                origins.append(origin)
             }
         }
         if case .send(let message) = entry, message["method"]?.stringValue == "ping",
            let delay = message["params"]?["delayMilliseconds"]?.integerValue {
             longestWaitMilliseconds = max(longestWaitMilliseconds, delay)
         }
-        if changed { forgetRendered() }
+        learned(since: before, origins: origins)
         entries.append(entry)
+    }
+
+    /// What is not written yet is rendered with what was just learned. What is written is
+    /// written whole again only if it holds a new secret (as it stood, or as it was partly
+    /// scrubbed by the secrets known before) or a new origin: a check that reads the
+    /// recording's text in memory, and no file.
+    private mutating func learned(since before: Secrets, origins: [String]) {
+        let secrets = rendering.secrets.learnedInOrder[before.learnedInOrder.count...]
+        guard !needsWholeWrite, !secrets.isEmpty || !origins.isEmpty else { return }
+        var needles: Set<[UInt8]> = []
+        for secret in secrets {
+            for form in [secret, before.scrubbed(secret)] where form != Secrets.placeholder {
+                needles.insert(Array(form.utf8))
+                // As a JSON string holds it (quotes, backslashes and control characters escaped).
+                needles.insert(Array(JSON(form).text().utf8.dropFirst().dropLast()))
+            }
+        }
+        let written = renderedSteps[..<writtenSteps] + writtenRoutes
+        let holdsOne = written.contains { text in
+            needles.contains { TextSearch.contains(text, $0, ignoringASCIICase: false) }
+                || origins.contains { TextSearch.contains(text, Array($0.utf8), ignoringASCIICase: true) }
+        }
+        if holdsOne {
+            needsWholeWrite = true
+            renderedSteps.removeAll()
+            renderedRoutes.removeAll()
+        }
+    }
+
+    /// `seconds` as whole milliseconds, saturating (a request's timeout, checked by the daemon, but
+    /// no arithmetic here may trap).
+    static func milliseconds(_ seconds: Double) -> Int {
+        let value = (seconds * 1000).rounded(.up)
+        guard value.isFinite, value > 0 else { return 0 }
+        return value >= Double(Int.max) ? Int.max : Int(value)
     }
 
     private mutating func unrecordable(_ reason: String) {
@@ -249,11 +389,6 @@ struct RecordedSession {
 
     private mutating func noteRequest(_ message: Message) {
         if case .request(let request) = message { methodsByID[request.id, default: []].append(request.method) }
-    }
-
-    private mutating func forgetRendered() {
-        renderedSteps.removeAll()
-        renderedRoutes.removeAll()
     }
 
     private static func json(of message: Message) -> JSON? {
@@ -284,5 +419,30 @@ struct RecordedSession {
             }
         }
         return value.arrayValue?.flatMap(baseURLs(in:)) ?? []
+    }
+}
+
+/// Byte search in a recording's text.
+enum TextSearch {
+    static func contains(_ text: String, _ needle: [UInt8], ignoringASCIICase: Bool) -> Bool {
+        guard !needle.isEmpty else { return false }
+        var text = text
+        return text.withUTF8 { haystack in
+            guard haystack.count >= needle.count else { return false }
+            let first = needle[0]
+            for start in 0...(haystack.count - needle.count) {
+                guard equal(haystack[start], first, ignoringASCIICase) else { continue }
+                var index = 1
+                while index < needle.count, equal(haystack[start + index], needle[index], ignoringASCIICase) { index += 1 }
+                if index == needle.count { return true }
+            }
+            return false
+        }
+    }
+
+    private static func equal(_ a: UInt8, _ b: UInt8, _ ignoringASCIICase: Bool) -> Bool {
+        guard ignoringASCIICase else { return a == b }
+        func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+        return lower(a) == lower(b)
     }
 }

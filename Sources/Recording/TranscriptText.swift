@@ -10,28 +10,41 @@ extension RecordedSession {
     /// How long replay waits for a message when nothing recorded took longer.
     static let defaultTimeoutMilliseconds = 5000
 
-    mutating func transcriptText(daemonArguments: [String]) -> String {
+    static let description = """
+        Recorded by datasourced \(DaemonInfo.version) (--record). `datasourced replay FILE` runs this session \
+        again offline: each HTTP exchange is a fixture route held until its "release" step. To turn a bug into \
+        a test, change the expectation that shows it into what should have been said; \
+        `datasourced transcript trim FILE --through-step N` cuts the session after step N.
+        """
+
+    /// How long replay waits for a message: past the longest wait recorded.
+    var timeoutMilliseconds: Int {
+        let (sum, overflow) = longestWaitMilliseconds.addingReportingOverflow(RecordedSession.defaultTimeoutMilliseconds)
+        return longestWaitMilliseconds > 0 ? (overflow ? Int.max : sum) : RecordedSession.defaultTimeoutMilliseconds
+    }
+
+    /// The whole recording, one step per line.
+    mutating func layout(daemonArguments: [String]) -> TranscriptLayout {
+        renderSteps()
+        return TranscriptLayout(
+            headerMembers: [("description", JSON(RecordedSession.description).text()),
+                            ("daemonArguments", JSON.array(daemonArguments.map { JSON($0) }).text())],
+            timeoutMilliseconds: timeoutMilliseconds,
+            routes: exchanges.indices.map { routeText($0) },
+            stepLines: renderedSteps)
+    }
+
+    /// Renders the entries not rendered yet.
+    mutating func renderSteps() {
         for index in renderedSteps.count..<entries.count { renderedSteps.append(step(entries[index]).text()) }
-        var routes: [String] = []
-        for number in exchanges.indices {
-            if renderedRoutes[number] == nil { renderedRoutes[number] = route(number).text() }
-            routes.append(renderedRoutes[number]!)
-        }
-        let description = """
-            Recorded by datasourced \(DaemonInfo.version) (--record). `datasourced replay FILE` runs this session \
-            again offline: each HTTP exchange is a fixture route held until its "release" step. To turn a bug into \
-            a test, change the expectation that shows it into what should have been said; \
-            `datasourced transcript trim FILE --through-step N` cuts the session after step N.
-            """
-        let timeout = longestWaitMilliseconds > 0
-            ? longestWaitMilliseconds + RecordedSession.defaultTimeoutMilliseconds : RecordedSession.defaultTimeoutMilliseconds
-        return "{\n"
-            + "  \"description\": \(JSON(description).text()),\n"
-            + "  \"daemonArguments\": \(JSON.array(daemonArguments.map { JSON($0) }).text()),\n"
-            + "  \"timeoutMilliseconds\": \(timeout),\n"
-            + "  \"fixtures\": [\n" + routes.map { "    " + $0 }.joined(separator: ",\n") + (routes.isEmpty ? "" : "\n") + "  ],\n"
-            + "  \"steps\": [\n" + renderedSteps.map { "    " + $0 }.joined(separator: ",\n") + (renderedSteps.isEmpty ? "" : "\n") + "  ]\n"
-            + "}\n"
+    }
+
+    /// The exchange's route as the file should hold it now (rendered once per change).
+    mutating func routeText(_ number: Int) -> String {
+        if let text = renderedRoutes[number] { return text }
+        let text = route(number).text()
+        renderedRoutes[number] = text
+        return text
     }
 
     static func holdName(_ number: Int) -> String { "exchange-\(number + 1)" }

@@ -65,7 +65,7 @@ struct Serve: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
-        discussion: "{pid} in FILE is replaced by the daemon's process id. The file is rewritten after every message.",
+        discussion: "{pid} in FILE is replaced by the daemon's process id. Each event handled is added to the file as it goes, so that it is a transcript at any moment.",
         valueName: "FILE"))
     var record: String?
 
@@ -109,6 +109,9 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         nameCurrentThread("main")
+        // Past a file-size limit a write fails with EFBIG, which the recording and the page cache
+        // handle as a full disk, instead of the signal killing the daemon.
+        signal(SIGXFSZ, SIG_IGN)
         let level = logLevel
         // Never StreamLogHandler.standardError: its writes block once a client stops reading
         // our stderr, and the daemon with them.

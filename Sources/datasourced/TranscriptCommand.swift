@@ -1,5 +1,6 @@
 import ArgumentParser
 import JSONKit
+import Recording
 import Replay
 import TranscriptFormat
 
@@ -11,7 +12,7 @@ struct TranscriptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transcript",
         abstract: "Work on transcripts (a recorded session, for instance).",
-        subcommands: [Trim.self]
+        subcommands: [Trim.self, Repair.self]
     )
 
     struct Trim: ParsableCommand {
@@ -54,24 +55,95 @@ struct TranscriptCommand: ParsableCommand {
             }
             document = Trimming.droppingUnusedFixtures(document, requested: requests)
             let destination = output ?? file
-            try write(Trimming.text(document), to: destination)
+            try replaceFile(destination, with: Trimming.text(document))
             Replay.writeLine("""
                 \(destination): \(document["steps"]?.count ?? 0) of \(stepsBefore) steps, \
                 \(document["fixtures"]?.count ?? 0) of \(fixturesBefore) fixtures kept
                 """)
         }
+    }
 
-        private func write(_ text: String, to path: String) throws {
-            let temporary = "\(path).partial-\(getpid())"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            guard descriptor >= 0 else { throw ValidationError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            close(descriptor)
-            guard written == bytes.count, rename(temporary, path) == 0 else {
-                unlink(temporary)
-                throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))")
+    struct Repair: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "repair",
+            abstract: "Make a recording cut short (a daemon killed while it wrote) into a transcript that replays.",
+            discussion: """
+                A recording whose daemon was killed is a transcript of the events handled before, which replay \
+                runs as it is; only a kill during a write larger than a page can leave a line torn. This keeps \
+                every whole line: a torn event's steps and everything after them are dropped, and so are the \
+                steps from the event that names a fixture route the file lost. The result is written one route \
+                and one step per line, without the room the recorder leaves, in place unless --output says where.
+                """
+        )
+
+        @Argument(help: "The recording (.json).")
+        var file: String
+
+        @Option(name: .shortAndLong, help: "Where to write the repaired transcript (default: FILE itself).")
+        var output: String?
+
+        func run() throws {
+            let bytes = try readFileBytes(file)
+            let repaired: TranscriptRepair.Repaired
+            do {
+                repaired = try TranscriptRepair.repair(bytes)
+            } catch {
+                throw ValidationError("\(file): \(error)")
             }
+            do {
+                _ = try Transcript(parsing: repaired.document)
+            } catch {
+                throw ValidationError("\(file): what is left is not a transcript: \(error)")
+            }
+            let text = Trimming.text(repaired.document)
+            let destination = output ?? file
+            let steps = repaired.document["steps"]?.count ?? 0
+            if repaired.dropped.isEmpty, destination == file, Array(text.utf8) == bytes {
+                Replay.writeLine("\(file): a whole transcript (\(steps) steps), nothing to repair")
+                return
+            }
+            try replaceFile(destination, with: text)
+            let summary = repaired.dropped.isEmpty ? "nothing was missing" : "dropped: " + repaired.dropped.joined(separator: "; ")
+            Replay.writeLine("\(destination): \(steps) steps, \(repaired.document["fixtures"]?.count ?? 0) fixtures; \(summary)")
         }
+    }
+}
+
+/// Writes `text` to a temporary file of our own beside `path`, then renames it over `path`: a
+/// reader never sees half of it. It keeps the permissions of the file it replaces (a new file
+/// is the user's alone: a transcript holds their session's data).
+private func replaceFile(_ path: String, with text: String) throws {
+    var existing = stat()
+    let mode = lstat(path, &existing) == 0 && (existing.st_mode & S_IFMT) == S_IFREG ? existing.st_mode & 0o777 : 0o600
+    // Past a file-size limit write(2) fails with EFBIG, reported below, rather than killing us.
+    signal(SIGXFSZ, SIG_IGN)
+    var temporary = "\(path).partial-\(getpid())"
+    var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+    var attempt = 1
+    while descriptor < 0, errno == EEXIST, attempt < 100 {
+        temporary = "\(path).partial-\(getpid())-\(attempt)"
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        attempt += 1
+    }
+    guard descriptor >= 0 else { throw ValidationError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+    let bytes = Array(text.utf8)
+    var written = 0
+    var failure: String?
+    while written < bytes.count {
+        let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else {
+            failure = count < 0 ? String(cString: strerror(errno)) : "nothing written"
+            break
+        }
+        written += count
+    }
+    // The mode asked for at open was narrowed by the umask; the file replaced had this one.
+    if failure == nil, fchmod(descriptor, mode) != 0 { failure = String(cString: strerror(errno)) }
+    close(descriptor)
+    if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+    if let failure {
+        unlink(temporary)
+        throw ValidationError("cannot write \(path): \(failure)")
     }
 }
