@@ -104,7 +104,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "JSONKit", "datasourced"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "datasourced"]),
     ]
 )
 

@@ -4,6 +4,7 @@ import Glibc
 import JSONKit
 @testable import Recording
 import Replay
+import TranscriptFormat
 import Testing
 
 /// How the recording's file is written: O(event), a transcript between any two writes, and
