@@ -31,10 +31,19 @@ PlaceholderKind: TypeAlias = Literal["loading", "noResults", "errors"]
 # -- createSource ---------------------------------------------------------------------
 
 
+class TLSFiles(TypedDict, total=False):
+    """`remoteConfiguration.tls`: PEM files, absolute paths or `~/...` (Protocol.md, "TLS")."""
+
+    caFile: str  # trusted in addition to SSL_CERT_FILE / SSL_CERT_DIR or the system store
+    certificateFile: str  # a client certificate; needs keyFile
+    keyFile: str  # its unencrypted private key; needs certificateFile
+
+
 class RemoteConfiguration(TypedDict, total=False):
     baseURL: str  # required by the daemon; http or https
     headers: dict[str, str]
     timeoutSeconds: float
+    tls: TLSFiles
 
 
 class SortDescriptor(TypedDict):

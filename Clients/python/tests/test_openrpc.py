@@ -93,6 +93,7 @@ def test_the_client_speaks_the_documented_protocol_version():
     (protocol.NextPageResult, result("fetchNextPage")),
     (protocol.SourceSummary, result("listSources")["items"]),
     (protocol.CacheSettings, SCHEMAS["CacheSettings"]),
+    (protocol.TLSFiles, SCHEMAS["TLSFiles"]),
     (protocol.CacheState, member(SCHEMAS["SourceDescription"], "cache")),
     (protocol.RefreshState, member(SCHEMAS["SourceDescription"], "refresh")),
 ], ids=lambda value: getattr(value, "__name__", ""))
