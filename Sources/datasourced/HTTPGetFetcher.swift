@@ -10,8 +10,15 @@ final class HTTPGetFetcher: HTTPFetching {
     func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
         let url = URLResolution.redacted(request.url)
         let limit = request.maximumBodySize
-        let handle = client.get(HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
-                                               maximumBodySize: request.maximumBodySize)) { result in
+        var get = HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
+                                 maximumBodySize: request.maximumBodySize)
+        get.acceptsCompression = request.compression
+        switch request.proxy {
+        case .environment: get.proxy = .environment
+        case .direct: get.proxy = .direct
+        case .url(let url): get.proxy = .url(url)
+        }
+        let handle = client.get(get) { result in
             completion(Self.translate(result, request: request, url: url, limit: limit))
         }
         return FetchHandle { handle.cancel() }
@@ -34,6 +41,8 @@ final class HTTPGetFetcher: HTTPFetching {
             case .tooLarge: kind = .tooLarge
             case .cancelled: kind = .cancelled
             case .transport, .invalidURL: kind = .transport
+            case .proxy: kind = .proxy
+            case .decode: kind = .decode
             }
             var failure = FetchError(kind: kind, message: error.message, url: url)
             if kind == .tooLarge { failure.maxBodyBytes = limit }

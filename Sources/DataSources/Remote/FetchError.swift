@@ -9,6 +9,8 @@ public struct FetchError: Error, Sendable, Equatable {
         case loop
         /// A next-page URL that leaves the configured origin, refused.
         case crossOrigin
+        /// The proxy could not be reached, wanted credentials, or refused the tunnel.
+        case proxy
     }
 
     /// Where a body stopped being JSON.

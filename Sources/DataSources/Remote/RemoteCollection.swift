@@ -68,9 +68,11 @@ public class RemoteCollection: DataSource {
         let url = url(of: target)
         lastURL = URLResolution.redacted(url)
         let conditional = validators.map { !$0.isEmpty } ?? false
-        let request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
+        var request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
                                     timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
+        request.compression = configuration.compression
+        request.proxy = configuration.proxy
         let configuration = self.configuration
         let redactedURL = URLResolution.redacted(url)
         inFlight = loader.load(request, decode: { response in
