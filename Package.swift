@@ -30,6 +30,13 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // zlib (the system's): HTTPGet decodes gzip and deflate bodies as they arrive, bounded by
+        // the decoded size (AsyncHTTPClient's decompression is per client, and limits a ratio).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
         // jansson's allocator: arenas for values made and dropped in one scope (CJSONArena.h says how).
@@ -42,8 +49,10 @@ let package = Package(
         .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
-        // GET over HTTP(S) with an overall deadline, a streamed size cap and cancellation (AsyncHTTPClient).
+        // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
+        // and cancellation (AsyncHTTPClient).
         .target(name: "HTTPGet", dependencies: [
+            "CZlib",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -89,8 +98,10 @@ let package = Package(
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
+        // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [
-            "HTTPGet", "Replay", "JSONKit",
+            "HTTPGet", "Replay", "JSONKit", "CZlib", "datasourced",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -27,6 +27,8 @@ final class HTTPLoader: RemoteLoading {
     private let mailbox: Mailbox<DaemonEvent>
     private var completions: [Int: (Result<DecodedResponse, FetchError>) -> Void] = [:]
     private var nextID = 0
+    /// Sent with every request whose source sets none; `initialize` adds the client's name.
+    var userAgent = DaemonInfo.userAgent(clientName: nil, clientVersion: nil)
 
     init(fetcher: HTTPFetching, mailbox: Mailbox<DaemonEvent>) {
         self.fetcher = fetcher
@@ -41,6 +43,11 @@ final class HTTPLoader: RemoteLoading {
         let mailbox = self.mailbox
         let fetcher = self.fetcher
         let inFlight = InFlightFetch()
+        var withAgent = request
+        if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            withAgent.headers.append((name: "User-Agent", value: userAgent))
+        }
+        let request = withAgent
         let start: @Sendable () -> Void = {
             let handle = fetcher.fetch(request) { result in
                 // Decoded here, off the main loop: the main loop only applies the rows.

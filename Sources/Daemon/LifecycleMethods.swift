@@ -26,6 +26,7 @@ extension Daemon {
             logger.info("client", metadata: ["name": "\(params.clientName ?? "?")", "version": "\(params.clientVersion ?? "?")"])
         }
         changeValuesLimit = params.changeValuesLimit
+        loader.userAgent = DaemonInfo.userAgent(clientName: params.clientName, clientVersion: params.clientVersion)
         lifecycle = .running
         return InitializeResult(methods: methods.names, sourceKinds: registry.kinds, maxMessageSize: options.maximumMessageSize,
                                 changeValues: true)

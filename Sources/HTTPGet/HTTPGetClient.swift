@@ -17,6 +17,11 @@ public struct HTTPGetRequest: Sendable {
     public var maximumRedirects: Int
     /// Trust and a client certificate for HTTPS; nil: the base roots only (TLSTrust).
     public var tls: HTTPGetTLS?
+    /// Sends `Accept-Encoding: gzip, deflate` unless the headers have their own. A gzip or
+    /// deflate body is decoded whether asked for or not, and `maximumBodySize` bounds the
+    /// decoded size.
+    public var acceptsCompression = true
+    public var proxy: HTTPGetProxy = .environment
 
     public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int,
                 maximumRedirects: Int = HTTPGetClient.defaultMaximumRedirects) {
@@ -44,7 +49,15 @@ public struct HTTPGetResponse: Sendable {
 
 /// Why a GET produced no response. Messages never include header values.
 public struct HTTPGetError: Error, Sendable {
-    public enum Kind: String, Sendable { case timeout, transport, tooLarge, cancelled, invalidURL, tls }
+    public enum Kind: String, Sendable {
+        case timeout, transport, tooLarge, cancelled, invalidURL
+        /// HTTPS could not be set up (FailureWording, CertificateProbe).
+        case tls
+        /// The proxy could not be reached, wanted credentials, or refused the tunnel.
+        case proxy
+        /// A gzip or deflate body that does not decode, or a coding not asked for and not known.
+        case decode
+    }
     public let kind: Kind
     public let message: String
 }
@@ -76,6 +89,8 @@ public final class HTTPGetClient: Sendable {
     static let credentialHeaders: Set = ["authorization", "proxy-authorization", "cookie"]
 
     private let client: HTTPClient
+    /// The client each request goes out on: `client`, or one made for its proxy.
+    private let router: ClientRouter
     /// One event loop for every exchange and connection. Every response is then read on the
     /// loop that runs its delegate, with no hop between loops for each part, and the
     /// connection pool still reuses kept-alive connections and keeps to its limit per host
@@ -95,6 +110,7 @@ public final class HTTPGetClient: Sendable {
         loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         client = HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
         trust = TLSTrust(environment: environment)
+        router = ClientRouter(direct: client, configuration: configuration, loop: loop, environment: environment)
     }
 
     /// Set by `shutdown`; under its lock, an exchange is either started before the loop shuts
@@ -104,12 +120,13 @@ public final class HTTPGetClient: Sendable {
 
     public func shutdown() {
         isShutDown.withLock { $0 = true }
+        router.shutdown()
         try? client.syncShutdown()
         try? loop.syncShutdownGracefully()
     }
 
     public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
-        let exchange = Exchange(request, client: client, trust: trust, completion: completion)
+        let exchange = Exchange(request, router: router, trust: trust, completion: completion)
         let started = isShutDown.withLock { isShutDown in
             if !isShutDown { exchange.start() }
             return !isShutDown
@@ -163,7 +180,7 @@ private final class Exchange: Sendable {
     }
 
     private let request: HTTPGetRequest
-    private let client: HTTPClient
+    private let router: ClientRouter
     private let trust: TLSTrust
     private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
     /// For the whole exchange: every redirect and body counts against it.
@@ -172,17 +189,17 @@ private final class Exchange: Sendable {
     private let eventLoop: any EventLoop
     private let state = Mutex(State())
 
-    init(_ request: HTTPGetRequest, client: HTTPClient, trust: TLSTrust,
+    init(_ request: HTTPGetRequest, router: ClientRouter, trust: TLSTrust,
          completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
         self.request = request
-        self.client = client
+        self.router = router
         self.trust = trust
         self.completion = completion
         // Clamped before converting: a huge or non-finite number of seconds must not trap.
         let seconds = request.timeoutSeconds.isFinite
             ? min(max(request.timeoutSeconds, 0.001), HTTPGetClient.maximumTimeoutSeconds) : HTTPGetClient.maximumTimeoutSeconds
         deadline = .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
-        eventLoop = client.eventLoopGroup.next()
+        eventLoop = router.direct.eventLoopGroup.next()
     }
 
     /// Returns at once: the request is made on the exchange's event loop, not the caller's
@@ -216,23 +233,36 @@ private final class Exchange: Sendable {
         do {
             var fields = HTTPHeaders()
             for (name, value) in headers { fields.replaceOrAdd(name: name, value: value) }
+            if request.acceptsCompression && !fields.contains(name: "accept-encoding") {
+                fields.add(name: "Accept-Encoding", value: acceptedContentCodings)
+            }
             let tls = try trust.configuration(for: request.tls, url: url, target: FailureWording.target(of: url))
             outgoing = try HTTPClient.Request(url: url, method: .GET, headers: fields, body: nil, tlsConfiguration: tls)
         } catch {
             return finish(.failure(HTTPGetClient.classify(error, url: url, request: request)))
         }
-        let task = client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize), deadline: deadline)
+        // Chosen for each URL: a redirect may lead to a host that NO_PROXY exempts.
+        let route: ClientRouter.Route
+        switch router.route(for: url, choice: request.proxy) {
+        case .success(let chosen): route = chosen
+        case .failure(let error): return finish(.failure(error))
+        }
+        let task = route.client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize), deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
             state.inFlight = task
             return state.cancelled
         }
         if cancelledAlready { task.cancel() }
         task.futureResult.whenComplete { result in
+            route.release()
             switch result {
             case .success(let response):
                 self.received(response, headers: headers, redirects: redirects)
             case .failure(let error):
-                self.failed(error, url: url)
+                guard let proxy = route.proxy, NIODeadline.now() < self.deadline else { return self.failed(error, url: url) }
+                ProxyFailure.explain(error, proxy: proxy, url: url, on: self.eventLoop, deadline: self.deadline) { explained in
+                    if let explained { self.finish(.failure(explained)) } else { self.failed(error, url: url) }
+                }
             }
         }
     }
@@ -301,6 +331,8 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
     private let limit: Int
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
+    /// For a gzip or deflate body: `body` is what it decodes to.
+    private var inflater: Inflater?
 
     init(url: String, limit: Int) {
         self.url = url
@@ -309,6 +341,18 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
 
     func didReceiveHead(task: HTTPClient.Task<HTTPGetResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
+        let coding = ContentCoding(header: head.headers.first(name: "content-encoding"))
+        switch coding {
+        case .identity:
+            break
+        case .gzip, .deflate:
+            // The announced length is the compressed one: the limit is checked as it decodes.
+            inflater = Inflater(coding)
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .unsupported(let coding):
+            return task.eventLoop.makeFailedFuture(HTTPGetError(
+                kind: .decode, message: "the response is encoded as \"\(coding)\", which is not gzip or deflate: it cannot be decoded"))
+        }
         let announced = head.headers.first(name: "content-length").flatMap { Int($0) }
         if let announced, announced > limit {
             return task.eventLoop.makeFailedFuture(HTTPGetError(
@@ -322,6 +366,14 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<HTTPGetResponse>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
+        if let inflater {
+            do {
+                try part.withUnsafeReadableBytes { bytes throws(InflateFailure) in try inflater.inflate(bytes, into: &body, limit: limit) }
+                return task.eventLoop.makeSucceededVoidFuture()
+            } catch {
+                return task.eventLoop.makeFailedFuture(Self.problem(error, limit: limit, coding: head?.headers.first(name: "content-encoding")))
+            }
+        }
         guard part.readableBytes <= limit - body.count else {
             return task.eventLoop.makeFailedFuture(HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
         }
@@ -331,6 +383,25 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
 
     func didFinishRequest(task: HTTPClient.Task<HTTPGetResponse>) throws -> HTTPGetResponse {
         guard let head else { throw HTTPGetError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head") }
-        return HTTPGetResponse(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) }, body: body, finalURL: url)
+        var headers = head.headers.map { ($0.name, $0.value) }
+        if let inflater {
+            do { try inflater.finish() } catch { throw Self.problem(error, limit: limit, coding: head.headers.first(name: "content-encoding")) }
+            // They describe the bytes on the wire; the body handed on is the decoded one (and
+            // so is a recording's, replayed uncompressed).
+            headers.removeAll { ["content-encoding", "content-length"].contains($0.0.lowercased()) }
+        }
+        return HTTPGetResponse(status: Int(head.status.code), headers: headers, body: body, finalURL: url)
+    }
+
+    private static func problem(_ failure: InflateFailure, limit: Int, coding: String?) -> HTTPGetError {
+        let coding = ContentCoding(header: coding) == .gzip ? "gzip" : "deflate"
+        switch failure {
+        case .tooLarge:
+            return HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes once decoded (\(coding))")
+        case .corrupt(let reason):
+            return HTTPGetError(kind: .decode, message: "the \(coding) response body does not decode: \(reason)")
+        case .truncated:
+            return HTTPGetError(kind: .decode, message: "the \(coding) response body ends before its compressed data does")
+        }
     }
 }

@@ -13,6 +13,12 @@ final class HTTPGetFetcher: HTTPFetching {
         var get = HTTPGetRequest(url: request.url, headers: request.headers, timeoutSeconds: request.timeoutSeconds,
                                  maximumBodySize: request.maximumBodySize)
         get.tls = request.tls.map { HTTPGetTLS(caFile: $0.caFile, certificateFile: $0.certificateFile, keyFile: $0.keyFile) }
+        get.acceptsCompression = request.compression
+        switch request.proxy {
+        case .environment: get.proxy = .environment
+        case .direct: get.proxy = .direct
+        case .url(let url): get.proxy = .url(url)
+        }
         let handle = client.get(get) { result in
             completion(Self.translate(result, request: request, url: url, limit: limit))
         }
@@ -37,6 +43,8 @@ final class HTTPGetFetcher: HTTPFetching {
             case .cancelled: kind = .cancelled
             case .transport, .invalidURL: kind = .transport
             case .tls: kind = .tls
+            case .proxy: kind = .proxy
+            case .decode: kind = .decode
             }
             var failure = FetchError(kind: kind, message: error.message, url: url)
             if kind == .tooLarge { failure.maxBodyBytes = limit }

@@ -44,6 +44,8 @@ class RemoteConfiguration(TypedDict, total=False):
     headers: dict[str, str]
     timeoutSeconds: float
     tls: TLSFiles
+    compression: bool  # false: no Accept-Encoding (gzip and deflate are decoded anyway)
+    proxy: str | None  # http://[user:password@]host[:port]; None: direct; absent: the environment's
 
 
 class SortDescriptor(TypedDict):
@@ -145,7 +147,7 @@ class FetchError(TypedDict, total=False):
     """A failed load's error (``failedWithError``, error placeholder rows, ``fetchData``
     results, ``lastError``); kind ``children`` (a multi source) has ``failures`` instead."""
 
-    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, loop, crossOrigin, tls, children
+    kind: str  # http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge, loop, crossOrigin, tls, proxy, children
     message: str
     status: int
     url: str

@@ -89,12 +89,20 @@ extension PlaceholderStorageOptions: WireEncodable {
 extension RemoteConfiguration {
     /// As `describeSource` shows it: secret header values and URL credentials redacted.
     var members: [(String, JSON)] {
+        var remote: [(String, JSON)] = [
+            ("baseURL", JSON(URLResolution.redacted(baseURL))),
+            ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) })),
+            ("timeoutSeconds", JSON(timeoutSeconds)),
+        ]
+        // Networks: shown when given; the proxy without its credentials.
+        if !compression { remote.append(("compression", false)) }
+        switch proxy {
+        case .environment: break
+        case .direct: remote.append(("proxy", .null))
+        case .url(let url): remote.append(("proxy", JSON(URLResolution.redacted(url))))
+        }
         var members: [(String, JSON)] = [
-            ("remoteConfiguration", .object([
-                ("baseURL", JSON(URLResolution.redacted(baseURL))),
-                ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) })),
-                ("timeoutSeconds", JSON(timeoutSeconds)),
-            ])),
+            ("remoteConfiguration", .object(remote)),
             ("apiPath", JSON(apiPath)),
             ("queryParameters", .object(queryParameters.map { ($0.name, JSON($0.value)) })),
             ("placeholderStorageOptions", placeholders.json),

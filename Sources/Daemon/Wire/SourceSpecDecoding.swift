@@ -82,6 +82,10 @@ enum RemoteConfigurationDecoding {
         let timeout = try remote.optionalNumber("timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
         // TLS (issue 28): trust and client certificate files, checked here (TLSDecoding).
         let tls = try remote.optional("tls", TLSDecoding.files) ?? nil
+        // Networks: compression and proxy.
+        let compression = try remote.optionalBool("compression") ?? true
+        var proxy = ProxySetting.environment
+        if let value = remote.rawValue("proxy") { proxy = try Self.proxy(value, remote.path("proxy")) }
         try remote.finish()
 
         let apiPath = try reader.required("apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
@@ -108,6 +112,8 @@ enum RemoteConfigurationDecoding {
         var configuration = RemoteConfiguration(baseURL: baseURL, headers: headers, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
                                                 apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
                                                 placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
+        configuration.compression = compression
+        configuration.proxy = proxy
         configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
         configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
         configuration.tls = tls
@@ -147,6 +153,61 @@ enum RemoteConfigurationDecoding {
                              message: "\"\(field)\" must be an http or https URL with a host and a port in 1...65535: \(problem)")
         }
         return base
+    }
+
+    static let proxyExpectation = "an http:// proxy URL (http://[user:password@]host[:port]), or null for a direct connection"
+
+    /// `remoteConfiguration.proxy`: null, or an `http://` URL with a host, a port that fits
+    /// and no path. What is echoed never holds the credentials.
+    static func proxy(_ value: JSON, _ field: String) throws(FieldError) -> ProxySetting {
+        if value.isNull { return .direct }
+        guard let text = value.stringValue else { throw .mistyped(field, expected: proxyExpectation, got: value) }
+        let shown = JSON(withoutCredentials(text))
+        func refuse(_ problem: String) -> FieldError {
+            FieldError(field: field, expected: proxyExpectation, got: shown, message: "\"\(field)\" must be \(proxyExpectation): \(problem)")
+        }
+        let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
+        switch scheme {
+        case "http"?:
+            break
+        case "https"?:
+            throw refuse("https:// proxies (TLS to the proxy) are not supported; https requests go through an http:// proxy encrypted")
+        case "socks4"?, "socks4a"?, "socks5"?, "socks5h"?:
+            throw refuse("SOCKS proxies are not supported")
+        default:
+            throw refuse("it does not start with http://")
+        }
+        let afterScheme = text[text.index(text.startIndex, offsetBy: "http://".count)...]
+        let authorityEnd = afterScheme.firstIndex { "/?#".contains($0) } ?? afterScheme.endIndex
+        let authority = afterScheme[..<authorityEnd]
+        guard afterScheme[authorityEnd...].isEmpty || afterScheme[authorityEnd...] == "/" else { throw refuse("it has a path or a query") }
+        if let problem = URLResolution.authorityProblem(in: text) { throw refuse(problem) }
+        if let at = authority.lastIndex(of: "@"), !isPercentEncoded(authority[..<at]) {
+            throw refuse("its user name or password is not validly percent-encoded")
+        }
+        return .url(text)
+    }
+
+    /// `text` without `user:password@`, with or without a scheme before it (a proxy written
+    /// `user:password@host:port` is refused, and echoed, without them).
+    static func withoutCredentials(_ text: String) -> String {
+        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
+        let authorityEnd = text[start...].firstIndex { "/?#".contains($0) } ?? text.endIndex
+        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<start]) + String(text[text.index(after: at)...])
+    }
+
+    /// Every `%` starts a `%XX` escape.
+    private static func isPercentEncoded(_ text: Substring) -> Bool {
+        var bytes = text.utf8[...]
+        while let percent = bytes.firstIndex(of: UInt8(ascii: "%")) {
+            let escape = bytes[percent...].dropFirst().prefix(2)
+            guard escape.count == 2, escape.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= ($0 | 0x20) }) else {
+                return false
+            }
+            bytes = bytes[percent...].dropFirst(3)
+        }
+        return true
     }
 
     private static func headers(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {

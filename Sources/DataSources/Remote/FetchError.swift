@@ -13,6 +13,8 @@ public struct FetchError: Error, Sendable, Equatable {
         /// host, a refused client certificate, no common TLS version or cipher, or a
         /// `tls` file that could not be used.
         case tls
+        /// The proxy could not be reached, wanted credentials, or refused the tunnel.
+        case proxy
     }
 
     /// Where a body stopped being JSON.

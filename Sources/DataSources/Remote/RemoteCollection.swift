@@ -72,6 +72,8 @@ public class RemoteCollection: DataSource {
                                     timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
         request.tls = configuration.tls
+        request.compression = configuration.compression
+        request.proxy = configuration.proxy
         let configuration = self.configuration
         let redactedURL = URLResolution.redacted(url)
         inFlight = loader.load(request, decode: { response in

@@ -27,6 +27,14 @@ public struct RemoteConfiguration: Sendable {
     /// `remoteConfiguration.tls`; nil: the system's trust (or `SSL_CERT_FILE`'s), no client certificate.
     public var tls: TLSFiles?
 
+    // MARK: Networks: compression and proxy
+
+    /// `compression`: whether requests send `Accept-Encoding: gzip, deflate`. A gzip or
+    /// deflate body is decoded either way.
+    public var compression = true
+    /// `proxy`: which proxy requests go through.
+    public var proxy: ProxySetting = .environment
+
     public static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
     public static let maximumTimeoutSeconds = 86_400.0
@@ -63,6 +71,7 @@ public struct RemoteConfiguration: Sendable {
     public var secretValues: [String] {
         var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
         if let password = URLResolution.password(in: baseURL) { values.append(password) }
+        if case .url(let url) = proxy, let password = URLResolution.password(in: url) { values.append(password) }
         return values
     }
 
@@ -72,6 +81,17 @@ public struct RemoteConfiguration: Sendable {
         return ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(lower)
             || ["token", "secret", "api-key", "apikey", "password", "session"].contains { lower.contains($0) }
     }
+}
+
+/// `remoteConfiguration.proxy`.
+public enum ProxySetting: Sendable, Equatable {
+    /// Absent: the one the daemon's environment names (`HTTPS_PROXY`, `HTTP_PROXY`,
+    /// `ALL_PROXY`, `NO_PROXY`).
+    case environment
+    /// `null`: none, whatever the environment says.
+    case direct
+    /// `"http://[user:password@]host[:port]"`, whatever the environment says.
+    case url(String)
 }
 
 /// `cache: {enabled, maxAgeSeconds?, maxPages?}` of a remote or paginated source.

@@ -3,13 +3,18 @@ import JSONKit
 /// One GET as a remote source asks for it.
 public struct RemoteRequest: Sendable {
     public let url: String
-    public let headers: [(name: String, value: String)]
+    /// The daemon adds `User-Agent` unless the source sets one.
+    public var headers: [(name: String, value: String)]
     public let timeoutSeconds: Double
     public let maximumBodySize: Int
     /// Wait this long before sending (a retry after `Retry-After`).
     public var delaySeconds: Double = 0
     /// The source's `remoteConfiguration.tls`, for HTTPS.
     public var tls: TLSFiles?
+    /// `remoteConfiguration.compression`: ask for gzip and deflate.
+    public var compression = true
+    /// `remoteConfiguration.proxy`.
+    public var proxy: ProxySetting = .environment
 
     public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0) {
         self.url = url
