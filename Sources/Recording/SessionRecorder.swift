@@ -200,6 +200,8 @@ struct RecordedSession {
         for header in request.headers where rendering.secrets.isSecret(name: header.name) {
             changed = rendering.secrets.learn(header.value) || changed
         }
+        // Values read from the environment or files are secret whatever their header's name.
+        for value in request.secretValues { changed = rendering.secrets.learn(value) || changed }
         changed = rendering.learn(fromText: request.url) || changed
         if changed { forgetRendered() }
         return exchanges.count - 1

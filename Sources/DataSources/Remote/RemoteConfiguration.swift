@@ -23,6 +23,12 @@ public struct RemoteConfiguration: Sendable {
     /// A live list: the loaded pages are revalidated this often; nil: only when asked.
     public var refreshIntervalSeconds: Double?
 
+    // MARK: Credentials from outside the configuration (issue 28)
+
+    /// Headers whose values are read from the environment or a file when each request is
+    /// made (Credentials.swift); sent after `headers`.
+    public var externalHeaders: [ExternalHeader] = []
+
     public static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
     public static let maximumTimeoutSeconds = 86_400.0
@@ -59,6 +65,10 @@ public struct RemoteConfiguration: Sendable {
     public var secretValues: [String] {
         var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
         if let password = URLResolution.password(in: baseURL) { values.append(password) }
+        // As sent in Basic authorization, and as a server may echo it: percent-decoded.
+        if let basic = BasicCredentials(url: baseURL), !basic.password.isEmpty, !values.contains(basic.password) {
+            values.append(basic.password)
+        }
         return values
     }
 
