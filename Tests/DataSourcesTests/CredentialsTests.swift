@@ -94,7 +94,7 @@ final class TokenDirectory {
         #expect(loader.header("X-Workspace", of: 0) == "ws file-token-1")
         loader.respond(0, json: Self.page([1, 2]))
         directory.write("token", "file-token-2\n")
-        source.fetchNextPage()
+        try #require(source.fetchNextPage())
         #expect(loader.header("X-Workspace", of: 1) == "ws file-token-2")
         loader.respond(1, json: Self.page([3, 4]))
 
@@ -110,7 +110,7 @@ final class TokenDirectory {
         #expect(CacheAndRefreshTests.ids(source) == [1, 2, 3, 4], "the loaded rows stay")
         // Back again: the failed page is asked for again, with the file's value.
         directory.write("token", "file-token-3")
-        #expect(source.fetchNextPage())
+        try #require(source.fetchNextPage())
         #expect(loader.header("X-Workspace", of: 2) == "ws file-token-3")
     }
 
@@ -191,7 +191,7 @@ final class TokenDirectory {
         // base64("us@er:p:ss-word"): percent-decoded, as curl sends them.
         #expect(loader.header("Authorization", of: 0) == "Basic dXNAZXI6cDpzcy13b3Jk")
         loader.respond(0, json: Self.page([1, 2]), headers: [("Link", "<http://other.invalid/items?page=2>; rel=\"next\"")])
-        source.fetchNextPage()
+        try #require(source.fetchNextPage())
         #expect(loader.header("Authorization", of: 1) == nil, "never to another origin")
         loader.respond(1, status: 401, json: ["message": "p:ss-word is wrong"])
         #expect(recorder.errors.last?["serverMessage"] == "<redacted> is wrong", "the decoded password is secret too")

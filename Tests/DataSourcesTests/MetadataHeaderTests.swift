@@ -24,7 +24,7 @@ import Testing
         #expect(source.summary["numberOfTotalResults"] == 250 && source.summary["numberOfPages"] == 5)
         #expect(source.summary["hasMorePages"] == true)
         for page in 2...5 {
-            #expect(source.fetchNextPage())
+            try #require(source.fetchNextPage())
             #expect(loader.requestedURLs.last == "http://api.invalid/items?page=\(page)&page_size=2")
             var metadata = #"{"total": 250, "total_pages": 5, "first_page": 1, "last_page": 5, "page": \#(page), "previous_page": \#(page - 1)"#
             metadata += page < 5 ? #", "next_page": \#(page + 1)}"# : "}"
@@ -42,7 +42,7 @@ import Testing
         cursor.fetchData()
         cursorLoader.respond(0, json: PaginatedStateMachineTests.page([1, 2]), headers: [("X-Meta", #"{"next_cursor": "c2", "more": true, "count": 9}"#)])
         #expect(cursor.summary["nextPage"] == ["cursor": "c2"] && cursor.summary["numberOfTotalResults"] == 9)
-        cursor.fetchNextPage()
+        try #require(cursor.fetchNextPage())
         cursorLoader.respond(1, json: PaginatedStateMachineTests.page([3, 4]), headers: [("x-meta", #"{"next_cursor": "c3", "more": false}"#)])
         #expect(cursor.summary["hasMorePages"] == false, "hasMorePath in the header, its name in any case")
 

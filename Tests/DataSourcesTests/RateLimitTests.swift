@@ -105,10 +105,10 @@ import Testing
         loader.respond(0, json: PaginatedStateMachineTests.page([1, 2]),
                        headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "4999"), ("X-RateLimit-Reset", "1800000000")])
         #expect(source.summary["rateLimit"] == ["limit": 5000, "remaining": 4999, "resetAt": "2027-01-15T08:00:00.000Z"])
-        source.fetchNextPage()
+        try #require(source.fetchNextPage())
         loader.respond(1, status: 403, json: [:], headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1800000000")])
         #expect(source.summary["rateLimit"] == ["limit": 5000, "remaining": 0, "resetAt": "2027-01-15T08:00:00.000Z"])
-        source.fetchNextPage()
+        try #require(source.fetchNextPage())
         loader.respond(2, json: PaginatedStateMachineTests.page([3]))
         #expect(source.summary["rateLimit"]?["remaining"] == 0, "a response without the headers keeps the last status")
     }
