@@ -37,7 +37,7 @@ public struct ExternalHeader: Sendable, Equatable {
         }
     }
 
-    /// The header's value as sent (the prefix, then what was read), or why it cannot be read.
+    /// What the variable or file holds (without the prefix), or why it cannot be read.
     public func read() -> Result<String, ExternalValues.Problem> {
         let bytes: [UInt8]
         switch source {
@@ -53,7 +53,7 @@ public struct ExternalHeader: Sendable, Equatable {
             }
         }
         switch ExternalValues.headerValue(bytes) {
-        case .success(let value): return .success(prefix + value)
+        case .success(let value): return .success(value)
         case .failure(let reason): return .failure(ExternalValues.Problem(message: "\(origin) \(reason.message)"))
         }
     }
@@ -186,13 +186,14 @@ extension RemoteConfiguration {
     /// The headers `url` is requested with, the external values read now; or, when one cannot
     /// be read (a variable unset, a file gone since `createSource`), the failure of the fetch.
     func credentials(for url: String) -> Result<RequestCredentials, FetchError> {
-        let read: [(name: String, value: String)]
+        let read: [ReadHeader]
         switch readExternalHeaders() {
         case .failure(let error): return .failure(error)
         case .success(let values): read = values
         }
-        var headers = self.headers + read
-        var secrets = read.map(\.value)
+        var headers = self.headers + read.map { ($0.name, $0.value) }
+        // What was read, as sent and on its own: a server may echo the token without its "Bearer ".
+        var secrets = read.flatMap { $0.value == $0.read ? [$0.value] : [$0.value, $0.read] }
         // Basic authorization from `user:password@` in the base URL, as curl sends it: to the
         // base URL's origin only, and not over an Authorization header the source sets.
         if let basic = BasicCredentials(url: baseURL), URLResolution.origin(of: url) == URLResolution.origin(of: baseURL),
@@ -205,13 +206,22 @@ extension RemoteConfiguration {
                                            cacheMaterial: externalHeaders.isEmpty ? nil : Self.cacheMaterial(read.map(\.value))))
     }
 
+    /// An external header as read for one request.
+    struct ReadHeader {
+        let name: String
+        /// As sent: the prefix, then what was read.
+        let value: String
+        /// What the variable or file holds.
+        let read: String
+    }
+
     /// The external headers' values, read now.
-    func readExternalHeaders() -> Result<[(name: String, value: String)], FetchError> {
-        var read: [(name: String, value: String)] = []
+    func readExternalHeaders() -> Result<[ReadHeader], FetchError> {
+        var read: [ReadHeader] = []
         for header in externalHeaders {
             switch header.read() {
             case .success(let value):
-                read.append((header.name, value))
+                read.append(ReadHeader(name: header.name, value: header.prefix + value, read: value))
             case .failure(let problem):
                 // `transport`: the request could not be made. The message says what to fix.
                 return .failure(FetchError(kind: .transport, message: "header \"\(header.name)\" was not sent: \(problem.message)"))
