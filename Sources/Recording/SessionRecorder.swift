@@ -283,6 +283,8 @@ struct RecordedSession {
         for header in request.headers where rendering.secrets.isSecret(name: header.name) {
             rendering.secrets.learn(header.value)
         }
+        // Values read from the environment or files are secret whatever their header's name.
+        for value in request.secretValues { rendering.secrets.learn(value) }
         _ = rendering.learn(fromText: request.url)
         learned(since: before, origins: origins)
         routeChanged(number)

@@ -41,7 +41,7 @@ class TLSFiles(TypedDict, total=False):
 
 class RemoteConfiguration(TypedDict, total=False):
     baseURL: str  # required by the daemon; http or https
-    headers: dict[str, str]
+    headers: dict[str, str | dict[str, str]]  # a value, or where it is read from: {env, prefix?} or {file, prefix?}
     timeoutSeconds: float
     tls: TLSFiles
     compression: bool  # false: no Accept-Encoding (gzip and deflate are decoded anyway)
@@ -89,6 +89,7 @@ class Pagination(TypedDict, total=False):
     nextURLPath: str
     totalPath: str
     totalHeader: str
+    metadataHeader: str  # the page metadata as JSON in this response header (X-Pagination)
     maxPages: int
     maxPagesWithoutNewObjects: int
     endOnNotFound: bool
@@ -157,6 +158,7 @@ class FetchError(TypedDict, total=False):
     retryAfterSeconds: float  # 1.1
     reason: str  # 1.1, kind loop: first, page, offset, cursor, url, noNewObjects, maxPages
     pagesLoaded: int  # 1.1
+    rateLimited: bool  # a 429, or a 403 whose headers say the rate limit is spent
     keyPath: str  # kind keyPath
     index: int  # kind mapping: index, field, expected, got
     field: str
@@ -257,6 +259,7 @@ class SourceDescription(TypedDict, total=False):
     limits: Limits
     lastURL: str
     lastError: FetchError
+    rateLimit: dict[str, int | str]  # {limit?, remaining?, resetAt?}: the last rate-limit headers seen
     cache: CacheState  # 1.2, when the source opted in
     stale: bool  # 1.2, with cache: the rows are the persisted ones, not yet confirmed
     cachedAt: str  # 1.2, while stale: when they were stored or last confirmed (RFC 3339, UTC)

@@ -51,6 +51,7 @@ extension FetchError: WireEncodable {
         if let retryAfterSeconds { members.append(("retryAfterSeconds", JSON(retryAfterSeconds))) }
         if let loopReason { members.append(("reason", JSON(loopReason))) }
         if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
+        if rateLimited { members.append(("rateLimited", true)) }
         return .object(members)
     }
 
@@ -91,7 +92,8 @@ extension RemoteConfiguration {
     var members: [(String, JSON)] {
         var remote: [(String, JSON)] = [
             ("baseURL", JSON(URLResolution.redacted(baseURL))),
-            ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) })),
+            ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) }
+                                + externalHeaders.map { ($0.name, $0.json) })),
             ("timeoutSeconds", JSON(timeoutSeconds)),
         ]
         // Networks: shown when given; the proxy without its credentials.
@@ -110,6 +112,29 @@ extension RemoteConfiguration {
         ]
         if let keyPath { members.append(("keyPath", JSON(keyPath.description))) }
         return members
+    }
+}
+
+extension ExternalHeader {
+    /// As given: where the value comes from, never the value.
+    var json: JSON {
+        var members: [(String, JSON)]
+        switch source {
+        case .environment(let variable): members = [("env", JSON(variable))]
+        case .file(let given, _): members = [("file", JSON(given))]
+        }
+        if !prefix.isEmpty { members.append(("prefix", JSON(prefix))) }
+        return .object(members)
+    }
+}
+
+extension RateLimitStatus: WireEncodable {
+    var json: JSON {
+        var members: [(String, JSON)] = []
+        if let limit { members.append(("limit", JSON(limit))) }
+        if let remaining { members.append(("remaining", JSON(remaining))) }
+        if let resetAt { members.append(("resetAt", JSON(Timestamp.iso8601(resetAt)))) }
+        return .object(members)
     }
 }
 
@@ -147,6 +172,7 @@ extension PaginatorConfiguration {
         }
         if let totalPath { members.append(("totalPath", JSON(totalPath.description))) }
         if let totalHeader { members.append(("totalHeader", JSON(totalHeader))) }
+        if let metadataHeader { members.append(("metadataHeader", JSON(metadataHeader))) }
         members += [
             ("maxPages", JSON(maximumPages)),
             ("maxPagesWithoutNewObjects", JSON(stalledPagesLimit)),
@@ -213,6 +239,7 @@ extension SourceDescription: WireEncodable {
         var members = remote.configuration.members
         if let lastURL = remote.lastURL { members.append(("lastURL", JSON(lastURL))) }
         if let lastError = remote.lastError { members.append(("lastError", lastError.json)) }
+        if let rateLimit = remote.rateLimit { members.append(("rateLimit", rateLimit.json)) }
         // Members of opt-in features appear when they are on.
         if remote.cache.settings.enabled {
             var cache: [(String, JSON)] = [("enabled", true)]

@@ -78,7 +78,7 @@ enum RemoteConfigurationDecoding {
             throw .missing("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
         }
         let baseURL = try remote.required("baseURL", baseURLValue, expected: "an http or https URL string")
-        let headers = try remote.optional("headers", Self.headers) ?? []
+        let headers = try remote.optional("headers", Self.headers) ?? HeaderValues()
         let timeout = try remote.optionalNumber("timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
         // TLS (issue 28): trust and client certificate files, checked here (TLSDecoding).
         let tls = try remote.optional("tls", TLSDecoding.files) ?? nil
@@ -109,7 +109,7 @@ enum RemoteConfigurationDecoding {
             maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
             try limits.finish()
         }
-        var configuration = RemoteConfiguration(baseURL: baseURL, headers: headers, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
+        var configuration = RemoteConfiguration(baseURL: baseURL, headers: headers.literal, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
                                                 apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
                                                 placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
         configuration.compression = compression
@@ -117,6 +117,7 @@ enum RemoteConfigurationDecoding {
         configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
         configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
         configuration.tls = tls
+        configuration.externalHeaders = headers.external
         return configuration
     }
 
@@ -210,15 +211,77 @@ enum RemoteConfigurationDecoding {
         return true
     }
 
-    private static func headers(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
-        guard let members = value.objectMembers else { throw .mistyped(field, expected: "an object of header names to strings", got: value) }
-        var headers: [(name: String, value: String)] = []
+    /// `headers`: each value a string, or read when each request is made (issue 28).
+    struct HeaderValues {
+        var literal: [(name: String, value: String)] = []
+        var external: [ExternalHeader] = []
+    }
+
+    static let headerValueExpectation = "a string, or an object {env, prefix?} or {file, prefix?}"
+
+    private static func headers(_ value: JSON, _ field: String) throws(FieldError) -> HeaderValues {
+        guard let members = value.objectMembers else {
+            throw .mistyped(field, expected: "an object of header names to strings, {env, prefix?} or {file, prefix?}", got: value)
+        }
+        var headers = HeaderValues()
         for (name, member) in members {
             // The value itself is never echoed: it may be a secret.
-            guard let text = member.stringValue else { throw .mistyped("\(field).\(name)", expected: "a string", got: member) }
-            headers.append((name, text))
+            if let text = member.stringValue {
+                headers.literal.append((name, text))
+            } else if member.isObject {
+                headers.external.append(try externalHeader(name: name, member, "\(field).\(name)"))
+            } else {
+                throw .mistyped("\(field).\(name)", expected: headerValueExpectation, got: member)
+            }
         }
         return headers
+    }
+
+    // MARK: Header values from the environment or a file (issue 28)
+
+    /// `{"env": "GITHUB_TOKEN", "prefix": "Bearer "}` or `{"file": "~/.config/x/token"}`. The
+    /// value is read now, so that an unset variable or a missing file is refused here, naming
+    /// it (and never what it holds); it is read again for each request.
+    static func externalHeader(name: String, _ value: JSON, _ field: String) throws(FieldError) -> ExternalHeader {
+        var reader = try ObjectReader(value, field: field, expected: headerValueExpectation)
+        let variable = try reader.optionalString("env")
+        let given = try reader.optionalString("file")
+        let prefix = try reader.optionalString("prefix") ?? ""
+        try reader.finish()
+        if prefix.utf8.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+            throw FieldError(field: reader.path("prefix"), expected: "a string without control characters", got: JSON(prefix),
+                             message: "\"\(reader.path("prefix"))\" must not hold line breaks or other control characters")
+        }
+        let header: ExternalHeader
+        switch (variable, given) {
+        case (let variable?, nil):
+            guard ExternalValues.isVariableName(variable) else {
+                throw FieldError(field: reader.path("env"), expected: "the name of an environment variable", got: JSON(variable))
+            }
+            header = ExternalHeader(name: name, source: .environment(variable), prefix: prefix)
+        case (nil, let given?):
+            switch ExternalValues.expandedPath(given) {
+            case .success(let path):
+                header = ExternalHeader(name: name, source: .file(given: given, path: path), prefix: prefix)
+            case .failure(let reason):
+                throw FieldError(field: reader.path("file"), expected: "an absolute path, or one from ~/", got: JSON(given),
+                                 message: "\"\(reader.path("file"))\": the path \(reason.message)")
+            }
+        case (nil, nil):
+            throw FieldError.missing(reader.path("env"), expected: "one of \"env\" (a variable of the daemon's environment) and \"file\" (a path)")
+        case (_?, _?):
+            throw FieldError(field: reader.path("file"), expected: "only one of env and file", got: JSON(given ?? ""),
+                             message: "\"\(field)\" must have one of \"env\" and \"file\", not both")
+        }
+        if case .failure(let problem) = header.read() {
+            let member = variable == nil ? "file" : "env"
+            let expected = variable == nil
+                ? "a readable regular file of at most \(ExternalValues.maximumFileBytes) bytes holding the value"
+                : "a variable set, and not empty, in the daemon's environment"
+            throw FieldError(field: reader.path(member), expected: expected, got: JSON(variable ?? given ?? ""),
+                             message: "\"\(reader.path(member))\": \(problem.message)")
+        }
+        return header
     }
 
     private static func queryParameters(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
@@ -331,6 +394,7 @@ enum RemoteConfigurationDecoding {
         }
         paginator.totalPath = try reader.optionalKeyPath("totalPath")
         paginator.totalHeader = try reader.optionalString("totalHeader", nonEmpty: true)
+        paginator.metadataHeader = try reader.optional("metadataHeader", headerName)
         paginator.maximumPages = try reader.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit) ?? paginator.maximumPages
         paginator.stalledPagesLimit = try reader.optionalInteger("maxPagesWithoutNewObjects", in: 1...1000) ?? paginator.stalledPagesLimit
         paginator.endOnNotFound = try reader.optionalBool("endOnNotFound") ?? paginator.endOnNotFound
@@ -347,6 +411,18 @@ enum RemoteConfigurationDecoding {
             paginator.retryAfterMaximumSeconds = try retry.optionalNumber("maxDelaySeconds", in: 0...3600) ?? paginator.retryAfterMaximumSeconds
             try retry.finish()
         }
+    }
+}
+
+extension RemoteConfigurationDecoding {
+    /// A header's name: an RFC 9110 token.
+    static func headerName(_ value: JSON, _ field: String) throws(FieldError) -> String {
+        let expected = "a header name (letters, digits and !#$%&'*+-.^_`|~)"
+        let name = try Decode.string(value, field, nonEmpty: true)
+        guard name.utf8.count <= 256, name.utf8.allSatisfy({ byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }) else { throw .invalid(field, expected: expected, got: value) }
+        return name
     }
 }
 

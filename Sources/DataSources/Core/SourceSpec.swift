@@ -62,6 +62,8 @@ public struct SourceDescription: Sendable {
         public let cache: CacheState
         /// nil: not a live list.
         public let refresh: RefreshSchedule?
+        /// What the last response's headers said of the rate limit; nil until one did.
+        public var rateLimit: RateLimitStatus?
     }
 
     public struct CacheState: Sendable {

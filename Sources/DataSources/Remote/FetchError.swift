@@ -44,17 +44,25 @@ public struct FetchError: Error, Sendable, Equatable {
     public var maxBodyBytes: Int?
     /// The URL that answered, after redirects (without credentials), when it differs from `url`.
     public var finalURL: String?
-    /// The server's own error text, from a JSON body's `detail`, `message`, `error` or
-    /// `error.message`.
+    /// The server's own error text, from the first of the fields common APIs put it in
+    /// (`ResponseDecoding.serverMessage`).
     public var serverMessage: String?
     /// The start of a failed response's body, as text (bounded; secret values removed).
     public var body: String?
-    /// From a 429 or 503 response's `Retry-After`.
+    /// From a 429 or 503 response's `Retry-After`, or a rate-limited response's reset.
     public var retryAfterSeconds: Double?
     /// `loop`: what repeated (`"cursor"`, `"url"`, `"offset"`, `"page"`, `"noNewObjects"`,
     /// `"maxPages"`), and the page count.
     public var loopReason: String?
     public var pagesLoaded: Int?
+
+    // MARK: Rate limits (issue 28)
+
+    /// (http) A `429`, or a `403` whose headers say the rate limit is exhausted (or that ask to
+    /// retry later): `retryAfterSeconds` then says when the limit resets.
+    public var rateLimited = false
+    /// What the response's headers said of the rate limit (any status); `describeSource` shows it.
+    public var rateLimit: RateLimitStatus?
 
     public init(kind: Kind, message: String, url: String? = nil, status: Int? = nil) {
         self.kind = kind

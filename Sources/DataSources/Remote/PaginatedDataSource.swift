@@ -61,6 +61,7 @@ public final class PaginatedDataSource: RemoteCollection {
     private var loadedPages: [LoadedPage] = []
 
     public override var kind: String { "paginated" }
+    override var metadataHeader: String? { paginator.metadataHeader }
 
     public init(name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
                 loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON) {

@@ -81,6 +81,9 @@ public struct PaginatorConfiguration: Sendable {
     /// at most `retryAfterMaximumSeconds`; otherwise reported with `retryAfterSeconds`.
     public var retryAfterRetries = 0
     public var retryAfterMaximumSeconds = 60.0
+    /// A response header holding the page metadata as JSON (flask-smorest's `X-Pagination`):
+    /// every metadata path reads from it instead of the body (`ResponseDecoding.readingMetadata`).
+    public var metadataHeader: String?
 
     /// Leaves room to count pages up without overflow (the wire layer enforces it).
     public static let maximumFirstPage = 1 << 31

@@ -61,29 +61,60 @@ public class RemoteCollection: DataSource {
     /// GETs `target` (after `delaySeconds`), and hands the decoded response to `completion`.
     /// With `validators` the GET is conditional, and a `304` comes back as a response with
     /// status 304, no objects and nothing parsed.
+    ///
+    /// Header values from the environment or files are read here, for this request: one that
+    /// cannot be read fails it at once (kind `transport`), before anything is sent.
     func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0, validators: Validators? = nil,
                  completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) {
         generation &+= 1
         let current = generation
         let url = url(of: target)
         lastURL = URLResolution.redacted(url)
+        let redactedURL = URLResolution.redacted(url)
+        let credentials: RequestCredentials
+        switch configuration.credentials(for: url) {
+        case .success(let read):
+            credentials = read
+        case .failure(var error):
+            error.url = redactedURL
+            completion(.failure(error))
+            return
+        }
         let conditional = validators.map { !$0.isEmpty } ?? false
-        var request = RemoteRequest(url: url, headers: configuration.headers + (validators?.conditionalHeaders ?? []),
+        var request = RemoteRequest(url: url, headers: credentials.headers + (validators?.conditionalHeaders ?? []),
                                     timeoutSeconds: configuration.timeoutSeconds,
                                     maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
         request.tls = configuration.tls
         request.compression = configuration.compression
         request.proxy = configuration.proxy
+        request.secretValues = credentials.secrets
         let configuration = self.configuration
-        let redactedURL = URLResolution.redacted(url)
+        let secrets = credentials.secrets, metadataHeader = self.metadataHeader
         inFlight = loader.load(request, decode: { response in
-            ResponseDecoding.decode(response, configuration: configuration, url: redactedURL, conditional: conditional)
+            let decoded = ResponseDecoding.decode(response, configuration: configuration, url: redactedURL, conditional: conditional,
+                                                  secrets: secrets)
+            guard let metadataHeader else { return decoded }
+            return decoded.flatMap {
+                ResponseDecoding.readingMetadata(fromHeader: metadataHeader, of: $0, maximumDepth: configuration.maximumDepth, url: redactedURL)
+            }
         }, completion: { [weak self] result in
             guard let self, self.generation == current else { return }
             self.inFlight = nil
+            // What this response is stored under: the values its request was sent with.
+            self.responseCredentials = credentials.cacheMaterial
+            switch result {
+            case .success(let response): self.rateLimit = response.rateLimit ?? self.rateLimit
+            case .failure(let error): self.rateLimit = error.rateLimit ?? self.rateLimit
+            }
             completion(result)
         })
     }
+
+    /// A response header holding the page metadata as JSON (paginated sources).
+    var metadataHeader: String? { nil }
+
+    /// What the last response's headers said of the rate limit (`describeSource`'s `rateLimit`).
+    private(set) var rateLimit: RateLimitStatus?
 
     /// Drops the request in flight: its completion, if it ever comes, changes nothing.
     func abandonRequest() {
@@ -104,7 +135,7 @@ public class RemoteCollection: DataSource {
         SourceDescription.RemoteState(configuration: configuration, lastURL: lastURL, lastError: lastError,
                                       cache: SourceDescription.CacheState(settings: configuration.cache, isAvailable: isCacheAvailable,
                                                                           isStale: isStale, cachedAt: cachedAt),
-                                      refresh: refreshSchedule)
+                                      refresh: refreshSchedule, rateLimit: rateLimit)
     }
 
     // MARK: The persisted cache
@@ -121,6 +152,17 @@ public class RemoteCollection: DataSource {
         cacheWarning = warn
     }
 
+    /// The values read from the environment or files that the last response's request was sent
+    /// with (nil when the source reads none): part of the key its pages are stored under.
+    private(set) var responseCredentials: String?
+
+    /// The entry's key for the values `credentials` (the configuration's key when nil): two
+    /// tokens never share cached rows.
+    private func cacheKey(_ key: PageCacheKey, credentials: String?) -> PageCacheKey {
+        guard let credentials else { return key }
+        return PageCacheKey(material: key.material + "\ncredentials " + credentials, label: key.label)
+    }
+
     var isCacheAvailable: Bool { pageCache?.store.isAvailable ?? false }
 
     /// True while the rows shown came from the persisted cache and no response has confirmed
@@ -134,7 +176,12 @@ public class RemoteCollection: DataSource {
     /// `CachedPages.decode`, then `cacheProblem(in:)`) is removed, with a warning naming its
     /// label: the list is then fetched from the server as if there had been none.
     func cachedPages() -> (pages: CachedPages, storedAt: Double)? {
-        guard let (store, key) = pageCache, let stored = store.read(key) else { return nil }
+        guard let (store, configurationKey) = pageCache else { return nil }
+        // Under the values the next request will send, read now.
+        let credentials = configuration.externalCacheMaterial()
+        if !configuration.externalHeaders.isEmpty, credentials == nil { return nil }
+        let key = cacheKey(configurationKey, credentials: credentials)
+        guard let stored = store.read(key) else { return nil }
         let problem: String
         if !stored.storedAt.isFinite || stored.storedAt < 0 {
             problem = "its time stored is \(stored.storedAt), not a time since 1970"
@@ -174,13 +221,13 @@ public class RemoteCollection: DataSource {
     func storeInCache(_ pages: CachedPages) {
         guard let (store, key) = pageCache else { return }
         let pages = pages
-        store.write(key, storedAt: WallClock.secondsSince1970(), payload: { pages.encoded() })
+        store.write(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970(), payload: { pages.encoded() })
     }
 
     /// The server confirmed what is stored (a `304`).
     func touchCache() {
         guard let (store, key) = pageCache else { return }
-        store.touch(key, storedAt: WallClock.secondsSince1970())
+        store.touch(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970())
     }
 
     func showingCachedRows(storedAt: Double) {
@@ -272,6 +319,8 @@ public final class RemoteDataSource: RemoteCollection {
     private var loadedOnce = false
     /// Whether the cache entry holds the rows shown (restored or written since).
     private var cacheHoldsRows = false
+    /// The values read from the environment or files that entry is stored under.
+    private var rowsCachedWith: String?
 
     public override init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
                          errorRow: @escaping (FetchError) -> JSON) {
@@ -289,6 +338,7 @@ public final class RemoteDataSource: RemoteCollection {
             validators = page.validators
             loadedOnce = true
             cacheHoldsRows = true
+            rowsCachedWith = configuration.externalCacheMaterial()
             setRows(shownRows)
             showingCachedRows(storedAt: storedAt)
         }
@@ -366,10 +416,11 @@ public final class RemoteDataSource: RemoteCollection {
         validators = Validators(headers: loaded)
         setRows(shownRows)
         confirmed()
-        if revision == before, cacheHoldsRows {
+        if revision == before, cacheHoldsRows, rowsCachedWith == responseCredentials {
             touchCache()
         } else {
             cacheHoldsRows = true
+            rowsCachedWith = responseCredentials
             storeInCache(CachedPages(pages: [CachedPages.Page(request: .first, validators: validators ?? Validators(), rows: objects,
                                                               received: objects.count, next: nil, metadata: PageMetadata())],
                                      currentPage: 1, duplicatesDropped: 0))

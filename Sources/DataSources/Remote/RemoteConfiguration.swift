@@ -35,6 +35,12 @@ public struct RemoteConfiguration: Sendable {
     /// `proxy`: which proxy requests go through.
     public var proxy: ProxySetting = .environment
 
+    // MARK: Credentials from outside the configuration (issue 28)
+
+    /// Headers whose values are read from the environment or a file when each request is
+    /// made (Credentials.swift); sent after `headers`.
+    public var externalHeaders: [ExternalHeader] = []
+
     public static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
     public static let maximumTimeoutSeconds = 86_400.0
@@ -72,6 +78,10 @@ public struct RemoteConfiguration: Sendable {
         var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
         if let password = URLResolution.password(in: baseURL) { values.append(password) }
         if case .url(let url) = proxy, let password = URLResolution.password(in: url) { values.append(password) }
+        // As sent in Basic authorization, and as a server may echo it: percent-decoded.
+        if let basic = BasicCredentials(url: baseURL), !basic.password.isEmpty, !values.contains(basic.password) {
+            values.append(basic.password)
+        }
         return values
     }
 

@@ -15,6 +15,9 @@ public struct RemoteRequest: Sendable {
     public var compression = true
     /// `remoteConfiguration.proxy`.
     public var proxy: ProxySetting = .environment
+    /// Header values that are secret whatever their header's name (read from the environment
+    /// or a file, Basic credentials): a recording scrubs them everywhere.
+    public var secretValues: [String] = []
 
     public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0) {
         self.url = url
@@ -40,6 +43,8 @@ public struct DecodedResponse: Sendable {
     public let status: Int
     public let headers: [(name: String, value: String)]
     public let finalURL: String?
+    /// What the headers said of the rate limit, read when the response arrived.
+    public let rateLimit: RateLimitStatus?
 
     public init(objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil) {
         self.objects = objects
@@ -47,7 +52,20 @@ public struct DecodedResponse: Sendable {
         self.status = status
         self.headers = headers
         self.finalURL = finalURL
+        rateLimit = headers.isEmpty ? nil : RateLimitStatus.read(from: headers, now: WallClock.secondsSince1970())
     }
+
+    private init(_ response: DecodedResponse, document: JSON?) {
+        objects = response.objects
+        self.document = document
+        status = response.status
+        headers = response.headers
+        finalURL = response.finalURL
+        rateLimit = response.rateLimit
+    }
+
+    /// The same response with `document` as the page metadata's source.
+    func replacingDocument(_ document: JSON?) -> DecodedResponse { DecodedResponse(self, document: document) }
 
     public func headerValues(_ name: String) -> [String] {
         let lower = name.lowercased()

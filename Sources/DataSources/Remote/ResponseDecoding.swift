@@ -85,23 +85,63 @@ public enum ResponseDecoding {
                 error.serverMessage = message
             }
         }
-        if response.status == 429 || response.status == 503, let value = response.headerValues("retry-after").first {
-            error.retryAfterSeconds = RetryAfter.seconds(value, now: WallClock.secondsSince1970())
+        let now = WallClock.secondsSince1970()
+        let retryAfter = response.headerValues("retry-after").first.flatMap { RetryAfter.seconds($0, now: now) }
+        if response.status == 429 || response.status == 503 { error.retryAfterSeconds = retryAfter }
+        error.rateLimit = RateLimitStatus.read(from: response.headers, now: now)
+        // A 429 is a rate limit by definition; a 403 is one when its headers say the limit is
+        // spent (GitHub's primary limit) or ask to retry later (GitHub's secondary limits).
+        if response.status == 429 || (response.status == 403 && (error.rateLimit?.remaining == 0 || retryAfter != nil)) {
+            error.rateLimited = true
+            error.retryAfterSeconds = retryAfter ?? error.rateLimit?.secondsUntilReset(now: now)
         }
         return error
     }
 
-    /// The message an API put in its error body: `detail` (Django REST framework),
-    /// `message`, `error` (a string, or an object with `message`), `errors[0].message`.
+    /// The message an API put in its error body, from the first of: `detail` (Django REST
+    /// framework, RFC 9457 problem details), `message` (GitHub), `error_description` (OAuth),
+    /// `error` as a string, `error.message`, `_error.message` (Eve), `errors[0].message` (GraphQL),
+    /// `errors[0].detail` (JSON:API), `title` (problem details without a detail), and the first
+    /// string anywhere in `errors`, after the names leading to it (marshmallow and
+    /// flask-smorest: `query.page_size: Must be <= 100`).
     static func serverMessage(in document: JSON) -> String? {
+        func text(_ value: JSON?) -> String? { value?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         for key in ["detail", "message", "error_description", "error"] {
-            if let text = document[key]?.stringValue, !text.isEmpty { return text }
+            if let found = text(document[key]) { return found }
         }
-        if let text = document["error"]?["message"]?.stringValue, !text.isEmpty { return text }
-        if let text = document["errors"]?[0]?["message"]?.stringValue ?? document["errors"]?[0]?["detail"]?.stringValue, !text.isEmpty {
-            return text
+        let candidates = [document["error"]?["message"], document["_error"]?["message"], document["errors"]?[0]?["message"],
+                          document["errors"]?[0]?["detail"], document["title"]]
+        for candidate in candidates {
+            if let found = text(candidate) { return found }
         }
-        return nil
+        return document["errors"].flatMap { firstString(in: $0) }
+    }
+
+    /// The first non-empty string in `value`, depth first, after the object member names that
+    /// lead to it (`query.page_size: ...`). Bounded: at most 64 levels and 10,000 values looked at.
+    static func firstString(in value: JSON) -> String? {
+        var budget = 10_000
+        func search(_ value: JSON, names: [String], depth: Int) -> String? {
+            budget -= 1
+            guard budget >= 0, depth <= 64 else { return nil }
+            switch value.kind {
+            case .string:
+                guard let text = value.stringValue, !text.isEmpty else { return nil }
+                return names.isEmpty ? text : names.joined(separator: ".") + ": " + text
+            case .array:
+                for element in value.arrayValue ?? [] {
+                    if let found = search(element, names: names, depth: depth + 1) { return found }
+                }
+            case .object:
+                for (name, member) in value.objectMembers ?? [] {
+                    if let found = search(member, names: names + [name], depth: depth + 1) { return found }
+                }
+            default:
+                break
+            }
+            return nil
+        }
+        return search(value, names: [], depth: 0)
     }
 
     /// The list at `keyPath` (a single value there is a one-element list, as in the
@@ -151,14 +191,16 @@ public enum ResponseDecoding {
     /// redacted) is the one errors name.
     /// `conditional`: the request carried validators, so a `304` is an answer (nothing to
     /// parse: the rows held are current), not an error.
+    /// `secrets`: values read for this request (from the environment or files), kept out of
+    /// errors along with the configuration's own.
     public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String,
-                              conditional: Bool = false) -> Result<DecodedResponse, FetchError> {
+                              conditional: Bool = false, secrets: [String] = []) -> Result<DecodedResponse, FetchError> {
         if conditional, response.status == 304 {
             return .success(DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
         }
         let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         func decoded() -> Result<DecodedResponse, FetchError> {
-            document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues).flatMap { document in
+            document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues + secrets).flatMap { document in
                 objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
                     .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
                                            status: response.status, headers: response.headers, finalURL: response.finalURL) }
@@ -178,6 +220,28 @@ public enum ResponseDecoding {
     /// parsed into, are then freed on this (the HTTP) thread, not held until the main loop is
     /// done with the metadata. (With another key path the document, and its arena, are
     /// passed on whole: the rows are not cut out of a nested list.)
+    /// `decoded` with the page metadata read from the JSON in the response header `name`
+    /// (flask-smorest's `X-Pagination`) instead of the body: every metadata path then reads
+    /// from it. A response without the header has no metadata, as a body without those keys;
+    /// one whose header is not JSON fails with kind `decode`, naming the header.
+    public static func readingMetadata(fromHeader name: String, of decoded: DecodedResponse, maximumDepth: Int,
+                                       url: String) -> Result<DecodedResponse, FetchError> {
+        guard !decoded.isNotModified else { return .success(decoded) }
+        guard let value = decoded.headerValues(name).first else { return .success(decoded.replacingDocument(nil)) }
+        let bytes = Array(value.utf8)
+        if let depth = bytes.withUnsafeBytes({ JSON.nestingDepthExceeding(maximumDepth, in: $0) }) {
+            var error = FetchError(kind: .tooLarge, message: "the \(name) header nests deeper than \(maximumDepth) levels (at byte \(depth))",
+                                   url: url, status: decoded.status)
+            error.maxDepth = maximumDepth
+            return .failure(error)
+        }
+        do {
+            return .success(decoded.replacingDocument(try JSON.parse(bytes)))
+        } catch {
+            return .failure(FetchError(kind: .decode, message: "the \(name) header is not JSON: \(error.description)", url: url, status: decoded.status))
+        }
+    }
+
     static func withoutTheList(_ document: JSON, keyPath: JSONKeyPath?) -> JSON {
         guard let keyPath, keyPath.components.count == 1, document.isObject else { return document }
         return document.removing(keyPath.components[0]).packed()
