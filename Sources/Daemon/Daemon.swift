@@ -30,8 +30,9 @@ public struct DaemonOptions: Sendable {
 /// wire is the order they were handled in.
 ///
 /// The path of a message: transport (frame + parse, reader thread) → `handleEvent` →
-/// `handleRequest` → lifecycle gate → method table (`Wire/Methods.swift`: decode params →
-/// handler → encode result) → `finish` → transport (encode + write, writer thread).
+/// `handleRequest` → lifecycle gate → method table (`Wire/MethodTable.swift`: decode params →
+/// the method's handler in `Methods/<Name>.swift` → encode result) → `finish` → transport
+/// (encode + write, writer thread).
 public final class Daemon {
     enum Lifecycle {
         case uninitialized, running, shutDown
@@ -94,8 +95,7 @@ public final class Daemon {
 
     static func methodTable() -> MethodTable {
         var table = MethodTable()
-        registerLifecycleMethods(into: &table)
-        registerSourceMethods(into: &table)
+        for method in ProtocolMethods.all { table.register(method) }
         return table
     }
 

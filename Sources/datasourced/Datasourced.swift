@@ -20,7 +20,7 @@ struct Datasourced: ParsableCommand {
         abstract: "Instant Cocoa-style data sources served over JSON-RPC 2.0 on stdin/stdout.",
         discussion: "With no subcommand, serves the protocol described in Protocol.md on stdio.",
         version: DaemonInfo.version,
-        subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self, TranscriptCommand.self, CacheCommand.self],
+        subcommands: [Serve.self, ReplayCommand.self, FixturesCommand.self, TranscriptCommand.self, CacheCommand.self, SchemaCommand.self],
         defaultSubcommand: Serve.self
     )
 

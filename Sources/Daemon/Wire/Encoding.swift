@@ -4,8 +4,8 @@ import Glibc
 import DataSources
 import JSONKit
 
-// How the model's values look on the wire. This file and Results.swift are the only
-// places that build protocol JSON from them.
+// How the model's values look on the wire. This file, the methods' results (Methods/) and
+// the notifications are the only places that build protocol JSON from them.
 
 extension IndexPath: WireEncodable {
     var json: JSON { [JSON(section), JSON(item)] }

@@ -65,3 +65,174 @@ struct SourceNotification {
         return Notification(method: name.rawValue, params: .packedObject(params))
     }
 }
+
+extension NotificationName {
+    /// This notification in Protocol/openrpc.json's `x-notifications`.
+    var openRPC: String {
+        switch self {
+        case .willLoadData:
+            #"""
+            {
+              "name": "dataSource/willLoadData",
+              "summary": "a load cycle begins",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  }
+                },
+                "required": [
+                  "source"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .didPartiallyLoad:
+            #"""
+            {
+              "name": "dataSource/didPartiallyLoad",
+              "summary": "part of a cycle's load arrived (multi and sectioned sources)",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  }
+                },
+                "required": [
+                  "source"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .finishedLoading:
+            #"""
+            {
+              "name": "dataSource/finishedLoading",
+              "summary": "a cycle ended with its data",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  }
+                },
+                "required": [
+                  "source"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .failedWithError:
+            #"""
+            {
+              "name": "dataSource/failedWithError",
+              "summary": "a cycle ended with a failure",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  },
+                  "error": {
+                    "$ref": "#/components/schemas/LoadFailure"
+                  }
+                },
+                "required": [
+                  "source",
+                  "error"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .didChange:
+            #"""
+            {
+              "name": "dataSource/didChange",
+              "summary": "the rows changed",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  },
+                  "changes": {
+                    "$ref": "#/components/schemas/ChangeSet"
+                  },
+                  "revision": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "previousRevision": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "values": {
+                    "type": "object",
+                    "properties": {
+                      "inserted": {
+                        "type": "array",
+                        "items": {
+                          "$ref": "#/components/schemas/Row"
+                        }
+                      },
+                      "updated": {
+                        "type": "array",
+                        "items": {
+                          "$ref": "#/components/schemas/Row"
+                        }
+                      }
+                    },
+                    "required": [
+                      "inserted",
+                      "updated"
+                    ],
+                    "additionalProperties": false
+                  }
+                },
+                "required": [
+                  "source",
+                  "changes",
+                  "revision",
+                  "previousRevision"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .didChangeFreshness:
+            #"""
+            {
+              "name": "dataSource/didChangeFreshness",
+              "summary": "the rows shown started or stopped being unconfirmed rows from the persisted cache",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  },
+                  "stale": {
+                    "type": "boolean"
+                  },
+                  "cachedAt": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "RFC 3339, UTC, to the millisecond"
+                  }
+                },
+                "required": [
+                  "source",
+                  "stale"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        }
+    }
+}

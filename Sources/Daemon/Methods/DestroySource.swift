@@ -1,0 +1,80 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// `destroySource`: destroys a source (and, with cascade, the sources built on it).
+enum DestroySourceRequest: AnsweredAtOnce {
+    static let name = "destroySource"
+    typealias Params = DestroySourceParams
+    typealias Result = DestroyedSources
+
+    static func handle(_ daemon: Daemon, _ params: DestroySourceParams) throws -> DestroyedSources {
+        let names = try refusalsAsFieldErrors { () throws(DataSourceError) in
+            try daemon.registry.destroy(params.name, cascade: params.cascade)
+        }
+        for name in names { daemon.refreshTimers.disarm(name) }
+        return DestroyedSources(names: names)
+    }
+
+    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
+    static let openRPC = #"""
+        {
+          "name": "destroySource",
+          "summary": "destroys a source (and, with cascade, the sources built on it)",
+          "paramStructure": "by-name",
+          "params": [
+            {
+              "name": "name",
+              "schema": {
+                "type": "string"
+              },
+              "required": true
+            },
+            {
+              "name": "cascade",
+              "schema": {
+                "type": "boolean"
+              },
+              "required": false
+            }
+          ],
+          "result": {
+            "name": "destroySourceResult",
+            "schema": {
+              "type": "object",
+              "properties": {
+                "destroyed": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                }
+              },
+              "required": [
+                "destroyed"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "errors": [
+            {
+              "$ref": "#/components/errors/InvalidParams"
+            }
+          ]
+        }
+        """#
+}
+
+struct DestroySourceParams: WireParams {
+    var name: String
+    var cascade: Bool
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        name = try reader.string("name")
+        cascade = try reader.optionalBool("cascade") ?? false
+    }
+}
+
+struct DestroyedSources: WireEncodable {
+    let names: [String]
+    var json: JSON { ["destroyed": .array(names.map { JSON($0) })] }
+}

@@ -1,0 +1,131 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// `objectsInSection`: a slice of a section, at a revision.
+enum ObjectsInSectionRequest: AnsweredAtOnce {
+    static let name = "objectsInSection"
+    typealias Params = ObjectsInSectionParams
+    typealias Result = SectionSlice
+
+    static func handle(_ daemon: Daemon, _ params: ObjectsInSectionParams) throws -> SectionSlice {
+        let source = try daemon.source(params.source)
+        let objects = try refusalsAsFieldErrors { () throws(DataSourceError) in
+            try source.objects(inSection: params.section, start: params.start, count: params.count)
+        }
+        return SectionSlice(section: params.section, start: params.start, objects: objects,
+                            numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision)
+    }
+
+    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
+    static let openRPC = #"""
+        {
+          "name": "objectsInSection",
+          "summary": "a slice of a section, at a revision",
+          "paramStructure": "by-name",
+          "params": [
+            {
+              "name": "source",
+              "schema": {
+                "$ref": "#/components/schemas/SourceName"
+              },
+              "required": true
+            },
+            {
+              "name": "section",
+              "schema": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "required": true
+            },
+            {
+              "name": "start",
+              "schema": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "required": false
+            },
+            {
+              "name": "count",
+              "schema": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "required": false
+            }
+          ],
+          "result": {
+            "name": "objectsInSectionResult",
+            "schema": {
+              "type": "object",
+              "properties": {
+                "section": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "start": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "objects": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Row"
+                  }
+                },
+                "numberOfObjects": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "revision": {
+                  "type": "integer",
+                  "minimum": 0
+                }
+              },
+              "required": [
+                "section",
+                "start",
+                "objects",
+                "numberOfObjects",
+                "revision"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "errors": [
+            {
+              "$ref": "#/components/errors/InvalidParams"
+            }
+          ]
+        }
+        """#
+}
+
+struct ObjectsInSectionParams: WireParams {
+    var source: String
+    var section: Int
+    var start: Int
+    var count: Int?
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        source = try reader.string("source")
+        section = try reader.integer("section", in: 0...Int.max)
+        start = try reader.optionalInteger("start", in: 0...Int.max) ?? 0
+        count = try reader.optionalInteger("count", in: 0...Int.max)
+    }
+}
+
+/// `objectsInSection`: a slice of one section, and the revision it was read at.
+struct SectionSlice: WireEncodable {
+    let section: Int
+    let start: Int
+    let objects: [JSON]
+    let numberOfObjects: Int
+    let revision: Int
+
+    var json: JSON {
+        ["section": JSON(section), "start": JSON(start), "objects": .array(objects),
+         "numberOfObjects": JSON(numberOfObjects), "revision": JSON(revision)]
+    }
+}

@@ -1,0 +1,78 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// `willDisplayObjectAtIndexPath`: a row is shown: near the end of a paginated source, the next page loads.
+enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
+    static let name = "willDisplayObjectAtIndexPath"
+    typealias Params = DisplayParams
+    typealias Result = DisplayResult
+
+    static func handle(_ daemon: Daemon, _ params: DisplayParams) throws -> DisplayResult {
+        let source = try daemon.source(params.source)
+        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.validate(params.indexPath) }
+        let wasFetching = source.isFetching
+        source.willDisplayObject(at: params.indexPath)
+        return DisplayResult(fetchStarted: !wasFetching && source.isFetching)
+    }
+
+    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
+    static let openRPC = #"""
+        {
+          "name": "willDisplayObjectAtIndexPath",
+          "summary": "a row is shown: near the end of a paginated source, the next page loads",
+          "paramStructure": "by-name",
+          "params": [
+            {
+              "name": "source",
+              "schema": {
+                "$ref": "#/components/schemas/SourceName"
+              },
+              "required": true
+            },
+            {
+              "name": "indexPath",
+              "schema": {
+                "$ref": "#/components/schemas/IndexPath"
+              },
+              "required": true
+            }
+          ],
+          "result": {
+            "name": "willDisplayObjectAtIndexPathResult",
+            "schema": {
+              "type": "object",
+              "properties": {
+                "fetchStarted": {
+                  "type": "boolean"
+                }
+              },
+              "required": [
+                "fetchStarted"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "errors": [
+            {
+              "$ref": "#/components/errors/InvalidParams"
+            }
+          ]
+        }
+        """#
+}
+
+/// `willDisplayObjectAtIndexPath`: no revision to ask for.
+struct DisplayParams: WireParams {
+    var source: String
+    var indexPath: IndexPath
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        source = try reader.string("source")
+        indexPath = try reader.required("indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
+    }
+}
+
+struct DisplayResult: WireEncodable {
+    let fetchStarted: Bool
+    var json: JSON { ["fetchStarted": JSON(fetchStarted)] }
+}

@@ -1,0 +1,1563 @@
+import JSONKit
+
+// The schemas and errors that methods and notifications refer to (`#/components/...` in
+// Protocol/openrpc.json), each beside the others so that a shared shape is written once.
+
+enum SchemaComponents {
+    /// `components.schemas`, in the document's order.
+    static let schemas: [(name: String, schema: String)] = [
+        ("SourceName", #"""
+            {
+              "type": "string",
+              "description": "the name of a source"
+            }
+            """#),
+        ("IndexPath", #"""
+            {
+              "type": "array",
+              "items": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "minItems": 2,
+              "maxItems": 2,
+              "description": "[section, item]"
+            }
+            """#),
+        ("Row", #"""
+            {
+              "description": "any JSON value: an object the source holds, or a placeholder row",
+              "anyOf": [
+                {
+                  "not": {
+                    "type": "object",
+                    "required": [
+                      "$placeholder"
+                    ]
+                  }
+                },
+                {
+                  "$ref": "#/components/schemas/Placeholder"
+                }
+              ]
+            }
+            """#),
+        ("Placeholder", #"""
+            {
+              "oneOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "$placeholder": {
+                      "const": "loading"
+                    }
+                  },
+                  "required": [
+                    "$placeholder"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "$placeholder": {
+                      "const": "noResults"
+                    }
+                  },
+                  "required": [
+                    "$placeholder"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "$placeholder": {
+                      "const": "error"
+                    },
+                    "error": {
+                      "$ref": "#/components/schemas/FetchError"
+                    }
+                  },
+                  "required": [
+                    "$placeholder",
+                    "error"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("ChangeSet", #"""
+            {
+              "type": "object",
+              "properties": {
+                "deletedSections": {
+                  "type": "array",
+                  "items": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                },
+                "insertedSections": {
+                  "type": "array",
+                  "items": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                },
+                "deleted": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/IndexPath"
+                  }
+                },
+                "inserted": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/IndexPath"
+                  }
+                },
+                "moved": {
+                  "type": "array",
+                  "items": {
+                    "type": "object",
+                    "properties": {
+                      "from": {
+                        "$ref": "#/components/schemas/IndexPath"
+                      },
+                      "to": {
+                        "$ref": "#/components/schemas/IndexPath"
+                      }
+                    },
+                    "required": [
+                      "from",
+                      "to"
+                    ],
+                    "additionalProperties": false
+                  }
+                },
+                "updated": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/IndexPath"
+                  }
+                }
+              },
+              "required": [
+                "deletedSections",
+                "insertedSections",
+                "deleted",
+                "inserted",
+                "moved",
+                "updated"
+              ],
+              "additionalProperties": false
+            }
+            """#),
+        ("FetchError", #"""
+            {
+              "type": "object",
+              "properties": {
+                "kind": {
+                  "enum": [
+                    "http",
+                    "timeout",
+                    "transport",
+                    "decode",
+                    "keyPath",
+                    "mapping",
+                    "cancelled",
+                    "tooLarge",
+                    "loop",
+                    "crossOrigin",
+                    "tls",
+                    "proxy"
+                  ]
+                },
+                "message": {
+                  "type": "string"
+                },
+                "status": {
+                  "type": "integer",
+                  "minimum": 100,
+                  "maximum": 599
+                },
+                "url": {
+                  "type": "string"
+                },
+                "finalURL": {
+                  "type": "string"
+                },
+                "keyPath": {
+                  "type": "string"
+                },
+                "index": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "field": {
+                  "type": "string"
+                },
+                "expected": {
+                  "type": "string"
+                },
+                "got": {
+                  "type": "string"
+                },
+                "line": {
+                  "type": "integer"
+                },
+                "column": {
+                  "type": "integer"
+                },
+                "position": {
+                  "type": "integer"
+                },
+                "maxDepth": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "maxBodyBytes": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "serverMessage": {
+                  "type": "string"
+                },
+                "body": {
+                  "type": "string",
+                  "maxLength": 2048
+                },
+                "retryAfterSeconds": {
+                  "type": "number",
+                  "minimum": 0
+                },
+                "reason": {
+                  "enum": [
+                    "first",
+                    "page",
+                    "offset",
+                    "cursor",
+                    "url",
+                    "noNewObjects",
+                    "maxPages"
+                  ]
+                },
+                "pagesLoaded": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "source": {
+                  "type": "string",
+                  "description": "the child that failed, when a sectioned source passes its child's failure on"
+                },
+                "rateLimited": {
+                  "const": true,
+                  "description": "(http) a 429, or a 403 whose headers say the rate limit is spent or ask to retry later; absent otherwise"
+                }
+              },
+              "required": [
+                "kind",
+                "message"
+              ],
+              "additionalProperties": false,
+              "description": "why a load failed (dataSource/failedWithError, error rows, lastError)"
+            }
+            """#),
+        ("LoadFailure", #"""
+            {
+              "anyOf": [
+                {
+                  "$ref": "#/components/schemas/FetchError"
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "kind": {
+                      "const": "children"
+                    },
+                    "message": {
+                      "type": "string"
+                    },
+                    "failures": {
+                      "type": "array",
+                      "items": {
+                        "type": "object",
+                        "properties": {
+                          "source": {
+                            "type": "string"
+                          },
+                          "error": {
+                            "$ref": "#/components/schemas/LoadFailure"
+                          }
+                        },
+                        "required": [
+                          "source",
+                          "error"
+                        ],
+                        "additionalProperties": false
+                      }
+                    }
+                  },
+                  "required": [
+                    "kind",
+                    "message",
+                    "failures"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("SortDescriptor", #"""
+            {
+              "type": "object",
+              "properties": {
+                "keyPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "ascending": {
+                  "type": "boolean"
+                }
+              },
+              "required": [
+                "keyPath"
+              ],
+              "additionalProperties": false
+            }
+            """#),
+        ("RemoteConfiguration", #"""
+            {
+              "type": "object",
+              "properties": {
+                "baseURL": {
+                  "type": "string",
+                  "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"
+                },
+                "headers": {
+                  "type": "object",
+                  "additionalProperties": {
+                    "anyOf": [
+                      {
+                        "type": "string"
+                      },
+                      {
+                        "type": "object",
+                        "properties": {
+                          "env": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "a variable of the daemon's environment, read when each request is made"
+                          },
+                          "prefix": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "env"
+                        ],
+                        "additionalProperties": false
+                      },
+                      {
+                        "type": "object",
+                        "properties": {
+                          "file": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "an absolute path or one from ~/: a regular file of at most 65536 bytes, read when each request is made, its trailing line break removed"
+                          },
+                          "prefix": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "file"
+                        ],
+                        "additionalProperties": false
+                      }
+                    ],
+                    "description": "a string, or where the value is read from (Protocol.md, \"Credentials from the environment or a file\")"
+                  }
+                },
+                "timeoutSeconds": {
+                  "type": "number",
+                  "exclusiveMinimum": 0,
+                  "maximum": 86400
+                },
+                "tls": {
+                  "$ref": "#/components/schemas/TLSFiles"
+                },
+                "compression": {
+                  "type": "boolean",
+                  "description": "false: no Accept-Encoding is sent (a gzip or deflate body is still decoded); default true"
+                },
+                "proxy": {
+                  "anyOf": [
+                    {
+                      "type": "string",
+                      "pattern": "^[Hh][Tt][Tt][Pp]://"
+                    },
+                    {
+                      "type": "null"
+                    }
+                  ],
+                  "description": "http://[user:password@]host[:port], or null for a direct connection; absent: from the daemon's environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"
+                }
+              },
+              "required": [
+                "baseURL"
+              ],
+              "additionalProperties": false
+            }
+            """#),
+        ("TLSFiles", #"""
+            {
+              "type": "object",
+              "description": "PEM files for HTTPS: caFile is trusted in addition to the base roots (SSL_CERT_FILE / SSL_CERT_DIR, else the system store); certificateFile and keyFile, given together, are the client certificate. Paths are absolute or start with ~/; each file is checked at createSource.",
+              "properties": {
+                "caFile": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "certificateFile": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "keyFile": {
+                  "type": "string",
+                  "minLength": 1
+                }
+              },
+              "dependentRequired": {
+                "certificateFile": [
+                  "keyFile"
+                ],
+                "keyFile": [
+                  "certificateFile"
+                ]
+              },
+              "additionalProperties": false
+            }
+            """#),
+        ("PlaceholderStorageOptions", #"""
+            {
+              "anyOf": [
+                {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 14
+                },
+                {
+                  "type": "array",
+                  "items": {
+                    "enum": [
+                      "loading",
+                      "noResults",
+                      "errors"
+                    ]
+                  }
+                }
+              ]
+            }
+            """#),
+        ("Limits", #"""
+            {
+              "type": "object",
+              "properties": {
+                "maxBodyBytes": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1073741824
+                },
+                "maxDepth": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 2048
+                }
+              },
+              "required": [],
+              "additionalProperties": false
+            }
+            """#),
+        ("FieldSpec", #"""
+            {
+              "anyOf": [
+                {
+                  "type": "string"
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "keyPath": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "a dot-separated key path; a component of digits also indexes arrays"
+                    },
+                    "type": {
+                      "enum": [
+                        "any",
+                        "string",
+                        "number",
+                        "integer",
+                        "boolean",
+                        "date",
+                        "url",
+                        "object",
+                        "array"
+                      ]
+                    },
+                    "default": {},
+                    "mapping": {
+                      "$ref": "#/components/schemas/Mapping"
+                    },
+                    "items": {
+                      "$ref": "#/components/schemas/FieldSpec"
+                    }
+                  },
+                  "required": [],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("Mapping", #"""
+            {
+              "type": "object",
+              "additionalProperties": {
+                "$ref": "#/components/schemas/FieldSpec"
+              }
+            }
+            """#),
+        ("Pagination", #"""
+            {
+              "type": "object",
+              "properties": {
+                "strategy": {
+                  "enum": [
+                    "pageNumber",
+                    "offset",
+                    "cursor",
+                    "nextURL",
+                    "linkHeader"
+                  ]
+                },
+                "offsetKey": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "limitKey": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "nextOffsetPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "cursorKey": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "cursorPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "cursorFromLastObject": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "hasMorePath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "nextURLPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "totalPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "a dot-separated key path; a component of digits also indexes arrays"
+                },
+                "totalHeader": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "maxPages": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000000
+                },
+                "maxPagesWithoutNewObjects": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 1000
+                },
+                "endOnNotFound": {
+                  "type": "boolean"
+                },
+                "allowCrossOrigin": {
+                  "type": "boolean"
+                },
+                "duplicates": {
+                  "enum": [
+                    "dropLater",
+                    "keep"
+                  ]
+                },
+                "retryAfter": {
+                  "type": "object",
+                  "properties": {
+                    "maxRetries": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 10
+                    },
+                    "maxDelaySeconds": {
+                      "type": "number",
+                      "minimum": 0,
+                      "maximum": 3600
+                    }
+                  },
+                  "required": [],
+                  "additionalProperties": false
+                },
+                "metadataHeader": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 256,
+                  "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+                  "description": "a response header holding the page metadata as JSON (flask-smorest's X-Pagination)"
+                }
+              },
+              "required": [],
+              "additionalProperties": false
+            }
+            """#),
+        ("SourceSpec", #"""
+            {
+              "description": "createSource params, by kind",
+              "oneOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "simple"
+                    },
+                    "objects": {
+                      "type": "array"
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "sectioned"
+                    },
+                    "source": {
+                      "type": "string"
+                    },
+                    "sectioningKey": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "a dot-separated key path; a component of digits also indexes arrays"
+                    },
+                    "sortDescriptors": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/SortDescriptor"
+                      }
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind",
+                    "source",
+                    "sectioningKey"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "multi"
+                    },
+                    "sources": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    },
+                    "preserveSections": {
+                      "type": "boolean"
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind",
+                    "sources"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "remote"
+                    },
+                    "remoteConfiguration": {
+                      "$ref": "#/components/schemas/RemoteConfiguration"
+                    },
+                    "apiPath": {
+                      "type": "string"
+                    },
+                    "queryParameters": {
+                      "type": "object",
+                      "additionalProperties": {
+                        "type": [
+                          "string",
+                          "number",
+                          "boolean"
+                        ]
+                      }
+                    },
+                    "keyPath": {
+                      "type": "string"
+                    },
+                    "mapping": {
+                      "$ref": "#/components/schemas/Mapping"
+                    },
+                    "placeholderStorageOptions": {
+                      "$ref": "#/components/schemas/PlaceholderStorageOptions"
+                    },
+                    "limits": {
+                      "$ref": "#/components/schemas/Limits"
+                    },
+                    "cache": {
+                      "$ref": "#/components/schemas/CacheSettings"
+                    },
+                    "refreshIntervalSeconds": {
+                      "anyOf": [
+                        {
+                          "type": "number",
+                          "minimum": 1,
+                          "maximum": 86400
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ],
+                      "description": "seconds between refreshes of a live list; null: none"
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind",
+                    "remoteConfiguration",
+                    "apiPath"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "paginated"
+                    },
+                    "remoteConfiguration": {
+                      "$ref": "#/components/schemas/RemoteConfiguration"
+                    },
+                    "apiPath": {
+                      "type": "string"
+                    },
+                    "queryParameters": {
+                      "type": "object",
+                      "additionalProperties": {
+                        "type": [
+                          "string",
+                          "number",
+                          "boolean"
+                        ]
+                      }
+                    },
+                    "keyPath": {
+                      "type": "string"
+                    },
+                    "mapping": {
+                      "$ref": "#/components/schemas/Mapping"
+                    },
+                    "placeholderStorageOptions": {
+                      "$ref": "#/components/schemas/PlaceholderStorageOptions"
+                    },
+                    "limits": {
+                      "$ref": "#/components/schemas/Limits"
+                    },
+                    "paginatorKeys": {
+                      "type": "object",
+                      "properties": {
+                        "pageSize": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "currentPage": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "numberOfPages": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "numberOfTotalObjects": {
+                          "type": "string",
+                          "minLength": 1
+                        }
+                      },
+                      "required": [],
+                      "additionalProperties": false
+                    },
+                    "requestKeys": {
+                      "type": "object",
+                      "properties": {
+                        "currentPage": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "pageSize": {
+                          "type": "string",
+                          "minLength": 1
+                        }
+                      },
+                      "required": [],
+                      "additionalProperties": false
+                    },
+                    "pageSize": {
+                      "type": "integer",
+                      "minimum": 1,
+                      "maximum": 2147483648
+                    },
+                    "firstPage": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483648
+                    },
+                    "metadataKeyPath": {
+                      "type": "string"
+                    },
+                    "prefetchDistance": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 1000000
+                    },
+                    "pagination": {
+                      "$ref": "#/components/schemas/Pagination"
+                    },
+                    "cache": {
+                      "$ref": "#/components/schemas/CacheSettings"
+                    },
+                    "refreshIntervalSeconds": {
+                      "anyOf": [
+                        {
+                          "type": "number",
+                          "minimum": 1,
+                          "maximum": 86400
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ],
+                      "description": "seconds between refreshes of a live list; null: none"
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind",
+                    "remoteConfiguration",
+                    "apiPath"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("SourceDescription", #"""
+            {
+              "type": "object",
+              "properties": {
+                "name": {
+                  "type": "string"
+                },
+                "kind": {
+                  "enum": [
+                    "simple",
+                    "sectioned",
+                    "multi",
+                    "remote",
+                    "paginated"
+                  ]
+                },
+                "numberOfSections": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "sectionTitles": {
+                  "type": "array"
+                },
+                "counts": {
+                  "type": "array",
+                  "items": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                },
+                "isFetching": {
+                  "type": "boolean"
+                },
+                "revision": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "identityKey": {
+                  "type": "string"
+                },
+                "children": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                },
+                "source": {
+                  "type": "string"
+                },
+                "sectioningKey": {
+                  "type": "string"
+                },
+                "sortDescriptors": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/SortDescriptor"
+                  }
+                },
+                "sources": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                },
+                "preserveSections": {
+                  "type": "boolean"
+                },
+                "remoteConfiguration": {
+                  "type": "object",
+                  "properties": {
+                    "baseURL": {
+                      "type": "string"
+                    },
+                    "headers": {
+                      "type": "object",
+                      "additionalProperties": {
+                        "anyOf": [
+                          {
+                            "type": "string"
+                          },
+                          {
+                            "type": "object",
+                            "properties": {
+                              "env": {
+                                "type": "string"
+                              },
+                              "prefix": {
+                                "type": "string"
+                              }
+                            },
+                            "required": [
+                              "env"
+                            ],
+                            "additionalProperties": false
+                          },
+                          {
+                            "type": "object",
+                            "properties": {
+                              "file": {
+                                "type": "string"
+                              },
+                              "prefix": {
+                                "type": "string"
+                              }
+                            },
+                            "required": [
+                              "file"
+                            ],
+                            "additionalProperties": false
+                          }
+                        ],
+                        "description": "secret values as \"<redacted>\"; values read from the environment or a file as where they come from, never the value"
+                      }
+                    },
+                    "timeoutSeconds": {
+                      "type": "number"
+                    },
+                    "compression": {
+                      "const": false,
+                      "description": "shown only when false"
+                    },
+                    "proxy": {
+                      "anyOf": [
+                        {
+                          "type": "string"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ],
+                      "description": "shown only when given; the URL without its credentials"
+                    }
+                  },
+                  "required": [
+                    "baseURL",
+                    "headers",
+                    "timeoutSeconds"
+                  ],
+                  "additionalProperties": false
+                },
+                "apiPath": {
+                  "type": "string"
+                },
+                "queryParameters": {
+                  "type": "object",
+                  "additionalProperties": {
+                    "type": "string"
+                  }
+                },
+                "placeholderStorageOptions": {
+                  "type": "array",
+                  "items": {
+                    "enum": [
+                      "loading",
+                      "noResults",
+                      "errors"
+                    ]
+                  }
+                },
+                "limits": {
+                  "$ref": "#/components/schemas/Limits"
+                },
+                "keyPath": {
+                  "type": "string"
+                },
+                "lastURL": {
+                  "type": "string"
+                },
+                "lastError": {
+                  "$ref": "#/components/schemas/FetchError"
+                },
+                "paginatorKeys": {
+                  "type": "object",
+                  "properties": {
+                    "pageSize": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "currentPage": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "numberOfPages": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "numberOfTotalObjects": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "required": [],
+                  "additionalProperties": false
+                },
+                "requestKeys": {
+                  "type": "object",
+                  "properties": {
+                    "currentPage": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "pageSize": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "required": [],
+                  "additionalProperties": false
+                },
+                "firstPage": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "metadataKeyPath": {
+                  "type": "string"
+                },
+                "pagination": {
+                  "$ref": "#/components/schemas/Pagination"
+                },
+                "prefetchDistance": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "pageSize": {
+                  "type": [
+                    "integer",
+                    "null"
+                  ],
+                  "minimum": 0
+                },
+                "currentPage": {
+                  "type": [
+                    "integer",
+                    "null"
+                  ],
+                  "minimum": 0
+                },
+                "numberOfPages": {
+                  "type": [
+                    "integer",
+                    "null"
+                  ],
+                  "minimum": 0
+                },
+                "numberOfTotalResults": {
+                  "type": [
+                    "integer",
+                    "null"
+                  ],
+                  "minimum": 0
+                },
+                "hasMorePages": {
+                  "type": "boolean"
+                },
+                "numberOfObjects": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "nextPage": {
+                  "anyOf": [
+                    {
+                      "type": "null"
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "page": {
+                          "type": "integer"
+                        }
+                      },
+                      "required": [
+                        "page"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "offset": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      },
+                      "required": [
+                        "offset"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "cursor": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "cursor"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "url": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "url"
+                      ],
+                      "additionalProperties": false
+                    }
+                  ]
+                },
+                "pagesLoaded": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "duplicatesDropped": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "cache": {
+                  "type": "object",
+                  "properties": {
+                    "enabled": {
+                      "type": "boolean"
+                    },
+                    "maxAgeSeconds": {
+                      "type": "number",
+                      "minimum": 0
+                    },
+                    "maxPages": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "available": {
+                      "type": "boolean",
+                      "description": "the daemon has a usable cache file"
+                    }
+                  },
+                  "required": [
+                    "enabled",
+                    "maxPages",
+                    "available"
+                  ],
+                  "additionalProperties": false
+                },
+                "stale": {
+                  "type": "boolean",
+                  "description": "the rows shown came from the persisted cache and no response has confirmed them yet"
+                },
+                "cachedAt": {
+                  "type": "string",
+                  "format": "date-time",
+                  "description": "while stale: when the cached rows were stored or last confirmed"
+                },
+                "refreshIntervalSeconds": {
+                  "type": "number",
+                  "minimum": 1,
+                  "maximum": 86400
+                },
+                "refresh": {
+                  "type": "object",
+                  "properties": {
+                    "intervalSeconds": {
+                      "type": "number",
+                      "minimum": 1
+                    },
+                    "nextRefreshAt": {
+                      "type": "string",
+                      "format": "date-time",
+                      "description": "RFC 3339, UTC, to the millisecond"
+                    },
+                    "consecutiveFailures": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "lastError": {
+                      "$ref": "#/components/schemas/FetchError"
+                    }
+                  },
+                  "required": [
+                    "intervalSeconds",
+                    "consecutiveFailures"
+                  ],
+                  "additionalProperties": false
+                },
+                "rateLimit": {
+                  "type": "object",
+                  "properties": {
+                    "limit": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "remaining": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "resetAt": {
+                      "type": "string",
+                      "format": "date-time",
+                      "description": "RFC 3339, UTC, to the millisecond"
+                    }
+                  },
+                  "required": [],
+                  "additionalProperties": false,
+                  "description": "what the last response's rate-limit headers said; absent until one did"
+                }
+              },
+              "required": [
+                "name",
+                "kind",
+                "numberOfSections",
+                "sectionTitles",
+                "counts",
+                "isFetching",
+                "revision"
+              ],
+              "additionalProperties": false,
+              "description": "describeSource; createSource answers it too"
+            }
+            """#),
+        ("FieldErrorData", #"""
+            {
+              "type": "object",
+              "properties": {
+                "field": {
+                  "type": "string"
+                },
+                "expected": {
+                  "type": "string"
+                },
+                "got": {}
+              },
+              "required": [
+                "field",
+                "expected",
+                "got"
+              ],
+              "additionalProperties": true
+            }
+            """#),
+        ("CacheSettings", #"""
+            {
+              "type": "object",
+              "description": "opt in to the persisted cache",
+              "properties": {
+                "enabled": {
+                  "type": "boolean"
+                },
+                "maxAgeSeconds": {
+                  "type": "number",
+                  "minimum": 0,
+                  "maximum": 315360000
+                },
+                "maxPages": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 10000
+                }
+              },
+              "required": [
+                "enabled"
+              ],
+              "additionalProperties": false
+            }
+            """#),
+    ]
+
+    /// `components.errors`, in the document's order.
+    static let errors: [(name: String, error: String)] = [
+        ("ParseError", #"""
+            {
+              "code": -32700,
+              "message": "Parse error",
+              "data": {
+                "type": "object",
+                "properties": {
+                  "line": {
+                    "type": "integer"
+                  },
+                  "column": {
+                    "type": "integer"
+                  },
+                  "position": {
+                    "type": "integer"
+                  }
+                },
+                "required": [],
+                "additionalProperties": true
+              }
+            }
+            """#),
+        ("InvalidRequest", #"""
+            {
+              "code": -32600,
+              "message": "Invalid request",
+              "data": {
+                "type": "object"
+              }
+            }
+            """#),
+        ("MethodNotFound", #"""
+            {
+              "code": -32601,
+              "message": "Method not found",
+              "data": {
+                "type": "object",
+                "properties": {
+                  "method": {
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "method"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#),
+        ("InvalidParams", #"""
+            {
+              "code": -32602,
+              "message": "Invalid params",
+              "data": {
+                "$ref": "#/components/schemas/FieldErrorData"
+              }
+            }
+            """#),
+        ("InternalError", #"""
+            {
+              "code": -32603,
+              "message": "Internal error"
+            }
+            """#),
+        ("ServerNotInitialized", #"""
+            {
+              "code": -32002,
+              "message": "Server not initialized",
+              "data": {
+                "type": "object",
+                "properties": {
+                  "method": {
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "method"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#),
+        ("RequestCancelled", #"""
+            {
+              "code": -32800,
+              "message": "Request cancelled",
+              "data": {
+                "anyOf": [
+                  {
+                    "type": "object",
+                    "properties": {
+                      "id": {}
+                    },
+                    "required": [
+                      "id"
+                    ],
+                    "additionalProperties": false
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "reason": {
+                        "const": "shutdown"
+                      }
+                    },
+                    "required": [
+                      "reason"
+                    ],
+                    "additionalProperties": false
+                  }
+                ]
+              }
+            }
+            """#),
+    ]
+}

@@ -1,0 +1,81 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+extension Daemon {
+    func source(_ name: String) throws(FieldError) -> DataSource {
+        try refusalsAsFieldErrors { () throws(DataSourceError) in try registry.source(named: name) }
+    }
+
+    func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {
+        let source = try self.source(name)
+        guard let simple = source as? SimpleDataSource else {
+            throw FieldError(field: "source", expected: "a simple source", got: JSON(source.name),
+                             message: "\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)")
+        }
+        return simple
+    }
+}
+
+extension Daemon: DataSourceObserver {
+    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+        let wireEvent: SourceNotification.Event
+        switch event {
+        case .willLoadData: wireEvent = .willLoadData
+        case .didPartiallyLoad: wireEvent = .didPartiallyLoad
+        case .finishedLoading: wireEvent = .finishedLoading
+        case .failedWithError(let failure): wireEvent = .failedWithError(failure)
+        case .didChange(let changes): wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
+        case .didChangeFreshness:
+            guard let remote = source as? RemoteCollection else { return }
+            wireEvent = .didChangeFreshness(stale: remote.isStale, cachedAt: remote.cachedAt)
+        }
+        send(SourceNotification(source: source.name, event: wireEvent).notification)
+        switch event {
+        case .willLoadData: armWaiters(of: source)
+        case .finishedLoading: answerWaiters(of: source, .finished)
+        case .failedWithError(let failure): answerWaiters(of: source, .failed(failure))
+        case .didPartiallyLoad, .didChange, .didChangeFreshness: break
+        }
+    }
+
+    /// The inserted and updated rows, when the client asked for them and they fit its limit.
+    private func changeValues(of changes: ChangeSet, in source: DataSource) -> SourceNotification.ChangeValues? {
+        guard let limit = changeValuesLimit else { return nil }
+        var bytes = 0
+        func rows(_ paths: [IndexPath]) -> [JSON]? {
+            var rows: [JSON] = []
+            rows.reserveCapacity(paths.count)
+            for path in paths {
+                guard let row = try? source.object(at: path) else { return nil }
+                bytes += row.encoded().count
+                if bytes > limit { return nil }
+                rows.append(row)
+            }
+            return rows
+        }
+        guard let inserted = rows(changes.inserted), let updated = rows(changes.updated) else { return nil }
+        return SourceNotification.ChangeValues(inserted: inserted, updated: updated)
+    }
+
+    private func armWaiters(of source: DataSource) {
+        guard var waiters = fetchWaiters[ObjectIdentifier(source)] else { return }
+        for index in waiters.indices { waiters[index].armed = true }
+        fetchWaiters[ObjectIdentifier(source)] = waiters
+    }
+
+    /// Answers the waits armed by the cycle that just ended; the others wait for their own.
+    private func answerWaiters(of source: DataSource, _ result: FetchDataResult) {
+        guard let waiters = fetchWaiters[ObjectIdentifier(source)] else { return }
+        for waiter in waiters where waiter.armed { answer(waiter.answer, with: result) }
+        let unarmed = waiters.filter { !$0.armed }
+        fetchWaiters[ObjectIdentifier(source)] = unarmed.isEmpty ? nil : unarmed
+    }
+}
+
+/// A `fetchData {wait: true}` waiting for the final event of the cycle it started.
+struct FetchWaiter {
+    let answer: PendingAnswer<FetchDataResult>
+    /// Set by the cycle's willLoadData; a final event before it belongs to an older cycle.
+    var armed = false
+}
