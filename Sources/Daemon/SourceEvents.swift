@@ -26,9 +26,7 @@ extension Daemon: DataSourceObserver {
         case .finishedLoading: wireEvent = .finishedLoading
         case .failedWithError(let failure): wireEvent = .failedWithError(failure)
         case .didChange(let changes): wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
-        case .didChangeFreshness:
-            guard let remote = source as? RemoteCollection else { return }
-            wireEvent = .didChangeFreshness(stale: remote.isStale, cachedAt: remote.cachedAt)
+        case .didChangeFreshness(let stale, let cachedAt): wireEvent = .didChangeFreshness(stale: stale, cachedAt: cachedAt)
         }
         send(SourceNotification(source: source.name, event: wireEvent).notification)
         switch event {

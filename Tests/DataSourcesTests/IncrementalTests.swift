@@ -255,7 +255,7 @@ import Testing
         let changes = try #require(recorder.changes(of: "t").last)
         #expect(recorder.changes(of: "t").count == 1)
         try #require(changes.deleted.count == 1 && changes.inserted.count == 1 && changes.updated.count == 1 && changes.moved.count == 1,
-                     "\(changes.json)")
+                     "\(changes)")
         #expect(changes.insertedSections.isEmpty && changes.deletedSections.isEmpty)
         #expect(try view.object(at: changes.inserted[0])["id"] == 1000)
         #expect(try view.object(at: changes.updated[0]) == ["id": 69, "g": "g0", "v": 3])

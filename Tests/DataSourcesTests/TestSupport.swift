@@ -57,8 +57,8 @@ final class Recorder: DataSourceObserver {
         case .didChange(let change):
             events.append("\(source.name).change")
             changes.append((source.name, change))
-        case .didChangeFreshness:
-            events.append("\(source.name).\((source as? RemoteCollection)?.isStale == true ? "stale" : "fresh")")
+        case .didChangeFreshness(let stale, _):
+            events.append("\(source.name).\(stale ? "stale" : "fresh")")
         }
     }
 

@@ -34,17 +34,6 @@ public struct ChangeSet: Sendable, Equatable {
         deletedSections.isEmpty && insertedSections.isEmpty && deleted.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty
     }
 
-    public var json: JSON {
-        [
-            "deletedSections": .array(deletedSections.map { JSON($0) }),
-            "insertedSections": .array(insertedSections.map { JSON($0) }),
-            "deleted": .array(deleted.map(\.json)),
-            "inserted": .array(inserted.map(\.json)),
-            "moved": .array(moved.map { ["from": $0.from.json, "to": $0.to.json] }),
-            "updated": .array(updated.map(\.json)),
-        ]
-    }
-
     /// The changes from `old` to `new`, matching objects by `identity`; duplicates pair up
     /// first to first. Linear in the number of objects when the kept objects stay in order
     /// (the usual edit); when they were reordered, the fewest moves are found in

@@ -19,8 +19,9 @@ public enum DataSourceEvent: Sendable {
     case failedWithError(LoadFailure)
     case didChange(ChangeSet)
     /// A remote source's `isStale` changed: it shows rows from the persisted cache that no
-    /// response has confirmed yet, or no longer does.
-    case didChangeFreshness
+    /// response has confirmed yet (`stale`, stored or last confirmed at `cachedAt`, seconds
+    /// since 1970), or no longer does.
+    case didChangeFreshness(stale: Bool, cachedAt: Double?)
 }
 
 public protocol DataSourceObserver: AnyObject {

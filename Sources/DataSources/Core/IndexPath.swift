@@ -14,7 +14,6 @@ public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible
         (lhs.section, lhs.item) < (rhs.section, rhs.item)
     }
 
-    public var json: JSON { [JSON(section), JSON(item)] }
     public var description: String { "[\(section), \(item)]" }
 
     /// Reads `[section, item]`; nil unless it is an array of two integers.

@@ -10,8 +10,6 @@ public struct SortDescriptor: Sendable {
         self.ascending = ascending
     }
 
-    public var json: JSON { ["keyPath": JSON(keyPath.description), "ascending": JSON(ascending)] }
-
     /// Sorts stably: objects with equal keys keep their order.
     static func sorted(_ objects: [JSON], by descriptors: [SortDescriptor]) -> [JSON] {
         guard !descriptors.isEmpty else { return objects }

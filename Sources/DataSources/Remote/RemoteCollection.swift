@@ -233,7 +233,7 @@ public class RemoteCollection: DataSource {
     func showingCachedRows(storedAt: Double) {
         isStale = true
         cachedAt = storedAt
-        emit(.didChangeFreshness)
+        emit(.didChangeFreshness(stale: true, cachedAt: storedAt))
     }
 
     /// A response confirmed or replaced the rows shown.
@@ -241,7 +241,7 @@ public class RemoteCollection: DataSource {
         guard isStale else { return }
         isStale = false
         cachedAt = nil
-        emit(.didChangeFreshness)
+        emit(.didChangeFreshness(stale: false, cachedAt: nil))
     }
 
     // MARK: Live lists

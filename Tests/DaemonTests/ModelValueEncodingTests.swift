@@ -1,0 +1,25 @@
+@testable import Daemon
+@testable import DataSources
+import JSONKit
+import Testing
+
+/// The wire shapes of the model's values, which only the wire layer writes (Wire/Encoding.swift).
+@Suite struct ModelValueEncodingTests {
+    @Test func aChangeSetIsSixListsOfSectionsAndIndexPaths() throws {
+        var changes = ChangeSet()
+        changes.deletedSections = [2]
+        changes.deleted = [IndexPath(section: 0, item: 1)]
+        changes.inserted = [IndexPath(section: 1, item: 1)]
+        changes.moved = [ChangeSet.Move(from: IndexPath(section: 0, item: 3), to: IndexPath(section: 0, item: 0))]
+        changes.updated = [IndexPath(section: 0, item: 0)]
+        let expected: JSON = ["deletedSections": [2], "insertedSections": [], "deleted": [[0, 1]], "inserted": [[1, 1]],
+                              "moved": [["from": [0, 3], "to": [0, 0]]], "updated": [[0, 0]]]
+        #expect(try JSON.parse(changes.json.text()) == expected)
+    }
+
+    @Test func anIndexPathIsAPairAndASortDescriptorNamesItsKeyPath() {
+        #expect(IndexPath(section: 3, item: 7).json == [3, 7])
+        let descriptor = SortDescriptor(keyPath: JSONKeyPath("a.b"), ascending: false)
+        #expect(descriptor.json == ["keyPath": "a.b", "ascending": false])
+    }
+}
