@@ -16,6 +16,8 @@ public enum DaemonEvent: Sendable {
     case loaded(id: Int, Result<DecodedResponse, FetchError>)
     /// A live list's refresh timer fired.
     case refreshDue(source: String, generation: Int)
+    /// An `updateSource`'s debounce elapsed with no update after it.
+    case updateDue(source: String, generation: Int)
 }
 
 public struct DaemonOptions: Sendable {
@@ -49,7 +51,12 @@ public final class Daemon {
     let loader: HTTPLoader
     /// The persisted page cache; nil with `--no-cache`.
     let cache: PageCacheStore?
-    lazy var refreshTimers = RefreshTimers(mailbox: mailbox)
+    lazy var refreshTimers = SourceTimers(mailbox: mailbox, due: { .refreshDue(source: $0, generation: $1) })
+    /// `updateSource` with `debounceMilliseconds`: the new query's load, when no update follows.
+    lazy var debounceTimers = SourceTimers(mailbox: mailbox, due: { .updateDue(source: $0, generation: $1) })
+    /// Each remote or paginated source's `createSource` params as `updateSource` last left
+    /// them: an update is decoded as those params with its members in place.
+    var sourceParams: [String: JSON] = [:]
     /// `fetchData {wait: true}` requests, answered by their source's final event.
     var fetchWaiters: [ObjectIdentifier: [FetchWaiter]] = [:]
     /// Delayed `ping`s; a cancelled one is stopped.
@@ -175,6 +182,8 @@ public final class Daemon {
             loader.complete(id: id, result)
         case .refreshDue(let source, let generation):
             refreshDue(source, generation: generation)
+        case .updateDue(let source, let generation):
+            UpdateSourceRequest.debounceElapsed(self, source: source, generation: generation)
         }
         return nil
     }
@@ -312,6 +321,7 @@ public final class Daemon {
         for timer in delayTimers.values { timer.cancel() }
         delayTimers.removeAll()
         refreshTimers.disarmAll()
+        debounceTimers.disarmAll()
         loader.shutdown()
         cache?.close()
     }

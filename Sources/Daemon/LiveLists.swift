@@ -2,9 +2,10 @@ import DataSources
 import Dispatch
 import JSONRPC
 
-/// Runs live lists' refreshes: one timer per source with a refresh interval, never while it
-/// loads, later after failures, and gone with the source, `shutdown` and end of input.
-final class RefreshTimers {
+/// One timer per source, each due event naming the source and the timer's generation:
+/// live lists' refreshes (never while the source loads, later after failures) and
+/// `updateSource`'s debounced loads. Timers go with the source, `shutdown` and end of input.
+final class SourceTimers {
     private struct Armed {
         let timer: DispatchSourceTimer
         let generation: Int
@@ -12,10 +13,12 @@ final class RefreshTimers {
     private var armed: [String: Armed] = [:]
     private var generation = 0
     private let mailbox: Mailbox<DaemonEvent>
+    private let due: @Sendable (_ source: String, _ generation: Int) -> DaemonEvent
     static let longestDelaySeconds = 7 * 86_400.0
 
-    init(mailbox: Mailbox<DaemonEvent>) {
+    init(mailbox: Mailbox<DaemonEvent>, due: @escaping @Sendable (_ source: String, _ generation: Int) -> DaemonEvent) {
         self.mailbox = mailbox
+        self.due = due
     }
 
     /// Arms (or re-arms) `source`'s timer for `seconds` from now; returns its generation,
@@ -23,10 +26,10 @@ final class RefreshTimers {
     func arm(_ source: String, after seconds: Double) {
         disarm(source)
         generation += 1
-        let generation = self.generation, mailbox = self.mailbox
+        let generation = self.generation, mailbox = self.mailbox, due = self.due
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + .milliseconds(Int(min(max(seconds, 0), Self.longestDelaySeconds) * 1000)))
-        timer.setEventHandler { mailbox.post(.refreshDue(source: source, generation: generation)) }
+        timer.setEventHandler { mailbox.post(due(source, generation)) }
         armed[source] = Armed(timer: timer, generation: generation)
         timer.resume()
     }
@@ -55,7 +58,7 @@ extension Daemon {
         var delay = min(backoff, max(schedule.intervalSeconds, 3600))
         if let retryAfter = schedule.lastError?.retryAfterSeconds { delay = max(delay, retryAfter) }
         // A week at most, whatever a server's Retry-After says.
-        return min(delay * (1 + 0.1 * min(max(jitter, -1), 1)), RefreshTimers.longestDelaySeconds)
+        return min(delay * (1 + 0.1 * min(max(jitter, -1), 1)), SourceTimers.longestDelaySeconds)
     }
 
     /// Starts, changes or stops (nil) `source`'s refreshes.

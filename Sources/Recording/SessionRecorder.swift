@@ -232,7 +232,7 @@ struct RecordedSession {
         case .transport(.outputFailed):
             clientGone = true
             entries.append(.comment("the client stopped reading (its end of the daemon's stdout closed)"))
-        case .delayElapsed, .refreshDue:
+        case .delayElapsed, .refreshDue, .updateDue:
             // Timers: the replayed daemon's own fire again.
             break
         case .loaded:

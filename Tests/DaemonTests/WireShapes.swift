@@ -167,6 +167,11 @@ enum WireShapes {
                   nearMiss: ("second", "seconds"),
                   numbers: [NumericMember(path: "seconds", rule: .number(RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds,
                                                                          excludingLower: false))]),
+        // The same query as "remote" was created with: the shapes that follow still read its rows.
+        WireShape("updateSource", ["source": "remote", "apiPath": "items", "queryParameters": [:], "keepRows": true,
+                                   "debounceMilliseconds": 0],
+                  required: ["source"], mistyped: ("keepRows", "yes"), nearMiss: ("keeprows", "keepRows"),
+                  numbers: [NumericMember(path: "debounceMilliseconds", rule: .integer(0...10_000))]),
         WireShape("willDisplayObjectAtIndexPath", ["source": "keep", "indexPath": [0, 0]], required: ["source", "indexPath"],
                   mistyped: ("indexPath", [0]), nearMiss: ("sourc", "source"), numbers: indexPathMembers()),
     ] }

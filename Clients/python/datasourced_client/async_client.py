@@ -573,6 +573,24 @@ class AsyncDataSource:
         self.description = cast(SourceDescription, await self._request("setRefreshInterval", seconds=seconds))
         return self.description
 
+    async def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
+                            headers: dict[str, Any] | None = None, keep_rows: bool = True,
+                            debounce_milliseconds: int = 0) -> SourceDescription:
+        """Remote and paginated sources (protocol 1.4, ``updateSource``): change the query
+        parameters, API path or headers in place, for search as you type. A load in flight
+        ends cancelled; with ``keep_rows`` the rows stay, stale, until the new query's first
+        page replaces them in one ``didChange``. ``debounce_milliseconds`` merges updates that
+        come closer together than that: only the last one is loaded. Returns the description."""
+        params: dict[str, Any] = {"keepRows": keep_rows, "debounceMilliseconds": debounce_milliseconds}
+        if query_parameters is not None:
+            params["queryParameters"] = query_parameters
+        if api_path is not None:
+            params["apiPath"] = api_path
+        if headers is not None:
+            params["headers"] = headers
+        self.description = cast(SourceDescription, await self._request("updateSource", **params))
+        return self.description
+
     async def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
         a paginated source loads the next page. Returns whether a fetch started."""

@@ -484,6 +484,18 @@ class DataSource:
         the description, whose ``refresh`` says when the next refresh is due."""
         return self.client._call(self._async.set_refresh_interval(seconds))
 
+    def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
+                      headers: dict[str, Any] | None = None, keep_rows: bool = True,
+                      debounce_milliseconds: int = 0) -> SourceDescription:
+        """Remote and paginated sources (protocol 1.4, ``updateSource``): change the query
+        parameters, API path or headers in place, for search as you type. A load in flight
+        ends cancelled; with ``keep_rows`` the rows stay, stale, until the new query's first
+        page replaces them in one ``didChange``. ``debounce_milliseconds`` merges updates that
+        come closer together than that: only the last one is loaded. Returns the description."""
+        return self.client._call(self._async.update_source(
+            query_parameters=query_parameters, api_path=api_path, headers=headers, keep_rows=keep_rows,
+            debounce_milliseconds=debounce_milliseconds))
+
     def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
         a paginated source loads the next page. Returns whether a fetch started."""

@@ -193,6 +193,9 @@ def use_the_whole_api(client: Client, api: str) -> None:
     shelf.fetch_data(wait=True)
     shelf.set_refresh_interval(None)
     client.create_source("shelfAgain", kind="paginated", **cached, cache={"enabled": True}).fetch_data(wait=True)
+    # 1.4: the same list, another query, in place.
+    shelf.update_source(query_parameters={"genre": "poetry"}, keep_rows=True)
+    shelf.fetch_data(wait=True)
 
     slow = client.create_source("slow", kind="remote", remoteConfiguration={"baseURL": api}, apiPath="/v1/slow",
                                 keyPath="books")

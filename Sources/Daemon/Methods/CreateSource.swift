@@ -16,6 +16,7 @@ enum CreateSourceRequest: AnsweredAtOnce {
                 remote.attachCache(cache, key: key, warn: { [logger = daemon.logger] in logger.warning("\($0)") })
             }
             if let interval = remote.configuration.refreshIntervalSeconds { daemon.setRefreshInterval(interval, of: remote) }
+            daemon.sourceParams[remote.name] = params.wire
         }
         daemon.logger.info("created source", metadata: ["name": "\(source.name)", "kind": "\(source.kind)"])
         return source.describe()

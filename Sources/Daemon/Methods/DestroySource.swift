@@ -12,7 +12,11 @@ enum DestroySourceRequest: AnsweredAtOnce {
         let names = try refusalsAsFieldErrors { () throws(DataSourceError) in
             try daemon.registry.destroy(params.name, cascade: params.cascade)
         }
-        for name in names { daemon.refreshTimers.disarm(name) }
+        for name in names {
+            daemon.refreshTimers.disarm(name)
+            daemon.debounceTimers.disarm(name)
+            daemon.sourceParams[name] = nil
+        }
         return DestroyedSources(names: names)
     }
 

@@ -11,6 +11,7 @@ enum ShutdownRequest: RequestMethod {
     static func handle(_ daemon: Daemon, _ params: NoParams, _ answer: PendingAnswer<NullResult>) throws -> Reply<NullResult> {
         daemon.lifecycle = .shutDown
         daemon.refreshTimers.disarmAll()
+        daemon.debounceTimers.disarmAll()
         for case let source as RemoteCollection in daemon.registry.all { source.stopRefresh() }
         // Loads in flight end now (as cancelled), then waiting requests, then `shutdown` itself.
         for source in daemon.registry.all where source.isFetching { source.cancelFetch(reason: .shutdown) }

@@ -338,49 +338,7 @@ enum SchemaComponents {
                   "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"
                 },
                 "headers": {
-                  "type": "object",
-                  "additionalProperties": {
-                    "anyOf": [
-                      {
-                        "type": "string"
-                      },
-                      {
-                        "type": "object",
-                        "properties": {
-                          "env": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "a variable of the daemon's environment, read when each request is made"
-                          },
-                          "prefix": {
-                            "type": "string"
-                          }
-                        },
-                        "required": [
-                          "env"
-                        ],
-                        "additionalProperties": false
-                      },
-                      {
-                        "type": "object",
-                        "properties": {
-                          "file": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "an absolute path or one from ~/: a regular file of at most 65536 bytes, read when each request is made, its trailing line break removed"
-                          },
-                          "prefix": {
-                            "type": "string"
-                          }
-                        },
-                        "required": [
-                          "file"
-                        ],
-                        "additionalProperties": false
-                      }
-                    ],
-                    "description": "a string, or where the value is read from (Protocol.md, \"Credentials from the environment or a file\")"
-                  }
+                  "$ref": "#/components/schemas/Headers"
                 },
                 "timeoutSeconds": {
                   "type": "number",
@@ -411,6 +369,65 @@ enum SchemaComponents {
                 "baseURL"
               ],
               "additionalProperties": false
+            }
+            """#),
+        ("Headers", #"""
+            {
+              "type": "object",
+              "additionalProperties": {
+                "anyOf": [
+                  {
+                    "type": "string"
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "env": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "a variable of the daemon's environment, read when each request is made"
+                      },
+                      "prefix": {
+                        "type": "string"
+                      }
+                    },
+                    "required": [
+                      "env"
+                    ],
+                    "additionalProperties": false
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "file": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "an absolute path or one from ~/: a regular file of at most 65536 bytes, read when each request is made, its trailing line break removed"
+                      },
+                      "prefix": {
+                        "type": "string"
+                      }
+                    },
+                    "required": [
+                      "file"
+                    ],
+                    "additionalProperties": false
+                  }
+                ],
+                "description": "a string, or where the value is read from (Protocol.md, \"Credentials from the environment or a file\")"
+              }
+            }
+            """#),
+        ("QueryParameters", #"""
+            {
+              "type": "object",
+              "additionalProperties": {
+                "type": [
+                  "string",
+                  "number",
+                  "boolean"
+                ]
+              }
             }
             """#),
         ("TLSFiles", #"""
@@ -790,14 +807,7 @@ enum SchemaComponents {
                       "type": "string"
                     },
                     "queryParameters": {
-                      "type": "object",
-                      "additionalProperties": {
-                        "type": [
-                          "string",
-                          "number",
-                          "boolean"
-                        ]
-                      }
+                      "$ref": "#/components/schemas/QueryParameters"
                     },
                     "keyPath": {
                       "type": "string"
@@ -865,14 +875,7 @@ enum SchemaComponents {
                       "type": "string"
                     },
                     "queryParameters": {
-                      "type": "object",
-                      "additionalProperties": {
-                        "type": [
-                          "string",
-                          "number",
-                          "boolean"
-                        ]
-                      }
+                      "$ref": "#/components/schemas/QueryParameters"
                     },
                     "keyPath": {
                       "type": "string"

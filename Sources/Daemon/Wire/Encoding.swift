@@ -247,6 +247,9 @@ extension SourceDescription: WireEncodable {
             cache += [("maxPages", JSON(remote.cache.settings.maximumPages)), ("available", JSON(remote.cache.isAvailable))]
             members += [("cache", .object(cache)), ("stale", JSON(remote.cache.isStale))]
             if let cachedAt = remote.cache.cachedAt { members.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
+        } else if remote.cache.isStale {
+            // The previous query's rows, kept by updateSource until the new query's first page.
+            members.append(("stale", true))
         }
         if let schedule = remote.refresh {
             var refresh: [(String, JSON)] = [("intervalSeconds", JSON(schedule.intervalSeconds))]

@@ -8,6 +8,8 @@ struct CreateSourceParams: WireParams {
     /// that changes what the server returns or how it is mapped (secret values included: the
     /// store keeps only a hash). Not the name, placeholders, `cache` or `refreshIntervalSeconds`.
     var cacheKey: PageCacheKey?
+    /// The params as sent (what `updateSource` starts from).
+    var wire: JSON = .null
 
     static let membersOutsideCacheKey: Set = ["name", "placeholderStorageOptions", "cache", "refreshIntervalSeconds", "prefetchDistance"]
 
@@ -47,6 +49,7 @@ struct CreateSourceParams: WireParams {
                              message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
         }
         spec = SourceSpec(name: name, identityKey: identityKey, kind: kind)
+        wire = reader.wholeObject
     }
 
     private static func cacheKey(_ params: JSON, _ configuration: RemoteConfiguration) -> PageCacheKey {
@@ -219,7 +222,7 @@ enum RemoteConfigurationDecoding {
 
     static let headerValueExpectation = "a string, or an object {env, prefix?} or {file, prefix?}"
 
-    private static func headers(_ value: JSON, _ field: String) throws(FieldError) -> HeaderValues {
+    static func headers(_ value: JSON, _ field: String) throws(FieldError) -> HeaderValues {
         guard let members = value.objectMembers else {
             throw .mistyped(field, expected: "an object of header names to strings, {env, prefix?} or {file, prefix?}", got: value)
         }
@@ -284,7 +287,7 @@ enum RemoteConfigurationDecoding {
         return header
     }
 
-    private static func queryParameters(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
+    static func queryParameters(_ value: JSON, _ field: String) throws(FieldError) -> [(name: String, value: String)] {
         guard let members = value.objectMembers else {
             throw .mistyped(field, expected: "an object of names to strings, numbers or booleans", got: value)
         }

@@ -24,13 +24,14 @@ public indirect enum LoadFailure: Error, Sendable, Equatable {
 
 /// What ended a load in flight, named in its `cancelled` failure.
 public enum CancelReason: Sendable {
-    case cancelFetch, destroySource, shutdown
+    case cancelFetch, destroySource, shutdown, updateSource
 
     public var message: String {
         switch self {
         case .cancelFetch: "cancelled by cancelFetch"
         case .destroySource: "cancelled: the source was destroyed (destroySource)"
         case .shutdown: "cancelled by shutdown"
+        case .updateSource: "cancelled by updateSource: the source's query changed"
         }
     }
 }

@@ -83,7 +83,7 @@ public final class PaginatedDataSource: RemoteCollection {
             compose(keptHead: 0)
             showingCachedRows(storedAt: storedAt)
         }
-        if !loadedOnce, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
+        if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
         let first = loadedPages.first.flatMap { $0.request == .first && !$0.validators.isEmpty ? $0.validators : nil }
         load(.first, replacing: true, validators: first)
@@ -124,6 +124,18 @@ public final class PaginatedDataSource: RemoteCollection {
         abandonRequest()
         compose(keptHead: objects.count)
         endCycleAsCancelled(reason.message)
+    }
+
+    override func startNewQuery(keepingRows: Bool) {
+        loadedOnce = false
+        loadedPages = []
+        next = nil
+        trailingError = nil
+        metadata = PageMetadata()
+        currentPage = paginator.firstPage.addingClamped(-1)
+        guard !keepingRows else { return }
+        objects = []
+        setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
     }
 
     // MARK: Requests
@@ -390,9 +402,10 @@ public final class PaginatedDataSource: RemoteCollection {
             // The loaded rows stay; the trailing row shows the failure.
             if !replacing { trailingError = error }
             compose(keptHead: objects.count)
-        } else {
+        } else if !showsPreviousQuery {
             setRows(placeholders.contains(.errors) ? [errorRow(for: error)] : [])
         }
+        // Else the previous query's rows stay, still stale, as a remote source's do.
         emit(.failedWithError(.fetch(error)))
     }
 

@@ -4,7 +4,8 @@ import JSONKit
 /// request at a time; each carries a generation number, and a completion whose
 /// generation is no longer current (cancelled or superseded) is dropped unseen.
 public class RemoteCollection: DataSource {
-    public let configuration: RemoteConfiguration
+    /// Changed in place only by `update(to:cacheKey:keepRows:)` (its query, path and headers).
+    public private(set) var configuration: RemoteConfiguration
     private let loader: RemoteLoading
     private var inFlight: RemoteLoadCancellation?
     private var generation = 0
@@ -137,6 +138,43 @@ public class RemoteCollection: DataSource {
                                                                           isStale: isStale, cachedAt: cachedAt),
                                       refresh: refreshSchedule, rateLimit: rateLimit)
     }
+
+    // MARK: A new query (updateSource)
+
+    /// `updateSource`: `configuration` differs from the current one in its query parameters,
+    /// API path or headers only. A load in flight ends `cancelled` (by updateSource), and its
+    /// response, if it ever comes, changes nothing; the next `fetchData` loads the new query
+    /// (from its page in the persisted cache first, when there is one: `cacheKey` names it).
+    /// With `keepRows` the rows shown stay, marked stale, until the new query's first page
+    /// replaces them in one change set; without, they go at once.
+    public func update(to configuration: RemoteConfiguration, cacheKey: PageCacheKey?, keepRows: Bool) {
+        stopRefresh()
+        if isFetching { cancelFetch(reason: .updateSource) }
+        self.configuration = configuration
+        if let cacheKey, let (store, _) = pageCache { pageCache = (store, cacheKey) }
+        lastError = nil
+        startNewQuery(keepingRows: keepRows && !objects.isEmpty)
+        if keepRows, !objects.isEmpty {
+            if !isStale || cachedAt != nil {
+                isStale = true
+                cachedAt = nil
+                emit(.didChangeFreshness(stale: true, cachedAt: nil))
+            }
+        } else {
+            confirmed()
+        }
+    }
+
+    /// Forgets what belonged to the previous query (validators, paging state); drops the
+    /// rows unless `keepingRows`.
+    func startNewQuery(keepingRows: Bool) {}
+
+    /// Whether a fetch has asked the server for anything yet.
+    public var hasRequested: Bool { lastURL != nil }
+
+    /// Whether the rows shown are the previous query's, kept by `updateSource` until the new
+    /// one's first page: stale, and not from the persisted cache.
+    var showsPreviousQuery: Bool { isStale && cachedAt == nil }
 
     // MARK: The persisted cache
 
@@ -394,6 +432,16 @@ public final class RemoteDataSource: RemoteCollection {
         if cached.currentPage != 1 { return "currentPage must be 1, got \(cached.currentPage)" }
         if cached.duplicatesDropped != 0 { return "duplicatesDropped must be 0, got \(cached.duplicatesDropped)" }
         return mappedRowsProblem(page.rows, field: "pages[0].rows")
+    }
+
+    override func startNewQuery(keepingRows: Bool) {
+        loadedOnce = false
+        validators = nil
+        cacheHoldsRows = false
+        rowsCachedWith = nil
+        guard !keepingRows else { return }
+        objects = []
+        setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
     }
 
     private var shownRows: [JSON] {

@@ -1,0 +1,161 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// `updateSource`: changes a remote or paginated source's query parameters, API path or
+/// headers in place, for search as you type.
+///
+/// The update is read as the source's `createSource` params with these members in place, so it
+/// is checked exactly as they were (and names the same cache entry a source created with them
+/// would). A load in flight ends `cancelled` before the answer, so no event of the older
+/// query follows it. The new query loads at once, or after `debounceMilliseconds` with no
+/// update since; a source never fetched only changes, and its first `fetchData` loads it.
+enum UpdateSourceRequest: AnsweredAtOnce {
+    static let name = "updateSource"
+    typealias Params = UpdateSourceParams
+    typealias Result = SourceDescription
+
+    static func handle(_ daemon: Daemon, _ params: UpdateSourceParams) throws -> SourceDescription {
+        let source = try daemon.source(params.source)
+        guard let remote = source as? RemoteCollection, var updated = daemon.sourceParams[remote.name] else {
+            throw FieldError(field: "source", expected: "a remote or paginated source", got: JSON(source.name),
+                             message: "\"source\" must name a remote or paginated source to update; \"\(source.name)\" is \(source.kind)")
+        }
+        if let query = params.queryParameters { updated = updated.setting("queryParameters", to: query) }
+        if let apiPath = params.apiPath { updated = updated.setting("apiPath", to: apiPath) }
+        if let headers = params.headers {
+            let remoteConfiguration = updated["remoteConfiguration"] ?? .object([])
+            updated = updated.setting("remoteConfiguration", to: remoteConfiguration.setting("headers", to: headers))
+        }
+        var reader = try ObjectReader(updated, field: "", expected: "an object with named members")
+        let created = try CreateSourceParams(&reader)
+        let configuration: RemoteConfiguration
+        switch created.spec.kind {
+        case .remote(let decoded), .paginated(let decoded, _): configuration = decoded
+        case .simple, .sectioned, .multi: preconditionFailure("a remote source's params decode as a remote kind")
+        }
+        let wasLoaded = remote.hasRequested
+        remote.update(to: configuration, cacheKey: created.cacheKey, keepRows: params.keepRows)
+        daemon.sourceParams[remote.name] = updated
+        daemon.debounceTimers.disarm(remote.name)
+        if wasLoaded {
+            if params.debounceMilliseconds > 0 {
+                daemon.debounceTimers.arm(remote.name, after: Double(params.debounceMilliseconds) / 1000)
+            } else {
+                remote.fetchData()
+            }
+        }
+        daemon.logger.info("updated source", metadata: ["name": "\(remote.name)", "debounceMilliseconds": "\(params.debounceMilliseconds)"])
+        return remote.describe()
+    }
+
+    /// The debounce of the last update elapsed: its query loads now.
+    static func debounceElapsed(_ daemon: Daemon, source name: String, generation: Int) {
+        guard daemon.debounceTimers.isCurrent(name, generation: generation) else { return }
+        daemon.debounceTimers.disarm(name)
+        guard let source = try? daemon.registry.source(named: name) else { return }
+        source.fetchData()
+    }
+
+    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
+    static let openRPC = #"""
+        {
+          "name": "updateSource",
+          "summary": "changes a remote or paginated source's query parameters, API path or headers in place",
+          "paramStructure": "by-name",
+          "params": [
+            {
+              "name": "source",
+              "schema": {
+                "$ref": "#/components/schemas/SourceName"
+              },
+              "required": true
+            },
+            {
+              "name": "queryParameters",
+              "schema": {
+                "$ref": "#/components/schemas/QueryParameters"
+              },
+              "required": false,
+              "description": "replaces the configured query parameters"
+            },
+            {
+              "name": "apiPath",
+              "schema": {
+                "type": "string"
+              },
+              "required": false
+            },
+            {
+              "name": "headers",
+              "schema": {
+                "$ref": "#/components/schemas/Headers"
+              },
+              "required": false,
+              "description": "replaces remoteConfiguration.headers"
+            },
+            {
+              "name": "keepRows",
+              "schema": {
+                "type": "boolean"
+              },
+              "required": false,
+              "description": "default true: the rows stay, stale, until the new query's first page replaces them in one didChange"
+            },
+            {
+              "name": "debounceMilliseconds",
+              "schema": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 10000
+              },
+              "required": false,
+              "description": "default 0: load at once; else load when no update follows within this time"
+            }
+          ],
+          "result": {
+            "name": "updateSourceResult",
+            "schema": {
+              "$ref": "#/components/schemas/SourceDescription"
+            }
+          },
+          "errors": [
+            {
+              "$ref": "#/components/errors/InvalidParams"
+            }
+          ]
+        }
+        """#
+}
+
+/// `{source, queryParameters?, apiPath?, headers?, keepRows?, debounceMilliseconds?}`. The
+/// members are checked here with their own names; `createSource`'s decoding then checks them
+/// against the rest of the source's params (an `apiPath` that leaves the base URL's host).
+struct UpdateSourceParams: WireParams {
+    var source: String
+    var queryParameters: JSON?
+    var apiPath: JSON?
+    var headers: JSON?
+    var keepRows: Bool
+    var debounceMilliseconds: Int
+
+    static let maximumDebounceMilliseconds = 10_000
+
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        source = try reader.string("source")
+        if let value = reader.rawValue("queryParameters") {
+            _ = try RemoteConfigurationDecoding.queryParameters(value, "queryParameters")
+            queryParameters = value
+        }
+        if let value = reader.rawValue("apiPath") {
+            _ = try Decode.string(value, "apiPath")
+            apiPath = value
+        }
+        if let value = reader.rawValue("headers") {
+            _ = try RemoteConfigurationDecoding.headers(value, "headers")
+            headers = value
+        }
+        keepRows = try reader.optionalBool("keepRows") ?? true
+        debounceMilliseconds = try reader.optionalInteger("debounceMilliseconds", in: 0...Self.maximumDebounceMilliseconds) ?? 0
+    }
+}
