@@ -1,7 +1,11 @@
 """The client's expectations against Protocol/openrpc.json, the protocol's machine-checked
 form: the protocol version, the members of every TypedDict, and every message of a session
 that uses the whole API (each request's params and result, each notification), validated
-with jsonschema."""
+with jsonschema.
+
+protocol.py is generated from the document (tests/test_protocol_generated.py keeps it
+current); the member checks below hold each name the generator gives to the schema it
+stands for (FetchError to LoadFailure, FetchResult to fetchData's result...)."""
 
 from __future__ import annotations
 
