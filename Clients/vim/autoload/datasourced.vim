@@ -137,7 +137,7 @@ def ErrorText(failure: any, short = false): string
   if type(final) == v:t_string && final != '' && final != url
     url = type(url) == v:t_string && url != '' ? url .. ' → ' .. final : final
   endif
-  if !short && type(url) == v:t_string && url != ''
+  if !short && get(failure, 'kind', '') != 'cancelled' && type(url) == v:t_string && url != ''
     text = url .. ': ' .. text
   endif
   var said = get(failure, 'serverMessage', '')
