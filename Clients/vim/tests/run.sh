@@ -15,7 +15,7 @@ export DATASOURCED
 [ -x "$DATASOURCED" ] || { echo "run.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim || true)}"
 [ -n "$vim" ] || { echo "run.sh: no vim (bash scripts/setup.sh --tests installs vim-nox)" >&2; exit 1; }
-"$vim" --version | grep -q '+channel' || { echo "run.sh: $vim lacks +channel (install vim-nox)" >&2; exit 1; }
+grep -q '+channel' <<<"$("$vim" --version)" || { echo "run.sh: $vim lacks +channel (install vim-nox)" >&2; exit 1; }
 
 # The daemons of the tests keep their persisted page cache in a folder of this run.
 XDG_CACHE_HOME="$(mktemp -d)"

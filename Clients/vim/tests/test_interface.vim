@@ -99,6 +99,18 @@ export def Run(daemon: string)
     H.ExpectEqual([], globals, 'global variables')
   })
 
+  H.Test(':help datasourced opens the shipped doc; doc/tags is up to date', () => {
+    help datasourced
+    H.ExpectEqual('datasourced.txt', expand('%:t'), 'the help file')
+    H.ExpectEqual('*datasourced*', matchstr(getline('.'), '\*datasourced\*'), 'the tag''s line')
+    helpclose
+    var dir = tempname()
+    mkdir(dir)
+    writefile(readfile('../doc/datasourced.txt'), dir .. '/datasourced.txt')
+    execute 'helptags ' .. fnameescape(dir)
+    H.ExpectEqual(readfile(dir .. '/tags'), readfile('../doc/tags'), 'doc/tags against helptags (vim -u NONE -es -c "helptags doc" -c q)')
+  })
+
   H.Test(':Datasourced sources lists each list and what its daemon has', () => {
     var lines = datasourced#Sources()
     H.Expect(len(filter(copy(lines), (_, l) => l =~ '^datasourced://Books by genre (buffer \d\+): shows byGenre, made of books, byGenre; loaded 4; daemon pid \d\+$')) == 1,
