@@ -14,6 +14,7 @@ dpkg -s libsqlite3-dev >/dev/null 2>&1 || need_apt+=(libsqlite3-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 if [ "${1:-}" = "--tests" ]; then
   command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
+  grep -q '+channel' <<<"$(vim --version 2>/dev/null)" || need_apt+=(vim-nox) # the Vim plugin's tests
   # The plugin's screen check runs Neovim in tmux.
   command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 fi

@@ -18,3 +18,5 @@ echo "== Python client (pytest)"
 bash Clients/python/tests/run.sh
 echo "== Neovim plugin (nvim --headless)"
 bash Clients/nvim/tests/run.sh
+echo "== Vim plugin (vim -es)"
+bash Clients/vim/tests/run.sh

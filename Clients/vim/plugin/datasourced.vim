@@ -1,0 +1,30 @@
+" datasourced.vim: list buffers over the data sources of a datasourced daemon.
+" The one command, the <Plug> maps and the highlight links; the rest is in
+" autoload/datasourced.vim, loaded (and the daemon started) when a list is opened.
+" Needs Vim 9 with +channel and +job (the "lsp" channel mode). See :help datasourced.
+if has('nvim') || v:version < 900 || !has('channel') || !has('job') || exists(':Datasourced') == 2
+  finish
+endif
+
+command -nargs=* -complete=customlist,datasourced#Complete Datasourced call datasourced#Command(<q-args>)
+
+nnoremap <silent> <Plug>(datasourced-select) <Cmd>call datasourced#Action('select')<CR>
+nnoremap <silent> <Plug>(datasourced-refresh) <Cmd>call datasourced#Action('refresh')<CR>
+nnoremap <silent> <Plug>(datasourced-retry) <Cmd>call datasourced#Action('retry')<CR>
+nnoremap <silent> <Plug>(datasourced-cancel) <Cmd>call datasourced#Action('cancel')<CR>
+nnoremap <silent> <Plug>(datasourced-close) <Cmd>call datasourced#Action('close')<CR>
+nnoremap <silent> <Plug>(datasourced-help) <Cmd>call datasourced#Action('help')<CR>
+
+" Default links to standard groups; a colour scheme's :highlight clear drops them, so
+" they are made again after one is loaded.
+function s:highlights() abort
+  highlight default link DatasourcedSection Title
+  highlight default link DatasourcedLoading Comment
+  highlight default link DatasourcedNoResults Comment
+  highlight default link DatasourcedError ErrorMsg
+endfunction
+call s:highlights()
+augroup datasourced_plugin
+  autocmd!
+  autocmd ColorScheme * call s:highlights()
+augroup END

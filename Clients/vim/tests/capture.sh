@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Prints a screen capture of the plugin at work: a real (not headless) Vim in a detached
+# tmux session, on the fixture API (Clients/fixtures.json). Scenes:
+#   books (default)  `:Datasourced open tests/specs/books.json` in 80x20, after the cursor
+#                    went to the last line once (G, which fires CursorMoved for real), so
+#                    that page two arrived: the sections and the status line;
+#   error            `:Datasourced open tests/specs/failing.json` in 100x6: the error in
+#                    the list, the short message below.
+# The daemon is $DATASOURCED, else the repository's debug build; Vim is $DATASOURCED_VIM,
+# else vim on $PATH. Exits non-zero (showing the screen on stderr) if the screen never
+# gets there.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+plugin="$(cd "$here/.." && pwd)"
+repo="$(cd "$plugin/../.." && pwd)"
+DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
+case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
+[ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
+scene="${1:-books}"
+case "$scene" in books|error) ;; *) echo "usage: capture.sh [books|error]" >&2; exit 2 ;; esac
+command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
+vim="${DATASOURCED_VIM:-$(command -v vim)}"
+
+work="$(mktemp -d)"
+export XDG_CACHE_HOME="$work/cache" # the daemon's persisted cache: never the user's
+# A tmux server of our own (its own socket): the user's sessions are never touched.
+tmux=(tmux -L "datasourced-vim-capture-$$" -f /dev/null)
+fixtures_pid=""
+cleanup() {
+  "${tmux[@]}" kill-server 2>/dev/null || true
+  exec 3>&- 2>/dev/null || true # the fixture server serves until its stdin closes
+  if [ -n "$fixtures_pid" ]; then
+    kill "$fixtures_pid" 2>/dev/null || true
+    wait "$fixtures_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The fixture API on a free port; its stdin is a FIFO that we hold open on fd 3.
+mkfifo "$work/stdin"
+"$DATASOURCED" fixtures "$here/../../fixtures.json" <"$work/stdin" >"$work/announce" 2>/dev/null &
+fixtures_pid=$!
+exec 3>"$work/stdin"
+for _ in $(seq 200); do [ -s "$work/announce" ] && break; sleep 0.05; done
+base_url="$(sed -n 's/.*"baseURL" *: *"\([^"]*\)".*/\1/p' "$work/announce")"
+[ -n "$base_url" ] || { echo "capture.sh: the fixture server did not start" >&2; exit 1; }
+
+# Waits (at most 10 s) until the screen shows TEXT.
+wait_for() {
+  for _ in $(seq 200); do
+    "${tmux[@]}" capture-pane -p -t capture | grep -qF -- "$1" && return 0
+    sleep 0.05
+  done
+  echo "capture.sh: the screen never showed '$1':" >&2
+  "${tmux[@]}" capture-pane -p -t capture >&2
+  return 1
+}
+
+width=80 height=20 spec=books.json
+if [ "$scene" = error ]; then
+  width=100 height=6 spec=failing.json
+fi
+"${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$here" \
+  "'$vim' -Nu NONE -i NONE --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.vim' \
+     --cmd 'set laststatus=2 noruler noshowcmd shortmess+=I' \
+     --cmd \"let g:datasourced_cmd = ['$DATASOURCED']\" \
+     --cmd \"let g:datasourced_variables = {'baseURL': '$base_url'}\""
+wait_for "~" # Vim is up
+"${tmux[@]}" send-keys -t capture ":Datasourced open specs/$spec" Enter
+if [ "$scene" = books ]; then
+  wait_for "loaded 4"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "loaded 8"
+  wait_for "## science fiction"
+  wait_for "datasourced://Books by genre  loaded 8"
+else
+  wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
+  wait_for "datasourced: broken: HTTP status 500: the database is on fire"
+fi
+"${tmux[@]}" capture-pane -p -t capture
+# Quits Vim (which stops its daemon) and lets it finish before the session goes.
+"${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
+for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
