@@ -41,6 +41,7 @@
 (require 'jsonrpc)
 (require 'tabulated-list)
 (require 'json)
+(require 'parse-time)
 
 (defconst datasourced-version "0.1.0"
   "The version of this client, sent to the daemon in `initialize'.")
@@ -250,7 +251,8 @@ for tomllib, answered status %s); write the spec as JSON"
     (format "%s" (cdr cell))))
 
 (defun datasourced--substitute (value file)
-  "VALUE with each ${NAME} in its strings replaced (see `datasourced-variables').
+  "VALUE with each ${NAME} in its strings replaced.
+The values are those of `datasourced-variables'.
 FILE is named in errors."
   (cond
    ((stringp value)
@@ -270,7 +272,8 @@ FILE is named in errors."
    (t value)))
 
 (defconst datasourced--display-members '("title" "columns" "show" "maxPages")
-  "Members of a one-source spec that are the client's, not createSource params.")
+  "Members of a one-source spec that are the client's.
+They are not createSource params.")
 
 (defun datasourced--parse-columns (columns file)
   "The spec's COLUMNS as a list of (KEY TITLE WIDTH); FILE is named in errors."
@@ -348,27 +351,45 @@ first.  Signals a `user-error' naming the file and the member at fault."
 
 ;;;; The state of a list (buffer-local)
 
-(defvar-local datasourced--spec nil "The spec of this list (see `datasourced-read-spec').")
-(defvar-local datasourced--source nil "The name of the source this list shows.")
+(defvar-local datasourced--spec nil
+  "The spec of this list (see `datasourced-read-spec').")
+(defvar-local datasourced--source nil
+  "The name of the source this list shows.")
 (defvar-local datasourced--daemon nil "The daemon serving this list.")
-(defvar-local datasourced--created nil "The sources this list created, children first.")
-(defvar-local datasourced--under nil "The names of the sources this list is made from.")
+(defvar-local datasourced--created nil
+  "The sources this list created, children first.")
+(defvar-local datasourced--under nil
+  "The names of the sources this list is made from.")
 (defvar-local datasourced--sections nil
-  "The rows as the daemon has them: a list of (TITLE . ROWS), ROWS a list of values.")
-(defvar-local datasourced--sectioned nil "Whether the source has sections of its own (sectioned, multi).")
-(defvar-local datasourced--known nil "Whether `datasourced--sections' was read from the daemon.")
-(defvar-local datasourced--revision nil "The daemon's revision that the rows show.")
-(defvar-local datasourced--version 0 "Changes made to the rows, for `datasourced--paged-at'.")
-(defvar-local datasourced--paged-at nil "`datasourced--version' when the next page was last asked for.")
-(defvar-local datasourced--reading nil "Whether a full read of the rows is in flight.")
-(defvar-local datasourced--read-again nil "Whether to read the rows again once the read in flight ends.")
+  "The rows as the daemon has them.
+A list of (TITLE . ROWS), ROWS a list of values.")
+(defvar-local datasourced--identity-key nil
+  "The source's identity key, shown first.")
+(defvar-local datasourced--sectioned nil
+  "Whether the source has sections of its own (sectioned, multi).")
+(defvar-local datasourced--known nil
+  "Whether `datasourced--sections' was read from the daemon.")
+(defvar-local datasourced--revision nil
+  "The daemon's revision that the rows show.")
+(defvar-local datasourced--version 0
+  "Changes made to the rows, for `datasourced--paged-at'.")
+(defvar-local datasourced--paged-at nil
+  "`datasourced--version' when the next page was last asked for.")
+(defvar-local datasourced--reading nil
+  "Whether a full read of the rows is in flight.")
+(defvar-local datasourced--read-again nil
+  "Whether to read the rows again once the read in flight ends.")
 (defvar-local datasourced--loaded nil "Whether the last load finished.")
-(defvar-local datasourced--setup-failed nil "Whether creating the sources failed.")
-(defvar-local datasourced--stale nil "Sources shown from the cache, unconfirmed: (NAME . CACHED-AT).")
-(defvar-local datasourced--message nil "A message shown instead of rows (daemon not found...).")
+(defvar-local datasourced--setup-failed nil
+  "Whether creating the sources failed.")
+(defvar-local datasourced--stale nil
+  "Sources shown from the cache, unconfirmed: (NAME . CACHED-AT).")
+(defvar-local datasourced--message nil
+  "A message shown instead of rows (daemon not found...).")
 
 (defvar-local datasourced-status ""
-  "The state of the list: loading, loaded N, error: ..., cancelled, daemon exited.")
+  "The state of the list.
+One of loading, loaded N, error: ..., cancelled, daemon exited.")
 
 (defvar-local datasourced-last-error nil
   "The error of the list's last failed load (a plist), or nil.")
@@ -385,6 +406,10 @@ first.  Signals a `user-error' naming the file and the member at fault."
 (defvar datasourced--daemons nil
   "Running daemons, as (COMMAND . DAEMON).")
 
+(defvar datasourced--started 0
+  "Daemons started so far.
+Each gets a name of its own: jsonrpc's buffers go by it.")
+
 (defun datasourced--executable (command)
   "The executable COMMAND starts, or nil when there is none."
   (let ((program (car command)))
@@ -397,7 +422,7 @@ first.  Signals a `user-error' naming the file and the member at fault."
   "Why COMMAND cannot start, and what to do about it."
   (format "The daemon %s was not found%s.  Set `datasourced-command' to its path: \
 M-x customize-variable RET datasourced-command, or \
-\(setq datasourced-command \\='(\"/path/to/datasourced\")); `swift build' makes \
+\(setq datasourced-command (list \"/path/to/datasourced\")); `swift build' makes \
 .build/debug/datasourced in the repository."
           (or (car command) "(none)")
           (if (and (car command) (not (file-name-absolute-p (car command)))) " on exec-path" "")))
@@ -442,7 +467,7 @@ Returns the daemon, or a string saying why it cannot start."
   "Starts COMMAND (its program found at EXECUTABLE) and initializes it.
 Returns the daemon, or a string saying why it did not start."
   (let* ((daemon (datasourced--daemon-create :command command))
-         (name (format "datasourced %d" (length datasourced--daemons)))
+         (name (format "datasourced %d" (cl-incf datasourced--started)))
          (connection
           (condition-case failure
               (make-instance
@@ -592,7 +617,7 @@ or the last row scrolled into view loads the next page.
   (force-mode-line-update))
 
 (defun datasourced--stale-mark (cached-at)
-  "The mark of rows cached at CACHED-AT (RFC 3339) the server has not confirmed."
+  "The mark of rows the server has not confirmed, cached at CACHED-AT."
   (let ((time (and (stringp cached-at) (ignore-errors (parse-iso8601-time-string cached-at)))))
     (if (not time)
         "[cached]"
@@ -611,11 +636,13 @@ or the last row scrolled into view loads the next page.
   "VALUE as `key: value' pairs, the identity key first, or as JSON."
   (if (not (datasourced--object-p value))
       (datasourced--scalar-text value)
-    (let ((pairs nil) (id nil))
+    (let ((pairs nil) (id nil)
+          (identity (and (stringp datasourced--identity-key)
+                         (intern (concat ":" datasourced--identity-key)))))
       (cl-loop for (key val) on value by #'cddr
                do (let ((text (format "%s: %s" (substring (symbol-name key) 1)
                                       (datasourced--one-line (datasourced--scalar-text val)))))
-                    (if (eq key :id) (setq id text) (push text pairs))))
+                    (if (eq key identity) (setq id text) (push text pairs))))
       (string-join (append (and id (list id)) (sort pairs #'string<)) "  "))))
 
 (defun datasourced--cell (value key)
@@ -664,7 +691,8 @@ holds only placeholders (a trailing loading row) has none."
       (nreverse entries))))
 
 (defun datasourced--format (entries)
-  "The `tabulated-list-format' for ENTRIES: widths from the spec, else the widest cell."
+  "The `tabulated-list-format' for ENTRIES.
+Widths are the spec's, else the widest cell's."
   (let ((columns (datasourced--columns)) (n 0) (format nil))
     (dolist (column columns)
       (let ((width (nth 2 column)) (title (nth 1 column)))
@@ -766,6 +794,7 @@ DONE is called with DESCRIPTION once the rows are known."
             (cl-loop for count in counts for title in titles
                      collect (cons title (cl-loop repeat count collect (pop objects))))
             datasourced--revision revision
+            datasourced--identity-key (plist-get description :identityKey)
             datasourced--sectioned (member (plist-get description :kind) '("sectioned" "multi"))
             datasourced--known t
             datasourced--version (1+ datasourced--version))
@@ -833,7 +862,7 @@ Signals an error when the change set does not fit the rows."
       sections)))
 
 (defun datasourced--on-change (params)
-  "A dataSource/didChange (PARAMS): applied when it follows the rows, else read."
+  "A dataSource/didChange (PARAMS): applied if it follows the rows, else read."
   (let ((revision (plist-get params :revision))
         (changes (plist-get params :changes)))
     (cond
@@ -960,11 +989,12 @@ README.  ${NAME} in it takes its value from `datasourced-variables'."
     (with-current-buffer buffer (datasourced--start-list))
     buffer))
 
-(defun datasourced--show-message (text)
-  "Shows TEXT in the list instead of its rows, and in the echo area."
+(defun datasourced--show-message (text &optional short)
+  "Shows TEXT in the list instead of its rows.
+The echo area shows SHORT, or TEXT."
   (setq datasourced--message text)
   (datasourced--render)
-  (datasourced--say "%s" text))
+  (datasourced--say "%s" (or short text)))
 
 (defun datasourced--start-list ()
   "Starts (or restarts) the list: its daemon, its sources, its rows, its load."
@@ -977,7 +1007,12 @@ README.  ${NAME} in it takes its value from `datasourced-variables'."
         (progn
           (setq datasourced--daemon nil datasourced--setup-failed t)
           (datasourced--set-status "error: the daemon did not start")
-          (datasourced--show-message daemon)
+          (datasourced--show-message
+           daemon
+           (if (datasourced--executable datasourced-command)
+               daemon
+             (format "the daemon %s was not found: set `datasourced-command' (see the list)"
+                     (car datasourced-command))))
           (run-hook-with-args 'datasourced-failed-hook (list :kind "daemon" :message daemon)))
       (setq datasourced--daemon daemon)
       (cl-pushnew (current-buffer) (datasourced--daemon-lists daemon))
@@ -993,7 +1028,7 @@ README.  ${NAME} in it takes its value from `datasourced-variables'."
                 (mapcar (lambda (s) (plist-get s :name)) existing))))))))))
 
 (defun datasourced--create-missing (existing)
-  "Creates the spec's sources not among EXISTING, in order, then loads the list."
+  "Creates the spec's sources that are not among EXISTING, then loads the list."
   (let* ((buffer (current-buffer))
          (daemon datasourced--daemon)
          (created (datasourced--daemon-created daemon))
@@ -1183,12 +1218,13 @@ Starts the daemon again if it exited or did not start."
               (datasourced--request daemon 'destroySource (list :name name) nil #'ignore))))))))
 
 (defun datasourced-quit ()
-  "Closes the list: the sources it created are destroyed, its daemon stopped if last."
+  "Closes the list: the sources it created go, and its daemon if it was the last."
   (interactive)
   (kill-buffer (datasourced--list-buffer)))
 
 (defun datasourced-events ()
-  "Shows the log of the current list's daemon (and messages, see `datasourced-events-buffer-size')."
+  "Shows the log of the current list's daemon.
+It holds the messages exchanged too if `datasourced-events-buffer-size' says so."
   (interactive)
   (let ((daemon (or (and (derived-mode-p 'datasourced-list-mode) datasourced--daemon)
                     (cdar datasourced--daemons))))
