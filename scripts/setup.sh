@@ -16,6 +16,7 @@ if [ "${1:-}" = "--tests" ]; then
   command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
   # The plugin's screen check runs Neovim in tmux.
   command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+  command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2

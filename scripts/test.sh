@@ -18,3 +18,5 @@ echo "== Python client (pytest)"
 bash Clients/python/tests/run.sh
 echo "== Neovim plugin (nvim --headless)"
 bash Clients/nvim/tests/run.sh
+echo "== Emacs client"
+bash Clients/emacs/tests/run.sh
