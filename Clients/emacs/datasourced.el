@@ -688,6 +688,17 @@ holds only placeholders (a trailing loading row) has none."
                     entries))
             (setq i (1+ i))))
         (setq s (1+ s)))
+      ;; A failure is a row even when the source stores no error placeholder.
+      (when (and datasourced-last-error
+                 (not (equal (plist-get datasourced-last-error :kind) "cancelled"))
+                 (not (cl-some (lambda (section)
+                                 (cl-some (lambda (v) (eq (datasourced--placeholder-kind v) 'error))
+                                          (cdr section)))
+                               datasourced--sections)))
+        (push (list '(failed)
+                    (vector (datasourced--placeholder-text
+                             (list :error datasourced-last-error) 'error)))
+              entries))
       (nreverse entries))))
 
 (defun datasourced--format (entries)
@@ -713,7 +724,7 @@ Widths are the spec's, else the widest cell's."
     (let ((beg (point))
           (face (pcase (car id)
                   ('header 'datasourced-section)
-                  ((or 'error 'message) 'datasourced-error)
+                  ((or 'error 'failed 'message) 'datasourced-error)
                   (_ 'datasourced-placeholder))))
       (insert (make-string tabulated-list-padding ?\s)
               (propertize (aref cols 0) 'face face)
@@ -909,7 +920,10 @@ Signals an error when the change set does not fit the rows."
          (push (cons source (plist-get params :cachedAt)) datasourced--stale))
        (datasourced--set-status (replace-regexp-in-string " \\[cached[^]]*\\]\\'" "" datasourced-status))))
     ('willLoadData
-     (setq datasourced--loaded nil datasourced-last-error nil)
+     (setq datasourced--loaded nil)
+     (when datasourced-last-error
+       (setq datasourced-last-error nil)
+       (datasourced--render))
      (datasourced--set-status "loading"))
     ('finishedLoading
      (setq datasourced--loaded t)
@@ -918,6 +932,7 @@ Signals an error when the change set does not fit the rows."
     ('failedWithError
      (let ((failure (plist-get params :error)))
        (setq datasourced--loaded nil datasourced-last-error failure)
+       (datasourced--render)
        (datasourced--set-status
         (if (equal (plist-get failure :kind) "cancelled")
             "cancelled"
@@ -1184,7 +1199,7 @@ Starts the daemon again if it exited or did not start."
   (datasourced--list-buffer)
   (let* ((id (tabulated-list-get-id)))
     (pcase (car id)
-      ('error (datasourced-retry))
+      ((or 'error 'failed) (datasourced-retry))
       ('loading (datasourced--maybe-page (selected-window) t))
       ('row
        (let ((value (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections)))))

@@ -120,15 +120,15 @@ for every daemon to end."
   (jsonrpc-request (datasourced--daemon-connection datasourced--daemon) 'ping (make-hash-table)))
 
 (defconst dst-genres-page1
-  '("science fiction" "1  Dune               1950" "4  Solaris            1959"
-    "mystery" "2  Gaudy Night        1953"
-    "poetry" "3  Ariel              1956"))
+  '("science fiction" "1    Dune               1950" "4    Solaris            1959"
+    "mystery" "2    Gaudy Night        1953"
+    "poetry" "3    Ariel              1956"))
 
 (defconst dst-all-by-genre
-  '("science fiction" "1  Dune               1950" "4  Solaris            1959"
-    "7  Kindred            1968" "10 Ubik               1977"
-    "mystery" "2  Gaudy Night        1953" "5  The Big Sleep      1962" "8  Rebecca            1971"
-    "poetry" "3  Ariel              1956" "6  Howl               1965" "9  Leaves of Grass    1974"))
+  '("science fiction" "1    Dune               1950" "4    Solaris            1959"
+    "7    Kindred            1968" "10   Ubik               1977"
+    "mystery" "2    Gaudy Night        1953" "5    The Big Sleep      1962" "8    Rebecca            1971"
+    "poetry" "3    Ariel              1956" "6    Howl               1965" "9    Leaves of Grass    1974"))
 
 (defun dst-trimmed-lines ()
   "The list's lines without their padding."
@@ -144,6 +144,7 @@ for every daemon to end."
         (add-hook 'datasourced-loaded-hook (lambda () (cl-incf loaded)) nil t)
         (should (eq (current-buffer) (window-buffer (selected-window))))
         (should (equal (buffer-name) "*datasourced: Books by genre*"))
+        (should (equal datasourced--source "byGenre"))
         (should (derived-mode-p 'tabulated-list-mode))
         (dst-status "loaded 4")
         (should (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…"))))
@@ -156,7 +157,8 @@ for every daemon to end."
         (forward-line -1)
         (should (eq (get-text-property (+ 2 (point)) 'face) 'datasourced-placeholder))
         (should (equal (car (tabulated-list-get-id)) 'loading))
-        (should (equal (aref tabulated-list-format 0) '("id" 2 nil)))
+        (should (equal (aref tabulated-list-format 0) '("id" 4 nil)))
+        (should (equal (aref tabulated-list-format 2) '("Year" 4 nil)))
         (should (equal (aref tabulated-list-format 1) '("Title" 18 nil)))
         (goto-char (point-min))
         (dst-keys "M->")
@@ -225,7 +227,8 @@ from the end does not; `datasourced-page-ahead' lines before it does."
       (dst-status "loaded 8"))))
 
 (ert-deftest datasourced-error-row-and-message ()
-  "A failing source: its error row, a short message, the status and the hook."
+  "A failing source: its error row, a short message, the status and the hook.
+failing.json stores no error placeholder: the row is the client's."
   (dst-with-lists
     (let* ((failures nil)
            (datasourced-failed-hook
@@ -248,10 +251,13 @@ from the end does not; `datasourced-page-ahead' lines before it does."
         ;; Opened again in another list after the failure, it loads again, and fails again.
         (let ((second (datasourced-open (dst-temp-spec "{\"name\": \"broken\", \"kind\": \"remote\",
   \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/broken\",
-  \"placeholderStorageOptions\": [\"loading\", \"noResults\", \"errors\"], \"title\": \"again\"}"))))
+  \"title\": \"again\"}"))))
           (with-current-buffer second
             (dst-wait (lambda () (assq second failures)) "a failure in the second list")
-            (dst-status (concat "error: " said))))))))
+            (dst-status (concat "error: " said))
+            (should (equal (dst-trimmed-lines)
+                           (list (format "✗ error: %s/v1/broken: %s" dst-base-url said))))
+            (should-not (cl-some (lambda (m) (string-match-p "other settings" m)) dst-messages))))))))
 
 (ert-deftest datasourced-cancel ()
   "C-c C-k cancels the load in flight: status cancelled, a plain message."
@@ -388,6 +394,32 @@ from the end does not; `datasourced-page-ahead' lines before it does."
     (with-current-buffer (datasourced-health)
       (should (string-match-p "^OK datasourced .*, protocol 1\\.[0-9]" (buffer-string)))
       (should (string-match-p "^OK a round trip takes" (buffer-string))))))
+
+(ert-deftest datasourced-refused-source ()
+  "A source the daemon refuses: its words in the list and the echo area, no codes."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\", \"pageSize\": \"4\"}"))
+      (dst-wait (lambda () (string-prefix-p "error: cannot create the source books" datasourced-status))
+                "the refusal")
+      (let ((text (buffer-string)))
+        (should (string-match-p "\\`  *cannot create the source books: \"pageSize\" must be" text))
+        (should-not (string-match-p "Invalid params\\|-32602\\|code" text)))
+      (should (cl-some (lambda (m) (string-prefix-p "datasourced: cannot create the source books: \"pageSize\"" m))
+                       dst-messages)))))
+
+(ert-deftest datasourced-daemon-exit-and-restart ()
+  "A daemon that dies: the list says so, and g starts it again."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (signal-process (jsonrpc--process (datasourced--daemon-connection datasourced--daemon)) 'kill)
+      (dst-status "daemon exited")
+      (should (cl-some (lambda (m) (string-match-p "the daemon exited .*g in a list starts it again" m))
+                       dst-messages))
+      (dst-keys "g")
+      (dst-status "loaded 4")
+      (should (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…")))))))
 
 (ert-deftest datasourced-change-set-application ()
   "Change sets apply to the rows: deletions, moves, insertions and updates."

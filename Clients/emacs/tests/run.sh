@@ -35,6 +35,27 @@ else
   failed=$((failed + 1))
 fi
 
+# The test specs against the shared spec format's JSON Schema (issue 32, item 3).
+schema="$repo/Protocol/listspec.schema.json"
+if [ -f "$schema" ]; then
+  if python3 - "$schema" "$here"/specs/*.json <<'PY' >"$scratch/schema.log" 2>&1; then
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+for path in sys.argv[2:]:
+    jsonschema.validate(json.load(open(path)), schema)
+PY
+    echo "PASS tests/specs/*.json are valid against Protocol/listspec.schema.json"
+    passed=$((passed + 1))
+  else
+    echo "FAIL tests/specs/*.json against Protocol/listspec.schema.json:"
+    sed 's/^/  /' "$scratch/schema.log"
+    failed=$((failed + 1))
+  fi
+else
+  echo "SKIP the specs' schema check: no Protocol/listspec.schema.json in this tree yet"
+fi
+
 status=0
 timeout --kill-after=10 300 emacs --batch -Q -L "$client" -l "$here/datasourced-tests.el" \
   --eval '(setq ert-batch-backtrace-right-margin 200)' \
