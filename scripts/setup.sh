@@ -17,6 +17,7 @@ if [ "${1:-}" = "--tests" ]; then
   grep -q '+channel' <<<"$(vim --version 2>/dev/null)" || need_apt+=(vim-nox) # the Vim plugin's tests
   # The plugin's screen check runs Neovim in tmux.
   command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+  command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2

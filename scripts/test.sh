@@ -20,3 +20,5 @@ echo "== Neovim plugin (nvim --headless)"
 bash Clients/nvim/tests/run.sh
 echo "== Vim plugin (vim -es)"
 bash Clients/vim/tests/run.sh
+echo "== Emacs client (emacs --batch, ERT)"
+bash Clients/emacs/tests/run.sh

@@ -1,0 +1,1311 @@
+;;; datasourced.el --- Lists of the data sources of a datasourced daemon  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The datasourced authors
+
+;; Author: The datasourced authors
+;; Maintainer: The datasourced authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "27.1") (jsonrpc "1.0"))
+;; Keywords: tools, comm
+;; URL: https://github.com/datasourced/datasourced
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; A client of datasourced, a daemon speaking JSON-RPC 2.0 over stdio with
+;; the framing of the Language Server Protocol, which serves "data
+;; sources": rows behind index paths [section, item], loaded from HTTP
+;; APIs page by page.  `M-x datasourced-open' reads a list spec (JSON, or
+;; TOML through python3's tomllib) and shows its source in a
+;; `datasourced-list-mode' buffer, a `tabulated-list-mode' with a header
+;; row per section and the daemon's loading, no-results and error
+;; placeholders as rows.  Moving point near the end of the list, or
+;; scrolling its last row into view, loads the next page; `g' loads
+;; again, `C-c C-k' cancels a load, `q' closes the list and the sources
+;; it created.
+;;
+;; The daemon is spoken to through the built-in `jsonrpc' library
+;; (`jsonrpc-process-connection'), as Protocol.md in the repository
+;; describes.  One daemon runs per command line (`datasourced-command')
+;; and serves every list opened with it; it is stopped (shutdown, then
+;; exit) when its last list is closed.
+;;
+;; See Clients/emacs/README.md for the spec format, the keys and the
+;; settings (M-x customize-group RET datasourced).
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'jsonrpc)
+(require 'tabulated-list)
+(require 'json)
+(require 'parse-time)
+
+(defconst datasourced-version "0.1.0"
+  "The version of this client, sent to the daemon in `initialize'.")
+
+;;;; Settings
+
+(defgroup datasourced nil
+  "Lists of the data sources of a datasourced daemon."
+  :group 'tools
+  :prefix "datasourced-")
+
+(defcustom datasourced-command '("datasourced")
+  "The daemon's command line: the executable, then its arguments.
+The executable is looked up on `exec-path' unless it is a path;
+`.build/debug/datasourced' in the repository after `swift build'."
+  :type '(repeat string))
+
+(defcustom datasourced-variables nil
+  "Values of the ${NAME} references in list specs, as (NAME . VALUE).
+A spec that names a variable missing here is refused, naming it.
+Example: ((\"baseURL\" . \"http://127.0.0.1:8080\"))."
+  :type '(alist :key-type string :value-type string))
+
+(defcustom datasourced-page-ahead 2
+  "How many lines before the end of a list point may be to load the next page.
+0 loads the next page only with point on the trailing loading row."
+  :type 'natnum)
+
+(defcustom datasourced-column-max-width 40
+  "The widest a column without a width of its own in the spec grows."
+  :type 'natnum)
+
+(defcustom datasourced-events-buffer-size 0
+  "What the daemon's events buffer keeps besides the daemon's log (stderr).
+0 keeps only the log; nil keeps every message exchanged, which
+`datasourced-events' shows; a number keeps about that many characters."
+  :type '(choice (const :tag "Every message" nil) natnum))
+
+(defcustom datasourced-python-command "python3"
+  "The Python used to read TOML specs (it needs tomllib: Python 3.11 or later)."
+  :type 'string)
+
+(defcustom datasourced-loaded-hook nil
+  "Functions called, in the list's buffer, when a list finished loading."
+  :type 'hook)
+
+(defcustom datasourced-failed-hook nil
+  "Functions called, in the list's buffer, when a list failed to load.
+Each gets one argument: the error, a plist with at least `:message'
+\(and, for a failed fetch, `:kind', `:url', `:status'...)."
+  :type 'hook)
+
+(defface datasourced-section
+  '((t :inherit bold))
+  "Face of the header row of a section.")
+
+(defface datasourced-placeholder
+  '((t :inherit shadow))
+  "Face of the loading and no-results rows.")
+
+(defface datasourced-error
+  '((t :inherit error))
+  "Face of error rows.")
+
+(defvar datasourced-placeholder-texts
+  '((loading . "⋯ loading…")
+    (noResults . "(no results)"))
+  "How placeholder rows read, by kind.")
+
+;;;; Small helpers
+
+(defun datasourced--object-p (value)
+  "Whether VALUE is a JSON object as jsonrpc decodes it (a plist)."
+  (and (consp value) (keywordp (car value))))
+
+(defun datasourced--get (object key)
+  "The member KEY (a string) of OBJECT (a plist or a hash table), or nil."
+  (cond ((hash-table-p object) (gethash key object))
+        ((datasourced--object-p object) (plist-get object (intern (concat ":" key))))))
+
+(defun datasourced--at-key-path (value path)
+  "The value at the dot key PATH (\"author.name\") in VALUE, or nil."
+  (dolist (part (split-string path "\\." t) value)
+    (setq value (datasourced--get value part))))
+
+(defun datasourced--encode (value)
+  "VALUE as compact JSON, as jsonrpc would send it."
+  (condition-case nil
+      (json-serialize value :null-object nil :false-object :json-false)
+    (error (format "%S" value))))
+
+(defun datasourced--scalar-text (value)
+  "VALUE as people read it: a string as itself, other values as JSON."
+  (cond ((stringp value) value)
+        ((null value) "")
+        ((eq value t) "true")
+        ((eq value :json-false) "false")
+        ((numberp value) (number-to-string value))
+        (t (datasourced--encode value))))
+
+(defun datasourced--one-line (text)
+  "TEXT with its line breaks turned into spaces."
+  (replace-regexp-in-string "[\r\n]+" " " text))
+
+(defun datasourced--placeholder-kind (value)
+  "The kind of placeholder VALUE is (`loading', `noResults', `error'), or nil."
+  (let ((kind (and (datasourced--object-p value) (plist-get value :$placeholder))))
+    (and (stringp kind) (intern kind))))
+
+(defun datasourced--fetch-error-text (failure &optional short)
+  "What FAILURE (a fetch error) says, for people.
+The URL first unless SHORT, then what happened and what the server said."
+  (let* ((text (or (plist-get failure :message) (plist-get failure :kind) "unknown error"))
+         (url (plist-get failure :url))
+         (final (plist-get failure :finalURL))
+         (said (plist-get failure :serverMessage))
+         (body (plist-get failure :body))
+         (retry (plist-get failure :retryAfterSeconds)))
+    (when (and (stringp final) (not (equal final url)))
+      (setq url (if url (concat url " → " final) final)))
+    (when (and (stringp url) (not (string-empty-p url)) (not short))
+      (setq text (concat url ": " text)))
+    ;; Without a message in a JSON body, a short plain-text body is the
+    ;; server's own words; an HTML page is not worth a line.
+    (unless (and (stringp said) (not (string-empty-p said)))
+      (let ((trimmed (and (stringp body)
+                          (string-trim (replace-regexp-in-string "[ \t\r\n]+" " " body)))))
+        (setq said (and trimmed (not (string-empty-p trimmed)) (<= (length trimmed) 200)
+                        (not (string-prefix-p "<" trimmed))
+                        trimmed))))
+    (when (and said (not (string-match-p (regexp-quote said) text)))
+      (setq text (concat text ": " said)))
+    (when (numberp retry)
+      (setq text (format "%s (retry after %d s)" text retry)))
+    (datasourced--one-line text)))
+
+(defun datasourced--rpc-error-text (err)
+  "ERR, a JSON-RPC error object, in words without protocol jargon."
+  (let ((code (plist-get err :code))
+        (text (or (plist-get err :message) "unknown error")))
+    (setq text (datasourced--one-line text))
+    (cond
+     ((eql code -1) "the daemon exited")
+     ((eql code -32601)
+      (format "the daemon does not know %s (is it older than this client?)"
+              (or (datasourced--get (plist-get err :data) "method") "this request")))
+     ((string-match "\\`\\(?:Invalid params\\|Invalid request\\|Internal error\\): *" text)
+      (substring text (match-end 0)))
+     (t text))))
+
+(defun datasourced--say (format-string &rest args)
+  "Show FORMAT-STRING with ARGS in the echo area, as one short line."
+  (let ((text (datasourced--one-line (apply #'format-message format-string args))))
+    (message "datasourced: %s"
+             (if (> (length text) 200) (concat (substring text 0 199) "…") text))))
+
+;;;; Specs
+
+(defun datasourced--parse-json (file)
+  "The JSON object in FILE, as hash tables and vectors."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (datasourced--parse-json-here file)))
+
+(defun datasourced--parse-json-here (file)
+  "The JSON object in the current buffer, read from FILE (named in errors)."
+  (goto-char (point-min))
+  (condition-case failure
+      (if (fboundp 'json-parse-buffer)
+          (json-parse-buffer :object-type 'hash-table :array-type 'array
+                             :null-object nil :false-object :json-false)
+        (let ((json-object-type 'hash-table) (json-array-type 'vector)
+              (json-key-type 'string) (json-null nil) (json-false :json-false))
+          (json-read)))
+    (error (user-error "%s is not valid JSON: %s" file
+                       (datasourced--one-line (error-message-string failure))))))
+
+(defun datasourced--parse-toml (file)
+  "The TOML document in FILE, read by Python's tomllib, as hash tables."
+  (let ((script "import json, sys, tomllib
+with open(sys.argv[1], 'rb') as f:
+    json.dump(tomllib.load(f), sys.stdout)")
+        (python (executable-find datasourced-python-command)))
+    (unless python
+      (user-error "%s: TOML specs are read with Python's tomllib, and there is no %s; \
+write the spec as JSON (the same structure) or set `datasourced-python-command'"
+                  file datasourced-python-command))
+    (with-temp-buffer
+      (let ((status (call-process python nil (list t nil) nil "-c" script (expand-file-name file))))
+        (unless (eql status 0)
+          (user-error "%s: cannot read it as TOML (%s, which needs Python 3.11 or later \
+for tomllib, answered status %s); write the spec as JSON"
+                      file python status))
+        (datasourced--parse-json-here file)))))
+
+(defun datasourced--variable (name file)
+  "The value of the spec variable NAME, or an error naming it and FILE."
+  (let ((cell (or (assoc name datasourced-variables)
+                  (assq (intern name) datasourced-variables))))
+    (unless cell
+      (user-error "%s: unknown variable ${%s} (set it in `datasourced-variables'%s)"
+                  (file-name-nondirectory file) name
+                  (if datasourced-variables
+                      (format "; it has %s"
+                              (mapconcat (lambda (c) (format "%s" (car c))) datasourced-variables ", "))
+                    "")))
+    (format "%s" (cdr cell))))
+
+(defun datasourced--substitute (value file)
+  "VALUE with each ${NAME} in its strings replaced.
+The values are those of `datasourced-variables'.
+FILE is named in errors."
+  (cond
+   ((stringp value)
+    (let ((start 0) (parts nil))
+      (while (string-match "\\${\\([^}]*\\)}" value start)
+        (push (substring value start (match-beginning 0)) parts)
+        (push (datasourced--variable (match-string 1 value) file) parts)
+        (setq start (match-end 0)))
+      (if parts
+          (apply #'concat (nreverse (cons (substring value start) parts)))
+        value)))
+   ((hash-table-p value)
+    (let ((copy (make-hash-table :test #'equal)))
+      (maphash (lambda (k v) (puthash k (datasourced--substitute v file) copy)) value)
+      copy))
+   ((vectorp value) (vconcat (mapcar (lambda (v) (datasourced--substitute v file)) value)))
+   (t value)))
+
+(defconst datasourced--display-members '("title" "columns" "show" "maxPages")
+  "Members of a one-source spec that are the client's.
+They are not createSource params.")
+
+(defun datasourced--parse-columns (columns file)
+  "The spec's COLUMNS as a list of (KEY TITLE WIDTH); FILE is named in errors."
+  (unless (and (vectorp columns) (> (length columns) 0))
+    (user-error "%s: \"columns\" must be a non-empty list of keys or {\"key\", \"width\", \"title\"}" file))
+  (cl-loop
+   for column across columns for i from 0
+   collect
+   (cond
+    ((and (stringp column) (not (string-empty-p column))) (list column column nil))
+    ((hash-table-p column)
+     (let ((key (gethash "key" column)) (width (gethash "width" column))
+           (title (gethash "title" column)))
+       (unless (and (stringp key) (not (string-empty-p key)))
+         (user-error "%s: \"columns[%d].key\" must be a non-empty string" file i))
+       (unless (or (null width) (and (integerp width) (>= width 1)))
+         (user-error "%s: \"columns[%d].width\" must be an integer >= 1, got %s"
+                     file i (datasourced--encode width)))
+       (unless (or (null title) (stringp title))
+         (user-error "%s: \"columns[%d].title\" must be a string" file i))
+       (list key (or title key) width)))
+    (t (user-error "%s: \"columns[%d]\" must be a key or {\"key\", \"width\", \"title\"}, got %s"
+                   file i (datasourced--encode column))))))
+
+(defun datasourced-read-spec (file)
+  "The list spec in FILE (JSON, or TOML), checked and with its variables set.
+Returns a plist (:sources PARAMS-LIST :show NAME :title TITLE :columns
+COLUMNS), PARAMS-LIST being createSource params (hash tables), children
+first.  Signals a `user-error' naming the file and the member at fault."
+  (setq file (expand-file-name file))
+  (unless (file-readable-p file)
+    (user-error "Cannot read the spec %s" file))
+  (let* ((name (file-name-nondirectory file))
+         (doc (if (string-match-p "\\.toml\\'" file)
+                  (datasourced--parse-toml file)
+                (datasourced--parse-json file)))
+         sources)
+    (unless (hash-table-p doc)
+      (user-error "%s: a list spec is a JSON object" name))
+    (setq doc (datasourced--substitute doc name))
+    (cond
+     ((gethash "sources" doc)
+      (let ((given (gethash "sources" doc)))
+        (unless (and (vectorp given) (> (length given) 0))
+          (user-error "%s: \"sources\" must be a non-empty list of createSource params" name))
+        (setq sources (append given nil))))
+     ((and (gethash "name" doc) (gethash "kind" doc))
+      ;; The shorthand: the document is one source.
+      (let ((params (copy-hash-table doc)))
+        (dolist (member datasourced--display-members) (remhash member params))
+        (setq sources (list params))))
+     (t (user-error "%s: a list spec needs \"sources\" (or, for one source, \"name\" and \"kind\")" name)))
+    (cl-loop for params in sources for i from 0
+             unless (and (hash-table-p params) (stringp (gethash "name" params))
+                         (not (string-empty-p (gethash "name" params))))
+             do (user-error "%s: \"sources[%d]\" needs a \"name\" (a non-empty string)" name i))
+    (let* ((names (mapcar (lambda (p) (gethash "name" p)) sources))
+           (show (gethash "show" doc))
+           (title (gethash "title" doc))
+           (columns (gethash "columns" doc)))
+      (cond ((null show) (setq show (car (last names))))
+            ((and (vectorp show) (> (length show) 0) (cl-every #'stringp show))
+             ;; An editor shows one list per spec: the first named.
+             (setq show (aref show 0)))
+            ((not (stringp show))
+             (user-error "%s: \"show\" must be a source name or a list of names, got %s"
+                         name (datasourced--encode show))))
+      (unless (member show names)
+        (user-error "%s: \"show\" names %s, which is not one of its sources (%s)"
+                    name show (string-join names ", ")))
+      (unless (or (null title) (stringp title))
+        (user-error "%s: \"title\" must be a string" name))
+      (list :sources sources :show show :title (or title show) :file file
+            :columns (and columns (datasourced--parse-columns columns name))))))
+
+;;;; The state of a list (buffer-local)
+
+(defvar-local datasourced--spec nil
+  "The spec of this list (see `datasourced-read-spec').")
+(defvar-local datasourced--source nil
+  "The name of the source this list shows.")
+(defvar-local datasourced--daemon nil "The daemon serving this list.")
+(defvar-local datasourced--created nil
+  "The sources this list created, children first.")
+(defvar-local datasourced--under nil
+  "The names of the sources this list is made from.")
+(defvar-local datasourced--sections nil
+  "The rows as the daemon has them.
+A list of (TITLE . ROWS), ROWS a list of values.")
+(defvar-local datasourced--identity-key nil
+  "The source's identity key, shown first.")
+(defvar-local datasourced--sectioned nil
+  "Whether the source has sections of its own (sectioned, multi).")
+(defvar-local datasourced--known nil
+  "Whether `datasourced--sections' was read from the daemon.")
+(defvar-local datasourced--revision nil
+  "The daemon's revision that the rows show.")
+(defvar-local datasourced--version 0
+  "Changes made to the rows, for `datasourced--paged-at'.")
+(defvar-local datasourced--paged-at nil
+  "`datasourced--version' when the next page was last asked for.")
+(defvar-local datasourced--reading nil
+  "Whether a full read of the rows is in flight.")
+(defvar-local datasourced--read-again nil
+  "Whether to read the rows again once the read in flight ends.")
+(defvar-local datasourced--loaded nil "Whether the last load finished.")
+(defvar-local datasourced--setup-failed nil
+  "Whether creating the sources failed.")
+(defvar-local datasourced--stale nil
+  "Sources shown from the cache, unconfirmed: (NAME . CACHED-AT).")
+(defvar-local datasourced--message nil
+  "A message shown instead of rows (daemon not found...).")
+
+(defvar-local datasourced-status ""
+  "The state of the list.
+One of loading, loaded N, error: ..., cancelled, daemon exited.")
+
+(defvar-local datasourced-last-error nil
+  "The error of the list's last failed load (a plist), or nil.")
+
+;;;; Daemons
+
+(cl-defstruct (datasourced--daemon (:constructor datasourced--daemon-create))
+  "One datasourced process and what this Emacs knows of it."
+  command connection (lists nil) (stopping nil) (exited nil)
+  (created (make-hash-table :test #'equal)) ; name -> createSource params, encoded
+  (outcomes (make-hash-table :test #'equal)) ; name -> loading, finished or failed
+  protocol-version server-info)
+
+(defvar datasourced--daemons nil
+  "Running daemons, as (COMMAND . DAEMON).")
+
+(defvar datasourced--started 0
+  "Daemons started so far.
+Each gets a name of its own: jsonrpc's buffers go by it.")
+
+(defun datasourced--executable (command)
+  "The executable COMMAND starts, or nil when there is none."
+  (let ((program (car command)))
+    (and (stringp program) (not (string-empty-p program))
+         (if (file-name-absolute-p program)
+             (and (file-executable-p program) (not (file-directory-p program)) program)
+           (executable-find program)))))
+
+(defun datasourced--not-found-text (command)
+  "Why COMMAND cannot start, and what to do about it."
+  (format "The daemon %s was not found%s.  Set `datasourced-command' to its path: \
+M-x customize-variable RET datasourced-command, or \
+\(setq datasourced-command (list \"/path/to/datasourced\")); `swift build' makes \
+.build/debug/datasourced in the repository."
+          (or (car command) "(none)")
+          (if (and (car command) (not (file-name-absolute-p (car command)))) " on exec-path" "")))
+
+(defun datasourced--request (daemon method params &optional on-result on-error)
+  "Sends METHOD with PARAMS to DAEMON.
+ON-RESULT gets the result; ON-ERROR (default: say it) the error plist.
+Failures in either are said, never raised into the connection."
+  (let ((conn (datasourced--daemon-connection daemon))
+        (fail (lambda (err)
+                (if on-error
+                    (datasourced--guarded method on-error err)
+                  (datasourced--say "%s failed: %s" method (datasourced--rpc-error-text err))))))
+    (if (or (datasourced--daemon-exited daemon) (not (jsonrpc-running-p conn)))
+        (run-at-time 0 nil fail '(:code -1 :message "the daemon is not running"))
+      (jsonrpc-async-request
+       conn method (or params (make-hash-table))
+       :success-fn (lambda (result) (when on-result (datasourced--guarded method on-result result)))
+       :error-fn fail
+       :timeout 60
+       :timeout-fn (lambda () (funcall fail (list :message (format "no answer to %s within 60 s" method))))))))
+
+(defun datasourced--guarded (what fn &rest args)
+  "Calls FN with ARGS; a failure is said, naming WHAT, instead of raised."
+  (condition-case-unless-debug failure
+      (apply fn args)
+    (error (datasourced--say "handling %s failed: %s" what (error-message-string failure)))))
+
+(defun datasourced--daemon-for (command)
+  "The running daemon of COMMAND, started (and initialized) if need be.
+Returns the daemon, or a string saying why it cannot start."
+  (let ((known (cdr (assoc command datasourced--daemons))))
+    (if (and known (not (datasourced--daemon-exited known))
+             (not (datasourced--daemon-stopping known)))
+        known
+      (let ((executable (datasourced--executable command)))
+        (if (not executable)
+            (datasourced--not-found-text command)
+          (datasourced--start command executable))))))
+
+(defun datasourced--start (command executable)
+  "Starts COMMAND (its program found at EXECUTABLE) and initializes it.
+Returns the daemon, or a string saying why it did not start."
+  (let* ((daemon (datasourced--daemon-create :command command))
+         (name (format "datasourced %d" (cl-incf datasourced--started)))
+         (connection
+          (condition-case failure
+              (make-instance
+               'jsonrpc-process-connection
+               :name name
+               :events-buffer-scrollback-size datasourced-events-buffer-size
+               :notification-dispatcher
+               (lambda (_conn method params) (datasourced--on-notification daemon method params))
+               :on-shutdown (lambda (_conn) (datasourced--on-exit daemon))
+               :process
+               (lambda ()
+                 (make-process
+                  :name name :command (cons executable (cdr command))
+                  :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
+                  ;; jsonrpc reads the log from the buffer of this exact name.
+                  :stderr (get-buffer-create (format "*%s stderr*" name)))))
+            (error (error-message-string failure)))))
+    (if (stringp connection)
+        (format "cannot start %s: %s" executable connection)
+      (setf (datasourced--daemon-connection daemon) connection)
+      (push (cons command daemon) datasourced--daemons)
+      (condition-case failure
+          (let ((result (jsonrpc-request
+                         connection 'initialize
+                         (list :clientInfo (list :name "datasourced.el" :version datasourced-version)
+                               :capabilities (list :changeValues t))
+                         :timeout 15)))
+            (setf (datasourced--daemon-protocol-version daemon) (plist-get result :protocolVersion)
+                  (datasourced--daemon-server-info daemon) (plist-get result :serverInfo))
+            daemon)
+        (jsonrpc-error
+         (datasourced--stop daemon)
+         (let ((status (process-exit-status (jsonrpc--process connection))))
+           (format "%s did not start (%s)%s" executable
+                   (or (alist-get 'jsonrpc-error-message (cdr failure)) "no answer")
+                   (if (eql status 64)
+                       "; it refused its command line: check `datasourced-command'"
+                     ""))))))))
+
+(defun datasourced--stop (daemon)
+  "Ends DAEMON cleanly: shutdown, then exit; killed if it does not end in 2 s."
+  (unless (or (datasourced--daemon-stopping daemon) (datasourced--daemon-exited daemon))
+    (setf (datasourced--daemon-stopping daemon) t)
+    (setq datasourced--daemons (cl-remove daemon datasourced--daemons :key #'cdr))
+    (let ((conn (datasourced--daemon-connection daemon)))
+      (datasourced--request daemon 'shutdown nil
+                            (lambda (_) (ignore-errors (jsonrpc-notify conn 'exit (make-hash-table))))
+                            #'ignore)
+      (run-at-time 2 nil (lambda ()
+                           (let ((process (jsonrpc--process conn)))
+                             (when (process-live-p process)
+                               (delete-process process))))))))
+
+(defun datasourced--on-exit (daemon)
+  "DAEMON's process ended: its lists say so (unless it was asked to end)."
+  (setf (datasourced--daemon-exited daemon) t)
+  (setq datasourced--daemons (cl-remove daemon datasourced--daemons :key #'cdr))
+  (unless (datasourced--daemon-stopping daemon)
+    (let ((status (process-exit-status (jsonrpc--process (datasourced--daemon-connection daemon)))))
+      (dolist (buffer (datasourced--daemon-lists daemon))
+        (when (buffer-live-p buffer)
+          (with-current-buffer buffer (datasourced--set-status "daemon exited"))))
+      (datasourced--say "the daemon exited (status %s); g in a list starts it again" status))))
+
+(defun datasourced-stop-all ()
+  "Stops every daemon, waiting (at most a second) for them to end."
+  (dolist (entry datasourced--daemons)
+    (let* ((daemon (cdr entry)) (conn (datasourced--daemon-connection daemon)))
+      (setf (datasourced--daemon-stopping daemon) t)
+      (ignore-errors (jsonrpc-request conn 'shutdown (make-hash-table) :timeout 1))
+      (ignore-errors (jsonrpc-notify conn 'exit (make-hash-table)))
+      (let ((deadline (+ (float-time) 1)))
+        (while (and (process-live-p (jsonrpc--process conn)) (< (float-time) deadline))
+          (accept-process-output (jsonrpc--process conn) 0.05)))
+      (ignore-errors (delete-process (jsonrpc--process conn)))))
+  (setq datasourced--daemons nil))
+
+(add-hook 'kill-emacs-hook #'datasourced-stop-all)
+
+(defun datasourced--on-notification (daemon method params)
+  "Routes DAEMON's notification METHOD (with PARAMS) to the lists it concerns."
+  (let* ((name (symbol-name method))
+         (kind (and (string-prefix-p "dataSource/" name) (intern (substring name 11))))
+         (source (plist-get params :source))
+         (outcomes (datasourced--daemon-outcomes daemon))
+         shown)
+    (when (and kind source)
+      (pcase kind
+        ('willLoadData (puthash source 'loading outcomes))
+        ('finishedLoading (puthash source 'finished outcomes))
+        ('failedWithError (puthash source 'failed outcomes)))
+      (dolist (buffer (datasourced--daemon-lists daemon))
+        (when (buffer-live-p buffer)
+          (with-current-buffer buffer
+            (when (or (equal source datasourced--source)
+                      (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
+              (when (equal source datasourced--source) (setq shown t))
+              (datasourced--guarded name #'datasourced--on-event kind params)))))
+      ;; Said once per failure, however many lists show the source.
+      (when (and shown (eq kind 'failedWithError))
+        (let ((failure (plist-get params :error)))
+          (if (equal (plist-get failure :kind) "cancelled")
+              (datasourced--say "%s: load cancelled" source)
+            (datasourced--say "%s: %s" source (datasourced--fetch-error-text failure t))))))))
+
+;;;; The list buffer
+
+(defvar datasourced-list-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'datasourced-select)
+    (define-key map (kbd "C-c C-k") #'datasourced-cancel)
+    (define-key map (kbd "R") #'datasourced-retry)
+    (define-key map (kbd "q") #'datasourced-quit)
+    map)
+  "Keys of `datasourced-list-mode', besides those of `tabulated-list-mode'.")
+
+(define-derived-mode datasourced-list-mode tabulated-list-mode "Datasourced"
+  "A list of the rows of a data source of a datasourced daemon.
+Sections have a header row; loading, no-results and error rows are
+the daemon's placeholders.  Point near the end (`datasourced-page-ahead')
+or the last row scrolled into view loads the next page.
+
+\\{datasourced-list-mode-map}"
+  (setq tabulated-list-printer #'datasourced--print-entry
+        tabulated-list-padding 1
+        tabulated-list-sort-key nil
+        truncate-lines t
+        mode-line-process '(:eval (datasourced--mode-line-status)))
+  (setq-local revert-buffer-function (lambda (&rest _) (datasourced-refresh)))
+  (add-hook 'post-command-hook #'datasourced--after-command nil t)
+  (add-hook 'window-scroll-functions #'datasourced--after-scroll nil t)
+  (add-hook 'kill-buffer-hook #'datasourced--release nil t))
+
+(defun datasourced--mode-line-status ()
+  "The status for the mode line, kept short."
+  (let ((text datasourced-status))
+    (when (> (length text) 50)
+      (setq text (concat (substring text 0 49) "…")))
+    (concat " " text)))
+
+(defun datasourced--set-status (state)
+  "Sets the list's status to STATE, followed by the cached mark while stale."
+  (setq datasourced-status
+        (if datasourced--stale
+            (concat state " " (datasourced--stale-mark (cdar datasourced--stale)))
+          state))
+  (force-mode-line-update))
+
+(defun datasourced--stale-mark (cached-at)
+  "The mark of rows the server has not confirmed, cached at CACHED-AT."
+  (let ((time (and (stringp cached-at) (ignore-errors (parse-iso8601-time-string cached-at)))))
+    (if (not time)
+        "[cached]"
+      (format "[cached %s]"
+              (format-time-string
+               (if (equal (format-time-string "%F" time) (format-time-string "%F")) "%H:%M" "%F %H:%M")
+               time)))))
+
+;;;; Rendering
+
+(defun datasourced--columns ()
+  "The columns of this list: (KEY TITLE WIDTH) for each."
+  (or (plist-get datasourced--spec :columns) '((nil "Object" nil))))
+
+(defun datasourced--default-text (value)
+  "VALUE as `key: value' pairs, the identity key first, or as JSON."
+  (if (not (datasourced--object-p value))
+      (datasourced--scalar-text value)
+    (let ((pairs nil) (id nil)
+          (identity (and (stringp datasourced--identity-key)
+                         (intern (concat ":" datasourced--identity-key)))))
+      (cl-loop for (key val) on value by #'cddr
+               do (let ((text (format "%s: %s" (substring (symbol-name key) 1)
+                                      (datasourced--one-line (datasourced--scalar-text val)))))
+                    (if (eq key identity) (setq id text) (push text pairs))))
+      (string-join (append (and id (list id)) (sort pairs #'string<)) "  "))))
+
+(defun datasourced--cell (value key)
+  "The text of the column KEY (nil: the whole object) for VALUE."
+  (datasourced--one-line
+   (if key
+       (if (datasourced--object-p value)
+           (datasourced--scalar-text (datasourced--at-key-path value key))
+         (datasourced--scalar-text value))
+     (datasourced--default-text value))))
+
+(defun datasourced--placeholder-text (value kind)
+  "The text of a placeholder row VALUE of KIND."
+  (if (eq kind 'error)
+      (concat "✗ error: " (datasourced--fetch-error-text (plist-get value :error)))
+    (or (alist-get kind datasourced-placeholder-texts) (format "<%s>" kind))))
+
+(defun datasourced--header-shown-p (section)
+  "Whether SECTION, (TITLE . ROWS), has a header row.
+Only sectioned and multi sources have them; a section titled null that
+holds only placeholders (a trailing loading row) has none."
+  (and datasourced--sectioned
+       (or (car section)
+           (not (cl-every #'datasourced--placeholder-kind (cdr section))))))
+
+(defun datasourced--entries ()
+  "The entries of `tabulated-list-entries' for the rows."
+  (if datasourced--message
+      (list (list '(message) (vector datasourced--message)))
+    (let ((columns (datasourced--columns)) (entries nil) (s 0))
+      (dolist (section datasourced--sections)
+        (when (datasourced--header-shown-p section)
+          (push (list (list 'header s)
+                      (vector (datasourced--one-line (datasourced--scalar-text (or (car section) "null")))))
+                entries))
+        (let ((i 0))
+          (dolist (value (cdr section))
+            (let ((kind (datasourced--placeholder-kind value)))
+              (push (if kind
+                        (list (list kind s i) (vector (datasourced--placeholder-text value kind)))
+                      (list (list 'row s i)
+                            (apply #'vector (mapcar (lambda (c) (datasourced--cell value (car c))) columns))))
+                    entries))
+            (setq i (1+ i))))
+        (setq s (1+ s)))
+      ;; A failure is a row even when the source stores no error placeholder.
+      (when (and datasourced-last-error
+                 (not (equal (plist-get datasourced-last-error :kind) "cancelled"))
+                 (not (cl-some (lambda (section)
+                                 (cl-some (lambda (v) (eq (datasourced--placeholder-kind v) 'error))
+                                          (cdr section)))
+                               datasourced--sections)))
+        (push (list '(failed)
+                    (vector (datasourced--placeholder-text
+                             (list :error datasourced-last-error) 'error)))
+              entries))
+      (nreverse entries))))
+
+(defun datasourced--format (entries)
+  "The `tabulated-list-format' for ENTRIES.
+Widths are the spec's, else the widest cell's."
+  (let ((columns (datasourced--columns)) (n 0) (format nil))
+    (dolist (column columns)
+      (let ((width (nth 2 column)) (title (nth 1 column)))
+        (unless width
+          (setq width (length title))
+          (dolist (entry entries)
+            (when (eq (car (car entry)) 'row)
+              (setq width (max width (string-width (aref (cadr entry) n))))))
+          (setq width (min width (max 1 datasourced-column-max-width))))
+        (push (list title width nil) format))
+      (setq n (1+ n)))
+    (apply #'vector (nreverse format))))
+
+(defun datasourced--print-entry (id cols)
+  "Prints the entry ID with COLS: rows as columns, the others across the list."
+  (if (eq (car id) 'row)
+      (tabulated-list-print-entry id cols)
+    (let ((beg (point))
+          (face (pcase (car id)
+                  ('header 'datasourced-section)
+                  ((or 'error 'failed 'message) 'datasourced-error)
+                  (_ 'datasourced-placeholder))))
+      (insert (make-string tabulated-list-padding ?\s)
+              (propertize (aref cols 0) 'face face)
+              "\n")
+      (add-text-properties beg (point) `(tabulated-list-id ,id tabulated-list-entry ,cols)))))
+
+(defun datasourced--render ()
+  "Prints the rows again, each window keeping its row (or its line)."
+  (let* ((entries (datasourced--entries))
+         (windows (get-buffer-window-list (current-buffer) nil t))
+         (places (mapcar (lambda (window)
+                           (with-selected-window window
+                             (list window (tabulated-list-get-id) (line-number-at-pos)
+                                   (count-lines (window-start) (line-beginning-position)))))
+                         windows))
+         (own (list (tabulated-list-get-id) (line-number-at-pos))))
+    (setq tabulated-list-format (datasourced--format entries)
+          tabulated-list-entries entries)
+    (tabulated-list-init-header)
+    (tabulated-list-print nil)
+    (cl-flet ((restore (id line)
+                (goto-char (point-min))
+                (while (and id (not (eobp)) (not (equal (tabulated-list-get-id) id)))
+                  (forward-line 1))
+                (when (or (null id) (eobp))
+                  (goto-char (point-min))
+                  (forward-line (1- (min line (max 1 (count-lines (point-min) (point-max)))))))))
+      (apply #'restore own)
+      (dolist (place places)
+        (pcase-let ((`(,window ,id ,line ,above) place))
+          (with-selected-window window
+            (restore id line)
+            (set-window-start window (save-excursion (forward-line (- above)) (point)) t)))))))
+
+;;;; Reading the rows
+
+(defun datasourced--read (&optional done)
+  "Reads every row of the list from the daemon, then renders them.
+DONE, if given, is called with the source's description afterwards."
+  (if datasourced--reading
+      (setq datasourced--read-again t)
+    (setq datasourced--reading t datasourced--read-again nil)
+    (let ((buffer (current-buffer)) (daemon datasourced--daemon) (source datasourced--source))
+      (datasourced--request
+       daemon 'describeSource (list :source source)
+       (lambda (description)
+         (datasourced--request
+          daemon 'allObjects (list :source source :withRevision t)
+          (lambda (result)
+            (when (buffer-live-p buffer)
+              (with-current-buffer buffer
+                (setq datasourced--reading nil)
+                (datasourced--take description result done))))
+          (lambda (err) (datasourced--read-failed buffer err))))
+       (lambda (err) (datasourced--read-failed buffer err))))))
+
+(defun datasourced--read-failed (buffer err)
+  "A read for BUFFER's list failed with ERR: said in the status."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (setq datasourced--reading nil)
+      (datasourced--set-status (concat "error: " (datasourced--rpc-error-text err))))))
+
+(defun datasourced--take (description result done)
+  "Takes the rows of RESULT (allObjects) laid out as DESCRIPTION says.
+Reads again when they describe different revisions (a change came
+between the two answers), or when a change came during the read.
+DONE is called with DESCRIPTION once the rows are known."
+  (let* ((objects (append (if (vectorp result) result (plist-get result :objects)) nil))
+         (revision (and (not (vectorp result)) (plist-get result :revision)))
+         (counts (append (plist-get description :counts) nil))
+         (titles (append (plist-get description :sectionTitles) nil)))
+    (if (or datasourced--read-again
+            (not (equal revision (plist-get description :revision)))
+            (/= (apply #'+ counts) (length objects)))
+        (datasourced--read done)
+      (setq datasourced--sections
+            (cl-loop for count in counts for title in titles
+                     collect (cons title (cl-loop repeat count collect (pop objects))))
+            datasourced--revision revision
+            datasourced--identity-key (plist-get description :identityKey)
+            datasourced--sectioned (member (plist-get description :kind) '("sectioned" "multi"))
+            datasourced--known t
+            datasourced--version (1+ datasourced--version))
+      (datasourced--render)
+      (when done (funcall done description))
+      (datasourced--update-loaded-status))))
+
+;;;; Change sets
+
+(defun datasourced--path (path)
+  "PATH, a JSON [section, item], as a cons."
+  (cons (aref path 0) (aref path 1)))
+
+(defun datasourced--apply (changes values)
+  "The rows after CHANGES (a didChange's), with the VALUES of its rows.
+Signals an error when the change set does not fit the rows."
+  (let ((removed (make-hash-table :test #'equal))
+        (placed (make-hash-table :test #'equal))
+        (dropped (append (plist-get changes :deletedSections) nil))
+        (inserted (append (plist-get changes :inserted) nil))
+        (inserted-values (append (plist-get values :inserted) nil))
+        (updated (append (plist-get changes :updated) nil))
+        (updated-values (append (plist-get values :updated) nil))
+        (old (apply #'vector (mapcar (lambda (s) (apply #'vector (cdr s))) datasourced--sections)))
+        (titles (mapcar #'car datasourced--sections)))
+    (dolist (path (append (plist-get changes :deleted) nil))
+      (puthash (datasourced--path path) t removed))
+    (dolist (move (append (plist-get changes :moved) nil))
+      (let* ((from (datasourced--path (plist-get move :from))))
+        (puthash from t removed)
+        (puthash (datasourced--path (plist-get move :to))
+                 (aref (aref old (car from)) (cdr from)) placed)))
+    (unless (= (length inserted) (length inserted-values))
+      (error "The change set has no values for its new rows"))
+    (cl-loop for path in inserted for value in inserted-values
+             do (puthash (datasourced--path path) value placed))
+    ;; Old coordinates: the rows kept, section by section.
+    (let* ((kept (cl-loop for rows across old for s from 0
+                          unless (memq s dropped)
+                          collect (cons (nth s titles)
+                                        (cl-loop for value across rows for i from 0
+                                                 unless (gethash (cons s i) removed) collect value))))
+           ;; New coordinates: kept rows in order, the placed ones at their places.
+           (sections
+            (cl-loop for (title . rows) in kept for s from 0
+                     collect
+                     (let ((i 0) (result nil))
+                       (while (or rows (gethash (cons s i) placed))
+                         (let ((value (gethash (cons s i) placed 'datasourced--none)))
+                           (if (eq value 'datasourced--none)
+                               (push (pop rows) result)
+                             (remhash (cons s i) placed)
+                             (push value result)))
+                         (setq i (1+ i)))
+                       (cons title (nreverse result))))))
+      (when (> (hash-table-count placed) 0)
+        (error "The change set places rows outside the sections"))
+      (unless (= (length updated) (length updated-values))
+        (error "The change set has no values for its updated rows"))
+      (cl-loop for path in updated for value in updated-values
+               do (let ((section (nth (aref path 0) sections)))
+                    (unless (and section (< (aref path 1) (length (cdr section))))
+                      (error "An updated row is outside the sections"))
+                    (setcar (nthcdr (aref path 1) (cdr section)) value)))
+      sections)))
+
+(defun datasourced--on-change (params)
+  "A dataSource/didChange (PARAMS): applied if it follows the rows, else read."
+  (let ((revision (plist-get params :revision))
+        (changes (plist-get params :changes)))
+    (cond
+     ((not datasourced--known)
+      (when datasourced--reading (setq datasourced--read-again t)))
+     ((and revision datasourced--revision (<= revision datasourced--revision))) ; had it
+     ((or (null revision) (not (equal (plist-get params :previousRevision) datasourced--revision))
+          ;; New sections' titles come with no change set: read them all.
+          (> (length (plist-get changes :insertedSections)) 0))
+      (setq datasourced--known nil)
+      (datasourced--read))
+     (t
+      (let ((sections (condition-case nil
+                          (datasourced--apply changes (plist-get params :values))
+                        (error 'datasourced--misfit))))
+        (if (eq sections 'datasourced--misfit)
+            (progn (setq datasourced--known nil) (datasourced--read))
+          (setq datasourced--sections sections
+                datasourced--revision revision
+                datasourced--version (1+ datasourced--version))
+          (datasourced--render)
+          (datasourced--update-loaded-status)))))))
+
+;;;; Events
+
+(defun datasourced--count ()
+  "The objects shown, placeholders left out."
+  (cl-loop for section in datasourced--sections
+           sum (cl-count-if-not #'datasourced--placeholder-kind (cdr section))))
+
+(defun datasourced--update-loaded-status ()
+  "Sets the status to `loaded N' when the last load finished."
+  (when datasourced--loaded
+    (datasourced--set-status (format "loaded %d" (datasourced--count)))))
+
+(defun datasourced--on-event (kind params)
+  "A dataSource/KIND notification (PARAMS) about this list's source."
+  (pcase kind
+    ('didChange (datasourced--on-change params))
+    ('didChangeFreshness
+     (let ((source (plist-get params :source)))
+       (setq datasourced--stale (assoc-delete-all source datasourced--stale))
+       (when (eq (plist-get params :stale) t)
+         (push (cons source (plist-get params :cachedAt)) datasourced--stale))
+       (datasourced--set-status (replace-regexp-in-string " \\[cached[^]]*\\]\\'" "" datasourced-status))))
+    ('willLoadData
+     (setq datasourced--loaded nil)
+     (when datasourced-last-error
+       (setq datasourced-last-error nil)
+       (datasourced--render))
+     (datasourced--set-status "loading"))
+    ('finishedLoading
+     (setq datasourced--loaded t)
+     (datasourced--update-loaded-status)
+     (run-hooks 'datasourced-loaded-hook))
+    ('failedWithError
+     (let ((failure (plist-get params :error)))
+       (setq datasourced--loaded nil datasourced-last-error failure)
+       (datasourced--render)
+       (datasourced--set-status
+        (if (equal (plist-get failure :kind) "cancelled")
+            "cancelled"
+          (concat "error: " (datasourced--fetch-error-text failure t))))
+       (run-hook-with-args 'datasourced-failed-hook failure)))))
+
+;;;; Paging
+
+(defun datasourced--last-loading-row ()
+  "The (S . I) index path of the list's last row when it is a loading row."
+  (let* ((section (car (last datasourced--sections)))
+         (s (1- (length datasourced--sections))))
+    (when (and section (cdr section)
+               (eq (datasourced--placeholder-kind (car (last (cdr section)))) 'loading))
+      (cons s (1- (length (cdr section)))))))
+
+(defun datasourced--maybe-page (window &optional scrolled)
+  "Asks for the next page when WINDOW shows the end of the list.
+That is point within `datasourced-page-ahead' lines of a trailing
+loading row, or, when SCROLLED, that row inside the window."
+  (let ((path (and datasourced--known datasourced--daemon (datasourced--last-loading-row))))
+    (when (and path (not (eql datasourced--paged-at datasourced--version))
+               (or (<= (1- (count-lines (line-beginning-position) (point-max)))
+                       datasourced-page-ahead)
+                   (and scrolled (window-live-p window)
+                        (>= (or (window-end window t) 0)
+                            (save-excursion (goto-char (point-max)) (forward-line -1) (point))))))
+      (setq datasourced--paged-at datasourced--version)
+      (datasourced--request datasourced--daemon 'willDisplayObjectAtIndexPath
+                            (list :source datasourced--source
+                                  :indexPath (vector (car path) (cdr path)))))))
+
+(defun datasourced--after-command ()
+  "After a command in a list: the next page when point is near its end.
+Not after a refresh, whose list shrinks under point."
+  (unless (memq this-command '(datasourced-refresh revert-buffer))
+    (datasourced--maybe-page (selected-window))))
+
+(defun datasourced--after-scroll (window _start)
+  "WINDOW was scrolled: the next page when it shows the last row."
+  (when (buffer-live-p (window-buffer window))
+    (with-current-buffer (window-buffer window)
+      (when (derived-mode-p 'datasourced-list-mode)
+        (datasourced--maybe-page window t)))))
+
+;;;; Opening a list
+
+(defun datasourced--spec-file-p (file)
+  "Whether FILE can be a spec (JSON or TOML), or is a directory to go through."
+  (or (file-directory-p file) (string-match-p "\\.\\(?:json\\|toml\\)\\'" file)))
+
+;;;###autoload
+(defun datasourced-open (file)
+  "Opens the list of the spec FILE (JSON, or TOML) in a list buffer.
+A spec names the sources to create and the one to show; see the
+README.  ${NAME} in it takes its value from `datasourced-variables'."
+  (interactive
+   (list (read-file-name "Spec: " nil nil t nil #'datasourced--spec-file-p)))
+  (let* ((spec (datasourced-read-spec file))
+         (buffer (get-buffer-create (format "*datasourced: %s*" (plist-get spec :title)))))
+    (with-current-buffer buffer
+      (when (and (derived-mode-p 'datasourced-list-mode) datasourced--daemon)
+        ;; Opening it again (say, after fixing the spec) starts it anew.
+        (datasourced--release))
+      (datasourced-list-mode)
+      (setq datasourced--spec spec
+            datasourced--source (plist-get spec :show)))
+    (pop-to-buffer-same-window buffer)
+    (with-current-buffer buffer (datasourced--start-list))
+    buffer))
+
+(defun datasourced--show-message (text &optional short)
+  "Shows TEXT in the list instead of its rows.
+The echo area shows SHORT, or TEXT."
+  (setq datasourced--message text)
+  (datasourced--render)
+  (datasourced--say "%s" (or short text)))
+
+(defun datasourced--start-list ()
+  "Starts (or restarts) the list: its daemon, its sources, its rows, its load."
+  (let ((daemon (datasourced--daemon-for datasourced-command)))
+    (setq datasourced--known nil datasourced--revision nil datasourced--sections nil
+          datasourced--loaded nil datasourced--setup-failed nil datasourced--stale nil
+          datasourced--message nil datasourced--under (list datasourced--source)
+          datasourced--reading nil datasourced--read-again nil)
+    (if (stringp daemon)
+        (progn
+          (setq datasourced--daemon nil datasourced--setup-failed t)
+          (datasourced--set-status "error: the daemon did not start")
+          (datasourced--show-message
+           daemon
+           (if (datasourced--executable datasourced-command)
+               daemon
+             (format "the daemon %s was not found: set `datasourced-command' (see the list)"
+                     (car datasourced-command))))
+          (run-hook-with-args 'datasourced-failed-hook (list :kind "daemon" :message daemon)))
+      (setq datasourced--daemon daemon)
+      (cl-pushnew (current-buffer) (datasourced--daemon-lists daemon))
+      (datasourced--set-status "starting")
+      (datasourced--render)
+      (let ((buffer (current-buffer)))
+        (datasourced--request
+         daemon 'listSources nil
+         (lambda (existing)
+           (when (buffer-live-p buffer)
+             (with-current-buffer buffer
+               (datasourced--create-missing
+                (mapcar (lambda (s) (plist-get s :name)) existing))))))))))
+
+(defun datasourced--create-missing (existing)
+  "Creates the spec's sources that are not among EXISTING, then loads the list."
+  (let* ((buffer (current-buffer))
+         (daemon datasourced--daemon)
+         (created (datasourced--daemon-created daemon))
+         (missing nil))
+    (dolist (params (plist-get datasourced--spec :sources))
+      (let ((name (gethash "name" params)))
+        (if (not (member name existing))
+            (push params missing)
+          (when (and (gethash name created)
+                     (not (equal (gethash name created) (datasourced--encode params))))
+            (datasourced--say "%s: the daemon already has this source, made with other \
+settings; the list shows that one (close its lists to change it)" name)))))
+    (setq missing (nreverse missing))
+    (cl-labels
+        ((next ()
+           (if (null missing)
+               (datasourced--read-and-load)
+             (let* ((params (pop missing)) (name (gethash "name" params)))
+               (datasourced--request
+                daemon 'createSource params
+                (lambda (_description)
+                  (puthash name (datasourced--encode params) created)
+                  (when (buffer-live-p buffer)
+                    (with-current-buffer buffer
+                      (setq datasourced--created (append datasourced--created (list name)))
+                      (next))))
+                (lambda (err)
+                  (when (buffer-live-p buffer)
+                    (with-current-buffer buffer
+                      (let ((text (format "cannot create the source %s: %s"
+                                          name (datasourced--rpc-error-text err))))
+                        (setq datasourced--setup-failed t)
+                        (datasourced--set-status (concat "error: " text))
+                        (datasourced--show-message text)
+                        (run-hook-with-args 'datasourced-failed-hook
+                                            (list :kind "createSource" :message text)))))))))))
+      (next))))
+
+(defun datasourced--walk (daemon name done)
+  "Describes NAME and every source under it on DAEMON.
+DONE gets the descriptions, as (NAME . DESCRIPTION)."
+  (let ((seen nil) (descriptions nil) (outstanding 0))
+    (cl-labels
+        ((visit (source)
+           (unless (member source seen)
+             (push source seen)
+             (setq outstanding (1+ outstanding))
+             (datasourced--request
+              daemon 'describeSource (list :source source)
+              (lambda (description)
+                (push (cons source description) descriptions)
+                (dolist (child (append (or (plist-get description :children)
+                                           (plist-get description :sources)
+                                           (and (plist-get description :source)
+                                                (vector (plist-get description :source))))
+                                       nil))
+                  (visit child))
+                (setq outstanding (1- outstanding))
+                (when (zerop outstanding) (funcall done descriptions)))
+              (lambda (_err)
+                (setq outstanding (1- outstanding))
+                (when (zerop outstanding) (funcall done descriptions)))))))
+      (visit name))))
+
+(defun datasourced--read-and-load ()
+  "Reads the rows, then loads the sources under the list that need a load.
+A remote or paginated source needs one unless its last load on this
+daemon finished or is in flight: a list reopened after a failed or
+cancelled load loads again, one reopened over loaded pages shows them."
+  (let ((buffer (current-buffer)) (daemon datasourced--daemon) (source datasourced--source))
+    (datasourced--read
+     (lambda (description)
+       (datasourced--walk
+        daemon source
+        (lambda (descriptions)
+          (when (buffer-live-p buffer)
+            (with-current-buffer buffer
+              (setq datasourced--under (mapcar #'car descriptions))
+              (let* ((outcomes (datasourced--daemon-outcomes daemon))
+                     (remote (cl-remove-if-not
+                              (lambda (d) (member (plist-get (cdr d) :kind) '("remote" "paginated")))
+                              descriptions))
+                     (unloaded (cl-loop for (name . d) in remote
+                                        unless (or (eq (plist-get d :isFetching) t)
+                                                   (eq (gethash name outcomes) 'finished))
+                                        collect name)))
+                (cond
+                 ((null unloaded)
+                  (if (eq (plist-get description :isFetching) t)
+                      (datasourced--set-status "loading")
+                    (setq datasourced--loaded t)
+                    (datasourced--update-loaded-status)))
+                 ((= (length unloaded) (length remote))
+                  (datasourced--request daemon 'fetchData (list :source source)))
+                 (t (dolist (name unloaded)
+                      (datasourced--request daemon 'fetchData (list :source name))))))))))))))
+
+;;;; Commands
+
+(defun datasourced--list-buffer ()
+  "The current list, or an error saying this is not one."
+  (unless (derived-mode-p 'datasourced-list-mode)
+    (user-error "This buffer is not a datasourced list"))
+  (current-buffer))
+
+(defun datasourced--running-p ()
+  "Whether this list's daemon runs and its sources were made."
+  (and datasourced--daemon (not datasourced--setup-failed)
+       (not (datasourced--daemon-exited datasourced--daemon))
+       (not (datasourced--daemon-stopping datasourced--daemon))))
+
+(defun datasourced-refresh ()
+  "Loads the list again (a paginated source from page one).
+Starts the daemon again if it exited or did not start."
+  (interactive)
+  (datasourced--list-buffer)
+  (if (not (datasourced--running-p))
+      (datasourced--start-list)
+    (datasourced--request datasourced--daemon 'fetchData (list :source datasourced--source))))
+
+(defun datasourced-cancel ()
+  "Cancels the load in flight."
+  (interactive)
+  (datasourced--list-buffer)
+  (if (not (datasourced--running-p))
+      (datasourced--say "%s: the daemon is not running" datasourced--source)
+    (let ((source datasourced--source))
+      (datasourced--request datasourced--daemon 'cancelFetch (list :source source)
+                            (lambda (result)
+                              (unless (eq (plist-get result :cancelled) t)
+                                (datasourced--say "%s is not loading: nothing to cancel" source)))))))
+
+(defun datasourced-retry ()
+  "After a failed page, asks for it again keeping the rows; else loads again."
+  (interactive)
+  (datasourced--list-buffer)
+  (if (not (datasourced--running-p))
+      (datasourced--start-list)
+    (let ((buffer (current-buffer)) (daemon datasourced--daemon)
+          (failed (or (plist-get datasourced-last-error :source) datasourced--source)))
+      (datasourced--request
+       daemon 'describeSource (list :source failed)
+       (lambda (d)
+         (if (and (equal (plist-get d :kind) "paginated") (eq (plist-get d :hasMorePages) t)
+                  (> (or (plist-get d :numberOfObjects) 0) 0))
+             (datasourced--request daemon 'fetchNextPage (list :source failed))
+           (when (buffer-live-p buffer)
+             (with-current-buffer buffer (datasourced-refresh)))))))))
+
+(defun datasourced-select ()
+  "Shows the object of the row at point; retries on an error row."
+  (interactive)
+  (datasourced--list-buffer)
+  (let* ((id (tabulated-list-get-id)))
+    (pcase (car id)
+      ((or 'error 'failed) (datasourced-retry))
+      ('loading (datasourced--maybe-page (selected-window) t))
+      ('row
+       (let ((value (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections)))))
+         (with-current-buffer (get-buffer-create "*datasourced object*")
+           (let ((inhibit-read-only t))
+             (erase-buffer)
+             (insert (datasourced--encode value))
+             (when (fboundp 'json-pretty-print-buffer) (json-pretty-print-buffer))
+             (goto-char (point-min))
+             (when (fboundp 'js-json-mode) (funcall 'js-json-mode))
+             (setq buffer-read-only t))
+           (display-buffer (current-buffer))))))))
+
+(defun datasourced--release ()
+  "Lets the list's daemon go: the sources it created, then the daemon if last."
+  (let ((daemon datasourced--daemon) (buffer (current-buffer)))
+    (when daemon
+      (setq datasourced--daemon nil)
+      (setf (datasourced--daemon-lists daemon) (delq buffer (datasourced--daemon-lists daemon)))
+      (let ((others (cl-remove-if-not #'buffer-live-p (datasourced--daemon-lists daemon)))
+            (in-use nil))
+        (dolist (other others)
+          (setq in-use (append (buffer-local-value 'datasourced--under other) in-use)))
+        (if (null others)
+            (datasourced--stop daemon)
+          ;; Parents before children: a child goes only once nothing uses it.
+          (dolist (name (reverse datasourced--created))
+            (unless (member name in-use)
+              (remhash name (datasourced--daemon-created daemon))
+              (remhash name (datasourced--daemon-outcomes daemon))
+              (datasourced--request daemon 'destroySource (list :name name) nil #'ignore))))))))
+
+(defun datasourced-quit ()
+  "Closes the list: the sources it created go, and its daemon if it was the last."
+  (interactive)
+  (kill-buffer (datasourced--list-buffer)))
+
+(defun datasourced-events ()
+  "Shows the log of the current list's daemon.
+It holds the messages exchanged too if `datasourced-events-buffer-size' says so."
+  (interactive)
+  (let ((daemon (or (and (derived-mode-p 'datasourced-list-mode) datasourced--daemon)
+                    (cdar datasourced--daemons))))
+    (unless daemon (user-error "No datasourced daemon is running"))
+    (display-buffer (jsonrpc-events-buffer (datasourced--daemon-connection daemon)))))
+
+(defun datasourced-sources ()
+  "Lists the open lists, their sources and their daemons."
+  (interactive)
+  (let ((lines nil))
+    (dolist (buffer (buffer-list))
+      (with-current-buffer buffer
+        (when (derived-mode-p 'datasourced-list-mode)
+          (push (format "%s\n  shows %s, made from %s\n  created here: %s\n  status: %s\n  daemon: %s\n"
+                        (buffer-name) datasourced--source
+                        (string-join datasourced--under ", ")
+                        (if datasourced--created (string-join datasourced--created ", ") "none")
+                        datasourced-status
+                        (if datasourced--daemon
+                            (format "%s (pid %s)"
+                                    (string-join (datasourced--daemon-command datasourced--daemon) " ")
+                                    (process-id (jsonrpc--process (datasourced--daemon-connection datasourced--daemon))))
+                          "none"))
+                lines))))
+    (with-current-buffer (get-buffer-create "*datasourced sources*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (if lines (string-join (nreverse lines) "\n") "No datasourced list is open.\n"))
+        (special-mode))
+      (display-buffer (current-buffer))
+      (current-buffer))))
+
+(defun datasourced-health ()
+  "Says whether the daemon is found and answers, its version, and a round trip."
+  (interactive)
+  (let* ((command datasourced-command)
+         (executable (datasourced--executable command))
+         (lines (list (format "Emacs %s, jsonrpc: %s, native JSON: %s"
+                              emacs-version
+                              (if (boundp 'jsonrpc-default-request-timeout) "built in" "?")
+                              (if (fboundp 'json-serialize) "yes" "no"))
+                      (format "datasourced-command: %S" command))))
+    (if (not executable)
+        (push (concat "ERROR " (datasourced--not-found-text command)) lines)
+      (push (format "OK the daemon is %s" executable) lines)
+      (let ((daemon (datasourced--daemon-for command)))
+        (if (stringp daemon)
+            (push (concat "ERROR " daemon) lines)
+          (let ((info (datasourced--daemon-server-info daemon))
+                (start (float-time)))
+            (push (format "OK %s %s, protocol %s" (plist-get info :name) (plist-get info :version)
+                          (datasourced--daemon-protocol-version daemon))
+                  lines)
+            (condition-case failure
+                (progn
+                  (jsonrpc-request (datasourced--daemon-connection daemon) 'ping (make-hash-table) :timeout 5)
+                  (push (format "OK a round trip takes %.1f ms" (* 1000 (- (float-time) start))) lines))
+              (jsonrpc-error (push (format "ERROR ping: %s" (cdr failure)) lines)))
+            (unless (datasourced--daemon-lists daemon) (datasourced--stop daemon))))))
+    (with-current-buffer (get-buffer-create "*datasourced health*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (string-join (nreverse lines) "\n") "\n")
+        (special-mode))
+      (display-buffer (current-buffer))
+      (current-buffer))))
+
+(provide 'datasourced)
+;;; datasourced.el ends here

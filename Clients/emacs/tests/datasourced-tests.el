@@ -1,0 +1,437 @@
+;;; datasourced-tests.el --- ERT tests of datasourced.el against the real daemon  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by tests/run.sh in `emacs --batch': the daemon is $DATASOURCED, the
+;; HTTP API is Clients/fixtures.json served by `$DATASOURCED fixtures'
+;; (started here, once).  Keys are typed with `execute-kbd-macro', so the
+;; command loop runs them as a user's (post-command-hook included).  Every
+;; wait polls a condition until a deadline; the deadline is for failure,
+;; never a pause.  Each test closes its lists and waits for its daemons to
+;; end, so the tests can run in any order.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'datasourced)
+
+(defconst dst-here (file-name-directory (or load-file-name buffer-file-name)))
+(defconst dst-repo (expand-file-name "../../.." dst-here))
+(defconst dst-daemon
+  (or (getenv "DATASOURCED") (expand-file-name ".build/debug/datasourced" dst-repo)))
+(defconst dst-timeout 10 "Seconds a condition may take to become true.")
+
+(defvar dst-base-url nil "The fixture API's base URL, once it is started.")
+(defvar dst-fixtures-process nil)
+
+(defun dst-wait (predicate what &optional seconds)
+  "Waits until PREDICATE holds; fails naming WHAT after the deadline."
+  (let ((deadline (+ (float-time) (or seconds dst-timeout))))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (unless (funcall predicate)
+      (ert-fail (list (concat "timed out waiting for " what)
+                      :status (and (derived-mode-p 'datasourced-list-mode) datasourced-status)
+                      :buffer (buffer-string))))))
+
+(defun dst-fixtures ()
+  "Starts the fixture API (once); returns its base URL."
+  (unless dst-base-url
+    (let ((output (get-buffer-create " *dst fixtures*")))
+      (setq dst-fixtures-process
+            (make-process :name "dst fixtures" :buffer output :noquery t :connection-type 'pipe
+                          :command (list dst-daemon "fixtures"
+                                         (expand-file-name "Clients/fixtures.json" dst-repo))))
+      (dst-wait (lambda ()
+                  (with-current-buffer output
+                    (goto-char (point-min))
+                    (when (re-search-forward "\"baseURL\": *\"\\([^\"]+\\)\"" nil t)
+                      (setq dst-base-url (match-string 1)))))
+                "the fixture API's base URL")))
+  dst-base-url)
+
+(defun dst-daemon-processes ()
+  "The live daemon processes this Emacs started for lists."
+  (cl-remove-if-not (lambda (p) (and (process-live-p p)
+                                     (string-match-p "\\`datasourced [0-9]+\\'" (process-name p))))
+                    (process-list)))
+
+(defvar dst-messages nil "What was said in the echo area during the test.")
+(defvar dst-requests nil "The methods of the requests sent during the test, latest first.")
+
+(defun dst-record-message (fn format-string &rest args)
+  "Records what `message' (FN) shows for FORMAT-STRING and ARGS."
+  (when format-string
+    (push (apply #'format-message format-string args) dst-messages))
+  (apply fn format-string args))
+
+(defun dst-record-request (daemon method &rest args)
+  "Records METHOD, sent to DAEMON with ARGS."
+  (ignore daemon args)
+  (push method dst-requests))
+
+(defmacro dst-with-lists (&rest body)
+  "Runs BODY with the test daemon and API; then closes every list and waits
+for every daemon to end."
+  (declare (indent 0) (debug t))
+  `(let ((datasourced-command (list dst-daemon))
+         (datasourced-variables (list (cons "baseURL" (dst-fixtures))))
+         (datasourced-page-ahead 0)
+         (datasourced-loaded-hook nil)
+         (datasourced-failed-hook nil)
+         (dst-messages nil)
+         (dst-requests nil))
+     (advice-add 'message :around #'dst-record-message)
+     (advice-add 'datasourced--request :before #'dst-record-request)
+     (unwind-protect
+         (progn ,@body)
+       (advice-remove 'message #'dst-record-message)
+       (advice-remove 'datasourced--request #'dst-record-request)
+       (dolist (buffer (buffer-list))
+         (when (with-current-buffer buffer (derived-mode-p 'datasourced-list-mode))
+           (kill-buffer buffer)))
+       (dst-wait (lambda () (null (dst-daemon-processes))) "every daemon to end"))))
+
+(defun dst-lines ()
+  "The list's lines, without trailing spaces."
+  (mapcar #'string-trim-right (split-string (buffer-string) "\n" t)))
+
+(defun dst-spec (name)
+  "The path of the test spec NAME."
+  (expand-file-name (concat "specs/" name) dst-here))
+
+(defun dst-temp-spec (json)
+  "A spec file holding JSON (a string with %s for the base URL's variable)."
+  (let ((file (make-temp-file "datasourced-spec" nil ".json")))
+    (with-temp-file file (insert json))
+    file))
+
+(defun dst-keys (keys)
+  "Types KEYS in the current buffer as a user would."
+  (execute-kbd-macro (kbd keys)))
+
+(defun dst-status (expected)
+  "Waits until the list's status is EXPECTED."
+  (dst-wait (lambda () (equal datasourced-status expected)) (format "status %S" expected)))
+
+(defun dst-ping ()
+  "A round trip to the list's daemon: what was sent before has been served."
+  (jsonrpc-request (datasourced--daemon-connection datasourced--daemon) 'ping (make-hash-table)))
+
+(defconst dst-genres-page1
+  '("science fiction" "1    Dune               1950" "4    Solaris            1959"
+    "mystery" "2    Gaudy Night        1953"
+    "poetry" "3    Ariel              1956"))
+
+(defconst dst-all-by-genre
+  '("science fiction" "1    Dune               1950" "4    Solaris            1959"
+    "7    Kindred            1968" "10   Ubik               1977"
+    "mystery" "2    Gaudy Night        1953" "5    The Big Sleep      1962" "8    Rebecca            1971"
+    "poetry" "3    Ariel              1956" "6    Howl               1965" "9    Leaves of Grass    1974"))
+
+(defun dst-trimmed-lines ()
+  "The list's lines without their padding."
+  (mapcar #'string-trim (dst-lines)))
+
+;;;; Tests
+
+(ert-deftest datasourced-books-open-and-page-to-the-end ()
+  "The books spec: sections as header rows, a loading row, paging to the end."
+  (dst-with-lists
+    (let ((loaded 0) (buffer (datasourced-open (dst-spec "books.json"))))
+      (with-current-buffer buffer
+        (add-hook 'datasourced-loaded-hook (lambda () (cl-incf loaded)) nil t)
+        (should (eq (current-buffer) (window-buffer (selected-window))))
+        (should (equal (buffer-name) "*datasourced: Books by genre*"))
+        (should (equal datasourced--source "byGenre"))
+        (should (derived-mode-p 'tabulated-list-mode))
+        (dst-status "loaded 4")
+        (should (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…"))))
+        (should (equal mode-line-process '(:eval (datasourced--mode-line-status))))
+        (should (equal (datasourced--mode-line-status) " loaded 4"))
+        ;; The header rows and the placeholder have their faces.
+        (goto-char (point-min))
+        (should (eq (get-text-property (1+ (point)) 'face) 'datasourced-section))
+        (goto-char (point-max))
+        (forward-line -1)
+        (should (eq (get-text-property (+ 2 (point)) 'face) 'datasourced-placeholder))
+        (should (equal (car (tabulated-list-get-id)) 'loading))
+        (should (equal (aref tabulated-list-format 0) '("id" 4 nil)))
+        (should (equal (aref tabulated-list-format 2) '("Year" 4 nil)))
+        (should (equal (aref tabulated-list-format 1) '("Title" 18 nil)))
+        (goto-char (point-min))
+        (dst-keys "M->")
+        (dst-status "loaded 8")
+        (dst-keys "M->")
+        (dst-status "loaded 10")
+        (should (equal (dst-trimmed-lines) dst-all-by-genre))
+        (should (equal loaded 3))
+        ;; No more pages: moving to the end asks for none.
+        (setq dst-requests nil)
+        (dst-keys "M-< M->")
+        (dst-ping)
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))
+        (should (equal (dst-trimmed-lines) dst-all-by-genre))))))
+
+(ert-deftest datasourced-paging-on-scroll-and-near-the-end ()
+  "A window scrolled to show the loading row loads the next page; point far
+from the end does not; `datasourced-page-ahead' lines before it does."
+  (dst-with-lists
+    (let* ((spec (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\", \"identityKey\": \"id\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\",
+  \"keyPath\": \"books\", \"pageSize\": 4, \"title\": \"Just books\", \"columns\": [\"id\", \"title\"]}"))
+           (buffer (datasourced-open spec)))
+      (with-current-buffer buffer
+        (dst-status "loaded 4")
+        (should (equal (dst-trimmed-lines)
+                       '("1  Dune" "2  Gaudy Night" "3  Ariel" "4  Solaris" "⋯ loading…")))
+        ;; Point on the first row, 4 lines from the loading row: a command there loads nothing.
+        (goto-char (point-min))
+        (setq dst-requests nil)
+        (dst-keys "C-a")
+        (dst-ping)
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))
+        ;; The window shows the loading row: scrolling (redisplay runs the hook) loads page 2.
+        (run-hook-with-args 'window-scroll-functions (selected-window) (window-start))
+        (dst-status "loaded 8")
+        (should (equal (length (dst-lines)) 9))
+        ;; Within page-ahead lines of the end, a move loads the next page.
+        (goto-char (point-min))
+        (forward-line 6)
+        (let ((datasourced-page-ahead 2))
+          (dst-keys "C-n"))
+        (dst-status "loaded 10")
+        (should (equal (car (last (dst-trimmed-lines))) "10 Ubik"))))))
+
+(ert-deftest datasourced-refresh-loads-page-one-again ()
+  "g loads again from page one; with point on the last row, one page only."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-keys "M->")
+      (dst-status "loaded 8")
+      (dst-keys "M->")
+      (dst-status "loaded 10")
+      (should (equal (dst-trimmed-lines) dst-all-by-genre))
+      (setq dst-requests nil)
+      (dst-keys "g")
+      (should (memq 'fetchData dst-requests))
+      (dst-wait (lambda () (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…"))))
+                "page one again")
+      (dst-status "loaded 4")
+      (dst-ping)
+      (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))
+      ;; Paging goes on from there as the user moves.
+      (dst-keys "M->")
+      (dst-status "loaded 8"))))
+
+(ert-deftest datasourced-error-row-and-message ()
+  "A failing source: its error row, a short message, the status and the hook.
+failing.json stores no error placeholder: the row is the client's."
+  (dst-with-lists
+    (let* ((failures nil)
+           (datasourced-failed-hook
+            (list (lambda (failure) (push (cons (current-buffer) failure) failures))))
+           (buffer (datasourced-open (dst-spec "failing.json")))
+           (said "HTTP status 500: the database is on fire"))
+      (with-current-buffer buffer
+        (dst-status (concat "error: " said))
+        (should (equal (dst-trimmed-lines)
+                       (list (format "✗ error: %s/v1/broken: %s" dst-base-url said))))
+        (goto-char (point-min))
+        (should (eq (get-text-property (+ 2 (point)) 'face) 'datasourced-error))
+        (should (member (concat "datasourced: broken: " said) dst-messages))
+        ;; Short and in words: no URL, no protocol jargon.
+        (should-not (cl-some (lambda (m) (string-match-p "code\\|-326\\|cancelFetch" m)) dst-messages))
+        (should (equal (mapcar #'car failures) (list buffer)))
+        (should (equal (plist-get (cdar failures) :kind) "http"))
+        (should (equal (plist-get (cdar failures) :status) 500))
+        (should (equal (plist-get datasourced-last-error :status) 500))
+        ;; Opened again in another list after the failure, it loads again, and fails again.
+        (let ((second (datasourced-open (dst-temp-spec "{\"name\": \"broken\", \"kind\": \"remote\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/broken\",
+  \"title\": \"again\"}"))))
+          (with-current-buffer second
+            (dst-wait (lambda () (assq second failures)) "a failure in the second list")
+            (dst-status (concat "error: " said))
+            (should (equal (dst-trimmed-lines)
+                           (list (format "✗ error: %s/v1/broken: %s" dst-base-url said))))
+            (should-not (cl-some (lambda (m) (string-match-p "other settings" m)) dst-messages))))))))
+
+(ert-deftest datasourced-cancel ()
+  "C-c C-k cancels the load in flight: status cancelled, a plain message."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"name\": \"slow\", \"kind\": \"remote\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/slow\",
+  \"placeholderStorageOptions\": [\"loading\", \"noResults\", \"errors\"]}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-status "loading")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("⋯ loading…"))) "the loading row")
+        (dst-keys "C-c C-k")
+        (should (memq 'cancelFetch dst-requests))
+        (dst-status "cancelled")
+        (should (member "datasourced: slow: load cancelled" dst-messages))
+        (should-not (cl-some (lambda (m) (string-match-p "cancelFetch" m)) dst-messages))
+        (dst-wait (lambda () (not (member "⋯ loading…" (dst-trimmed-lines)))) "no loading row")
+        ;; Nothing in flight: cancelling again says so.
+        (dst-keys "C-c C-k")
+        (dst-wait (lambda () (member "datasourced: slow is not loading: nothing to cancel" dst-messages))
+                  "the nothing-to-cancel message")))))
+
+(ert-deftest datasourced-close-releases-sources-and-ends-the-daemon ()
+  "q destroys the sources a list created; the last list's q ends the daemon."
+  (dst-with-lists
+    (let* ((books (datasourced-open (dst-spec "books.json")))
+           (broken (datasourced-open (dst-spec "failing.json")))
+           (daemon (buffer-local-value 'datasourced--daemon books))
+           (process (jsonrpc--process (datasourced--daemon-connection daemon))))
+      (should (eq daemon (buffer-local-value 'datasourced--daemon broken)))
+      (with-current-buffer broken (dst-wait (lambda () (string-prefix-p "error" datasourced-status)) "the error"))
+      (with-current-buffer books (dst-status "loaded 4"))
+      (with-current-buffer broken (dst-keys "q"))
+      (should-not (buffer-live-p broken))
+      (let ((names (lambda ()
+                     (mapcar (lambda (s) (plist-get s :name))
+                             (jsonrpc-request (datasourced--daemon-connection daemon)
+                                              'listSources (make-hash-table))))))
+        (dst-wait (lambda () (not (member "broken" (funcall names)))) "broken destroyed")
+        (should (equal (funcall names) '("books" "byGenre"))))
+      (should (process-live-p process))
+      (with-current-buffer books (dst-keys "q"))
+      (should-not (buffer-live-p books))
+      (dst-wait (lambda () (not (process-live-p process))) "the daemon to end")
+      (should (equal (process-exit-status process) 0)))))
+
+(ert-deftest datasourced-spec-shorthand-and-show-string ()
+  "A bare source is one source, its display members taken out; a string show is one name."
+  (let ((datasourced-variables '(("baseURL" . "http://127.0.0.1:9"))))
+    (let ((spec (datasourced-read-spec
+                 (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\", \"title\": \"Mine\",
+  \"columns\": [\"id\", {\"key\": \"title\", \"width\": 10}], \"maxPages\": 2,
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}/api\"}, \"apiPath\": \"books\"}"))))
+      (should (equal (plist-get spec :show) "books"))
+      (should (equal (plist-get spec :title) "Mine"))
+      (should (equal (plist-get spec :columns) '(("id" "id" nil) ("title" "title" 10))))
+      (let ((params (car (plist-get spec :sources))))
+        (should (= (length (plist-get spec :sources)) 1))
+        (should (equal (sort (hash-table-keys params) #'string<)
+                       '("apiPath" "kind" "name" "remoteConfiguration")))
+        (should (equal (gethash "baseURL" (gethash "remoteConfiguration" params))
+                       "http://127.0.0.1:9/api"))))
+    (let ((spec (datasourced-read-spec
+                 (dst-temp-spec "{\"sources\": [{\"name\": \"books\", \"kind\": \"simple\"},
+  {\"name\": \"byGenre\", \"kind\": \"sectioned\", \"source\": \"books\", \"sectioningKey\": \"g\"}],
+  \"show\": \"books\"}"))))
+      (should (equal (plist-get spec :show) "books"))
+      (should (equal (plist-get spec :title) "books")))
+    (should (equal (plist-get (datasourced-read-spec
+                               (dst-temp-spec "{\"sources\": [{\"name\": \"a\", \"kind\": \"simple\"},
+  {\"name\": \"b\", \"kind\": \"simple\"}], \"show\": [\"b\", \"a\"]}"))
+                              :show)
+                   "b"))
+    (let ((err (should-error (datasourced-read-spec
+                              (dst-temp-spec "{\"sources\": [{\"name\": \"books\", \"kind\": \"simple\"}],
+  \"show\": \"bygenre\"}"))
+                             :type 'user-error)))
+      (should (string-match-p "\"show\" names bygenre, which is not one of its sources (books)"
+                              (cadr err)))))
+  ;; And opened: a simple source's rows, in the spec's columns.
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-temp-spec "{\"name\": \"letters\", \"kind\": \"simple\",
+  \"identityKey\": \"k\", \"objects\": [{\"id\": 1, \"k\": \"a\"}, {\"id\": 2, \"k\": \"b\"}], \"show\": \"letters\"}"))
+      (dst-status "loaded 2")
+      (should (equal (buffer-name) "*datasourced: letters*"))
+      (should (equal (dst-trimmed-lines) '("k: a  id: 1" "k: b  id: 2"))))))
+
+(ert-deftest datasourced-unknown-variable ()
+  "A ${NAME} missing from `datasourced-variables' is refused, naming it and the file."
+  (let* ((datasourced-variables '(("other" . "x")))
+         (err (should-error (datasourced-read-spec (dst-spec "books.json")) :type 'user-error)))
+    (should (string-match-p "books\\.json: unknown variable \\${baseURL}" (cadr err)))
+    (should (string-match-p "datasourced-variables" (cadr err))))
+  (let ((datasourced-variables '(("baseURL" . "http://h:1"))))
+    (should (equal (datasourced--substitute "a$$b${baseURL}${baseURL}" "f") "a$$bhttp://h:1http://h:1"))))
+
+(ert-deftest datasourced-missing-daemon ()
+  "No daemon: the list says so, and how to set `datasourced-command'."
+  (dst-with-lists
+    (let* ((datasourced-command '("/nonexistent/datasourced"))
+           (failures nil)
+           (datasourced-failed-hook (list (lambda (f) (push f failures)))))
+      (with-current-buffer (datasourced-open (dst-spec "books.json"))
+        (let ((text (buffer-string)))
+          (should (string-match-p "The daemon /nonexistent/datasourced was not found" text))
+          (should (string-match-p "Set `datasourced-command' to its path" text)))
+        (should (equal datasourced-status "error: the daemon did not start"))
+        (should (member "datasourced: the daemon /nonexistent/datasourced was not found: set `datasourced-command' (see the list)" dst-messages))
+        (should (equal (plist-get (car failures) :kind) "daemon"))
+        ;; Fixed, g starts it.
+        (setq datasourced-command (list dst-daemon))
+        (dst-keys "g")
+        (dst-status "loaded 4")))))
+
+(ert-deftest datasourced-toml-spec ()
+  "A TOML spec reads as its JSON twin; without a TOML reader, a clear refusal."
+  (let ((file (make-temp-file "datasourced-spec" nil ".toml"
+                              "title = \"T\"\nshow = \"b\"\n[[sources]]\nname = \"b\"\nkind = \"simple\"\n")))
+    (if (not (eql 0 (call-process datasourced-python-command nil nil nil "-c" "import tomllib")))
+        (ert-skip "no python3 with tomllib here")
+      (let ((spec (datasourced-read-spec file)))
+        (should (equal (plist-get spec :title) "T"))
+        (should (equal (gethash "kind" (car (plist-get spec :sources))) "simple"))))
+    (let* ((datasourced-python-command "/nonexistent/python3")
+           (err (should-error (datasourced-read-spec file) :type 'user-error)))
+      (should (string-match-p "write the spec as JSON" (cadr err))))))
+
+(ert-deftest datasourced-sources-and-health ()
+  "The sources and health reports name the lists, the daemon and its protocol."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4"))
+    (with-current-buffer (datasourced-sources)
+      (should (string-match-p "shows byGenre, made from .*books" (buffer-string))))
+    (with-current-buffer (datasourced-health)
+      (should (string-match-p "^OK datasourced .*, protocol 1\\.[0-9]" (buffer-string)))
+      (should (string-match-p "^OK a round trip takes" (buffer-string))))))
+
+(ert-deftest datasourced-refused-source ()
+  "A source the daemon refuses: its words in the list and the echo area, no codes."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\", \"pageSize\": \"4\"}"))
+      (dst-wait (lambda () (string-prefix-p "error: cannot create the source books" datasourced-status))
+                "the refusal")
+      (let ((text (buffer-string)))
+        (should (string-match-p "\\`  *cannot create the source books: \"pageSize\" must be" text))
+        (should-not (string-match-p "Invalid params\\|-32602\\|code" text)))
+      (should (cl-some (lambda (m) (string-prefix-p "datasourced: cannot create the source books: \"pageSize\"" m))
+                       dst-messages)))))
+
+(ert-deftest datasourced-daemon-exit-and-restart ()
+  "A daemon that dies: the list says so, and g starts it again."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (signal-process (jsonrpc--process (datasourced--daemon-connection datasourced--daemon)) 'kill)
+      (dst-status "daemon exited")
+      (should (cl-some (lambda (m) (string-match-p "the daemon exited .*g in a list starts it again" m))
+                       dst-messages))
+      (dst-keys "g")
+      (dst-status "loaded 4")
+      (should (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…")))))))
+
+(ert-deftest datasourced-change-set-application ()
+  "Change sets apply to the rows: deletions, moves, insertions and updates."
+  (with-temp-buffer
+    (setq datasourced--sections (list (cons "a" (list 1 2 3)) (cons "b" (list 4))))
+    (should (equal (datasourced--apply
+                    '(:deletedSections [] :insertedSections [] :deleted [[0 1]]
+                      :inserted [[1 0] [1 2]] :moved [(:from [0 2] :to [0 0])] :updated [[0 1]])
+                    '(:inserted [10 11] :updated [100]))
+                   (list (cons "a" (list 3 100)) (cons "b" (list 10 4 11)))))
+    (should-error (datasourced--apply '(:inserted [[0 9]]) '(:inserted [5])))
+    (should-error (datasourced--apply '(:inserted [[0 0]]) nil))))
+
+(provide 'datasourced-tests)
+;;; datasourced-tests.el ends here
