@@ -3,7 +3,7 @@
 # Swift toolchain and Python 3.11+ with pip: libjansson-dev, libsqlite3-dev (the page
 # cache, through GRDB) and pkg-config from apt, the Python client's pinned packages
 # (Clients/python/requirements.txt) from PyPI.
-# `setup.sh --tests` also installs Neovim from apt, for the editor client's tests.
+# `setup.sh --tests` also installs Neovim, Vim (vim-nox) and Emacs (emacs-nox) from apt, for the editor clients' tests.
 # Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
