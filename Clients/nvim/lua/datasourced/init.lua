@@ -43,6 +43,7 @@ local config = {
   statusline = true, -- set the list windows' 'statusline' to show b:datasourced_status
   keymaps = vim.deepcopy(M.DEFAULT_KEYMAPS),
   on_select = nil, -- function(object, ctx); nil: M.preview
+  variables = {}, -- NAME -> value, for ${NAME} in list specs
 }
 
 -- What a list window's statusline shows: the buffer name, the state, the position.
@@ -83,6 +84,9 @@ function M.setup(opts)
   end
   for name, text in pairs(opts.placeholders or {}) do
     render.texts[name] = text
+  end
+  if opts.variables ~= nil then
+    config.variables = vim.deepcopy(opts.variables)
   end
 end
 
@@ -185,6 +189,56 @@ end
 -- Members of a one-source spec that are the plugin's, not createSource parameters.
 local SPEC_KEYS = { format = true, columns = true, title = true, show = true, sources = true, cmd = true }
 
+--- `value` with `${NAME}` replaced in every string inside it (Clients/specs: the list spec
+--- shared by every client); `$$` is not special. An unknown NAME is an error naming it and
+--- `origin` (the file). Functions (a Lua spec's format) are kept as they are.
+function M.substitute(value, variables, origin, where)
+  if type(value) == 'string' then
+    local missing
+    local text = value:gsub('%${([%a_][%w_]*)}', function(name)
+      local found = variables[name]
+      if found == nil then
+        missing = missing or name
+        return nil
+      end
+      return tostring(found)
+    end)
+    if missing then
+      error({ spec_error = string.format('%s: %s uses ${%s}, which has no value: set it with setup{ variables = { %s = ... } } or open()\'s variables',
+        origin, where or 'a value', missing, missing) }, 0)
+    end
+    return text
+  elseif type(value) == 'table' then
+    local result = {}
+    for k, v in pairs(value) do
+      local inner = type(k) == 'number' and string.format('%s[%d]', where or '', k - 1)
+        or (where and (where .. '.' .. tostring(k)) or tostring(k))
+      result[k] = M.substitute(v, variables, origin, inner)
+    end
+    return result
+  end
+  return value
+end
+
+local function check_columns(columns)
+  if type(columns) ~= 'table' or #columns == 0 then
+    return 'columns must be a non-empty list of keys or {key = PATH, width = N, title = TEXT}'
+  end
+  for i, column in ipairs(columns) do
+    if type(column) == 'table' then
+      local key, width = column.key or column[1], column.width or column[2]
+      if type(key) ~= 'string' or key == '' then
+        return string.format('columns[%d] needs a key (a key path)', i - 1)
+      end
+      if width ~= nil and (type(width) ~= 'number' or width < 1 or width % 1 ~= 0) then
+        return string.format('columns[%d].width must be a whole number of at least 1, got %s', i - 1, vim.inspect(width))
+      end
+    elseif type(column) ~= 'string' or column == '' then
+      return string.format('columns[%d] must be a key or {key = PATH, width = N}, got %s', i - 1, vim.inspect(column))
+    end
+  end
+end
+
 --- The sources to create (children first), the one to show, and the options of a spec.
 local function normalize(spec)
   if type(spec) ~= 'table' then
@@ -209,16 +263,31 @@ local function normalize(spec)
   end
   for i, params in ipairs(sources) do
     if type(params) ~= 'table' or type(params.name) ~= 'string' or params.name == '' then
-      return nil, string.format('sources[%d] needs a name', i)
+      return nil, string.format('sources[%d] needs a name', i - 1)
     end
   end
   if spec.format ~= nil and type(spec.format) ~= 'function' then
     return nil, 'format must be a function(object) -> string'
   end
-  if spec.columns ~= nil and (type(spec.columns) ~= 'table' or #spec.columns == 0) then
-    return nil, 'columns must be a list of key paths or {key = PATH, width = N}'
+  if spec.columns ~= nil then
+    local problem = check_columns(spec.columns)
+    if problem then
+      return nil, problem
+    end
   end
-  local show = spec.show or sources[#sources].name
+  -- show: one source name, or a list of them of which a list buffer shows the first (the
+  -- CLI prints each); a string is a name, never its characters.
+  local show = spec.show
+  if type(show) == 'table' then
+    show = show[1]
+  end
+  if show ~= nil and (type(show) ~= 'string' or show == '') then
+    return nil, 'show must be a source name or a non-empty list of them, got ' .. vim.inspect(spec.show)
+  end
+  show = show or sources[#sources].name
+  if spec.title ~= nil and (type(spec.title) ~= 'string' or spec.title == '') then
+    return nil, 'title must be a non-empty string, got ' .. vim.inspect(spec.title)
+  end
   return {
     sources = sources,
     show = show,
@@ -438,12 +507,24 @@ end
 
 --- Opens a list buffer in the current window. `spec`: createSource params (plus the
 --- options below), or { sources = { params, ... } (children first), show = NAME }, with
---- options format(obj) -> string, columns, title, cmd. opts.cmd overrides the daemon's
---- command line for this list. Sources the daemon already has are reused. Opening a spec
+--- options format(obj) -> string, columns, title, cmd: the list spec of Clients/specs
+--- (Protocol/listspec.schema.json), whose `show` may be a list (the first is shown).
+--- `${NAME}` in its strings is replaced from setup's variables and opts.variables.
+--- opts.cmd overrides the daemon's command line for this list. Sources the daemon already has are reused. Opening a spec
 --- whose title names an open list starts that list anew in its own buffer. Returns the
 --- buffer.
 function M.open(spec, opts)
-  local normalized, problem = normalize(spec)
+  opts = opts or {}
+  local variables = vim.tbl_extend('force', config.variables, opts.variables or {})
+  local substituted, thrown = pcall(M.substitute, spec, variables, opts.origin or 'open()')
+  if not substituted then
+    notify(type(thrown) == 'table' and thrown.spec_error or tostring(thrown))
+    return nil
+  end
+  local normalized, problem = normalize(thrown)
+  if problem and opts.origin then
+    problem = opts.origin .. ': ' .. problem
+  end
   if not normalized then
     notify(problem)
     return nil
@@ -455,7 +536,7 @@ function M.open(spec, opts)
   end
   local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })
   view.create = normalized.sources
-  view.cmd = as_cmd((opts or {}).cmd) or normalized.cmd or config.cmd
+  view.cmd = as_cmd(opts.cmd) or normalized.cmd or config.cmd
   views[view.buf] = view
   if not reused then
     watch_buffer(view.buf)
@@ -470,10 +551,13 @@ function M.open(spec, opts)
   return view.buf
 end
 
---- The spec of a file: JSON (an object), or Lua (a chunk returning the spec table, which
---- may hold a format function).
+--- The spec of a file: JSON (an object: the list spec every client reads, Clients/specs),
+--- or Lua (a chunk returning the spec table, which may hold a format function).
 local function read_spec(path)
   path = vim.fn.expand(path)
+  if path:match('%.toml$') then
+    return nil, path .. ': the Neovim plugin reads no TOML; write the same list spec as JSON (Clients/specs/*.json)'
+  end
   if path:match('%.lua$') then
     local ok, spec = pcall(dofile, path)
     if not ok then
@@ -492,8 +576,9 @@ local function read_spec(path)
   return spec
 end
 
---- Opens a list from a spec file (see read_spec). Returns the buffer, or nil.
-function M.open_file(path)
+--- Opens a list from a spec file (see read_spec); opts as open()'s. Returns the buffer,
+--- or nil.
+function M.open_file(path, opts)
   if path == nil or path == '' then
     notify('open needs a spec file (JSON or Lua)')
     return nil
@@ -503,7 +588,7 @@ function M.open_file(path)
     notify(problem)
     return nil
   end
-  return M.open(spec)
+  return M.open(spec, vim.tbl_extend('force', opts or {}, { origin = vim.fn.expand(path) }))
 end
 
 -- Commands ------------------------------------------------------------------------------
