@@ -24,11 +24,14 @@ loading.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
+from ._version import package_version
 from .client import Client, DataSource
 from .command import CacheOption, daemon_command
 from .errors import DatasourcedError, LoadFailed, RPCError
@@ -82,6 +85,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         prog="datasourced-client",
         description="Create datasourced sources from a config file, load them and print their rows.")
     parser.add_argument("config", type=Path, help="a list spec, JSON or TOML: {sources: [...], show?, title?, columns?, pages?, maxPages?} or one source (Clients/specs)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("--daemon", metavar="PATH",
                         help="the datasourced executable (default: $DATASOURCED, which may carry arguments, "
                              "or datasourced on the PATH)")
@@ -141,6 +145,41 @@ def _cache_option(arguments: argparse.Namespace) -> CacheOption:
     return cast(Path | None, arguments.cache_path)
 
 
+def _failures_under(name: str, sources: dict[str, DataSource],
+                    failures: dict[str, DatasourcedError]) -> list[DatasourcedError]:
+    """The failed loads of ``name`` and of the sources it is made from."""
+    found: list[DatasourcedError] = []
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in sources:
+            continue
+        seen.add(current)
+        if current in failures:
+            found.append(failures[current])
+        description = sources[current].describe()
+        pending += description.get("children", []) + description.get("sources", [])
+        if "source" in description:
+            pending.append(description["source"])
+    return found
+
+
+def _check_daemon(executable: str) -> None:
+    """Says what is wrong with the daemon's path before anything tries to run it."""
+    hint = ("pass --daemon PATH (the datasourced executable, e.g. .build/debug/datasourced after swift build) "
+            "or set $DATASOURCED")
+    path = executable if os.sep in executable else shutil.which(executable)
+    if path is None:
+        raise ConfigError(f"no {executable!r} on the PATH to run the daemon: {hint}")
+    if os.path.isdir(path):
+        raise ConfigError(f"the daemon {executable!r} is a directory, not the datasourced executable: {hint}")
+    if not os.path.exists(path):
+        raise ConfigError(f"the daemon {executable!r} does not exist: {hint}")
+    if not os.access(path, os.X_OK):
+        raise ConfigError(f"the daemon {executable!r} is not executable: {hint}")
+
+
 def _stale_note(name: str, sources: dict[str, DataSource]) -> str:
     """`` — stale: cached 2026-11-23 16:41, not confirmed by the server`` when the rows of
     ``name``, or of a source it is made from, are cached rows no response has confirmed
@@ -179,6 +218,7 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
     command = daemon_command(arguments.daemon, cache=_cache_option(arguments))
+    _check_daemon(command[0])
     fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
     try:
         if fixtures:
@@ -204,13 +244,13 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             pages = arguments.pages or spec.pages
             max_pages = arguments.max_pages or spec.max_pages or DEFAULT_MAX_PAGES
 
-            failed = False
+            failures: dict[str, DatasourcedError] = {}
             for source in sources.values():
                 if source.kind in LOADED_KINDS:
                     try:
                         load(source, pages, max_pages, progress)
                     except (LoadFailed, EndlessPaging) as failure:
-                        failed = True
+                        failures[source.name] = failure
                         print(f"error: {failure}", file=err)
             if arguments.refresh is not None:
                 _make_live(sources, arguments.refresh, progress)
@@ -221,13 +261,19 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     follower.printed(name, snapshot.revision)
                 if arguments.format == "jsonl":
                     write_jsonl(snapshot, out)
+                elif not any(True for _ in snapshot.rows()) and _failures_under(name, sources, failures):
+                    # No rows, not even an error row (the source keeps no error
+                    # placeholder): the failure is what there is to show.
+                    said = "; ".join(str(f) for f in _failures_under(name, sources, failures))
+                    print(f"{name} ({snapshot.kind}): no rows: {said}", file=out)
+                    print(file=out)
                 else:
                     write_table(snapshot, out, columns, note=_stale_note(name, sources))
                     print(file=out)
                 out.flush()
             if follower:
                 _follow(follower, arguments, sources, columns, out, err, progress)
-            return 1 if failed else 0
+            return 1 if failures else 0
     finally:
         if fixtures:
             fixtures.close()

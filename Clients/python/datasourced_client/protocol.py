@@ -40,6 +40,7 @@ class TLSFiles(TypedDict, total=False):
 
 
 class RemoteConfiguration(TypedDict, total=False):
+    """Where and how a remote or paginated source fetches (``remoteConfiguration``)."""
     baseURL: str  # required by the daemon; http or https
     headers: dict[str, str]
     timeoutSeconds: float
@@ -49,11 +50,13 @@ class RemoteConfiguration(TypedDict, total=False):
 
 
 class SortDescriptor(TypedDict):
+    """An order of a sectioned source's rows: a key path, ascending unless said."""
     keyPath: str
     ascending: NotRequired[bool]
 
 
 class PaginatorKeys(TypedDict, total=False):
+    """Where a page's metadata says the page size, current page, page count and total."""
     pageSize: str
     currentPage: str
     numberOfPages: str
@@ -61,16 +64,19 @@ class PaginatorKeys(TypedDict, total=False):
 
 
 class RequestKeys(TypedDict, total=False):
+    """The query parameter names a page request uses for the page and its size."""
     currentPage: str
     pageSize: str
 
 
 class Limits(TypedDict, total=False):
+    """Bounds on a response: its body's bytes and its JSON's depth."""
     maxBodyBytes: int
     maxDepth: int
 
 
 class RetryAfter(TypedDict, total=False):
+    """How a source retries after ``429``/``503`` with ``Retry-After``."""
     maxRetries: int
     maxDelaySeconds: float
 
@@ -172,15 +178,18 @@ class FetchError(TypedDict, total=False):
 
 
 class ChildFailure(TypedDict):
+    """One failed child of a multi source, in a ``FetchError``'s ``failures``."""
     source: str
     error: FetchError
 
 
 # "from" is a keyword: the functional form is the only way to spell this one.
 Move = TypedDict("Move", {"from": list[int], "to": list[int]})
+Move.__doc__ = "A row moved by a ``didChange``: its index path before and after."
 
 
 class Changes(TypedDict, total=False):
+    """The index paths of a ``didChange``: sections and rows inserted, deleted, updated and moved."""
     deletedSections: list[int]
     insertedSections: list[int]
     deleted: list[list[int]]
@@ -197,6 +206,7 @@ class ChangeValues(TypedDict, total=False):
 
 
 class NotificationParams(TypedDict, total=False):
+    """The params of a ``dataSource/...`` notification."""
     source: str
     error: FetchError
     changes: Changes
@@ -281,22 +291,26 @@ class SourceDescription(TypedDict, total=False):
 
 
 class SourceSummary(TypedDict):
+    """One source of ``listSources``: its name and kind."""
     name: str
     kind: SourceKind
 
 
 class FetchResult(TypedDict):
+    """What ``fetchData`` answers; with ``wait``, how the load ended."""
     isFetching: bool
     outcome: NotRequired[Literal["finished", "failed"]]
     error: NotRequired[FetchError]
 
 
 class NextPageResult(TypedDict):
+    """What ``fetchNextPage`` answers: whether a page load started, and why not."""
     started: bool
     reason: NotRequired[str]
 
 
 class Capabilities(TypedDict, total=False):
+    """What the daemon can do, from ``initialize``."""
     methods: list[str]
     sourceKinds: list[str]
     notifications: list[str]
@@ -307,6 +321,7 @@ class Capabilities(TypedDict, total=False):
 
 
 class InitializeResult(TypedDict, total=False):
+    """The answer to ``initialize``: protocol version, server info, capabilities."""
     protocolVersion: str
     serverInfo: dict[str, str]
     capabilities: Capabilities

@@ -109,9 +109,9 @@ def test_an_unknown_variable_names_itself_and_the_file():
     assert parse_list_spec({"sources": [dict(BOOKS, apiPath="/$$")]}, {"baseURL": "x"}).sources[0]["apiPath"] == "/$$"
 
 
-def test_a_bad_spec_exits_2_before_any_daemon_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+def test_a_bad_spec_exits_2(daemon: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     from datasourced_client.cli import main
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"sources": [BOOKS], "show": 3}))
-    assert main([str(spec), "--daemon", "/nonexistent/datasourced", "--set", "baseURL=http://x"]) == 2
+    assert main([str(spec), "--daemon", daemon, "--set", "baseURL=http://x"]) == 2
     assert "show must be a source name" in capsys.readouterr().err
