@@ -46,14 +46,29 @@ local config = {
   variables = {}, -- NAME -> value, for ${NAME} in list specs
 }
 
--- What a list window's statusline shows: the buffer name, the state, the position.
-M.STATUSLINE = "%<%f  %{get(b:, 'datasourced_status', '')}%= %l/%L "
+-- What a list window's statusline shows: the buffer name, the state, the position. A
+-- status too long for the window (a long error) is cut, never the list's name.
+M.STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
 
 local connections = {} -- command line (joined) -> Connection
 local views = {} -- buffer number -> ListView
 
 local function notify(message, level)
   vim.notify('datasourced: ' .. message, level or vim.log.levels.ERROR)
+end
+
+--- How long a message after "datasourced: " may be without a Press-ENTER prompt.
+function M.message_room()
+  local space = tonumber(vim.v.echospace) or (vim.o.columns - 12)
+  return math.max(space - #'datasourced: ' - 1, 20)
+end
+
+--- `text` cut to `width` characters (an ellipsis marks the cut).
+function M.fit(text, width)
+  if vim.fn.strchars(text) <= width then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, width - 1) .. '…'
 end
 
 local function as_cmd(cmd)
@@ -130,7 +145,16 @@ local function on_notification(conn, method, params)
     local failure = params.error or {}
     -- A cancelled load is what the user (or a newer fetchData) asked for: a warning.
     local level = failure.kind == 'cancelled' and vim.log.levels.WARN or vim.log.levels.ERROR
-    notify(params.source .. ': ' .. render.error_text(failure), level)
+    -- One line that fits the command line (a longer one stops at a Press-ENTER prompt):
+    -- what went wrong first, then the URL if there is room. The list's error row and
+    -- status keep the whole text.
+    local text = params.source .. ': ' .. render.error_text(failure, { short = true })
+    local url = failure.finalURL or failure.url
+    local room = M.message_room()
+    if type(url) == 'string' and #text + #url + 3 <= room then
+      text = text .. ' (' .. url .. ')'
+    end
+    notify(M.fit(text, room), level)
   end
 end
 
@@ -148,17 +172,17 @@ local function on_exit(conn, code, signal, expected)
   end
   if code == 64 then
     -- EX_USAGE: the daemon's argument parser refused the command line (its words went
-    -- to stderr, which vim.lsp.rpc keeps in its log).
-    notify(string.format('the daemon refused its command line (status 64): %s; check cmd and record in setup()',
-      table.concat(conn.cmd, ' ')), vim.log.levels.ERROR)
+    -- to its log).
+    notify(string.format('the daemon refused its command line (status 64): %s; check cmd and record in setup(), '
+      .. 'and :Datasourced log', table.concat(conn.cmd, ' ')), vim.log.levels.ERROR)
   else
-    notify(string.format('the daemon exited (status %s, signal %s); :Datasourced refresh restarts it',
-      tostring(code), tostring(signal)), vim.log.levels.ERROR)
+    notify(string.format('the daemon exited (status %s, signal %s); :Datasourced log shows why, '
+      .. ':Datasourced refresh restarts it', tostring(code), tostring(signal)), vim.log.levels.ERROR)
   end
 end
 
 --- The connection for a command line (default: setup's cmd), started on first use.
---- Returns nil after saying why when the daemon cannot start.
+--- Returns nil and why, after saying it, when the daemon cannot start.
 function M.connection(cmd)
   local line = M.command_line(cmd)
   local id = table.concat(line, '\0')
@@ -168,6 +192,7 @@ function M.connection(cmd)
   end
   local started, problem
   started, problem = Connection.start(line, {
+    log_file = vim.fn.tempname() .. '-datasourced.log',
     notification = function(method, params)
       on_notification(started, method, params)
     end,
@@ -177,7 +202,7 @@ function M.connection(cmd)
   })
   if not started then
     notify(problem)
-    return nil
+    return nil, problem
   end
   started.created = {} -- source name -> the createSource params we created it with
   connections[id] = started
@@ -298,8 +323,9 @@ local function normalize(spec)
 end
 
 --- Which sources under `name` need a load: remote and paginated sources that never began
---- one on this daemon (a list opened on a source already loaded shows what it has, pages
---- included). Walks the tree with describeSource; done(unloaded, remote, descriptions)
+--- one on this daemon, or whose last load failed or was cancelled and none is under way
+--- (a list opened on a source already loaded shows what it has, pages included; one
+--- that failed loads again, to show its error or its rows). Walks the tree with describeSource; done(unloaded, remote, descriptions)
 --- gets the names of the sources that need a load, the number of remote and paginated
 --- ones, and every source's description by name.
 local function sources_to_load(conn, name, done)
@@ -315,7 +341,9 @@ local function sources_to_load(conn, name, done)
         descriptions[source] = description
         if description.kind == 'remote' or description.kind == 'paginated' then
           remote = remote + 1
-          if not conn.load_cycles[source] then
+          local settled = conn.load_cycles[source]
+            and (conn.load_outcomes[source] == 'finished' or description.isFetching)
+          if not settled then
             table.insert(unloaded, source)
           end
         end
@@ -361,9 +389,12 @@ end
 --- Creates the view's sources that the daemon lacks, then reads and loads the list.
 --- Also used to start again after the daemon exited.
 local function start_view(view)
-  local conn = M.connection(view.cmd)
+  local conn, problem = M.connection(view.cmd)
   if not conn then
     view:set_status('error: the daemon did not start')
+    -- In the list too: the status line has no room for the way out (setup's cmd), and a
+    -- message scrolls away.
+    view:edit(0, -1, { { '  ✗ ' .. problem, 'DatasourcedError' } })
     return
   end
   view:attach(conn)
@@ -402,7 +433,7 @@ local function start_view(view)
           failed = true
           view.setup_failed = true
           view:set_status('error: ' .. Connection.describe_error(create_err))
-          notify(string.format('createSource %q: %s', params.name, Connection.describe_error(create_err)))
+          notify(string.format('%s: the daemon refused the source: %s', params.name, Connection.describe_error(create_err)))
         elseif not create_err then
           conn.created[params.name] = params
         end
@@ -628,6 +659,7 @@ function M.refresh(buf)
   if needs_start(view) then
     return start_view(view)
   end
+  view.refresh_asked = true
   view:send('fetchData')
 end
 
@@ -795,11 +827,56 @@ function M.action(name, buf)
   return M[name](buf)
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off}
-M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval' }
+--- The open lists, one line each: the buffer, the title, the source shown, the sources
+--- it is made from, the status. Shown by :Datasourced sources; returned for tests.
+function M.sources()
+  local bufs = vim.tbl_keys(views)
+  table.sort(bufs)
+  local lines = {}
+  for _, buf in ipairs(bufs) do
+    local view = views[buf]
+    local under = {}
+    for name in pairs(view.under or {}) do
+      if name ~= view.source then
+        table.insert(under, name)
+      end
+    end
+    table.sort(under)
+    table.insert(lines, string.format('%d  %s: %s%s  [%s]', buf, view.title or view.source, view.source,
+      #under > 0 and (' (from ' .. table.concat(under, ', ') .. ')') or '', view.status or ''))
+  end
+  if #lines == 0 then
+    lines = { 'no datasourced list is open' }
+  end
+  vim.api.nvim_echo({ { table.concat(lines, '\n') } }, false, {})
+  return lines
+end
+
+--- Opens the log (stderr) of the daemon of the current list, or of the last one started,
+--- in a split window. Returns the file, or nil.
+function M.log(buf)
+  local view = views[(buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf]
+  local conn = view and view.conn
+  if not conn then
+    for _, c in pairs(connections) do
+      conn = c
+    end
+  end
+  local file = conn and conn.log_file
+  if not file then
+    notify('no daemon has started yet: its log appears once a list is open', vim.log.levels.WARN)
+    return nil
+  end
+  vim.cmd('split ' .. vim.fn.fnameescape(file))
+  vim.bo.readonly, vim.bo.autoread = true, true
+  return file
+end
+
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log}
+M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'sources', 'log' }
 
 local function usage(args)
-  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off} (got %q)',
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log} (got %q)',
     args or ''))
 end
 
