@@ -1,5 +1,5 @@
--- Commands and highlight groups of datasourced.nvim. Nothing else is loaded, and no
--- daemon started, until a list is opened.
+-- Commands, <Plug> mappings and highlight groups of datasourced.nvim. Nothing else is
+-- loaded, and no daemon started, until a list is opened.
 if vim.g.loaded_datasourced then
   return
 end
@@ -18,8 +18,17 @@ end, {
   complete = function(arglead, cmdline)
     return ds().complete(arglead, cmdline)
   end,
-  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close | refresh-interval N|off',
+  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close | refresh-interval N|off | sources | log',
 })
+
+-- <Plug>(datasourced-ACTION) for each action of a list, to map keys of one's own (say,
+-- in after/ftplugin/datasourced.lua, with setup{ keymaps = false }). They act on the
+-- current buffer's list.
+for _, action in ipairs({ 'select', 'refresh', 'retry', 'cancel', 'reload', 'close', 'help' }) do
+  vim.keymap.set('n', '<Plug>(datasourced-' .. action .. ')', function()
+    ds().action(action)
+  end, { silent = true, desc = 'datasourced: ' .. action })
+end
 
 -- The commands of earlier versions, kept as aliases.
 command('DatasourcedOpen', function(opts)

@@ -73,6 +73,16 @@ else
   echo "== no tmux: the real-screen check (tests/capture.sh) did not run"
 fi
 
+# The installer of the current Neovim (its lock, its half-built venvs), with a stand-in
+# for pip: no network.
+echo "== tests/setup-current-nvim.sh"
+setup_log="$(mktemp)"
+bash "$here/test_setup_current_nvim.sh" >"$setup_log" 2>&1 || true
+cat "$setup_log"
+passed=$((passed + $(grep -c '^PASS' "$setup_log" || true)))
+failed=$((failed + $(grep -c '^FAIL' "$setup_log" || true)))
+rm -f "$setup_log"
+
 echo "== per Neovim"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"

@@ -160,7 +160,7 @@ return function(H, ds, ctx)
     vim.cmd('Datasourced refresh-interval soon')
     expect_note(LEVELS.ERROR, 'usage: :Datasourced', 'refresh-interval N|off', 'soon')
     vim.cmd('Datasourced refresh-interval 0.5') -- the daemon's floor is 1 s
-    expect_note(LEVELS.ERROR, 'setRefreshInterval', 'seconds', '-32602')
+    expect_note(LEVELS.ERROR, 'live: the refresh interval was refused: "seconds" must be')
     local completions = vim.fn.getcompletion('Datasourced refresh-interval o', 'cmdline')
     expect_equal({ 'off' }, completions, 'completion')
     vim.cmd('bwipeout ' .. live_buf)

@@ -46,17 +46,28 @@ return function(H, ds, ctx)
     expect_equal(0, ds.view(books_buf).resyncs, 'full re-reads (the change sets all applied)')
   end)
 
-  -- Bug: the refresh left the cursor on the new last line, the loading row, and nothing
+  -- Bugs: the refresh left the cursor on the new last line, the loading row, and nothing
   -- loaded it: not the refresh, and not G (the cursor could not move onto the line it
-  -- was on).
-  test('after a refresh with the cursor on the last line, paging goes on', function()
+  -- was on). Then (issue 32) the refresh loaded two pages: the cursor, left on the
+  -- loading row, asked for page two at once.
+  test('a refresh with the cursor on the last line loads page one only, and paging goes on', function()
     expect_equal(#PAGE1 + #PAGE2 + #PAGE3, vim.api.nvim_win_get_cursor(0)[1], 'the cursor is on the last line')
+    local conn = ds.view(books_buf).conn
+    local counts = H.count_requests(conn)
+    local cycles = conn.load_cycles.books
     vim.cmd('DatasourcedRefresh')
-    -- Page one replaces the list; the cursor lands on its loading row, which is shown,
-    -- so it loads page two, as when the user moves onto it.
-    expect_lines(books_buf, concat(PAGE1, PAGE2, { LOADING }), 'pages one and two after the refresh')
-    expect_status(books_buf, 'loaded 8')
-    expect_equal(#PAGE1 + 1, vim.api.nvim_win_get_cursor(0)[1], 'cursor line')
+    H.wait_until(function()
+      return conn.load_cycles.books == cycles + 1 and ds.view(books_buf).loaded
+    end)
+    expect_lines(books_buf, concat(PAGE1, { LOADING }), 'page one after the refresh')
+    expect_status(books_buf, 'loaded 4')
+    H.request(conn, 'ping') -- whatever the refresh led to was sent before this
+    counts.stop()
+    expect_equal(0, counts.willDisplayObjectAtIndexPath or 0, 'next pages asked for')
+    expect_equal(cycles + 1, conn.load_cycles.books, 'load cycles: the refresh\'s alone')
+    expect_equal(#PAGE1, vim.api.nvim_win_get_cursor(0)[1], 'the cursor on the last book, above the loading row')
+    press('G')
+    expect_lines(books_buf, concat(PAGE1, PAGE2, { LOADING }), 'pages one and two')
     press('G')
     expect_lines(books_buf, concat(PAGE1, PAGE2, PAGE3), 'all pages')
     expect_status(books_buf, 'loaded 10')
@@ -98,7 +109,9 @@ return function(H, ds, ctx)
     local expected = prefix .. (said and ': the database is on fire' or '')
     expect_lines(buf, { expected }, 'the error row')
     expect_status(buf, 'error: HTTP status 500' .. (said and ': the database is on fire' or ''))
-    expect_note(LEVELS.ERROR, 'broken', H.base_url .. '/v1/broken', 'HTTP status 500', said)
+    -- The message: what went wrong, then the URL only if the line has room for it (the
+    -- error row above has it all).
+    expect_note(LEVELS.ERROR, 'broken: HTTP status 500', said)
     expect_equal(1, #H.notes, 'messages (one per failure)')
     local marks = vim.api.nvim_buf_get_extmarks(buf, ds.view(buf).namespace, 0, -1, { details = true })
     expect_equal('DatasourcedError', marks[1] and marks[1][4].hl_group, 'the error row\'s highlight')
@@ -125,8 +138,17 @@ return function(H, ds, ctx)
       message = 'HTTP status 502', url = 'http://h/a', body = '  Bad\n gateway ' }), 'a short plain body')
     expect_equal('http://h/a: HTTP status 502', render.error_text({ kind = 'http', message = 'HTTP status 502',
       url = 'http://h/a', body = '<html><body>Bad gateway</body></html>' }), 'an HTML body is left out')
-    expect_equal('superseded by a new fetchData', render.error_text({ kind = 'cancelled',
-      message = 'superseded by a new fetchData' }), 'no URL')
+    expect_equal('superseded by a new load', render.error_text({ kind = 'cancelled',
+      message = 'superseded by a new fetchData' }), 'no URL, and no protocol method')
+    expect_equal('cancelled', render.error_text({ kind = 'cancelled', message = 'cancelled by cancelFetch' }), 'cancelled')
+    -- A message naming its URL already does not get it twice.
+    expect_equal('pagination stopped: 2 pages in a row brought no new object from http://h/e?page=3',
+      render.error_text({ kind = 'loop', url = 'http://h/e?page=3',
+        message = 'pagination stopped: 2 pages in a row brought no new object from http://h/e?page=3' }), 'a URL once')
+    expect_equal('pagination stopped: 2 pages in a row brought no new object',
+      render.error_text({ kind = 'loop', url = 'http://h/e?page=3',
+        message = 'pagination stopped: 2 pages in a row brought no new object from http://h/e?page=3' }, { short = true }),
+      'short: no URL')
     expect_equal('loop', render.error_text({ kind = 'loop' }), 'only a kind')
     expect_equal('HTTP status 503: down', render.error_text({ message = 'HTTP status 503', url = 'http://h/a',
       serverMessage = 'down' }, { short = true }), 'short, for a statusline')
@@ -360,7 +382,9 @@ return function(H, ds, ctx)
 
   test('a request the daemon refuses shows as a message, not a traceback', function()
     local buf = ds.open({ name = 'bad', kind = 'remote', apiPath = '/x', remoteConfiguration = { baseURL = 'ftp://example.org' } })
-    expect_note(LEVELS.ERROR, 'createSource', 'remoteConfiguration.baseURL', '-32602')
+    expect_note(LEVELS.ERROR, 'bad: the daemon refused the source: "remoteConfiguration.baseURL" must be an http or https URL')
+    expect_equal(0, #H.notes_with(LEVELS.ERROR, '32602'), 'messages with the JSON-RPC code')
+    expect_equal(0, #H.notes_with(LEVELS.ERROR, 'Invalid params'), 'messages with the JSON-RPC label')
     expect(vim.b[buf].datasourced_status:match('^error: ') ~= nil, 'the status shows the error', vim.b[buf].datasourced_status)
     vim.cmd('DatasourcedRefresh') -- tries again, is refused again, quietly but for the message
     H.wait_until(function()
@@ -379,7 +403,7 @@ return function(H, ds, ctx)
     vim.fn.writefile({ vim.fn.json_encode(spec) }, path)
     vim.cmd('DatasourcedOpen ' .. vim.fn.fnameescape(path))
     local first = vim.api.nvim_get_current_buf()
-    expect_note(LEVELS.ERROR, 'createSource', 'fixme')
+    expect_note(LEVELS.ERROR, 'fixme: the daemon refused the source')
     spec.sources[1].remoteConfiguration = { baseURL = H.base_url }
     vim.fn.writefile({ vim.fn.json_encode(spec) }, path)
     H.notes = {}
@@ -495,7 +519,7 @@ return function(H, ds, ctx)
     expect_note(LEVELS.ERROR, 'open() takes createSource params')
     H.notes = {}
     local buf = ds.open({ sources = { { name = 'shown', kind = 'simple' } }, show = 'typo' })
-    expect_note(LEVELS.ERROR, 'describeSource', 'typo')
+    expect_note(LEVELS.ERROR, 'typo: reading the list was refused: "source": no source named "typo"')
     expect(vim.b[buf].datasourced_status:match('^error: ') ~= nil, 'the status shows the error', vim.b[buf].datasourced_status)
     H.request(ds.view(buf).conn, 'ping')
     expect_equal(1, #H.notes, 'messages (one, not one per request)')

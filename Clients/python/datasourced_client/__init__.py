@@ -8,7 +8,8 @@ from ._version import package_version
 from .async_client import AsyncClient, AsyncDataSource, AsyncEventStream
 from .client import Client, DataSource, EventStream
 from .command import CacheOption, DaemonCommand, daemon_command
-from .errors import DaemonExited, DatasourcedError, IncompatibleDaemon, LoadFailed, RPCError, describe_fetch_error
+from .errors import (DaemonExited, DatasourcedError, DatasourcedTimeout, IncompatibleDaemon, LoadFailed, RPCError,
+                     describe_fetch_error)
 from .events import Event, Freshness
 from .protocol import IndexPath
 from .snapshot import Section, Snapshot, is_placeholder
@@ -18,7 +19,7 @@ __all__ = [
     "AsyncClient", "AsyncDataSource", "AsyncEventStream",
     "Event", "Freshness", "Snapshot", "Section", "IndexPath", "is_placeholder",
     "CacheOption", "DaemonCommand", "daemon_command",
-    "DatasourcedError", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
+    "DatasourcedError", "DatasourcedTimeout", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
     "describe_fetch_error",
 ]
 __version__ = package_version()

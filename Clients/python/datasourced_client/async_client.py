@@ -6,7 +6,7 @@ Example::
     from datasourced_client import AsyncClient
 
     async def main() -> None:
-        async with await AsyncClient.spawn() as client:
+        async with AsyncClient.spawn() as client:
             books = await client.create_source(
                 "books", kind="paginated",
                 remoteConfiguration={"baseURL": "http://127.0.0.1:8080"},
@@ -32,14 +32,14 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, Unpack, cast
 
 from pygls.exceptions import JsonRpcException
 
 from ._version import package_version
 from .command import CacheOption, DaemonCommand, daemon_command
-from .errors import DaemonExited, IncompatibleDaemon, LoadFailed, RPCError
+from .errors import DaemonExited, DatasourcedTimeout, IncompatibleDaemon, LoadFailed, RPCError
 from .events import Event, EventCallback, Freshness
 from .protocol import (
     JSON,
@@ -57,7 +57,7 @@ from .protocol import (
 from .snapshot import Section, Snapshot
 from .transport import DaemonConnection
 
-__all__ = ["AsyncClient", "AsyncDataSource", "AsyncEventStream", "SUPPORTED_PROTOCOL_MAJOR"]
+__all__ = ["AsyncClient", "AsyncDataSource", "AsyncEventStream", "Spawning", "SUPPORTED_PROTOCOL_MAJOR"]
 
 log = logging.getLogger("datasourced.client")
 
@@ -72,13 +72,35 @@ def _index_path(value: Sequence[int]) -> IndexPath:
     return (int(section), int(item))
 
 
+class Spawning:
+    """What :meth:`AsyncClient.spawn` returns: awaited, the started client; in ``async
+    with``, the started client, closed when the block ends."""
+
+    def __init__(self, client: AsyncClient):
+        self.client = client
+
+    async def _started(self) -> AsyncClient:
+        await self.client.start()
+        return self.client
+
+    def __await__(self) -> Generator[Any, None, AsyncClient]:
+        return self._started().__await__()
+
+    async def __aenter__(self) -> AsyncClient:
+        return await self._started()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.client.close()
+
+
 class AsyncClient:
     """One ``datasourced`` process and the connection to it, for asyncio code.
 
     ``command``: the daemon, as a path (``str`` or ``Path``) or a command line (a list);
     default ``$DATASOURCED`` (split as a shell would, so it may carry arguments) or
     ``datasourced`` on the PATH. ``timeout`` bounds every request in seconds; a request
-    that times out is cancelled with ``$/cancelRequest`` and raises :class:`TimeoutError`.
+    that times out is cancelled with ``$/cancelRequest`` and raises :class:`DatasourcedTimeout`
+    (a :class:`TimeoutError` too).
     ``record``: a file the daemon records the session to (``--record PATH``), a
     transcript that ``datasourced replay PATH`` replays as a test. ``change_values``:
     ask that each ``didChange`` carry the inserted and updated rows (protocol 1.1;
@@ -115,19 +137,22 @@ class AsyncClient:
         #: Called once event delivery ends (the daemon exited, or the client closed).
         self._on_end: list[Callable[[], object]] = []
         self._connection = DaemonConnection(on_notification=self._on_notification, on_exit=self._on_exit)
+        #: Requests sent for their effect alone (a cancelFetch for a wait given up): kept
+        #: referenced until they end, as the loop keeps only weak references to tasks.
+        self._background: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------
 
     @classmethod
-    async def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
-                    client_name: str = "datasourced-client (python)",
-                    record: str | os.PathLike[str] | None = None,
-                    change_values: bool | int = False, cache: CacheOption = None) -> AsyncClient:
-        """Starts the daemon and initializes the connection (see the class for the options)."""
-        client = cls(command, timeout=timeout, client_name=client_name, record=record,
-                     change_values=change_values, cache=cache)
-        await client.start()
-        return client
+    def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
+              client_name: str = "datasourced-client (python)",
+              record: str | os.PathLike[str] | None = None,
+              change_values: bool | int = False, cache: CacheOption = None) -> Spawning:
+        """Starts the daemon and initializes the connection (see the class for the options):
+        ``client = await AsyncClient.spawn(...)``, or ``async with AsyncClient.spawn(...) as
+        client:``, which closes it at the end."""
+        return Spawning(cls(command, timeout=timeout, client_name=client_name, record=record,
+                            change_values=change_values, cache=cache))
 
     async def start(self) -> None:
         """Spawns the daemon and sends ``initialize``."""
@@ -136,10 +161,11 @@ class AsyncClient:
         self._started = True
         try:
             await self._connection.start(self.command)
-        except FileNotFoundError as error:
+        except OSError as error:  # not found, a directory, not executable
             self._closed = True
-            raise FileNotFoundError(
-                f"cannot start the daemon {self.command[0]!r}: {error.strerror}; "
+            reason = "is a directory" if os.path.isdir(self.command[0]) else error.strerror
+            raise type(error)(
+                f"cannot start the daemon {self.command[0]!r}: {reason}; "
                 "build it (swift build) and pass its path, or set $DATASOURCED") from error
         try:
             self._initialized(cast(InitializeResult, await self.request("initialize", self._initialize_params())))
@@ -196,8 +222,11 @@ class AsyncClient:
 
     async def wait_exit(self, timeout: float | None = None) -> int | None:
         """Waits until the daemon process has ended (for whatever reason); returns its
-        exit status. Raises :class:`TimeoutError` if it is still running after ``timeout``."""
-        await asyncio.wait_for(self._exited.wait(), timeout)
+        exit status. Raises :class:`DatasourcedTimeout` if it is still running after ``timeout``."""
+        try:
+            await asyncio.wait_for(self._exited.wait(), timeout)
+        except TimeoutError:
+            raise DatasourcedTimeout(f"datasourced (pid {self.pid}) was still running after {timeout} s") from None
         return self.returncode
 
     async def __aenter__(self) -> AsyncClient:
@@ -214,6 +243,7 @@ class AsyncClient:
 
     @property
     def pid(self) -> int | None:
+        """The daemon's process id, or None before it started."""
         process = self._connection.process
         return None if process is None else process.pid
 
@@ -222,7 +252,7 @@ class AsyncClient:
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None) -> Any:
         """Sends a request and returns its result; raises :class:`RPCError` on an error answer,
-        :class:`TimeoutError` (after sending ``$/cancelRequest``) when none comes in time."""
+        :class:`DatasourcedTimeout` (after sending ``$/cancelRequest``) when none comes in time."""
         self._check_running()
         timeout = self.timeout if timeout is None else timeout
         msg_id = next(self._ids)
@@ -233,7 +263,7 @@ class AsyncClient:
             return await asyncio.wait_for(answer, timeout)
         except TimeoutError:
             self._cancel_request(msg_id)
-            raise TimeoutError(f"{method}: no answer from datasourced within {timeout} s") from None
+            raise DatasourcedTimeout(f"{method}: no answer from datasourced within {timeout} s") from None
         except asyncio.CancelledError:
             self._cancel_request(msg_id)
             raise
@@ -248,6 +278,11 @@ class AsyncClient:
         """Sends a notification."""
         self._check_running()
         self._connection.protocol.notify(method, params if params is not None else {})
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("a request sent in the background failed: %s", task.exception())
 
     def _cancel_request(self, msg_id: int) -> None:
         if not self._exited.is_set():
@@ -349,6 +384,7 @@ class AsyncClient:
         return cast(list[SourceSummary], await self.request("listSources"))
 
     async def ping(self, delay_ms: int = 0) -> None:
+        """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
         await self.request("ping", {"delayMilliseconds": delay_ms})
 
 
@@ -426,6 +462,7 @@ class AsyncDataSource:
         return self.description
 
     async def number_of_sections(self) -> int:
+        """How many sections the source has (``numberOfSections``)."""
         return int(await self._request("numberOfSections"))
 
     async def number_of_objects(self, section: int = 0) -> int:
@@ -433,6 +470,7 @@ class AsyncDataSource:
         return int(await self._request("numberOfObjectsInSection", section=section))
 
     async def section_titles(self) -> list[JSON]:
+        """Each section's title, in order (``sectionTitles``; ``""`` when unsectioned)."""
         return cast(list[JSON], await self._request("sectionTitles"))
 
     async def object_at(self, index_path: Sequence[int]) -> JSON:
@@ -513,11 +551,25 @@ class AsyncDataSource:
         """
         if not wait:
             return cast(FetchResult, await self._request("fetchData"))
-        result = cast(FetchResult, await self.client.request(
-            "fetchData", {"source": self.name, "wait": True}, timeout=timeout))
+        try:
+            result = cast(FetchResult, await self.client.request(
+                "fetchData", {"source": self.name, "wait": True}, timeout=timeout))
+        except (asyncio.CancelledError, DatasourcedTimeout):
+            # The caller gave up the wait (task.cancel(), wait_for, a timeout): the load
+            # must not go on in the daemon as if someone still wanted it.
+            self._cancel_fetch_soon()
+            raise
         if raise_on_error and result.get("outcome") == "failed":
             raise LoadFailed(self.name, result.get("error") or {})
         return result
+
+    def _cancel_fetch_soon(self) -> None:
+        """Sends ``cancelFetch`` without waiting for its answer: the caller is leaving."""
+        if self.client._closed or self.client._exited.is_set():
+            return
+        task = asyncio.get_running_loop().create_task(self._request("cancelFetch"))
+        self.client._background.add(task)
+        task.add_done_callback(self.client._background_done)
 
     async def cancel_fetch(self) -> bool:
         """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
@@ -540,7 +592,11 @@ class AsyncDataSource:
             try:
                 event = await asyncio.wait_for(final, self.client.timeout if timeout is None else timeout)
             except TimeoutError:
-                raise TimeoutError(f"{self.name!r} did not finish loading its next page in time") from None
+                self._cancel_fetch_soon()
+                raise DatasourcedTimeout(f"{self.name!r} did not finish loading its next page in time") from None
+            except asyncio.CancelledError:
+                self._cancel_fetch_soon()
+                raise
             if event.kind == "failedWithError":
                 raise LoadFailed(self.name, event.error or {})
             return result
@@ -600,18 +656,22 @@ class AsyncDataSource:
     # -- editing (simple sources); each returns the new number of objects ---------------
 
     async def replace_objects(self, objects: list[JSON]) -> int:
+        """Simple sources: the objects become ``objects``; returns the new number of objects."""
         return int(await self._request("replaceObjects", objects=objects))
 
     async def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
+        """Simple sources: inserts ``objects`` at ``index`` (default: the end); returns the new number of objects."""
         params: dict[str, Any] = {"objects": objects}
         if index is not None:
             params["index"] = index
         return int(await self._request("insertObjects", **params))
 
     async def remove_objects(self, index: int, count: int = 1) -> int:
+        """Simple sources: removes ``count`` objects from ``index`` on; returns the new number of objects."""
         return int(await self._request("removeObjects", index=index, count=count))
 
     async def update_objects(self, objects: list[JSON]) -> int:
+        """Simple sources: each object replaces the one with its identity; returns the number of objects."""
         return int(await self._request("updateObjects", objects=objects))
 
     # -- events and lifetime ------------------------------------------------------------

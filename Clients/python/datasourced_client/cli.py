@@ -3,11 +3,13 @@
     datasourced-client Clients/python/examples/books.toml --fixtures Clients/fixtures.json
     datasourced-client books.json --set baseURL=http://127.0.0.1:8080 --format jsonl
 
-The config (JSON, or TOML when the file ends in ``.toml``) holds ``sources``, a list of
-``createSource`` params, children before parents; optionally ``show`` (the sources to
-print, default: the last one), ``columns``, ``pages`` and ``maxPages``. ``${NAME}`` in any
-string is replaced by a ``--set NAME=VALUE`` value; ``--fixtures FILE`` starts a local
-fixture API (``datasourced fixtures FILE``) and sets ``${baseURL}`` to it.
+The config is a list spec (:mod:`datasourced_client.listspec`, Protocol/listspec.schema.json;
+the same file the editors open), JSON or TOML when the file ends in ``.toml``: ``sources``,
+a list of ``createSource`` params, children before parents (or one source's params alone);
+optionally ``show`` (a source name or a list of them, default: the last source),
+``title``, ``columns``, ``pages`` and ``maxPages``. ``${NAME}`` in any string is replaced by
+a ``--set NAME=VALUE`` value; ``--fixtures FILE`` starts a local fixture API
+(``datasourced fixtures FILE``) and sets ``${baseURL}`` to it.
 
 Remote and paginated sources are loaded (paginated ones page by page) with progress on
 stderr; the rows go to stdout. A source with ``cache = {enabled = true}`` opens from the
@@ -22,19 +24,21 @@ loading.
 from __future__ import annotations
 
 import argparse
-import json
-import re
+import os
+import shutil
 import sys
-import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO, cast
 
+from ._version import package_version
 from .client import Client, DataSource
 from .command import CacheOption, daemon_command
 from .errors import DatasourcedError, LoadFailed, RPCError
 from .events import Freshness
 from .fixtures import FixtureServer, FixtureServerError
 from .follow import ChangeFollower
+from .listspec import Column, ListSpec, ListSpecError, read_list_spec
 from .progress import Progress, local_time
 from .protocol import SourceConfig, SourceKind
 from .render import write_jsonl, write_table
@@ -42,43 +46,14 @@ from .render import write_jsonl, write_table
 LOADED_KINDS = ("remote", "paginated")
 #: Pages loaded from one source before the tool decides it pages without end.
 DEFAULT_MAX_PAGES = 1000
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class ConfigError(Exception):
-    pass
+#: A config the tool cannot use (kept for code that caught it before list specs had a module).
+ConfigError = ListSpecError
 
 
 class EndlessPaging(DatasourcedError):
     """A paginated source still had more pages after the page cap."""
-
-
-def load_config(path: Path, variables: dict[str, str]) -> dict[str, Any]:
-    """Reads a JSON or TOML config and substitutes ``${NAME}`` variables."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        config = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{path}: {error}") from error
-    if not isinstance(config, dict) or not isinstance(config.get("sources"), list) or not config["sources"]:
-        raise ConfigError(f"{path}: expected an object with a non-empty \"sources\" array")
-
-    def substitute(value: Any, where: str) -> Any:
-        if isinstance(value, str):
-            def replace(match: re.Match[str]) -> str:
-                name = match.group(1)
-                if name not in variables:
-                    raise ConfigError(f"{path}: {where} uses ${{{name}}}; pass --set {name}=VALUE"
-                                      + (" or --fixtures FILE" if name == "baseURL" else ""))
-                return variables[name]
-            return _VARIABLE.sub(replace, value)
-        if isinstance(value, list):
-            return [substitute(v, f"{where}[{i}]") for i, v in enumerate(value)]
-        if isinstance(value, dict):
-            return {k: substitute(v, f"{where}.{k}" if where else k) for k, v in value.items()}
-        return value
-
-    return cast(dict[str, Any], substitute(config, ""))
 
 
 def load(source: DataSource, pages: int | None, max_pages: int, progress: Progress | None) -> None:
@@ -109,7 +84,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="datasourced-client",
         description="Create datasourced sources from a config file, load them and print their rows.")
-    parser.add_argument("config", type=Path, help="JSON or TOML file: {sources: [...], show?, columns?, pages?, maxPages?}")
+    parser.add_argument("config", type=Path, help="a list spec, JSON or TOML: {sources: [...], show?, title?, columns?, pages?, maxPages?} or one source (Clients/specs)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     parser.add_argument("--daemon", metavar="PATH",
                         help="the datasourced executable (default: $DATASOURCED, which may carry arguments, "
                              "or datasourced on the PATH)")
@@ -154,11 +130,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return arguments
 
 
-def _create_sources(client: Client, config: dict[str, Any]) -> dict[str, DataSource]:
+def _create_sources(client: Client, spec: ListSpec) -> dict[str, DataSource]:
     sources: dict[str, DataSource] = {}
-    for index, params in enumerate(config["sources"]):
-        if not isinstance(params, dict) or "name" not in params or "kind" not in params:
-            raise ConfigError(f"sources[{index}]: expected an object with \"name\" and \"kind\"")
+    for params in spec.sources:
         params = dict(params)
         name, kind = str(params.pop("name")), cast(SourceKind, params.pop("kind"))
         sources[name] = client.create_source(name, kind, **cast(SourceConfig, params))
@@ -169,6 +143,41 @@ def _cache_option(arguments: argparse.Namespace) -> CacheOption:
     if arguments.no_cache:
         return False
     return cast(Path | None, arguments.cache_path)
+
+
+def _failures_under(name: str, sources: dict[str, DataSource],
+                    failures: dict[str, DatasourcedError]) -> list[DatasourcedError]:
+    """The failed loads of ``name`` and of the sources it is made from."""
+    found: list[DatasourcedError] = []
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in seen or current not in sources:
+            continue
+        seen.add(current)
+        if current in failures:
+            found.append(failures[current])
+        description = sources[current].describe()
+        pending += description.get("children", []) + description.get("sources", [])
+        if "source" in description:
+            pending.append(description["source"])
+    return found
+
+
+def _check_daemon(executable: str) -> None:
+    """Says what is wrong with the daemon's path before anything tries to run it."""
+    hint = ("pass --daemon PATH (the datasourced executable, e.g. .build/debug/datasourced after swift build) "
+            "or set $DATASOURCED")
+    path = executable if os.sep in executable else shutil.which(executable)
+    if path is None:
+        raise ConfigError(f"no {executable!r} on the PATH to run the daemon: {hint}")
+    if os.path.isdir(path):
+        raise ConfigError(f"the daemon {executable!r} is a directory, not the datasourced executable: {hint}")
+    if not os.path.exists(path):
+        raise ConfigError(f"the daemon {executable!r} does not exist: {hint}")
+    if not os.access(path, os.X_OK):
+        raise ConfigError(f"the daemon {executable!r} is not executable: {hint}")
 
 
 def _stale_note(name: str, sources: dict[str, DataSource]) -> str:
@@ -209,13 +218,14 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
     command = daemon_command(arguments.daemon, cache=_cache_option(arguments))
+    _check_daemon(command[0])
     fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
     try:
         if fixtures:
             variables.setdefault("baseURL", fixtures.base_url)
             if not arguments.quiet:
                 print(f"fixture API: {fixtures.base_url} (from {arguments.fixtures})", file=err)
-        config = load_config(arguments.config, variables)
+        spec = read_list_spec(arguments.config, variables)
         progress = None if arguments.quiet else Progress(err, arguments.events)
         following = arguments.follow is not None
         # Following prints the rows that changed: the change sets must carry them.
@@ -223,24 +233,24 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           change_values=following) as client:
             if progress:
                 client.on_event(progress.on_event)
-            sources = _create_sources(client, config)
+            sources = _create_sources(client, spec)
             if progress:
                 progress.sources = sources
-            show = arguments.show or config.get("show") or [list(sources)[-1]]
+            show = arguments.show or spec.show
             unknown = [name for name in show if name not in sources]
             if unknown:
                 raise ConfigError(f"cannot show {', '.join(unknown)}: not among the config's sources ({', '.join(sources)})")
-            columns = arguments.columns.split(",") if arguments.columns else config.get("columns")
-            pages = arguments.pages or config.get("pages")
-            max_pages = arguments.max_pages or config.get("maxPages") or DEFAULT_MAX_PAGES
+            columns: Sequence[str | Column] | None = arguments.columns.split(",") if arguments.columns else spec.columns
+            pages = arguments.pages or spec.pages
+            max_pages = arguments.max_pages or spec.max_pages or DEFAULT_MAX_PAGES
 
-            failed = False
+            failures: dict[str, DatasourcedError] = {}
             for source in sources.values():
                 if source.kind in LOADED_KINDS:
                     try:
                         load(source, pages, max_pages, progress)
                     except (LoadFailed, EndlessPaging) as failure:
-                        failed = True
+                        failures[source.name] = failure
                         print(f"error: {failure}", file=err)
             if arguments.refresh is not None:
                 _make_live(sources, arguments.refresh, progress)
@@ -251,20 +261,26 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     follower.printed(name, snapshot.revision)
                 if arguments.format == "jsonl":
                     write_jsonl(snapshot, out)
+                elif not any(True for _ in snapshot.rows()) and _failures_under(name, sources, failures):
+                    # No rows, not even an error row (the source keeps no error
+                    # placeholder): the failure is what there is to show.
+                    said = "; ".join(str(f) for f in _failures_under(name, sources, failures))
+                    print(f"{name} ({snapshot.kind}): no rows: {said}", file=out)
+                    print(file=out)
                 else:
                     write_table(snapshot, out, columns, note=_stale_note(name, sources))
                     print(file=out)
                 out.flush()
             if follower:
                 _follow(follower, arguments, sources, columns, out, err, progress)
-            return 1 if failed else 0
+            return 1 if failures else 0
     finally:
         if fixtures:
             fixtures.close()
 
 
 def _follow(follower: ChangeFollower, arguments: argparse.Namespace, sources: dict[str, DataSource],
-            columns: list[str] | None, out: TextIO, err: TextIO, progress: Progress | None) -> None:
+            columns: Sequence[str | Column] | None, out: TextIO, err: TextIO, progress: Progress | None) -> None:
     live = [name for name, source in sources.items() if "refresh" in source.describe()]
     if not live:
         print("warning: --follow: no source is live (refreshIntervalSeconds in the config, or --refresh SECONDS): "

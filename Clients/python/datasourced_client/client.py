@@ -202,30 +202,37 @@ class Client:
 
     @property
     def command(self) -> list[str]:
+        """The daemon's command line, arguments included."""
         return self._async.command
 
     @property
     def timeout(self) -> float:
+        """Seconds each request waits for its answer."""
         return self._async.timeout
 
     @property
     def protocol_version(self) -> str:
+        """The protocol version the daemon speaks (from ``initialize``)."""
         return self._async.protocol_version
 
     @property
     def server_info(self) -> dict[str, str]:
+        """The daemon's ``serverInfo``: its name and version."""
         return self._async.server_info
 
     @property
     def capabilities(self) -> Capabilities:
+        """The daemon's ``capabilities`` from ``initialize``."""
         return self._async.capabilities
 
     @property
     def notifications(self) -> frozenset[str]:
+        """The notifications the daemon said it sends."""
         return self._async.notifications
 
     @property
     def returncode(self) -> int | None:
+        """The daemon's exit status once it ended, else None."""
         return self._async.returncode
 
     @property
@@ -235,6 +242,7 @@ class Client:
 
     @property
     def pid(self) -> int | None:
+        """The daemon's process id, or None before it started."""
         return self._async.pid
 
     # -- messages -------------------------------------------------------------------------
@@ -303,6 +311,7 @@ class Client:
         return self._call(self._async.list_sources())
 
     def ping(self, delay_ms: int = 0) -> None:
+        """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
         self._call(self._async.ping(delay_ms))
 
 
@@ -368,10 +377,12 @@ class DataSource:
 
     @property
     def name(self) -> str:
+        """The source's name."""
         return self._async.name
 
     @property
     def kind(self) -> str:
+        """The source's kind: ``simple``, ``sectioned``, ``multi``, ``remote`` or ``paginated``."""
         return self._async.kind
 
     @property
@@ -387,6 +398,7 @@ class DataSource:
         return self.client._call(self._async.describe())
 
     def number_of_sections(self) -> int:
+        """How many sections the source has (``numberOfSections``)."""
         return self.client._call(self._async.number_of_sections())
 
     def number_of_objects(self, section: int = 0) -> int:
@@ -394,6 +406,7 @@ class DataSource:
         return self.client._call(self._async.number_of_objects(section))
 
     def section_titles(self) -> list[JSON]:
+        """Each section's title, in order (``sectionTitles``; ``""`` when unsectioned)."""
         return self.client._call(self._async.section_titles())
 
     def object_at(self, index_path: Sequence[int]) -> JSON:
@@ -504,15 +517,19 @@ class DataSource:
     # -- editing (simple sources); each returns the new number of objects ---------------
 
     def replace_objects(self, objects: list[JSON]) -> int:
+        """Simple sources: the objects become ``objects``; returns the new number of objects."""
         return self.client._call(self._async.replace_objects(objects))
 
     def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
+        """Simple sources: inserts ``objects`` at ``index`` (default: the end); returns the new number of objects."""
         return self.client._call(self._async.insert_objects(objects, index))
 
     def remove_objects(self, index: int, count: int = 1) -> int:
+        """Simple sources: removes ``count`` objects from ``index`` on; returns the new number of objects."""
         return self.client._call(self._async.remove_objects(index, count))
 
     def update_objects(self, objects: list[JSON]) -> int:
+        """Simple sources: each object replaces the one with its identity; returns the number of objects."""
         return self.client._call(self._async.update_objects(objects))
 
     # -- events and lifetime ------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from .protocol import FetchError
 
-__all__ = ["DatasourcedError", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
+__all__ = ["DatasourcedError", "DatasourcedTimeout", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
            "describe_fetch_error"]
 
 
@@ -38,6 +38,11 @@ def describe_fetch_error(error: FetchError | Mapping[str, Any]) -> str:
 
 class DatasourcedError(Exception):
     """Base class of every error this package raises."""
+
+
+class DatasourcedTimeout(DatasourcedError, TimeoutError):
+    """No answer (or no end of a load) came in time. Also a :class:`TimeoutError`, so code
+    that caught the built-in one still does."""
 
 
 class RPCError(DatasourcedError):

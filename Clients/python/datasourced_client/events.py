@@ -60,18 +60,22 @@ class Event:
 
     @property
     def kind(self) -> str:
+        """The notification's name without ``dataSource/``: ``didChange``, ``finishedLoading``..."""
         return self.method.rsplit("/", 1)[-1]
 
     @property
     def source(self) -> str:
+        """The name of the source the notification is about."""
         return self.params.get("source", "")
 
     @property
     def error(self) -> FetchError | None:
+        """``failedWithError``: what failed (see :func:`describe_fetch_error`); else None."""
         return self.params.get("error")
 
     @property
     def changes(self) -> Changes | None:
+        """``didChange``: the index paths inserted, deleted, updated and moved; else None."""
         return self.params.get("changes")
 
     @property
@@ -109,6 +113,7 @@ class Event:
 
     @property
     def is_final(self) -> bool:
+        """Whether the event ends a load cycle (``finishedLoading`` or ``failedWithError``)."""
         return self.kind in FINAL_EVENTS
 
 

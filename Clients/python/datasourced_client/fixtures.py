@@ -10,7 +10,7 @@ __all__ = ["FixtureServer", "FixtureServerError"]
 
 
 class FixtureServerError(Exception):
-    pass
+    """The fixture server did not start."""
 
 
 class FixtureServer:
@@ -30,6 +30,7 @@ class FixtureServer:
         self.base_url: str = json.loads(line)["baseURL"]
 
     def close(self) -> None:
+        """Stops the server (closing its stdin) and waits for it."""
         assert self.process.stdin is not None
         self.process.stdin.close()  # it serves until its stdin closes
         try:

@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import queue
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TextIO
 
 from .client import Client
 from .events import Event
 from .progress import describe_changes
+from .listspec import Column
 from .protocol import JSON
-from .render import cell, describe_row, pick_columns
+from .render import as_columns, cell, describe_row, pick_columns
 from .snapshot import is_placeholder
 
 __all__ = ["ChangeFollower"]
@@ -40,7 +41,7 @@ class ChangeFollower:
         are in them."""
         self._printed_revision[name] = revision
 
-    def follow(self, seconds: float, out: TextIO, *, columns: list[str] | None, jsonl: bool,
+    def follow(self, seconds: float, out: TextIO, *, columns: Sequence[str | Column] | None, jsonl: bool,
                max_changes: int | None = None) -> int:
         """Prints each change as it arrives, for at most ``seconds`` or ``max_changes``
         changes; returns how many were printed. Ctrl-C ends it early (KeyboardInterrupt
@@ -71,7 +72,7 @@ class ChangeFollower:
         return printed
 
     @staticmethod
-    def _print_change(event: Event, out: TextIO, columns: list[str] | None) -> None:
+    def _print_change(event: Event, out: TextIO, columns: Sequence[str | Column] | None) -> None:
         """``books: 1 updated (revision 7, 16:42:05)``, then a line per row: ``+`` inserted,
         ``~`` updated (with their values, when the daemon sent them), ``-`` deleted."""
         changes = event.changes or {}
@@ -80,12 +81,12 @@ class ChangeFollower:
         print(f"{event.source}: {describe_changes(changes) or 'no rows'} "
               f"({revision}{datetime.now().strftime('%H:%M:%S')})", file=out)
         rows_shown = [*values.get("inserted", []), *values.get("updated", [])]
-        columns = columns or pick_columns(rows_shown)
+        chosen = as_columns(columns or pick_columns(rows_shown))
 
         def row_text(row: JSON) -> str:
-            if is_placeholder(row) or not isinstance(row, dict) or not columns:
+            if is_placeholder(row) or not isinstance(row, dict) or not chosen:
                 return describe_row(row)
-            return "  ".join(cell(row.get(column)) for column in columns)
+            return "  ".join(cell(column.value(row)) for column in chosen)
 
         for mark, paths, rows in (("+", changes.get("inserted", []), values.get("inserted")),
                                   ("~", changes.get("updated", []), values.get("updated"))):

@@ -51,14 +51,17 @@ class Progress:
         self._changes_while_stale: dict[str, list[str]] = {}
 
     def say(self, text: str) -> None:
+        """Prints a line of progress."""
         with self.lock:
             print(text, file=self.out, flush=True)
 
     def fetching(self, source: DataSource, method: str) -> None:
+        """Says that ``method`` (``fetchData``, ``fetchNextPage``) was sent for ``source``."""
         self._fetch_started[source.name] = time.monotonic()
         self.say(f"{source.name}: {method}")
 
     def on_event(self, event: Event) -> None:
+        """Prints an event as it arrives (the client's event callback)."""
         if event.kind == "didChange":
             self._revision[event.source] = event.revision
             if event.source in self._changes_while_stale:
@@ -114,6 +117,7 @@ class Progress:
         return f"showing {objects} cached object{'s' if objects != 1 else ''}{describe_placeholders(snapshot)}{after}"
 
     def rows(self, source: DataSource, what: str) -> None:
+        """Says how many rows ``source`` has now, its placeholders and pages."""
         snapshot = source.snapshot()
         state = source.description  # read by the snapshot
         pages = ""

@@ -83,6 +83,8 @@ class CacheSettings(TypedDict, total=False):
 
 
 class CacheState(TypedDict):
+    """The value at ``schemas/SourceDescription.cache`` in Protocol/openrpc.json."""
+
     #: the daemon has a usable cache file
     available: bool
     enabled: bool
@@ -91,6 +93,8 @@ class CacheState(TypedDict):
 
 
 class Capabilities(TypedDict, total=False):
+    """The value at ``methods/initialize/result.capabilities`` in Protocol/openrpc.json."""
+
     batches: bool
     cancelRequest: bool
     changeValues: bool
@@ -101,11 +105,15 @@ class Capabilities(TypedDict, total=False):
 
 
 class ChangeValues(TypedDict, total=False):
+    """The value at ``notifications.values`` in Protocol/openrpc.json."""
+
     inserted: list[Row]
     updated: list[Row]
 
 
 class Changes(TypedDict, total=False):
+    """The value at ``schemas/ChangeSet`` in Protocol/openrpc.json."""
+
     deleted: list[list[int]]
     deletedSections: list[int]
     inserted: list[list[int]]
@@ -115,11 +123,15 @@ class Changes(TypedDict, total=False):
 
 
 class ChildFailure(TypedDict):
+    """The value at ``schemas/LoadFailure.failures[]`` in Protocol/openrpc.json."""
+
     error: FetchError
     source: str
 
 
 class FetchError(TypedDict, total=False):
+    """The value at ``schemas/LoadFailure`` in Protocol/openrpc.json."""
+
     body: str
     column: int
     expected: str
@@ -160,6 +172,8 @@ class FetchResult(TypedDict, total=False):
 
 
 class FieldErrorData(TypedDict):
+    """The value at ``schemas/FieldErrorData`` in Protocol/openrpc.json."""
+
     expected: str
     field: str
     got: JSON
@@ -174,6 +188,8 @@ class InitializeResult(TypedDict):
 
 
 class Limits(TypedDict, total=False):
+    """The value at ``schemas/Limits`` in Protocol/openrpc.json."""
+
     maxBodyBytes: int
     maxDepth: int
 
@@ -201,6 +217,8 @@ class NotificationParams(TypedDict, total=False):
 
 
 class Pagination(TypedDict, total=False):
+    """The value at ``schemas/Pagination`` in Protocol/openrpc.json."""
+
     allowCrossOrigin: bool
     #: a dot-separated key path; a component of digits also indexes arrays
     cursorFromLastObject: str
@@ -229,6 +247,8 @@ class Pagination(TypedDict, total=False):
 
 
 class PaginatorKeys(TypedDict, total=False):
+    """The value at ``schemas/SourceSpec.paginatorKeys`` in Protocol/openrpc.json."""
+
     currentPage: str
     numberOfPages: str
     numberOfTotalObjects: str
@@ -236,6 +256,8 @@ class PaginatorKeys(TypedDict, total=False):
 
 
 class RefreshState(TypedDict):
+    """The value at ``schemas/SourceDescription.refresh`` in Protocol/openrpc.json."""
+
     consecutiveFailures: int
     intervalSeconds: float
     lastError: NotRequired[FetchError]
@@ -244,6 +266,8 @@ class RefreshState(TypedDict):
 
 
 class RemoteConfiguration(TypedDict, total=False):
+    """The value at ``schemas/RemoteConfiguration`` in Protocol/openrpc.json."""
+
     baseURL: Required[str]
     #: false: no Accept-Encoding is sent (a gzip or deflate body is still decoded); default true
     compression: bool
@@ -256,6 +280,8 @@ class RemoteConfiguration(TypedDict, total=False):
 
 
 class RemoteConfigurationState(TypedDict):
+    """The value at ``schemas/SourceDescription.remoteConfiguration`` in Protocol/openrpc.json."""
+
     baseURL: str
     #: shown only when false
     compression: NotRequired[Literal[False]]
@@ -266,16 +292,22 @@ class RemoteConfigurationState(TypedDict):
 
 
 class RequestKeys(TypedDict, total=False):
+    """The value at ``schemas/SourceSpec.requestKeys`` in Protocol/openrpc.json."""
+
     currentPage: str
     pageSize: str
 
 
 class RetryAfter(TypedDict, total=False):
+    """The value at ``schemas/Pagination.retryAfter`` in Protocol/openrpc.json."""
+
     maxDelaySeconds: float
     maxRetries: int
 
 
 class SortDescriptor(TypedDict):
+    """The value at ``schemas/SortDescriptor`` in Protocol/openrpc.json."""
+
     ascending: NotRequired[bool]
     #: a dot-separated key path; a component of digits also indexes arrays
     keyPath: str
@@ -363,6 +395,8 @@ class SourceDescription(TypedDict, total=False):
 
 
 class SourceSummary(TypedDict):
+    """The value at ``methods/listSources/result[]`` in Protocol/openrpc.json."""
+
     kind: str
     name: str
 
@@ -378,13 +412,17 @@ class TLSFiles(TypedDict, total=False):
     keyFile: str
 
 
+#: The value at ``schemas/ChangeSet.moved[]`` in Protocol/openrpc.json.
 Move = TypedDict("Move", {
     "from": list[int],
     "to": list[int],
 })
+Move.__doc__ = "The value at ``schemas/ChangeSet.moved[]`` in Protocol/openrpc.json."
 
 
+#: The value at ``schemas/Placeholder`` in Protocol/openrpc.json.
 Placeholder = TypedDict("Placeholder", {
     "$placeholder": Literal["loading", "noResults", "error"],
     "error": NotRequired[FetchError],  # $placeholder error
 })
+Placeholder.__doc__ = "The value at ``schemas/Placeholder`` in Protocol/openrpc.json."

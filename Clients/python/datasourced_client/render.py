@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TextIO
 
 from .errors import describe_fetch_error
+from .listspec import Column
 from .protocol import JSON
 from .snapshot import Snapshot, is_placeholder
 
-__all__ = ["cell", "describe_row", "describe_placeholders", "pick_columns", "write_table", "write_jsonl"]
+__all__ = ["as_columns", "cell", "describe_row", "describe_placeholders", "pick_columns", "write_table", "write_jsonl"]
 
 
 def describe_row(row: JSON) -> str:
@@ -42,6 +43,11 @@ def pick_columns(rows: Iterable[JSON], limit: int = 8) -> list[str]:
     return columns[:limit]
 
 
+def as_columns(columns: Sequence[str | Column]) -> list[Column]:
+    """Columns of a list spec; a key is the column of that key, titled with it."""
+    return [column if isinstance(column, Column) else Column(column, column) for column in columns]
+
+
 def cell(value: JSON) -> str:
     """A member's value in a table cell: text as it is, other values as compact JSON."""
     if value is None:
@@ -51,15 +57,20 @@ def cell(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = None, max_width: int = 40,
+def write_table(snapshot: Snapshot, out: TextIO, columns: Sequence[str | Column] | None = None, max_width: int = 40,
                 note: str = "") -> int:
     """Prints a snapshot as a table, with a header line per section when it has titles;
     placeholders are shown as what they mean (``⋯ loading…``), not as data. ``note`` ends
-    the first line (``stale: ...``). Returns the number of objects (data rows) printed."""
-    columns = columns or pick_columns(row for _, row in snapshot.rows())
-    cells = [[cell(row.get(c) if isinstance(row, dict) else row)[:max_width] for c in columns]
-             for row in snapshot.objects()]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    the first line (``stale: ...``). A column's value is cut to its width (default
+    ``max_width``). Returns the number of objects (data rows) printed."""
+    chosen = as_columns(columns or pick_columns(row for _, row in snapshot.rows()))
+
+    def values(row: JSON) -> list[str]:
+        return [cell(c.value(row))[:c.width or max_width] for c in chosen]
+
+    cells = [values(row) for row in snapshot.objects()]
+    titles = [c.title for c in chosen]
+    widths = [max([len(t)] + [len(r[i]) for r in cells]) for i, t in enumerate(titles)]
 
     def line(values: list[str]) -> str:
         return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
@@ -68,7 +79,7 @@ def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = Non
     sections = len(snapshot.sections)
     print(f"{snapshot.name} ({snapshot.kind}): {objects} object{'s' if objects != 1 else ''}"
           f"{describe_placeholders(snapshot)} in {sections} section{'s' if sections != 1 else ''}{note}", file=out)
-    print(line(columns), file=out)
+    print(line(titles), file=out)
     print(line(["-" * w for w in widths]), file=out)
     for section in snapshot.sections:
         if section.title != "" or sections > 1:
@@ -77,7 +88,7 @@ def write_table(snapshot: Snapshot, out: TextIO, columns: list[str] | None = Non
             if is_placeholder(row) or not isinstance(row, dict):
                 print(describe_row(row), file=out)
             else:
-                print(line([cell(row.get(c))[:max_width] for c in columns]), file=out)
+                print(line(values(row)), file=out)
     return objects
 
 

@@ -36,6 +36,7 @@ class Snapshot:
 
     @property
     def titles(self) -> list[JSON]:
+        """Each section's title, in order."""
         return [section.title for section in self.sections]
 
     def rows(self) -> Iterator[tuple[IndexPath, JSON]]:
@@ -49,6 +50,7 @@ class Snapshot:
         return [row for section in self.sections for row in section.rows if not is_placeholder(row)]
 
     def placeholders(self) -> list[JSON]:
+        """Every row that is a placeholder (loading, error, no results)."""
         return [row for section in self.sections for row in section.rows if is_placeholder(row)]
 
     @property

@@ -95,6 +95,7 @@ class DaemonConnection(JsonRPCClient):
 
     @property
     def process(self) -> asyncio.subprocess.Process | None:
+        """The daemon's process once started, else None."""
         return self._server
 
     @property
@@ -118,6 +119,7 @@ class DaemonConnection(JsonRPCClient):
             del self._stderr_tail[: -self._stderr_lines]
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        """pygls calls this when the daemon's process ends: reports its exit."""
         if self._stderr_drained is not None:
             # Its last words (why it exited) belong in the DaemonExited that follows.
             await asyncio.wait([self._stderr_drained], timeout=1)

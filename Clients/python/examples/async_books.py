@@ -22,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures.json"
 async def main() -> None:
     command = daemon_command()  # $DATASOURCED, else datasourced on the PATH
     with FixtureServer(command[0], FIXTURES) as api:
-        async with await AsyncClient.spawn(command) as client:
+        async with AsyncClient.spawn(command) as client:
             books = await client.create_source(
                 "books", kind="paginated", identityKey="id", keyPath="books", pageSize=4,
                 remoteConfiguration={"baseURL": api.base_url}, apiPath="/v1/books")

@@ -356,6 +356,9 @@ class Generator:
         if place == "notifications":
             doc = ("The params of every notification; a member's comment names the notifications "
                    "that carry it, when not all do.")
+        if not doc:
+            # Every public class of the package has a docstring (tests/test_rough_edges.py).
+            doc = f"The value at ``{place}`` in Protocol/openrpc.json."
         if omitted:
             doc += f" (but {' and '.join(f'``{m}``' for m in omitted)})"
         return Definition(name, doc, members=members)
@@ -427,6 +430,8 @@ def typed_dict_source(definition: Definition) -> list[str]:
             lines += comment(m.doc, "    ")
             lines += wrapped(f"    {json.dumps(m.name)}: {annotation(m)},{f'  # {m.note}' if m.note else ''}")
         lines.append(f"}}{totality})")
+        # The functional form takes no docstring: it is given one after.
+        lines.append(f"{definition.name}.__doc__ = {json.dumps(definition.doc or f'The {definition.name} value of Protocol/openrpc.json.')}")
         return lines
     lines = [f"class {definition.name}(TypedDict{totality}):"]
     if definition.doc:

@@ -21,12 +21,16 @@ local uv = vim.uv or vim.loop
 Connection.protocol_additions = true
 
 --- A JSON-RPC error ({code, message, data}) or any other failure, as one line for people.
+--- A refused request (invalid params, -32602) says what was wrong in the daemon's words,
+--- without the JSON-RPC label and code; other codes keep theirs, which only a bug shows.
 function Connection.describe_error(err)
   if type(err) ~= 'table' then
     return tostring(err)
   end
   local text = tostring(err.message or 'unknown error')
-  if err.code then
+  if err.code == -32602 then
+    text = text:gsub('^Invalid params:%s*', '')
+  elseif err.code then
     text = text .. ' (code ' .. tostring(err.code) .. ')'
   end
   return (text:gsub('[\r\n]+', ' '))
@@ -90,13 +94,28 @@ function Connection.start(cmd, handlers)
     protocol_version = nil, -- "1.0", "1.1"... once initialize is answered
     capabilities = {},
     load_cycles = {}, -- source name -> load cycles begun (willLoadData seen)
+    load_outcomes = {}, -- source name -> how its last cycle ended: 'finished' or 'failed'
+    log_file = nil, -- where the daemon's stderr goes (handlers.log_file)
   }, Connection)
 
+  -- The daemon logs to stderr, which vim.lsp.rpc would bury in the LSP log: it goes to a
+  -- file of ours instead (handlers.log_file), which :Datasourced log opens. sh only
+  -- redirects, then becomes the daemon (exec): its pid is the daemon's.
+  local spawn = cmd
+  if handlers and handlers.log_file then
+    self.log_file = handlers.log_file
+    spawn = vim.list_extend({ 'sh', '-c', 'exec "$@" 2>>"$0"', handlers.log_file }, cmd)
+  end
   local children_before = vim.api.nvim_get_proc_children(vim.fn.getpid())
-  local ok, rpc = pcall(rpc_start, cmd, {
+  local ok, rpc = pcall(rpc_start, spawn, {
     notification = function(method, params)
       if method == 'dataSource/willLoadData' and type(params) == 'table' and params.source then
         self.load_cycles[params.source] = (self.load_cycles[params.source] or 0) + 1
+        self.load_outcomes[params.source] = nil
+      elseif method == 'dataSource/finishedLoading' and type(params) == 'table' and params.source then
+        self.load_outcomes[params.source] = 'finished'
+      elseif method == 'dataSource/failedWithError' and type(params) == 'table' and params.source then
+        self.load_outcomes[params.source] = 'failed' -- cancelled ones too
       end
       if self.handlers.notification then
         guarded('handling ' .. tostring(method), self.handlers.notification, method, params)

@@ -43,16 +43,32 @@ local config = {
   statusline = true, -- set the list windows' 'statusline' to show b:datasourced_status
   keymaps = vim.deepcopy(M.DEFAULT_KEYMAPS),
   on_select = nil, -- function(object, ctx); nil: M.preview
+  variables = {}, -- NAME -> value, for ${NAME} in list specs
 }
 
--- What a list window's statusline shows: the buffer name, the state, the position.
-M.STATUSLINE = "%<%f  %{get(b:, 'datasourced_status', '')}%= %l/%L "
+-- What a list window's statusline shows: the buffer name, the state, the position. A
+-- status too long for the window (a long error) is cut, never the list's name.
+M.STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
 
 local connections = {} -- command line (joined) -> Connection
 local views = {} -- buffer number -> ListView
 
 local function notify(message, level)
   vim.notify('datasourced: ' .. message, level or vim.log.levels.ERROR)
+end
+
+--- How long a message after "datasourced: " may be without a Press-ENTER prompt.
+function M.message_room()
+  local space = tonumber(vim.v.echospace) or (vim.o.columns - 12)
+  return math.max(space - #'datasourced: ' - 1, 20)
+end
+
+--- `text` cut to `width` characters (an ellipsis marks the cut).
+function M.fit(text, width)
+  if vim.fn.strchars(text) <= width then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, width - 1) .. '…'
 end
 
 local function as_cmd(cmd)
@@ -83,6 +99,9 @@ function M.setup(opts)
   end
   for name, text in pairs(opts.placeholders or {}) do
     render.texts[name] = text
+  end
+  if opts.variables ~= nil then
+    config.variables = vim.deepcopy(opts.variables)
   end
 end
 
@@ -126,7 +145,16 @@ local function on_notification(conn, method, params)
     local failure = params.error or {}
     -- A cancelled load is what the user (or a newer fetchData) asked for: a warning.
     local level = failure.kind == 'cancelled' and vim.log.levels.WARN or vim.log.levels.ERROR
-    notify(params.source .. ': ' .. render.error_text(failure), level)
+    -- One line that fits the command line (a longer one stops at a Press-ENTER prompt):
+    -- what went wrong first, then the URL if there is room. The list's error row and
+    -- status keep the whole text.
+    local text = params.source .. ': ' .. render.error_text(failure, { short = true })
+    local url = failure.finalURL or failure.url
+    local room = M.message_room()
+    if type(url) == 'string' and #text + #url + 3 <= room then
+      text = text .. ' (' .. url .. ')'
+    end
+    notify(M.fit(text, room), level)
   end
 end
 
@@ -144,17 +172,17 @@ local function on_exit(conn, code, signal, expected)
   end
   if code == 64 then
     -- EX_USAGE: the daemon's argument parser refused the command line (its words went
-    -- to stderr, which vim.lsp.rpc keeps in its log).
-    notify(string.format('the daemon refused its command line (status 64): %s; check cmd and record in setup()',
-      table.concat(conn.cmd, ' ')), vim.log.levels.ERROR)
+    -- to its log).
+    notify(string.format('the daemon refused its command line (status 64): %s; check cmd and record in setup(), '
+      .. 'and :Datasourced log', table.concat(conn.cmd, ' ')), vim.log.levels.ERROR)
   else
-    notify(string.format('the daemon exited (status %s, signal %s); :Datasourced refresh restarts it',
-      tostring(code), tostring(signal)), vim.log.levels.ERROR)
+    notify(string.format('the daemon exited (status %s, signal %s); :Datasourced log shows why, '
+      .. ':Datasourced refresh restarts it', tostring(code), tostring(signal)), vim.log.levels.ERROR)
   end
 end
 
 --- The connection for a command line (default: setup's cmd), started on first use.
---- Returns nil after saying why when the daemon cannot start.
+--- Returns nil and why, after saying it, when the daemon cannot start.
 function M.connection(cmd)
   local line = M.command_line(cmd)
   local id = table.concat(line, '\0')
@@ -164,6 +192,7 @@ function M.connection(cmd)
   end
   local started, problem
   started, problem = Connection.start(line, {
+    log_file = vim.fn.tempname() .. '-datasourced.log',
     notification = function(method, params)
       on_notification(started, method, params)
     end,
@@ -173,7 +202,7 @@ function M.connection(cmd)
   })
   if not started then
     notify(problem)
-    return nil
+    return nil, problem
   end
   started.created = {} -- source name -> the createSource params we created it with
   connections[id] = started
@@ -184,6 +213,56 @@ end
 
 -- Members of a one-source spec that are the plugin's, not createSource parameters.
 local SPEC_KEYS = { format = true, columns = true, title = true, show = true, sources = true, cmd = true }
+
+--- `value` with `${NAME}` replaced in every string inside it (Clients/specs: the list spec
+--- shared by every client); `$$` is not special. An unknown NAME is an error naming it and
+--- `origin` (the file). Functions (a Lua spec's format) are kept as they are.
+function M.substitute(value, variables, origin, where)
+  if type(value) == 'string' then
+    local missing
+    local text = value:gsub('%${([%a_][%w_]*)}', function(name)
+      local found = variables[name]
+      if found == nil then
+        missing = missing or name
+        return nil
+      end
+      return tostring(found)
+    end)
+    if missing then
+      error({ spec_error = string.format('%s: %s uses ${%s}, which has no value: set it with setup{ variables = { %s = ... } } or open()\'s variables',
+        origin, where or 'a value', missing, missing) }, 0)
+    end
+    return text
+  elseif type(value) == 'table' then
+    local result = {}
+    for k, v in pairs(value) do
+      local inner = type(k) == 'number' and string.format('%s[%d]', where or '', k - 1)
+        or (where and (where .. '.' .. tostring(k)) or tostring(k))
+      result[k] = M.substitute(v, variables, origin, inner)
+    end
+    return result
+  end
+  return value
+end
+
+local function check_columns(columns)
+  if type(columns) ~= 'table' or #columns == 0 then
+    return 'columns must be a non-empty list of keys or {key = PATH, width = N, title = TEXT}'
+  end
+  for i, column in ipairs(columns) do
+    if type(column) == 'table' then
+      local key, width = column.key or column[1], column.width or column[2]
+      if type(key) ~= 'string' or key == '' then
+        return string.format('columns[%d] needs a key (a key path)', i - 1)
+      end
+      if width ~= nil and (type(width) ~= 'number' or width < 1 or width % 1 ~= 0) then
+        return string.format('columns[%d].width must be a whole number of at least 1, got %s', i - 1, vim.inspect(width))
+      end
+    elseif type(column) ~= 'string' or column == '' then
+      return string.format('columns[%d] must be a key or {key = PATH, width = N}, got %s', i - 1, vim.inspect(column))
+    end
+  end
+end
 
 --- The sources to create (children first), the one to show, and the options of a spec.
 local function normalize(spec)
@@ -209,16 +288,31 @@ local function normalize(spec)
   end
   for i, params in ipairs(sources) do
     if type(params) ~= 'table' or type(params.name) ~= 'string' or params.name == '' then
-      return nil, string.format('sources[%d] needs a name', i)
+      return nil, string.format('sources[%d] needs a name', i - 1)
     end
   end
   if spec.format ~= nil and type(spec.format) ~= 'function' then
     return nil, 'format must be a function(object) -> string'
   end
-  if spec.columns ~= nil and (type(spec.columns) ~= 'table' or #spec.columns == 0) then
-    return nil, 'columns must be a list of key paths or {key = PATH, width = N}'
+  if spec.columns ~= nil then
+    local problem = check_columns(spec.columns)
+    if problem then
+      return nil, problem
+    end
   end
-  local show = spec.show or sources[#sources].name
+  -- show: one source name, or a list of them of which a list buffer shows the first (the
+  -- CLI prints each); a string is a name, never its characters.
+  local show = spec.show
+  if type(show) == 'table' then
+    show = show[1]
+  end
+  if show ~= nil and (type(show) ~= 'string' or show == '') then
+    return nil, 'show must be a source name or a non-empty list of them, got ' .. vim.inspect(spec.show)
+  end
+  show = show or sources[#sources].name
+  if spec.title ~= nil and (type(spec.title) ~= 'string' or spec.title == '') then
+    return nil, 'title must be a non-empty string, got ' .. vim.inspect(spec.title)
+  end
   return {
     sources = sources,
     show = show,
@@ -229,8 +323,9 @@ local function normalize(spec)
 end
 
 --- Which sources under `name` need a load: remote and paginated sources that never began
---- one on this daemon (a list opened on a source already loaded shows what it has, pages
---- included). Walks the tree with describeSource; done(unloaded, remote, descriptions)
+--- one on this daemon, or whose last load failed or was cancelled and none is under way
+--- (a list opened on a source already loaded shows what it has, pages included; one
+--- that failed loads again, to show its error or its rows). Walks the tree with describeSource; done(unloaded, remote, descriptions)
 --- gets the names of the sources that need a load, the number of remote and paginated
 --- ones, and every source's description by name.
 local function sources_to_load(conn, name, done)
@@ -246,7 +341,9 @@ local function sources_to_load(conn, name, done)
         descriptions[source] = description
         if description.kind == 'remote' or description.kind == 'paginated' then
           remote = remote + 1
-          if not conn.load_cycles[source] then
+          local settled = conn.load_cycles[source]
+            and (conn.load_outcomes[source] == 'finished' or description.isFetching)
+          if not settled then
             table.insert(unloaded, source)
           end
         end
@@ -292,9 +389,12 @@ end
 --- Creates the view's sources that the daemon lacks, then reads and loads the list.
 --- Also used to start again after the daemon exited.
 local function start_view(view)
-  local conn = M.connection(view.cmd)
+  local conn, problem = M.connection(view.cmd)
   if not conn then
     view:set_status('error: the daemon did not start')
+    -- In the list too: the status line has no room for the way out (setup's cmd), and a
+    -- message scrolls away.
+    view:edit(0, -1, { { '  ✗ ' .. problem, 'DatasourcedError' } })
     return
   end
   view:attach(conn)
@@ -333,7 +433,7 @@ local function start_view(view)
           failed = true
           view.setup_failed = true
           view:set_status('error: ' .. Connection.describe_error(create_err))
-          notify(string.format('createSource %q: %s', params.name, Connection.describe_error(create_err)))
+          notify(string.format('%s: the daemon refused the source: %s', params.name, Connection.describe_error(create_err)))
         elseif not create_err then
           conn.created[params.name] = params
         end
@@ -438,12 +538,24 @@ end
 
 --- Opens a list buffer in the current window. `spec`: createSource params (plus the
 --- options below), or { sources = { params, ... } (children first), show = NAME }, with
---- options format(obj) -> string, columns, title, cmd. opts.cmd overrides the daemon's
---- command line for this list. Sources the daemon already has are reused. Opening a spec
+--- options format(obj) -> string, columns, title, cmd: the list spec of Clients/specs
+--- (Protocol/listspec.schema.json), whose `show` may be a list (the first is shown).
+--- `${NAME}` in its strings is replaced from setup's variables and opts.variables.
+--- opts.cmd overrides the daemon's command line for this list. Sources the daemon already has are reused. Opening a spec
 --- whose title names an open list starts that list anew in its own buffer. Returns the
 --- buffer.
 function M.open(spec, opts)
-  local normalized, problem = normalize(spec)
+  opts = opts or {}
+  local variables = vim.tbl_extend('force', config.variables, opts.variables or {})
+  local substituted, thrown = pcall(M.substitute, spec, variables, opts.origin or 'open()')
+  if not substituted then
+    notify(type(thrown) == 'table' and thrown.spec_error or tostring(thrown))
+    return nil
+  end
+  local normalized, problem = normalize(thrown)
+  if problem and opts.origin then
+    problem = opts.origin .. ': ' .. problem
+  end
   if not normalized then
     notify(problem)
     return nil
@@ -455,7 +567,7 @@ function M.open(spec, opts)
   end
   local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })
   view.create = normalized.sources
-  view.cmd = as_cmd((opts or {}).cmd) or normalized.cmd or config.cmd
+  view.cmd = as_cmd(opts.cmd) or normalized.cmd or config.cmd
   views[view.buf] = view
   if not reused then
     watch_buffer(view.buf)
@@ -470,10 +582,13 @@ function M.open(spec, opts)
   return view.buf
 end
 
---- The spec of a file: JSON (an object), or Lua (a chunk returning the spec table, which
---- may hold a format function).
+--- The spec of a file: JSON (an object: the list spec every client reads, Clients/specs),
+--- or Lua (a chunk returning the spec table, which may hold a format function).
 local function read_spec(path)
   path = vim.fn.expand(path)
+  if path:match('%.toml$') then
+    return nil, path .. ': the Neovim plugin reads no TOML; write the same list spec as JSON (Clients/specs/*.json)'
+  end
   if path:match('%.lua$') then
     local ok, spec = pcall(dofile, path)
     if not ok then
@@ -492,8 +607,9 @@ local function read_spec(path)
   return spec
 end
 
---- Opens a list from a spec file (see read_spec). Returns the buffer, or nil.
-function M.open_file(path)
+--- Opens a list from a spec file (see read_spec); opts as open()'s. Returns the buffer,
+--- or nil.
+function M.open_file(path, opts)
   if path == nil or path == '' then
     notify('open needs a spec file (JSON or Lua)')
     return nil
@@ -503,7 +619,7 @@ function M.open_file(path)
     notify(problem)
     return nil
   end
-  return M.open(spec)
+  return M.open(spec, vim.tbl_extend('force', opts or {}, { origin = vim.fn.expand(path) }))
 end
 
 -- Commands ------------------------------------------------------------------------------
@@ -543,6 +659,7 @@ function M.refresh(buf)
   if needs_start(view) then
     return start_view(view)
   end
+  view.refresh_asked = true
   view:send('fetchData')
 end
 
@@ -710,11 +827,56 @@ function M.action(name, buf)
   return M[name](buf)
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off}
-M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval' }
+--- The open lists, one line each: the buffer, the title, the source shown, the sources
+--- it is made from, the status. Shown by :Datasourced sources; returned for tests.
+function M.sources()
+  local bufs = vim.tbl_keys(views)
+  table.sort(bufs)
+  local lines = {}
+  for _, buf in ipairs(bufs) do
+    local view = views[buf]
+    local under = {}
+    for name in pairs(view.under or {}) do
+      if name ~= view.source then
+        table.insert(under, name)
+      end
+    end
+    table.sort(under)
+    table.insert(lines, string.format('%d  %s: %s%s  [%s]', buf, view.title or view.source, view.source,
+      #under > 0 and (' (from ' .. table.concat(under, ', ') .. ')') or '', view.status or ''))
+  end
+  if #lines == 0 then
+    lines = { 'no datasourced list is open' }
+  end
+  vim.api.nvim_echo({ { table.concat(lines, '\n') } }, false, {})
+  return lines
+end
+
+--- Opens the log (stderr) of the daemon of the current list, or of the last one started,
+--- in a split window. Returns the file, or nil.
+function M.log(buf)
+  local view = views[(buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf]
+  local conn = view and view.conn
+  if not conn then
+    for _, c in pairs(connections) do
+      conn = c
+    end
+  end
+  local file = conn and conn.log_file
+  if not file then
+    notify('no daemon has started yet: its log appears once a list is open', vim.log.levels.WARN)
+    return nil
+  end
+  vim.cmd('split ' .. vim.fn.fnameescape(file))
+  vim.bo.readonly, vim.bo.autoread = true, true
+  return file
+end
+
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log}
+M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'sources', 'log' }
 
 local function usage(args)
-  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off} (got %q)',
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log} (got %q)',
     args or ''))
 end
 

@@ -42,6 +42,7 @@ end
 function ListView.new(opts)
   local self = setmetatable({
     source = opts.source,
+    title = opts.title,
     custom_format = opts.format,
     identity_key = nil, -- from describeSource, for the default format
     show_headers = false, -- known from describeSource: sectioned and multi sources
@@ -128,9 +129,20 @@ function ListView:set_status(state)
   end
 end
 
+-- What a request was for, in a message: people did not send protocol methods.
+local REQUEST_WORDS = {
+  fetchData = 'loading',
+  fetchNextPage = 'loading the next page',
+  willDisplayObjectAtIndexPath = 'loading the next page',
+  cancelFetch = 'cancelling',
+  setRefreshInterval = 'the refresh interval',
+  describeSource = 'reading the list',
+  allObjects = 'reading the list',
+}
+
 function ListView:report_rpc_error(method, err)
-  vim.notify(string.format('datasourced: %s on %q failed: %s', method, self.source, Connection.describe_error(err)),
-    vim.log.levels.ERROR)
+  vim.notify(string.format('datasourced: %s: %s was refused: %s', self.source, REQUEST_WORDS[method] or method,
+    Connection.describe_error(err)), vim.log.levels.ERROR)
 end
 
 --- "[cached 16:41]" while a source of the list shows cached rows the server has not
@@ -777,14 +789,16 @@ function ListView:on_event(kind, params)
     self:on_change(params)
   elseif kind == 'willLoadData' then
     self.loaded, self.failure = false, nil
+    self.refreshing, self.refresh_asked = self.refresh_asked, false
     self:set_status('loading')
   elseif kind == 'finishedLoading' then
     self.loaded = true
     self:verify()
     self:read_pending() -- with nothing (more) to read: the status, and the cursor's row
+    self:announce('DatasourcedLoaded')
   elseif kind == 'failedWithError' then
     local failure = params.error or {}
-    self.loaded = false
+    self.loaded, self.refreshing = false, false
     self.failure = { error = failure, sources = failed_sources(self.source, failure) }
     if failure.kind == 'cancelled' then
       self:set_status('cancelled')
@@ -792,6 +806,23 @@ function ListView:on_event(kind, params)
       self:set_status('error: ' .. render.error_text(failure, { short = true }))
     end
     self:verify()
+    self:announce('DatasourcedFailed', { error = failure })
+  end
+end
+
+--- Fires `User {event}` (DatasourcedLoaded, DatasourcedFailed) for statusline plugins and
+--- users' autocommands; from Neovim 0.8 on, the autocommand's data is { buf, source,
+--- title, status, error? }. Their failure is theirs, not the list's.
+function ListView:announce(event, extra)
+  if self.detached then
+    return
+  end
+  local data = vim.tbl_extend('force', { buf = self.buf, source = self.source, title = self.title, status = self.status },
+    extra or {})
+  local ok, problem = pcall(vim.api.nvim_exec_autocmds, 'User',
+    { pattern = event, modeline = false, data = vim.fn.has('nvim-0.8') == 1 and data or nil })
+  if not ok then
+    vim.notify('datasourced: User ' .. event .. ' autocommand failed: ' .. tostring(problem), vim.log.levels.ERROR)
   end
 end
 
@@ -821,11 +852,22 @@ end
 --- shortens the list leaves the cursor there; without this, the row would wait for a
 --- move that cannot come, since the cursor is already on the last line.) Error rows
 --- are left alone: retrying is the user's call.
+---
+--- After a refresh, though, page one is all that was asked for: a cursor the shorter list
+--- left on its loading row goes up to the last object, from where moving down (j, G)
+--- loads the next page as usual.
 function ListView:show_cursor_rows()
+  local refreshed = self.refreshing
+  self.refreshing = false
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     local line = vim.api.nvim_win_get_cursor(win)[1]
     if line == self.line_count and render.placeholder_kind(self:object_at(line)) == 'loading' then
-      return self:will_display(line)
+      if not refreshed then
+        return self:will_display(line)
+      elseif line > 1 then
+        vim.api.nvim_win_set_cursor(win, { line - 1, 0 })
+        self:note_cursors()
+      end
     end
   end
 end

@@ -188,15 +188,33 @@ end
 --- and what the server itself said (Protocol.md, "Fetch errors"), e.g.
 ---   http://127.0.0.1:8080/v1/books?page=2: HTTP status 500: the database is on fire
 --- With opts.short, the URL is left out (for a statusline).
+-- The daemon's words for a cancelled load name protocol methods; people asked for a
+-- cancel or a reload.
+local CANCELLED = {
+  ['cancelled by cancelFetch'] = 'cancelled',
+  ['superseded by a new fetchData'] = 'superseded by a new load',
+}
+
 function M.error_text(failure, opts)
   failure = type(failure) == 'table' and failure or {}
-  local text = failure.message or failure.kind or 'unknown error'
+  local text = tostring(failure.message or failure.kind or 'unknown error')
+  if failure.kind == 'cancelled' then
+    text = CANCELLED[text] or text
+  end
   local url = failure.url
   if type(failure.finalURL) == 'string' and failure.finalURL ~= url then
     url = url and (url .. ' → ' .. failure.finalURL) or failure.finalURL
   end
-  if type(url) == 'string' and url ~= '' and not (opts and opts.short) then
-    text = url .. ': ' .. text
+  if type(url) == 'string' and url ~= '' then
+    -- Some messages name the URL already (a loop guard's "... from URL"): once is enough.
+    local named = text:find(url, 1, true) or (failure.url and text:find(failure.url, 1, true))
+    if opts and opts.short then
+      if named then
+        text = vim.trim((text:gsub(' from ' .. vim.pesc(failure.url or url), ''):gsub(vim.pesc(url), '')))
+      end
+    elseif not named then
+      text = url .. ': ' .. text
+    end
   end
   local said = failure.serverMessage
   if type(said) ~= 'string' or said == '' then
