@@ -95,8 +95,12 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
-        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
+        // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
+        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
+        // The daemon in process, and the model driven through the daemon's decoding and encoding.
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [
