@@ -16,8 +16,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.65.0"),
         // SQLite for the persisted page cache (CACHE.md says why GRDB, and what it costs to build).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        // SHA-256 of a cache key; already built for AsyncHTTPClient.
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // Already built for AsyncHTTPClient: HTTPGet sets trust roots and client certificates
         // (NIOSSL); the HTTP/2 test server uses NIOHTTP2.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
@@ -70,7 +68,6 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             // sqlite3_db_readonly, which GRDB does not wrap.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
@@ -95,8 +92,12 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
-        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
+        // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
+        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
+        // The daemon in process, and the model driven through the daemon's decoding and encoding.
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [

@@ -111,7 +111,7 @@ run_pipeline() {
         --method objectAtIndexPath --params '{"source":"repositories","indexPath":{"section":0,"row":%n}}' --cycle 1000
 }
 
-# The data-source benchmarks (BENCHMARKS.md, sections 4-8).
+# The data-source benchmarks (BENCHMARKS-HISTORY.md, sections 4-8).
 run_objectpipeline() {
     section "objectpipeline: pipelined objectAtIndexPath against a simple source of 10,000 objects"
     "$BENCH" objectpipeline --daemon "$DAEMON" --objects 10000 --count "$PIPELINE_COUNT" --runs "$PIPELINE_RUNS" --floor 100000

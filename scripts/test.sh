@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --tests
 
+echo "== Module rules (ARCHITECTURE.md)"
+bash scripts/check-imports.sh
+
 swift build --build-tests
 swift test --skip-build
 

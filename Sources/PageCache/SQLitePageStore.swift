@@ -1,4 +1,3 @@
-import Crypto
 import DataSources
 import Dispatch
 import Foundation
@@ -345,7 +344,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     /// The only form of a key that leaves memory.
     static func digest(_ key: PageCacheKey) -> Data {
-        Data(SHA256.hash(data: Data(key.material.utf8)))
+        Data(SHA256.digest(Array(key.material.utf8)))
     }
 }
 

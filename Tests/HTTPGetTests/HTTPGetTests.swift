@@ -60,7 +60,12 @@ import Testing
     }
 
     @Test func hugeAndNonFiniteTimeoutsAreClampedNotTrapped() async throws {
-        let server = try FixtureServer(fixtures: [["path": "/ok", "body": ["ok": true]]])
+        // "/late" answers after a second, far past the least timeout (a millisecond), so a
+        // negative timeout must end in a timeout on any machine, never in the page.
+        let server = try FixtureServer(fixtures: [
+            ["path": "/ok", "body": ["ok": true]],
+            ["path": "/late", "body": ["ok": true], "delayMilliseconds": 1000],
+        ])
         defer { server.stop() }
         for timeout in [1e10, Double.infinity, Double.nan] {
             guard case .success(let response) = await get(server.baseURL + "/ok", timeoutSeconds: timeout) else {
@@ -68,8 +73,11 @@ import Testing
             }
             #expect(response.status == 200)
         }
-        // Below the least (a millisecond): it times out, it does not trap.
-        if case .failure(let error) = await get(server.baseURL + "/ok", timeoutSeconds: -1) { #expect(error.kind == .timeout) }
+        // Below the least: clamped to a millisecond, it times out; it does not trap.
+        guard case .failure(let error) = await get(server.baseURL + "/late", timeoutSeconds: -1) else {
+            Issue.record("a timeout of -1 s waited for the page instead of timing out"); return
+        }
+        #expect(error.kind == .timeout, "\(error)")
     }
 
     @Test func credentialsFollowARedirectOnlyWithinTheOrigin() async throws {

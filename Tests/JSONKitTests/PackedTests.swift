@@ -9,6 +9,8 @@ import Testing
         #"[1,-1,0,9223372036854775807,-9223372036854775808,1.5e300,-0.0,"x\u0000y","é🙂"]"#,
         #""just a string""#, "42", "-7.25", "true", "null", "[]", "{}",
         #"{"deep":{"deeper":{"deepest":[[[["bottom"]]]]}}}"#,
+        // Dotted names: one leads to a nested value ("a.b" walks a, then b), one to nothing.
+        #"{"a.b":"the member itself","a":{"b":"nested"},"x.y":0,"list":[{"0":"zero"}]}"#,
     ]
 
     @Test(arguments: samples)
@@ -35,7 +37,16 @@ import Testing
             #expect(packedMembers.map(\.key) == members.map(\.key))
             for ((_, packedValue), (key, treeValue)) in zip(packedMembers, members) {
                 #expect(packed[key] == treeValue)
-                #expect(packed.value(at: JSONKeyPath(key)) == treeValue || key.contains(".") || key.isEmpty)  // "" is the value itself
+                // A member name is a one-step path, except "" (the value itself) and a name
+                // with a dot (a longer path): those must lead where they lead in the tree.
+                let path = JSONKeyPath(key)
+                if key.isEmpty {
+                    #expect(packed.value(at: path) == packed)
+                } else if key.contains(".") {
+                    #expect(packed.value(at: path) == tree.value(at: path), "path \(key)")
+                } else {
+                    #expect(packed.value(at: path) == treeValue, "path \(key)")
+                }
                 expectSameAnswers(packedValue, treeValue)
             }
             #expect(packed["no such key"] == nil)

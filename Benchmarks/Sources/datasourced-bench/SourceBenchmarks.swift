@@ -1,5 +1,5 @@
 import Daemon
-// The data-source benchmarks: figures, never pass/fail. See BENCHMARKS.md, sections 4–8.
+// The data-source benchmarks: figures, never pass/fail. See BENCHMARKS-HISTORY.md, sections 4–8.
 //
 //   objectpipeline  pipelined objectAtIndexPath over stdio against a simple source (the daemon)
 //   bigsource       an N-object simple source: creation time and resident memory / JSON size

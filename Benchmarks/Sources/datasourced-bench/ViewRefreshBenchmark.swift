@@ -1,5 +1,5 @@
 // A live list's refresh under a sorted, sectioned view: what following the child's change
-// in place saves over recomputing the view. See BENCHMARKS.md, "Issue 14: a sectioned view
+// in place saves over recomputing the view. See BENCHMARKS-HISTORY.md, "Issue 14: a sectioned view
 // following a live child".
 
 @_spi(Instrumentation) import DataSources

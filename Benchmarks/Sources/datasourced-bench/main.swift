@@ -650,9 +650,6 @@ func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs
 
 // MARK: - Data-source benchmarks: objectpipeline, bigsource, sectioning, indexpath, changeset (SourceBenchmarks.swift)
 
-// MARK: - Reserved for later issues
-
-/// Per-page fetch cost against the fixture HTTP server: implement here once fetching exists.
 // MARK: - Entry
 
 let usage = """
