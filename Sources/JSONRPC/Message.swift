@@ -156,7 +156,7 @@ public enum Payload: Sendable {
     /// thread's scratch arena (JSONKit's `withScratchAllocation`) and what it keeps (id,
     /// params, an error's data) is packed before the tree is dropped: the tree's nodes are
     /// neither malloc'd here nor freed by the main loop (malloc and free were 13 % of the
-    /// daemon's CPU when pipelining; BENCHMARKS.md, "Eighth round"). A larger message (a list
+    /// daemon's CPU when pipelining; BENCHMARKS-HISTORY.md, "Eighth round"). A larger message (a list
     /// created or inserted whole) is handed on as a tree, whose rows the main loop packs on
     /// all cores. `scratch`: the packing's working storage, kept from one message to the next.
     public init(body: [UInt8], scratch: inout PackingScratch) {
