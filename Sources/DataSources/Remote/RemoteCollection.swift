@@ -6,7 +6,7 @@ import JSONKit
 public class RemoteCollection: DataSource {
     public let configuration: RemoteConfiguration
     private let loader: RemoteLoading
-    private var inFlight: RemoteLoadCancellation?
+    private var inFlight: FetchHandle?
     private var generation = 0
     /// The data rows loaded so far, placeholders excluded.
     var objects: [JSON] = []
