@@ -59,7 +59,7 @@ final class FakeLoader: RemoteLoading {
                                   ("remoteConfiguration", ["baseURL": "http://api.invalid"]), ("apiPath", "/items"),
                                   ("pageSize", 2), ("pagination", pagination)] + extra)
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
-            throw DataSourceError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
+            throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
         let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
                                          paginator: paginator, loader: loader, errorRow: \.placeholderRow)
