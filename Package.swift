@@ -49,8 +49,9 @@ let package = Package(
         .target(name: "DataSources", dependencies: ["JSONKit"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
         // and cancellation (AsyncHTTPClient).
+        // Answers the model's RemoteRequest with its RemoteResponse or FetchError (DataSources).
         .target(name: "HTTPGet", dependencies: [
-            "CZlib",
+            "CZlib", "DataSources",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -101,7 +102,7 @@ let package = Package(
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [
-            "HTTPGet", "Replay", "JSONKit", "CZlib", "datasourced",
+            "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "datasourced",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

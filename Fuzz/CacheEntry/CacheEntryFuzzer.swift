@@ -163,7 +163,10 @@ final class CannedServer: RemoteLoading {
         let request: RemoteRequest
         let decode: @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>
         let completion: (Result<DecodedResponse, FetchError>) -> Void
-        var answered = false
+        var replied = false
+        let handle = FetchHandle()
+        /// Replied to, or cancelled by the source.
+        var answered: Bool { replied || handle.isCancelled }
     }
 
     let origin: String
@@ -176,19 +179,18 @@ final class CannedServer: RemoteLoading {
     }
 
     func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation {
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
         if !allowCrossOrigin, !origin.isEmpty, URLResolution.origin(of: request.url) != origin {
             fail("a request left the origin \(origin): \(URLResolution.redacted(request.url))")
         }
         if URLResolution.authorityProblem(in: request.url) != nil { fail("a request to an unusable URL: \(URLResolution.redacted(request.url))") }
         pending.append(Pending(request: request, decode: decode, completion: completion))
-        let index = pending.count - 1
-        return RemoteLoadCancellation { [weak self] in self?.pending[index].answered = true }
+        return pending[pending.count - 1].handle
     }
 
     func answer(_ index: Int, with choice: Int, page: Int) {
         guard !pending[index].answered else { return }
-        pending[index].answered = true
+        pending[index].replied = true
         let request = pending[index]
         let first = 2 * page + 1
         let items = "[{\"id\":\(first),\"name\":\"n\"},{\"id\":\(first + 1)}]"

@@ -4,28 +4,15 @@ import JSONKit
 import JSONRPC
 import Synchronization
 
-/// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet), tests and
-/// fuzzers a fake. A completion runs once, on any thread, unless the fetch is cancelled.
-public protocol HTTPFetching: Sendable {
-    func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle
-    /// Stops every fetch in flight; called once, when the daemon ends.
-    func shutdown()
-}
-
-/// Cancels one fetch in flight.
-public struct FetchHandle: Sendable {
-    private let action: @Sendable () -> Void
-    public init(cancel action: @escaping @Sendable () -> Void) { self.action = action }
-    public func cancel() { action() }
-}
-
 /// Loads for remote sources: each GET runs off the main loop (the fetcher's threads), is
 /// decoded there, and comes back as a mailbox event, so sources only ever change on the
 /// main loop.
 final class HTTPLoader: RemoteLoading {
     private let fetcher: HTTPFetching
     private let mailbox: Mailbox<DaemonEvent>
-    private var completions: [Int: (Result<DecodedResponse, FetchError>) -> Void] = [:]
+    /// Loads whose result has not come back. A cancelled one stays until its fetch reports
+    /// (HTTPGet always does) or the next load, and its completion is never called.
+    private var loads: [Int: (handle: FetchHandle, completion: (Result<DecodedResponse, FetchError>) -> Void)] = [:]
     private var nextID = 0
     /// Sent with every request whose source sets none; `initialize` adds the client's name.
     var userAgent = DaemonInfo.userAgent(clientName: nil, clientVersion: nil)
@@ -36,13 +23,17 @@ final class HTTPLoader: RemoteLoading {
     }
 
     func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation {
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
+        // The handle is cancelled from the sources' thread, where the loader cannot be
+        // reached from a Sendable action: cancelled loads are forgotten here instead.
+        loads = loads.filter { !$0.value.handle.isCancelled }
         nextID += 1
         let id = nextID
-        completions[id] = completion
         let mailbox = self.mailbox
         let fetcher = self.fetcher
         let inFlight = InFlightFetch()
+        let handle = FetchHandle { inFlight.cancel() }
+        loads[id] = (handle, completion)
         var withAgent = request
         if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             withAgent.headers.append((name: "User-Agent", value: userAgent))
@@ -62,19 +53,17 @@ final class HTTPLoader: RemoteLoading {
         } else {
             start()
         }
-        return RemoteLoadCancellation { [weak self] in
-            self?.completions[id] = nil
-            inFlight.cancel()
-        }
+        return handle
     }
 
     /// On the main loop: hands a result to its source, unless the load was cancelled.
     func complete(id: Int, _ result: Result<DecodedResponse, FetchError>) {
-        completions.removeValue(forKey: id)?(result)
+        guard let load = loads.removeValue(forKey: id), !load.handle.isCancelled else { return }
+        load.completion(result)
     }
 
     func shutdown() {
-        completions.removeAll()
+        loads.removeAll()
         fetcher.shutdown()
     }
 }

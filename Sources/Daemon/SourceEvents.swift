@@ -4,7 +4,7 @@ import JSONRPC
 
 extension Daemon {
     func source(_ name: String) throws(FieldError) -> DataSource {
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try registry.source(named: name) }
+        try registry.source(named: name)
     }
 
     func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DataSources
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -42,7 +43,7 @@ enum CertificateProbe {
 
     /// Calls `completion` once, on `loop`, with the error to report.
     static func explain(_ refusal: Refusal, host: String, port: Int, target: String, on loop: any EventLoop, deadline: NIODeadline,
-                        completion: @escaping @Sendable (HTTPGetError) -> Void) {
+                        completion: @escaping @Sendable (FetchError) -> Void) {
         guard let context = probeContext else {
             return completion(wording(refusal, host: host, target: target, chain: nil))
         }
@@ -98,36 +99,36 @@ enum CertificateProbe {
     /// issuer (BoringSSL checks the issuer first, but does not say which it found): an
     /// expired certificate is the server's to renew whoever issued it, and once renewed, an
     /// issuer still unknown is reported as such.
-    static func wording(_ refusal: Refusal, host: String, target: String, chain: [NIOSSLCertificate]?, now: time_t = time(nil)) -> HTTPGetError {
+    static func wording(_ refusal: Refusal, host: String, target: String, chain: [NIOSSLCertificate]?, now: time_t = time(nil)) -> FetchError {
         let subject = "the certificate of \(target)"
         guard let chain, let leaf = chain.first else {
             switch refusal {
             case .untrusted:
-                return HTTPGetError(kind: .tls, message: "\(subject) could not be verified: its issuer is not a trusted certificate authority, or it is out of its dates; \(trustAdvice)")
+                return FetchError(kind: .tls, message: "\(subject) could not be verified: its issuer is not a trusted certificate authority, or it is out of its dates; \(trustAdvice)")
             case .wrongHost:
-                return HTTPGetError(kind: .tls, message: "\(subject) is not valid for the host name \"\(host)\"")
+                return FetchError(kind: .tls, message: "\(subject) is not valid for the host name \"\(host)\"")
             }
         }
         switch refusal {
         case .wrongHost:
             let names = hostNames(of: leaf)
             let valid = names.isEmpty ? "it names no host" : "it is valid for \(listed(names))"
-            return HTTPGetError(kind: .tls, message: "\(subject) is not valid for the host name \"\(host)\": \(valid)")
+            return FetchError(kind: .tls, message: "\(subject) is not valid for the host name \"\(host)\": \(valid)")
         case .untrusted:
             if leaf.notValidAfter < now {
-                return HTTPGetError(kind: .tls, message: "\(subject) expired on \(date(leaf.notValidAfter))")
+                return FetchError(kind: .tls, message: "\(subject) expired on \(date(leaf.notValidAfter))")
             }
             if leaf.notValidBefore > now {
-                return HTTPGetError(kind: .tls, message: "\(subject) is not valid before \(date(leaf.notValidBefore))")
+                return FetchError(kind: .tls, message: "\(subject) is not valid before \(date(leaf.notValidBefore))")
             }
             for issuer in chain.dropFirst() where issuer.notValidAfter < now {
-                return HTTPGetError(kind: .tls, message: "\(subject) is issued by \(quoted(name(issuer.subjectName))), whose own certificate expired on \(date(issuer.notValidAfter))")
+                return FetchError(kind: .tls, message: "\(subject) is issued by \(quoted(name(issuer.subjectName))), whose own certificate expired on \(date(issuer.notValidAfter))")
             }
             let issuer = name(leaf.issuerName)
             if leaf.issuerName == leaf.subjectName {
-                return HTTPGetError(kind: .tls, message: "\(subject) is self-signed (\(quoted(issuer))) and not trusted: to trust it, name it (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE")
+                return FetchError(kind: .tls, message: "\(subject) is self-signed (\(quoted(issuer))) and not trusted: to trust it, name it (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE")
             }
-            return HTTPGetError(kind: .tls, message: "\(subject) is issued by \(quoted(issuer)), which is not a trusted certificate authority: \(trustAdvice)")
+            return FetchError(kind: .tls, message: "\(subject) is issued by \(quoted(issuer)), which is not a trusted certificate authority: \(trustAdvice)")
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AsyncHTTPClient
+import DataSources
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -24,15 +25,15 @@ enum FailureWording {
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    static func classify(_ error: Error, url: String, timeoutSeconds: Double, presentedCertificate: Bool) -> HTTPGetError {
+    static func classify(_ error: Error, url: String, timeoutSeconds: Double, presentedCertificate: Bool) -> FetchError {
         let target = target(of: url)
-        func transport(_ message: String) -> HTTPGetError { HTTPGetError(kind: .transport, message: message) }
-        func tls(_ message: String) -> HTTPGetError { HTTPGetError(kind: .tls, message: message) }
-        let timeout = HTTPGetError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(timeoutSeconds)) s")
+        func transport(_ message: String) -> FetchError { FetchError(kind: .transport, message: message) }
+        func tls(_ message: String) -> FetchError { FetchError(kind: .tls, message: message) }
+        let timeout = FetchError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(timeoutSeconds)) s")
         let cutShort = transport("\(target) closed the connection before the response was complete")
 
         switch error {
-        case let error as HTTPGetError:
+        case let error as FetchError:
             return error
         case let error as HTTPClientError:
             switch error {
@@ -40,9 +41,9 @@ enum FailureWording {
                  .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
                 return timeout
             case .invalidURL, .emptyScheme, .emptyHost:
-                return HTTPGetError(kind: .invalidURL, message: "invalid URL: not an http or https URL with a host")
+                return FetchError(kind: .transport, message: "invalid URL: not an http or https URL with a host")
             case .cancelled, .requestStreamCancelled:
-                return HTTPGetError(kind: .cancelled, message: "cancelled")
+                return FetchError(kind: .cancelled, message: "cancelled")
             case .remoteConnectionClosed:
                 return cutShort
             case .uncleanShutdown:
@@ -166,9 +167,9 @@ enum FailureWording {
 
     /// A handshake (or a TLS alert after it) in words; nil when BoringSSL gave no reason.
     /// `untrusted` is worded by CertificateProbe, which has the certificates.
-    static func handshake(_ error: BoringSSLError, target: String, url: String, presentedCertificate: Bool) -> HTTPGetError? {
+    static func handshake(_ error: BoringSSLError, target: String, url: String, presentedCertificate: Bool) -> FetchError? {
         guard let reason = reasons(error).first(where: { $0 != "HANDSHAKE_FAILURE_ON_CLIENT_HELLO" }) ?? reasons(error).first else { return nil }
-        func tls(_ message: String) -> HTTPGetError { HTTPGetError(kind: .tls, message: message) }
+        func tls(_ message: String) -> FetchError { FetchError(kind: .tls, message: message) }
         let clientCertificateAlerts: Set = ["TLSV1_ALERT_UNKNOWN_CA", "SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
                                             "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_EXPIRED",
                                             "SSLV3_ALERT_CERTIFICATE_REVOKED", "TLSV1_ALERT_ACCESS_DENIED"]

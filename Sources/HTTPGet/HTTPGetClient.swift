@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DataSources
 import Dispatch
 import Foundation
 import NIOCore
@@ -6,83 +7,24 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// One GET: where, with which headers, and the limits it must stay within.
-public struct HTTPGetRequest: Sendable {
-    public var url: String
-    public var headers: [(name: String, value: String)]
-    /// For the whole exchange, redirects and body included.
-    public var timeoutSeconds: Double
-    public var maximumBodySize: Int
-    /// Redirects followed before giving up (`tooManyRedirects`).
-    public var maximumRedirects: Int
-    /// Trust and a client certificate for HTTPS; nil: the base roots only (TLSTrust).
-    public var tls: HTTPGetTLS?
-    /// Sends `Accept-Encoding: gzip, deflate` unless the headers have their own. A gzip or
-    /// deflate body is decoded whether asked for or not, and `maximumBodySize` bounds the
-    /// decoded size.
-    public var acceptsCompression = true
-    public var proxy: HTTPGetProxy = .environment
-
-    public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int,
-                maximumRedirects: Int = HTTPGetClient.defaultMaximumRedirects) {
-        self.url = url
-        self.headers = headers
-        self.timeoutSeconds = timeoutSeconds
-        self.maximumBodySize = maximumBodySize
-        self.maximumRedirects = maximumRedirects
-    }
-}
-
-public struct HTTPGetResponse: Sendable {
-    public let status: Int
-    /// In the order received; names as the server wrote them.
-    public let headers: [(name: String, value: String)]
-    public let body: [UInt8]
-    /// The URL that answered: the request's, or the last redirect's target.
-    public let finalURL: String
-
-    /// The first value of a header (names compare case-insensitively).
-    public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
-    }
-}
-
-/// Why a GET produced no response. Messages never include header values.
-public struct HTTPGetError: Error, Sendable {
-    public enum Kind: String, Sendable {
-        case timeout, transport, tooLarge, cancelled, invalidURL
-        /// HTTPS could not be set up (FailureWording, CertificateProbe).
-        case tls
-        /// The proxy could not be reached, wanted credentials, or refused the tunnel.
-        case proxy
-        /// A gzip or deflate body that does not decode, or a coding not asked for and not known.
-        case decode
-    }
-    public let kind: Kind
-    public let message: String
-}
-
-/// Cancels a GET in flight; its completion then reports `cancelled`.
-public struct HTTPGetHandle: Sendable {
-    fileprivate let exchange: Exchange
-    public func cancel() { exchange.cancel() }
-}
-
-/// GET over HTTP(S), for callers that are not async: each request reports through a
-/// completion called exactly once, off the event loop (on a Dispatch worker thread), so a
+/// GET over HTTP(S), for callers that are not async: the daemon's `HTTPFetching`. A
+/// `RemoteRequest` goes out as the model made it (its TLS files, compression and proxy), and
+/// its completion is called exactly once, cancelled or not, with the `RemoteResponse` or the
+/// `FetchError` the client will see, off the event loop (on a Dispatch worker thread), so a
 /// completion may take its time (the daemon decodes the page there).
 ///
 /// Responses are read with AsyncHTTPClient's delegate interface: the body is gathered on the
 /// connection's event loop as it arrives, and the completion is one hop away from it. (The
 /// async interface hands each chunk of the body to a task, a hop per chunk: for a page of
-/// 236 KB that cost about 0.5 ms of CPU more; BENCHMARKS.md, ninth round.)
+/// 236 KB that cost about 0.5 ms of CPU more; BENCHMARKS-HISTORY.md, ninth round.)
 ///
 /// Redirects are followed here rather than by AsyncHTTPClient, so that credentials are
 /// dropped when one leaves the origin, and the final URL is known. A connection that cannot
 /// be made fails at once (no retries until the deadline): a closed port or an unknown host
 /// is reported in milliseconds, not after the timeout.
-public final class HTTPGetClient: Sendable {
-    public static let defaultMaximumRedirects = 5
+public final class HTTPGetClient: HTTPFetching {
+    /// Redirects followed before giving up.
+    static let maximumRedirects = 5
     /// The longest exchange accepted; longer requests are clamped to it (callers validate theirs).
     static let maximumTimeoutSeconds = 86_400.0
     /// Headers that carry credentials: never sent to another origin after a redirect.
@@ -125,14 +67,14 @@ public final class HTTPGetClient: Sendable {
         try? loop.syncShutdownGracefully()
     }
 
-    public func get(_ request: HTTPGetRequest, completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) -> HTTPGetHandle {
+    public func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
         let exchange = Exchange(request, router: router, trust: trust, completion: completion)
         let started = isShutDown.withLock { isShutDown in
             if !isShutDown { exchange.start() }
             return !isShutDown
         }
-        if !started { exchange.refuse(HTTPGetError(kind: .transport, message: "the HTTP client has shut down")) }
-        return HTTPGetHandle(exchange: exchange)
+        if !started { exchange.refuse(FetchError(kind: .transport, message: "the HTTP client has shut down")) }
+        return FetchHandle { exchange.cancel() }
     }
 
     /// What AsyncHTTPClient would trap on or refuse late: no host, a port outside 1...65535.
@@ -165,7 +107,7 @@ public final class HTTPGetClient: Sendable {
         seconds == seconds.rounded() && seconds < 1e15 ? String(Int(seconds)) : String(seconds)
     }
 
-    fileprivate static func classify(_ error: Error, url: String, request: HTTPGetRequest) -> HTTPGetError {
+    fileprivate static func classify(_ error: Error, url: String, request: RemoteRequest) -> FetchError {
         FailureWording.classify(error, url: url, timeoutSeconds: request.timeoutSeconds, presentedCertificate: request.tls?.certificateFile != nil)
     }
 }
@@ -174,24 +116,27 @@ public final class HTTPGetClient: Sendable {
 /// included), reporting once.
 private final class Exchange: Sendable {
     private struct State {
-        var inFlight: HTTPClient.Task<HTTPGetResponse>?
+        var inFlight: HTTPClient.Task<RemoteResponse>?
         var cancelled = false
         var finished = false
     }
 
-    private let request: HTTPGetRequest
+    private let request: RemoteRequest
+    /// The request's URL as responses and failures name it: without credentials.
+    private let shownURL: String
     private let router: ClientRouter
     private let trust: TLSTrust
-    private let completion: @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void
+    private let completion: @Sendable (Result<RemoteResponse, FetchError>) -> Void
     /// For the whole exchange: every redirect and body counts against it.
     private let deadline: NIODeadline
     /// The client's one loop: where the exchange runs, its connections included.
     private let eventLoop: any EventLoop
     private let state = Mutex(State())
 
-    init(_ request: HTTPGetRequest, router: ClientRouter, trust: TLSTrust,
-         completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {
+    init(_ request: RemoteRequest, router: ClientRouter, trust: TLSTrust,
+         completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) {
         self.request = request
+        shownURL = URLResolution.redacted(request.url)
         self.router = router
         self.trust = trust
         self.completion = completion
@@ -207,19 +152,19 @@ private final class Exchange: Sendable {
     func start() {
         eventLoop.execute {
             if let problem = HTTPGetClient.urlProblem(self.request.url) {
-                return self.finish(.failure(HTTPGetError(kind: .invalidURL, message: "invalid URL: \(problem)")))
+                return self.finish(.failure(FetchError(kind: .transport, message: "invalid URL: \(problem)")))
             }
             self.send(to: self.request.url, headers: self.request.headers, redirects: 0)
         }
     }
 
     /// Reports `error` without making a request.
-    func refuse(_ error: HTTPGetError) {
+    func refuse(_ error: FetchError) {
         finish(.failure(error))
     }
 
     func cancel() {
-        let inFlight = state.withLock { state -> HTTPClient.Task<HTTPGetResponse>? in
+        let inFlight = state.withLock { state -> HTTPClient.Task<RemoteResponse>? in
             state.cancelled = true
             return state.inFlight
         }
@@ -228,12 +173,12 @@ private final class Exchange: Sendable {
     }
 
     private func send(to url: String, headers: [(name: String, value: String)], redirects: Int) {
-        guard !state.withLock({ $0.cancelled }) else { return finish(.failure(HTTPGetError(kind: .cancelled, message: "cancelled"))) }
+        guard !state.withLock({ $0.cancelled }) else { return finish(.failure(FetchError(kind: .cancelled, message: "cancelled"))) }
         let outgoing: HTTPClient.Request
         do {
             var fields = HTTPHeaders()
             for (name, value) in headers { fields.replaceOrAdd(name: name, value: value) }
-            if request.acceptsCompression && !fields.contains(name: "accept-encoding") {
+            if request.compression && !fields.contains(name: "accept-encoding") {
                 fields.add(name: "Accept-Encoding", value: acceptedContentCodings)
             }
             let tls = try trust.configuration(for: request.tls, url: url, target: FailureWording.target(of: url))
@@ -247,7 +192,7 @@ private final class Exchange: Sendable {
         case .success(let chosen): route = chosen
         case .failure(let error): return finish(.failure(error))
         }
-        let task = route.client.execute(request: outgoing, delegate: BodyCollector(url: url, limit: request.maximumBodySize), deadline: deadline)
+        let task = route.client.execute(request: outgoing, delegate: BodyCollector(url: url, requestURL: request.url, shownURL: shownURL, limit: request.maximumBodySize), deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
             state.inFlight = task
             return state.cancelled
@@ -257,7 +202,7 @@ private final class Exchange: Sendable {
             route.release()
             switch result {
             case .success(let response):
-                self.received(response, headers: headers, redirects: redirects)
+                self.received(response, from: url, headers: headers, redirects: redirects)
             case .failure(let error):
                 guard let proxy = route.proxy, NIODeadline.now() < self.deadline else { return self.failed(error, url: url) }
                 ProxyFailure.explain(error, proxy: proxy, url: url, on: self.eventLoop, deadline: self.deadline) { explained in
@@ -267,17 +212,16 @@ private final class Exchange: Sendable {
         }
     }
 
-    private func received(_ response: HTTPGetResponse, headers: [(name: String, value: String)], redirects: Int) {
-        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.header("location") else {
+    private func received(_ response: RemoteResponse, from url: String, headers: [(name: String, value: String)], redirects: Int) {
+        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headerValues("location").first else {
             return finish(.success(response))
         }
-        let url = response.finalURL
-        guard redirects < request.maximumRedirects else {
-            return finish(.failure(HTTPGetError(kind: .transport,
-                                                message: "more than \(request.maximumRedirects) redirects (last to \(HTTPGetClient.redacted(location)))")))
+        guard redirects < HTTPGetClient.maximumRedirects else {
+            return finish(.failure(FetchError(kind: .transport,
+                                                message: "more than \(HTTPGetClient.maximumRedirects) redirects (last to \(HTTPGetClient.redacted(location)))")))
         }
         guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, HTTPGetClient.urlProblem(next) == nil else {
-            return finish(.failure(HTTPGetError(kind: .transport, message: "a redirect to an unusable URL: \(HTTPGetClient.redacted(location))")))
+            return finish(.failure(FetchError(kind: .transport, message: "a redirect to an unusable URL: \(HTTPGetClient.redacted(location))")))
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {
@@ -286,12 +230,12 @@ private final class Exchange: Sendable {
         send(to: next, headers: headers, redirects: redirects + 1)
     }
 
-    private func problem(_ error: Error, url: String) -> HTTPGetError {
-        if let error = error as? HTTPGetError { return error }
+    private func problem(_ error: Error, url: String) -> FetchError {
+        if let error = error as? FetchError { return error }
         // Whatever AsyncHTTPClient calls it (a request still waiting for a connection fails
         // with the connection's error), a failure at or past the deadline is a timeout.
         if NIODeadline.now() >= deadline {
-            return HTTPGetError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(request.timeoutSeconds)) s")
+            return FetchError(kind: .timeout, message: "no complete response within \(HTTPGetClient.format(request.timeoutSeconds)) s")
         }
         return HTTPGetClient.classify(error, url: url, request: request)
     }
@@ -311,15 +255,23 @@ private final class Exchange: Sendable {
 
     /// Reports once, off the event loop: the completion may take its time. Once cancelled,
     /// an exchange reports `cancelled`, even if its response won the race with the cancel.
-    private func finish(_ result: Result<HTTPGetResponse, HTTPGetError>) {
+    private func finish(_ result: Result<RemoteResponse, FetchError>) {
         let (first, cancelled) = state.withLock { state -> (Bool, Bool) in
             defer { state.finished = true; state.inFlight = nil }
             return (!state.finished, state.cancelled)
         }
         guard first else { return }
         let completion = self.completion
-        let result = cancelled ? .failure(HTTPGetError(kind: .cancelled, message: "cancelled")) : result
+        let result = (cancelled ? .failure(FetchError(kind: .cancelled, message: "cancelled")) : result).mapError(located)
         DispatchQueue.global().async { completion(result) }
+    }
+
+    /// A failure names the request's URL, and a body over the limit the limit.
+    private func located(_ failure: FetchError) -> FetchError {
+        var failure = failure
+        failure.url = shownURL
+        if failure.kind == .tooLarge { failure.maxBodyBytes = request.maximumBodySize }
+        return failure
     }
 }
 
@@ -328,18 +280,23 @@ private final class Exchange: Sendable {
 private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendable {
     // Unchecked: AsyncHTTPClient calls a delegate only on its task's event loop, one call at a time.
     private let url: String
+    /// The URL first asked for, and as a response names it (`RemoteResponse.url`).
+    private let requestURL: String
+    private let shownURL: String
     private let limit: Int
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
     /// For a gzip or deflate body: `body` is what it decodes to.
     private var inflater: Inflater?
 
-    init(url: String, limit: Int) {
+    init(url: String, requestURL: String, shownURL: String, limit: Int) {
         self.url = url
+        self.requestURL = requestURL
+        self.shownURL = shownURL
         self.limit = limit
     }
 
-    func didReceiveHead(task: HTTPClient.Task<HTTPGetResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    func didReceiveHead(task: HTTPClient.Task<RemoteResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
         let coding = ContentCoding(header: head.headers.first(name: "content-encoding"))
         switch coding {
@@ -350,12 +307,12 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
             inflater = Inflater(coding)
             return task.eventLoop.makeSucceededVoidFuture()
         case .unsupported(let coding):
-            return task.eventLoop.makeFailedFuture(HTTPGetError(
+            return task.eventLoop.makeFailedFuture(FetchError(
                 kind: .decode, message: "the response is encoded as \"\(coding)\", which is not gzip or deflate: it cannot be decoded"))
         }
         let announced = head.headers.first(name: "content-length").flatMap { Int($0) }
         if let announced, announced > limit {
-            return task.eventLoop.makeFailedFuture(HTTPGetError(
+            return task.eventLoop.makeFailedFuture(FetchError(
                 kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes"))
         }
         // One allocation of the announced size: growing by doubling copies the body a few
@@ -365,7 +322,7 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<HTTPGetResponse>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
+    func didReceiveBodyPart(task: HTTPClient.Task<RemoteResponse>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
         if let inflater {
             do {
                 try part.withUnsafeReadableBytes { bytes throws(InflateFailure) in try inflater.inflate(bytes, into: &body, limit: limit) }
@@ -375,14 +332,14 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
             }
         }
         guard part.readableBytes <= limit - body.count else {
-            return task.eventLoop.makeFailedFuture(HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
+            return task.eventLoop.makeFailedFuture(FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
         }
         body.append(contentsOf: part.readableBytesView)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didFinishRequest(task: HTTPClient.Task<HTTPGetResponse>) throws -> HTTPGetResponse {
-        guard let head else { throw HTTPGetError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head") }
+    func didFinishRequest(task: HTTPClient.Task<RemoteResponse>) throws -> RemoteResponse {
+        guard let head else { throw FetchError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head") }
         var headers = head.headers.map { ($0.name, $0.value) }
         if let inflater {
             do { try inflater.finish() } catch { throw Self.problem(error, limit: limit, coding: head.headers.first(name: "content-encoding")) }
@@ -390,18 +347,19 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
             // so is a recording's, replayed uncompressed).
             headers.removeAll { ["content-encoding", "content-length"].contains($0.0.lowercased()) }
         }
-        return HTTPGetResponse(status: Int(head.status.code), headers: headers, body: body, finalURL: url)
+        let finalURL = url == requestURL ? nil : URLResolution.redacted(url)
+        return RemoteResponse(url: shownURL, finalURL: finalURL, status: Int(head.status.code), headers: headers, body: body)
     }
 
-    private static func problem(_ failure: InflateFailure, limit: Int, coding: String?) -> HTTPGetError {
+    private static func problem(_ failure: InflateFailure, limit: Int, coding: String?) -> FetchError {
         let coding = ContentCoding(header: coding) == .gzip ? "gzip" : "deflate"
         switch failure {
         case .tooLarge:
-            return HTTPGetError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes once decoded (\(coding))")
+            return FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes once decoded (\(coding))")
         case .corrupt(let reason):
-            return HTTPGetError(kind: .decode, message: "the \(coding) response body does not decode: \(reason)")
+            return FetchError(kind: .decode, message: "the \(coding) response body does not decode: \(reason)")
         case .truncated:
-            return HTTPGetError(kind: .decode, message: "the \(coding) response body ends before its compressed data does")
+            return FetchError(kind: .decode, message: "the \(coding) response body ends before its compressed data does")
         }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DataSources
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -12,12 +13,12 @@ enum ProxyFailure {
     /// The proxy's failure behind `error`, or nil when `error` is not the proxy's (a TLS
     /// failure with the server, a reset inside the tunnel...).
     static func explain(_ error: Error, proxy: ProxyServer, url: String, on loop: any EventLoop, deadline: NIODeadline,
-                        _ done: @escaping @Sendable (HTTPGetError?) -> Void) {
-        if error is HTTPGetError { return done(nil) }
+                        _ done: @escaping @Sendable (FetchError?) -> Void) {
+        if error is FetchError { return done(nil) }
         let target = Self.target(of: url)
         if let client = error as? HTTPClientError {
             if client == .proxyAuthenticationRequired {
-                return done(HTTPGetError(kind: .proxy, message: authenticationRequired(proxy)))
+                return done(FetchError(kind: .proxy, message: authenticationRequired(proxy)))
             }
             if client == .invalidProxyResponse {
                 // AsyncHTTPClient keeps only that the answer to CONNECT was not a 2xx; asking
@@ -25,20 +26,20 @@ enum ProxyFailure {
                 return ConnectProbe.status(of: proxy, target: target, on: loop, deadline: deadline).whenComplete { result in
                     let answered = (try? result.get()).flatMap { $0 }
                     let said = answered.map { "it answered \($0)" } ?? "it did not answer CONNECT with a 2xx status"
-                    done(HTTPGetError(kind: .proxy, message: "the proxy \(proxy) refused to connect to \(target): \(said)"))
+                    done(FetchError(kind: .proxy, message: "the proxy \(proxy) refused to connect to \(target): \(said)"))
                 }
             }
         }
         let text = "\(error)"
         if text.contains("Connection refused") || text.contains("connectionRefused") {
-            return done(HTTPGetError(kind: .proxy, message: "could not connect to the proxy \(proxy): connection refused"))
+            return done(FetchError(kind: .proxy, message: "could not connect to the proxy \(proxy): connection refused"))
         }
         // Only the proxy's name is resolved here: the proxy resolves the server's.
         if text.contains("dns") || text.contains("DNS") || text.contains("unknown host") || text.contains("SocketAddressError") {
-            return done(HTTPGetError(kind: .proxy, message: "could not resolve the proxy's host \(proxy.host)"))
+            return done(FetchError(kind: .proxy, message: "could not resolve the proxy's host \(proxy.host)"))
         }
         if text.contains("connectTimeout") {
-            return done(HTTPGetError(kind: .proxy, message: "could not connect to the proxy \(proxy): it did not answer in time"))
+            return done(FetchError(kind: .proxy, message: "could not connect to the proxy \(proxy): it did not answer in time"))
         }
         done(nil)
     }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DataSources
 import Dispatch
 import NIOCore
 import Synchronization
@@ -51,7 +52,7 @@ final class ClientRouter: Sendable {
     }
 
     /// Where a request to `url` goes, with `choice` as its source configured it.
-    func route(for url: String, choice: HTTPGetProxy) -> Result<Route, HTTPGetError> {
+    func route(for url: String, choice: ProxySetting) -> Result<Route, FetchError> {
         let proxy: ProxyServer?
         switch choice {
         case .direct:
@@ -71,13 +72,13 @@ final class ClientRouter: Sendable {
         return acquire(proxy).map { Route(client: $0, proxy: proxy, router: self) }
     }
 
-    private func acquire(_ proxy: ProxyServer) -> Result<HTTPClient, HTTPGetError> {
+    private func acquire(_ proxy: ProxyServer) -> Result<HTTPClient, FetchError> {
         var evicted: [HTTPClient] = []
         defer {
             for client in evicted { client.shutdown(queue: .global()) { _ in } }
         }
         return state.withLock { state in
-            guard !state.isShutDown else { return .failure(HTTPGetError(kind: .transport, message: "the HTTP client has shut down")) }
+            guard !state.isShutDown else { return .failure(FetchError(kind: .transport, message: "the HTTP client has shut down")) }
             state.uses += 1
             if var entry = state.clients[proxy] {
                 entry.inFlight += 1

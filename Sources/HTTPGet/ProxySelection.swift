@@ -1,17 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DataSources
 import Foundation
-
-/// Which proxy a GET goes through.
-public enum HTTPGetProxy: Sendable, Equatable {
-    /// The one the environment names for the URL, by curl's rules (see `ProxySelection`).
-    case environment
-    /// None, whatever the environment says.
-    case direct
-    /// This proxy URL (`http://[user:password@]host[:port]`), whatever the environment says.
-    case url(String)
-}
 
 /// An HTTP proxy: where to connect, and the credentials it wants. Shown (`description`) as
 /// `host:port`, never with its credentials.
@@ -58,7 +49,7 @@ public enum ProxySelection {
 
     /// The proxy for `url` given `environment`, or nil for a direct connection. An unusable
     /// value (a bad URL, an unsupported scheme) fails with kind `proxy`, naming the variable.
-    public static func proxy(for url: String, environment: [String: String]) -> Result<ProxyServer?, HTTPGetError> {
+    public static func proxy(for url: String, environment: [String: String]) -> Result<ProxyServer?, FetchError> {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), let host = target.host else { return .success(nil) }
         let port = target.port ?? (scheme == "https" ? 443 : 80)
         var names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
@@ -81,9 +72,9 @@ public enum ProxySelection {
 
     /// `text` as a proxy: `[http://][user:password@]host[:port][/]`. `source` names where it
     /// came from in a failure's message, which never holds the credentials.
-    public static func parse(_ text: String, from source: String) -> Result<ProxyServer, HTTPGetError> {
-        func refuse(_ problem: String) -> Result<ProxyServer, HTTPGetError> {
-            .failure(HTTPGetError(kind: .proxy, message: "\(source) is not a usable proxy URL (\(redacted(text))): \(problem)"))
+    public static func parse(_ text: String, from source: String) -> Result<ProxyServer, FetchError> {
+        func refuse(_ problem: String) -> Result<ProxyServer, FetchError> {
+            .failure(FetchError(kind: .proxy, message: "\(source) is not a usable proxy URL (\(redacted(text))): \(problem)"))
         }
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         var scheme = "http"

@@ -1,24 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DataSources
 import NIOSSL
 import Synchronization
-
-/// A source's `remoteConfiguration.tls`: paths of PEM files (absolute: the daemon's wire
-/// layer expanded `~/` and checked their shape when the source was created).
-public struct HTTPGetTLS: Sendable, Hashable {
-    /// Certificates trusted in addition to the base roots.
-    public var caFile: String?
-    /// The client certificate, presented to servers that ask for one; with `keyFile`.
-    public var certificateFile: String?
-    public var keyFile: String?
-
-    public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil) {
-        self.caFile = caFile
-        self.certificateFile = certificateFile
-        self.keyFile = keyFile
-    }
-}
 
 /// What a GET over HTTPS trusts and presents, as AsyncHTTPClient's per-request TLS
 /// configuration.
@@ -45,9 +30,9 @@ final class TLSTrust: Sendable {
 
     /// The configuration for a GET of `url`; nil for plain HTTP, and for HTTPS with nothing
     /// to add to AsyncHTTPClient's default (the system store, no client certificate).
-    func configuration(for tls: HTTPGetTLS?, url: String, target: String) throws(HTTPGetError) -> TLSConfiguration? {
+    func configuration(for tls: TLSFiles?, url: String, target: String) throws(FetchError) -> TLSConfiguration? {
         guard url.lowercased().hasPrefix("https:") else { return nil }
-        let tls = tls ?? HTTPGetTLS()
+        let tls = tls ?? TLSFiles()
         guard tls.caFile != nil || tls.certificateFile != nil || environmentFile != nil || environmentDirectory != nil else { return nil }
         var configuration = TLSConfiguration.makeClientConfiguration()
         do throws(PEMFiles.Problem) {
@@ -80,7 +65,7 @@ final class TLSTrust: Sendable {
                 configuration.privateKey = .privateKey(try files.privateKey(keyFile, member: "remoteConfiguration.tls.keyFile"))
             }
         } catch {
-            throw HTTPGetError(kind: .tls, message: "could not set up TLS for \(target): \(error.text)")
+            throw FetchError(kind: .tls, message: "could not set up TLS for \(target): \(error.text)")
         }
         return configuration
     }

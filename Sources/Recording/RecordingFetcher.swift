@@ -1,4 +1,3 @@
-import Daemon
 import DataSources
 
 /// An `HTTPFetching` that hands every request to the one it wraps and tells the recorder

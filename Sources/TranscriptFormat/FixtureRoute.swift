@@ -1,5 +1,6 @@
 import CSystemShims
 import Daemon
+import DataSources
 import JSONKit
 
 /// What a route sends, and how.

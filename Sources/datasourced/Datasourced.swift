@@ -1,6 +1,7 @@
 import ArgumentParser
 import Daemon
 import DataSources
+import HTTPGet
 import PageCache
 import Logging
 import JSONKit
@@ -135,7 +136,7 @@ struct Serve: ParsableCommand {
             }
             logger.info("recording the session", metadata: ["file": "\(path)"])
         }
-        let http = HTTPGetFetcher()
+        let http = HTTPGetClient()
         let fetcher = recorder?.recording(http) ?? http
         // A recording must replay as it ran: without a persisted cache, whose contents the
         // transcript could not carry.

@@ -227,7 +227,7 @@ final class MemoryPageStore: PageCacheStore {
         let loader = FakeLoader()
         let params: JSON = ["name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
                             "apiPath": "/r", "cache": ["enabled": true]]
-        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw DataSourceError(field: "kind", expected: "remote", got: nil, message: "") }
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw FieldError(field: "kind", expected: "remote", got: nil, message: "") }
         let store = MemoryPageStore()
         func make() -> (RemoteDataSource, Recorder) {
             let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader, errorRow: \.placeholderRow)

@@ -17,7 +17,7 @@ import Testing
                                   ("remoteConfiguration", ["baseURL": JSON(baseURL), "headers": headers]), ("apiPath", "/items"),
                                   ("pageSize", 2), ("pagination", pagination), ("cache", ["enabled": true])] + extra)
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
-            throw DataSourceError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
+            throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
         let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
                                          paginator: paginator, loader: loader, errorRow: \.placeholderRow)
@@ -391,7 +391,7 @@ import Testing
     @Test func aRemoteSourceReadsOnlyTheOnePageItWrites() throws {
         let params: JSON = ["name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
                             "apiPath": "/r", "cache": ["enabled": true]]
-        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw DataSourceError(field: "kind", expected: "remote", got: nil, message: "") }
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw FieldError(field: "kind", expected: "remote", got: nil, message: "") }
         func refusal(_ entry: CachedPages) -> String? {
             let store = MemoryPageStore()
             store.entries[Self.key] = StoredPages(payload: entry.encoded(), storedAt: WallClock.secondsSince1970())

@@ -63,7 +63,7 @@ final class TokenDirectory {
     static func source(_ params: JSON, store: MemoryPageStore? = nil) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
         let loader = FakeLoader()
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
-            throw DataSourceError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
+            throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
         let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
                                          paginator: paginator, loader: loader, errorRow: \.placeholderRow)

@@ -12,7 +12,7 @@ extension SourceRegistry {
     }
 }
 
-extension DataSourceError {
+extension FieldError {
     /// A member of the refusal's context (`numberOfObjects`, `parents`...).
     subscript(context key: String) -> JSON? { context.first { $0.0 == key }?.1 }
 }
@@ -27,8 +27,8 @@ func wireRefusal(_ body: () throws -> Void) -> ResponseError? {
     do {
         try body()
         return nil
-    } catch let refusal as DataSourceError {
-        return FieldError(refusal).responseError
+    } catch let refusal as FieldError {
+        return refusal.responseError
     } catch let error as ResponseError {
         return error
     } catch {

@@ -10,17 +10,17 @@ final class FakeLoader: RemoteLoading {
         let request: RemoteRequest
         let decode: @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>
         let completion: (Result<DecodedResponse, FetchError>) -> Void
-        var cancelled = false
+        let handle = FetchHandle()
+        var cancelled: Bool { handle.isCancelled }
     }
 
     private(set) var pending: [Pending] = []
     var requestedURLs: [String] { pending.map(\.request.url) }
 
     func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation {
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
         pending.append(Pending(request: request, decode: decode, completion: completion))
-        let index = pending.count - 1
-        return RemoteLoadCancellation { [weak self] in self?.pending[index].cancelled = true }
+        return pending[pending.count - 1].handle
     }
 
     /// Answers request `index` with a JSON body (decoded as the daemon decodes it); a
@@ -59,7 +59,7 @@ final class FakeLoader: RemoteLoading {
                                   ("remoteConfiguration", ["baseURL": "http://api.invalid"]), ("apiPath", "/items"),
                                   ("pageSize", 2), ("pagination", pagination)] + extra)
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
-            throw DataSourceError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
+            throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
         let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
                                          paginator: paginator, loader: loader, errorRow: \.placeholderRow)

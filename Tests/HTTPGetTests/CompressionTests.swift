@@ -1,3 +1,4 @@
+import DataSources
 import HTTPGet
 import NIOHTTP1
 import Testing
@@ -12,11 +13,11 @@ import Testing
     static let page: [UInt8] = Array(("{\"items\": [" + (1...2000).map { "{\"id\": \($0), \"name\": \"item \($0)\"}" }.joined(separator: ", ") + "]}").utf8)
 
     func get(_ url: String, headers: [(name: String, value: String)] = [], compression: Bool = true,
-             maximumBodySize: Int = 1 << 20) async -> Result<HTTPGetResponse, HTTPGetError> {
-        var request = HTTPGetRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: maximumBodySize)
-        request.acceptsCompression = compression
+             maximumBodySize: Int = 1 << 20) async -> Result<RemoteResponse, FetchError> {
+        var request = RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: maximumBodySize)
+        request.compression = compression
         return await withCheckedContinuation { continuation in
-            _ = client.get(request) { continuation.resume(returning: $0) }
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
         }
     }
 
@@ -51,9 +52,9 @@ import Testing
             }
             #expect(response.body == Self.page, "compression \(compression)")
             // They describe the wire; the body handed on is the decoded one.
-            #expect(response.header("content-encoding") == nil)
-            #expect(response.header("content-length") == nil)
-            #expect(response.header("content-type") == "application/json")
+            #expect(response.headerValues("content-encoding").first == nil)
+            #expect(response.headerValues("content-length").first == nil)
+            #expect(response.headerValues("content-type").first == "application/json")
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AsyncHTTPClient
+import DataSources
 @testable import HTTPGet
 import NIOCore
 import NIOHTTP1
@@ -18,9 +19,9 @@ import Testing
 
     deinit { client.shutdown() }
 
-    func get(_ url: String, headers: [(name: String, value: String)] = []) async -> HTTPGetError? {
+    func get(_ url: String, headers: [(name: String, value: String)] = []) async -> FetchError? {
         let result = await withCheckedContinuation { continuation in
-            _ = client.get(HTTPGetRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)) {
+            _ = client.fetch(RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)) {
                 continuation.resume(returning: $0)
             }
         }

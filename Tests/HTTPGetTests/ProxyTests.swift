@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AsyncHTTPClient
+import DataSources
 @testable import HTTPGet
 import NIOHTTP1
 import NIOPosix
@@ -10,12 +11,12 @@ import Testing
 /// GETs through a CONNECT proxy on loopback: chosen from the environment or the request,
 /// credentials sent to the proxy alone, and refusals reported as the proxy's.
 @Suite(.serialized) struct ProxyTests {
-    static func get(_ client: HTTPGetClient, _ url: String, proxy: HTTPGetProxy = .environment,
-                    headers: [(name: String, value: String)] = []) async -> Result<HTTPGetResponse, HTTPGetError> {
-        var request = HTTPGetRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
+    static func get(_ client: HTTPGetClient, _ url: String, proxy: ProxySetting = .environment,
+                    headers: [(name: String, value: String)] = []) async -> Result<RemoteResponse, FetchError> {
+        var request = RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
         request.proxy = proxy
         return await withCheckedContinuation { continuation in
-            _ = client.get(request) { continuation.resume(returning: $0) }
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
         }
     }
 

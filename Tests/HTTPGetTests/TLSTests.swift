@@ -1,3 +1,4 @@
+import DataSources
 import Foundation
 @testable import HTTPGet
 import NIOCore
@@ -19,17 +20,17 @@ import Testing
 
     /// One GET with a client of its own, whose environment is `environment` (never the test
     /// process's: this machine's may set SSL_CERT_FILE).
-    func get(_ url: String, tls: HTTPGetTLS? = nil, environment: [String: String] = [:]) async -> Result<HTTPGetResponse, HTTPGetError> {
+    func get(_ url: String, tls: TLSFiles? = nil, environment: [String: String] = [:]) async -> Result<RemoteResponse, FetchError> {
         let client = HTTPGetClient(environment: environment)
         defer { client.shutdown() }
-        var request = HTTPGetRequest(url: url, headers: [], timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        var request = RemoteRequest(url: url, headers: [], timeoutSeconds: 20, maximumBodySize: 1 << 20)
         request.tls = tls
         return await withCheckedContinuation { continuation in
-            _ = client.get(request) { continuation.resume(returning: $0) }
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
         }
     }
 
-    func failure(_ result: Result<HTTPGetResponse, HTTPGetError>, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPGetError? {
+    func failure(_ result: Result<RemoteResponse, FetchError>, sourceLocation: SourceLocation = #_sourceLocation) -> FetchError? {
         switch result {
         case .success(let response):
             Issue.record("expected a failure, got status \(response.status)", sourceLocation: sourceLocation)
@@ -39,7 +40,7 @@ import Testing
         }
     }
 
-    func body(_ result: Result<HTTPGetResponse, HTTPGetError>, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    func body(_ result: Result<RemoteResponse, FetchError>, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
         switch result {
         case .success(let response):
             return String(decoding: response.body, as: UTF8.self)
@@ -62,13 +63,13 @@ import Testing
     @Test func caFileTrustsAPrivateAuthority() async throws {
         let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey)
         defer { server.stop() }
-        #expect(body(await get(server.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) == #"[{"page":1}]"#)
+        #expect(body(await get(server.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) == #"[{"page":1}]"#)
         // By host name too: the certificate names localhost.
-        #expect(body(await get("https://localhost:\(server.port)/items?page=2", tls: HTTPGetTLS(caFile: pki.caFile))) == #"[{"page":2}]"#)
+        #expect(body(await get("https://localhost:\(server.port)/items?page=2", tls: TLSFiles(caFile: pki.caFile))) == #"[{"page":2}]"#)
         // Added to the roots, not in place of them: another authority's certificate is still refused.
         let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
         defer { other.stop() }
-        guard let error = failure(await get(other.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        guard let error = failure(await get(other.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(error.message.contains("is issued by \"datasourced other CA\", which is not a trusted certificate authority"), "\(error.message)")
     }
 
@@ -92,7 +93,7 @@ import Testing
         // SSL_CERT_FILE stands in for the system store (as for OpenSSL and curl), and caFile adds to it.
         let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
         defer { other.stop() }
-        #expect(body(await get(other.baseURL + "/items?page=5", tls: HTTPGetTLS(caFile: pki.otherCAFile),
+        #expect(body(await get(other.baseURL + "/items?page=5", tls: TLSFiles(caFile: pki.otherCAFile),
                                environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":5}]"#)
     }
 
@@ -106,7 +107,7 @@ import Testing
         #expect(fromEnvironment.message == "could not set up TLS for \(target): SSL_CERT_FILE \(missing) does not exist")
 
         let notPEM = pki.path + "/ca.cnf"
-        guard let fromSource = failure(await get(server.baseURL + "/x", tls: HTTPGetTLS(caFile: notPEM))) else { return }
+        guard let fromSource = failure(await get(server.baseURL + "/x", tls: TLSFiles(caFile: notPEM))) else { return }
         #expect(fromSource.kind == .tls)
         #expect(fromSource.message == "could not set up TLS for \(target): remoteConfiguration.tls.caFile \(notPEM) holds no PEM certificate that can be read")
 
@@ -117,7 +118,7 @@ import Testing
     @Test func anExpiredCertificateIsRefusedWithItsDate() async throws {
         let server = try TLSPageServer(certificate: pki.expiredCertificate, key: pki.serverKey)
         defer { server.stop() }
-        guard let error = failure(await get(server.baseURL + "/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        guard let error = failure(await get(server.baseURL + "/items", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(error.kind == .tls)
         #expect(error.message == "the certificate of 127.0.0.1:\(server.port) expired on 2021-01-01 00:00:00 UTC")
     }
@@ -125,10 +126,10 @@ import Testing
     @Test func aCertificateForAnotherHostIsRefusedNamingTheHostsItIsFor() async throws {
         let server = try TLSPageServer(certificate: pki.wrongHostCertificate, key: pki.serverKey)
         defer { server.stop() }
-        guard let error = failure(await get(server.baseURL + "/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        guard let error = failure(await get(server.baseURL + "/items", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(error.kind == .tls)
         #expect(error.message == "the certificate of 127.0.0.1:\(server.port) is not valid for the host name \"127.0.0.1\": it is valid for wrong.example, www.wrong.example")
-        guard let byName = failure(await get("https://localhost:\(server.port)/items", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        guard let byName = failure(await get("https://localhost:\(server.port)/items", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(byName.message == "the certificate of localhost:\(server.port) is not valid for the host name \"localhost\": it is valid for wrong.example, www.wrong.example")
     }
 
@@ -136,21 +137,21 @@ import Testing
         let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey, clientCA: pki.caFile)
         defer { server.stop() }
         let target = "127.0.0.1:\(server.port)"
-        guard let without = failure(await get(server.baseURL + "/items?page=1", tls: HTTPGetTLS(caFile: pki.caFile))) else { return }
+        guard let without = failure(await get(server.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(without.kind == .tls)
         #expect(without.message == "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile")
 
-        let client = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.clientKey)
+        let client = TLSFiles(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.clientKey)
         #expect(body(await get(server.baseURL + "/items?page=2", tls: client)) == #"[{"page":2}]"#)
 
         // A certificate from an authority the server does not trust.
-        let stranger = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.otherCACertificate, keyFile: pki.serverKey)
+        let stranger = TLSFiles(caFile: pki.caFile, certificateFile: pki.otherCACertificate, keyFile: pki.serverKey)
         guard let refused = failure(await get(server.baseURL + "/items?page=3", tls: stranger)) else { return }
         #expect(refused.kind == .tls)
         #expect(refused.message == "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"unknown ca\"")
 
         // A key that is not the certificate's.
-        let mismatched = HTTPGetTLS(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.serverKey)
+        let mismatched = TLSFiles(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.serverKey)
         guard let mismatch = failure(await get(server.baseURL + "/items?page=4", tls: mismatched)) else { return }
         #expect(mismatch.kind == .tls)
         #expect(mismatch.message == "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile")
@@ -162,11 +163,11 @@ import Testing
         let client = HTTPGetClient(environment: [:])
         defer { client.shutdown() }
         for page in 1...5 {
-            var request = HTTPGetRequest(url: server.baseURL + "/items?page=\(page)", headers: [("Accept", "application/json")],
+            var request = RemoteRequest(url: server.baseURL + "/items?page=\(page)", headers: [("Accept", "application/json")],
                                          timeoutSeconds: 20, maximumBodySize: 1 << 20)
-            request.tls = HTTPGetTLS(caFile: pki.caFile)
+            request.tls = TLSFiles(caFile: pki.caFile)
             let result = await withCheckedContinuation { continuation in
-                _ = client.get(request) { continuation.resume(returning: $0) }
+                _ = client.fetch(request) { continuation.resume(returning: $0) }
             }
             #expect(body(result) == #"[{"page":\#(page)}]"#)
         }

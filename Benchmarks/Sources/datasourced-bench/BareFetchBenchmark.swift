@@ -14,6 +14,7 @@ import Glibc
 #endif
 import AsyncHTTPClient
 import CJansson
+import DataSources
 import HTTPGet
 import JSONRPC
 import NIOCore
@@ -47,8 +48,8 @@ private struct DaemonClientFetcher: BareFetcher {
     let client = HTTPGetClient()
 
     func fetch(_ url: String, then: @escaping @Sendable ([UInt8]?) -> Void) {
-        let request = HTTPGetRequest(url: url, headers: [], timeoutSeconds: 30, maximumBodySize: 1 << 30)
-        _ = client.get(request) { result in
+        let request = RemoteRequest(url: url, headers: [], timeoutSeconds: 30, maximumBodySize: 1 << 30)
+        _ = client.fetch(request) { result in
             guard case .success(let response) = result, response.status == 200 else { return then(nil) }
             then(response.body)
         }

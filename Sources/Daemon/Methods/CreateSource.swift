@@ -9,7 +9,7 @@ enum CreateSourceRequest: AnsweredAtOnce {
     typealias Result = SourceDescription
 
     static func handle(_ daemon: Daemon, _ params: CreateSourceParams) throws -> SourceDescription {
-        let source = try refusalsAsFieldErrors { () throws(DataSourceError) in try daemon.registry.create(params.spec) }
+        let source = try daemon.registry.create(params.spec)
         source.addObserver(daemon)
         if let remote = source as? RemoteCollection {
             if let cache = daemon.cache, let key = params.cacheKey {

@@ -9,9 +9,7 @@ enum DestroySourceRequest: AnsweredAtOnce {
     typealias Result = DestroyedSources
 
     static func handle(_ daemon: Daemon, _ params: DestroySourceParams) throws -> DestroyedSources {
-        let names = try refusalsAsFieldErrors { () throws(DataSourceError) in
-            try daemon.registry.destroy(params.name, cascade: params.cascade)
-        }
+        let names = try daemon.registry.destroy(params.name, cascade: params.cascade)
         for name in names {
             daemon.refreshTimers.disarm(name)
             daemon.debounceTimers.disarm(name)

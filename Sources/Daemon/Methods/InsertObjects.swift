@@ -10,7 +10,7 @@ enum InsertObjectsRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: InsertObjectsParams) throws -> Int {
         let source = try daemon.simpleSource(params.source)
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.insert(params.objects, at: params.index ?? source.objects.count) }
+        try source.insert(params.objects, at: params.index ?? source.objects.count)
         return source.objects.count
     }
 

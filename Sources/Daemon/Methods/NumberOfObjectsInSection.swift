@@ -10,7 +10,7 @@ enum NumberOfObjectsInSectionRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: SectionParams) throws -> Int {
         let source = try daemon.source(params.source)
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.validate(section: params.section) }
+        try source.validate(section: params.section)
         return source.numberOfObjects(inSection: params.section)
     }
 

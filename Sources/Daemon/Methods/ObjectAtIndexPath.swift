@@ -10,7 +10,7 @@ enum ObjectAtIndexPathRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: IndexPathParams) throws -> RevisionedRead {
         let source = try daemon.source(params.source)
-        let object = try refusalsAsFieldErrors { () throws(DataSourceError) in try source.object(at: params.indexPath) }
+        let object = try source.object(at: params.indexPath)
         return RevisionedRead(member: "object", value: object, revision: params.withRevision ? source.revision : nil)
     }
 

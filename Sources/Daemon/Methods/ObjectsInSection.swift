@@ -10,9 +10,7 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: ObjectsInSectionParams) throws -> SectionSlice {
         let source = try daemon.source(params.source)
-        let objects = try refusalsAsFieldErrors { () throws(DataSourceError) in
-            try source.objects(inSection: params.section, start: params.start, count: params.count)
-        }
+        let objects = try source.objects(inSection: params.section, start: params.start, count: params.count)
         return SectionSlice(section: params.section, start: params.start, objects: objects,
                             numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision)
     }

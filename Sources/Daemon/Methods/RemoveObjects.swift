@@ -10,7 +10,7 @@ enum RemoveObjectsRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: RemoveObjectsParams) throws -> Int {
         let source = try daemon.simpleSource(params.source)
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.remove(at: params.index, count: params.count) }
+        try source.remove(at: params.index, count: params.count)
         return source.objects.count
     }
 

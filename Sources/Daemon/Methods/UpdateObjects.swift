@@ -10,7 +10,7 @@ enum UpdateObjectsRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: ObjectsParams) throws -> Int {
         let source = try daemon.simpleSource(params.source)
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.update(params.objects) }
+        try source.update(params.objects)
         return source.objects.count
     }
 

@@ -10,7 +10,7 @@ enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: DisplayParams) throws -> DisplayResult {
         let source = try daemon.source(params.source)
-        try refusalsAsFieldErrors { () throws(DataSourceError) in try source.validate(params.indexPath) }
+        try source.validate(params.indexPath)
         let wasFetching = source.isFetching
         source.willDisplayObject(at: params.indexPath)
         return DisplayResult(fetchStarted: !wasFetching && source.isFetching)

@@ -1,3 +1,4 @@
+import DataSources
 import JSONKit
 
 /// A request's params, decoded and checked: every method has one such type.

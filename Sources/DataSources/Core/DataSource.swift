@@ -78,7 +78,7 @@ public class DataSource {
     /// Every object, section after section.
     public var allObjects: [JSON] { layout.sections.flatMap { $0 } }
 
-    public func object(at indexPath: IndexPath) throws(DataSourceError) -> JSON {
+    public func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
         try validate(indexPath)
         return layout.sections[indexPath.section][indexPath.item]
     }
@@ -93,7 +93,7 @@ public class DataSource {
     var hasIndex: Bool { index != nil }
 
     /// Up to `count` objects of `section` from `start`.
-    public func objects(inSection section: Int, start: Int, count: Int?) throws(DataSourceError) -> [JSON] {
+    public func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
         try validate(section: section)
         let objects = layout.sections[section]
         guard start >= 0, start <= objects.count else {
@@ -104,25 +104,25 @@ public class DataSource {
         return objects.elements(in: start..<end)
     }
 
-    public func validate(section: Int) throws(DataSourceError) {
+    public func validate(section: Int) throws(FieldError) {
         guard layout.sections.indices.contains(section) else {
-            throw DataSourceError(field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
+            throw FieldError(field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
                                   message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
                                   context: [("numberOfSections", JSON(numberOfSections))])
         }
     }
 
-    public func validate(_ indexPath: IndexPath) throws(DataSourceError) {
+    public func validate(_ indexPath: IndexPath) throws(FieldError) {
         // Made only for a refusal: every read of a row comes through here.
         var got: JSON { [JSON(indexPath.section), JSON(indexPath.item)] }
         guard layout.sections.indices.contains(indexPath.section) else {
-            throw DataSourceError(field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
+            throw FieldError(field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
                                   message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
                                   context: [("numberOfSections", JSON(numberOfSections))])
         }
         let count = layout.sections[indexPath.section].count
         guard indexPath.item >= 0, indexPath.item < count else {
-            throw DataSourceError(field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
+            throw FieldError(field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
                                   message: "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
                                   context: [("numberOfObjects", JSON(count))])
         }

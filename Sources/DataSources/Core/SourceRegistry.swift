@@ -22,9 +22,9 @@ public final class SourceRegistry {
     /// Every source, oldest first.
     public var all: [DataSource] { creationOrder.compactMap { sources[$0] } }
 
-    public func source(named name: String, field: String = "source") throws(DataSourceError) -> DataSource {
+    public func source(named name: String, field: String = "source") throws(FieldError) -> DataSource {
         guard let source = sources[name] else {
-            throw DataSourceError(field: field, expected: "the name of an existing source", got: JSON(name),
+            throw FieldError(field: field, expected: "the name of an existing source", got: JSON(name),
                                   message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
                                   context: [("name", JSON(name)), ("sources", .array(creationOrder.prefix(100).map { JSON($0) }))])
         }
@@ -38,10 +38,10 @@ public final class SourceRegistry {
 
     // MARK: Creation
 
-    public func create(_ spec: SourceSpec) throws(DataSourceError) -> DataSource {
+    public func create(_ spec: SourceSpec) throws(FieldError) -> DataSource {
         let name = spec.name
         guard sources[name] == nil else {
-            throw DataSourceError(field: "name", expected: "a name no other source has", got: JSON(name),
+            throw FieldError(field: "name", expected: "a name no other source has", got: JSON(name),
                                   message: "a source named \"\(name)\" already exists", context: [("name", JSON(name))])
         }
         let identity = Identity(key: spec.identityKey)
@@ -65,7 +65,7 @@ public final class SourceRegistry {
                 let field = "sources[\(index)]"
                 let child = try self.child(childName, field: field, parent: name)
                 guard !children.contains(where: { $0 === child }) else {
-                    throw DataSourceError(field: field, expected: "a source not listed before", got: JSON(childName),
+                    throw FieldError(field: field, expected: "a source not listed before", got: JSON(childName),
                                           message: "\"\(field)\": \"\(childName)\" is listed twice")
                 }
                 children.append(child)
@@ -73,7 +73,7 @@ public final class SourceRegistry {
             source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserveSections)
         case .remote, .paginated:
             guard let remoteFactory else {
-                throw DataSourceError(field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
+                throw FieldError(field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
                                       message: "\"kind\" must be one of \(kinds.joined(separator: ", ")): this registry serves no remote sources")
             }
             source = remoteFactory(name, identity, spec.kind)
@@ -83,9 +83,9 @@ public final class SourceRegistry {
         return source
     }
 
-    private func child(_ childName: String, field: String, parent: String) throws(DataSourceError) -> DataSource {
+    private func child(_ childName: String, field: String, parent: String) throws(FieldError) -> DataSource {
         guard childName != parent else {
-            throw DataSourceError(field: field, expected: "the name of another, existing source", got: JSON(childName),
+            throw FieldError(field: field, expected: "the name of another, existing source", got: JSON(childName),
                                   message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
                                   context: [("cycle", [JSON(parent), JSON(parent)])])
         }
@@ -96,12 +96,12 @@ public final class SourceRegistry {
 
     /// Destroys a source; refused while others are built on it, unless `cascade`, which
     /// destroys those too (and theirs). Returns the names destroyed, dependents first.
-    public func destroy(_ name: String, cascade: Bool) throws(DataSourceError) -> [String] {
+    public func destroy(_ name: String, cascade: Bool) throws(FieldError) -> [String] {
         let target = try source(named: name, field: "name")
         let dependents = parents(of: target)
         if !dependents.isEmpty, !cascade {
             let names = dependents.map(\.name)
-            throw DataSourceError(field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
+            throw FieldError(field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
                                   message: "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
                                   context: [("parents", .array(names.map { JSON($0) }))])
         }

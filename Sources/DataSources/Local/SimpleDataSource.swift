@@ -36,14 +36,14 @@ public final class SimpleDataSource: DataSource {
         replaceLayout(Self.layout(objects))
     }
 
-    public func insert(_ newObjects: [JSON], at index: Int) throws(DataSourceError) {
+    public func insert(_ newObjects: [JSON], at index: Int) throws(FieldError) {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
         insertRows(Self.packedRows(newObjects), at: index)
     }
 
-    public func remove(at index: Int, count: Int) throws(DataSourceError) {
+    public func remove(at index: Int, count: Int) throws(FieldError) {
         // Compared without adding: index and count come from the client and may be near Int.max.
         guard index >= 0, index <= objects.count else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
@@ -56,11 +56,11 @@ public final class SimpleDataSource: DataSource {
     }
 
     /// Replaces each object that has the same identity as one given.
-    public func update(_ replacements: [JSON]) throws(DataSourceError) {
+    public func update(_ replacements: [JSON]) throws(FieldError) {
         var updated: [Int: JSON] = [:]
         for (position, replacement) in replacements.enumerated() {
             guard let path = indexPath(for: replacement) else {
-                throw DataSourceError(field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
+                throw FieldError(field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
                                       got: identity.of(replacement),
                                       message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
                                       context: [("identity", identity.of(replacement))])

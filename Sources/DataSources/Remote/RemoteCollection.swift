@@ -7,7 +7,7 @@ public class RemoteCollection: DataSource {
     /// Changed in place only by `update(to:cacheKey:keepRows:)` (its query, path and headers).
     public private(set) var configuration: RemoteConfiguration
     private let loader: RemoteLoading
-    private var inFlight: RemoteLoadCancellation?
+    private var inFlight: FetchHandle?
     private var generation = 0
     /// The data rows loaded so far, placeholders excluded.
     var objects: [JSON] = []

@@ -1,4 +1,5 @@
 import JSONKit
+import Synchronization
 
 /// One GET as a remote source asks for it.
 public struct RemoteRequest: Sendable {
@@ -28,14 +29,28 @@ public struct RemoteRequest: Sendable {
     }
 }
 
-/// Stops a load; after it, the load's completion is never called.
-public struct RemoteLoadCancellation {
-    private let action: () -> Void
-    public init(_ action: @escaping () -> Void) { self.action = action }
-    public func cancel() { action() }
+/// Cancels one fetch or load in flight: the one handle of an HTTP exchange, whether the
+/// model holds it (`RemoteLoading`), the daemon's loader (`HTTPFetching`) or HTTPGet's
+/// exchange. Cancelling may come from any thread; `isCancelled` lets a completion that
+/// raced the cancel be dropped by whoever delivers it.
+public final class FetchHandle: Sendable {
+    private let action: @Sendable () -> Void
+    private let cancelled = Atomic(false)
+
+    public init(cancel action: @escaping @Sendable () -> Void = {}) { self.action = action }
+
+    public func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        action()
+    }
+
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 }
 
-/// The rows a response holds, and the document they came from (for page metadata).
+/// The decoded page: the model's type after decoding, not a copy of the response. It holds
+/// the rows and the document's metadata, and keeps of the response only its head (status,
+/// headers, final URL) for validators, links and rate limits: the body is dropped once
+/// decoded, so a page waiting in the mailbox holds its rows and not its bytes twice.
 public struct DecodedResponse: Sendable {
     public let objects: [JSON]
     /// Without the list the objects came from (page metadata, next cursors and links stay).
@@ -84,5 +99,14 @@ public protocol RemoteLoading: AnyObject {
     /// thread that owns the sources, unless the load is cancelled first. Transport failures
     /// carry a kind among `timeout`, `transport`, `tooLarge` and `cancelled`.
     func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> RemoteLoadCancellation
+              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle
+}
+
+/// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet's client),
+/// a recording wraps it, tests and fuzzers a fake. A completion runs once, on any thread;
+/// after a cancel it may still come (HTTPGet's says `cancelled`), or not at all.
+public protocol HTTPFetching: Sendable {
+    func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle
+    /// Stops every fetch in flight; called once, when the daemon ends.
+    func shutdown()
 }
