@@ -43,16 +43,18 @@ let package = Package(
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),
+        // What every target may import, each chore done one way: the lock (checked pthread calls).
+        .target(name: "Basics"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
-        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan"]),
+        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
-        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
+        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims", "Basics"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
         .target(name: "DataSources", dependencies: ["JSONKit"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
         // and cancellation (AsyncHTTPClient).
         .target(name: "HTTPGet", dependencies: [
-            "CZlib",
+            "CZlib", "Basics",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -61,7 +63,7 @@ let package = Package(
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources",
+            "JSONKit", "JSONRPC", "DataSources", "Basics",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
@@ -74,13 +76,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
-        .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC"]),
+        .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics"]),
         // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
         // without SwiftNIO, so the transcript fuzzer builds it with the core.
         .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "CSystemShims"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: [
-            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
+            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -93,14 +95,15 @@ let package = Package(
         // Figures, never pass/fail: see BENCHMARKS.md.
         .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
             .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
-        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
+        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Daemon", "JSONRPC"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [
-            "HTTPGet", "Replay", "JSONKit", "CZlib", "datasourced",
+            "HTTPGet", "Replay", "JSONKit", "CZlib", "Basics", "datasourced",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -111,23 +114,23 @@ let package = Package(
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
         .testTarget(name: "PageCacheTests", dependencies: [
-            "PageCache", "DataSources", "datasourced",
+            "PageCache", "DataSources", "Basics", "datasourced",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "datasourced"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "Basics", "datasourced"]),
     ]
 )
 
 let environment = ProcessInfo.processInfo.environment
 
-// The core alone (DATASOURCED_CORE_ONLY=1): the JSONKit, JSONRPC, DataSources and Daemon
+// The core alone (DATASOURCED_CORE_ONLY=1): the Basics, JSONKit, JSONRPC, DataSources and Daemon
 // tests and what they depend on, without the command line, recording, replay and HTTP
 // (AsyncHTTPClient, SwiftNIO). scripts/sanitizers.sh and scripts/fuzz.sh build this way:
 // small builds, nothing of NIO's under the sanitizers.
 if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
     var kept: Set<String> = [], packagesUsed: Set<String> = []
-    var pending = ["JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
+    var pending = ["BasicsTests", "JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
     // What fuzz-transcript (below) decodes, with the core.
     if environment["DATASOURCED_FUZZ"] == "1" { pending.append("TranscriptFormat") }
     while let name = pending.popLast() {

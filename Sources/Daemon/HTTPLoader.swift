@@ -2,7 +2,7 @@ import DataSources
 import Dispatch
 import JSONKit
 import JSONRPC
-import Synchronization
+import Basics
 
 /// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet), tests and
 /// fuzzers a fake. A completion runs once, on any thread, unless the fetch is cancelled.
@@ -82,7 +82,7 @@ final class HTTPLoader: RemoteLoading {
 /// A fetch that may not have started yet (a delayed retry): cancelling it before it starts
 /// keeps it from starting.
 private final class InFlightFetch: Sendable {
-    private let state = Mutex<(handle: FetchHandle?, cancelled: Bool)>((nil, false))
+    private let state = LockedValue<(handle: FetchHandle?, cancelled: Bool)>((nil, false))
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 

@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Basics
 
 /// One GET: where, with which headers, and the limits it must stay within.
 public struct HTTPGetRequest: Sendable {
@@ -116,7 +116,7 @@ public final class HTTPGetClient: Sendable {
     /// Set by `shutdown`; under its lock, an exchange is either started before the loop shuts
     /// down or refused: a task given to a loop that has shut down is dropped, and its
     /// completion would never come.
-    private let isShutDown = Mutex(false)
+    private let isShutDown = LockedValue(false)
 
     public func shutdown() {
         isShutDown.withLock { $0 = true }
@@ -187,7 +187,7 @@ private final class Exchange: Sendable {
     private let deadline: NIODeadline
     /// The client's one loop: where the exchange runs, its connections included.
     private let eventLoop: any EventLoop
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(_ request: HTTPGetRequest, router: ClientRouter, trust: TLSTrust,
          completion: @escaping @Sendable (Result<HTTPGetResponse, HTTPGetError>) -> Void) {

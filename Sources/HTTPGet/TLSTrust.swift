@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import NIOSSL
-import Synchronization
+import Basics
 
 /// A source's `remoteConfiguration.tls`: paths of PEM files (absolute: the daemon's wire
 /// layer expanded `~/` and checked their shape when the source was created).
@@ -107,7 +107,7 @@ final class PEMFiles: Sendable {
     /// Distinct paths kept; past it the cache starts over (sources name a handful).
     static let maximumEntries = 64
 
-    private let cache = Mutex<[String: (stamp: Stamp, material: Material)]>([:])
+    private let cache = LockedValue<[String: (stamp: Stamp, material: Material)]>([:])
 
     func certificates(_ path: String, member: String) throws(Problem) -> [NIOSSLCertificate] {
         let material = try load(path, member: member) { bytes throws(Problem) in

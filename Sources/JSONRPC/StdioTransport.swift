@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import JSONKit
-import Synchronization
+import Basics
 
 /// What the transport reports to its owner.
 public enum TransportEvent: Sendable {
@@ -116,7 +116,7 @@ private final class Writer: @unchecked Sendable {
 
     private let queue = Mailbox<Item>()
     private let written = Mailbox<Int>()
-    private let enqueued = Mutex(0)
+    private let enqueued = LockedValue(0)
     /// Only `flush`'s caller (the main thread) reads and writes this.
     private var flushed = 0
 

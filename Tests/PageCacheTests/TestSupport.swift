@@ -2,7 +2,7 @@ import DataSources
 import Foundation
 import Logging
 import PageCache
-import Synchronization
+import Basics
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ import Glibc
 
 /// The log lines a store wrote, so a test can say how many warnings a problem gave.
 final class CapturedLog: @unchecked Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = LockedValue<[String]>([])
 
     var logger: Logger {
         Logger(label: "page-cache-test", factory: { _ in Handler(log: self) })
@@ -116,7 +116,7 @@ final class ExerciseProcess: @unchecked Sendable {
     private let process = Process()
     private let input = Pipe(), output = Pipe(), errors = Pipe()
     private var pending: [UInt8] = []
-    private let errorText = Mutex<[UInt8]>([])
+    private let errorText = LockedValue<[UInt8]>([])
     private let errorsDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String]) throws {
