@@ -37,20 +37,21 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
+        // pipe2, pthread_setname_np, malloc_trim: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
         // jansson's allocator: arenas for values made and dropped in one scope (CJSONArena.h says how).
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),
-        // What every target may import, each chore done one way: the lock (checked pthread calls).
+        // What every target may import, each chore done one way: the lock (checked pthread calls),
+        // HTTP text (dates, OWS, header lookup), URLs without credentials.
         .target(name: "Basics"),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
         .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims", "Basics"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
-        .target(name: "DataSources", dependencies: ["JSONKit"]),
+        .target(name: "DataSources", dependencies: ["JSONKit", "Basics"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
         // and cancellation (AsyncHTTPClient).
         .target(name: "HTTPGet", dependencies: [
@@ -79,7 +80,7 @@ let package = Package(
         .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics"]),
         // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
         // without SwiftNIO, so the transcript fuzzer builds it with the core.
-        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "CSystemShims"]),
+        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "Basics"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: [
             "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
@@ -88,7 +89,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
+            "Basics", "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -44,7 +44,7 @@ final class HTTPLoader: RemoteLoading {
         let fetcher = self.fetcher
         let inFlight = InFlightFetch()
         var withAgent = request
-        if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+        if !request.headers.contains(header: "user-agent") {
             withAgent.headers.append((name: "User-Agent", value: userAgent))
         }
         let request = withAgent

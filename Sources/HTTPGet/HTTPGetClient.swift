@@ -43,7 +43,7 @@ public struct HTTPGetResponse: Sendable {
 
     /// The first value of a header (names compare case-insensitively).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.values(ofHeader: name).first
     }
 }
 
@@ -151,14 +151,6 @@ public final class HTTPGetClient: Sendable {
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
-    }
-
-    /// A URL without `user:password@`, for messages.
-    static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.user != nil || components.password != nil else { return text }
-        components.user = nil
-        components.password = nil
-        return components.string ?? text
     }
 
     static func format(_ seconds: Double) -> String {
@@ -274,10 +266,10 @@ private final class Exchange: Sendable {
         let url = response.finalURL
         guard redirects < request.maximumRedirects else {
             return finish(.failure(HTTPGetError(kind: .transport,
-                                                message: "more than \(request.maximumRedirects) redirects (last to \(HTTPGetClient.redacted(location)))")))
+                                                message: "more than \(request.maximumRedirects) redirects (last to \(URLRedaction.withoutCredentials(location)))")))
         }
         guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, HTTPGetClient.urlProblem(next) == nil else {
-            return finish(.failure(HTTPGetError(kind: .transport, message: "a redirect to an unusable URL: \(HTTPGetClient.redacted(location))")))
+            return finish(.failure(HTTPGetError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import Daemon
 import DataSources
 import PageCache
@@ -297,8 +298,3 @@ struct FixturesCommand: ParsableCommand {
     }
 }
 
-extension String {
-    func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-    }
-}

@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// One GET as a remote source asks for it.
@@ -50,8 +51,7 @@ public struct DecodedResponse: Sendable {
     }
 
     public func headerValues(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return headers.filter { $0.name.lowercased() == lower }.map(\.value)
+        headers.values(ofHeader: name)
     }
 
     /// A `304 Not Modified` to a conditional request: the rows held are current.
