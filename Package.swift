@@ -113,9 +113,16 @@ let package = Package(
             .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         ]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
-        // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
+        // A cache file driven as the data-safety tests need, one process per writer; built for
+        // the tests, never shipped.
+        .executableTarget(name: "datasourced-cache-exercise", dependencies: [
+            "DataSources", "PageCache", "Replay",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/Support/CacheExercise"),
+        // In-process store tests, and process-level ones that drive `datasourced-cache-exercise`.
         .testTarget(name: "PageCacheTests", dependencies: [
-            "PageCache", "DataSources", "Basics", "datasourced",
+            "PageCache", "DataSources", "Basics", "datasourced-cache-exercise",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -9,7 +9,7 @@ struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "The persisted page cache: where it is, what it holds, emptying it (CACHE.md).",
-        subcommands: [Path.self, List.self, Clear.self, CacheExercise.self]
+        subcommands: [Path.self, List.self, Clear.self]
     )
 
     struct Location: ParsableArguments {
