@@ -22,6 +22,8 @@ let package = Package(
         // (NIOSSL); the HTTP/2 test server uses NIOHTTP2.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.36.0"),
+        // Already built for SwiftNIO: FileDescriptor reads and writes whole files and pipes (Basics).
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -44,8 +46,8 @@ let package = Package(
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),
         // What every target may import, each chore done one way: the lock (checked pthread calls),
-        // HTTP text (dates, OWS, header lookup), URLs without credentials.
-        .target(name: "Basics"),
+        // HTTP text (dates, OWS, header lookup), URLs without credentials, whole-file reads and writes.
+        .target(name: "Basics", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
@@ -69,7 +71,7 @@ let package = Package(
         ]),
         // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
         .target(name: "PageCache", dependencies: [
-            "DataSources",
+            "Basics", "DataSources",
             .product(name: "GRDB", package: "GRDB.swift"),
             // sqlite3_db_readonly, which GRDB does not wrap.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -94,7 +96,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
+        .executableTarget(name: "datasourced-bench", dependencies: ["Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
             .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),

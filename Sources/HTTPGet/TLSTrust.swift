@@ -145,15 +145,15 @@ final class PEMFiles: Sendable {
         guard status.st_size <= Self.maximumFileSize else {
             throw Problem(text: "\(member) \(path) is larger than \(Self.maximumFileSize >> 20) MiB: not a PEM file")
         }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            filled += count
+        let bytes: [UInt8]?
+        do {
+            bytes = try FileDescriptor(rawValue: descriptor).readToEnd(atMost: Self.maximumFileSize)
+        } catch {
+            throw Problem(text: "\(member) \(path) cannot be read")
         }
-        let material = try parse(Array(bytes.prefix(filled)))
+        // Grown past the limit since fstat: refused as it would have been then.
+        guard let bytes else { throw Problem(text: "\(member) \(path) is larger than \(Self.maximumFileSize >> 20) MiB: not a PEM file") }
+        let material = try parse(bytes)
         cache.withLock { cache in
             if cache.count >= Self.maximumEntries { cache.removeAll() }
             cache[path] = (stamp, material)

@@ -71,16 +71,8 @@ public final class DroppingLineWriter: Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0, errno == EINTR { continue }
-                // A closed stderr loses the log, nothing else.
-                if count <= 0 { return }
-                offset += count
-            }
-        }
+        // A closed stderr loses the log, nothing else.
+        _ = try? FileDescriptor(rawValue: descriptor).writeAll(bytes)
     }
 }
 

@@ -197,17 +197,11 @@ private final class Writer: @unchecked Sendable {
 
     /// nil on success, else errno.
     private func writeAll(_ bytes: [UInt8]) -> Int32? {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
-            }
+        do {
+            _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
             return nil
+        } catch {
+            return (error as? Errno)?.rawValue ?? EIO
         }
     }
 }
