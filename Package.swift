@@ -20,6 +20,8 @@ let package = Package(
         // (NIOSSL); the HTTP/2 test server uses NIOHTTP2.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.36.0"),
+        // Already built for SwiftNIO: FileDescriptor reads and writes whole files and pipes (Basics).
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -35,23 +37,26 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // pipe2, pthread_setname_np, malloc_trim, strptime: C calls the Glibc module leaves out.
+        // pipe2, pthread_setname_np, malloc_trim: C calls the Glibc module leaves out.
         .target(name: "CSystemShims"),
         // jansson's allocator: arenas for values made and dropped in one scope (CJSONArena.h says how).
         .target(name: "CJSONArena", dependencies: ["CJansson"]),
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),
+        // What every target may import, each chore done one way: the lock (checked pthread calls),
+        // HTTP text (dates, OWS, header lookup), URLs without credentials, whole-file reads and writes.
+        .target(name: "Basics", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
-        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan"]),
+        .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
-        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims"]),
+        .target(name: "JSONRPC", dependencies: ["JSONKit", "CSystemShims", "Basics"]),
         // Instant Cocoa's data-source model over JSON values; knows nothing of JSON-RPC.
-        .target(name: "DataSources", dependencies: ["JSONKit"]),
+        .target(name: "DataSources", dependencies: ["JSONKit", "Basics"]),
         // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
         // and cancellation (AsyncHTTPClient).
         // Answers the model's RemoteRequest with its RemoteResponse or FetchError (DataSources).
         .target(name: "HTTPGet", dependencies: [
-            "CZlib", "DataSources",
+            "CZlib", "DataSources", "Basics",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -60,49 +65,50 @@ let package = Package(
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
         .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources",
+            "JSONKit", "JSONRPC", "DataSources", "Basics",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
         .target(name: "PageCache", dependencies: [
-            "DataSources",
+            "Basics", "DataSources",
             .product(name: "GRDB", package: "GRDB.swift"),
             // sqlite3_db_readonly, which GRDB does not wrap.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
-        .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC"]),
+        .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics"]),
         // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
         // without SwiftNIO, so the transcript fuzzer builds it with the core.
-        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "CSystemShims"]),
+        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "Basics"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(name: "Replay", dependencies: [
-            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims",
+            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         .executableTarget(name: "datasourced", dependencies: [
-            "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
+            "Basics", "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
+        .executableTarget(name: "datasourced-bench", dependencies: ["Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
             .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
-        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit"]),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
+        .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
         // The daemon in process, and the model driven through the daemon's decoding and encoding.
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+            "Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(name: "HTTPGetTests", dependencies: [
-            "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "datasourced",
+            "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "Basics", "datasourced",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -111,25 +117,32 @@ let package = Package(
             .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         ]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
-        // In-process store tests, and process-level ones that drive `datasourced cache exercise`.
+        // A cache file driven as the data-safety tests need, one process per writer; built for
+        // the tests, never shipped.
+        .executableTarget(name: "datasourced-cache-exercise", dependencies: [
+            "DataSources", "PageCache", "Replay",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/Support/CacheExercise"),
+        // In-process store tests, and process-level ones that drive `datasourced-cache-exercise`.
         .testTarget(name: "PageCacheTests", dependencies: [
-            "PageCache", "DataSources", "datasourced",
+            "PageCache", "DataSources", "Basics", "datasourced-cache-exercise",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "datasourced"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "Basics", "datasourced"]),
     ]
 )
 
 let environment = ProcessInfo.processInfo.environment
 
-// The core alone (DATASOURCED_CORE_ONLY=1): the JSONKit, JSONRPC, DataSources and Daemon
+// The core alone (DATASOURCED_CORE_ONLY=1): the Basics, JSONKit, JSONRPC, DataSources and Daemon
 // tests and what they depend on, without the command line, recording, replay and HTTP
 // (AsyncHTTPClient, SwiftNIO). scripts/sanitizers.sh and scripts/fuzz.sh build this way:
 // small builds, nothing of NIO's under the sanitizers.
 if environment["DATASOURCED_CORE_ONLY"] == "1" || environment["DATASOURCED_FUZZ"] == "1" {
     var kept: Set<String> = [], packagesUsed: Set<String> = []
-    var pending = ["JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
+    var pending = ["BasicsTests", "JSONKitTests", "JSONRPCTests", "DataSourcesTests", "DaemonTests"]
     // What fuzz-transcript (below) decodes, with the core.
     if environment["DATASOURCED_FUZZ"] == "1" { pending.append("TranscriptFormat") }
     while let name = pending.popLast() {

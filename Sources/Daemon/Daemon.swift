@@ -140,11 +140,7 @@ public final class Daemon {
     /// freed memory for reuse, and a 60 MB createSource would otherwise keep the daemon
     /// at its peak size for good; the rows it created are a fraction of that.
     private func releaseFreedMemory() {
-        // glibc's malloc_trim is not in the Glibc module; found at run time, it is skipped
-        // on a C library without it.
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        MemoryRelease.trimMalloc()
     }
 
     /// Handles one event; a non-nil result ends the process with that status.

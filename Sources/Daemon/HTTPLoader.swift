@@ -2,7 +2,7 @@ import DataSources
 import Dispatch
 import JSONKit
 import JSONRPC
-import Synchronization
+import Basics
 
 /// Loads for remote sources: each GET runs off the main loop (the fetcher's threads), is
 /// decoded there, and comes back as a mailbox event, so sources only ever change on the
@@ -35,7 +35,7 @@ final class HTTPLoader: RemoteLoading {
         let handle = FetchHandle { inFlight.cancel() }
         loads[id] = (handle, completion)
         var withAgent = request
-        if !request.headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+        if !request.headers.contains(header: "user-agent") {
             withAgent.headers.append((name: "User-Agent", value: userAgent))
         }
         let request = withAgent
@@ -71,7 +71,7 @@ final class HTTPLoader: RemoteLoading {
 /// A fetch that may not have started yet (a delayed retry): cancelling it before it starts
 /// keeps it from starting.
 private final class InFlightFetch: Sendable {
-    private let state = Mutex<(handle: FetchHandle?, cancelled: Bool)>((nil, false))
+    private let state = LockedValue<(handle: FetchHandle?, cancelled: Bool)>((nil, false))
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 

@@ -1,3 +1,4 @@
+import Basics
 import CZlib
 
 /// What `Accept-Encoding` asks for, unless the caller sends its own.
@@ -15,7 +16,7 @@ enum ContentCoding: Equatable {
     /// is no coding. A server may send gzip unasked (RFC 9110 allows it), so the header is read
     /// whatever the request asked for.
     init(header: String?) {
-        let codings = (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let codings = (header ?? "").split(separator: ",").map { $0.trimmingSpaces().lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         switch codings.count {
         case 0: self = .identity

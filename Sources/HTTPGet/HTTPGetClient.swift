@@ -5,7 +5,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Basics
 
 /// GET over HTTP(S), for callers that are not async: the daemon's `HTTPFetching`. A
 /// `RemoteRequest` goes out as the model made it (its TLS files, compression and proxy), and
@@ -58,7 +58,7 @@ public final class HTTPGetClient: HTTPFetching {
     /// Set by `shutdown`; under its lock, an exchange is either started before the loop shuts
     /// down or refused: a task given to a loop that has shut down is dropped, and its
     /// completion would never come.
-    private let isShutDown = Mutex(false)
+    private let isShutDown = LockedValue(false)
 
     public func shutdown() {
         isShutDown.withLock { $0 = true }
@@ -95,14 +95,6 @@ public final class HTTPGetClient: HTTPFetching {
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
-    /// A URL without `user:password@`, for messages.
-    static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.user != nil || components.password != nil else { return text }
-        components.user = nil
-        components.password = nil
-        return components.string ?? text
-    }
-
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() && seconds < 1e15 ? String(Int(seconds)) : String(seconds)
     }
@@ -131,7 +123,7 @@ private final class Exchange: Sendable {
     private let deadline: NIODeadline
     /// The client's one loop: where the exchange runs, its connections included.
     private let eventLoop: any EventLoop
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(_ request: RemoteRequest, router: ClientRouter, trust: TLSTrust,
          completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) {
@@ -218,10 +210,10 @@ private final class Exchange: Sendable {
         }
         guard redirects < HTTPGetClient.maximumRedirects else {
             return finish(.failure(FetchError(kind: .transport,
-                                                message: "more than \(HTTPGetClient.maximumRedirects) redirects (last to \(HTTPGetClient.redacted(location)))")))
+                                                message: "more than \(HTTPGetClient.maximumRedirects) redirects (last to \(URLRedaction.withoutCredentials(location)))")))
         }
         guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, HTTPGetClient.urlProblem(next) == nil else {
-            return finish(.failure(FetchError(kind: .transport, message: "a redirect to an unusable URL: \(HTTPGetClient.redacted(location))")))
+            return finish(.failure(FetchError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {

@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Basics
 
 /// Failures of a request sent through a proxy that are the proxy's: it cannot be reached, it
 /// wants credentials, or it refused the tunnel. Messages name the proxy as `host:port`, never
@@ -94,7 +94,7 @@ private enum ConnectProbe {
     /// Completes the probe once, whichever comes first: the status, a failure, the timer.
     final class Answer: Sendable {
         private let promise: EventLoopPromise<String?>
-        private let given = Mutex(false)
+        private let given = LockedValue(false)
 
         init(_ promise: EventLoopPromise<String?>) { self.promise = promise }
 

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import DataSources
 import Dispatch
 import NIOCore
-import Synchronization
+import Basics
 
 /// The AsyncHTTPClient each request goes out on: the direct one, or the one of its proxy.
 /// A proxy is a setting of a whole AsyncHTTPClient, so there is one client per proxy in use,
@@ -42,7 +42,7 @@ final class ClientRouter: Sendable {
         var isShutDown = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(direct: HTTPClient, configuration: HTTPClient.Configuration, loop: any EventLoopGroup, environment: [String: String]) {
         self.direct = direct

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import DataSources
 import Foundation
 
@@ -66,7 +67,7 @@ public enum ProxySelection {
     }
 
     private static func value(of name: String, in environment: [String: String]) -> String? {
-        guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = environment[name]?.trimmingSpaces(), !value.isEmpty else { return nil }
         return value
     }
 
@@ -74,9 +75,9 @@ public enum ProxySelection {
     /// came from in a failure's message, which never holds the credentials.
     public static func parse(_ text: String, from source: String) -> Result<ProxyServer, FetchError> {
         func refuse(_ problem: String) -> Result<ProxyServer, FetchError> {
-            .failure(FetchError(kind: .proxy, message: "\(source) is not a usable proxy URL (\(redacted(text))): \(problem)"))
+            .failure(FetchError(kind: .proxy, message: "\(source) is not a usable proxy URL (\(URLRedaction.withoutCredentials(text.trimmingSpaces()))): \(problem)"))
         }
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(text.trimmingSpaces())
         var scheme = "http"
         if let separator = rest.range(of: "://") {
             scheme = rest[..<separator.lowerBound].lowercased()
@@ -138,15 +139,6 @@ public enum ProxySelection {
             port = number
         }
         return .success(ProxyServer(host: String(host).lowercased(), port: port, username: username, password: password))
-    }
-
-    /// `text` without its credentials (`user:password@`), for messages.
-    public static func redacted(_ text: String) -> String {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let start = trimmed.range(of: "://")?.upperBound ?? trimmed.startIndex
-        let authorityEnd = trimmed[start...].firstIndex { "/?#".contains($0) } ?? trimmed.endIndex
-        guard let at = trimmed[start..<authorityEnd].lastIndex(of: "@") else { return trimmed }
-        return String(trimmed[..<start]) + String(trimmed[trimmed.index(after: at)...])
     }
 
     /// Whether `noProxy` sends requests to `host`, `port` directly (see the type's comment).

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import DataSources
 import NIOSSL
-import Synchronization
+import Basics
 
 /// What a GET over HTTPS trusts and presents, as AsyncHTTPClient's per-request TLS
 /// configuration.
@@ -92,7 +92,7 @@ final class PEMFiles: Sendable {
     /// Distinct paths kept; past it the cache starts over (sources name a handful).
     static let maximumEntries = 64
 
-    private let cache = Mutex<[String: (stamp: Stamp, material: Material)]>([:])
+    private let cache = LockedValue<[String: (stamp: Stamp, material: Material)]>([:])
 
     func certificates(_ path: String, member: String) throws(Problem) -> [NIOSSLCertificate] {
         let material = try load(path, member: member) { bytes throws(Problem) in
@@ -130,15 +130,15 @@ final class PEMFiles: Sendable {
         guard status.st_size <= Self.maximumFileSize else {
             throw Problem(text: "\(member) \(path) is larger than \(Self.maximumFileSize >> 20) MiB: not a PEM file")
         }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            filled += count
+        let bytes: [UInt8]?
+        do {
+            bytes = try FileDescriptor(rawValue: descriptor).readToEnd(atMost: Self.maximumFileSize)
+        } catch {
+            throw Problem(text: "\(member) \(path) cannot be read")
         }
-        let material = try parse(Array(bytes.prefix(filled)))
+        // Grown past the limit since fstat: refused as it would have been then.
+        guard let bytes else { throw Problem(text: "\(member) \(path) is larger than \(Self.maximumFileSize >> 20) MiB: not a PEM file") }
+        let material = try parse(bytes)
         cache.withLock { cache in
             if cache.count >= Self.maximumEntries { cache.removeAll() }
             cache[path] = (stamp, material)

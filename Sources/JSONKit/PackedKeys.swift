@@ -1,3 +1,4 @@
+import Basics
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -42,13 +43,7 @@ enum PackedKeys {
     }()
     /// The number of keys, changed under `lock`.
     nonisolated(unsafe) private static var count = 0
-    /// A pthread mutex rather than `Synchronization.Mutex`, whose futexes ThreadSanitizer
-    /// cannot see (every access under it would be reported as a race).
-    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    private static let lock = Lock()
 
     /// The bytes of key `id`; stable for the life of the process.
     @inline(__always) static func bytes(ofID id: Int) -> UnsafeBufferPointer<UInt8> { keys[id] }
@@ -61,8 +56,8 @@ enum PackedKeys {
         hasher.combine(bytes: UnsafeRawBufferPointer(key))
         let home = hasher.finish()
         if case .found(let id) = probe(key, from: home) { return id }
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
+        lock.lock()
+        defer { lock.unlock() }
         // Probed again under the lock: another thread may have added it meanwhile.
         switch probe(key, from: home) {
         case .found(let id): return id

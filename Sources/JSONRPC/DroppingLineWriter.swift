@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Basics
 
 /// Writes lines to a file descriptor (the daemon's stderr) from a thread of its own, so a
 /// caller never waits on a reader. While the reader lags, up to `capacity` bytes wait in a
@@ -12,7 +12,7 @@ public final class DroppingLineWriter: Sendable {
     public let capacity: Int
     private let descriptor: Int32
     private let lines = Mailbox<[UInt8]>()
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     private struct State {
         var queuedBytes = 0
@@ -71,16 +71,8 @@ public final class DroppingLineWriter: Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0, errno == EINTR { continue }
-                // A closed stderr loses the log, nothing else.
-                if count <= 0 { return }
-                offset += count
-            }
-        }
+        // A closed stderr loses the log, nothing else.
+        _ = try? FileDescriptor(rawValue: descriptor).writeAll(bytes)
     }
 }
 

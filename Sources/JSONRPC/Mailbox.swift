@@ -2,98 +2,81 @@
 import Glibc
 #endif
 import CSystemShims
+import Basics
 
 /// An unbounded, blocking, many-producer queue. The daemon's one mailbox: the stdin
 /// reader, timers and network completions push; the main loop takes everything queued
 /// at once, so a burst of pipelined requests costs one wake-up, not one per message.
 public final class Mailbox<Element: Sendable>: @unchecked Sendable {
-    // A pthread mutex or condition must not move once initialised, and Swift promises no
-    // stable address for `&property` of a class: both live in memory allocated for them.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = Lock()
+    private let condition = Condition()
+    // Only touched under `lock`.
     private var items: [Element] = []
 
-    public init() {
-        pthread_mutex_init(mutex, nil)
-        // Timed waits measure the monotonic clock: a wall-clock step (NTP, a user) must not
-        // make a wait end early or last for hours.
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    public init() {}
 
     public func post(_ item: Element) {
-        pthread_mutex_lock(mutex)
-        items.append(item)
-        if items.count == 1 { pthread_cond_signal(condition) }
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            items.append(item)
+            if items.count == 1 { condition.signal() }
+        }
     }
 
     /// Posts `item`, or folds it into the last item still queued. A mailbox of counts that
     /// is seldom taken from (the writer's tally of frames written, read only by a flush)
     /// then holds one count, where `post` would keep one per batch for good.
     public func post(_ item: Element, foldingInto fold: (inout Element, Element) -> Void) {
-        pthread_mutex_lock(mutex)
-        if items.isEmpty {
-            items.append(item)
-            pthread_cond_signal(condition)
-        } else {
-            fold(&items[items.count - 1], item)
+        lock.withLock {
+            if items.isEmpty {
+                items.append(item)
+                condition.signal()
+            } else {
+                fold(&items[items.count - 1], item)
+            }
         }
-        pthread_mutex_unlock(mutex)
     }
 
     /// How many items are queued now (for tests: a snapshot that may change at once).
     var queuedCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return items.count
+        lock.withLock { items.count }
     }
 
     public func post(contentsOf newItems: [Element]) {
         guard !newItems.isEmpty else { return }
-        pthread_mutex_lock(mutex)
-        let wasEmpty = items.isEmpty
-        items.append(contentsOf: newItems)
-        if wasEmpty { pthread_cond_signal(condition) }
-        pthread_mutex_unlock(mutex)
+        lock.withLock {
+            let wasEmpty = items.isEmpty
+            items.append(contentsOf: newItems)
+            if wasEmpty { condition.signal() }
+        }
     }
 
     /// Everything queued, in order; blocks while nothing is.
     public func takeAll() -> [Element] {
-        pthread_mutex_lock(mutex)
-        while items.isEmpty { pthread_cond_wait(condition, mutex) }
-        // Handed over whole: keeping the capacity would copy-allocate a burst's peak size
-        // on every take, for good.
-        var taken: [Element] = []
-        swap(&taken, &items)
-        pthread_mutex_unlock(mutex)
-        return taken
+        lock.withLock {
+            while items.isEmpty { condition.wait(releasing: lock) }
+            return takeQueued()
+        }
     }
 
     /// Everything queued, waiting at most `milliseconds` for the first item.
     public func takeAll(waitingAtMost milliseconds: Int) -> [Element] {
-        pthread_mutex_lock(mutex)
-        if items.isEmpty, milliseconds > 0 {
-            var deadline = MonotonicClock.deadline(afterMilliseconds: milliseconds)
-            while items.isEmpty {
-                if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+        lock.withLock {
+            if items.isEmpty, milliseconds > 0 {
+                let deadline = MonotonicClock.deadline(afterMilliseconds: milliseconds)
+                while items.isEmpty {
+                    if !condition.wait(releasing: lock, untilMonotonic: deadline) { break }
+                }
             }
+            return takeQueued()
         }
+    }
+
+    /// Called under `lock`.
+    private func takeQueued() -> [Element] {
         // Handed over whole: keeping the capacity would copy-allocate a burst's peak size
         // on every take, for good.
         var taken: [Element] = []
         swap(&taken, &items)
-        pthread_mutex_unlock(mutex)
         return taken
     }
 }

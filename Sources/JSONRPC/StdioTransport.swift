@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import JSONKit
-import Synchronization
+import Basics
 
 /// What the transport reports to its owner.
 public enum TransportEvent: Sendable {
@@ -116,7 +116,7 @@ private final class Writer: @unchecked Sendable {
 
     private let queue = Mailbox<Item>()
     private let written = Mailbox<Int>()
-    private let enqueued = Mutex(0)
+    private let enqueued = LockedValue(0)
     /// Only `flush`'s caller (the main thread) reads and writes this.
     private var flushed = 0
 
@@ -197,17 +197,11 @@ private final class Writer: @unchecked Sendable {
 
     /// nil on success, else errno.
     private func writeAll(_ bytes: [UInt8]) -> Int32? {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
-            }
+        do {
+            _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
             return nil
+        } catch {
+            return (error as? Errno)?.rawValue ?? EIO
         }
     }
 }

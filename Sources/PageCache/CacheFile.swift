@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 
 /// The cache file on disk, apart from what SQLite does with it, under one rule (CACHE.md,
 /// "Data safety"): the store writes, renames, changes the mode of or deletes only files it
@@ -329,14 +330,7 @@ struct CacheFile {
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return false }
-            written += count
-        }
-        return true
+        (try? FileDescriptor(rawValue: descriptor).writeAll(bytes)) != nil
     }
 
     static func bigEndian32(_ bytes: [UInt8], at offset: Int) -> UInt32 {

@@ -239,7 +239,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     private func open() {
         // Daemons opening one new file together: SQLite sometimes answers "database is
         // locked" at once, without waiting out the busy timeout (2 to 6 of 40 pairs of
-        // `cache exercise` processes did, before this). Tried again, after a short random
+        // `datasourced-cache-exercise` processes did, before this). Tried again, after a short random
         // pause, until the busy timeout has passed.
         let deadline = Date().addingTimeInterval(CacheDatabase.busyTimeout)
         var movedAside = false

@@ -2,7 +2,7 @@ import Daemon
 import DataSources
 import JSONKit
 import JSONRPC
-import Synchronization
+import Basics
 
 /// Writes a session down as a transcript while the daemon serves it (`--record FILE`): every
 /// message received (a `send` step) and sent (an `expect` step), and every HTTP exchange (a
@@ -15,10 +15,10 @@ import Synchronization
 /// one warning; the file keeps the session up to there, and the daemon goes on serving.
 public final class SessionRecorder: DaemonObserver, Sendable {
     private let daemonArguments: [String]
-    private let recording: Mutex<Recording>
+    private let recording: LockedValue<Recording>
     /// Held while an HTTP completion is noted and handed to the daemon's mailbox, so the
     /// order of noted completions is the order the main loop will handle them in.
-    private let delivery = Mutex(())
+    private let delivery = Lock()
     private let warn: @Sendable (String) -> Void
 
     /// Starts a recording at `path` (written at once: an empty session). `redacting` adds
@@ -27,7 +27,7 @@ public final class SessionRecorder: DaemonObserver, Sendable {
         var recording = Recording(session: RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: names))),
                                   file: TranscriptFile(path: path))
         try recording.writeWhole(daemonArguments: daemonArguments)
-        self.recording = Mutex(recording)
+        self.recording = LockedValue(recording)
         self.daemonArguments = daemonArguments
         self.warn = warn
     }
@@ -76,7 +76,7 @@ public final class SessionRecorder: DaemonObserver, Sendable {
 
     /// Notes the outcome, then hands it on with `deliver` (which posts it to the mailbox).
     func exchangeCompleted(_ number: Int, _ result: Result<RemoteResponse, FetchError>, deliver: () -> Void) {
-        delivery.withLock { _ in
+        delivery.withLock {
             recording.withLock { if $0.isRecording, number >= 0 { $0.session.completeExchange(number, result) } }
             deliver()
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 
 /// A transcript's parts, rendered, in the order the recorder writes them.
 struct TranscriptLayout {
@@ -207,14 +208,11 @@ struct TranscriptFile {
     }
 
     private mutating func write(_ bytes: [UInt8], to descriptor: Int32, at offset: Int, naming name: String) throws(WriteError) {
-        var done = 0
-        while done < bytes.count {
-            let count = bytes[done...].withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset + done)) }
-            if count < 0, errno == EINTR { continue }
+        do {
+            bytesWritten += try FileDescriptor(rawValue: descriptor).writeAll(toAbsoluteOffset: Int64(offset), bytes)
+        } catch {
             // A file-size limit or a full disk (EFBIG, ENOSPC; SIGXFSZ is ignored) ends up here.
-            guard count > 0 else { throw WriteError(description: "cannot write \(name): \(count < 0 ? TranscriptFile.reason() : "nothing written")") }
-            done += count
-            bytesWritten += count
+            throw WriteError(description: "cannot write \(name): \(error)")
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import JSONRPC
 
@@ -102,18 +103,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Writes all of `bytes` to the daemon's stdin; false if it is closed.
     func write(_ bytes: [UInt8]) -> Bool {
         guard input >= 0 else { return false }
-        return bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = Glibc.write(input, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += count
-            }
-            return true
-        }
+        return (try? FileDescriptor(rawValue: input).writeAll(bytes)) != nil
     }
 
     func closeInput() {

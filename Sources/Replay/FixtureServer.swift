@@ -7,7 +7,7 @@ import JSONRPC
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Basics
 import TranscriptFormat
 
 /// An HTTP server on loopback that answers from a fixture table, so a transcript carries the
@@ -120,7 +120,7 @@ public final class FixtureServer: Sendable {
 /// The routes, how often each has answered, and the requests received.
 private final class FixtureTable: Sendable {
     let routes: [FixtureRoute]
-    let useCounts = Mutex<[Int: Int]>([:])
+    let useCounts = LockedValue<[Int: Int]>([:])
     let received = Mailbox<FixtureServer.ReceivedRequest>()
     let gates: ResponseGates
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import JSONRPC
 import TranscriptFormat
@@ -8,15 +9,7 @@ import TranscriptFormat
 /// Writes a line to this process's stdout. (The replayer is a client: its stdout is
 /// its own report, not a protocol stream.)
 public func writeLine(_ text: String) {
-    let line = Array((text + "\n").utf8)
-    line.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let count = write(1, raw.baseAddress! + offset, raw.count - offset)
-            if count <= 0 { return }
-            offset += count
-        }
-    }
+    _ = try? FileDescriptor.standardOutput.writeAll((text + "\n").utf8)
 }
 
 /// Runs a transcript against a freshly spawned daemon.
@@ -318,16 +311,14 @@ public func readFileBytes(_ path: String, atMost limit: Int = Int.max) throws ->
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
     defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0, errno == EINTR { continue }
-        if count < 0 { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
-        if count == 0 { return bytes }
-        guard count <= limit - bytes.count else { throw ReadError(description: "\(path): larger than \(limit) bytes") }
-        bytes.append(contentsOf: chunk[..<count])
+    let bytes: [UInt8]?
+    do {
+        bytes = try FileDescriptor(rawValue: descriptor).readToEnd(atMost: limit)
+    } catch {
+        throw ReadError(description: "\(path): \(error)")
     }
+    guard let bytes else { throw ReadError(description: "\(path): larger than \(limit) bytes") }
+    return bytes
 }
 
 public func writeFileBytes(_ path: String, _ bytes: [UInt8]) throws {
@@ -335,12 +326,10 @@ public func writeFileBytes(_ path: String, _ bytes: [UInt8]) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     guard descriptor >= 0 else { throw WriteError(description: "\(path): \(String(cString: strerror(errno)))") }
     defer { close(descriptor) }
-    var written = 0
-    while written < bytes.count {
-        let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        if count < 0, errno == EINTR { continue }
-        if count <= 0 { throw WriteError(description: "\(path): \(String(cString: strerror(errno)))") }
-        written += count
+    do {
+        _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
+    } catch {
+        throw WriteError(description: "\(path): \(error)")
     }
 }
 

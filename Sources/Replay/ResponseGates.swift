@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Basics
 
 /// Named gates for fixture routes with `hold`: a held response is sent only once a
 /// transcript's `release` step opens its gate. A recorded session releases each response
@@ -16,7 +16,7 @@ final class ResponseGates: Sendable {
         var requestWaiters: [String: DispatchSemaphore] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Runs `action` once the gate `name` is open: now if it is, else when it opens.
     func whenOpen(_ name: String, _ action: @escaping @Sendable () -> Void) {

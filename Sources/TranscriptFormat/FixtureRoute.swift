@@ -1,4 +1,4 @@
-import CSystemShims
+import Basics
 import Daemon
 import DataSources
 import JSONKit
@@ -43,7 +43,7 @@ public struct FixtureRoute: Sendable {
     /// Entity tag sent as `ETag`; a request whose `If-None-Match` names it gets 304.
     package let etag: String?
     /// Sent as `Last-Modified`; a request whose `If-Modified-Since` is no earlier gets 304.
-    package let lastModified: (text: String, seconds: Int)?
+    package let lastModified: (text: String, seconds: Double)?
     package let response: FixtureResponse
 
     /// The routes of a `fixtures` array, as found at `field` of a file (`fixtures`).
@@ -218,14 +218,5 @@ public struct FixtureRoute: Sendable {
             }
         }
         return tags
-    }
-}
-
-/// IMF-fixdate (RFC 9110 §5.6.7), the one HTTP date format servers send.
-package enum HTTPDate {
-    /// Seconds since 1970 for "Sun, 06 Nov 1994 08:49:37 GMT", or nil.
-    package static func seconds(_ text: String) -> Int? {
-        var seconds: Int64 = 0
-        return cshims_parse_http_date(text, &seconds) == 1 ? Int(seconds) : nil
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import Foundation
 import Logging
 import PageCache
@@ -8,7 +9,7 @@ struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "The persisted page cache: where it is, what it holds, emptying it (CACHE.md).",
-        subcommands: [Path.self, List.self, Clear.self, CacheExercise.self]
+        subcommands: [Path.self, List.self, Clear.self]
     )
 
     struct Location: ParsableArguments {
@@ -48,7 +49,9 @@ struct CacheCommand: ParsableCommand {
             }
             guard let entries = found else { return warnLine("no cache file at \(location.path)") }
             for entry in entries {
-                Replay.writeLine("\(entry.label)\t\(entry.bytes)\tstored \(isoTime(entry.storedAt))\tused \(isoTime(entry.usedAt))")
+                let stored = Timestamp.iso8601(entry.storedAt, withMilliseconds: false)
+                let used = Timestamp.iso8601(entry.usedAt, withMilliseconds: false)
+                Replay.writeLine("\(entry.label)\t\(entry.bytes)\tstored \(stored)\tused \(used)")
             }
         }
     }
@@ -73,10 +76,6 @@ struct CacheCommand: ParsableCommand {
             Replay.writeLine("removed \(removed) entr\(removed == 1 ? "y" : "ies") from \(location.path)")
         }
     }
-}
-
-func isoTime(_ seconds: Double) -> String {
-    Date(timeIntervalSince1970: seconds).formatted(.iso8601)
 }
 
 func warnLine(_ text: String) {

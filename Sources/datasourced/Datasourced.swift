@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import Daemon
 import DataSources
 import HTTPGet
@@ -235,15 +236,10 @@ private final class CaptureFile {
 
     func append(_ bytes: [UInt8]) {
         guard problem == nil else { return }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                problem = "cannot write \(path): \(String(cString: strerror(errno)))"
-                return
-            }
-            written += count
+        do {
+            _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
+        } catch {
+            problem = "cannot write \(path): \(error)"
         }
     }
 
@@ -288,18 +284,8 @@ struct FixturesCommand: ParsableCommand {
         Replay.writeLine(JSON.object([("baseURL", JSON(server.baseURL)), ("port", JSON(server.port))]).text())
         // Serve until the parent closes our stdin (or kills us). Any error reading it ends
         // serving too: retried, it would spin.
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if count > 0 || (count < 0 && errno == EINTR) { continue }
-            break
-        }
+        _ = try? FileDescriptor.standardInput.readToEnd()
         server.stop()
     }
 }
 
-extension String {
-    func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-    }
-}

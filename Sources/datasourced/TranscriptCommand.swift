@@ -1,4 +1,5 @@
 import ArgumentParser
+import Basics
 import JSONKit
 import Recording
 import Replay
@@ -126,17 +127,11 @@ private func replaceFile(_ path: String, with text: String) throws {
         attempt += 1
     }
     guard descriptor >= 0 else { throw ValidationError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-    let bytes = Array(text.utf8)
-    var written = 0
     var failure: String?
-    while written < bytes.count {
-        let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        if count < 0, errno == EINTR { continue }
-        guard count > 0 else {
-            failure = count < 0 ? String(cString: strerror(errno)) : "nothing written"
-            break
-        }
-        written += count
+    do {
+        _ = try FileDescriptor(rawValue: descriptor).writeAll(text.utf8)
+    } catch {
+        failure = "\(error)"
     }
     // The mode asked for at open was narrowed by the umask; the file replaced had this one.
     if failure == nil, fchmod(descriptor, mode) != 0 { failure = String(cString: strerror(errno)) }

@@ -2,12 +2,12 @@
 @testable import DataSources
 import JSONKit
 import Logging
-import Synchronization
+import Basics
 import Testing
 
 /// The persisted cache in memory, shared by the daemons of one test (each on its own thread).
 private final class SharedPageStore: PageCacheStore, @unchecked Sendable {
-    private let entries = Mutex<[PageCacheKey: StoredPages]>([:])
+    private let entries = LockedValue<[PageCacheKey: StoredPages]>([:])
 
     var all: [PageCacheKey: StoredPages] { entries.withLock { $0 } }
     func read(_ key: PageCacheKey) -> StoredPages? { entries.withLock { $0[key] } }
@@ -24,7 +24,7 @@ private final class SharedPageStore: PageCacheStore, @unchecked Sendable {
 
 /// What the daemon logged at warning level and above.
 private final class Warnings: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = LockedValue<[String]>([])
 
     var handler: LogHandler { Handler(warnings: self) }
 

@@ -1,7 +1,7 @@
 @testable import Daemon
 import DataSources
 import JSONRPC
-import Synchronization
+import Basics
 import Testing
 
 /// The loader's side of the one cancel handle: a load cancelled on the main loop never
@@ -9,8 +9,8 @@ import Testing
 @Suite struct HTTPLoaderTests {
     /// Fetches that complete only when the test says, and count their cancels.
     final class HeldFetcher: HTTPFetching {
-        let held = Mutex<[@Sendable (Result<RemoteResponse, FetchError>) -> Void]>([])
-        let cancels = Mutex(0)
+        let held = LockedValue<[@Sendable (Result<RemoteResponse, FetchError>) -> Void]>([])
+        let cancels = LockedValue(0)
 
         func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
             held.withLock { $0.append(completion) }
@@ -39,7 +39,7 @@ import Testing
         let fetcher = HeldFetcher(), mailbox = Mailbox<DaemonEvent>()
         let loader = HTTPLoader(fetcher: fetcher, mailbox: mailbox)
         let request = RemoteRequest(url: "http://api.invalid/", headers: [], timeoutSeconds: 5, maximumBodySize: 1 << 20)
-        let statuses = Mutex<[Int]>([])
+        let statuses = LockedValue<[Int]>([])
         let decode: @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError> = {
             .success(DecodedResponse(objects: [], document: nil, status: $0.status))
         }

@@ -1,7 +1,7 @@
 @testable import Daemon
 import DataSources
 import JSONKit
-import Synchronization
+import Basics
 import Testing
 
 /// `remoteConfiguration.compression` and `.proxy` as `createSource` reads them, what reaches
@@ -9,7 +9,7 @@ import Testing
 @Suite struct NetworkMembersTests {
     /// Answers every GET with an empty list, keeping the requests.
     final class RecordingFetcher: HTTPFetching {
-        let requests = Mutex<[RemoteRequest]>([])
+        let requests = LockedValue<[RemoteRequest]>([])
 
         func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
             requests.withLock { $0.append(request) }

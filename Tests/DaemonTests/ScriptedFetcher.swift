@@ -1,16 +1,16 @@
 import Daemon
 import DataSources
 import Foundation
-import Synchronization
+import Basics
 
 /// GETs answered from a table, on another thread, as real HTTP completes: for in-process
 /// daemons in tests. An unknown URL fails as a refused connection would.
 final class ScriptedFetcher: HTTPFetching {
-    private let responses: Mutex<[String: Result<RemoteResponse, FetchError>]>
-    private let requests = Mutex<[String]>([])
+    private let responses: LockedValue<[String: Result<RemoteResponse, FetchError>]>
+    private let requests = LockedValue<[String]>([])
 
     init(_ responses: [String: Result<RemoteResponse, FetchError>] = [:]) {
-        self.responses = Mutex(responses)
+        self.responses = LockedValue(responses)
     }
 
     /// The URLs asked for, in order.

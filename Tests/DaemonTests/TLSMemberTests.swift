@@ -5,7 +5,7 @@ import Daemon
 import DataSources
 import Foundation
 import JSONKit
-import Synchronization
+import Basics
 import Testing
 
 /// `remoteConfiguration.tls` at `createSource`: a file that is missing, not a file or not
@@ -126,7 +126,7 @@ import Testing
 
 /// Keeps each request's `tls` and fails it as an expired certificate would.
 final class TLSRecordingFetcher: HTTPFetching {
-    private let recorded = Mutex<[TLSFiles?]>([])
+    private let recorded = LockedValue<[TLSFiles?]>([])
     var requests: [TLSFiles?] { recorded.withLock { $0 } }
 
     func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {

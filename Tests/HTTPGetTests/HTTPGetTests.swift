@@ -9,7 +9,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Replay
-import Synchronization
+import Basics
 import Testing
 
 /// HTTPGet against the fixture server on loopback: redirects and credentials, limits, and
@@ -155,7 +155,7 @@ import Testing
     @Test func aCancelledGetReportsCancelledOnceAndOffTheEventLoop() async throws {
         let server = try FixtureServer(fixtures: [["path": "/held", "hold": "h", "body": ["x": 1]], ["path": "/ok", "body": ["ok": true]]])
         defer { server.stop() }
-        let calls = Mutex(0)
+        let calls = LockedValue(0)
         let (reports, reported) = AsyncStream.makeStream(of: (Result<RemoteResponse, FetchError>, onAnEventLoop: Bool).self)
         let handle = client.fetch(RemoteRequest(url: server.baseURL + "/held", headers: [], timeoutSeconds: 20, maximumBodySize: 1000)) { result in
             calls.withLock { $0 += 1 }
@@ -224,7 +224,7 @@ import Testing
 /// "page N" (N from `?page=N`), and counts the connections it accepted.
 private final class KeepAliveServer: Sendable {
     private final class Count: Sendable {
-        let value = Mutex(0)
+        let value = LockedValue(0)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

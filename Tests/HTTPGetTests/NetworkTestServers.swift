@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import Basics
 
 // Servers on loopback for the network tests: one whose answers the test scripts (gzip,
 // deflate, a gzip bomb streamed), and a CONNECT proxy that counts what it is asked.
@@ -90,9 +90,9 @@ final class ScriptedHTTPServer: Sendable {
     }
 
     final class Log: Sendable {
-        let heads = Mutex<[HTTPRequestHead]>([])
-        let bodyBytesSent = Mutex(0)
-        let finishedResponses = Mutex(0)
+        let heads = LockedValue<[HTTPRequestHead]>([])
+        let bodyBytesSent = LockedValue(0)
+        let finishedResponses = LockedValue(0)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -193,9 +193,9 @@ final class ConnectProxy: Sendable {
 
     final class Log: Sendable {
         /// `CONNECT` targets, in order.
-        let targets = Mutex<[String]>([])
+        let targets = LockedValue<[String]>([])
         /// The `Proxy-Authorization` of each, nil when it had none.
-        let authorizations = Mutex<[String?]>([])
+        let authorizations = LockedValue<[String?]>([])
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -3,15 +3,15 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Synchronization
+import Basics
 
 /// An HTTPS server on 127.0.0.1 that answers every GET with `[{"page":N}]` (N from `?page=N`),
 /// optionally offering HTTP/2 through ALPN and requiring a client certificate, and keeps
 /// the HTTP version of each request it answered.
 final class TLSPageServer: Sendable {
     private final class Log: Sendable {
-        let versions = Mutex<[HTTPVersion]>([])
-        let connections = Mutex(0)
+        let versions = LockedValue<[HTTPVersion]>([])
+        let connections = LockedValue(0)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

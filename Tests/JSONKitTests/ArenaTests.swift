@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import JSONKit
+import Basics
 
 /// Values made in a scratch scope (see CJSONArena.h) must read as any other, and an arena's
 /// memory must go exactly when its last node does, from whichever thread drops it.
@@ -208,7 +209,7 @@ struct ArenaTests {
     /// Values handed between threads, each in its own place.
     private final class Shelf: @unchecked Sendable {
         private var slots: [JSON?]
-        private let lock = NSLock()
+        private let lock = Lock()
         init(count: Int) { slots = [JSON?](repeating: nil, count: count) }
         func put(_ value: JSON, at index: Int) { lock.withLock { slots[index] = value } }
         var values: [JSON] { lock.withLock { slots.compactMap { $0 } } }

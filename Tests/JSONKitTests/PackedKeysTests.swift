@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import JSONKit
+import Basics
 
 /// Packed objects name short keys by an id in the process-wide table and keep long ones
 /// inline; either way a packed value answers as its tree.
@@ -79,7 +80,7 @@ import Testing
 
 /// Each thread's result, handed back to the test's thread under a lock.
 private final class Results: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var values: [[JSON]]
     init(count: Int) { values = Array(repeating: [], count: count) }
     func set(_ index: Int, _ value: [JSON]) { lock.withLock { values[index] = value } }

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Two daemons on one file, and daemons killed mid-write: separate processes
-/// (`datasourced cache exercise`), as in use.
+/// (`datasourced-cache-exercise`), as in use.
 @Suite(.serialized) struct DataSafetyTests {
     let scratch = ScratchDirectory()
     let log = CapturedLog()

@@ -2,7 +2,7 @@ import DataSources
 import Foundation
 import Logging
 import PageCache
-import Synchronization
+import Basics
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +10,7 @@ import Glibc
 
 /// The log lines a store wrote, so a test can say how many warnings a problem gave.
 final class CapturedLog: @unchecked Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = LockedValue<[String]>([])
 
     var logger: Logger {
         Logger(label: "page-cache-test", factory: { _ in Handler(log: self) })
@@ -78,7 +78,7 @@ func filesAside(in directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.contains(".corrupt-") && !$0.hasSuffix("-wal") }
 }
 
-/// `datasourced cache exercise`'s entries, read independently of the code that wrote them
+/// `datasourced-cache-exercise`'s entries, read independently of the code that wrote them
 /// (CacheExercise.swift documents the format): (writer, generation), or nil for an entry
 /// that mixes two writes or was cut short.
 enum ExerciseEntry {
@@ -103,25 +103,25 @@ enum ExerciseEntry {
     }
 }
 
-/// `datasourced` (built beside the test bundle: the test target depends on it) running
-/// `cache exercise`, with its stdout read a line at a time and its stderr collected.
+/// `datasourced-cache-exercise` (built beside the test bundle: the test target depends on
+/// it), with its stdout read a line at a time and its stderr collected.
 final class ExerciseProcess: @unchecked Sendable {
     static let executable: String = {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let runner = String(decoding: buffer[..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent("datasourced").path
+        return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent("datasourced-cache-exercise").path
     }()
 
     private let process = Process()
     private let input = Pipe(), output = Pipe(), errors = Pipe()
     private var pending: [UInt8] = []
-    private let errorText = Mutex<[UInt8]>([])
+    private let errorText = LockedValue<[UInt8]>([])
     private let errorsDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["cache", "exercise"] + arguments
+        process.arguments = arguments
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

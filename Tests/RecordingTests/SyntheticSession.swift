@@ -7,7 +7,7 @@ import JSONKit
 import JSONRPC
 @testable import Recording
 import Replay
-import Synchronization
+import Basics
 
 /// A recorder driven the way the daemon's main loop drives it, without a daemon: each call is
 /// one event (what the client sent, what the daemon answered, the HTTP requests it made).
@@ -19,7 +19,7 @@ final class SyntheticSession {
     private var nextID = 0
 
     final class Warnings: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = LockedValue<[String]>([])
         func add(_ line: String) { lines.withLock { $0.append(line) } }
         var all: [String] { lines.withLock { $0 } }
     }

@@ -106,14 +106,6 @@ func residentMemory(_ pid: String = "self") -> (rss: Int, peak: Int) {
     return (field("VmRSS"), field("VmHWM"))
 }
 
-/// glibc's malloc_trim(0) (not in the Glibc module): hands freed heap memory back to the
-/// kernel, so the RSS after it counts what is still allocated, not what malloc keeps cached.
-func mallocTrim() {
-    typealias Trim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-    _ = unsafeBitCast(symbol, to: Trim.self)(0)
-}
-
 func megabytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
 
 func parseSizes(_ text: String) -> [Int] {
@@ -197,7 +189,7 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
     let jansonBytes = (params!["objects"]?.encoded().count) ?? 0
     params = nil  // the params object and its array go; the objects stay, held by the source
     let dropped = residentMemory()
-    mallocTrim()
+    MemoryRelease.trimMalloc()
     let trimmed = residentMemory()
     guard source.numberOfObjects(inSection: 0) == count else { fail("the source has \(source.numberOfObjects(inSection: 0)) objects") }
     // The first indexPath(for:) builds the identity index where the model builds it lazily
@@ -205,7 +197,7 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
     let probe = makeObjects([count / 2], groups: groups)[0]
     let (found, lookupSeconds) = timed { source.indexPath(for: probe) }
     guard found == IndexPath(section: 0, item: count / 2) else { fail("indexPath(for:) answered \(found.map { $0.description } ?? "nil")") }
-    mallocTrim()
+    MemoryRelease.trimMalloc()
     let indexed = residentMemory()
 
     let perObject = { (bytes: Int) in fixed(Double(bytes) / Double(count)) + " B/object" }
@@ -237,7 +229,7 @@ func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
     var steps: [(String, Int)] = []
     var last = residentMemory().rss
     func step(_ name: String) {
-        mallocTrim()
+        MemoryRelease.trimMalloc()
         let now = residentMemory().rss
         steps.append((name, now - last))
         last = now

@@ -10,6 +10,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import JSONRPC
 
@@ -37,15 +38,7 @@ func ownCPUSeconds() -> Double {
 }
 
 func say(_ text: String) {
-    var line = text + "\n"
-    line.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let count = write(1, bytes.baseAddress! + offset, bytes.count - offset)
-            if count <= 0 { if errno == EINTR { continue }; return }
-            offset += count
-        }
-    }
+    _ = try? FileDescriptor.standardOutput.writeAll((text + "\n").utf8)
 }
 
 func fail(_ text: String) -> Never {
@@ -131,14 +124,10 @@ func readWholeFile(_ path: String) -> [UInt8] {
     let descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else { fail("cannot open \(path): errno \(errno)") }
     defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0, errno == EINTR { continue }
-        guard count >= 0 else { fail("cannot read \(path): errno \(errno)") }
-        if count == 0 { return bytes }
-        bytes.append(contentsOf: chunk[..<count])
+    do {
+        return try FileDescriptor(rawValue: descriptor).readToEnd()!
+    } catch {
+        fail("cannot read \(path): errno \(error.rawValue)")
     }
 }
 
@@ -309,14 +298,10 @@ struct Child {
     }
 
     func send(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let count = write(input, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { fail("write to daemon: errno \(errno)") }
-                offset += count
-            }
+        do {
+            _ = try FileDescriptor(rawValue: input).writeAll(bytes)
+        } catch {
+            fail("write to daemon: errno \((error as? Errno)?.rawValue ?? 0)")
         }
     }
 

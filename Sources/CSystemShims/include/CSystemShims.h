@@ -16,8 +16,4 @@ int cshims_name_thread(pthread_t thread, const char *name);
 // Hands malloc's free pages back to the kernel (malloc_trim); 1 if any were released.
 int cshims_trim_malloc(void);
 
-// Seconds since 1970 of an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"); 0 if `text` is not
-// one exactly, else 1.
-int cshims_parse_http_date(const char *text, long long *seconds);
-
 #endif

@@ -1,3 +1,4 @@
+import Basics
 import DataSources
 import JSONKit
 
@@ -166,7 +167,7 @@ enum RemoteConfigurationDecoding {
     static func proxy(_ value: JSON, _ field: String) throws(FieldError) -> ProxySetting {
         if value.isNull { return .direct }
         guard let text = value.stringValue else { throw .mistyped(field, expected: proxyExpectation, got: value) }
-        let shown = JSON(withoutCredentials(text))
+        let shown = JSON(URLRedaction.withoutCredentials(text))
         func refuse(_ problem: String) -> FieldError {
             FieldError(field: field, expected: proxyExpectation, got: shown, message: "\"\(field)\" must be \(proxyExpectation): \(problem)")
         }
@@ -190,15 +191,6 @@ enum RemoteConfigurationDecoding {
             throw refuse("its user name or password is not validly percent-encoded")
         }
         return .url(text)
-    }
-
-    /// `text` without `user:password@`, with or without a scheme before it (a proxy written
-    /// `user:password@host:port` is refused, and echoed, without them).
-    static func withoutCredentials(_ text: String) -> String {
-        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
-        let authorityEnd = text[start...].firstIndex { "/?#".contains($0) } ?? text.endIndex
-        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
-        return String(text[..<start]) + String(text[text.index(after: at)...])
     }
 
     /// Every `%` starts a `%XX` escape.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import DataSources
 import JSONKit
 
@@ -122,16 +123,15 @@ enum TLSDecoding {
         guard status.st_size <= maximumFileSize else {
             return .failure(Problem(text: "is larger than \(maximumFileSize >> 20) MiB: not a PEM file"))
         }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0, errno == EINTR { continue }
-            if count < 0 { return .failure(Problem(text: "cannot be read (\(String(cString: strerror(errno)).lowercased()))")) }
-            if count == 0 { break }
-            filled += count
+        do {
+            // Grown past the limit since fstat: refused as it would have been then.
+            guard let bytes = try FileDescriptor(rawValue: descriptor).readToEnd(atMost: maximumFileSize) else {
+                return .failure(Problem(text: "is larger than \(maximumFileSize >> 20) MiB: not a PEM file"))
+            }
+            return .success(bytes)
+        } catch {
+            return .failure(Problem(text: "cannot be read (\(error.description.lowercased()))"))
         }
-        return .success(Array(bytes.prefix(filled)))
     }
 
     /// The number of `-----BEGIN <label>-----` ... `-----END <label>-----` blocks for any of

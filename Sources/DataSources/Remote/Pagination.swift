@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// How a paginated source asks for pages and reads where it is: one strategy for the next
@@ -123,7 +124,7 @@ public struct PaginatorConfiguration: Sendable {
 
     /// A count from the server: an integer or a string of digits; a negative one is ignored.
     static func count(_ value: JSON) -> Int? {
-        let number = value.kind == .integer ? value.integerValue : value.stringValue.flatMap { Int($0.trimmingCharacters(in: " ")) }
+        let number = value.kind == .integer ? value.integerValue : value.stringValue.flatMap { Int($0.trimmingSpaces()) }
         return number.flatMap { $0 >= 0 ? $0 : nil }
     }
 

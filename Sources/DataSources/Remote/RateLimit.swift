@@ -1,3 +1,5 @@
+import Basics
+
 /// What a server said of its rate limit in a response's headers: GitHub's (and many others')
 /// `X-RateLimit-Limit`/`-Remaining`/`-Reset`, the IETF draft's `RateLimit-Limit`/`-Remaining`/
 /// `-Reset`, or its structured `RateLimit` header, in the older dictionary form
@@ -123,13 +125,13 @@ public struct RateLimitStatus: Sendable, Equatable {
         for character in text {
             if character == "\"" { quoted.toggle() }
             if character == separator, !quoted {
-                parts.append(current.trimmingCharacters(in: " \t"))
+                parts.append(current.trimmingSpaces())
                 current = ""
             } else {
                 current.append(character)
             }
         }
-        parts.append(current.trimmingCharacters(in: " \t"))
+        parts.append(current.trimmingSpaces())
         return parts
     }
 }

@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// The collection fetcher's settings, shared by remote and paginated sources (Instant
@@ -59,7 +60,7 @@ public struct RemoteConfiguration: Sendable {
                 maximumBodySize: Int = defaultMaximumBodySize, maximumDepth: Int = defaultMaximumDepth) {
         self.baseURL = baseURL
         self.headers = headers
-        if !headers.contains(where: { $0.name.lowercased() == "accept" }) {
+        if !headers.contains(header: "accept") {
             self.headers.insert(("Accept", "application/json"), at: 0)
         }
         self.timeoutSeconds = timeoutSeconds

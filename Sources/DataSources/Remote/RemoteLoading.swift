@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 import Synchronization
 
@@ -83,8 +84,7 @@ public struct DecodedResponse: Sendable {
     func replacingDocument(_ document: JSON?) -> DecodedResponse { DecodedResponse(self, document: document) }
 
     public func headerValues(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return headers.filter { $0.name.lowercased() == lower }.map(\.value)
+        headers.values(ofHeader: name)
     }
 
     /// A `304 Not Modified` to a conditional request: the rows held are current.

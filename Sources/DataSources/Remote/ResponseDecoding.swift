@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// What arrived for one request, as the HTTP layer hands it over.
@@ -26,8 +27,7 @@ public struct RemoteResponse: Sendable {
 
     /// Every value of a header, in order (names compare case-insensitively).
     public func headerValues(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return headers.filter { $0.name.lowercased() == lower }.map(\.value)
+        headers.values(ofHeader: name)
     }
 
     public var contentType: String? { headerValues("content-type").first }
@@ -248,8 +248,3 @@ public enum ResponseDecoding {
     }
 }
 
-extension Substring {
-    func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
-    }
-}

@@ -1,3 +1,5 @@
+import Basics
+
 /// Resolving `apiPath` against `baseURL` as Instant Cocoa did: `[NSURL URLWithString:apiPath
 /// relativeToURL:baseURL]` (RFC 3986 §5.2), after AFNetworking added a trailing `/` to a
 /// base URL that has a path. So `items` appends to the base path, `/items` replaces it, and
@@ -175,11 +177,7 @@ public enum URLResolution {
 
     /// The URL without `user:password@`, for messages and logs.
     public static func redacted(_ url: String) -> String {
-        var components = Components(url)
-        if let authority = components.authority, let at = authority.lastIndex(of: "@") {
-            components.authority = String(authority[authority.index(after: at)...])
-        }
-        return components.text
+        URLRedaction.withoutCredentials(url)
     }
 
     private static func merge(_ base: Components, _ path: String) -> String {

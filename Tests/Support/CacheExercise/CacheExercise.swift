@@ -9,16 +9,18 @@ import Replay
 import Glibc
 #endif
 
-/// `datasourced cache exercise MODE`: a cache file driven as the data-safety tests need
-/// (Tests/PageCacheTests/DataSafetyTests.swift), each test process being one of these.
+/// `datasourced-cache-exercise MODE`: a cache file driven as the data-safety tests need
+/// (Tests/PageCacheTests/DataSafetyTests.swift), each test process being one of these. Built
+/// for the tests only: the shipped `datasourced` does not carry it.
 ///
 /// Entries: key material and label `exercise/writer-W/slot-S` (and `exercise/shared`);
 /// payload: a record of (writer, generation), two little-endian UInt64s, repeated N times,
 /// then N and the FNV-1a hash of everything before it (taken a 64-bit word at a time), both
 /// UInt64 — an entry that mixed two writes, or was cut short, does not check out.
+@main
 struct CacheExercise: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "exercise",
+        commandName: "datasourced-cache-exercise",
         abstract: "Drive a cache file for the data-safety tests (not for people).",
         discussion: """
             parallel: after "ready", waits for a line on stdin, then runs --cycles cycles, each writing its own \
@@ -28,8 +30,7 @@ struct CacheExercise: ParsableCommand {
             --start-generation, printing "writing G" once the payload is made and "committed G" once stored; runs until killed.
             probe: writes a small entry, then (with --file-size-headroom, RLIMIT_FSIZE that far above the \
             files' sizes) a --payload-bytes one, reads it back, writes once more; prints what it saw.
-            """,
-        shouldDisplay: false
+            """
     )
 
     enum Mode: String, ExpressibleByArgument { case parallel, crash, probe }
@@ -153,7 +154,7 @@ struct CacheExercise: ParsableCommand {
     }
 
     private func failure(_ text: String) -> ExitCode {
-        warnLine("FAIL writer \(writerId): \(text)")
+        FileHandle.standardError.write(Data("FAIL writer \(writerId): \(text)\n".utf8))
         return ExitCode(1)
     }
 }
