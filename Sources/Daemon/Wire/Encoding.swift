@@ -216,6 +216,8 @@ extension SourceDescription: WireEncodable {
             members += [("source", JSON(source)), ("sectioningKey", JSON(sectioningKey.description)), ("sortDescriptors", sortDescriptors.json)]
         case .multi(let sources, let preserveSections):
             members += [("sources", .array(sources.map { JSON($0) })), ("preserveSections", JSON(preserveSections))]
+        case .filtered(let source, let filter, let match):
+            members += [("source", JSON(source)), ("filter", filter?.json ?? .null), ("match", match?.json ?? .null)]
         case .remote(let remote):
             members += Self.members(of: remote)
         case .paginated(let remote, let paging):
@@ -257,6 +259,23 @@ extension SourceDescription: WireEncodable {
         }
         return members
     }
+}
+
+extension Predicate: WireEncodable {
+    /// As `createSource` and `setFilter` take it.
+    var json: JSON {
+        switch self {
+        case .comparison(let keyPath, let op, let operand):
+            ["keyPath": JSON(keyPath.description), "op": JSON(op.rawValue), "value": operand.value]
+        case .and(let predicates): ["and": .array(predicates.map(\.json))]
+        case .or(let predicates): ["or": .array(predicates.map(\.json))]
+        case .not(let predicate): ["not": predicate.json]
+        }
+    }
+}
+
+extension MatchQuery: WireEncodable {
+    var json: JSON { ["query": JSON(query), "keyPaths": .array(keyPaths.map { JSON($0.description) })] }
 }
 
 /// Times on the wire: RFC 3339 in UTC, to the millisecond (`2026-11-23T16:41:37.123Z`).
