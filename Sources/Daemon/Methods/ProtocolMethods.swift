@@ -55,5 +55,6 @@ enum ProtocolMethods {
         FetchNextPageRequest.self,
         WillDisplayObjectAtIndexPathRequest.self,
         SetRefreshIntervalRequest.self,
+        SetFilterRequest.self,
     ]
 }

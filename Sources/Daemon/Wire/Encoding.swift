@@ -278,6 +278,16 @@ extension MatchQuery: WireEncodable {
     var json: JSON { ["query": JSON(query), "keyPaths": .array(keyPaths.map { JSON($0.description) })] }
 }
 
+/// `withMatches`: how a row matches its filtered source's query, `{score, keyPath,
+/// positions}` (positions: indexes of Unicode scalars in the string at keyPath), or null
+/// (a source that is not filtered or has no query, a placeholder).
+enum MatchEncoding {
+    static func json(of object: JSON, in source: DataSource) -> JSON {
+        guard let filtered = source as? FilteredDataSource, let found = filtered.matchPositions(of: object) else { return .null }
+        return ["score": JSON(found.score), "keyPath": JSON(found.keyPath.description), "positions": .array(found.positions.map { JSON($0) })]
+    }
+}
+
 /// Times on the wire: RFC 3339 in UTC, to the millisecond (`2026-11-23T16:41:37.123Z`).
 enum Timestamp {
     static func iso8601(_ secondsSince1970: Double) -> String {
