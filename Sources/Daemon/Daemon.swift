@@ -94,7 +94,7 @@ public final class Daemon {
                                     loader: loader, errorRow: \.placeholderRow)
             case .remote(let configuration):
                 RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: \.placeholderRow)
-            case .simple, .sectioned, .multi:
+            case .simple, .sectioned, .multi, .filtered:
                 preconditionFailure("the registry builds local kinds itself")
             }
         }

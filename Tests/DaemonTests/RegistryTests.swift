@@ -22,7 +22,7 @@ import Testing
         #expect(registry.all.map(\.name) == ["s", "t", "m"])
         #expect(registry.all.map(\.kind) == ["simple", "sectioned", "multi"])
         #expect(try registry.source(named: "t").children.map(\.name) == ["s"])
-        #expect(registry.kinds == ["simple", "sectioned", "multi"], "remote kinds exist only with a factory")
+        #expect(registry.kinds == ["simple", "sectioned", "multi", "filtered"], "remote kinds exist only with a factory")
     }
 
     @Test func refusalsNameTheFieldAndWhatWasExpected() throws {

@@ -196,6 +196,7 @@ private final class KeptSession {
         _ = client.request("destroySource", ["name": "probe", "cascade": true])
         _ = client.request("destroySource", ["name": "scratch", "cascade": true])
         _ = client.request("createSource", ["name": "scratch", "kind": "simple", "objects": Self.keptRows])
+        _ = client.request("createSource", ["name": "scratchFiltered", "kind": "filtered", "source": "scratch"])
     }
 
     func expectIntact(after what: String) {

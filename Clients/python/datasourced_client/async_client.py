@@ -647,6 +647,16 @@ class AsyncDataSource:
         self.description = cast(SourceDescription, await self._request("updateSource", **params))
         return self.description
 
+    async def set_filter(self, **changes: Any) -> SourceDescription:
+        """Filtered sources (protocol 1.4, ``setFilter``): ``filter=PREDICATE`` and/or
+        ``match={"query": ..., "keyPaths": [...]}``; ``None`` removes one, an absent one stays.
+        The rows change in one ``didChange``. Returns the description."""
+        unknown = set(changes) - {"filter", "match"}
+        if unknown:
+            raise TypeError(f"set_filter takes filter= and match=, not {', '.join(sorted(unknown))}")
+        self.description = cast(SourceDescription, await self._request("setFilter", **changes))
+        return self.description
+
     async def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
         a paginated source loads the next page. Returns whether a fetch started."""

@@ -509,6 +509,12 @@ class DataSource:
             query_parameters=query_parameters, api_path=api_path, headers=headers, keep_rows=keep_rows,
             debounce_milliseconds=debounce_milliseconds))
 
+    def set_filter(self, **changes: Any) -> SourceDescription:
+        """Filtered sources (protocol 1.4, ``setFilter``): ``filter=PREDICATE`` and/or
+        ``match={"query": ..., "keyPaths": [...]}``; ``None`` removes one, an absent one stays.
+        The rows change in one ``didChange``. Returns the description."""
+        return self.client._call(self._async.set_filter(**changes))
+
     def will_display(self, index_path: Sequence[int]) -> bool:
         """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
         a paginated source loads the next page. Returns whether a fetch started."""

@@ -32,6 +32,8 @@ __all__ = [
     "JSON",
     "Limits",
     "Mapping",
+    "MatchQuery",
+    "Matches",
     "Move",
     "NextPageResult",
     "NotificationParams",
@@ -40,6 +42,7 @@ __all__ = [
     "Placeholder",
     "PlaceholderKind",
     "PlaceholderStorageOptions",
+    "Predicate",
     "QueryParameters",
     "RefreshState",
     "RemoteConfiguration",
@@ -64,12 +67,15 @@ IndexPath: TypeAlias = tuple[int, int]
 FieldSpec: TypeAlias = str | dict[str, JSON]
 Headers: TypeAlias = dict[str, str | dict[str, str]]
 Mapping: TypeAlias = dict[str, FieldSpec]
+#: withMatches: how a row matches its filtered source's query; null for a source without a query,
+#: and for placeholders
+Matches: TypeAlias = dict[str, str | list[int] | int] | None
 PlaceholderKind: TypeAlias = Literal["loading", "noResults", "errors"]
 PlaceholderStorageOptions: TypeAlias = int | list[PlaceholderKind]
 QueryParameters: TypeAlias = dict[str, str | float | bool]
 #: any JSON value: an object the source holds, or a placeholder row
 Row: TypeAlias = JSON
-SourceKind: TypeAlias = Literal["simple", "sectioned", "multi", "remote", "paginated"]
+SourceKind: TypeAlias = Literal["simple", "sectioned", "multi", "remote", "paginated", "filtered"]
 #: the name of a source
 SourceName: TypeAlias = str
 
@@ -192,6 +198,13 @@ class Limits(TypedDict, total=False):
 
     maxBodyBytes: int
     maxDepth: int
+
+
+class MatchQuery(TypedDict):
+    """a fuzzy query over the strings at one or more key paths, scored as fzf's v2 algorithm."""
+
+    keyPaths: list[str]
+    query: str
 
 
 class NextPageResult(TypedDict):
@@ -318,11 +331,13 @@ class SourceConfig(TypedDict, total=False):
 
     apiPath: str  # kind remote, paginated
     cache: CacheSettings  # kind remote, paginated
+    filter: Predicate | None  # kind filtered
     firstPage: int  # kind paginated
     identityKey: str | None
     keyPath: str  # kind remote, paginated
     limits: Limits  # kind remote, paginated
     mapping: Mapping  # kind remote, paginated
+    match: MatchQuery | None  # kind filtered
     metadataKeyPath: str  # kind paginated
     objects: list[JSON]  # kind simple
     pageSize: int  # kind paginated
@@ -339,7 +354,7 @@ class SourceConfig(TypedDict, total=False):
     #: a dot-separated key path; a component of digits also indexes arrays
     sectioningKey: str  # kind sectioned
     sortDescriptors: list[SortDescriptor]  # kind sectioned
-    source: str  # kind sectioned
+    source: str  # kind sectioned, filtered
     sources: list[str]  # kind multi
 
 
@@ -354,6 +369,7 @@ class SourceDescription(TypedDict, total=False):
     counts: Required[list[int]]
     currentPage: int | None
     duplicatesDropped: int
+    filter: Predicate | None
     firstPage: int
     hasMorePages: bool
     identityKey: str
@@ -363,6 +379,7 @@ class SourceDescription(TypedDict, total=False):
     lastError: FetchError
     lastURL: str
     limits: Limits
+    match: MatchQuery | None
     metadataKeyPath: str
     name: Required[str]
     nextPage: dict[str, int] | dict[str, str] | None
@@ -426,3 +443,18 @@ Placeholder = TypedDict("Placeholder", {
     "error": NotRequired[FetchError],  # $placeholder error
 })
 Placeholder.__doc__ = "The value at ``schemas/Placeholder`` in Protocol/openrpc.json."
+
+
+#: a filter: a comparison, or and/or/not of predicates, nested at most 32 levels deep
+Predicate = TypedDict("Predicate", {
+    "and": list["Predicate"],
+    #: a dot-separated key path; a component of digits also indexes arrays
+    "keyPath": str,
+    "not": "Predicate",
+    "op": Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "prefix", "exists"],
+    "or": list["Predicate"],
+    #: lt, le, gt, ge: a number or a string; in: an array; prefix: a string; exists: a boolean
+    #: (default true)
+    "value": JSON,
+}, total=False)
+Predicate.__doc__ = "a filter: a comparison, or and/or/not of predicates, nested at most 32 levels deep"

@@ -200,6 +200,10 @@ def use_the_whole_api(client: Client, api: str) -> None:
     # 1.4: the same list, another query, in place.
     shelf.update_source(query_parameters={"genre": "poetry"}, keep_rows=True)
     shelf.fetch_data(wait=True)
+    # 1.4: a filtered view of it, narrowed as a person types.
+    narrowed = client.create_source("narrowed", kind="filtered", source="shelf", match={"query": "d", "keyPaths": ["title"]})
+    narrowed.set_filter(match={"query": "du", "keyPaths": ["title"]}, filter={"keyPath": "year", "op": "ge", "value": 1900})
+    narrowed.set_filter(filter=None)
 
     slow = client.create_source("slow", kind="remote", remoteConfiguration={"baseURL": api}, apiPath="/v1/slow",
                                 keyPath="books")

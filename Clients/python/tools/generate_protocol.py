@@ -428,7 +428,9 @@ def typed_dict_source(definition: Definition) -> list[str]:
         lines.append(f'{definition.name} = TypedDict("{definition.name}", {{')
         for m in definition.members:
             lines += comment(m.doc, "    ")
-            lines += wrapped(f"    {json.dumps(m.name)}: {annotation(m)},{f'  # {m.note}' if m.note else ''}")
+            # Evaluated when the module runs: a reference to itself (a recursive schema) must be a string.
+            own = re.sub(rf"\b{definition.name}\b", f'"{definition.name}"', annotation(m))
+            lines += wrapped(f"    {json.dumps(m.name)}: {own},{f'  # {m.note}' if m.note else ''}")
         lines.append(f"}}{totality})")
         # The functional form takes no docstring: it is given one after.
         lines.append(f"{definition.name}.__doc__ = {json.dumps(definition.doc or f'The {definition.name} value of Protocol/openrpc.json.')}")

@@ -12,7 +12,8 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
         let source = try daemon.source(params.source)
         let objects = try source.objects(inSection: params.section, start: params.start, count: params.count)
         return SectionSlice(section: params.section, start: params.start, objects: objects,
-                            numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision)
+                            numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision,
+                            matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil)
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
@@ -52,6 +53,14 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
                 "minimum": 0
               },
               "required": false
+            },
+            {
+              "name": "withMatches",
+              "schema": {
+                "type": "boolean",
+                "description": "also answer how each row matches its filtered source's query (matches, parallel to objects)"
+              },
+              "required": false
             }
           ],
           "result": {
@@ -80,6 +89,12 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
                 "revision": {
                   "type": "integer",
                   "minimum": 0
+                },
+                "matches": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Matches"
+                  }
                 }
               },
               "required": [
@@ -106,11 +121,13 @@ struct ObjectsInSectionParams: WireParams {
     var section: Int
     var start: Int
     var count: Int?
+    var withMatches: Bool
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
         section = try reader.integer("section", in: 0...Int.max)
         start = try reader.optionalInteger("start", in: 0...Int.max) ?? 0
         count = try reader.optionalInteger("count", in: 0...Int.max)
+        withMatches = try reader.optionalBool("withMatches") ?? false
     }
 }
 
@@ -121,9 +138,13 @@ struct SectionSlice: WireEncodable {
     let objects: [JSON]
     let numberOfObjects: Int
     let revision: Int
+    /// With `withMatches`: how each row matches, parallel to `objects`.
+    let matches: [JSON]?
 
     var json: JSON {
-        ["section": JSON(section), "start": JSON(start), "objects": .array(objects),
-         "numberOfObjects": JSON(numberOfObjects), "revision": JSON(revision)]
+        var members: [(String, JSON)] = [("section", JSON(section)), ("start", JSON(start)), ("objects", .array(objects)),
+                                         ("numberOfObjects", JSON(numberOfObjects)), ("revision", JSON(revision))]
+        if let matches { members.append(("matches", .array(matches))) }
+        return .object(members)
     }
 }

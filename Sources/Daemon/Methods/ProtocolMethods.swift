@@ -56,5 +56,6 @@ enum ProtocolMethods {
         WillDisplayObjectAtIndexPathRequest.self,
         SetRefreshIntervalRequest.self,
         UpdateSourceRequest.self,
+        SetFilterRequest.self,
     ]
 }

@@ -32,7 +32,7 @@ enum UpdateSourceRequest: AnsweredAtOnce {
         let configuration: RemoteConfiguration
         switch created.spec.kind {
         case .remote(let decoded), .paginated(let decoded, _): configuration = decoded
-        case .simple, .sectioned, .multi: preconditionFailure("a remote source's params decode as a remote kind")
+        case .simple, .sectioned, .multi, .filtered: preconditionFailure("a remote source's params decode as a remote kind")
         }
         let wasLoaded = remote.hasRequested
         remote.update(to: configuration, cacheKey: created.cacheKey, keepRows: params.keepRows)

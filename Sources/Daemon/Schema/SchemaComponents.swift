@@ -972,6 +972,202 @@ enum SchemaComponents {
                     "apiPath"
                   ],
                   "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "name": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "identityKey": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "minLength": 1,
+                          "description": "a dot-separated key path; a component of digits also indexes arrays"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "kind": {
+                      "const": "filtered"
+                    },
+                    "source": {
+                      "type": "string"
+                    },
+                    "filter": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/Predicate"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    },
+                    "match": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/MatchQuery"
+                        },
+                        {
+                          "type": "null"
+                        }
+                      ]
+                    }
+                  },
+                  "required": [
+                    "name",
+                    "kind",
+                    "source"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("Predicate", #"""
+            {
+              "description": "a filter: a comparison, or and/or/not of predicates, nested at most 32 levels deep",
+              "oneOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "keyPath": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "a dot-separated key path; a component of digits also indexes arrays"
+                    },
+                    "op": {
+                      "enum": [
+                        "eq",
+                        "ne",
+                        "lt",
+                        "le",
+                        "gt",
+                        "ge",
+                        "in",
+                        "contains",
+                        "prefix",
+                        "exists"
+                      ]
+                    },
+                    "value": {
+                      "description": "lt, le, gt, ge: a number or a string; in: an array; prefix: a string; exists: a boolean (default true)"
+                    }
+                  },
+                  "required": [
+                    "keyPath",
+                    "op"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "and": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Predicate"
+                      }
+                    }
+                  },
+                  "required": [
+                    "and"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "or": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Predicate"
+                      }
+                    }
+                  },
+                  "required": [
+                    "or"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "not": {
+                      "$ref": "#/components/schemas/Predicate"
+                    }
+                  },
+                  "required": [
+                    "not"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#),
+        ("MatchQuery", #"""
+            {
+              "type": "object",
+              "description": "a fuzzy query over the strings at one or more key paths, scored as fzf's v2 algorithm",
+              "properties": {
+                "query": {
+                  "type": "string",
+                  "maxLength": 256
+                },
+                "keyPaths": {
+                  "type": "array",
+                  "minItems": 1,
+                  "items": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "a dot-separated key path; a component of digits also indexes arrays"
+                  }
+                }
+              },
+              "required": [
+                "query",
+                "keyPaths"
+              ],
+              "additionalProperties": false
+            }
+            """#),
+        ("Matches", #"""
+            {
+              "description": "withMatches: how a row matches its filtered source's query; null for a source without a query, and for placeholders",
+              "anyOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "score": {
+                      "type": "integer"
+                    },
+                    "keyPath": {
+                      "type": "string",
+                      "description": "the key path whose string gave the best score"
+                    },
+                    "positions": {
+                      "type": "array",
+                      "items": {
+                        "type": "integer",
+                        "minimum": 0
+                      },
+                      "description": "the matched characters: indexes of Unicode scalars (code points) in that string, ascending"
+                    }
+                  },
+                  "required": [
+                    "score",
+                    "keyPath",
+                    "positions"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "null"
                 }
               ]
             }
@@ -989,7 +1185,8 @@ enum SchemaComponents {
                     "sectioned",
                     "multi",
                     "remote",
-                    "paginated"
+                    "paginated",
+                    "filtered"
                   ]
                 },
                 "numberOfSections": {
@@ -1042,6 +1239,26 @@ enum SchemaComponents {
                 },
                 "preserveSections": {
                   "type": "boolean"
+                },
+                "filter": {
+                  "anyOf": [
+                    {
+                      "$ref": "#/components/schemas/Predicate"
+                    },
+                    {
+                      "type": "null"
+                    }
+                  ]
+                },
+                "match": {
+                  "anyOf": [
+                    {
+                      "$ref": "#/components/schemas/MatchQuery"
+                    },
+                    {
+                      "type": "null"
+                    }
+                  ]
                 },
                 "remoteConfiguration": {
                   "type": "object",

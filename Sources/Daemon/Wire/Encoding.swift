@@ -216,6 +216,8 @@ extension SourceDescription: WireEncodable {
             members += [("source", JSON(source)), ("sectioningKey", JSON(sectioningKey.description)), ("sortDescriptors", sortDescriptors.json)]
         case .multi(let sources, let preserveSections):
             members += [("sources", .array(sources.map { JSON($0) })), ("preserveSections", JSON(preserveSections))]
+        case .filtered(let source, let filter, let match):
+            members += [("source", JSON(source)), ("filter", filter?.json ?? .null), ("match", match?.json ?? .null)]
         case .remote(let remote):
             members += Self.members(of: remote)
         case .paginated(let remote, let paging):
@@ -259,5 +261,32 @@ extension SourceDescription: WireEncodable {
             members += [("refreshIntervalSeconds", JSON(schedule.intervalSeconds)), ("refresh", .object(refresh))]
         }
         return members
+    }
+}
+
+extension Predicate: WireEncodable {
+    /// As `createSource` and `setFilter` take it.
+    var json: JSON {
+        switch self {
+        case .comparison(let keyPath, let op, let operand):
+            ["keyPath": JSON(keyPath.description), "op": JSON(op.rawValue), "value": operand.value]
+        case .and(let predicates): ["and": .array(predicates.map(\.json))]
+        case .or(let predicates): ["or": .array(predicates.map(\.json))]
+        case .not(let predicate): ["not": predicate.json]
+        }
+    }
+}
+
+extension MatchQuery: WireEncodable {
+    var json: JSON { ["query": JSON(query), "keyPaths": .array(keyPaths.map { JSON($0.description) })] }
+}
+
+/// `withMatches`: how a row matches its filtered source's query, `{score, keyPath,
+/// positions}` (positions: indexes of Unicode scalars in the string at keyPath), or null
+/// (a source that is not filtered or has no query, a placeholder).
+enum MatchEncoding {
+    static func json(of object: JSON, in source: DataSource) -> JSON {
+        guard let filtered = source as? FilteredDataSource, let found = filtered.matchPositions(of: object) else { return .null }
+        return ["score": JSON(found.score), "keyPath": JSON(found.keyPath.description), "positions": .array(found.positions.map { JSON($0) })]
     }
 }

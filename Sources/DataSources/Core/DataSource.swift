@@ -61,7 +61,7 @@ public class DataSource {
 
     // MARK: What every kind answers
 
-    /// `simple`, `sectioned`, `multi`, `remote`, `paginated`.
+    /// `simple`, `sectioned`, `multi`, `remote`, `paginated`, `filtered`.
     public var kind: String { fatalError("subclass") }
 
     /// The sources this one is built on, in order.
@@ -211,6 +211,17 @@ public class DataSource {
         guard !changes.isEmpty else { return }
         revision += 1
         emit(.didChange(changes))
+    }
+
+    /// Replaces the rows with a change set the caller worked out without comparing rows (a
+    /// filtered source changing its filter over the same child rows knows which rows stay,
+    /// leave and arrive): what `replaceLayout` does, without its diff.
+    func replaceLayout(_ new: Layout, hashes: [RowArray<Int>], knownChanges changes: ChangeSet) {
+        layout = new
+        rowHashes = hashes
+        index = nil
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
     }
 
     // MARK: Edits that know what they change

@@ -10,7 +10,7 @@ public final class SourceRegistry {
     private var creationOrder: [String] = []
     private let remoteFactory: RemoteFactory?
 
-    public static let localKinds = ["simple", "sectioned", "multi"]
+    public static let localKinds = ["simple", "sectioned", "multi", "filtered"]
     public static let remoteKinds = ["remote", "paginated"]
 
     public init(remoteFactory: RemoteFactory? = nil) {
@@ -71,6 +71,9 @@ public final class SourceRegistry {
                 children.append(child)
             }
             source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserveSections)
+        case .filtered(let childName, let filter, let match):
+            let child = try self.child(childName, field: "source", parent: name)
+            source = FilteredDataSource(name: name, identity: inherited(from: [child]), child: child, filter: filter, match: match)
         case .remote, .paginated:
             guard let remoteFactory else {
                 throw FieldError(field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),

@@ -15,6 +15,7 @@ public struct SourceSpec: Sendable {
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteConfiguration)
         case paginated(RemoteConfiguration, PaginatorConfiguration)
+        case filtered(source: String, filter: Predicate?, match: MatchQuery?)
 
         public var name: String {
             switch self {
@@ -23,6 +24,7 @@ public struct SourceSpec: Sendable {
             case .multi: "multi"
             case .remote: "remote"
             case .paginated: "paginated"
+            case .filtered: "filtered"
             }
         }
     }
@@ -53,6 +55,7 @@ public struct SourceDescription: Sendable {
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteState)
         case paginated(RemoteState, PagingState)
+        case filtered(source: String, filter: Predicate?, match: MatchQuery?)
     }
 
     public struct RemoteState: Sendable {

@@ -1,0 +1,413 @@
+import JSONKit
+
+/// Its child's rows that pass a `filter` (a `Predicate`) and fuzzily match a `match` query,
+/// in the child's sections (titles and identities as the child's, empty ones kept).
+///
+/// Without a match query the rows keep the child's order; with one, each section's rows are
+/// ordered by score, best first, ties in the child's order. Placeholder rows of the child
+/// always pass (after the scored rows of their section when there is a query). When the
+/// child has data rows and none passes, the first section shows the no-results
+/// placeholder.
+///
+/// It follows its child: a change of a few rows, not of sections, evaluates only those rows
+/// and places each by counting the rows that precede it here, then edits the rows in place
+/// and emits the change set of just those rows; any other change evaluates everything and
+/// diffs. `setFilter` works out its change set from which rows passed before and after,
+/// without comparing rows, and when the match query only grew (typing), searches only the
+/// rows that matched before. The load cycle mirrors the child's, as a sectioned source's does.
+public final class FilteredDataSource: DataSource, DataSourceObserver {
+    public let child: DataSource
+    public private(set) var filter: Predicate?
+    public private(set) var match: MatchQuery?
+    private var pattern: FuzzyPattern?
+
+    public override var kind: String { "filtered" }
+    public override var children: [DataSource] { [child] }
+
+    public init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?) {
+        self.child = child
+        self.filter = filter
+        self.match = match
+        pattern = match.map { FuzzyPattern($0.query) }
+        super.init(name: name, identity: identity)
+        child.addObserver(self)
+        recompute()
+    }
+
+    public override func fetchData() { child.fetchData() }
+    public override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
+    public override func willDisplayObject(at indexPath: IndexPath) {
+        // The last row here stands for the end of the child's rows (a next page).
+        guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
+        child.willDisplayObject(at: last)
+    }
+
+    public override var kindState: SourceDescription.KindState {
+        .filtered(source: child.name, filter: filter, match: match)
+    }
+
+    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+        switch event {
+        case .willLoadData:
+            if !isFetching { emit(.willLoadData) }
+        case .didPartiallyLoad:
+            catchUp()
+            if isFetching { emit(.didPartiallyLoad) }
+        case .finishedLoading:
+            catchUp()
+            if isFetching { emit(.finishedLoading) }
+        case .failedWithError(let error):
+            catchUp()
+            if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
+        case .didChange(let changes):
+            if child.revision == followedRevision + 1, follow(changes) { break }
+            recompute()
+        case .didChangeFreshness:
+            break
+        }
+    }
+
+    private func catchUp() {
+        if child.revision != followedRevision { recompute() }
+    }
+
+    // MARK: What passes, and where it goes
+
+    /// A child row as this source sees it.
+    struct Entry {
+        var passes: Bool
+        var isPlaceholder: Bool
+        /// The match score (0 without a query).
+        var score: Int32
+
+        static let fails = Entry(passes: false, isPlaceholder: false, score: 0)
+    }
+
+    /// An entry for each of the child's rows, parallel to its sections, for `followedRevision`.
+    private var entries: [[Entry]] = []
+    private var followedRevision = -1
+    /// Whether the first section ends with the no-results placeholder this source adds.
+    private var showsNoResults = false
+    /// The child's data rows, and how many of them pass.
+    private var childData = 0
+    private var passingData = 0
+
+    /// Rows evaluated against the filter and the query since creation (for tests and
+    /// measurements: a query that grows evaluates only the previous matches).
+    @_spi(Instrumentation) public private(set) var rowsEvaluated = 0
+    /// When false, every change of the child is recomputed (to measure what following saves).
+    @_spi(Instrumentation) public var followsChanges = true
+    @_spi(Instrumentation) public private(set) var changesFollowed = 0
+    /// Past this many rows, a child's change is cheaper recomputed than applied row by row.
+    static let largestFollowedChange = 64
+
+    static func entry(_ object: JSON, filter: Predicate?, pattern: FuzzyPattern?, keyPaths: [JSONKeyPath], matcher: inout FuzzyMatcher) -> Entry {
+        if Placeholder.kind(of: object) != nil { return Entry(passes: true, isPlaceholder: true, score: 0) }
+        if let filter, !filter.matches(object) { return .fails }
+        guard let pattern else { return Entry(passes: true, isPlaceholder: false, score: 0) }
+        guard let best = matcher.bestMatch(pattern, in: object, keyPaths: keyPaths, positions: false) else { return .fails }
+        return Entry(passes: true, isPlaceholder: false, score: Int32(clamping: best.match.score))
+    }
+
+    /// Whether entry `a` at child item `aItem` comes before `b` at `bItem` here: with a query,
+    /// data before placeholders, then higher scores first; then the child's order.
+    private static func precedes(_ a: Entry, _ aItem: Int, _ b: Entry, _ bItem: Int, ranked: Bool) -> Bool {
+        if ranked {
+            if a.isPlaceholder != b.isPlaceholder { return !a.isPlaceholder }
+            if a.score != b.score { return a.score > b.score }
+        }
+        return aItem < bItem
+    }
+
+    /// The child items that pass, in their order here.
+    private static func order(_ section: [Entry], ranked: Bool) -> [Int] {
+        var items = section.indices.filter { section[$0].passes }
+        if ranked {
+            items.sort { precedes(section[$0], $0, section[$1], $1, ranked: true) }
+        }
+        return items
+    }
+
+    /// Every child row's entry; with `candidates`, only the rows that passed there are
+    /// evaluated (the others fail: a narrower query cannot let them through).
+    private func evaluate(candidates: [[Entry]]?) -> [[Entry]] {
+        let filter = filter, pattern = pattern, keyPaths = match?.keyPaths ?? []
+        var evaluated = 0
+        let result = child.layout.sections.enumerated().map { section, rows -> [Entry] in
+            let previous = candidates?[section]
+            evaluated += previous.map { $0.reduce(0) { $0 + ($1.passes ? 1 : 0) } } ?? rows.count
+            return Parallel.map(0..<rows.count, state: { FuzzyMatcher() }) { matcher, item in
+                if let previous, !previous[item].passes { return Entry.fails }
+                return Self.entry(rows[item], filter: filter, pattern: pattern, keyPaths: keyPaths, matcher: &matcher)
+            }
+        }
+        rowsEvaluated += evaluated
+        return result
+    }
+
+    private func count(_ entries: [[Entry]]) -> (data: Int, passing: Int) {
+        var data = 0, passing = 0
+        for section in entries {
+            for entry in section where !entry.isPlaceholder {
+                data += 1
+                if entry.passes { passing += 1 }
+            }
+        }
+        return (data, passing)
+    }
+
+    private func childHash(_ section: Int, _ item: Int) -> Int {
+        child.identity.key == identity.key ? child.rowHashes[section][item] : identity.hash(of: child.layout.sections[section][item])
+    }
+
+    /// The layout for `entries` in their orders, and its identity hashes.
+    private func layout(for orders: [[Int]]) -> (Layout, [RowArray<Int>]) {
+        var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = []
+        let sameIdentity = child.identity.key == identity.key
+        for (section, order) in orders.enumerated() {
+            let rows = child.layout.sections[section]
+            if order.count == rows.count, match == nil {
+                // Everything passes in the child's order: the child's rows, shared.
+                sections.append(rows)
+                hashes.append(sameIdentity ? child.rowHashes[section] : RowArray(identity.hashes(of: rows)))
+                continue
+            }
+            sections.append(RowArray(order.map { rows[$0] }))
+            hashes.append(RowArray(order.map { childHash(section, $0) }))
+        }
+        if showsNoResults {
+            sections[0].append(Placeholder.noResultsRow)
+            hashes[0].append(identity.hash(of: Placeholder.noResultsRow))
+        }
+        return (Layout(sections: sections, titles: child.layout.titles, sectionIdentities: child.layout.sectionIdentities), hashes)
+    }
+
+    private func adopt(_ new: [[Entry]]) {
+        entries = new
+        (childData, passingData) = count(new)
+        showsNoResults = childData > 0 && passingData == 0 && !new.isEmpty
+        followedRevision = child.revision
+    }
+
+    /// Evaluates every row and diffs.
+    private func recompute() {
+        adopt(evaluate(candidates: nil))
+        let (layout, hashes) = layout(for: entries.map { Self.order($0, ranked: match != nil) })
+        replaceLayout(layout, hashes: hashes)
+    }
+
+    // MARK: setFilter
+
+    /// Replaces the filter and the match query (nil: none) and emits one change set from the
+    /// old rows to the new ones. Rows that stay are neither compared nor hashed.
+    public func setFilter(_ newFilter: Predicate?, match newMatch: MatchQuery?) {
+        guard followedRevision == child.revision else {
+            (filter, match, pattern) = (newFilter, newMatch, newMatch.map { FuzzyPattern($0.query) })
+            return recompute()
+        }
+        let newPattern = newMatch.map { FuzzyPattern($0.query) }
+        // Only rows that passed can pass a filter that only narrows: the same filter with a
+        // query where there was none, or a query that grew.
+        var narrows = newFilter == filter
+        switch (match, newMatch) {
+        case (nil, _): break
+        case (let old?, let new?): narrows = narrows && old.keyPaths == new.keyPaths && pattern!.isNarrowed(by: newPattern!)
+        case (_?, nil): narrows = false
+        }
+        let oldEntries = entries, oldRanked = match != nil, oldShowsNoResults = showsNoResults
+        let oldOrders = oldEntries.map { Self.order($0, ranked: oldRanked) }
+        (filter, match, pattern) = (newFilter, newMatch, newPattern)
+        adopt(evaluate(candidates: narrows ? oldEntries : nil))
+        let newOrders = entries.map { Self.order($0, ranked: match != nil) }
+        let (layout, hashes) = layout(for: newOrders)
+        guard !oldShowsNoResults, !showsNoResults else { return replaceLayout(layout, hashes: hashes) }
+
+        var changes = ChangeSet()
+        for (section, (oldOrder, newOrder)) in zip(oldOrders, newOrders).enumerated() {
+            let old = oldEntries[section], new = entries[section]
+            var oldPosition = [Int32](repeating: -1, count: old.count)
+            for (position, item) in oldOrder.enumerated() {
+                oldPosition[item] = Int32(position)
+                if !new[item].passes { changes.deleted.append(IndexPath(section: section, item: position)) }
+            }
+            var kept: [(from: Int, to: Int)] = []
+            for (position, item) in newOrder.enumerated() {
+                if old[item].passes {
+                    kept.append((Int(oldPosition[item]), position))
+                } else {
+                    changes.inserted.append(IndexPath(section: section, item: position))
+                }
+            }
+            // Rows that stay: the longest run still in old order stays put, the others move.
+            let steady = ChangeSet.longestIncreasingSubsequence(kept.map(\.from))
+            for (index, pair) in kept.enumerated() where !steady.contains(index) {
+                changes.moved.append(ChangeSet.Move(from: IndexPath(section: section, item: pair.from), to: IndexPath(section: section, item: pair.to)))
+            }
+        }
+        replaceLayout(layout, hashes: hashes, knownChanges: changes)
+    }
+
+    // MARK: Following a change of the child
+
+    /// Where the child's row `item` of `section` is here now, or nil if it does not pass.
+    private func position(_ section: Int, _ item: Int) -> Int? {
+        let rows = entries[section], target = rows[item]
+        guard target.passes else { return nil }
+        var count = 0
+        if match == nil {
+            for index in 0..<item where rows[index].passes { count += 1 }
+        } else {
+            for index in rows.indices where rows[index].passes && Self.precedes(rows[index], index, target, item, ranked: true) { count += 1 }
+        }
+        return count
+    }
+
+    /// Applies the child's change of a few rows here: evaluates the rows that arrived or
+    /// changed, finds where the rows leaving were and where the rows arriving go, and edits
+    /// the rows in place. False, with nothing changed, when it cannot: a change of sections,
+    /// a large change, or one into or out of "nothing matches" (the no-results row).
+    private func follow(_ changes: ChangeSet) -> Bool {
+        let total = changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
+        guard followsChanges, !showsNoResults, changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
+              total <= Self.largestFollowedChange, child.layout.sections.count == entries.count else { return false }
+        let rows = child.layout.sections, sections = entries.count
+        var leaving = [[Int]](repeating: [], count: sections), arriving = [[Int]](repeating: [], count: sections)
+        for path in changes.deleted { leaving[path.section].append(path.item) }
+        for path in changes.inserted { arriving[path.section].append(path.item) }
+        for move in changes.moved {
+            leaving[move.from.section].append(move.from.item)
+            arriving[move.to.section].append(move.to.item)
+        }
+        for section in 0..<sections {
+            leaving[section].sort()
+            arriving[section].sort()
+            guard entries[section].count - leaving[section].count + arriving[section].count == rows[section].count else { return false }
+        }
+        let movedTo = Set(changes.moved.map(\.to)), updated = Set(changes.updated)
+        // Rows updated where they stay in the child: their old item.
+        let updatedKept = changes.updated.filter { !movedTo.contains($0) }.map { path in
+            (old: Self.oldItem(ofKept: path.item, leaving: leaving[path.section], arriving: arriving[path.section]), new: path)
+        }
+
+        // The rows arriving or changed, evaluated before anything changes.
+        let filter = filter, pattern = pattern, keyPaths = match?.keyPaths ?? []
+        var matcher = FuzzyMatcher()
+        func evaluate(_ path: IndexPath) -> Entry {
+            Self.entry(rows[path.section][path.item], filter: filter, pattern: pattern, keyPaths: keyPaths, matcher: &matcher)
+        }
+        let insertedEntries = changes.inserted.map(evaluate), movedEntries = changes.moved.map { evaluate($0.to) }
+        let updatedEntries = updatedKept.map { evaluate($0.new) }
+        let updatedOldEntries = updatedKept.map { entries[$0.new.section][$0.old] }
+        rowsEvaluated += insertedEntries.count + movedEntries.count + updatedEntries.count
+
+        // Into or out of "nothing matches": recomputed, for the no-results row.
+        var data = childData, passing = passingData
+        func leave(_ entry: Entry) { if !entry.isPlaceholder { data -= 1; passing -= entry.passes ? 1 : 0 } }
+        func arrive(_ entry: Entry) { if !entry.isPlaceholder { data += 1; passing += entry.passes ? 1 : 0 } }
+        for path in changes.deleted { leave(entries[path.section][path.item]) }
+        for (move, entry) in zip(changes.moved, movedEntries) { leave(entries[move.from.section][move.from.item]); arrive(entry) }
+        insertedEntries.forEach(arrive)
+        for (old, new) in zip(updatedOldEntries, updatedEntries) { leave(old); arrive(new) }
+        guard data == 0 || passing > 0 else { return false }
+
+        // Where the rows leaving or changing are here, before anything moves.
+        let deletedFrom = changes.deleted.map { position($0.section, $0.item) }
+        let movedFrom = changes.moved.map { position($0.from.section, $0.from.item) }
+        let updatedFrom = updatedKept.map { position($0.new.section, $0.old) }
+
+        var arrivingEntries: [IndexPath: Entry] = [:]
+        for (path, entry) in zip(changes.inserted, insertedEntries) { arrivingEntries[path] = entry }
+        for (move, entry) in zip(changes.moved, movedEntries) { arrivingEntries[move.to] = entry }
+        for section in 0..<sections where !leaving[section].isEmpty || !arriving[section].isEmpty {
+            for item in leaving[section].reversed() { entries[section].remove(at: item) }
+            for item in arriving[section] { entries[section].insert(arrivingEntries[IndexPath(section: section, item: item)]!, at: item) }
+        }
+        for (kept, entry) in zip(updatedKept, updatedEntries) { entries[kept.new.section][kept.new.item] = entry }
+        (childData, passingData) = (data, passing)
+
+        // Where the rows arriving or changing go.
+        var own = ChangeSet()
+        var additions: [(at: IndexPath, child: IndexPath)] = [], replacements: [(at: IndexPath, child: IndexPath)] = []
+        func here(_ section: Int, _ item: Int?) -> IndexPath? { item.map { IndexPath(section: section, item: $0) } }
+        own.deleted = zip(changes.deleted, deletedFrom).compactMap { here($0.section, $1) }
+        for path in changes.inserted {
+            guard let to = here(path.section, position(path.section, path.item)) else { continue }
+            own.inserted.append(to)
+            additions.append((to, path))
+        }
+        /// A row that was here at `from` (or not) and goes to `to` (or not).
+        func relocate(from: IndexPath?, to: IndexPath?, child path: IndexPath, changed: Bool, staysPut: Bool) {
+            switch (from, to) {
+            case (let from?, let to?):
+                if staysPut {
+                    if changed {
+                        own.updated.append(to)
+                        replacements.append((to, path))
+                    }
+                } else {
+                    own.moved.append(ChangeSet.Move(from: from, to: to))
+                    if changed { own.updated.append(to) }
+                    additions.append((to, path))
+                }
+            case (let from?, nil):
+                own.deleted.append(from)
+            case (nil, let to?):
+                own.inserted.append(to)
+                additions.append((to, path))
+            case (nil, nil):
+                break
+            }
+        }
+        for (move, from) in zip(changes.moved, movedFrom) {
+            relocate(from: here(move.from.section, from), to: here(move.to.section, position(move.to.section, move.to.item)),
+                     child: move.to, changed: updated.contains(move.to), staysPut: false)
+        }
+        for (index, kept) in updatedKept.enumerated() {
+            // Same rank, same place: the order among the other rows is unchanged.
+            let old = updatedOldEntries[index], new = updatedEntries[index]
+            let staysPut = match == nil || (old.isPlaceholder == new.isPlaceholder && old.score == new.score)
+            relocate(from: here(kept.new.section, updatedFrom[index]), to: here(kept.new.section, position(kept.new.section, kept.new.item)),
+                     child: kept.new, changed: true, staysPut: staysPut)
+        }
+        own.deleted.sort()
+        own.inserted.sort()
+        own.updated.sort()
+
+        // Rows leave from the back, so that earlier places hold; then arrive from the front.
+        for path in (own.deleted + own.moved.map(\.from)).sorted(by: >) { removeRow(at: path) }
+        for addition in additions.sorted(by: { $0.at < $1.at }) {
+            insertRow(rows[addition.child.section][addition.child.item], hash: childHash(addition.child.section, addition.child.item), at: addition.at)
+        }
+        for replacement in replacements { replaceRow(at: replacement.at, with: rows[replacement.child.section][replacement.child.item]) }
+        followedRevision = child.revision
+        changesFollowed += 1
+        commitFollowing(own)
+        return true
+    }
+
+    /// The old item of the kept row at new item `item`: kept rows are in the same order before
+    /// and after (`leaving` and `arriving` ascending).
+    private static func oldItem(ofKept item: Int, leaving: [Int], arriving: [Int]) -> Int {
+        var index = item
+        for position in arriving {
+            guard position < item else { break }
+            index -= 1
+        }
+        for position in leaving {
+            guard position <= index else { break }
+            index += 1
+        }
+        return index
+    }
+
+    // MARK: Match positions
+
+    /// How `object` matches the query: its score, the key path that gave it and the matched
+    /// characters there; nil without a query, for placeholders, and for objects that do not match.
+    public func matchPositions(of object: JSON) -> (score: Int, keyPath: JSONKeyPath, positions: [Int])? {
+        guard let pattern, let match, Placeholder.kind(of: object) == nil else { return nil }
+        var matcher = FuzzyMatcher()
+        guard let best = matcher.bestMatch(pattern, in: object, keyPaths: match.keyPaths, positions: true) else { return nil }
+        return (best.match.score, match.keyPaths[best.keyPath], best.match.positions)
+    }
+}

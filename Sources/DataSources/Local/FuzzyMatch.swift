@@ -1,0 +1,258 @@
+import JSONKit
+
+/// A fuzzy query, scored as fzf's "v2" algorithm scores (junegunn/fzf, src/algo/algo.go;
+/// Telescope's fzf sorter is the same): the query's characters must appear in the text in
+/// order; each scores 16, a gap before it costs 3 and 1 a further character, and a character
+/// at a word start scores more (after a space 10, after `/,:;|` 9, after other
+/// punctuation 8, a camelCase hump or the first digit of a number 7), the first character
+/// twice its bonus, and a run of consecutive characters keeps its first character's bonus
+/// (at least 4). Of all the ways the query fits in the text, the best scoring one (a
+/// Smith-Waterman alignment) gives the score and the positions.
+///
+/// Smart case, as fzf: a query with no uppercase letter matches either case; one with an
+/// uppercase letter matches case exactly. The query is one pattern: a space in it is a
+/// character to find, like any other.
+public struct FuzzyPattern: Sendable {
+    public let query: String
+    let characters: [UInt32]
+    let caseSensitive: Bool
+
+    public init(_ query: String) {
+        self.query = query
+        let caseSensitive = query.unicodeScalars.contains { $0.properties.isUppercase }
+        self.caseSensitive = caseSensitive
+        characters = query.unicodeScalars.map { caseSensitive ? $0.value : FuzzyPattern.folded($0.value) }
+    }
+
+    /// A character in lower case (one scalar to one scalar; others as they are).
+    static func folded(_ value: UInt32) -> UInt32 {
+        if value < 0x80 { return value >= 0x41 && value <= 0x5A ? value | 0x20 : value }
+        guard let scalar = Unicode.Scalar(value), scalar.properties.isUppercase else { return value }
+        let lower = scalar.properties.lowercaseMapping.unicodeScalars
+        return lower.count == 1 ? lower.first!.value : value
+    }
+
+    /// Whether `longer` finds only texts this pattern finds: it extends this query (each
+    /// text holding the longer query in order holds this one), so that a query growing as
+    /// it is typed searches the previous matches only. Case never breaks this: a longer
+    /// query that is case-sensitive finds the exact characters, which fold to this one's.
+    public func isNarrowed(by longer: FuzzyPattern) -> Bool {
+        longer.query.unicodeScalars.starts(with: query.unicodeScalars)
+    }
+}
+
+/// Where a pattern matched and how well.
+public struct FuzzyMatch: Sendable, Equatable {
+    public let score: Int
+    /// The matched characters, as indexes of Unicode scalars (code points) in the text, ascending.
+    public let positions: [Int]
+}
+
+/// Scores texts against patterns, keeping its working storage from one text to the next
+/// (one a thread: each row is scored with no allocation once the storage has grown).
+struct FuzzyMatcher {
+    static let scoreMatch: Int32 = 16
+    static let scoreGapStart: Int32 = -3
+    static let scoreGapExtension: Int32 = -1
+    static let bonusBoundary: Int32 = scoreMatch / 2
+    static let bonusNonWord: Int32 = scoreMatch / 2
+    static let bonusCamel123: Int32 = bonusBoundary + scoreGapExtension
+    static let bonusConsecutive: Int32 = -(scoreGapStart + scoreGapExtension)
+    static let bonusFirstCharMultiplier: Int32 = 2
+    static let bonusBoundaryWhite: Int32 = bonusBoundary + 2
+    static let bonusBoundaryDelimiter: Int32 = bonusBoundary + 1
+
+    /// fzf's character classes, in its order: a class above `nonWord` is a word character.
+    enum CharacterClass: UInt8 { case white, nonWord, delimiter, lower, upper, letter, number }
+
+    private var original: [UInt32] = []
+    private var text: [UInt32] = []
+    private var bonus: [Int32] = []
+    private var scores: [Int32] = []
+    private var runs: [Int32] = []
+    private var firsts: [Int] = []
+
+    /// The best score of `pattern` in `bytes` (UTF-8), with positions if asked; nil when
+    /// the pattern's characters are not all in the text in order. An empty pattern matches
+    /// every text with score 0.
+    mutating func match(_ pattern: FuzzyPattern, in bytes: UnsafeBufferPointer<UInt8>, positions wantsPositions: Bool) -> FuzzyMatch? {
+        let query = pattern.characters, length = query.count
+        guard length > 0 else { return FuzzyMatch(score: 0, positions: []) }
+        decode(bytes, folding: !pattern.caseSensitive)
+        let count = text.count
+
+        // Where each query character first fits in order (or no match), and the last place
+        // the last one fits: the alignment lies between.
+        firsts.removeAll(keepingCapacity: true)
+        var index = 0
+        for character in query {
+            while index < count, text[index] != character { index += 1 }
+            guard index < count else { return nil }
+            firsts.append(index)
+            index += 1
+        }
+        var last = count - 1
+        while text[last] != query[length - 1] { last -= 1 }
+        let start = firsts[0], width = last - start + 1
+
+        bonus.removeAll(keepingCapacity: true)
+        var previous = start > 0 ? Self.characterClass(original[start - 1]) : .white
+        for column in start...last {
+            let current = Self.characterClass(original[column])
+            bonus.append(Self.bonus(previous, current))
+            previous = current
+        }
+
+        scores.removeAll(keepingCapacity: true)
+        runs.removeAll(keepingCapacity: true)
+        scores.append(contentsOf: repeatElement(0, count: length * width))
+        runs.append(contentsOf: repeatElement(0, count: length * width))
+        var best: Int32 = 0, bestColumn = 0
+
+        // The first query character: a match scores its bonus twice.
+        var inGap = false, previousScore: Int32 = 0
+        for column in 0..<width {
+            if text[start + column] == query[0] {
+                let score = Self.scoreMatch + bonus[column] * Self.bonusFirstCharMultiplier
+                scores[column] = score
+                runs[column] = 1
+                if length == 1, score > best { (best, bestColumn) = (score, column) }
+                inGap = false
+            } else {
+                scores[column] = max(previousScore + (inGap ? Self.scoreGapExtension : Self.scoreGapStart), 0)
+                inGap = true
+            }
+            previousScore = scores[column]
+        }
+
+        for row in 1..<max(length, 1) {
+            let character = query[row], rowStart = row * width, above = rowStart - width
+            let first = firsts[row] - start
+            inGap = false
+            for column in first..<width {
+                let left: Int32 = column == first ? 0 : scores[rowStart + column - 1]
+                let gap = left + (inGap ? Self.scoreGapExtension : Self.scoreGapStart)
+                var diagonal: Int32 = 0, run: Int32 = 0
+                if text[start + column] == character {
+                    diagonal = scores[above + column - 1] + Self.scoreMatch
+                    var characterBonus = bonus[column]
+                    run = runs[above + column - 1] + 1
+                    if run > 1 {
+                        let runBonus = bonus[column - Int(run) + 1]
+                        if characterBonus >= Self.bonusBoundary && characterBonus > runBonus {
+                            run = 1  // a word start breaks the run
+                        } else {
+                            characterBonus = max(characterBonus, max(Self.bonusConsecutive, runBonus))
+                        }
+                    }
+                    if diagonal + characterBonus < gap {
+                        diagonal += bonus[column]
+                        run = 0
+                    } else {
+                        diagonal += characterBonus
+                    }
+                }
+                runs[rowStart + column] = run
+                inGap = diagonal < gap
+                let score = max(diagonal, gap, 0)
+                if row == length - 1, score > best { (best, bestColumn) = (score, column) }
+                scores[rowStart + column] = score
+            }
+        }
+        guard wantsPositions else { return FuzzyMatch(score: Int(best), positions: []) }
+
+        // Back from the best cell, preferring matches as fzf does.
+        var found: [Int] = []
+        var row = length - 1, column = bestColumn, preferMatch = true
+        while column >= 0 {
+            let rowStart = row * width, first = firsts[row] - start
+            let score = scores[rowStart + column]
+            let diagonal: Int32 = row > 0 && column >= first && column > 0 ? scores[rowStart - width + column - 1] : 0
+            let left: Int32 = column > first ? scores[rowStart + column - 1] : 0
+            let here = rowStart
+            if score > diagonal && (score > left || score == left && preferMatch) {
+                found.append(start + column)
+                if row == 0 { break }
+                row -= 1
+            }
+            preferMatch = runs[here + column] > 1 || (here + width + column + 1 < runs.count && runs[here + width + column + 1] > 0)
+            column -= 1
+        }
+        return FuzzyMatch(score: Int(best), positions: found.reversed())
+    }
+
+    /// The text's scalars, as given and as matched.
+    private mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, folding: Bool) {
+        original.removeAll(keepingCapacity: true)
+        text.removeAll(keepingCapacity: true)
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            var value: UInt32, size: Int
+            switch lead {
+            case 0..<0x80: (value, size) = (UInt32(lead), 1)
+            case 0xC0..<0xE0: (value, size) = (UInt32(lead & 0x1F), 2)
+            case 0xE0..<0xF0: (value, size) = (UInt32(lead & 0x0F), 3)
+            default: (value, size) = (UInt32(lead & 0x07), 4)
+            }
+            for offset in 1..<max(size, 1) where index + offset < bytes.count {
+                value = value << 6 | UInt32(bytes[index + offset] & 0x3F)
+            }
+            original.append(value)
+            text.append(folding ? FuzzyPattern.folded(value) : value)
+            index += size
+        }
+    }
+
+    static func characterClass(_ value: UInt32) -> CharacterClass {
+        if value < 0x80 {
+            switch UInt8(value) {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): return .lower
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return .upper
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), 0x0B, 0x0C, UInt8(ascii: "\r"): return .white
+            case UInt8(ascii: "/"), UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: ";"), UInt8(ascii: "|"): return .delimiter
+            default: return .nonWord
+            }
+        }
+        guard let scalar = Unicode.Scalar(value) else { return .nonWord }
+        let properties = scalar.properties
+        if properties.isLowercase { return .lower }
+        if properties.isUppercase { return .upper }
+        if properties.numericType != nil { return .number }
+        if properties.isAlphabetic { return .letter }
+        if properties.isWhitespace { return .white }
+        return .nonWord
+    }
+
+    /// fzf's `bonusFor`: what a character of class `current` after one of `previous` earns.
+    static func bonus(_ previous: CharacterClass, _ current: CharacterClass) -> Int32 {
+        if current.rawValue > CharacterClass.nonWord.rawValue {
+            switch previous {
+            case .white: return bonusBoundaryWhite
+            case .delimiter: return bonusBoundaryDelimiter
+            case .nonWord: return bonusBoundary
+            default: break
+            }
+        }
+        if previous == .lower && current == .upper || previous != .number && current == .number { return bonusCamel123 }
+        switch current {
+        case .nonWord, .delimiter: return bonusNonWord
+        case .white: return bonusBoundaryWhite
+        default: return 0
+        }
+    }
+
+    /// The best match of `pattern` over the strings at `keyPaths` of `object`: the highest
+    /// score, the first key path on ties; nil when none matches.
+    mutating func bestMatch(_ pattern: FuzzyPattern, in object: JSON, keyPaths: [JSONKeyPath], positions: Bool) -> (match: FuzzyMatch, keyPath: Int)? {
+        var best: (match: FuzzyMatch, keyPath: Int)?
+        for (index, keyPath) in keyPaths.enumerated() {
+            object.withScalar(at: keyPath) { scalar in
+                guard case .string(let bytes) = scalar, let found = match(pattern, in: bytes, positions: positions) else { return }
+                if best == nil || found.score > best!.match.score { best = (found, index) }
+            }
+        }
+        return best
+    }
+}

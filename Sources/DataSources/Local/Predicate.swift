@@ -1,0 +1,200 @@
+import JSONKit
+
+/// A `filter` of a filtered source: comparisons of the value at a key path with a given
+/// value, combined with `and`, `or` and `not`.
+///
+/// Values compare in the total order sectioned sources sort by (`SortKeys`): missing and
+/// null first, then booleans, numbers (an integer and a real as doubles), strings (by their
+/// UTF-8 bytes), arrays, objects. `eq` and `ne` use it across kinds (so a missing value is
+/// `eq null`, and `1` is `eq 1.0`); `lt`, `le`, `gt` and `ge` hold only between values of
+/// one kind (numbers with numbers, strings with strings): `price lt 10` never matches a row
+/// without a price.
+public indirect enum Predicate: Sendable, Equatable {
+    case comparison(keyPath: JSONKeyPath, op: Operator, value: Operand)
+    case and([Predicate])
+    case or([Predicate])
+    case not(Predicate)
+
+    public enum Operator: String, Sendable, CaseIterable {
+        case eq, ne, lt, le, gt, ge, `in`, contains, prefix, exists
+    }
+
+    /// How deep a predicate may nest (`and`, `or`, `not` each count a level): deeper ones
+    /// are refused where they are read, so evaluating never recurses without bound.
+    public static let maximumDepth = 32
+
+    /// A comparison of the value at `keyPath` with `value`.
+    public static func field(_ keyPath: String, _ op: Operator, _ value: JSON) -> Predicate {
+        .comparison(keyPath: JSONKeyPath(keyPath), op: op, value: Operand(value))
+    }
+
+    /// Whether `object` satisfies the predicate.
+    public func matches(_ object: JSON) -> Bool {
+        switch self {
+        case .comparison(let keyPath, let op, let value):
+            return Self.compare(object, keyPath, op, value)
+        case .and(let predicates):
+            return predicates.allSatisfy { $0.matches(object) }
+        case .or(let predicates):
+            return predicates.contains { $0.matches(object) }
+        case .not(let predicate):
+            return !predicate.matches(object)
+        }
+    }
+
+    private static func compare(_ object: JSON, _ keyPath: JSONKeyPath, _ op: Operator, _ operand: Operand) -> Bool {
+        switch op {
+        case .eq: return operand.order(of: object, at: keyPath) == 0
+        case .ne: return operand.order(of: object, at: keyPath) != 0
+        case .lt, .le, .gt, .ge:
+            guard let result = operand.order(of: object, at: keyPath, sameKindOnly: true) else { return false }
+            switch op {
+            case .lt: return result < 0
+            case .le: return result <= 0
+            case .gt: return result > 0
+            default: return result >= 0
+            }
+        case .in:
+            return operand.elements.contains { $0.order(of: object, at: keyPath) == 0 }
+        case .exists:
+            var present = false
+            object.withScalar(at: keyPath) { scalar in
+                if case .missing = scalar {} else { present = true }
+            }
+            return present == (operand.value.boolValue ?? true)
+        case .prefix:
+            var result = false
+            object.withScalar(at: keyPath) { scalar in
+                if case .string(let bytes) = scalar { result = bytes.starts(with: operand.bytes) }
+            }
+            return result
+        case .contains:
+            var isContainer = false, result = false
+            object.withScalar(at: keyPath) { scalar in
+                switch scalar {
+                case .string(let bytes): result = operand.rank == .string && Self.contains(bytes, operand.bytes)
+                case .container: isContainer = true
+                default: break
+                }
+            }
+            if isContainer, let elements = object.value(at: keyPath)?.arrayValue {
+                result = elements.contains { operand.order(of: $0, at: Self.wholeValue) == 0 }
+            }
+            return result
+        }
+    }
+
+    private static let wholeValue = JSONKeyPath("")
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+            var offset = 1
+            while offset < needle.count, haystack[start + offset] == needle[offset] { offset += 1 }
+            if offset == needle.count { return true }
+        }
+        return false
+    }
+
+    /// A comparison's value, read once into what comparing a row with it needs (each row
+    /// is compared in place, without building its value).
+    public struct Operand: Sendable, Equatable {
+        public let value: JSON
+        let rank: SortKey.Rank
+        /// A string's UTF-8 bytes, or an array's or object's compact encoding with sorted keys.
+        let bytes: [UInt8]
+        let integer: Int64?
+        let real: Double?
+        /// `in`: each element, read the same way.
+        let elements: [Operand]
+
+        public init(_ value: JSON) {
+            self.value = value
+            var integer: Int64?, real: Double?, bytes: [UInt8] = [], elements: [Operand] = []
+            switch value.kind {
+            case .null: rank = .null
+            case .boolean: rank = .boolean
+            case .integer:
+                rank = .number
+                integer = value.integerValue.map(Int64.init)
+            case .real:
+                rank = .number
+                real = value.doubleValue
+            case .string:
+                rank = .string
+                bytes = Array((value.stringValue ?? "").utf8)
+            case .array:
+                rank = .array
+                bytes = value.encoded(format: .sortedKeys)
+                elements = (value.arrayValue ?? []).map(Operand.init)
+            case .object:
+                rank = .object
+                bytes = value.encoded(format: .sortedKeys)
+            }
+            (self.integer, self.real, self.bytes, self.elements) = (integer, real, bytes, elements)
+        }
+
+        public static func == (left: Operand, right: Operand) -> Bool { left.value == right.value }
+
+        /// -1, 0 or 1: the value at `keyPath` of `object` against this one in the sort order;
+        /// nil when `sameKindOnly` and they are of different kinds.
+        func order(of object: JSON, at keyPath: JSONKeyPath, sameKindOnly: Bool = false) -> Int? {
+            var result: Int?, isContainer = false
+            object.withScalar(at: keyPath) { scalar in
+                let rowRank: SortKey.Rank
+                switch scalar {
+                case .missing, .null: rowRank = .null
+                case .boolean: rowRank = .boolean
+                case .integer, .real: rowRank = .number
+                case .string: rowRank = .string
+                case .container:
+                    isContainer = true
+                    return
+                }
+                guard rowRank == rank else {
+                    result = sameKindOnly ? nil : (rowRank.rawValue < rank.rawValue ? -1 : 1)
+                    return
+                }
+                switch scalar {
+                case .boolean(let flag): result = Self.sign(flag ? 1 : 0, value.boolValue == true ? 1 : 0)
+                case .integer(let number):
+                    if let integer { result = Self.sign(number, integer) } else { result = Self.sign(Double(number), real ?? 0) }
+                case .real(let number): result = Self.sign(number, integer.map(Double.init) ?? real ?? 0)
+                case .string(let text): result = Self.compare(text, bytes)
+                default: result = 0
+                }
+            }
+            if isContainer, let found = object.value(at: keyPath) {
+                let rowRank: SortKey.Rank = found.kind == .array ? .array : .object
+                guard rowRank == rank else { return sameKindOnly ? nil : (rowRank.rawValue < rank.rawValue ? -1 : 1) }
+                return found.encoded(format: .sortedKeys).withUnsafeBufferPointer { Self.compare($0, bytes) }
+            }
+            return result
+        }
+
+        private static func sign<T: Comparable>(_ left: T, _ right: T) -> Int { left < right ? -1 : (left == right ? 0 : 1) }
+
+        private static func compare(_ left: UnsafeBufferPointer<UInt8>, _ right: [UInt8]) -> Int {
+            let shorter = min(left.count, right.count)
+            var index = 0
+            while index < shorter {
+                if left[index] != right[index] { return left[index] < right[index] ? -1 : 1 }
+                index += 1
+            }
+            return sign(left.count, right.count)
+        }
+    }
+}
+
+/// A `match`: a fuzzy query over the strings at one or more key paths.
+public struct MatchQuery: Sendable, Equatable {
+    public let query: String
+    public let keyPaths: [JSONKeyPath]
+
+    public init(query: String, keyPaths: [JSONKeyPath]) {
+        self.query = query
+        self.keyPaths = keyPaths
+    }
+}

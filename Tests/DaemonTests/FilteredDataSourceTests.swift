@@ -1,0 +1,248 @@
+@_spi(Instrumentation) @testable import DataSources
+import JSONKit
+import Testing
+
+@Suite struct PredicateTests {
+    static let row: JSON = ["n": 5, "r": 2.5, "s": "hello world", "b": true, "z": .null, "tags": ["a", "b"], "o": ["x": 1]]
+
+    @Test(arguments: [
+        (Predicate.field("n", .eq, 5), true), (.field("n", .eq, 5.0), true), (.field("n", .eq, "5"), false),
+        (.field("n", .ne, 4), true), (.field("missing", .eq, .null), true), (.field("z", .eq, .null), true),
+        (.field("n", .lt, 6), true), (.field("n", .le, 5), true), (.field("n", .gt, 5), false), (.field("r", .ge, 2.5), true),
+        (.field("r", .lt, 3), true), (.field("s", .gt, "hello"), true), (.field("s", .lt, "help"), true),
+        (.field("missing", .lt, 10), false), (.field("s", .lt, 10), false), (.field("n", .gt, "a"), false),
+        (.field("n", .in, [1, 5, 9]), true), (.field("n", .in, ["5"]), false),
+        (.field("s", .contains, "lo wo"), true), (.field("s", .contains, "xyz"), false), (.field("tags", .contains, "b"), true),
+        (.field("tags", .contains, "c"), false), (.field("s", .prefix, "hell"), true), (.field("s", .prefix, "world"), false),
+        (.field("n", .prefix, "5"), false), (.field("z", .exists, true), true), (.field("missing", .exists, true), false),
+        (.field("missing", .exists, false), true), (.field("o", .eq, ["x": 1]), true), (.field("o.x", .eq, 1), true),
+        (.field("b", .eq, true), true), (.field("b", .gt, false), true),
+    ])
+    func comparisons(predicate: Predicate, expected: Bool) {
+        #expect(predicate.matches(Self.row) == expected, "\(predicate)")
+    }
+
+    @Test func combinations() {
+        let five = Predicate.field("n", .eq, 5), hello = Predicate.field("s", .prefix, "hello"), no = Predicate.field("n", .eq, 0)
+        #expect(Predicate.and([five, hello]).matches(Self.row))
+        #expect(!Predicate.and([five, no]).matches(Self.row))
+        #expect(Predicate.or([no, hello]).matches(Self.row))
+        #expect(!Predicate.or([no, .not(five)]).matches(Self.row))
+        #expect(Predicate.and([]).matches(Self.row) && !Predicate.or([]).matches(Self.row), "empty and is true, empty or false")
+    }
+}
+
+@Suite struct FuzzyMatchTests {
+    static func match(_ query: String, _ text: String) -> FuzzyMatch? {
+        var matcher = FuzzyMatcher()
+        return Array(text.utf8).withUnsafeBufferPointer { matcher.match(FuzzyPattern(query), in: $0, positions: true) }
+    }
+
+    // Cases from fzf's own tests of its v2 algorithm (src/algo/algo_test.go).
+    @Test func scoresAsFzfDoes() {
+        #expect(Self.match("oBZ", "fooBarbaz1") == nil, "an uppercase letter makes the query case-sensitive")
+        #expect(Self.match("obz", "fooBarbaz1") == FuzzyMatch(score: 16 * 3 + 7 - 3 - 3, positions: [2, 3, 8]))
+        #expect(Self.match("fbb", "foo bar baz") == FuzzyMatch(score: 16 * 3 + 10 * 2 + 10 * 2 - 3 * 2 - 1 * 4, positions: [0, 4, 8]))
+        #expect(Self.match("rdoc", "/AutomatorDocument.icns") == FuzzyMatch(score: 16 * 4 + 7 + 4 * 2, positions: [9, 10, 11, 12]))
+        #expect(Self.match("zshc", "/man1/zshcompctl.1") == FuzzyMatch(score: 16 * 4 + 9 * 2 + 9 * 3, positions: [6, 7, 8, 9]))
+        #expect(Self.match("zshc", "/.oh-my-zsh/cache") == FuzzyMatch(score: 16 * 4 + 8 * 2 + 8 * 2 - 3 + 9, positions: [8, 9, 10, 12]))
+    }
+
+    @Test func wordStartsAndRunsScoreHigher() throws {
+        let start = try #require(Self.match("ring", "The Lord of the Rings"))
+        let middle = try #require(Self.match("ring", "Bring Up the Bodies"))
+        #expect(start.score > middle.score, "a word start beats the middle of a word")
+        let run = try #require(Self.match("war", "War and Peace"))
+        let spread = try #require(Self.match("war", "The Wind and the Rain"))
+        #expect(run.score > spread.score, "consecutive characters beat scattered ones")
+        #expect(run.positions == [0, 1, 2])
+    }
+
+    @Test func positionsCountUnicodeScalars() {
+        #expect(Self.match("oë", "Élan — Zoë")?.positions == [8, 9], "positions are scalar indexes, not bytes")
+        #expect(Self.match("él", "Élan — Zoë")?.positions == [0, 1], "a lowercase query matches uppercase beyond ASCII")
+        #expect(Self.match("zo", "Élan — Zoë")?.positions == [7, 8])
+        #expect(Self.match("", "anything") == FuzzyMatch(score: 0, positions: []))
+        #expect(Self.match("abc", "acb") == nil)
+    }
+
+    @Test func aQueryNarrowsTheQueriesThatExtendIt() {
+        #expect(FuzzyPattern("ha").isNarrowed(by: FuzzyPattern("har")))
+        #expect(FuzzyPattern("ha").isNarrowed(by: FuzzyPattern("haR")))
+        #expect(!FuzzyPattern("har").isNarrowed(by: FuzzyPattern("ha")))
+        #expect(!FuzzyPattern("ha").isNarrowed(by: FuzzyPattern("xha")))
+    }
+}
+
+@Suite struct FilteredDataSourceTests {
+    static let identity = Identity(key: JSONKeyPath("id"))
+    static let books: [JSON] = [
+        ["id": 1, "title": "Bring Up the Bodies", "genre": "history"],
+        ["id": 2, "title": "The Lord of the Rings", "genre": "fantasy"],
+        ["id": 3, "title": "War and Peace", "genre": "history"],
+        ["id": 4, "title": "The Rings of Saturn", "genre": "travel"],
+        ["id": 5, "title": "Wolf Hall", "genre": "history"],
+    ]
+    static func ids(_ source: DataSource) -> [[JSON?]] { source.layout.sections.map { $0.map { $0["id"] } } }
+    static let titles = [JSONKeyPath("title")]
+
+    @Test func aFilterKeepsTheChildsOrder() {
+        let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
+        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: .field("genre", .eq, "history"), match: nil)
+        #expect(Self.ids(filtered) == [[1, 3, 5]])
+        #expect(filtered.kind == "filtered" && filtered.children.first === child)
+    }
+
+    @Test func aMatchOrdersByScoreWithTiesInTheChildsOrder() throws {
+        let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
+        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
+                                          match: MatchQuery(query: "rings", keyPaths: Self.titles))
+        #expect(Self.ids(filtered) == [[2, 4, 1]], "two word starts tie in the child's order, before the middle of a word")
+        let (score, keyPath, positions) = try #require(filtered.matchPositions(of: Self.books[1]))
+        #expect(keyPath == JSONKeyPath("title") && positions == [16, 17, 18, 19, 20] && score > 0)
+        #expect(filtered.matchPositions(of: Placeholder.loadingRow) == nil)
+    }
+
+    @Test func placeholdersPassAndNothingMatchingShowsNoResults() {
+        let child = ManualSource(name: "remote", identity: Self.identity)
+        child.setRows(Self.books + [Placeholder.loadingRow])
+        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
+                                          match: MatchQuery(query: "wolf", keyPaths: Self.titles))
+        #expect(filtered.layout.sections[0].map { $0 } == [Self.books[4], Placeholder.loadingRow])
+        filtered.setFilter(nil, match: MatchQuery(query: "zzz", keyPaths: Self.titles))
+        #expect(filtered.layout.sections[0].map { $0 } == [Placeholder.loadingRow, Placeholder.noResultsRow])
+        child.setRows([])
+        #expect(filtered.layout.sections[0].isEmpty, "an empty child shows nothing of its own")
+        child.setRows([Placeholder.errorRow(["kind": "http"])])
+        #expect(filtered.layout.sections[0].map { $0 } == [Placeholder.errorRow(["kind": "http"])], "the child's placeholders pass")
+    }
+
+    @Test func setFilterSendsOneChangeAndAGrowingQuerySearchesThePreviousMatchesOnly() {
+        let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
+        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil, match: nil)
+        let recorder = Recorder()
+        filtered.addObserver(recorder)
+        let before = filtered.rowsEvaluated
+        filtered.setFilter(nil, match: MatchQuery(query: "r", keyPaths: Self.titles))
+        #expect(filtered.rowsEvaluated - before == 5)
+        let matchesOfR = filtered.layout.count
+        filtered.setFilter(nil, match: MatchQuery(query: "ri", keyPaths: Self.titles))
+        #expect(filtered.rowsEvaluated - before == 5 + matchesOfR, "only the matches of \"r\" were searched for \"ri\"")
+        filtered.setFilter(nil, match: MatchQuery(query: "r", keyPaths: Self.titles))
+        #expect(filtered.rowsEvaluated - before == 5 + matchesOfR + 5, "a shorter query searches everything")
+        #expect(recorder.events == ["f.change", "f.change", "f.change"])
+        filtered.setFilter(nil, match: MatchQuery(query: "r", keyPaths: Self.titles))
+        #expect(recorder.events.count == 3, "no change, no didChange")
+    }
+
+    @Test func aChildInsertIsFollowedWithOnlyThatRow() {
+        let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
+        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
+                                          match: MatchQuery(query: "rings", keyPaths: Self.titles))
+        let recorder = Recorder()
+        filtered.addObserver(recorder)
+        try? child.insert([["id": 6, "title": "Rings", "genre": "x"], ["id": 7, "title": "Dune", "genre": "x"]], at: 0)
+        #expect(recorder.changes(of: "f") == [changeSet(inserted: [path(0, 0)])], "the best match first; the row that does not match is not sent")
+        #expect(filtered.changesFollowed == 1)
+        #expect(Self.ids(filtered) == [[6, 2, 4, 1]])
+    }
+}
+
+/// Random edits of the child, and filter changes, over a filtered view of each local kind:
+/// every change set must take the old rows to the new ones (the oracle), and the rows must
+/// be what a filtered source created afresh over the same child shows.
+@Suite struct FilteredOracleTests {
+    static let words = ["red", "green", "blue", "ring", "wing", "bring", "king", "Rust", "rust", "war", "peace"]
+
+    static func object(_ random: inout Generator) -> JSON {
+        var members: [(String, JSON)] = [("id", JSON(random.next(14))), ("v", JSON(random.next(4)))]
+        if random.chance(85) { members.append(("t", JSON("\(words[random.next(words.count)]) \(words[random.next(words.count)])"))) }
+        if random.chance(80) { members.append(("g", JSON(["x", "y", "z"][random.next(3)]))) }
+        if random.chance(3) { return Placeholder.loadingRow }
+        return .object(members)
+    }
+
+    static func filter(_ random: inout Generator) -> Predicate? {
+        switch random.next(5) {
+        case 0: nil
+        case 1: .field("v", [.lt, .ge, .eq, .ne][random.next(4)], JSON(random.next(4)))
+        case 2: .or([.field("g", .eq, "x"), .field("v", .in, [0, 3])])
+        case 3: .not(.field("t", .contains, "ing"))
+        default: .and([.field("g", .exists, true), .field("v", .le, 2)])
+        }
+    }
+
+    static func match(_ random: inout Generator, growing previous: MatchQuery?) -> MatchQuery? {
+        if let previous, random.chance(50), previous.query.count < 5 {
+            return MatchQuery(query: previous.query + String("ringwRBe".randomElement(&random)), keyPaths: previous.keyPaths)
+        }
+        guard random.chance(70) else { return nil }
+        let queries = ["", "r", "ri", "ing", "R", "wr", "e e", "bl"]
+        return MatchQuery(query: queries[random.next(queries.count)], keyPaths: random.chance(70) ? [JSONKeyPath("t")] : [JSONKeyPath("t"), JSONKeyPath("g")])
+    }
+
+    @Test(arguments: 0..<300)
+    func randomEditsMatchARecompute(seed: Int) throws {
+        var random = Generator(seed: seed)
+        let identity = Identity(key: seed % 3 == 0 ? nil : JSONKeyPath("id"))
+        let simple = SimpleDataSource(name: "s", identity: identity, objects: (0..<random.next(12)).map { _ in Self.object(&random) })
+        let other = SimpleDataSource(name: "o", identity: identity, objects: (0..<3).map { _ in Self.object(&random) })
+        let child: DataSource
+        switch seed % 3 {
+        case 0: child = simple
+        case 1: child = SectionedDataSource(name: "t", identity: identity, child: simple, sectioningKey: JSONKeyPath("g"),
+                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
+        default: child = MultiDataSource(name: "m", identity: identity, sources: [simple, other], preserveSections: seed % 4 == 2)
+        }
+        var filter = Self.filter(&random), match = Self.match(&random, growing: nil)
+        let filtered = FilteredDataSource(name: "f", identity: identity, child: child, filter: filter, match: match)
+        let snapshots = SourceChangeSetTests.Snapshots()
+        snapshots.remember([filtered])
+        filtered.addObserver(snapshots)
+
+        for step in 0..<12 {
+            let target = random.chance(80) ? simple : other
+            let count = target.objects.count
+            switch random.next(7) {
+            case 0, 1: try target.insert((0..<random.next(3) + 1).map { _ in Self.object(&random) }, at: random.next(count + 1))
+            case 2 where count > 0:
+                let index = random.next(count)
+                try target.remove(at: index, count: random.next(min(3, count - index)) + 1)
+            case 3 where count > 0 && identity.key != nil:
+                let victim = target.objects[random.next(count)]
+                guard Placeholder.kind(of: victim) == nil else { break }
+                try target.update([victim.setting("v", to: JSON(random.next(4)))
+                    .setting("t", to: JSON("\(Self.words[random.next(Self.words.count)]) x"))])
+            case 4:
+                filter = random.chance(50) ? filter : Self.filter(&random)
+                match = Self.match(&random, growing: match)
+                filtered.setFilter(filter, match: match)
+            case 5: target.replaceObjects((0..<random.next(10)).map { _ in Self.object(&random) })
+            default: target.replaceObjects(target.objects + [Self.object(&random)])
+            }
+            #expect(snapshots.problems.isEmpty, "seed \(seed) step \(step): \(snapshots.problems)")
+            snapshots.problems = []
+            let fresh = FilteredDataSource(name: "fresh", identity: identity, child: child, filter: filter, match: match)
+            #expect(filtered.layout.sections == fresh.layout.sections && filtered.layout.titles == fresh.layout.titles,
+                    "seed \(seed) step \(step): \(filtered.layout.sections) != \(fresh.layout.sections)")
+            child.removeObserver(fresh)
+        }
+    }
+
+    @Test func editsAreFollowedNotRecomputed() throws {
+        var followed = 0
+        for seed in 0..<40 {
+            var random = Generator(seed: seed)
+            let simple = SimpleDataSource(name: "s", identity: Identity(key: JSONKeyPath("id")), objects: (0..<20).map { _ in Self.object(&random) })
+            let filtered = FilteredDataSource(name: "f", identity: simple.identity, child: simple, filter: .field("v", .lt, 3),
+                                              match: MatchQuery(query: "r", keyPaths: [JSONKeyPath("t")]))
+            try simple.insert([Self.object(&random)], at: random.next(simple.objects.count + 1))
+            followed += filtered.changesFollowed
+        }
+        #expect(followed >= 35, "\(followed) of 40 inserts followed in place")
+    }
+}
+
+private extension String {
+    func randomElement(_ random: inout Generator) -> Character { self[index(startIndex, offsetBy: random.next(count))] }
+}
