@@ -5,7 +5,7 @@ import PackageDescription
 let package = Package(
     name: "datasourced",
     products: [
-        .executable(name: "datasourced", targets: ["datasourced"]),
+        .executable(name: "datasourced", targets: ["datasourced"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -55,81 +55,103 @@ let package = Package(
         // GET over HTTP(S) with an overall deadline, a streamed size cap (decoded, for gzip and deflate), proxies
         // and cancellation (AsyncHTTPClient).
         // Answers the model's RemoteRequest with its RemoteResponse or FetchError (DataSources).
-        .target(name: "HTTPGet", dependencies: [
-            "CZlib", "DataSources", "Basics",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-        ]),
+        .target(
+            name: "HTTPGet",
+            dependencies: [
+                "CZlib", "DataSources", "Basics",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
-        .target(name: "Daemon", dependencies: [
-            "JSONKit", "JSONRPC", "DataSources", "Basics",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Daemon",
+            dependencies: [
+                "JSONKit", "JSONRPC", "DataSources", "Basics",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
-        .target(name: "PageCache", dependencies: [
-            "Basics", "DataSources",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            // sqlite3_db_readonly, which GRDB does not wrap.
-            .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "PageCache",
+            dependencies: [
+                "Basics", "DataSources",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // sqlite3_db_readonly, which GRDB does not wrap.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // --record: writes a served session down as a transcript, HTTP exchanges included.
         .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics"]),
         // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
         // without SwiftNIO, so the transcript fuzzer builds it with the core.
         .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "Basics"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
-        .target(name: "Replay", dependencies: [
-            "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-        ]),
-        .executableTarget(name: "datasourced", dependencies: [
-            "Basics", "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Replay",
+            dependencies: [
+                "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
+        .executableTarget(
+            name: "datasourced",
+            dependencies: [
+                "Basics", "Daemon", "Recording", "Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "HTTPGet", "PageCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Figures, never pass/fail: see BENCHMARKS.md.
-        .executableTarget(name: "datasourced-bench", dependencies: ["Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio")], path: "Benchmarks/Sources/datasourced-bench"),
+        .executableTarget(
+            name: "datasourced-bench",
+            dependencies: [
+                "Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+            ], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
         // The daemon in process, and the model driven through the daemon's decoding and encoding.
-        .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: [
+                "Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
-        .testTarget(name: "HTTPGetTests", dependencies: [
-            "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "Basics", "datasourced",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-        ]),
+        .testTarget(
+            name: "HTTPGetTests",
+            dependencies: [
+                "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "Basics", "datasourced",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ]),
         .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // A cache file driven as the data-safety tests need, one process per writer; built for
         // the tests, never shipped.
-        .executableTarget(name: "datasourced-cache-exercise", dependencies: [
-            "DataSources", "PageCache", "Replay",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/Support/CacheExercise"),
+        .executableTarget(
+            name: "datasourced-cache-exercise",
+            dependencies: [
+                "DataSources", "PageCache", "Replay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/Support/CacheExercise"),
         // In-process store tests, and process-level ones that drive `datasourced-cache-exercise`.
-        .testTarget(name: "PageCacheTests", dependencies: [
-            "PageCache", "DataSources", "Basics", "datasourced-cache-exercise",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "PageCacheTests",
+            dependencies: [
+                "PageCache", "DataSources", "Basics", "datasourced-cache-exercise",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "Basics", "datasourced"]),
     ]
 )
@@ -172,10 +194,14 @@ if environment["DATASOURCED_FUZZ"] == "1" {
     package.targets += [
         .executableTarget(name: "fuzz-framer", dependencies: ["JSONRPC"], path: "Fuzz/Framer", swiftSettings: fuzzerSettings),
         .executableTarget(name: "fuzz-payload", dependencies: ["JSONRPC", "JSONKit"], path: "Fuzz/Payload", swiftSettings: fuzzerSettings),
-        .executableTarget(name: "fuzz-session", dependencies: [
-            "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
-        ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
-        .executableTarget(name: "fuzz-cacheentry", dependencies: ["DataSources", "JSONKit"], path: "Fuzz/CacheEntry", swiftSettings: fuzzerSettings),
-        .executableTarget(name: "fuzz-transcript", dependencies: ["TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript", swiftSettings: fuzzerSettings),
+        .executableTarget(
+            name: "fuzz-session",
+            dependencies: [
+                "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+            ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
+        .executableTarget(
+            name: "fuzz-cacheentry", dependencies: ["DataSources", "JSONKit"], path: "Fuzz/CacheEntry", swiftSettings: fuzzerSettings),
+        .executableTarget(
+            name: "fuzz-transcript", dependencies: ["TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript", swiftSettings: fuzzerSettings),
     ]
 }

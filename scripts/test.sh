@@ -8,6 +8,8 @@ bash scripts/setup.sh --tests
 
 echo "== Module rules (ARCHITECTURE.md)"
 bash scripts/check-imports.sh
+echo "== Formatting (swift-format, .swift-format)"
+bash scripts/format.sh --check
 
 swift build --build-tests
 swift test --skip-build

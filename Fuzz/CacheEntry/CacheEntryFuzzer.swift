@@ -36,10 +36,13 @@ struct EntryRun {
 
     init(configuration choice: UInt8, maximumPages: UInt8, seed: UInt8, sealed: Bool, rest: [UInt8]) {
         let base = choice & 0x40 != 0 ? "http://fuzzuser:\(Self.password)@api.invalid" : "http://api.invalid"
-        var configuration = RemoteConfiguration(baseURL: base, headers: [("Authorization", "Bearer TOKEN")], apiPath: "/items", keyPath: JSONKeyPath("items"))
+        var configuration = RemoteConfiguration(
+            baseURL: base, headers: [("Authorization", "Bearer TOKEN")], apiPath: "/items", keyPath: JSONKeyPath("items"))
         if choice & 0x10 != 0 {
-            configuration.mapping = ObjectMapping(fields: [("id", .field(keyPath: nil, type: .any, defaultValue: nil, nested: nil, items: nil)),
-                                                           ("title", .field(keyPath: JSONKeyPath("name"), type: .any, defaultValue: nil, nested: nil, items: nil))])
+            configuration.mapping = ObjectMapping(fields: [
+                ("id", .field(keyPath: nil, type: .any, defaultValue: nil, nested: nil, items: nil)),
+                ("title", .field(keyPath: JSONKeyPath("name"), type: .any, defaultValue: nil, nested: nil, items: nil)),
+            ])
         }
         configuration.cache = CacheSettings(enabled: true)
         configuration.maximumDepth = 16
@@ -47,7 +50,9 @@ struct EntryRun {
         var paginator = PaginatorConfiguration(pageSize: 2)
         switch (choice & 7) % 5 {
         case 0: paginator.strategy = .pageNumber
-        case 1: paginator.strategy = .offset(offsetKey: "offset", limitKey: "limit", nextOffsetPath: choice & 0x80 != 0 ? JSONKeyPath("nextOffset") : nil)
+        case 1:
+            paginator.strategy = .offset(
+                offsetKey: "offset", limitKey: "limit", nextOffsetPath: choice & 0x80 != 0 ? JSONKeyPath("nextOffset") : nil)
         case 2: paginator.strategy = .cursor(cursorKey: "cursor", cursorPath: JSONKeyPath("next"), fromLastObject: nil, hasMorePath: nil)
         case 3: paginator.strategy = .nextURL(path: JSONKeyPath("next"), hasMorePath: nil)
         default: paginator.strategy = .linkHeader
@@ -64,12 +69,15 @@ struct EntryRun {
     /// `body` after a header of this version whose checksum matches it.
     static func sealed(_ body: [UInt8]) -> [UInt8] {
         let digits = String(FNV1a64.hash(body), radix: 16)
-        return Array("\(CachedPages.headerPrefix)\(CachedPages.format) \(CachedPages.checksumPrefix)\(String(repeating: "0", count: 16 - digits.count))\(digits)\n".utf8) + body
+        return Array(
+            "\(CachedPages.headerPrefix)\(CachedPages.format) \(CachedPages.checksumPrefix)\(String(repeating: "0", count: 16 - digits.count))\(digits)\n"
+                .utf8) + body
     }
 
     func makeSource(_ loader: CannedServer) -> (PaginatedDataSource, Warnings) {
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
-                                         loader: loader, errorRow: { _ in ["$placeholder": "error"] })
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
+            loader: loader, errorRow: { _ in ["$placeholder": "error"] })
         let warnings = Warnings()
         source.attachCache(store, key: Self.key, warn: { warnings.lines.append($0) })
         return (source, warnings)
@@ -82,7 +90,8 @@ struct EntryRun {
 
     mutating func check() {
         store.entries[Self.key] = StoredPages(payload: payload, storedAt: 1)
-        let server = CannedServer(origin: URLResolution.origin(of: configuration.baseURL) ?? "", allowCrossOrigin: paginator.allowCrossOrigin)
+        let server = CannedServer(
+            origin: URLResolution.origin(of: configuration.baseURL) ?? "", allowCrossOrigin: paginator.allowCrossOrigin)
         let (source, warnings) = makeSource(server)
         source.fetchData()
         let decoded = try? CachedPages.decode(payload, limits: CachedPages.Limits(configuration)).get()
@@ -99,8 +108,9 @@ struct EntryRun {
             require(store.entries[Self.key] == nil, "a refused entry stays in the store")
             require(!source.isStale && source.objects.isEmpty, "a refused entry shows rows")
             require(source.allObjects == [Placeholder.loadingRow], "a refused entry leaves rows \(source.allObjects)")
-            require(!server.pending[0].request.headers.contains { $0.name == "If-None-Match" || $0.name == "If-Modified-Since" },
-                    "a refused entry's validators were sent")
+            require(
+                !server.pending[0].request.headers.contains { $0.name == "If-None-Match" || $0.name == "If-Modified-Since" },
+                "a refused entry's validators were sent")
         }
         requireConsistent(source)
 
@@ -124,7 +134,8 @@ struct EntryRun {
 
         // What the source stored it accepts again, without a password.
         if let stored = store.entries[Self.key], stored.payload != payload {
-            require(!String(decoding: stored.payload, as: UTF8.self).contains(Self.password), "the stored entry holds the base URL's password")
+            require(
+                !String(decoding: stored.payload, as: UTF8.self).contains(Self.password), "the stored entry holds the base URL's password")
             let (again, againWarnings) = makeSource(CannedServer(origin: "", allowCrossOrigin: true))
             again.fetchData()
             require(againWarnings.lines.isEmpty, "the source refuses what it stored: \(againWarnings.lines)")
@@ -133,7 +144,9 @@ struct EntryRun {
     }
 
     private func requireConsistent(_ source: PaginatedDataSource) {
-        require(source.objects.count == source.rowsKeptByPages, "\(source.objects.count) rows held for \(source.rowsKeptByPages) kept by the pages")
+        require(
+            source.objects.count == source.rowsKeptByPages,
+            "\(source.objects.count) rows held for \(source.rowsKeptByPages) kept by the pages")
     }
 }
 
@@ -178,12 +191,16 @@ final class CannedServer: RemoteLoading {
         self.allowCrossOrigin = allowCrossOrigin
     }
 
-    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
+    func load(
+        _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+        completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
+    ) -> FetchHandle {
         if !allowCrossOrigin, !origin.isEmpty, URLResolution.origin(of: request.url) != origin {
             fail("a request left the origin \(origin): \(URLResolution.redacted(request.url))")
         }
-        if URLResolution.authorityProblem(in: request.url) != nil { fail("a request to an unusable URL: \(URLResolution.redacted(request.url))") }
+        if URLResolution.authorityProblem(in: request.url) != nil {
+            fail("a request to an unusable URL: \(URLResolution.redacted(request.url))")
+        }
         pending.append(Pending(request: request, decode: decode, completion: completion))
         return pending[pending.count - 1].handle
     }
@@ -199,7 +216,9 @@ final class CannedServer: RemoteLoading {
         let body: String
         switch choice % 12 {
         case 0: body = #"{"items":\#(items),"next":"c\#(page)","nextOffset":\#(first + 1)}"#
-        case 1: body = #"{"items":\#(items),"next":"/items?p=\#(page + 1)","total_count":9223372036854775807,"number_of_pages":9223372036854775807}"#
+        case 1:
+            body =
+                #"{"items":\#(items),"next":"/items?p=\#(page + 1)","total_count":9223372036854775807,"number_of_pages":9223372036854775807}"#
         case 2:
             body = #"{"items":\#(items)}"#
             headers.append(("Link", "</items?p=\(page + 1)>; rel=\"next\""))
@@ -221,7 +240,8 @@ final class CannedServer: RemoteLoading {
             headers.append(("Link", "<http://fuzzuser:FUZZPW@api.invalid/items?p=\(page + 1)>; rel=\"next\""))
         default: body = #"{"items":[{"id":9,"name":"x","deep":[[[[1]]]]},7,null],"number_of_pages":0,"total_count":-1}"#
         }
-        let response = RemoteResponse(url: URLResolution.redacted(request.request.url), status: status, headers: headers, body: Array(body.utf8))
+        let response = RemoteResponse(
+            url: URLResolution.redacted(request.request.url), status: status, headers: headers, body: Array(body.utf8))
         request.completion(request.decode(response))
     }
 }
@@ -235,8 +255,10 @@ private func fail(_ message: String) -> Never {
 }
 
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                             _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32
 
 @_cdecl("fuzz_cacheentry_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {

@@ -63,8 +63,10 @@ private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure
 // LLVMFuzzerTestOneInput, so the test function cannot have that name: the driver is
 // handed it directly.)
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                             _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32
 
 @_cdecl("fuzz_framer_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {

@@ -47,7 +47,9 @@ private func answer(_ message: Message) {
 
 private func roundTrips(_ value: JSON) {
     let encoded = value.encoded()
-    guard let parsed = try? JSON.parse(encoded) else { fatalError("encoded JSON does not parse: \(String(decoding: encoded.prefix(300), as: UTF8.self))") }
+    guard let parsed = try? JSON.parse(encoded) else {
+        fatalError("encoded JSON does not parse: \(String(decoding: encoded.prefix(300), as: UTF8.self))")
+    }
     check(parsed == value, "a value changed through encode and parse: \(String(decoding: encoded.prefix(300), as: UTF8.self))")
 }
 
@@ -61,8 +63,10 @@ private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure
 // LLVMFuzzerTestOneInput, so the test function cannot have that name: the driver is
 // handed it directly.)
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                             _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32
 
 @_cdecl("fuzz_payload_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {

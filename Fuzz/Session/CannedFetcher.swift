@@ -54,7 +54,10 @@ final class CannedFetcher: HTTPFetching {
         }
         switch choice % 14 {
         case 0: return ok(#"[{"id":1,"name":"a","group":"x"},{"id":2,"name":"b","group":"y"}]"#)
-        case 1: return ok(#"{"items":[{"id":3,"group":"x"},{"id":4}],"meta":{"page":1,"page_size":2,"number_of_pages":3,"total_count":6},"page":1,"number_of_pages":3}"#)
+        case 1:
+            return ok(
+                #"{"items":[{"id":3,"group":"x"},{"id":4}],"meta":{"page":1,"page_size":2,"number_of_pages":3,"total_count":6},"page":1,"number_of_pages":3}"#
+            )
         case 2: return ok(#"{"items":[{"id":5},{"id":5},null,7,"s"],"page":2,"number_of_pages":2,"total_count":-4}"#)
         case 3: return ok("[]")
         case 4: return ok(#"{"items": [{"id": 1}"#)

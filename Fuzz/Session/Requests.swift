@@ -23,8 +23,13 @@ struct RequestBuilder {
         let members: [(String, JSON)]
         switch method {
         case "initialize":
-            members = [("clientInfo", object([("name", string()), ("version", string())])),
-                       ("capabilities", object([("changeValues", choices.chance(128) ? JSON(choices.chance(200)) : object([("maxBytes", integer())]))]))]
+            members = [
+                ("clientInfo", object([("name", string()), ("version", string())])),
+                (
+                    "capabilities",
+                    object([("changeValues", choices.chance(128) ? JSON(choices.chance(200)) : object([("maxBytes", integer())]))])
+                ),
+            ]
         case "ping": members = [("delayMilliseconds", integer(upTo: 2))]
         case "shutdown", "listSources": members = []
         case "createSource": return createSource()
@@ -56,20 +61,34 @@ struct RequestBuilder {
         case "simple":
             members.append(("objects", rows()))
         case "sectioned":
-            members += [("source", sourceName()), ("sectioningKey", value(choices.pick(["group", "id", "name", "no.such"]))),
-                        ("sortDescriptors", value(.array((0..<choices.below(3)).map { _ in
-                            object([("keyPath", string()), ("ascending", bool())])
-                        })))]
+            members += [
+                ("source", sourceName()), ("sectioningKey", value(choices.pick(["group", "id", "name", "no.such"]))),
+                (
+                    "sortDescriptors",
+                    value(
+                        .array(
+                            (0..<choices.below(3)).map { _ in
+                                object([("keyPath", string()), ("ascending", bool())])
+                            }))
+                ),
+            ]
         case "multi":
             members += [("sources", value(.array((0..<choices.below(4)).map { _ in sourceName() }))), ("preserveSections", bool())]
         default:
             members += remoteMembers()
             if kind == "paginated" {
-                members += [("pageSize", integer()), ("firstPage", integer()),
-                            ("metadataKeyPath", value(choices.pick(["meta", "", "items"]))),
-                            ("paginatorKeys", object([("pageSize", string()), ("currentPage", string()),
-                                                      ("numberOfPages", string()), ("numberOfTotalObjects", string())])),
-                            ("requestKeys", object([("currentPage", string()), ("pageSize", string())]))]
+                members += [
+                    ("pageSize", integer()), ("firstPage", integer()),
+                    ("metadataKeyPath", value(choices.pick(["meta", "", "items"]))),
+                    (
+                        "paginatorKeys",
+                        object([
+                            ("pageSize", string()), ("currentPage", string()),
+                            ("numberOfPages", string()), ("numberOfTotalObjects", string()),
+                        ])
+                    ),
+                    ("requestKeys", object([("currentPage", string()), ("pageSize", string())])),
+                ]
             }
         }
         return object(members)
@@ -78,8 +97,13 @@ struct RequestBuilder {
     private mutating func remoteMembers() -> [(String, JSON)] {
         let base = choices.pick(["http://fuzz.invalid", "https://fuzz.invalid:8443/v1/", "http://[::1]:1", "ftp://x", "http://h:99999"])
         return [
-            ("remoteConfiguration", object([("baseURL", value(JSON(base))), ("timeoutSeconds", number()),
-                                            ("headers", object([("X-Key", string())]))])),
+            (
+                "remoteConfiguration",
+                object([
+                    ("baseURL", value(JSON(base))), ("timeoutSeconds", number()),
+                    ("headers", object([("X-Key", string())])),
+                ])
+            ),
             ("apiPath", value(choices.pick(["items", "/items?x=1", "", "http://other.invalid/p", "../up"]))),
             ("keyPath", value(choices.pick(["items", "", "meta.page", "no.such"]))),
             ("queryParameters", object([("q", choices.pick([JSON("x"), 1, 1.5, true]))])),
@@ -131,7 +155,9 @@ struct RequestBuilder {
         result.reserveCapacity(encoded.count)
         var index = 0
         while index < encoded.count {
-            if encoded[index] == marker[0], encoded.count - index >= marker.count, encoded[index..<index + marker.count].elementsEqual(marker) {
+            if encoded[index] == marker[0], encoded.count - index >= marker.count,
+                encoded[index..<index + marker.count].elementsEqual(marker)
+            {
                 result += number
                 index += marker.count
             } else {

@@ -51,8 +51,9 @@ struct Session {
         var input: [Int32] = [0, 0]
         precondition(pipe(&input) == 0)
         close(input[1])
-        daemon = Daemon(options: DaemonOptions(maximumMessageSize: 1 << 20), logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
-                        fetcher: fetcher, input: input[0], output: Session.output.descriptor)
+        daemon = Daemon(
+            options: DaemonOptions(maximumMessageSize: 1 << 20), logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
+            fetcher: fetcher, input: input[0], output: Session.output.descriptor)
         // The reader meets end of input at once and ends; the writer writes to the file.
         daemon.transport.start { _ in }
         close(input[0])
@@ -148,7 +149,8 @@ struct Session {
     private func containsOversized(_ bytes: [UInt8]) -> Bool {
         RequestBuilder.oversizedTexts.contains { text in
             let needle = Array(text.utf8)
-            return bytes.count >= needle.count && (0...(bytes.count - needle.count)).contains { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+            return bytes.count >= needle.count
+                && (0...(bytes.count - needle.count)).contains { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
         }
     }
 
@@ -182,7 +184,9 @@ struct Session {
         var rounds = 0
         while !exited, fetcher.pendingCount > 0 || !daemon.delayTimers.isEmpty {
             rounds += 1
-            if rounds > 200 { fatalError("the session does not settle: \(fetcher.pendingCount) fetches, \(daemon.delayTimers.count) timers") }
+            if rounds > 200 {
+                fatalError("the session does not settle: \(fetcher.pendingCount) fetches, \(daemon.delayTimers.count) timers")
+            }
             if fetcher.pendingCount > 0 {
                 let choice = rounds > 20 ? 6 : choices.below(256)
                 fetcher.complete(0) { CannedFetcher.response(choice, raw: [], for: $0) }
@@ -202,7 +206,9 @@ struct Session {
         var answers: [JSON: Int] = [:]
         while let event = reader.next() {
             guard case .body(let body) = event else { fail("stdout is not well framed: \(event)") }
-            guard let message = try? JSON.parse(body) else { fail("stdout carries a frame that is not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))") }
+            guard let message = try? JSON.parse(body) else {
+                fail("stdout carries a frame that is not JSON: \(String(decoding: body.prefix(200), as: UTF8.self))")
+            }
             if let responses = message.arrayValue {
                 require(!responses.isEmpty, "an empty batch answer")
                 for response in responses { checkResponse(response, &answers) }
@@ -232,8 +238,9 @@ struct Session {
         require(error["code"]?.kind == .integer && error["message"]?.kind == .string, "a malformed error: \(response)")
         if error["code"] == JSON(ErrorCode.invalidParams) {
             let data = error["data"]
-            require(data?["field"]?.kind == .string && data?["expected"]?.kind == .string && data?["got"] != nil,
-                    "a -32602 without data {field, expected, got}: \(response)")
+            require(
+                data?["field"]?.kind == .string && data?["expected"]?.kind == .string && data?["got"] != nil,
+                "a -32602 without data {field, expected, got}: \(response)")
         }
     }
 
@@ -284,8 +291,10 @@ final class OutputFile: @unchecked Sendable {
 // LLVMFuzzerTestOneInput, so the test function cannot have that name: the driver is
 // handed it directly.)
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                             _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32
 
 @_cdecl("fuzz_session_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {

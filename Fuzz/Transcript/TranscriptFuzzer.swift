@@ -25,14 +25,17 @@ public func transcriptFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: I
             let decoded = try FixtureRoute.routes(parsing: routes)
             check(decoded, inputSize: size)
         } catch {
-            check(error.field.hasPrefix("fixtures"), "a fixture file's refusal names \"\(error.field)\", not a member of fixtures: \(error)")
+            check(
+                error.field.hasPrefix("fixtures"), "a fixture file's refusal names \"\(error.field)\", not a member of fixtures: \(error)")
         }
     }
     return 0
 }
 
 private func check(_ transcript: Transcript, inputSize: Int) {
-    check(TranscriptLimits.timeoutMilliseconds.contains(transcript.timeoutMilliseconds), "timeoutMilliseconds \(transcript.timeoutMilliseconds) accepted")
+    check(
+        TranscriptLimits.timeoutMilliseconds.contains(transcript.timeoutMilliseconds),
+        "timeoutMilliseconds \(transcript.timeoutMilliseconds) accepted")
     var rawBytes = 0, heldBytes = 0
     for step in transcript.steps {
         switch step {
@@ -41,7 +44,9 @@ private func check(_ transcript: Transcript, inputSize: Int) {
         case .sendRaw(let bytes, let times):
             check(times >= 1, "repeat \(times) accepted")
             // Checked without multiplying: the product may not overflow either.
-            check(times <= TranscriptLimits.maximumRawBytesPerStep / max(1, bytes.count), "sendRaw of \(bytes.count) bytes × \(times) accepted")
+            check(
+                times <= TranscriptLimits.maximumRawBytesPerStep / max(1, bytes.count),
+                "sendRaw of \(bytes.count) bytes × \(times) accepted")
             rawBytes += bytes.count * times
             heldBytes += bytes.count
         case .sendBody(let text), .comment(let text), .release(let text), .requested(let text):
@@ -61,14 +66,20 @@ private func check(_ routes: [FixtureRoute], inputSize: Int) {
     for route in routes {
         let response = route.response
         check(TranscriptLimits.status.contains(response.status), "status \(response.status) accepted")
-        check(TranscriptLimits.delayMilliseconds.contains(response.delayMilliseconds), "delayMilliseconds \(response.delayMilliseconds) accepted")
+        check(
+            TranscriptLimits.delayMilliseconds.contains(response.delayMilliseconds),
+            "delayMilliseconds \(response.delayMilliseconds) accepted")
         check(TranscriptLimits.dripChunks.contains(response.dripChunks), "dripChunks \(response.dripChunks) accepted")
-        check(TranscriptLimits.dripMilliseconds.contains(response.dripMilliseconds), "dripMilliseconds \(response.dripMilliseconds) accepted")
-        check(response.paddingBytes >= 0 && response.length <= max(response.body.count, TranscriptLimits.padToBytes.upperBound),
-              "a body of \(response.length) bytes accepted")
+        check(
+            TranscriptLimits.dripMilliseconds.contains(response.dripMilliseconds), "dripMilliseconds \(response.dripMilliseconds) accepted")
+        check(
+            response.paddingBytes >= 0 && response.length <= max(response.body.count, TranscriptLimits.padToBytes.upperBound),
+            "a body of \(response.length) bytes accepted")
         check(route.times.map { $0 >= 1 } ?? true, "times \(route.times!) accepted")
         for (name, value) in response.headers {
-            check(!name.isEmpty && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") }), "header name \(name.debugDescription) accepted")
+            check(
+                !name.isEmpty && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") }),
+                "header name \(name.debugDescription) accepted")
             check(!value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }), "header value \(value.debugDescription) accepted")
         }
         heldBytes += response.body.count + response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
@@ -96,8 +107,10 @@ private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure
 // so libFuzzer's main never runs: this entry point starts libFuzzer's driver with the test
 // function (FUZZING.md, "Entry point").
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                             _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
+) -> Int32
 
 @_cdecl("fuzz_transcript_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {

@@ -3,7 +3,7 @@
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's "optional white space", RFC 9110
     /// §5.6.3); also what lists written by people (`--redact a, b`, NO_PROXY) are trimmed of.
-    public func trimmingSpaces() -> String {
+    package func trimmingSpaces() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
         return String(self[first...last])
@@ -12,19 +12,19 @@ extension StringProtocol {
 
 extension Sequence<(name: String, value: String)> {
     /// Every value of header `name`, in order (names compare case-insensitively, RFC 9110 §5.1).
-    public func values(ofHeader name: String) -> [String] {
+    package func values(ofHeader name: String) -> [String] {
         compactMap { HTTPHeaderName.equal($0.name, name) ? $0.value : nil }
     }
 
     /// Whether header `name` is present (names compare case-insensitively).
-    public func contains(header name: String) -> Bool {
+    package func contains(header name: String) -> Bool {
         contains { HTTPHeaderName.equal($0.name, name) }
     }
 }
 
-public enum HTTPHeaderName {
+package enum HTTPHeaderName {
     /// Header names are ASCII tokens: they compare case-insensitively, byte by byte.
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lowered($0) == lowered($1) }
     }
 
@@ -34,13 +34,15 @@ public enum HTTPHeaderName {
 }
 
 /// IMF-fixdate (RFC 9110 §5.6.7), the one HTTP date format servers send.
-public enum HTTPDate {
+package enum HTTPDate {
     /// `Sun, 06 Nov 1994 08:49:37 GMT` as seconds since 1970, or nil.
-    public static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let year = Int(parts[3]),
-              let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2])),
-              (1...31).contains(day), (1970...9999).contains(year) else { return nil }
+            let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(
+                of: String(parts[2])),
+            (1...31).contains(day), (1970...9999).contains(year)
+        else { return nil }
         let time = parts[4].split(separator: ":").compactMap { Int($0) }
         guard time.count == 3, (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2]) else { return nil }
         // Days from 1970-01-01 to the date (proleptic Gregorian; Howard Hinnant's algorithm).

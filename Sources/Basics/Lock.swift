@@ -11,10 +11,10 @@ import Glibc
 
 /// A mutual-exclusion lock. A class: a pthread mutex must not move once initialised, and it
 /// lives in memory allocated for it, which Swift's `&property` does not promise.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     fileprivate let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    public init() {
+    package init() {
         var attributes = pthread_mutexattr_t()
         check(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init")
         #if DEBUG
@@ -29,16 +29,16 @@ public final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    public func lock() {
+    package func lock() {
         check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
     }
 
-    public func unlock() {
+    package func unlock() {
         check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock")
     }
 
     @inlinable
-    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         lock()
         defer { unlock() }
         return try body()
@@ -46,14 +46,14 @@ public final class Lock: @unchecked Sendable {
 }
 
 /// A value only reached under its own lock.
-public final class LockedValue<Value>: @unchecked Sendable {
+package final class LockedValue<Value>: @unchecked Sendable {
     @usableFromInline let lock = Lock()
     @usableFromInline var value: Value
 
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     @inlinable
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
@@ -62,10 +62,10 @@ public final class LockedValue<Value>: @unchecked Sendable {
 
 /// A condition variable waited on under a `Lock`. Timed waits measure the monotonic clock: a
 /// wall-clock step (NTP, a user) must not make a wait end early or last for hours.
-public final class Condition: @unchecked Sendable {
+package final class Condition: @unchecked Sendable {
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    public init() {
+    package init() {
         var attributes = pthread_condattr_t()
         check(pthread_condattr_init(&attributes), "pthread_condattr_init")
         check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
@@ -79,19 +79,19 @@ public final class Condition: @unchecked Sendable {
     }
 
     /// Waits for a signal; `lock` must be held, and is held again on return.
-    public func wait(releasing lock: Lock) {
+    package func wait(releasing lock: Lock) {
         check(pthread_cond_wait(condition, lock.mutex), "pthread_cond_wait")
     }
 
     /// Waits for a signal until `deadline` (CLOCK_MONOTONIC); false when the time ran out.
-    public func wait(releasing lock: Lock, untilMonotonic deadline: timespec) -> Bool {
+    package func wait(releasing lock: Lock, untilMonotonic deadline: timespec) -> Bool {
         var deadline = deadline
         let result = pthread_cond_timedwait(condition, lock.mutex, &deadline)
         precondition(result == 0 || result == ETIMEDOUT, "pthread_cond_timedwait failed: \(result)")
         return result == 0
     }
 
-    public func signal() {
+    package func signal() {
         check(pthread_cond_signal(condition), "pthread_cond_signal")
     }
 }

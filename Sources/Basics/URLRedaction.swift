@@ -1,13 +1,14 @@
 /// URLs as messages, logs, labels and cache keys show them.
-public enum URLRedaction {
+package enum URLRedaction {
     /// `url` without the `user:password@` of its authority; everything else as written. The
     /// authority follows `scheme://` or a leading `//` (RFC 3986 Appendix B); without either it
     /// is what comes before the first `/`, `?` or `#`, as in a proxy written
     /// `user:password@host:port`.
-    public static func withoutCredentials(_ url: String) -> String {
+    package static func withoutCredentials(_ url: String) -> String {
         var start = url.startIndex
         if let colon = url.firstIndex(of: ":"), colon != url.startIndex, !url[..<colon].contains(where: { "/?#".contains($0) }),
-           url[colon...].hasPrefix("://") {
+            url[colon...].hasPrefix("://")
+        {
             start = url.index(colon, offsetBy: 3)
         } else if url.hasPrefix("//") {
             start = url.index(url.startIndex, offsetBy: 2)

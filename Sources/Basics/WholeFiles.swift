@@ -9,7 +9,7 @@ import SystemPackage
 extension FileDescriptor {
     /// Every byte to the end of the file (a pipe's: once every writer has closed it), reads
     /// interrupted by a signal retried; nil once there are more than `limit`, read no further.
-    public func readToEnd(atMost limit: Int = .max) throws(Errno) -> [UInt8]? {
+    package func readToEnd(atMost limit: Int = .max) throws(Errno) -> [UInt8]? {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {

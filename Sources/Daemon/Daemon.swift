@@ -8,7 +8,7 @@ import JSONRPC
 import Logging
 
 /// Everything the main loop reacts to, in the order it arrived.
-public enum DaemonEvent: Sendable {
+package enum DaemonEvent: Sendable {
     case transport(TransportEvent)
     /// A `ping` with a delay is due.
     case delayElapsed(RequestToken, milliseconds: Int)
@@ -20,9 +20,9 @@ public enum DaemonEvent: Sendable {
     case updateDue(source: String, generation: Int)
 }
 
-public struct DaemonOptions: Sendable {
-    public var maximumMessageSize: Int
-    public init(maximumMessageSize: Int = 64 << 20) {
+package struct DaemonOptions: Sendable {
+    package var maximumMessageSize: Int
+    package init(maximumMessageSize: Int = 64 << 20) {
         self.maximumMessageSize = maximumMessageSize
     }
 }
@@ -35,7 +35,7 @@ public struct DaemonOptions: Sendable {
 /// `handleRequest` → lifecycle gate → method table (`Wire/MethodTable.swift`: decode params →
 /// the method's handler in `Methods/<Name>.swift` → encode result) → `finish` → transport
 /// (encode + write, writer thread).
-public final class Daemon {
+package final class Daemon {
     enum Lifecycle {
         case uninitialized, running, shutDown
     }
@@ -64,19 +64,24 @@ public final class Daemon {
     /// The most bytes of row values a `didChange` carries (the client's `changeValues`); nil: none.
     var changeValuesLimit: Int?
     /// Sees every event handled and every message written (`--record`); set before `run()`.
-    public var observer: DaemonObserver?
+    package var observer: DaemonObserver?
 
     /// `fetcher` performs the GETs of remote and paginated sources.
     /// `fetcher` performs the GETs of remote and paginated sources; `cache` keeps the pages
     /// of those that opt in across restarts.
-    public convenience init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil,
-                            input: Int32 = 0, output: Int32 = 1) {
-        self.init(options: options, logger: logger, fetcher: fetcher, cache: cache, input: input, output: output, additionalMethods: { _ in })
+    package convenience init(
+        options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil,
+        input: Int32 = 0, output: Int32 = 1
+    ) {
+        self.init(
+            options: options, logger: logger, fetcher: fetcher, cache: cache, input: input, output: output, additionalMethods: { _ in })
     }
 
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
-    init(options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil, input: Int32, output: Int32,
-         additionalMethods: (inout MethodTable) -> Void) {
+    init(
+        options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil, input: Int32, output: Int32,
+        additionalMethods: (inout MethodTable) -> Void
+    ) {
         JSON.seedHashing()
         self.cache = cache
         self.options = options
@@ -90,8 +95,9 @@ public final class Daemon {
         self.registry = SourceRegistry { name, identity, kind in
             switch kind {
             case .paginated(let configuration, let paginator):
-                PaginatedDataSource(name: name, identity: identity, configuration: configuration, paginator: paginator,
-                                    loader: loader, errorRow: \.placeholderRow)
+                PaginatedDataSource(
+                    name: name, identity: identity, configuration: configuration, paginator: paginator,
+                    loader: loader, errorRow: \.placeholderRow)
             case .remote(let configuration):
                 RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: \.placeholderRow)
             case .simple, .sectioned, .multi, .filtered:
@@ -107,7 +113,7 @@ public final class Daemon {
     }
 
     /// Serves until `exit`, end of input or a dead stdout; returns the exit status.
-    public func run() -> Int32 {
+    package func run() -> Int32 {
         let mailbox = self.mailbox
         transport.start { events in mailbox.post(contentsOf: events.map(DaemonEvent.transport)) }
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
@@ -162,8 +168,12 @@ public final class Daemon {
             emit(.response(id: .null, result: .failure(error)))
         case .transport(.endOfInput(let midFrame)):
             if midFrame {
-                emit(.response(id: .null, result: .failure(ResponseError(
-                    code: ErrorCode.parseError, message: "Parse error: input ended in the middle of a message"))))
+                emit(
+                    .response(
+                        id: .null,
+                        result: .failure(
+                            ResponseError(
+                                code: ErrorCode.parseError, message: "Parse error: input ended in the middle of a message"))))
             }
             logger.info("end of input; exiting")
             return terminate()
@@ -237,16 +247,20 @@ public final class Daemon {
     private func dispatch(_ request: Request, _ token: RequestToken) throws(ResponseError) -> MethodTable.Outcome {
         switch lifecycle {
         case .uninitialized where request.method != "initialize":
-            throw ResponseError(code: ErrorCode.serverNotInitialized,
-                                message: "Server not initialized: send \"initialize\" first",
-                                data: ["method": JSON(request.method)])
+            throw ResponseError(
+                code: ErrorCode.serverNotInitialized,
+                message: "Server not initialized: send \"initialize\" first",
+                data: ["method": JSON(request.method)])
         case .shutDown:
-            throw ResponseError.invalidRequest("the server is shut down; only the \"exit\" notification is accepted",
-                                  data: ["method": JSON(request.method)])
+            throw ResponseError.invalidRequest(
+                "the server is shut down; only the \"exit\" notification is accepted",
+                data: ["method": JSON(request.method)])
         default:
             break
         }
-        guard let handler = methods[request.method] else { throw ResponseError.methodNotFound(String(request.method.prefix(FieldError.echoLimit))) }
+        guard let handler = methods[request.method] else {
+            throw ResponseError.methodNotFound(String(request.method.prefix(FieldError.echoLimit)))
+        }
         return try handler(self, request, token).get()
     }
 
@@ -267,8 +281,12 @@ public final class Daemon {
             }
             if let token = pending.oldest(withID: id) {
                 stopWork(of: token)
-                finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
-                                                     message: "Request cancelled", data: ["id": id])))
+                finish(
+                    token,
+                    .failure(
+                        ResponseError(
+                            code: ErrorCode.requestCancelled,
+                            message: "Request cancelled", data: ["id": id])))
             } else {
                 logger.debug("$/cancelRequest for an unknown or answered id; ignored", metadata: ["id": "\(id)"])
             }

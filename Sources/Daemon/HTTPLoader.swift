@@ -22,8 +22,10 @@ final class HTTPLoader: RemoteLoading {
         self.mailbox = mailbox
     }
 
-    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
+    func load(
+        _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+        completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
+    ) -> FetchHandle {
         // The handle is cancelled from the sources' thread, where the loader cannot be
         // reached from a Sendable action: cancelled loads are forgotten here instead.
         loads = loads.filter { !$0.value.handle.isCancelled }

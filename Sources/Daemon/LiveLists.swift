@@ -102,8 +102,9 @@ extension Daemon {
             source.refreshSchedule = schedule
             self.scheduleRefresh(of: source)
         }
-        logger.debug(started ? "refreshing" : "refresh skipped: a load or a refresh is in flight, or nothing is loaded",
-                     metadata: ["source": "\(name)"])
+        logger.debug(
+            started ? "refreshing" : "refresh skipped: a load or a refresh is in flight, or nothing is loaded",
+            metadata: ["source": "\(name)"])
         if !started { scheduleRefresh(of: source) }
     }
 }

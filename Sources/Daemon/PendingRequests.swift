@@ -2,7 +2,7 @@ import JSONKit
 import JSONRPC
 
 /// Names one request that has not been answered yet.
-public struct RequestToken: Hashable, Sendable {
+package struct RequestToken: Hashable, Sendable {
     let serial: Int
 }
 

@@ -10,22 +10,24 @@ extension Daemon {
     func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {
         let source = try self.source(name)
         guard let simple = source as? SimpleDataSource else {
-            throw FieldError(field: "source", expected: "a simple source", got: JSON(source.name),
-                             message: "\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)")
+            throw FieldError(
+                field: "source", expected: "a simple source", got: JSON(source.name),
+                message: "\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)")
         }
         return simple
     }
 }
 
 extension Daemon: DataSourceObserver {
-    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+    package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         let wireEvent: SourceNotification.Event
         switch event {
         case .willLoadData: wireEvent = .willLoadData
         case .didPartiallyLoad: wireEvent = .didPartiallyLoad
         case .finishedLoading: wireEvent = .finishedLoading
         case .failedWithError(let failure): wireEvent = .failedWithError(failure)
-        case .didChange(let changes): wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
+        case .didChange(let changes):
+            wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
         case .didChangeFreshness(let stale, let cachedAt): wireEvent = .didChangeFreshness(stale: stale, cachedAt: cachedAt)
         }
         send(SourceNotification(source: source.name, event: wireEvent).notification)

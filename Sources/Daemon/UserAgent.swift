@@ -34,7 +34,8 @@ extension DaemonInfo {
     /// `tchar`: `!#$%&'*+-.^_`|~`, digits and letters.
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            return true
         default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }

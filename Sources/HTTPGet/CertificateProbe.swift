@@ -42,8 +42,10 @@ enum CertificateProbe {
     static let maximumWait = TimeAmount.seconds(10)
 
     /// Calls `completion` once, on `loop`, with the error to report.
-    static func explain(_ refusal: Refusal, host: String, port: Int, target: String, on loop: any EventLoop, deadline: NIODeadline,
-                        completion: @escaping @Sendable (FetchError) -> Void) {
+    static func explain(
+        _ refusal: Refusal, host: String, port: Int, target: String, on loop: any EventLoop, deadline: NIODeadline,
+        completion: @escaping @Sendable (FetchError) -> Void
+    ) {
         guard let context = probeContext else {
             return completion(wording(refusal, host: host, target: target, chain: nil))
         }
@@ -58,11 +60,12 @@ enum CertificateProbe {
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName,
-                                                          customVerificationCallback: { certificates, verdict in
-                        chain.succeed(certificates)
-                        verdict.succeed(.failed)
-                    })
+                    let handler = try NIOSSLClientHandler(
+                        context: context, serverHostname: serverName,
+                        customVerificationCallback: { certificates, verdict in
+                            chain.succeed(certificates)
+                            verdict.succeed(.failed)
+                        })
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
@@ -99,12 +102,18 @@ enum CertificateProbe {
     /// issuer (BoringSSL checks the issuer first, but does not say which it found): an
     /// expired certificate is the server's to renew whoever issued it, and once renewed, an
     /// issuer still unknown is reported as such.
-    static func wording(_ refusal: Refusal, host: String, target: String, chain: [NIOSSLCertificate]?, now: time_t = time(nil)) -> FetchError {
+    static func wording(
+        _ refusal: Refusal, host: String, target: String, chain: [NIOSSLCertificate]?, now: time_t = time(nil)
+    ) -> FetchError {
         let subject = "the certificate of \(target)"
         guard let chain, let leaf = chain.first else {
             switch refusal {
             case .untrusted:
-                return FetchError(kind: .tls, message: "\(subject) could not be verified: its issuer is not a trusted certificate authority, or it is out of its dates; \(trustAdvice)")
+                return FetchError(
+                    kind: .tls,
+                    message:
+                        "\(subject) could not be verified: its issuer is not a trusted certificate authority, or it is out of its dates; \(trustAdvice)"
+                )
             case .wrongHost:
                 return FetchError(kind: .tls, message: "\(subject) is not valid for the host name \"\(host)\"")
             }
@@ -122,13 +131,23 @@ enum CertificateProbe {
                 return FetchError(kind: .tls, message: "\(subject) is not valid before \(date(leaf.notValidBefore))")
             }
             for issuer in chain.dropFirst() where issuer.notValidAfter < now {
-                return FetchError(kind: .tls, message: "\(subject) is issued by \(quoted(name(issuer.subjectName))), whose own certificate expired on \(date(issuer.notValidAfter))")
+                return FetchError(
+                    kind: .tls,
+                    message:
+                        "\(subject) is issued by \(quoted(name(issuer.subjectName))), whose own certificate expired on \(date(issuer.notValidAfter))"
+                )
             }
             let issuer = name(leaf.issuerName)
             if leaf.issuerName == leaf.subjectName {
-                return FetchError(kind: .tls, message: "\(subject) is self-signed (\(quoted(issuer))) and not trusted: to trust it, name it (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE")
+                return FetchError(
+                    kind: .tls,
+                    message:
+                        "\(subject) is self-signed (\(quoted(issuer))) and not trusted: to trust it, name it (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE"
+                )
             }
-            return FetchError(kind: .tls, message: "\(subject) is issued by \(quoted(issuer)), which is not a trusted certificate authority: \(trustAdvice)")
+            return FetchError(
+                kind: .tls,
+                message: "\(subject) is issued by \(quoted(issuer)), which is not a trusted certificate authority: \(trustAdvice)")
         }
     }
 
@@ -185,6 +204,7 @@ enum CertificateProbe {
         var time = seconds, parts = tm()
         guard gmtime_r(&time, &parts) != nil else { return "an unreadable date" }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+        return
+            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
     }
 }

@@ -130,7 +130,10 @@ final class Inflater {
             let chunk = min(input.count - offset, Int(UInt32.max))
             stream.pointee.next_in = UnsafeMutablePointer(mutating: base.advanced(by: offset).assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = UInt32(chunk)
-            defer { stream.pointee.next_in = nil; stream.pointee.avail_in = 0 }
+            defer {
+                stream.pointee.next_in = nil
+                stream.pointee.avail_in = 0
+            }
             try drain(into: &body, limit: limit)
             offset += chunk - Int(stream.pointee.avail_in)
             if stream.pointee.avail_in > 0 && !isFinished { throw .corrupt("zlib stopped before the end of its input") }

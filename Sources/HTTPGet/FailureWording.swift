@@ -38,7 +38,7 @@ enum FailureWording {
         case let error as HTTPClientError:
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout,
-                 .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
+                .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
                 return timeout
             case .invalidURL, .emptyScheme, .emptyHost:
                 return FetchError(kind: .transport, message: "invalid URL: not an http or https URL with a host")
@@ -63,7 +63,8 @@ enum FailureWording {
                 // only matched here, never shown.
                 if "\(error)".contains("invalidHeaderField") {
                     // Which value is never said: it may be a secret.
-                    return transport("a request header for \(target) has a name or value HTTP does not allow (a control character or a line break)")
+                    return transport(
+                        "a request header for \(target) has a name or value HTTP does not allow (a control character or a line break)")
                 }
                 if "\(error)".contains("serverOfferedUnsupportedApplicationProtocol") {
                     return tls("\(target) chose an application protocol other than HTTP/1.1 and HTTP/2 in the TLS handshake")
@@ -85,7 +86,9 @@ enum FailureWording {
             case .failedToLoadPrivateKey where presentedCertificate:
                 // The key was read as PEM before the request (TLSTrust): what BoringSSL refuses
                 // is the pair.
-                return tls("could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile")
+                return tls(
+                    "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile"
+                )
             case .noSuchFilesystemObject, .failedToLoadCertificate, .failedToLoadPrivateKey:
                 return tls("could not set up TLS for \(target): a certificate or key file could not be loaded")
             default:
@@ -160,7 +163,8 @@ enum FailureWording {
             guard let start = text.range(of: "error:") else { return nil }
             let fields = text[start.upperBound...].split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
             guard fields.count >= 4, let reason = fields[3].split(separator: " ").first,
-                  reason.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" }) else { return nil }
+                reason.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" })
+            else { return nil }
             return String(reason)
         }
     }
@@ -168,34 +172,48 @@ enum FailureWording {
     /// A handshake (or a TLS alert after it) in words; nil when BoringSSL gave no reason.
     /// `untrusted` is worded by CertificateProbe, which has the certificates.
     static func handshake(_ error: BoringSSLError, target: String, url: String, presentedCertificate: Bool) -> FetchError? {
-        guard let reason = reasons(error).first(where: { $0 != "HANDSHAKE_FAILURE_ON_CLIENT_HELLO" }) ?? reasons(error).first else { return nil }
+        guard let reason = reasons(error).first(where: { $0 != "HANDSHAKE_FAILURE_ON_CLIENT_HELLO" }) ?? reasons(error).first else {
+            return nil
+        }
         func tls(_ message: String) -> FetchError { FetchError(kind: .tls, message: message) }
-        let clientCertificateAlerts: Set = ["TLSV1_ALERT_UNKNOWN_CA", "SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
-                                            "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_EXPIRED",
-                                            "SSLV3_ALERT_CERTIFICATE_REVOKED", "TLSV1_ALERT_ACCESS_DENIED"]
+        let clientCertificateAlerts: Set = [
+            "TLSV1_ALERT_UNKNOWN_CA", "SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+            "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+            "SSLV3_ALERT_CERTIFICATE_REVOKED", "TLSV1_ALERT_ACCESS_DENIED",
+        ]
         switch reason {
         case "CERTIFICATE_VERIFY_FAILED":
             return CertificateProbe.wording(.untrusted, host: host(of: url), target: target, chain: nil)
         case "TLSV1_ALERT_CERTIFICATE_REQUIRED":
-            return tls(presentedCertificate
-                ? "\(target) asks for a client certificate and did not take the one presented (remoteConfiguration.tls.certificateFile)"
-                : "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile")
+            return tls(
+                presentedCertificate
+                    ? "\(target) asks for a client certificate and did not take the one presented (remoteConfiguration.tls.certificateFile)"
+                    : "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile"
+            )
         case _ where clientCertificateAlerts.contains(reason):
             let alert = words(reason)
-            return tls(presentedCertificate
-                ? "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"\(alert)\""
-                : "\(target) refused the TLS handshake (\"\(alert)\"): it may want a client certificate, named in remoteConfiguration.tls.certificateFile and remoteConfiguration.tls.keyFile")
+            return tls(
+                presentedCertificate
+                    ? "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"\(alert)\""
+                    : "\(target) refused the TLS handshake (\"\(alert)\"): it may want a client certificate, named in remoteConfiguration.tls.certificateFile and remoteConfiguration.tls.keyFile"
+            )
         case "WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST":
             return tls("\(target) does not answer in TLS: is it plain HTTP (an http:// URL)?")
         case "UNSUPPORTED_PROTOCOL", "TLSV1_ALERT_PROTOCOL_VERSION", "WRONG_SSL_VERSION", "UNKNOWN_PROTOCOL":
-            return tls("the TLS handshake with \(target) failed: the server and the daemon have no TLS version in common (the daemon speaks TLS 1.0 to 1.3)")
+            return tls(
+                "the TLS handshake with \(target) failed: the server and the daemon have no TLS version in common (the daemon speaks TLS 1.0 to 1.3)"
+            )
         case "NO_SHARED_CIPHER", "NO_CIPHERS_AVAILABLE", "NO_CIPHER_MATCH", "TLSV1_ALERT_INSUFFICIENT_SECURITY", "NO_SHARED_GROUP",
-             "WRONG_CIPHER_RETURNED", "UNKNOWN_CIPHER_RETURNED":
+            "WRONG_CIPHER_RETURNED", "UNKNOWN_CIPHER_RETURNED":
             return tls("the TLS handshake with \(target) failed: the server and the daemon have no cipher in common")
         case "SSLV3_ALERT_HANDSHAKE_FAILURE":
-            return tls("\(target) refused the TLS handshake (\"handshake failure\"): no TLS version or cipher in common, or it wants a client certificate")
+            return tls(
+                "\(target) refused the TLS handshake (\"handshake failure\"): no TLS version or cipher in common, or it wants a client certificate"
+            )
         case "KEY_VALUES_MISMATCH":
-            return tls("could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile")
+            return tls(
+                "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile"
+            )
         default:
             if reason.hasPrefix("TLSV1_ALERT_") || reason.hasPrefix("SSLV3_ALERT_") {
                 return tls("the TLS handshake with \(target) failed: the server answered \"\(words(reason))\"")

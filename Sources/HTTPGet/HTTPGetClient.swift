@@ -22,7 +22,7 @@ import Basics
 /// dropped when one leaves the origin, and the final URL is known. A connection that cannot
 /// be made fails at once (no retries until the deadline): a closed port or an unknown host
 /// is reported in milliseconds, not after the timeout.
-public final class HTTPGetClient: HTTPFetching {
+package final class HTTPGetClient: HTTPFetching {
     /// Redirects followed before giving up.
     static let maximumRedirects = 5
     /// The longest exchange accepted; longer requests are clamped to it (callers validate theirs).
@@ -44,7 +44,7 @@ public final class HTTPGetClient: HTTPFetching {
     private let trust: TLSTrust
 
     /// `environment`: the daemon's (tests pass their own).
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         // HTTP/2 is negotiated through ALPN wherever the server offers it (httpVersion
         // .automatic, the default): one connection then carries every page of a host.
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
@@ -60,14 +60,16 @@ public final class HTTPGetClient: HTTPFetching {
     /// completion would never come.
     private let isShutDown = LockedValue(false)
 
-    public func shutdown() {
+    package func shutdown() {
         isShutDown.withLock { $0 = true }
         router.shutdown()
         try? client.syncShutdown()
         try? loop.syncShutdownGracefully()
     }
 
-    public func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
+    package func fetch(
+        _ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void
+    ) -> FetchHandle {
         let exchange = Exchange(request, router: router, trust: trust, completion: completion)
         let started = isShutDown.withLock { isShutDown in
             if !isShutDown { exchange.start() }
@@ -100,7 +102,8 @@ public final class HTTPGetClient: HTTPFetching {
     }
 
     fileprivate static func classify(_ error: Error, url: String, request: RemoteRequest) -> FetchError {
-        FailureWording.classify(error, url: url, timeoutSeconds: request.timeoutSeconds, presentedCertificate: request.tls?.certificateFile != nil)
+        FailureWording.classify(
+            error, url: url, timeoutSeconds: request.timeoutSeconds, presentedCertificate: request.tls?.certificateFile != nil)
     }
 }
 
@@ -125,15 +128,18 @@ private final class Exchange: Sendable {
     private let eventLoop: any EventLoop
     private let state = LockedValue(State())
 
-    init(_ request: RemoteRequest, router: ClientRouter, trust: TLSTrust,
-         completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) {
+    init(
+        _ request: RemoteRequest, router: ClientRouter, trust: TLSTrust,
+        completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void
+    ) {
         self.request = request
         shownURL = URLResolution.redacted(request.url)
         self.router = router
         self.trust = trust
         self.completion = completion
         // Clamped before converting: a huge or non-finite number of seconds must not trap.
-        let seconds = request.timeoutSeconds.isFinite
+        let seconds =
+            request.timeoutSeconds.isFinite
             ? min(max(request.timeoutSeconds, 0.001), HTTPGetClient.maximumTimeoutSeconds) : HTTPGetClient.maximumTimeoutSeconds
         deadline = .now() + .nanoseconds(Int64(seconds * 1_000_000_000))
         eventLoop = router.direct.eventLoopGroup.next()
@@ -184,7 +190,10 @@ private final class Exchange: Sendable {
         case .success(let chosen): route = chosen
         case .failure(let error): return finish(.failure(error))
         }
-        let task = route.client.execute(request: outgoing, delegate: BodyCollector(url: url, requestURL: request.url, shownURL: shownURL, limit: request.maximumBodySize), deadline: deadline)
+        let task = route.client.execute(
+            request: outgoing,
+            delegate: BodyCollector(url: url, requestURL: request.url, shownURL: shownURL, limit: request.maximumBodySize),
+            deadline: deadline)
         let cancelledAlready = state.withLock { state -> Bool in
             state.inFlight = task
             return state.cancelled
@@ -209,11 +218,18 @@ private final class Exchange: Sendable {
             return finish(.success(response))
         }
         guard redirects < HTTPGetClient.maximumRedirects else {
-            return finish(.failure(FetchError(kind: .transport,
-                                                message: "more than \(HTTPGetClient.maximumRedirects) redirects (last to \(URLRedaction.withoutCredentials(location)))")))
+            return finish(
+                .failure(
+                    FetchError(
+                        kind: .transport,
+                        message:
+                            "more than \(HTTPGetClient.maximumRedirects) redirects (last to \(URLRedaction.withoutCredentials(location)))"))
+            )
         }
         guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteString, HTTPGetClient.urlProblem(next) == nil else {
-            return finish(.failure(FetchError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
+            return finish(
+                .failure(
+                    FetchError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {
@@ -236,11 +252,13 @@ private final class Exchange: Sendable {
     private func failed(_ error: Error, url: String) {
         let problem = self.problem(error, url: url)
         guard problem.kind == .tls, let refusal = CertificateProbe.refusal(error), let target = URL(string: url), let host = target.host,
-              !state.withLock({ $0.cancelled }) else {
+            !state.withLock({ $0.cancelled })
+        else {
             return finish(.failure(problem))
         }
         let port = target.port ?? 443
-        CertificateProbe.explain(refusal, host: host, port: port, target: FailureWording.target(of: url), on: eventLoop, deadline: deadline) {
+        CertificateProbe.explain(refusal, host: host, port: port, target: FailureWording.target(of: url), on: eventLoop, deadline: deadline)
+        {
             self.finish(.failure($0))
         }
     }
@@ -249,7 +267,10 @@ private final class Exchange: Sendable {
     /// an exchange reports `cancelled`, even if its response won the race with the cancel.
     private func finish(_ result: Result<RemoteResponse, FetchError>) {
         let (first, cancelled) = state.withLock { state -> (Bool, Bool) in
-            defer { state.finished = true; state.inFlight = nil }
+            defer {
+                state.finished = true
+                state.inFlight = nil
+            }
             return (!state.finished, state.cancelled)
         }
         guard first else { return }
@@ -299,13 +320,15 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
             inflater = Inflater(coding)
             return task.eventLoop.makeSucceededVoidFuture()
         case .unsupported(let coding):
-            return task.eventLoop.makeFailedFuture(FetchError(
-                kind: .decode, message: "the response is encoded as \"\(coding)\", which is not gzip or deflate: it cannot be decoded"))
+            return task.eventLoop.makeFailedFuture(
+                FetchError(
+                    kind: .decode, message: "the response is encoded as \"\(coding)\", which is not gzip or deflate: it cannot be decoded"))
         }
         let announced = head.headers.first(name: "content-length").flatMap { Int($0) }
         if let announced, announced > limit {
-            return task.eventLoop.makeFailedFuture(FetchError(
-                kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes"))
+            return task.eventLoop.makeFailedFuture(
+                FetchError(
+                    kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes"))
         }
         // One allocation of the announced size: growing by doubling copies the body a few
         // times, and freeing each outgrown buffer of 64 KB or more makes malloc consolidate
@@ -320,21 +343,27 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
                 try part.withUnsafeReadableBytes { bytes throws(InflateFailure) in try inflater.inflate(bytes, into: &body, limit: limit) }
                 return task.eventLoop.makeSucceededVoidFuture()
             } catch {
-                return task.eventLoop.makeFailedFuture(Self.problem(error, limit: limit, coding: head?.headers.first(name: "content-encoding")))
+                return task.eventLoop.makeFailedFuture(
+                    Self.problem(error, limit: limit, coding: head?.headers.first(name: "content-encoding")))
             }
         }
         guard part.readableBytes <= limit - body.count else {
-            return task.eventLoop.makeFailedFuture(FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
+            return task.eventLoop.makeFailedFuture(
+                FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
         }
         body.append(contentsOf: part.readableBytesView)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didFinishRequest(task: HTTPClient.Task<RemoteResponse>) throws -> RemoteResponse {
-        guard let head else { throw FetchError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head") }
+        guard let head else {
+            throw FetchError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head")
+        }
         var headers = head.headers.map { ($0.name, $0.value) }
         if let inflater {
-            do { try inflater.finish() } catch { throw Self.problem(error, limit: limit, coding: head.headers.first(name: "content-encoding")) }
+            do { try inflater.finish() } catch {
+                throw Self.problem(error, limit: limit, coding: head.headers.first(name: "content-encoding"))
+            }
             // They describe the bytes on the wire; the body handed on is the decoded one (and
             // so is a recording's, replayed uncompressed).
             headers.removeAll { ["content-encoding", "content-length"].contains($0.0.lowercased()) }

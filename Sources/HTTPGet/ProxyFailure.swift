@@ -12,8 +12,10 @@ import Basics
 enum ProxyFailure {
     /// The proxy's failure behind `error`, or nil when `error` is not the proxy's (a TLS
     /// failure with the server, a reset inside the tunnel...).
-    static func explain(_ error: Error, proxy: ProxyServer, url: String, on loop: any EventLoop, deadline: NIODeadline,
-                        _ done: @escaping @Sendable (FetchError?) -> Void) {
+    static func explain(
+        _ error: Error, proxy: ProxyServer, url: String, on loop: any EventLoop, deadline: NIODeadline,
+        _ done: @escaping @Sendable (FetchError?) -> Void
+    ) {
         if error is FetchError { return done(nil) }
         let target = Self.target(of: url)
         if let client = error as? HTTPClientError {
@@ -45,7 +47,8 @@ enum ProxyFailure {
     }
 
     static func authenticationRequired(_ proxy: ProxyServer) -> String {
-        let what = proxy.hasCredentials
+        let what =
+            proxy.hasCredentials
             ? "it refused the credentials in the proxy URL"
             : "it wants credentials, and the proxy URL has none (http://user:password@host:port)"
         return "the proxy \(proxy) answered 407 Proxy Authentication Required: \(what)"
@@ -82,8 +85,9 @@ private enum ConnectProbe {
                 var head = HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: target)
                 head.headers.add(name: "Host", value: target)
                 if let username = proxy.username {
-                    head.headers.add(name: "Proxy-Authorization",
-                                     value: HTTPClient.Authorization.basic(username: username, password: proxy.password ?? "").headerValue)
+                    head.headers.add(
+                        name: "Proxy-Authorization",
+                        value: HTTPClient.Authorization.basic(username: username, password: proxy.password ?? "").headerValue)
                 }
                 channel.write(HTTPClientRequestPart.head(head), promise: nil)
                 channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
@@ -99,7 +103,12 @@ private enum ConnectProbe {
         init(_ promise: EventLoopPromise<String?>) { self.promise = promise }
 
         func give(_ status: String?) {
-            guard given.withLock({ given in defer { given = true }; return !given }) else { return }
+            guard
+                given.withLock({ given in
+                    defer { given = true }
+                    return !given
+                })
+            else { return }
             promise.succeed(status)
         }
     }
@@ -113,7 +122,9 @@ private enum ConnectProbe {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if case .head(let head) = unwrapInboundIn(data) {
                 // The proxy's own words, made safe to show: printable ASCII, bounded.
-                let reason = String(head.status.reasonPhrase.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f }.prefix(80).map(Character.init))
+                let reason = String(
+                    head.status.reasonPhrase.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7f }.prefix(80).map(
+                        Character.init))
                 answer.give("\(head.status.code) \(reason)")
             }
         }

@@ -87,8 +87,9 @@ final class ClientRouter: Sendable {
                 return .success(entry.client)
             }
             var configuration = self.configuration
-            configuration.proxy = .server(host: proxy.host, port: proxy.port,
-                                          authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
+            configuration.proxy = .server(
+                host: proxy.host, port: proxy.port,
+                authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
             let client = HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
             state.clients[proxy] = Proxied(client: client, inFlight: 1, lastUsed: state.uses)
             let idle = state.clients.filter { $0.value.inFlight == 0 }.sorted { $0.value.lastUsed < $1.value.lastUsed }

@@ -7,26 +7,26 @@ import Foundation
 
 /// An HTTP proxy: where to connect, and the credentials it wants. Shown (`description`) as
 /// `host:port`, never with its credentials.
-public struct ProxyServer: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
-    public let host: String
-    public let port: Int
+package struct ProxyServer: Hashable, Sendable, CustomStringConvertible, CustomReflectable {
+    package let host: String
+    package let port: Int
     /// For `Proxy-Authorization: Basic`, percent-decoded from the URL.
     let username: String?
     let password: String?
 
-    public init(host: String, port: Int, username: String? = nil, password: String? = nil) {
+    package init(host: String, port: Int, username: String? = nil, password: String? = nil) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
     }
 
-    public var hasCredentials: Bool { username != nil }
+    package var hasCredentials: Bool { username != nil }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// What `dump` and debuggers show: no credentials there either.
-    public var customMirror: Mirror { Mirror(self, children: ["host": host, "port": port]) }
+    package var customMirror: Mirror { Mirror(self, children: ["host": host, "port": port]) }
 }
 
 /// Choosing a proxy for a URL with curl's rules, and reading proxy URLs.
@@ -45,12 +45,12 @@ public struct ProxyServer: Hashable, Sendable, CustomStringConvertible, CustomRe
 /// - A proxy URL without a scheme is `http://`; without a port, 1080 (as curl). Only `http`
 ///   proxies are supported: requests go through them with `CONNECT`, `https` and `http`
 ///   URLs alike (AsyncHTTPClient tunnels both).
-public enum ProxySelection {
-    public static let defaultPort = 1080
+package enum ProxySelection {
+    package static let defaultPort = 1080
 
     /// The proxy for `url` given `environment`, or nil for a direct connection. An unusable
     /// value (a bad URL, an unsupported scheme) fails with kind `proxy`, naming the variable.
-    public static func proxy(for url: String, environment: [String: String]) -> Result<ProxyServer?, FetchError> {
+    package static func proxy(for url: String, environment: [String: String]) -> Result<ProxyServer?, FetchError> {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), let host = target.host else { return .success(nil) }
         let port = target.port ?? (scheme == "https" ? 443 : 80)
         var names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
@@ -60,7 +60,8 @@ public enum ProxySelection {
             return .success(nil)
         }
         if let noProxy = value(of: "no_proxy", in: environment) ?? value(of: "NO_PROXY", in: environment),
-           bypasses(host: host, port: port, noProxy: noProxy) {
+            bypasses(host: host, port: port, noProxy: noProxy)
+        {
             return .success(nil)
         }
         return parse(text, from: name).map { $0 }
@@ -73,9 +74,12 @@ public enum ProxySelection {
 
     /// `text` as a proxy: `[http://][user:password@]host[:port][/]`. `source` names where it
     /// came from in a failure's message, which never holds the credentials.
-    public static func parse(_ text: String, from source: String) -> Result<ProxyServer, FetchError> {
+    package static func parse(_ text: String, from source: String) -> Result<ProxyServer, FetchError> {
         func refuse(_ problem: String) -> Result<ProxyServer, FetchError> {
-            .failure(FetchError(kind: .proxy, message: "\(source) is not a usable proxy URL (\(URLRedaction.withoutCredentials(text.trimmingSpaces()))): \(problem)"))
+            .failure(
+                FetchError(
+                    kind: .proxy,
+                    message: "\(source) is not a usable proxy URL (\(URLRedaction.withoutCredentials(text.trimmingSpaces()))): \(problem)"))
         }
         var rest = Substring(text.trimmingSpaces())
         var scheme = "http"
@@ -87,7 +91,8 @@ public enum ProxySelection {
         case "http":
             break
         case "https":
-            return refuse("https:// proxies (TLS to the proxy) are not supported; use http://, through which https requests still go encrypted")
+            return refuse(
+                "https:// proxies (TLS to the proxy) are not supported; use http://, through which https requests still go encrypted")
         case "socks4", "socks4a", "socks5", "socks5h":
             return refuse("SOCKS proxies are not supported; use an http:// proxy")
         default:
@@ -142,7 +147,7 @@ public enum ProxySelection {
     }
 
     /// Whether `noProxy` sends requests to `host`, `port` directly (see the type's comment).
-    public static func bypasses(host: String, port: Int, noProxy: String) -> Bool {
+    package static func bypasses(host: String, port: Int, noProxy: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         while name.hasSuffix(".") { name.removeLast() }

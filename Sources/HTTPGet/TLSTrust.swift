@@ -37,7 +37,7 @@ final class TLSTrust: Sendable {
         var configuration = TLSConfiguration.makeClientConfiguration()
         do throws(PEMFiles.Problem) {
             // SSL_CERT_FILE is read here only to be checked (and kept until it changes): it
-            // goes in by path, as hashing a bundle of every public root on each request, to
+            // goes in by path, as hashing a bundle of every package root on each request, to
             // find its pooled connections, would cost more than the request. A directory goes
             // in as trust roots (NIOSSL looks certificates up in it by hash, as OpenSSL does);
             // additional roots must be files.
@@ -57,7 +57,8 @@ final class TLSTrust: Sendable {
                 configuration.trustRoots = .default
             }
             if let caFile = tls.caFile {
-                configuration.additionalTrustRoots.append(.certificates(try files.certificates(caFile, member: "remoteConfiguration.tls.caFile")))
+                configuration.additionalTrustRoots.append(
+                    .certificates(try files.certificates(caFile, member: "remoteConfiguration.tls.caFile")))
             }
             if let certificateFile = tls.certificateFile, let keyFile = tls.keyFile {
                 configuration.certificateChain = try files.certificates(certificateFile, member: "remoteConfiguration.tls.certificateFile")
@@ -87,7 +88,7 @@ final class PEMFiles: Sendable {
         case key(NIOSSLPrivateKey)
     }
 
-    /// A CA bundle of every public root is about 200 KB; anything past this is not a PEM file.
+    /// A CA bundle of every package root is about 200 KB; anything past this is not a PEM file.
     static let maximumFileSize = 16 << 20
     /// Distinct paths kept; past it the cache starts over (sources name a handful).
     static let maximumEntries = 64
@@ -124,8 +125,9 @@ final class PEMFiles: Sendable {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw Problem(text: "\(member) \(path) cannot be read") }
         guard status.st_mode & S_IFMT == S_IFREG else { throw Problem(text: "\(member) \(path) is not a file") }
-        let stamp = Stamp(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
-                          seconds: status.st_mtim.tv_sec, nanoseconds: status.st_mtim.tv_nsec)
+        let stamp = Stamp(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            seconds: status.st_mtim.tv_sec, nanoseconds: status.st_mtim.tv_nsec)
         if let kept = cache.withLock({ $0[path] }), kept.stamp == stamp { return kept.material }
         guard status.st_size <= Self.maximumFileSize else {
             throw Problem(text: "\(member) \(path) is larger than \(Self.maximumFileSize >> 20) MiB: not a PEM file")

@@ -6,15 +6,15 @@ import Glibc
 #endif
 
 /// Where and why a text failed to parse, as jansson reports it.
-public struct JSONParseError: Error, Sendable, CustomStringConvertible {
-    public let message: String
+package struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    package let message: String
     /// 1-based line and column of the error.
-    public let line: Int
-    public let column: Int
+    package let line: Int
+    package let column: Int
     /// Byte offset into the input.
-    public let position: Int
+    package let position: Int
 
-    public var description: String { "\(message) at line \(line), column \(column) (byte \(position))" }
+    package var description: String { "\(message) at line \(line), column \(column) (byte \(position))" }
 }
 
 extension JSON {
@@ -22,11 +22,11 @@ extension JSON {
     /// check it): should any node of a larger document be kept past the scope, it would hold
     /// the whole document's memory to its last node, and it would take slots that other
     /// threads' scopes need.
-    public static let largestArenaDocument = 32 << 20
+    package static let largestArenaDocument = 32 << 20
 
     /// Parses any JSON value (not only objects and arrays) from UTF-8 bytes. Inside
     /// `withScratchAllocation` the nodes come from the thread's scratch arena, else from malloc.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         var error = json_error_t()
         // Any top-level value; \u0000 inside strings is valid JSON, so allow it.
         let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
@@ -45,13 +45,13 @@ extension JSON {
     /// The byte offset where nesting in `text` first exceeds `limit` levels, found by reading
     /// brackets outside strings without parsing; nil when it never does. For a limit tighter
     /// than jansson's own 2048 levels, checked before a parse.
-    public static func nestingDepthExceeding(_ limit: Int, in text: UnsafeRawBufferPointer) -> Int? {
+    package static func nestingDepthExceeding(_ limit: Int, in text: UnsafeRawBufferPointer) -> Int? {
         guard let base = text.baseAddress else { return nil }
         let offset = json_nesting_exceeding(base.assumingMemoryBound(to: UInt8.self), text.count, limit)
         return offset < 0 ? nil : offset
     }
 
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
         let result: Result<JSON, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer)) }
         }
@@ -59,7 +59,7 @@ extension JSON {
         return try parse(Array(bytes))
     }
 
-    public static func parse(_ text: String) throws(JSONParseError) -> JSON {
+    package static func parse(_ text: String) throws(JSONParseError) -> JSON {
         try parse(Array(text.utf8))
     }
 
@@ -67,7 +67,7 @@ extension JSON {
     /// arena (see CJSONArena.h): for values made and dropped inside `body`, such as a
     /// message built and encoded by the writer thread. A value kept past `body` is safe (it
     /// keeps the scratch slot, freed with its last node), only wasteful.
-    public static func withScratchAllocation<R>(_ body: () throws -> R) rethrows -> R {
+    package static func withScratchAllocation<R>(_ body: () throws -> R) rethrows -> R {
         let opened = json_scratch_begin() != 0
         defer { if opened { json_scratch_end() } }
         return try body()
@@ -103,13 +103,13 @@ extension JSON {
         return serial == 0 ? nil : UInt64(serial)
     }
 
-    public struct Format: OptionSet, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    package struct Format: OptionSet, Sendable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
         /// Two-space indentation and a space after colons.
-        public static let pretty = Format(rawValue: 1)
+        package static let pretty = Format(rawValue: 1)
         /// Object keys in sorted order, for canonical output.
-        public static let sortedKeys = Format(rawValue: 2)
+        package static let sortedKeys = Format(rawValue: 2)
     }
 
     private func dumpFlags(_ format: Format) -> Int {
@@ -120,13 +120,13 @@ extension JSON {
     }
 
     /// Appends the encoding of this value to `buffer`.
-    public func encode(into buffer: inout [UInt8], format: Format = []) {
+    package func encode(into buffer: inout [UInt8], format: Format = []) {
         withEncoded(format: format) { buffer.append(contentsOf: $0) }
     }
 
     /// Calls `body` with the encoded bytes, valid only during the call: for a caller that
     /// copies them once, where they go.
-    public func withEncoded<R>(format: Format = [], _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package func withEncoded<R>(format: Format = [], _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         guard let dumped = withTree({ json_dumps($0, dumpFlags(format)) }) else {
             fatalError("jansson: out of memory while encoding")
         }
@@ -137,17 +137,17 @@ extension JSON {
         }
     }
 
-    public func encoded(format: Format = []) -> [UInt8] {
+    package func encoded(format: Format = []) -> [UInt8] {
         var buffer: [UInt8] = []
         encode(into: &buffer, format: format)
         return buffer
     }
 
-    public func text(format: Format = []) -> String {
+    package func text(format: Format = []) -> String {
         String(decoding: encoded(format: format), as: UTF8.self)
     }
 }
 
 extension JSON: CustomStringConvertible {
-    public var description: String { text() }
+    package var description: String { text() }
 }

@@ -1,31 +1,31 @@
 import CJansson
 
 extension JSON {
-    public static let null = JSON(newReference(json_null()))
-    public static let `true` = JSON(newReference(json_true()))
-    public static let `false` = JSON(newReference(json_false()))
+    package static let null = JSON(newReference(json_null()))
+    package static let `true` = JSON(newReference(json_true()))
+    package static let `false` = JSON(newReference(json_false()))
 
-    public init(_ string: String) {
+    package init(_ string: String) {
         // stringn takes a length, so an embedded NUL never truncates.
         self = withCChars(string) { chars, count in JSON(newReference(json_stringn(chars, count))) }
     }
 
-    public init(_ integer: Int) {
+    package init(_ integer: Int) {
         self = JSON(newReference(json_integer(json_int_t(integer))))
     }
 
-    public init(_ real: Double) {
+    package init(_ real: Double) {
         // jansson refuses NaN and infinities; JSON has no spelling for them.
         self = real.isFinite ? JSON(newReference(json_real(real))) : .null
     }
 
-    public init(_ bool: Bool) {
+    package init(_ bool: Bool) {
         self = bool ? .true : .false
     }
 
     /// An array of the elements; of packed elements (kept rows), a packed array made by
     /// copying their bytes (see `PackedWriter.array(of:)`).
-    public static func array(_ elements: some Sequence<JSON>) -> JSON {
+    package static func array(_ elements: some Sequence<JSON>) -> JSON {
         let elements = Array(elements)
         if !elements.isEmpty, elements.allSatisfy(\.isPacked) { return JSON(packed: PackedWriter.array(of: elements)) }
         let array = newReference(json_array())
@@ -40,11 +40,11 @@ extension JSON {
     /// main loop one allocation, where jansson nodes would cost three a pair, each freed by
     /// the writer thread that encodes them. The writer builds the tree it encodes from this,
     /// in its scratch arena.
-    public static func integerPairs(_ pairs: [(Int, Int)]) -> JSON {
+    package static func integerPairs(_ pairs: [(Int, Int)]) -> JSON {
         JSON(packed: PackedWriter.integerPairs(pairs))
     }
 
-    public static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
+    package static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
         let object = newReference(json_object())
         for (key, value) in members {
             setMember(of: object.pointer, key: key, value: value)
@@ -55,7 +55,7 @@ extension JSON {
     /// A packed object of the members, written straight from them (see `packed()`): for
     /// values made to be kept, without building the tree `object(_:)` would. A repeated key
     /// keeps its last value, as in `object(_:)`.
-    public static func packedObject(_ members: [(String, JSON)]) -> JSON {
+    package static func packedObject(_ members: [(String, JSON)]) -> JSON {
         guard keysAreDistinct(members) else { return object(members).packed() }
         var writer = PackedObjectWriter()
         for (key, value) in members { writer.append(key, value) }
@@ -76,7 +76,7 @@ extension JSON {
 
     /// An object of three members, without the array a literal or a list of pairs would
     /// allocate: the shape of every JSON-RPC response.
-    public static func object(_ first: (String, JSON), _ second: (String, JSON), _ third: (String, JSON)) -> JSON {
+    package static func object(_ first: (String, JSON), _ second: (String, JSON), _ third: (String, JSON)) -> JSON {
         let object = newReference(json_object())
         setMember(of: object.pointer, key: first.0, value: first.1)
         setMember(of: object.pointer, key: second.0, value: second.1)
@@ -84,13 +84,13 @@ extension JSON {
         return JSON(object)
     }
 
-    public static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {
+    package static func object(_ members: KeyValuePairs<String, JSON>) -> JSON {
         object(members.lazy.map { ($0.key, $0.value) })
     }
 
     /// An object with `key` set to `value` (added at the end, or replaced in place).
     /// Unchanged members are shared with `self`, which is left as it was.
-    public func setting(_ key: String, to value: JSON) -> JSON {
+    package func setting(_ key: String, to value: JSON) -> JSON {
         precondition(isObject, "setting(_:to:) needs an object")
         let copy = newReference(withTree { json_copy($0) })
         JSON.setMember(of: copy.pointer, key: key, value: value)
@@ -98,7 +98,7 @@ extension JSON {
     }
 
     /// An object without `key`.
-    public func removing(_ key: String) -> JSON {
+    package func removing(_ key: String) -> JSON {
         precondition(isObject, "removing(_:) needs an object")
         let copy = newReference(withTree { json_copy($0) })
         // The length-taking call: a key may hold NUL bytes (as `setting` allows).
@@ -116,19 +116,19 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
     ExpressibleByNilLiteral
 {
-    public init(stringLiteral value: String) { self.init(value) }
-    public init(integerLiteral value: Int) { self.init(value) }
-    public init(floatLiteral value: Double) { self.init(value) }
-    public init(booleanLiteral value: Bool) { self.init(value) }
-    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
-    public init(nilLiteral: ()) { self = .null }
+    package init(stringLiteral value: String) { self.init(value) }
+    package init(integerLiteral value: Int) { self.init(value) }
+    package init(floatLiteral value: Double) { self.init(value) }
+    package init(booleanLiteral value: Bool) { self.init(value) }
+    package init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSON)...) { self = .object(elements) }
+    package init(nilLiteral: ()) { self = .null }
 }
 
 extension JSON {
     /// Seeds jansson's object hashing once, before any thread creates objects: jansson
     /// seeds itself lazily on the first object otherwise, which two threads may race for.
-    public static func seedHashing() {
+    package static func seedHashing() {
         json_object_seed(0)
     }
 }

@@ -7,7 +7,7 @@ extension JSON {
     ///
     /// A cursor holds the value it was made from, so what it points into lives as long as
     /// the cursor does: it cannot dangle.
-    public struct Cursor {
+    package struct Cursor {
         /// Keeps `storage`'s tree or buffer alive.
         let root: JSON
         let storage: Storage
@@ -16,20 +16,20 @@ extension JSON {
         /// this cursor itself while it reads through many places under it.
         package var borrowed: BorrowedCursor { BorrowedCursor(root: root.box, storage: storage) }
 
-        public var kind: Kind { withExtendedLifetime(root) { borrowed.kind } }
-        public var isNull: Bool { kind == .null }
-        public var isObject: Bool { kind == .object }
+        package var kind: Kind { withExtendedLifetime(root) { borrowed.kind } }
+        package var isNull: Bool { kind == .null }
+        package var isObject: Bool { kind == .object }
 
         /// "an object", "a string", ... for error messages.
-        public var kindDescription: String { kind.description }
+        package var kindDescription: String { kind.description }
 
         /// The value at `path` from here, or nil when a step is missing.
-        public func at(_ path: JSONKeyPath) -> Cursor? {
+        package func at(_ path: JSONKeyPath) -> Cursor? {
             withExtendedLifetime(root) { borrowed.at(path).map { Cursor(root: root, storage: $0.storage) } }
         }
 
         /// The member named `name` of an object; nil when missing or not an object.
-        public func member(_ name: String) -> Cursor? {
+        package func member(_ name: String) -> Cursor? {
             withExtendedLifetime(root) {
                 switch storage {
                 case .tree(let pointer):
@@ -46,38 +46,38 @@ extension JSON {
         }
 
         /// The same, by a name worked out once.
-        public func member(_ name: MemberName) -> Cursor? {
+        package func member(_ name: MemberName) -> Cursor? {
             withExtendedLifetime(root) { borrowed.member(name).map { Cursor(root: root, storage: $0.storage) } }
         }
 
         /// Calls `body` with the scalar here (`.container` for an object or an array).
-        public func withScalar(_ body: (Scalar) -> Void) {
+        package func withScalar(_ body: (Scalar) -> Void) {
             withExtendedLifetime(root) { storage.withScalar(body) }
         }
 
         /// The string here, as a `String`; nil for any other kind.
-        public var stringValue: String? { withExtendedLifetime(root) { borrowed.stringValue } }
+        package var stringValue: String? { withExtendedLifetime(root) { borrowed.stringValue } }
 
         /// Calls `body` with each element of an array, in order, and its index; nothing for
         /// any other kind.
-        public func forEachElement<E: Error>(_ body: (Int, Cursor) throws(E) -> Void) throws(E) {
+        package func forEachElement<E: Error>(_ body: (Int, Cursor) throws(E) -> Void) throws(E) {
             try withExtendedLifetime(root) { () throws(E) in
                 try borrowed.forEachElement { (index, element) throws(E) in try body(index, Cursor(root: root, storage: element.storage)) }
             }
         }
 
         /// The value here as a `JSON` of its own.
-        public var value: JSON { withExtendedLifetime(root) { borrowed.value } }
+        package var value: JSON { withExtendedLifetime(root) { borrowed.value } }
 
         /// The value here packed in a buffer of its own, for keeping (see `JSON.packed()`): a
         /// tree is packed straight from where it lies.
-        public func packed() -> JSON {
+        package func packed() -> JSON {
             var scratch = PackingScratch()
             return packed(using: &scratch)
         }
 
         /// The same, with storage kept from one value to the next.
-        public func packed(using scratch: inout PackingScratch) -> JSON {
+        package func packed(using scratch: inout PackingScratch) -> JSON {
             withExtendedLifetime(root) {
                 switch storage {
                 case .tree(let pointer): return JSON(packed: PackedWriter.pack(pointer, scratch: &scratch))
@@ -152,8 +152,8 @@ extension JSON {
 
     /// A member name that many objects are read by and written with, worked out once: its
     /// bytes for jansson's lookups, and its key reference in packed objects (`PackedKeys`).
-    public struct MemberName: @unchecked Sendable, Hashable, CustomStringConvertible {
-        public let description: String
+    package struct MemberName: @unchecked Sendable, Hashable, CustomStringConvertible {
+        package let description: String
         /// Its reference in packed objects: a shared key's id (the key is added to the table
         /// here, if there is room, and keeps that id for good), or the inline form.
         let reference: UInt64
@@ -163,7 +163,7 @@ extension JSON {
         /// A key the table does not hold (too long, or the table full).
         private let ownBytes: [UInt8]
 
-        public init(_ name: String) {
+        package init(_ name: String) {
             description = name
             let bytes = Array(name.utf8)
             if let id = bytes.withUnsafeBufferPointer({ PackedKeys.id(of: $0) }) {
@@ -186,12 +186,12 @@ extension JSON {
 
         /// Names are equal when their bytes are, as members are matched (a `String` comparison
         /// would make two spellings of one character equal).
-        public static func == (left: MemberName, right: MemberName) -> Bool { left.description.utf8.elementsEqual(right.description.utf8) }
-        public func hash(into hasher: inout Hasher) { withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) } }
+        package static func == (left: MemberName, right: MemberName) -> Bool { left.description.utf8.elementsEqual(right.description.utf8) }
+        package func hash(into hasher: inout Hasher) { withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) } }
     }
 
     /// A cursor at this value.
-    public var cursor: Cursor { Cursor(root: self, storage: storage) }
+    package var cursor: Cursor { Cursor(root: self, storage: storage) }
 
     /// The tree's pointer, nil for a packed value.
     var treePointer: UnsafeMutablePointer<json_t>? {
@@ -202,16 +202,16 @@ extension JSON {
 
 /// What packing a value needs besides its result, kept by a caller that packs many (the
 /// rows of a page, of a list replaced), so that each costs one allocation: its own.
-public struct PackingScratch {
+package struct PackingScratch {
     var steps: [PackedWriter.Step] = []
     var keys = KeyCache()
-    public init() {}
+    package init() {}
 }
 
 /// Writes packed objects member by member, from values read in place through cursors or
 /// made whole, keeping its storage from one object to the next: a page of mapped objects
 /// is written with no tree, no member value and no member list allocated per object.
-public struct PackedObjectWriter {
+package struct PackedObjectWriter {
     private var members: [PackedWriter.Member] = []
     /// The bytes of the object's inline keys (keys the shared table does not hold).
     private var inlineKeys: [UInt8] = []
@@ -220,21 +220,21 @@ public struct PackedObjectWriter {
     private var owners: [JSON] = []
     private var scratch = PackingScratch()
 
-    public init() {}
+    package init() {}
 
     /// Adds a member. Keys must be distinct within an object (the caller's to ensure:
     /// a packed object, unlike a tree, does not replace a repeated key).
-    public mutating func append(_ key: String, _ value: JSON.Cursor) {
+    package mutating func append(_ key: String, _ value: JSON.Cursor) {
         owners.append(value.root)
         append(key, storage: value.storage)
     }
 
-    public mutating func append(_ key: String, _ value: JSON) {
+    package mutating func append(_ key: String, _ value: JSON) {
         owners.append(value)
         append(key, storage: value.storage)
     }
 
-    public mutating func append(_ name: JSON.MemberName, _ value: JSON) {
+    package mutating func append(_ name: JSON.MemberName, _ value: JSON) {
         owners.append(value)
         append(name, storage: value.storage)
     }
@@ -260,7 +260,7 @@ public struct PackedObjectWriter {
     }
 
     /// The object of the members appended since the last one, packed; starts the next.
-    public mutating func finish() -> JSON {
+    package mutating func finish() -> JSON {
         assert(keysAreDistinct, "repeated key in a packed object")
         let object = members.withUnsafeBufferPointer { members in
             inlineKeys.withUnsafeBufferPointer { inlineKeys in
@@ -274,7 +274,7 @@ public struct PackedObjectWriter {
     /// Drops the members appended since the last object, for an object that will not be
     /// written (a field of it was wrong): the next object must not start with them, and what
     /// was appended borrowed may not outlive this call.
-    public mutating func abandon() {
+    package mutating func abandon() {
         members.removeAll(keepingCapacity: true)
         inlineKeys.removeAll(keepingCapacity: true)
         owners.removeAll(keepingCapacity: true)
@@ -282,7 +282,8 @@ public struct PackedObjectWriter {
 
     private var keysAreDistinct: Bool {
         let keys = members.map { member in
-            member.reference & 1 == 0 ? Array(PackedKeys.bytes(ofID: Int(member.reference >> 1)))
+            member.reference & 1 == 0
+                ? Array(PackedKeys.bytes(ofID: Int(member.reference >> 1)))
                 : Array(inlineKeys[member.inlineKeyOffset..<member.inlineKeyOffset + Int(member.reference >> 1)])
         }
         return Set(keys).count == keys.count

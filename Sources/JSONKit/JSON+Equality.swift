@@ -7,7 +7,7 @@ import Glibc
 extension JSON: Hashable {
     /// Structural equality, as jansson defines it: objects compare regardless of member
     /// order, and an integer never equals a real.
-    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    package static func == (lhs: JSON, rhs: JSON) -> Bool {
         if lhs.box === rhs.box { return true }
         return withExtendedLifetime((lhs, rhs)) {
             switch (lhs.storage, rhs.storage) {
@@ -37,7 +37,8 @@ extension JSON: Hashable {
             while let leftCurrent = leftMember, let rightCurrent = rightMember {
                 let length = json_object_iter_key_len(leftCurrent)
                 guard length == json_object_iter_key_len(rightCurrent),
-                      memcmp(json_object_iter_key(leftCurrent), json_object_iter_key(rightCurrent), length) == 0 else {
+                    memcmp(json_object_iter_key(leftCurrent), json_object_iter_key(rightCurrent), length) == 0
+                else {
                     return janssonEqual(left, right)
                 }
                 // The same key, unique in each: the objects differ if these values do.
@@ -70,17 +71,17 @@ extension JSON: Hashable {
 
     /// Whether both are the very same storage (a row compared with itself): always equal,
     /// and free to check before anything that reads the values.
-    public func isIdentical(to other: JSON) -> Bool { box === other.box }
+    package func isIdentical(to other: JSON) -> Bool { box === other.box }
 
     /// Consistent with `==`, whatever the representations: member order does not change
     /// the hash, and a packed value hashes as its tree does.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(valueHash)
     }
 
     /// The hash `hash(into:)` gives a `Hasher`, as it is: consistent with `==` across
     /// representations, keyed per process (`FoldHasher`); what sources key rows by.
-    public var valueHash: Int {
+    package var valueHash: Int {
         var hasher = FoldHasher()
         switch storage {
         case .tree(let pointer):

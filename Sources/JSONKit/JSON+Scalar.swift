@@ -3,7 +3,7 @@ import CJansson
 extension JSON {
     /// A value read where it lies, without making a `JSON` of it: what sorting and grouping a
     /// million rows read from each, where a value per row would be an allocation per row.
-    public enum Scalar {
+    package enum Scalar {
         case missing, null, boolean(Bool), integer(Int64), real(Double)
         /// UTF-8 bytes, valid only inside the `withScalar` call that gave them.
         case string(UnsafeBufferPointer<UInt8>)
@@ -14,7 +14,7 @@ extension JSON {
     /// Calls `body` with the value at `path` (`.missing` when a step is missing). Not
     /// generic, so that callers in other modules call it directly, not through a generic
     /// entry point (which costs more than the read, a million times over).
-    public func withScalar(at path: JSONKeyPath, _ body: (Scalar) -> Void) {
+    package func withScalar(at path: JSONKeyPath, _ body: (Scalar) -> Void) {
         withExtendedLifetime(self) {
             if let found = storage(at: path) { found.withScalar(body) } else { body(.missing) }
         }
@@ -23,7 +23,7 @@ extension JSON {
 
 extension JSON.Scalar {
     /// What `JSON.valueHash` gives the same value; nil for `.missing` and `.container`.
-    public var valueHash: Int? {
+    package var valueHash: Int? {
         if case .missing = self { return nil }
         if case .container = self { return nil }
         var hasher = FoldHasher()

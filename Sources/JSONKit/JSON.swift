@@ -7,7 +7,7 @@ import CJansson
 /// unchanged subtrees. Both representations answer every operation alike; they differ in
 /// cost only: a tree is what jansson parses and encodes, a packed value is a few times
 /// smaller and is what sources keep.
-public struct JSON: @unchecked Sendable {
+package struct JSON: @unchecked Sendable {
     /// A `Reference` (a tree), a `PackedBuffer` (a packed value) or a `PackedSlice` (a value
     /// inside one). One pointer, so arrays of values stay small. None is mutated once the
     /// value is built (a packed buffer is written before it is wrapped), which is what makes
@@ -37,7 +37,9 @@ public struct JSON: @unchecked Sendable {
         // far cheaper than a dynamic cast on every access.
         let type = ObjectIdentifier(Swift.type(of: box))
         if type == ObjectIdentifier(Reference.self) { return .tree(unsafeDowncast(box, to: Reference.self).pointer) }
-        if type == ObjectIdentifier(PackedBuffer.self) { return .packed(PackedReader(base: unsafeDowncast(box, to: PackedBuffer.self).base), 0) }
+        if type == ObjectIdentifier(PackedBuffer.self) {
+            return .packed(PackedReader(base: unsafeDowncast(box, to: PackedBuffer.self).base), 0)
+        }
         let slice = unsafeDowncast(box, to: PackedSlice.self)
         return .packed(PackedReader(base: slice.buffer.base), slice.offset)
     }
@@ -77,12 +79,12 @@ public struct JSON: @unchecked Sendable {
     /// value inside a larger packed one (a member of a packed request's params) is copied out
     /// of it, so that keeping it does not keep the rest; a packed value of its own is itself.
     /// Reading it is as cheap as reading a tree; encoding it builds a tree first.
-    public func packed() -> JSON { cursor.packed() }
+    package func packed() -> JSON { cursor.packed() }
 
     /// Whether this value is packed (for tests and measurements).
-    public var isPacked: Bool { packedLocation != nil }
+    package var isPacked: Bool { packedLocation != nil }
 
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         case object, array, string, integer, real, boolean, null
 
         init(_ type: json_type) {
@@ -111,22 +113,22 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
-    public var kind: Kind { Kind(rawType) }
+    package var kind: Kind { Kind(rawType) }
 
     /// A short description of the kind for error messages: "an object", "a string", ...
-    public var kindDescription: String { kind.description }
+    package var kindDescription: String { kind.description }
 
     /// jansson's type of the value, whichever the representation.
     var rawType: json_type { withExtendedLifetime(self) { storage.rawType } }
 
-    public var isNull: Bool { rawType == JSON_NULL }
-    public var isObject: Bool { rawType == JSON_OBJECT }
-    public var isArray: Bool { rawType == JSON_ARRAY }
-    public var isNumber: Bool { kind == .integer || kind == .real }
+    package var isNull: Bool { rawType == JSON_NULL }
+    package var isObject: Bool { rawType == JSON_OBJECT }
+    package var isArray: Bool { rawType == JSON_ARRAY }
+    package var isNumber: Bool { kind == .integer || kind == .real }
 
     // MARK: Scalars
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         switch storage {
         case .tree(let pointer):
             guard let chars = json_string_value(pointer) else { return nil }
@@ -142,7 +144,7 @@ public struct JSON: @unchecked Sendable {
     }
 
     /// The value of an integer; nil for any other kind, reals included.
-    public var integerValue: Int? {
+    package var integerValue: Int? {
         switch storage {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_INTEGER else { return nil }
@@ -153,7 +155,7 @@ public struct JSON: @unchecked Sendable {
     }
 
     /// The value of an integer or real.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch storage {
         case .tree(let pointer):
             switch pointer.pointee.type {
@@ -172,7 +174,7 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         switch rawType {
         case JSON_TRUE: return true
         case JSON_FALSE: return false
@@ -183,7 +185,7 @@ public struct JSON: @unchecked Sendable {
     // MARK: Containers
 
     /// Members of an object or elements of an array; 0 for scalars.
-    public var count: Int {
+    package var count: Int {
         switch storage {
         case .tree(let pointer):
             switch pointer.pointee.type {
@@ -201,7 +203,7 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
-    public subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         switch storage {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_OBJECT else { return nil }
@@ -221,11 +223,11 @@ public struct JSON: @unchecked Sendable {
     }
 
     /// Whether an object has a member `name`, read in place (no value made of it).
-    public func hasMember(_ name: MemberName) -> Bool {
+    package func hasMember(_ name: MemberName) -> Bool {
         withExtendedLifetime(self) { storage.member(name) != nil }
     }
 
-    public subscript(index: Int) -> JSON? {
+    package subscript(index: Int) -> JSON? {
         switch storage {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_ARRAY, index >= 0, index < json_array_size(pointer) else { return nil }
@@ -239,7 +241,7 @@ public struct JSON: @unchecked Sendable {
     }
 
     /// The elements of an array; nil for any other kind.
-    public var arrayValue: [JSON]? {
+    package var arrayValue: [JSON]? {
         switch storage {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_ARRAY else { return nil }
@@ -267,7 +269,7 @@ public struct JSON: @unchecked Sendable {
     }
 
     /// The members of an object in document order; nil for any other kind.
-    public var objectMembers: [(key: String, value: JSON)]? {
+    package var objectMembers: [(key: String, value: JSON)]? {
         switch storage {
         case .tree(let pointer):
             guard pointer.pointee.type == JSON_OBJECT else { return nil }
@@ -298,5 +300,5 @@ public struct JSON: @unchecked Sendable {
         }
     }
 
-    public var objectKeys: [String] { objectMembers?.map(\.key) ?? [] }
+    package var objectKeys: [String] { objectMembers?.map(\.key) ?? [] }
 }

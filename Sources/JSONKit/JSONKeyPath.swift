@@ -2,21 +2,21 @@ import CJansson
 
 /// A dotted path into nested objects, such as `"author.name"`; a component made of
 /// digits also indexes into an array (`"items.0.id"`).
-public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
-    public let components: [String]
+package struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
+    package let components: [String]
     /// Each component as a member name (its bytes and key reference worked out once) and as
     /// an array index: a path is read from every row of a long list.
     private let steps: [(name: JSON.MemberName, index: Int?)]
 
-    public init(_ path: String) {
+    package init(_ path: String) {
         components = path.isEmpty ? [] : path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         steps = components.map { (JSON.MemberName($0), Int($0)) }
     }
 
-    public var description: String { components.joined(separator: ".") }
+    package var description: String { components.joined(separator: ".") }
 
-    public static func == (left: JSONKeyPath, right: JSONKeyPath) -> Bool { left.components == right.components }
-    public func hash(into hasher: inout Hasher) { hasher.combine(components) }
+    package static func == (left: JSONKeyPath, right: JSONKeyPath) -> Bool { left.components == right.components }
+    package func hash(into hasher: inout Hasher) { hasher.combine(components) }
 
     var isEmpty: Bool { steps.isEmpty }
 
@@ -30,7 +30,7 @@ public struct JSONKeyPath: Hashable, Sendable, CustomStringConvertible {
 
 extension JSON {
     /// The value at `path`, or nil when any step is missing. An empty path is the value itself.
-    public func value(at path: JSONKeyPath) -> JSON? {
+    package func value(at path: JSONKeyPath) -> JSON? {
         guard !path.isEmpty else { return self }
         return withExtendedLifetime(self) {
             switch storage(at: path) {
@@ -54,10 +54,16 @@ extension JSON.Storage {
         path.forEachStep { name, index in
             switch current.rawType {
             case JSON_OBJECT:
-                guard let next = current.member(name) else { found = false; return false }
+                guard let next = current.member(name) else {
+                    found = false
+                    return false
+                }
                 current = next
             case JSON_ARRAY:
-                guard let index, let next = current.element(index) else { found = false; return false }
+                guard let index, let next = current.element(index) else {
+                    found = false
+                    return false
+                }
                 current = next
             default:
                 found = false

@@ -233,7 +233,9 @@ struct PackedReader {
             let (rightCount, rightFirst, rightEnd) = right.container(at: rightOffset)
             guard count == rightCount else { return false }
             // The same bytes are the same value, whatever they hold.
-            if leftEnd - leftFirst == rightEnd - rightFirst, memcmp(left.base + leftFirst, right.base + rightFirst, leftEnd - leftFirst) == 0 {
+            if leftEnd - leftFirst == rightEnd - rightFirst,
+                memcmp(left.base + leftFirst, right.base + rightFirst, leftEnd - leftFirst) == 0
+            {
                 return true
             }
             if tag == PackedTag.array {
@@ -383,7 +385,9 @@ enum PackedWriter {
 
     /// A new buffer holding one container: its tag, count and payload size, then the payload
     /// `body` writes (exactly `payload` bytes).
-    private static func container(_ tag: UInt8, count: Int, payload: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void) -> PackedBuffer {
+    private static func container(
+        _ tag: UInt8, count: Int, payload: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void
+    ) -> PackedBuffer {
         let size = 1 + varintSize(UInt64(count)) + varintSize(UInt64(payload)) + payload
         let made = PackedBuffer.create(minimumCapacity: size) { _ in }
         let result = unsafeDowncast(made, to: PackedBuffer.self)
@@ -433,7 +437,9 @@ enum PackedWriter {
     /// A packed object of the members (unique keys), written straight from where their
     /// values lie: trees are packed in place, packed values copied. No tree of the object is
     /// built.
-    static func object(_ members: UnsafeBufferPointer<Member>, inlineKeys: UnsafeBufferPointer<UInt8>, scratch: inout PackingScratch) -> PackedBuffer {
+    static func object(
+        _ members: UnsafeBufferPointer<Member>, inlineKeys: UnsafeBufferPointer<UInt8>, scratch: inout PackingScratch
+    ) -> PackedBuffer {
         scratch.steps.removeAll(keepingCapacity: true)
         var payload = 0
         for member in members {
@@ -468,7 +474,10 @@ enum PackedWriter {
 
     @inline(__always) static func varintSize(_ value: UInt64) -> Int {
         var value = value, size = 1
-        while value >= 0x80 { value >>= 7; size += 1 }
+        while value >= 0x80 {
+            value >>= 7
+            size += 1
+        }
         return size
     }
 
@@ -546,7 +555,8 @@ enum PackedWriter {
 
     /// A member's key reference, then for an inline key its bytes (`bytes`, as many as the
     /// reference says).
-    @inline(__always) private static func putKey(_ reference: UInt64, bytes: UnsafeRawPointer?, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+    @inline(__always) private static func putKey(_ reference: UInt64, bytes: UnsafeRawPointer?, _ cursor: inout UnsafeMutablePointer<UInt8>)
+    {
         putVarint(reference, &cursor)
         if reference & 1 == 1, let bytes { putBytes(bytes, count: Int(reference >> 1), &cursor) }
     }

@@ -8,8 +8,8 @@ import Basics
 /// queue; lines beyond that are dropped and counted, and a note saying how many takes their
 /// place in the output. Logging must never stall the daemon: a client that does not read
 /// our stderr would otherwise stop it at the first full pipe.
-public final class DroppingLineWriter: Sendable {
-    public let capacity: Int
+package final class DroppingLineWriter: Sendable {
+    package let capacity: Int
     private let descriptor: Int32
     private let lines = Mailbox<[UInt8]>()
     private let state = LockedValue(State())
@@ -21,14 +21,14 @@ public final class DroppingLineWriter: Sendable {
         var droppedInAll = 0
     }
 
-    public init(descriptor: Int32, capacity: Int = 1 << 20) {
+    package init(descriptor: Int32, capacity: Int = 1 << 20) {
         self.descriptor = descriptor
         self.capacity = capacity
         startThread(named: "stderr") { [self] in run() }
     }
 
     /// Queues `line` (which should end in "\n"), or drops it when the queue is full. Never blocks.
-    public func write(_ line: [UInt8]) {
+    package func write(_ line: [UInt8]) {
         state.withLock { state in
             guard state.queuedBytes + line.count <= capacity else {
                 state.dropped += 1
@@ -48,7 +48,7 @@ public final class DroppingLineWriter: Sendable {
     }
 
     /// Lines dropped so far because the queue was full.
-    public var droppedLines: Int { state.withLock { $0.droppedInAll } }
+    package var droppedLines: Int { state.withLock { $0.droppedInAll } }
 
     static func note(_ dropped: Int) -> [UInt8] {
         Array("[\(dropped) log line\(dropped == 1 ? "" : "s") dropped: stderr was not being read]\n".utf8)
@@ -77,14 +77,14 @@ public final class DroppingLineWriter: Sendable {
 }
 
 /// A `TextOutputStream` over a `DroppingLineWriter`, for swift-log's `StreamLogHandler`.
-public struct DroppingLineStream: TextOutputStream, Sendable {
-    public let writer: DroppingLineWriter
+package struct DroppingLineStream: TextOutputStream, Sendable {
+    package let writer: DroppingLineWriter
 
-    public init(writer: DroppingLineWriter) {
+    package init(writer: DroppingLineWriter) {
         self.writer = writer
     }
 
-    public mutating func write(_ string: String) {
+    package mutating func write(_ string: String) {
         writer.write(Array(string.utf8))
     }
 }

@@ -1,11 +1,11 @@
 /// The LSP base protocol: a header block (`Name: value` lines ended by CRLF, then an
 /// empty line) followed by exactly `Content-Length` bytes of body.
-public enum Framing {
+package enum Framing {
     /// A header block longer than this without its blank line is garbage, not a header.
-    public static let maximumHeaderBlockSize = 8192
+    package static let maximumHeaderBlockSize = 8192
 
     /// What the start of a buffer holds.
-    public enum HeaderScan: Equatable, Sendable {
+    package enum HeaderScan: Equatable, Sendable {
         /// Not enough bytes to know yet.
         case incomplete
         /// A well-formed header block of `headerLength` bytes (terminator included).
@@ -17,13 +17,14 @@ public enum Framing {
 
     /// Reads the header block at the start of `bytes`. Pure: no state, no allocation
     /// beyond the reason text, so every edge case is a one-line test.
-    public static func scanHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> HeaderScan {
+    package static func scanHeader(_ bytes: UnsafeBufferPointer<UInt8>) -> HeaderScan {
         if let lineFeed = indexOfBareLineFeed(bytes) {
             // Lines end with CRLF only: taken as text, a bare LF would hide the blank line and
             // the next frame's header inside this block's last line.
             let lineStart = bytes[..<lineFeed].lastIndex(of: 10).map { $0 + 1 } ?? 0
-            return .malformed(reason: "header line ended by a bare LF: \(quoted(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineFeed])))",
-                              resumeAt: lineFeed + 1)
+            return .malformed(
+                reason: "header line ended by a bare LF: \(quoted(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineFeed])))",
+                resumeAt: lineFeed + 1)
         }
         guard let end = indexOfBlankLine(bytes) else {
             if bytes.count > maximumHeaderBlockSize {
@@ -59,7 +60,7 @@ public enum Framing {
     }
 
     /// Where the next `Content-Length` header name starts, searching from `from`.
-    public static func indexOfContentLength(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+    package static func indexOfContentLength(_ bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
         let name = Array("content-length".utf8)
         guard bytes.count >= name.count else { return nil }
         var index = from
@@ -73,7 +74,7 @@ public enum Framing {
     }
 
     /// The length of the longest tail of `bytes` that begins the name `Content-Length`.
-    public static func lengthOfContentLengthPrefix(endingAt bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func lengthOfContentLengthPrefix(endingAt bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let name = Array("content-length".utf8)
         for length in stride(from: min(name.count - 1, bytes.count), to: 0, by: -1) {
             let tail = bytes[(bytes.count - length)...]
@@ -82,20 +83,20 @@ public enum Framing {
         return 0
     }
 
-    public static func frame(_ body: [UInt8]) -> [UInt8] {
+    package static func frame(_ body: [UInt8]) -> [UInt8] {
         var framed = Array("Content-Length: \(body.count)\r\n\r\n".utf8)
         framed.append(contentsOf: body)
         return framed
     }
 
-    public static func appendFrame(_ body: [UInt8], to output: inout [UInt8]) {
+    package static func appendFrame(_ body: [UInt8], to output: inout [UInt8]) {
         appendHeader(length: body.count, to: &output)
         output.append(contentsOf: body)
     }
 
     /// `Content-Length: <length>\r\n\r\n`, the digits written in place (no string is made
     /// for a header: the writer frames every message).
-    public static func appendHeader(length: Int, to output: inout [UInt8]) {
+    package static func appendHeader(length: Int, to output: inout [UInt8]) {
         precondition(length >= 0, "a body has no negative length")
         output.append(contentsOf: "Content-Length: ".utf8)
         var divisor = 1
@@ -173,8 +174,8 @@ public enum Framing {
 
 /// Turns a byte stream into frames, resynchronising after garbage and skipping
 /// oversized bodies without buffering them.
-public struct FrameDecoder: Sendable {
-    public enum Event: Equatable, Sendable {
+package struct FrameDecoder: Sendable {
+    package enum Event: Equatable, Sendable {
         case body([UInt8])
         /// A header block that could not be read; the decoder has moved on to the next
         /// `Content-Length` header, if any.
@@ -183,7 +184,7 @@ public struct FrameDecoder: Sendable {
         case oversized(contentLength: Int, limit: Int)
     }
 
-    public let maximumMessageSize: Int
+    package let maximumMessageSize: Int
     /// The most buffer capacity kept between frames.
     static let retainedCapacity = 1 << 20
     private var buffer: [UInt8] = []
@@ -193,16 +194,16 @@ public struct FrameDecoder: Sendable {
     /// garbage is dropped as it arrives, so one bad run costs one error, however long.
     private var discardingGarbage = false
 
-    public init(maximumMessageSize: Int) {
+    package init(maximumMessageSize: Int) {
         self.maximumMessageSize = maximumMessageSize
     }
 
     /// True when input ending now would cut a message short (trailing line breaks don't count).
-    public var isMidFrame: Bool {
+    package var isMidFrame: Bool {
         bytesToSkip > 0 || buffer[consumed...].contains { $0 != 13 && $0 != 10 }
     }
 
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         var bytes = bytes
         if bytesToSkip > 0 {
             let skipped = min(bytesToSkip, bytes.count)
@@ -219,11 +220,11 @@ public struct FrameDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    public mutating func append(_ bytes: [UInt8]) {
+    package mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
-    public mutating func next() -> Event? {
+    package mutating func next() -> Event? {
         guard bytesToSkip == 0 else { return nil }
         let event = buffer.withUnsafeBufferPointer { whole -> Event? in
             // Stray line breaks between messages are tolerated, not reported.

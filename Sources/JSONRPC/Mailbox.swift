@@ -7,15 +7,15 @@ import Basics
 /// An unbounded, blocking, many-producer queue. The daemon's one mailbox: the stdin
 /// reader, timers and network completions push; the main loop takes everything queued
 /// at once, so a burst of pipelined requests costs one wake-up, not one per message.
-public final class Mailbox<Element: Sendable>: @unchecked Sendable {
+package final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private let lock = Lock()
     private let condition = Condition()
     // Only touched under `lock`.
     private var items: [Element] = []
 
-    public init() {}
+    package init() {}
 
-    public func post(_ item: Element) {
+    package func post(_ item: Element) {
         lock.withLock {
             items.append(item)
             if items.count == 1 { condition.signal() }
@@ -25,7 +25,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// Posts `item`, or folds it into the last item still queued. A mailbox of counts that
     /// is seldom taken from (the writer's tally of frames written, read only by a flush)
     /// then holds one count, where `post` would keep one per batch for good.
-    public func post(_ item: Element, foldingInto fold: (inout Element, Element) -> Void) {
+    package func post(_ item: Element, foldingInto fold: (inout Element, Element) -> Void) {
         lock.withLock {
             if items.isEmpty {
                 items.append(item)
@@ -41,7 +41,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         lock.withLock { items.count }
     }
 
-    public func post(contentsOf newItems: [Element]) {
+    package func post(contentsOf newItems: [Element]) {
         guard !newItems.isEmpty else { return }
         lock.withLock {
             let wasEmpty = items.isEmpty
@@ -51,7 +51,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Everything queued, in order; blocks while nothing is.
-    public func takeAll() -> [Element] {
+    package func takeAll() -> [Element] {
         lock.withLock {
             while items.isEmpty { condition.wait(releasing: lock) }
             return takeQueued()
@@ -59,7 +59,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Everything queued, waiting at most `milliseconds` for the first item.
-    public func takeAll(waitingAtMost milliseconds: Int) -> [Element] {
+    package func takeAll(waitingAtMost milliseconds: Int) -> [Element] {
         lock.withLock {
             if items.isEmpty, milliseconds > 0 {
                 let deadline = MonotonicClock.deadline(afterMilliseconds: milliseconds)
@@ -82,8 +82,8 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 }
 
 /// CLOCK_MONOTONIC readings, the clock the mailbox's timed waits use.
-public enum MonotonicClock {
-    public static func milliseconds() -> Int {
+package enum MonotonicClock {
+    package static func milliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
@@ -101,19 +101,24 @@ public enum MonotonicClock {
 
 /// Starts a detached thread. `name` (at most 15 bytes, the kernel's limit) is what `top -H`,
 /// gdb and /proc/PID/task/*/comm show.
-public func startThread(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+package func startThread(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
     final class Box {
         let name: String?
         let body: @Sendable () -> Void
-        init(_ name: String?, _ body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
+        init(_ name: String?, _ body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
     }
     let box = Unmanaged.passRetained(Box(name, body)).toOpaque()
     var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
+    let result = pthread_create(
+        &thread, nil,
+        { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
     precondition(result == 0, "pthread_create failed: \(result)")
     // Named here, by its creator: when this returns, the thread has its name.
     if let name { _ = cshims_name_thread(thread, name) }
@@ -121,6 +126,6 @@ public func startThread(named name: String? = nil, _ body: @escaping @Sendable (
 }
 
 /// Names the calling thread (truncated to the kernel's 15 bytes).
-public func nameCurrentThread(_ name: String) {
+package func nameCurrentThread(_ name: String) {
     _ = cshims_name_current_thread(name)
 }

@@ -1,47 +1,47 @@
 import JSONKit
 
 /// The JSON-RPC 2.0 error codes this package uses.
-public enum ErrorCode {
-    public static let parseError = -32700
-    public static let invalidRequest = -32600
-    public static let methodNotFound = -32601
-    public static let invalidParams = -32602
-    public static let internalError = -32603
+package enum ErrorCode {
+    package static let parseError = -32700
+    package static let invalidRequest = -32600
+    package static let methodNotFound = -32601
+    package static let invalidParams = -32602
+    package static let internalError = -32603
     /// LSP: a request arrived before `initialize`.
-    public static let serverNotInitialized = -32002
+    package static let serverNotInitialized = -32002
     /// LSP: the client cancelled the request with `$/cancelRequest`.
-    public static let requestCancelled = -32800
+    package static let requestCancelled = -32800
 }
 
 /// The `error` member of a response.
-public struct ResponseError: Error, Sendable, Equatable {
-    public let code: Int
-    public let message: String
-    public let data: JSON?
+package struct ResponseError: Error, Sendable, Equatable {
+    package let code: Int
+    package let message: String
+    package let data: JSON?
 
-    public init(code: Int, message: String, data: JSON? = nil) {
+    package init(code: Int, message: String, data: JSON? = nil) {
         self.code = code
         self.message = message
         self.data = data
     }
 
-    public static func invalidRequest(_ message: String, data: JSON? = nil) -> ResponseError {
+    package static func invalidRequest(_ message: String, data: JSON? = nil) -> ResponseError {
         ResponseError(code: ErrorCode.invalidRequest, message: "Invalid request: \(message)", data: data)
     }
 
-    public static func invalidParams(_ message: String, data: JSON? = nil) -> ResponseError {
+    package static func invalidParams(_ message: String, data: JSON? = nil) -> ResponseError {
         ResponseError(code: ErrorCode.invalidParams, message: "Invalid params: \(message)", data: data)
     }
 
-    public static func methodNotFound(_ method: String) -> ResponseError {
+    package static func methodNotFound(_ method: String) -> ResponseError {
         ResponseError(code: ErrorCode.methodNotFound, message: "Method not found: \(method)", data: ["method": JSON(method)])
     }
 
-    public static func internalError(_ message: String) -> ResponseError {
+    package static func internalError(_ message: String) -> ResponseError {
         ResponseError(code: ErrorCode.internalError, message: "Internal error: \(message)")
     }
 
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [("code", JSON(code)), ("message", JSON(message))]
         if let data { members.append(("data", data)) }
         return .object(members)
@@ -56,24 +56,24 @@ enum JSONRPCVersion {
     static let value: JSON = "2.0"
 }
 
-public struct Request: Sendable {
+package struct Request: Sendable {
     /// Kept as the client sent it, so the response echoes it exactly.
-    public let id: JSON
-    public let method: String
+    package let id: JSON
+    package let method: String
     /// An object or an array when present.
-    public let params: JSON?
+    package let params: JSON?
 }
 
-public struct Notification: Sendable {
-    public let method: String
-    public let params: JSON?
+package struct Notification: Sendable {
+    package let method: String
+    package let params: JSON?
 
-    public init(method: String, params: JSON?) {
+    package init(method: String, params: JSON?) {
         self.method = method
         self.params = params
     }
 
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [("jsonrpc", JSONRPCVersion.value), ("method", JSON(method))]
         if let params { members.append(("params", params)) }
         return .object(members)
@@ -81,7 +81,7 @@ public struct Notification: Sendable {
 }
 
 /// One element of what a client sent.
-public enum Message: Sendable {
+package enum Message: Sendable {
     case request(Request)
     case notification(Notification)
     /// Not a valid request object; answered with `error` under `id` (null when unknown).
@@ -90,7 +90,7 @@ public enum Message: Sendable {
     case response(id: JSON)
 
     /// Validates one decoded JSON value as a JSON-RPC 2.0 message.
-    public init(_ value: JSON) {
+    package init(_ value: JSON) {
         guard value.isObject else {
             self = .invalid(id: .null, error: .invalidRequest("expected a request object, got \(value.kindDescription)"))
             return
@@ -104,7 +104,8 @@ public enum Message: Sendable {
             switch idMember.kind {
             case .string, .integer, .real, .null: break
             default:
-                self = .invalid(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, got \(idMember.kindDescription)"))
+                self = .invalid(
+                    id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, got \(idMember.kindDescription)"))
                 return
             }
         }
@@ -140,7 +141,7 @@ public enum Message: Sendable {
 }
 
 /// One frame's body, decoded.
-public enum Payload: Sendable {
+package enum Payload: Sendable {
     case single(Message)
     /// A non-empty array; its responses go back together as one array.
     case batch([Message])
@@ -150,7 +151,7 @@ public enum Payload: Sendable {
     case ignored(String)
 
     /// Above this many bytes, a message is handed on as jansson parsed it (see `init(body:scratch:)`).
-    public static let largestPackedMessage = 64 << 10
+    package static let largestPackedMessage = 64 << 10
 
     /// The reader's whole job for one frame. A message of the usual size is parsed in the
     /// thread's scratch arena (JSONKit's `withScratchAllocation`) and what it keeps (id,
@@ -159,7 +160,7 @@ public enum Payload: Sendable {
     /// daemon's CPU when pipelining; BENCHMARKS-HISTORY.md, "Eighth round"). A larger message (a list
     /// created or inserted whole) is handed on as a tree, whose rows the main loop packs on
     /// all cores. `scratch`: the packing's working storage, kept from one message to the next.
-    public init(body: [UInt8], scratch: inout PackingScratch) {
+    package init(body: [UInt8], scratch: inout PackingScratch) {
         guard body.count <= Self.largestPackedMessage else {
             self.init(parsing: body)
             return
@@ -167,7 +168,7 @@ public enum Payload: Sendable {
         self = JSON.withScratchAllocation { Payload(parsing: body).packed(using: &scratch) }
     }
 
-    public init(body: [UInt8]) {
+    package init(body: [UInt8]) {
         var scratch = PackingScratch()
         self.init(body: body, scratch: &scratch)
     }
@@ -181,10 +182,11 @@ public enum Payload: Sendable {
                 self = payload
                 return
             }
-            self = .unusable(ResponseError(
-                code: ErrorCode.parseError,
-                message: "Parse error: \(error.description)",
-                data: ["line": JSON(error.line), "column": JSON(error.column), "position": JSON(error.position)]))
+            self = .unusable(
+                ResponseError(
+                    code: ErrorCode.parseError,
+                    message: "Parse error: \(error.description)",
+                    data: ["line": JSON(error.line), "column": JSON(error.column), "position": JSON(error.position)]))
             return
         }
         if let elements = value.arrayValue {
@@ -215,8 +217,10 @@ extension Message {
     func packed(using scratch: inout PackingScratch) -> Message {
         switch self {
         case .request(let request):
-            return .request(Request(id: request.id.cursor.packed(using: &scratch), method: request.method,
-                                    params: request.params?.cursor.packed(using: &scratch)))
+            return .request(
+                Request(
+                    id: request.id.cursor.packed(using: &scratch), method: request.method,
+                    params: request.params?.cursor.packed(using: &scratch)))
         case .notification(let notification):
             return .notification(Notification(method: notification.method, params: notification.params?.cursor.packed(using: &scratch)))
         case .invalid(let id, let error):
@@ -234,12 +238,12 @@ extension ResponseError {
 }
 
 /// What the daemon writes: responses, notifications, or a batch's responses together.
-public enum Outgoing: Sendable {
+package enum Outgoing: Sendable {
     case response(id: JSON, result: Result<JSON, ResponseError>)
     case notification(Notification)
     case batch([Outgoing])
 
-    public var json: JSON {
+    package var json: JSON {
         switch self {
         case .response(let id, .success(let result)):
             return JSON.object(("jsonrpc", JSONRPCVersion.value), ("id", id), ("result", result))

@@ -35,10 +35,13 @@ enum OversizedIntegers {
     }
 
     private static func refusal(_ error: JSONParseError) -> ResponseError {
-        .invalidParams("a number in the request is out of range (\(error.description)): integers must be within -2^63...2^63-1, reals finite",
-                       data: ["field": "params", "expected": "integers within -9223372036854775808...9223372036854775807 and finite reals",
-                              "got": "a number out of range", "line": JSON(error.line), "column": JSON(error.column),
-                              "position": JSON(error.position)])
+        .invalidParams(
+            "a number in the request is out of range (\(error.description)): integers must be within -2^63...2^63-1, reals finite",
+            data: [
+                "field": "params", "expected": "integers within -9223372036854775808...9223372036854775807 and finite reals",
+                "got": "a number out of range", "line": JSON(error.line), "column": JSON(error.column),
+                "position": JSON(error.position),
+            ])
     }
 
     /// The `id` of a request object, parsed from its own bytes: null when it is itself too
@@ -63,7 +66,11 @@ enum OversizedIntegers {
         while index < bytes.count {
             let byte = bytes[index]
             if inString {
-                if escaped { escaped = false } else if byte == 92 { escaped = true } else if byte == 34 {
+                if escaped {
+                    escaped = false
+                } else if byte == 92 {
+                    escaped = true
+                } else if byte == 34 {
                     inString = false
                     if depth == 0 { return index + 1 }
                 }

@@ -5,7 +5,7 @@ import JSONKit
 import Basics
 
 /// What the transport reports to its owner.
-public enum TransportEvent: Sendable {
+package enum TransportEvent: Sendable {
     /// A message or batch, and the size of its body in bytes.
     case payload(Payload, bodySize: Int)
     /// A header block could not be read, or a body was too large: answer with `error`
@@ -20,13 +20,13 @@ public enum TransportEvent: Sendable {
 /// JSON-RPC over two file descriptors: one reader thread (frame + parse), one writer
 /// thread (encode + write). The writer's queue is unbounded, so a client that reads
 /// slowly never stops the daemon from reading its next request.
-public final class StdioTransport: @unchecked Sendable {
+package final class StdioTransport: @unchecked Sendable {
     private let input: Int32
     private let output: Int32
     private let maximumMessageSize: Int
     private let writer: Writer
 
-    public init(input: Int32 = 0, output: Int32 = 1, maximumMessageSize: Int) {
+    package init(input: Int32 = 0, output: Int32 = 1, maximumMessageSize: Int) {
         self.input = input
         self.output = output
         self.maximumMessageSize = maximumMessageSize
@@ -36,7 +36,7 @@ public final class StdioTransport: @unchecked Sendable {
     }
 
     /// Starts both threads; every event is handed to `deliver` on the reader thread, in order.
-    public func start(deliver: @escaping @Sendable ([TransportEvent]) -> Void) {
+    package func start(deliver: @escaping @Sendable ([TransportEvent]) -> Void) {
         let input = self.input
         let limit = maximumMessageSize
         writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
@@ -68,18 +68,19 @@ public final class StdioTransport: @unchecked Sendable {
         case .malformedHeader(let reason):
             return .framingError(ResponseError(code: ErrorCode.parseError, message: "Parse error: malformed header: \(reason)"))
         case .oversized(let length, let limit):
-            return .framingError(.invalidRequest(
-                "message of \(length) bytes exceeds the maximum message size of \(limit) bytes",
-                data: ["contentLength": JSON(length), "maxMessageSize": JSON(limit)]))
+            return .framingError(
+                .invalidRequest(
+                    "message of \(length) bytes exceeds the maximum message size of \(limit) bytes",
+                    data: ["contentLength": JSON(length), "maxMessageSize": JSON(limit)]))
         }
     }
 
-    public func send(_ message: Outgoing) {
+    package func send(_ message: Outgoing) {
         writer.enqueue(message)
     }
 
     /// Waits until everything sent so far is written, or `milliseconds` pass.
-    public func flush(waitingAtMost milliseconds: Int) {
+    package func flush(waitingAtMost milliseconds: Int) {
         writer.flush(waitingAtMost: milliseconds)
     }
 
@@ -90,7 +91,7 @@ public final class StdioTransport: @unchecked Sendable {
     /// Writes what was sent so far, then ends the writer thread: for a daemon that ends
     /// inside a longer-lived process (the session fuzzer makes thousands). Nothing is
     /// written after it.
-    public func stopWriting() {
+    package func stopWriting() {
         writer.stop()
     }
 }
@@ -98,7 +99,7 @@ public final class StdioTransport: @unchecked Sendable {
 extension Framing {
     /// Encodes `message` straight into `output`, framed: the writer's path, where a copy of
     /// each body would cost an allocation a message.
-    public static func appendFrame(encoding message: JSON, to output: inout [UInt8]) {
+    package static func appendFrame(encoding message: JSON, to output: inout [UInt8]) {
         message.withEncoded { body in
             appendHeader(length: body.count, to: &output)
             output.append(contentsOf: body)

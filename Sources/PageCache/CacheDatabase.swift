@@ -166,7 +166,8 @@ final class CacheDatabase {
         case (applicationID, let version):
             throw CacheProblem.damaged("\(path) is a datasourced cache without a schema it knows (user_version \(version))")
         default:
-            throw CacheProblem.notOurs("\(path) changed while it was opened: it is now another program's SQLite database (application_id \(application))")
+            throw CacheProblem.notOurs(
+                "\(path) changed while it was opened: it is now another program's SQLite database (application_id \(application))")
         }
     }
 
@@ -201,7 +202,8 @@ final class CacheDatabase {
                 arguments: [key, label, storedAt, usedAt, payload.count, Data(payload)])
             var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM entry") ?? 0
             if total > maximumBytes {
-                let oldestFirst = try Row.fetchCursor(db, sql: "SELECT id, bytes FROM entry WHERE key != ? ORDER BY used_at, id", arguments: [key])
+                let oldestFirst = try Row.fetchCursor(
+                    db, sql: "SELECT id, bytes FROM entry WHERE key != ? ORDER BY used_at, id", arguments: [key])
                 while total > maximumBytes, let row = try oldestFirst.next() {
                     evicted.append(row[0])
                     total -= row[1] as Int
@@ -259,9 +261,9 @@ final class CacheDatabase {
 }
 
 /// One entry as `datasourced cache list` shows it.
-public struct CacheEntrySummary: Sendable, Equatable {
-    public let label: String
-    public let bytes: Int
-    public let storedAt: Double
-    public let usedAt: Double
+package struct CacheEntrySummary: Sendable, Equatable {
+    package let label: String
+    package let bytes: Int
+    package let storedAt: Double
+    package let usedAt: Double
 }

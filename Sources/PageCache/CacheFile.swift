@@ -122,7 +122,8 @@ struct CacheFile {
         // folds that back, and daemons exit without one: such a file, its page 1 still the
         // empty database's, is ours when its -wal is provably ours.
         guard application == Self.applicationID || application == 0 && Self.hasOurWAL(beside: path) else {
-            return .notOurs("another program's SQLite database\(application == 0 ? "" : " (application_id \(Int32(bitPattern: application)))")")
+            return .notOurs(
+                "another program's SQLite database\(application == 0 ? "" : " (application_id \(Int32(bitPattern: application)))")")
         }
         if narrowingMode, opened.st_uid == geteuid(), opened.st_mode & 0o077 != 0 {
             fchmod(descriptor, opened.st_mode & 0o700)
@@ -204,11 +205,17 @@ struct CacheFile {
             unlink(shm)
             unlink(wal)
         case (_, .some(let what?)):
-            throw .notOurs("\(shm) is \(what), beside no cache file, where SQLite would take it for the new cache's WAL index; remove it if no program has a database at \(path)")
+            throw .notOurs(
+                "\(shm) is \(what), beside no cache file, where SQLite would take it for the new cache's WAL index; remove it if no program has a database at \(path)"
+            )
         case (.some(let what?), _):
-            throw .notOurs("\(wal) is \(what), beside no cache file, where SQLite would replay it into the new cache; remove it if no program has a database at \(path)")
+            throw .notOurs(
+                "\(wal) is \(what), beside no cache file, where SQLite would replay it into the new cache; remove it if no program has a database at \(path)"
+            )
         case (nil, .some(nil)):
-            throw .notOurs("\(shm) is a SQLite WAL index without its WAL, beside no cache file, which cannot be told from another program's; remove it if no program has a database at \(path)")
+            throw .notOurs(
+                "\(shm) is a SQLite WAL index without its WAL, beside no cache file, which cannot be told from another program's; remove it if no program has a database at \(path)"
+            )
         }
     }
 
@@ -230,7 +237,9 @@ struct CacheFile {
         guard descriptor >= 0 else { return .some("a file that cannot be read (\(describe(errno)))") }
         defer { close(descriptor) }
         var opened = stat()
-        guard fstat(descriptor, &opened) == 0, Identity(opened) == Identity(status) else { return .some("a file that changed while it was examined") }
+        guard fstat(descriptor, &opened) == 0, Identity(opened) == Identity(status) else {
+            return .some("a file that changed while it was examined")
+        }
         return isOurs(descriptor, Int64(opened.st_size)) ? .some(nil) : .some("not a WAL file of a datasourced cache")
     }
 
@@ -242,7 +251,8 @@ struct CacheFile {
         guard header.count == 32 else { return false }
         let magic = bigEndian32(header, at: 0), format = bigEndian32(header, at: 4), pageSize = Int64(bigEndian32(header, at: 8))
         guard magic & 0xffff_fffe == 0x377f_0682, format == 3_007_000,
-              pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else { return false }
+            pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0
+        else { return false }
         let frameSize = 24 + pageSize
         var frame: Int64 = 32
         while frame + frameSize <= size {
@@ -321,7 +331,9 @@ struct CacheFile {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
-            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled)) }
+            let got = bytes.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+            }
             if got < 0, errno == EINTR { continue }
             guard got > 0 else { break }
             filled += got

@@ -31,7 +31,8 @@ enum SHA256 {
         for blockStart in stride(from: 0, to: padded.count, by: 64) {
             for index in 0..<16 {
                 let byte = blockStart + index * 4
-                schedule[index] = UInt32(padded[byte]) << 24 | UInt32(padded[byte + 1]) << 16
+                schedule[index] =
+                    UInt32(padded[byte]) << 24 | UInt32(padded[byte + 1]) << 16
                     | UInt32(padded[byte + 2]) << 8 | UInt32(padded[byte + 3])
             }
             for index in 16..<64 {
@@ -49,11 +50,23 @@ enum SHA256 {
                 let sum0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
                 let majority = (a & b) ^ (a & c) ^ (b & c)
                 let temporary2 = sum0 &+ majority
-                h = g; g = f; f = e; e = d &+ temporary1
-                d = c; c = b; b = a; a = temporary1 &+ temporary2
+                h = g
+                g = f
+                f = e
+                e = d &+ temporary1
+                d = c
+                c = b
+                b = a
+                a = temporary1 &+ temporary2
             }
-            state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-            state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+            state[0] &+= a
+            state[1] &+= b
+            state[2] &+= c
+            state[3] &+= d
+            state[4] &+= e
+            state[5] &+= f
+            state[6] &+= g
+            state[7] &+= h
         }
         return state.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
     }

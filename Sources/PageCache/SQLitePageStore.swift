@@ -17,11 +17,11 @@ import Glibc
 /// aside and replaced; anything at the path that is not ours (CacheFile), or a file that
 /// cannot be written, turns the cache off (`isAvailable` false, reads answer nil, writes are
 /// dropped), each with a warning through `logger`.
-public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
-    public static let defaultMaximumBytes = 256 << 20
+package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
+    package static let defaultMaximumBytes = 256 << 20
 
-    public let path: String
-    public let maximumBytes: Int
+    package let path: String
+    package let maximumBytes: Int
     private let logger: Logger
     private let file: CacheFile
     private let queue = DispatchQueue(label: "datasourced.page-cache")
@@ -33,7 +33,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     private var lastStamp: Double = 0
     private var oversizedWarned: Set<Data> = []
 
-    public init(path: String, maximumBytes: Int = SQLitePageStore.defaultMaximumBytes, logger: Logger) {
+    package init(path: String, maximumBytes: Int = SQLitePageStore.defaultMaximumBytes, logger: Logger) {
         self.path = path
         self.maximumBytes = maximumBytes
         self.logger = logger
@@ -42,7 +42,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     }
 
     /// `$XDG_CACHE_HOME/datasourced/cache.sqlite`, else `~/.cache/datasourced/cache.sqlite`.
-    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         // The XDG spec: a relative $XDG_CACHE_HOME is invalid and ignored.
         if let cacheHome = environment["XDG_CACHE_HOME"], cacheHome.hasPrefix("/") {
             return cacheHome + "/datasourced/cache.sqlite"
@@ -56,9 +56,9 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     // MARK: PageCacheStore
 
-    public var isAvailable: Bool { available.load(ordering: .acquiring) }
+    package var isAvailable: Bool { available.load(ordering: .acquiring) }
 
-    public func read(_ key: PageCacheKey) -> StoredPages? {
+    package func read(_ key: PageCacheKey) -> StoredPages? {
         guard isAvailable else { return nil }
         let digest = Self.digest(key)
         return queue.sync {
@@ -75,7 +75,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
-    public func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
+    package func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
         guard isAvailable else { return }
         let digest = Self.digest(key), label = key.label
         queue.async {
@@ -84,16 +84,20 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
             do {
                 guard bytes.count <= self.maximumBytes else {
                     if self.oversizedWarned.insert(digest).inserted {
-                        self.logger.warning("page cache: not storing an entry of \(bytes.count) bytes, more than the cache's bound of \(self.maximumBytes) bytes (\(label))")
+                        self.logger.warning(
+                            "page cache: not storing an entry of \(bytes.count) bytes, more than the cache's bound of \(self.maximumBytes) bytes (\(label))"
+                        )
                     }
                     // The entry it would have replaced is older than what the server gave.
                     try database.remove(key: digest)
                     return
                 }
-                let evicted = try database.replace(key: digest, label: label, storedAt: storedAt, usedAt: self.stamp(),
-                                                   payload: bytes, maximumBytes: self.maximumBytes)
+                let evicted = try database.replace(
+                    key: digest, label: label, storedAt: storedAt, usedAt: self.stamp(),
+                    payload: bytes, maximumBytes: self.maximumBytes)
                 if evicted > 0 {
-                    self.logger.debug("page cache: evicted \(evicted) least recently used entries to stay within \(self.maximumBytes) bytes")
+                    self.logger.debug(
+                        "page cache: evicted \(evicted) least recently used entries to stay within \(self.maximumBytes) bytes")
                 }
             } catch {
                 self.handle(CacheProblem(error, doing: "writing an entry"))
@@ -101,7 +105,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
-    public func touch(_ key: PageCacheKey, storedAt: Double) {
+    package func touch(_ key: PageCacheKey, storedAt: Double) {
         guard isAvailable else { return }
         let digest = Self.digest(key)
         queue.async {
@@ -114,7 +118,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
-    public func remove(_ key: PageCacheKey) {
+    package func remove(_ key: PageCacheKey) {
         guard isAvailable else { return }
         let digest = Self.digest(key)
         queue.async {
@@ -130,13 +134,13 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     // MARK: Beyond the protocol
 
     /// Returns once every write made before it is done (the daemon calls it at exit).
-    public func flush() {
+    package func flush() {
         queue.sync {}
     }
 
     /// Finishes the queued writes and closes the file; the store then answers like a
     /// degraded one. The last connection to close folds the WAL back into the file.
-    public func close() {
+    package func close() {
         queue.sync {
             database?.close()
             database = nil
@@ -145,7 +149,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     }
 
     /// Every entry, most recently used first (`datasourced cache list`); nil if the cache is off.
-    public func entries() -> [CacheEntrySummary]? {
+    package func entries() -> [CacheEntrySummary]? {
         queue.sync {
             guard let database = usableDatabase() else { return nil }
             do {
@@ -158,7 +162,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     }
 
     /// Deletes every entry (`datasourced cache clear`); answers how many, or nil if the cache is off.
-    public func removeAll() -> Int? {
+    package func removeAll() -> Int? {
         queue.sync {
             guard let database = usableDatabase() else { return nil }
             do {
@@ -177,7 +181,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// -shm (CacheDatabase.readEntries). Throws, naming the path, for anything not ours there
     /// (left as it is), and for a file of ours that cannot be read (a damaged one is left for
     /// a daemon to move aside).
-    public static func entries(inFileAt path: String) throws(CacheFileRefusal) -> [CacheEntrySummary]? {
+    package static func entries(inFileAt path: String) throws(CacheFileRefusal) -> [CacheEntrySummary]? {
         let file = CacheFile(path: path)
         var looks = 0
         while true {
@@ -212,7 +216,7 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// `datasourced cache clear`: deletes every entry of the file at `path` and answers how many,
     /// or nil when there is no file. Throws, naming the path, for anything not ours there (left
     /// as it is) and when the store could not clear the file (`logger` has said why).
-    public static func removeEntries(inFileAt path: String, logger: Logger) throws(CacheFileRefusal) -> Int? {
+    package static func removeEntries(inFileAt path: String, logger: Logger) throws(CacheFileRefusal) -> Int? {
         let found: CacheFile.Found
         do {
             found = try CacheFile(path: path).examine(narrowingMode: false)
@@ -227,7 +231,9 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         case .ours:
             let store = SQLitePageStore(path: path, logger: logger)
             defer { store.close() }
-            guard let removed = store.removeAll() else { throw CacheFileRefusal(description: "\(path) was not cleared (the warning above says why)") }
+            guard let removed = store.removeAll() else {
+                throw CacheFileRefusal(description: "\(path) was not cleared (the warning above says why)")
+            }
             return removed
         }
     }
@@ -300,7 +306,8 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         case .notOurs, .replaced, .unusable:
             turnOff(because: problem)
         case .busy(let reason):
-            logger.warning("page cache: skipped, \(path) stayed locked by another process for \(Int(CacheDatabase.busyTimeout)) s (\(reason))")
+            logger.warning(
+                "page cache: skipped, \(path) stayed locked by another process for \(Int(CacheDatabase.busyTimeout)) s (\(reason))")
         }
     }
 
@@ -310,7 +317,8 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         if let opened = openedIdentity, let aside = file.moveAside(opened: opened, now: Int(Date().timeIntervalSince1970)) {
             logger.warning("page cache: \(reason); moved it aside to \(aside) and starting a new cache")
         } else {
-            logger.warning("page cache: \(reason); starting a new cache (the path no longer names that file: another process moved it aside)")
+            logger.warning(
+                "page cache: \(reason); starting a new cache (the path no longer names that file: another process moved it aside)")
         }
     }
 
@@ -349,8 +357,8 @@ public final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 }
 
 /// Why `datasourced cache list` or `cache clear` did nothing; the description names the path.
-public struct CacheFileRefusal: Error, CustomStringConvertible {
-    public let description: String
+package struct CacheFileRefusal: Error, CustomStringConvertible {
+    package let description: String
 
     init(description: String) {
         self.description = description

@@ -61,17 +61,23 @@ struct Rendering {
             return .array((value.arrayValue ?? []).map { walk($0, role: role, keepOrigins: keepOrigins, found: &found) })
         case .object:
             let isPlaceholderRow = value["$placeholder"] != nil
-            let isFetchError = value["kind"]?.stringValue.map(Rendering.fetchErrorKinds.contains) == true && value["message"]?.stringValue != nil
+            let isFetchError =
+                value["kind"]?.stringValue.map(Rendering.fetchErrorKinds.contains) == true && value["message"]?.stringValue != nil
             var members: [(String, JSON)] = []
             for (key, member) in value.objectMembers ?? [] {
                 if (key == "headers" || key == "queryParameters"), let named = member.objectMembers {
-                    members.append((key, .object(named.map { name, setting in
-                        guard secrets.isSecret(name: name) else {
-                            return (name, walk(setting, role: role, keepOrigins: keepOrigins, found: &found))
-                        }
-                        found.append(setting.stringValue ?? setting.text())
-                        return (name, JSON(Secrets.placeholder))
-                    })))
+                    members.append(
+                        (
+                            key,
+                            .object(
+                                named.map { name, setting in
+                                    guard secrets.isSecret(name: name) else {
+                                        return (name, walk(setting, role: role, keepOrigins: keepOrigins, found: &found))
+                                    }
+                                    found.append(setting.stringValue ?? setting.text())
+                                    return (name, JSON(Secrets.placeholder))
+                                })
+                        ))
                     continue
                 }
                 var keep = keepOrigins

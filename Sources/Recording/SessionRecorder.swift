@@ -13,7 +13,7 @@ import Basics
 /// event's size (`TranscriptFile` says how): at any moment it is a transcript of the events
 /// handled so far. A write that fails (a full disk, a file-size limit) ends the recording with
 /// one warning; the file keeps the session up to there, and the daemon goes on serving.
-public final class SessionRecorder: DaemonObserver, Sendable {
+package final class SessionRecorder: DaemonObserver, Sendable {
     private let daemonArguments: [String]
     private let recording: LockedValue<Recording>
     /// Held while an HTTP completion is noted and handed to the daemon's mailbox, so the
@@ -23,9 +23,10 @@ public final class SessionRecorder: DaemonObserver, Sendable {
 
     /// Starts a recording at `path` (written at once: an empty session). `redacting` adds
     /// header and query parameter names whose values are never written.
-    public init(path: String, daemonArguments: [String], redacting names: [String], warn: @escaping @Sendable (String) -> Void) throws {
-        var recording = Recording(session: RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: names))),
-                                  file: TranscriptFile(path: path))
+    package init(path: String, daemonArguments: [String], redacting names: [String], warn: @escaping @Sendable (String) -> Void) throws {
+        var recording = Recording(
+            session: RecordedSession(rendering: Rendering(secrets: Secrets(extraNames: names))),
+            file: TranscriptFile(path: path))
         try recording.writeWhole(daemonArguments: daemonArguments)
         self.recording = LockedValue(recording)
         self.daemonArguments = daemonArguments
@@ -33,7 +34,7 @@ public final class SessionRecorder: DaemonObserver, Sendable {
     }
 
     /// The fetcher the daemon should use: `fetcher`, with its exchanges recorded.
-    public func recording(_ fetcher: HTTPFetching) -> HTTPFetching {
+    package func recording(_ fetcher: HTTPFetching) -> HTTPFetching {
         RecordingFetcher(wrapping: fetcher, recorder: self)
     }
 
@@ -44,21 +45,21 @@ public final class SessionRecorder: DaemonObserver, Sendable {
 
     // MARK: The daemon's main loop
 
-    public func daemonWillHandle(_ event: DaemonEvent) {
+    package func daemonWillHandle(_ event: DaemonEvent) {
         recording.withLock { if $0.isRecording { $0.session.willHandle(event) } }
     }
 
-    public func daemonWillSend(_ outgoing: Outgoing) {
+    package func daemonWillSend(_ outgoing: Outgoing) {
         recording.withLock { if $0.isRecording { $0.session.willSend(outgoing) } }
     }
 
-    public func daemonDidHandle(_ event: DaemonEvent) {
+    package func daemonDidHandle(_ event: DaemonEvent) {
         recording.withLock { $0.writeEvent(daemonArguments: daemonArguments, warn: warn) }
     }
 
     /// The daemon ended with `status`: the transcript expects that exit, and is written whole
     /// once more, one step per line, without the room it was recorded with.
-    public func finish(exitStatus: Int32) {
+    package func finish(exitStatus: Int32) {
         recording.withLock { recording in
             guard recording.isRecording else { return }
             recording.session.ended(status: exitStatus)
@@ -114,7 +115,9 @@ struct Recording {
                 session.writtenSteps = session.renderedSteps.count
             }
         } catch {
-            stop(warn, """
+            stop(
+                warn,
+                """
                 recording: \(error). The recording stops here: \(file.path) holds the session's first \(session.writtenSteps) \
                 steps (`datasourced replay` runs them); the daemon goes on serving
                 """)
@@ -342,7 +345,8 @@ struct RecordedSession {
             }
         }
         if case .send(let message) = entry, message["method"]?.stringValue == "ping",
-           let delay = message["params"]?["delayMilliseconds"]?.integerValue {
+            let delay = message["params"]?["delayMilliseconds"]?.integerValue
+        {
             longestWaitMilliseconds = max(longestWaitMilliseconds, delay)
         }
         learned(since: before, origins: origins)

@@ -94,7 +94,8 @@ struct TranscriptFile {
     /// more writes in place. Past the first write, the path must still be the file written last.
     mutating func replace(with layout: TranscriptLayout, room: Int, final: Bool = false) throws(WriteError) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(layout.routes.reduce(0) { $0 + $1.utf8.count } + layout.stepLines.reduce(0) { $0 + $1.utf8.count } + room + 4096)
+        bytes.reserveCapacity(
+            layout.routes.reduce(0) { $0 + $1.utf8.count } + layout.stepLines.reduce(0) { $0 + $1.utf8.count } + room + 4096)
         bytes += "{\n".utf8
         for (name, value) in layout.headerMembers { bytes += "  \"\(name)\": \(value),\n".utf8 }
         bytes += "  \"timeoutMilliseconds\": ".utf8
@@ -188,7 +189,8 @@ struct TranscriptFile {
             try write(bytes, to: descriptor, at: stepsEnd, naming: path)
         } catch {
             // What is rewritten lies within the file's old length: no new blocks, no EFBIG.
-            let restored = ftruncate(descriptor, off_t(stepsEnd + TranscriptFile.closing.count)) == 0
+            let restored =
+                ftruncate(descriptor, off_t(stepsEnd + TranscriptFile.closing.count)) == 0
                 && (try? write(TranscriptFile.closing, to: descriptor, at: stepsEnd, naming: path)) != nil
             guard restored else {
                 throw WriteError(description: "\(error); its last line may be torn (`datasourced transcript repair \(path)` drops it)")
@@ -232,7 +234,8 @@ struct TranscriptFile {
     private func checkStillOurs() throws(WriteError) {
         var ours = stat(), named = stat()
         guard fstat(descriptor, &ours) == 0, lstat(path, &named) == 0, ours.st_dev == named.st_dev, ours.st_ino == named.st_ino else {
-            throw WriteError(description: "\(path) is no longer the file this recording wrote (another program moved, replaced or removed it)")
+            throw WriteError(
+                description: "\(path) is no longer the file this recording wrote (another program moved, replaced or removed it)")
         }
     }
 

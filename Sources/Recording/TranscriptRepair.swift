@@ -5,23 +5,23 @@ import JSONKit
 /// the middle of a write larger than a page can leave its last line of steps torn, or a route
 /// line torn (`TranscriptFile` says why only those). The recorder's layout, one member, route
 /// or event per line, is what makes the rest readable: each line is read on its own.
-public enum TranscriptRepair {
-    public struct Repaired {
+package enum TranscriptRepair {
+    package struct Repaired {
         /// The transcript, with the members the file had, in its order.
-        public let document: JSON
+        package let document: JSON
         /// What was dropped, one sentence each (empty: the file was whole).
-        public let dropped: [String]
+        package let dropped: [String]
     }
 
-    public struct RepairError: Error, CustomStringConvertible {
-        public let description: String
+    package struct RepairError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Steps that begin what the recorder writes for one event: cutting before one leaves
     /// whole events (a prefix of the session that replays).
     private static let eventStarts: Set = ["send", "sendBody", "sendRaw", "release", "closeInput", "restart"]
 
-    public static func repair(_ bytes: [UInt8]) throws(RepairError) -> Repaired {
+    package static func repair(_ bytes: [UInt8]) throws(RepairError) -> Repaired {
         var dropped: [String] = []
         var document: JSON
         if let whole = try? JSON.parse(bytes), whole.isObject, whole["steps"]?.arrayValue != nil {
@@ -62,7 +62,8 @@ public enum TranscriptRepair {
                     part = .end
                 } else {
                     guard let member = try? JSON.parse(Array("{".utf8) + withoutComma(text) + Array("}".utf8)),
-                          let (name, value) = member.objectMembers?.first, member.objectMembers?.count == 1 else {
+                        let (name, value) = member.objectMembers?.first, member.objectMembers?.count == 1
+                    else {
                         throw notARecording(number, "expected one member (\"name\": value) on the line")
                     }
                     members.append((name, value))
@@ -92,8 +93,9 @@ public enum TranscriptRepair {
                 if !event.isEmpty {
                     // A line the file ends in without a newline was being written when the recorder stopped.
                     guard index < lines.count - 1,
-                          let value = try? JSON.parse(Array("[".utf8) + event + Array("]".utf8)),
-                          let elements = value.arrayValue else {
+                        let value = try? JSON.parse(Array("[".utf8) + event + Array("]".utf8)),
+                        let elements = value.arrayValue
+                    else {
                         dropped.append("line \(number): the steps of an event cut short, and everything after them")
                         part = .end
                         continue
@@ -106,7 +108,8 @@ public enum TranscriptRepair {
             }
         }
         guard sawSteps else {
-            throw RepairError(description: "no line opens the \"steps\" array: the file is not a recording, or it lost its end before its steps began")
+            throw RepairError(
+                description: "no line opens the \"steps\" array: the file is not a recording, or it lost its end before its steps began")
         }
         if sawFixtures { members.append(("fixtures", .array(routes))) }
         members.append(("steps", .array(steps)))
@@ -123,17 +126,21 @@ public enum TranscriptRepair {
         let holds = Set(routes.compactMap { $0["hold"]?.stringValue })
         let answered = Set(routes.filter { route in responseMembers.contains { route[$0] != nil } }.compactMap { $0["hold"]?.stringValue })
         var problem = ""
-        guard let missing = steps.firstIndex(where: { step in
-            if let name = step["requested"]?.stringValue, !holds.contains(name) {
-                problem = "names the fixture route \"\(name)\", which the file lacks"
-                return true
-            }
-            if let name = step["release"]?.stringValue, !answered.contains(name) {
-                problem = "releases the fixture route \"\(name)\", " + (holds.contains(name) ? "whose response the file lacks" : "which the file lacks")
-                return true
-            }
-            return false
-        }) else { return document }
+        guard
+            let missing = steps.firstIndex(where: { step in
+                if let name = step["requested"]?.stringValue, !holds.contains(name) {
+                    problem = "names the fixture route \"\(name)\", which the file lacks"
+                    return true
+                }
+                if let name = step["release"]?.stringValue, !answered.contains(name) {
+                    problem =
+                        "releases the fixture route \"\(name)\", "
+                        + (holds.contains(name) ? "whose response the file lacks" : "which the file lacks")
+                    return true
+                }
+                return false
+            })
+        else { return document }
         var end = missing
         while end > 0, !(steps[end].objectKeys.first.map(eventStarts.contains) ?? false) { end -= 1 }
         // The bytes an event ends the input with come just before its closeInput.
@@ -167,6 +174,9 @@ public enum TranscriptRepair {
     }
 
     private static func notARecording(_ line: Int, _ problem: String) -> RepairError {
-        RepairError(description: "line \(line): \(problem); only a file laid out as --record writes it (one member, route or event per line) can be repaired")
+        RepairError(
+            description:
+                "line \(line): \(problem); only a file laid out as --record writes it (one member, route or event per line) can be repaired"
+        )
     }
 }

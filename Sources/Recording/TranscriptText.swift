@@ -27,8 +27,10 @@ extension RecordedSession {
     mutating func layout(daemonArguments: [String]) -> TranscriptLayout {
         renderSteps()
         return TranscriptLayout(
-            headerMembers: [("description", JSON(RecordedSession.description).text()),
-                            ("daemonArguments", JSON.array(daemonArguments.map { JSON($0) }).text())],
+            headerMembers: [
+                ("description", JSON(RecordedSession.description).text()),
+                ("daemonArguments", JSON.array(daemonArguments.map { JSON($0) }).text()),
+            ],
             timeoutMilliseconds: timeoutMilliseconds,
             routes: exchanges.indices.map { routeText($0) },
             stepLines: renderedSteps)
@@ -57,10 +59,12 @@ extension RecordedSession {
             var pattern = rendering.render(message, role: .expected)
             if method == "initialize", let result = pattern["result"], result.isObject {
                 // What the daemon offers grows with its versions; the session needs only this.
-                pattern = pattern.setting("result", to: [
-                    "$partial": true, "protocolVersion": "$string",
-                    "serverInfo": ["name": JSON(DaemonInfo.name), "version": "$string"],
-                ])
+                pattern = pattern.setting(
+                    "result",
+                    to: [
+                        "$partial": true, "protocolVersion": "$string",
+                        "serverInfo": ["name": JSON(DaemonInfo.name), "version": "$string"],
+                    ])
             }
             return ["expect": pattern]
         case .requested(let number):
@@ -96,7 +100,7 @@ extension RecordedSession {
         case .failure(let failure) where failure.kind == .tooLarge:
             members += [("bodyText", ""), ("padToBytes", JSON(exchange.request.maximumBodySize + 1))]
         case .failure, .inFlight:
-            break // never released: the replayed daemon times out or cancels, as recorded
+            break  // never released: the replayed daemon times out or cancels, as recorded
         }
         return .object(members)
     }
@@ -130,8 +134,11 @@ extension RecordedSession {
         if parts.count > 1 {
             for pair in parts[1].split(separator: "&") {
                 let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                query.append((URLRewriting.percentDecoded(String(halves[0])),
-                              halves.count > 1 ? URLRewriting.percentDecoded(String(halves[1])) : ""))
+                query.append(
+                    (
+                        URLRewriting.percentDecoded(String(halves[0])),
+                        halves.count > 1 ? URLRewriting.percentDecoded(String(halves[1])) : ""
+                    ))
             }
         }
         return (path.isEmpty ? "/" : path, query)

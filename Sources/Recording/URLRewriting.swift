@@ -18,7 +18,9 @@ struct URLRewriting {
         var output = ""
         var token = ""
         func flush() {
-            if !token.isEmpty { output += rewriteToken(token, replacingOrigins: replacingOrigins, isSecretName: isSecretName, secrets: &secrets) }
+            if !token.isEmpty {
+                output += rewriteToken(token, replacingOrigins: replacingOrigins, isSecretName: isSecretName, secrets: &secrets)
+            }
             token = ""
         }
         for character in text {
@@ -83,7 +85,8 @@ struct URLRewriting {
         var index = 0
         while index < utf8.count {
             if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
-               let value = UInt8(String(decoding: utf8[index + 1...index + 2], as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: utf8[index + 1...index + 2], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 index += 3
             } else {

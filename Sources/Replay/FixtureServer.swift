@@ -13,35 +13,40 @@ import TranscriptFormat
 /// An HTTP server on loopback that answers from a fixture table, so a transcript carries the
 /// API it talks to. The table is specified in Protocol.md ("Fixtures"). SwiftNIO parses the
 /// requests and frames the responses; what is ours is the table and how a route answers.
-public final class FixtureServer: Sendable {
+package final class FixtureServer: Sendable {
     /// One request as received: its target (`/items?page=2`) and its headers, names in lower case.
-    public struct ReceivedRequest: Sendable {
-        public let target: String
-        public let headers: [(name: String, value: String)]
+    package struct ReceivedRequest: Sendable {
+        package let target: String
+        package let headers: [(name: String, value: String)]
 
         /// The headers as a JSON object; a repeated header's values are joined with ", ".
-        public var headersObject: JSON {
+        package var headersObject: JSON {
             var names: [String] = []
             var values: [String: String] = [:]
             for (name, value) in headers {
-                if let earlier = values[name] { values[name] = earlier + ", " + value } else { names.append(name); values[name] = value }
+                if let earlier = values[name] {
+                    values[name] = earlier + ", " + value
+                } else {
+                    names.append(name)
+                    values[name] = value
+                }
             }
             return .object(names.map { ($0, JSON(values[$0]!)) })
         }
     }
 
-    public struct FormatError: Error, CustomStringConvertible { public let description: String }
+    package struct FormatError: Error, CustomStringConvertible { package let description: String }
 
     private let table: FixtureTable
     private let gates: ResponseGates
     private let group: MultiThreadedEventLoopGroup
     private let listener: any Channel
-    public let port: Int
+    package let port: Int
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Parses `fixtures` (an array of routes) and starts serving on 127.0.0.1.
-    public convenience init(fixtures: JSON, port requestedPort: Int = 0) throws {
+    package convenience init(fixtures: JSON, port requestedPort: Int = 0) throws {
         let routes: [FixtureRoute]
         do {
             routes = try FixtureRoute.routes(parsing: fixtures)
@@ -52,7 +57,7 @@ public final class FixtureServer: Sendable {
     }
 
     /// Serves `routes` on 127.0.0.1:`requestedPort` (0: a free port).
-    public init(routes: [FixtureRoute], port requestedPort: Int = 0) throws {
+    package init(routes: [FixtureRoute], port requestedPort: Int = 0) throws {
         // Out of range, a port would be taken modulo 65536 by the socket layer.
         guard (0...65535).contains(requestedPort) else {
             throw FormatError(description: "the port must be an integer in 0...65535, got \(requestedPort)")
@@ -69,9 +74,10 @@ public final class FixtureServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false)
-                    try channel.pipeline.syncOperations.addHandler(RequestHandler(gates: gates) { head in
-                        table.answer(ReceivedRequest(target: head.uri, headers: head.headers.map { ($0.name.lowercased(), $0.value) }))
-                    })
+                    try channel.pipeline.syncOperations.addHandler(
+                        RequestHandler(gates: gates) { head in
+                            table.answer(ReceivedRequest(target: head.uri, headers: head.headers.map { ($0.name.lowercased(), $0.value) }))
+                        })
                 }
             }
         do {
@@ -84,35 +90,39 @@ public final class FixtureServer: Sendable {
         port = listener.localAddress?.port ?? requestedPort
     }
 
-    public func stop() {
+    package func stop() {
         try? listener.close().wait()
         try? group.syncShutdownGracefully()
     }
 
     /// Waits until a request claims the route held under `name`; false after `milliseconds`.
-    public func waitUntilRequested(_ name: String, milliseconds: Int) -> Bool {
+    package func waitUntilRequested(_ name: String, milliseconds: Int) -> Bool {
         gates.waitUntilRequested(name, milliseconds: milliseconds)
     }
 
     /// Lets the routes held under `name` answer.
-    public func release(_ name: String) {
+    package func release(_ name: String) {
         gates.open(name)
     }
 
     /// Request targets received so far (`/items?page=2`), oldest first, taken once.
-    public func takeRequests() -> [String] { table.received.takeAll(waitingAtMost: 0).map(\.target) }
+    package func takeRequests() -> [String] { table.received.takeAll(waitingAtMost: 0).map(\.target) }
 
     /// Requests received so far, with their headers, oldest first, taken once.
-    public func takeReceivedRequests() -> [ReceivedRequest] { table.received.takeAll(waitingAtMost: 0) }
+    package func takeReceivedRequests() -> [ReceivedRequest] { table.received.takeAll(waitingAtMost: 0) }
 
     static func split(_ target: String) -> (path: String, query: [(String, String)]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = String(parts.first ?? "/")
-        let query = parts.count > 1 ? parts[1].split(separator: "&").map { pair -> (String, String) in
-            let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (URLResolution.percentDecoded(halves[0], formEncoded: true),
-                    halves.count > 1 ? URLResolution.percentDecoded(halves[1], formEncoded: true) : "")
-        } : []
+        let query =
+            parts.count > 1
+            ? parts[1].split(separator: "&").map { pair -> (String, String) in
+                let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                return (
+                    URLResolution.percentDecoded(halves[0], formEncoded: true),
+                    halves.count > 1 ? URLResolution.percentDecoded(halves[1], formEncoded: true) : ""
+                )
+            } : []
         return (path, query)
     }
 }
@@ -145,8 +155,9 @@ private final class FixtureTable: Sendable {
             return nil
         }
         guard let route = claimed else {
-            return FixtureResponse(status: 404, headers: [("Content-Type", "application/json")],
-                                   body: JSON.object(["error": JSON("no fixture for \(request.target)")]).encoded())
+            return FixtureResponse(
+                status: 404, headers: [("Content-Type", "application/json")],
+                body: JSON.object(["error": JSON("no fixture for \(request.target)")]).encoded())
         }
         if let hold = route.response.hold { gates.noteRequested(hold) }
         return route.response(toRequestHeaders: request.headers)

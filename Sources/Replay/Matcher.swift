@@ -9,9 +9,9 @@ import JSONKit
 /// - `{"$contains": "text"}`: a string containing `text`;
 /// - `{"$partial": true, ...}`: an object with at least the listed members;
 /// - a string starting `"$$"` matches the literal string with one `$` removed.
-public enum Matcher {
+package enum Matcher {
     /// nil when `actual` matches, else where and how it differs.
-    public static func mismatch(expected: JSON, actual: JSON?, path: String = "$") -> String? {
+    package static func mismatch(expected: JSON, actual: JSON?, path: String = "$") -> String? {
         if let text = expected.stringValue, text.hasPrefix("$") {
             if text.hasPrefix("$$") {
                 return actual?.stringValue == String(text.dropFirst()) ? nil : differs(path, expected, actual)

@@ -8,28 +8,28 @@ import TranscriptFormat
 
 /// Writes a line to this process's stdout. (The replayer is a client: its stdout is
 /// its own report, not a protocol stream.)
-public func writeLine(_ text: String) {
+package func writeLine(_ text: String) {
     _ = try? FileDescriptor.standardOutput.writeAll((text + "\n").utf8)
 }
 
 /// Runs a transcript against a freshly spawned daemon.
-public struct Replayer {
-    public enum Outcome {
+package struct Replayer {
+    package enum Outcome {
         case passed(steps: Int)
         case failed(String)
     }
 
-    public let daemonCommand: [String]
+    package let daemonCommand: [String]
     /// Runs any `daemonArguments`, not only the harmless ones (`replay --allow-daemon-arguments`).
-    public let allowsDaemonArguments: Bool
+    package let allowsDaemonArguments: Bool
 
-    public init(daemonCommand: [String], allowingDaemonArguments: Bool = false) {
+    package init(daemonCommand: [String], allowingDaemonArguments: Bool = false) {
         self.daemonCommand = daemonCommand
         self.allowsDaemonArguments = allowingDaemonArguments
     }
 
     /// The path of the running executable, so `datasourced replay` can spawn itself.
-    public static func currentExecutable() -> String {
+    package static func currentExecutable() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         return count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
@@ -37,9 +37,9 @@ public struct Replayer {
 
     /// Sees every message of a replay, in order: `sent` by the transcript (parsed bodies
     /// included) or `received` from the daemon. The schema tests validate these.
-    public typealias Capture = (_ direction: String, _ message: JSON) -> Void
+    package typealias Capture = (_ direction: String, _ message: JSON) -> Void
 
-    public func replay(file path: String, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
+    package func replay(file path: String, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
         let transcript: Transcript
         do {
             transcript = try Transcript(parsing: JSON.parse(try readFileBytes(path, atMost: TranscriptLimits.maximumFileBytes)))
@@ -49,14 +49,16 @@ public struct Replayer {
         return replay(transcript, log: log, capture: capture)
     }
 
-    public func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
+    package func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
         var requests: [String] = []
         return replay(transcript, log: log, capture: capture, requests: &requests)
     }
 
     /// Replays, and says which request targets the fixture server received, in order
     /// (what `transcript trim` needs to know which routes were used).
-    public func replayCollectingRequests(_ transcript: Transcript, log: ((String) -> Void)? = nil) -> (outcome: Outcome, requests: [String]) {
+    package func replayCollectingRequests(
+        _ transcript: Transcript, log: ((String) -> Void)? = nil
+    ) -> (outcome: Outcome, requests: [String]) {
         var requests: [String] = []
         let outcome = replay(transcript, log: log, capture: nil, requests: &requests)
         return (outcome, requests)
@@ -74,9 +76,11 @@ public struct Replayer {
         }
         defer { server?.stop() }
         // Each transcript gets a cache file of its own, gone with it, unless it names one.
-        let cacheDirectory = DaemonArguments.chooseCache(transcript.daemonArguments) ? nil : TemporaryDirectory(prefix: "datasourced-replay-cache")
+        let cacheDirectory =
+            DaemonArguments.chooseCache(transcript.daemonArguments) ? nil : TemporaryDirectory(prefix: "datasourced-replay-cache")
         defer { cacheDirectory?.remove() }
-        let command = daemonCommand + transcript.daemonArguments + (cacheDirectory.map { ["--cache-path", $0.path + "/cache.sqlite"] } ?? [])
+        let command =
+            daemonCommand + transcript.daemonArguments + (cacheDirectory.map { ["--cache-path", $0.path + "/cache.sqlite"] } ?? [])
         // A replay records nothing unless its arguments say so: $DATASOURCED_RECORD, set for
         // an editor's daemons, would otherwise make every replayed daemon write a recording.
         let environment = ChildProcess.inheritedEnvironment(without: "DATASOURCED_RECORD")
@@ -92,7 +96,10 @@ public struct Replayer {
             if case .restart = step {
                 guard session.hasExited else {
                     child.kill()
-                    return .failed(report(index: index, step: step, problem: "restart needs the daemon to have exited (an expectExit step first)", child: child))
+                    return .failed(
+                        report(
+                            index: index, step: step, problem: "restart needs the daemon to have exited (an expectExit step first)",
+                            child: child))
                 }
                 do {
                     child = try ChildProcess(command: command, environment: environment)
@@ -170,7 +177,9 @@ private struct Session {
             if let message = try? JSON.parse(body) { capture?("sent", message) }
             return send(Framing.frame(Array(body.utf8)))
         case .sendRaw(let bytes, let times):
-            log?("→ (raw, \(bytes.count * times) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)\(times > 1 ? " × \(times)" : "")")
+            log?(
+                "→ (raw, \(bytes.count * times) bytes) \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)\(times > 1 ? " × \(times)" : "")"
+            )
             return send(bytes, times: times)
         case .expect(let pattern):
             guard let message = nextMessage() else { return "expected a message matching\n\(indent(pattern))\n  but \(silence())" }
@@ -212,7 +221,8 @@ private struct Session {
             }
             for (index, (request, wanted)) in zip(received, expected).enumerated() {
                 // Clients add headers of their own (Host, User-Agent...): only the listed ones count.
-                let pattern = JSON.object([("$partial", JSON(true))] + (wanted.headers.objectMembers ?? []).map { ($0.key.lowercased(), $0.value) })
+                let pattern = JSON.object(
+                    [("$partial", JSON(true))] + (wanted.headers.objectMembers ?? []).map { ($0.key.lowercased(), $0.value) })
                 if let problem = Matcher.mismatch(expected: pattern, actual: request.headersObject, path: "request[\(index)].headers") {
                     return "\(problem)\n  request \(request.target) had headers:\n\(indent(request.headersObject))"
                 }
@@ -225,7 +235,8 @@ private struct Session {
             return nil
         case .requested(let name):
             guard let fixtures else { return "requested needs \"fixtures\" in the transcript" }
-            return fixtures.waitUntilRequested(name, milliseconds: timeout) ? nil
+            return fixtures.waitUntilRequested(name, milliseconds: timeout)
+                ? nil
                 : "the daemon did not request the fixture route held as \(name) within \(timeout) ms"
         case .closeInput:
             log?("→ (close stdin)")
@@ -235,7 +246,9 @@ private struct Session {
             if let unexpected = nextMessageIfAny() {
                 return "expected the daemon to exit, but it sent\n\(indent(unexpected))"
             }
-            guard let status = waitForExit() else { return "expected exit status \(expected), but the daemon did not exit within \(timeout) ms" }
+            guard let status = waitForExit() else {
+                return "expected exit status \(expected), but the daemon did not exit within \(timeout) ms"
+            }
             return status == expected ? nil : "expected exit status \(expected), got \(status)"
         }
     }
@@ -306,7 +319,7 @@ private struct Session {
 }
 
 /// The file's bytes; a file larger than `limit` is refused, read no further than that.
-public func readFileBytes(_ path: String, atMost limit: Int = Int.max) throws -> [UInt8] {
+package func readFileBytes(_ path: String, atMost limit: Int = Int.max) throws -> [UInt8] {
     struct ReadError: Error, CustomStringConvertible { let description: String }
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw ReadError(description: "\(path): \(String(cString: strerror(errno)))") }
@@ -321,7 +334,7 @@ public func readFileBytes(_ path: String, atMost limit: Int = Int.max) throws ->
     return bytes
 }
 
-public func writeFileBytes(_ path: String, _ bytes: [UInt8]) throws {
+package func writeFileBytes(_ path: String, _ bytes: [UInt8]) throws {
     struct WriteError: Error, CustomStringConvertible { let description: String }
     let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     guard descriptor >= 0 else { throw WriteError(description: "\(path): \(String(cString: strerror(errno)))") }
@@ -337,7 +350,9 @@ extension Transcript.Step {
     /// The step with `${fixtures}` replaced by the fixture server's base URL in every string.
     func substituting(baseURL: String) -> Transcript.Step {
         func replace(_ value: JSON) -> JSON {
-            if let text = value.stringValue { return text.contains("${fixtures}") ? JSON(text.replacingAll("${fixtures}", with: baseURL)) : value }
+            if let text = value.stringValue {
+                return text.contains("${fixtures}") ? JSON(text.replacingAll("${fixtures}", with: baseURL)) : value
+            }
             if let elements = value.arrayValue { return .array(elements.map(replace)) }
             if let members = value.objectMembers { return .object(members.map { ($0.key, replace($0.value)) }) }
             return value

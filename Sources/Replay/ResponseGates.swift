@@ -55,7 +55,7 @@ final class ResponseGates: Sendable {
         }
         guard let waiter else { return true }
         guard waiter.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return false }
-        waiter.signal() // for anyone else waiting on the same name
+        waiter.signal()  // for anyone else waiting on the same name
         return true
     }
 }

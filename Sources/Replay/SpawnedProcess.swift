@@ -39,11 +39,16 @@ struct SpawnedProcess {
         let environmentStrings: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
         defer { environmentStrings?.forEach { free($0) } }
         var pid = pid_t()
-        let result = environmentStrings.map { posix_spawn(&pid, command[0], &actions, nil, argv, $0) }
+        let result =
+            environmentStrings.map { posix_spawn(&pid, command[0], &actions, nil, argv, $0) }
             ?? posix_spawn(&pid, command[0], &actions, nil, argv, environ)
-        close(stdinPipe[0]); close(stdoutPipe[1]); close(stderrPipe[1])
+        close(stdinPipe[0])
+        close(stdoutPipe[1])
+        close(stderrPipe[1])
         guard result == 0 else {
-            close(stdinPipe[1]); close(stdoutPipe[0]); close(stderrPipe[0])
+            close(stdinPipe[1])
+            close(stdoutPipe[0])
+            close(stderrPipe[0])
             throw SpawnError(description: "cannot run \(command[0]): \(String(cString: strerror(result)))")
         }
         self.pid = pid

@@ -3,11 +3,11 @@ import Glibc
 #endif
 
 /// A directory of one's own under $TMPDIR (or /tmp), removed with what it holds.
-public struct TemporaryDirectory {
-    public let path: String
+package struct TemporaryDirectory {
+    package let path: String
 
     /// nil when no directory could be made (the caller goes on without one).
-    public init?(prefix: String) {
+    package init?(prefix: String) {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return nil }
@@ -15,7 +15,7 @@ public struct TemporaryDirectory {
     }
 
     /// Removes the files in it (it holds no directories), then the directory.
-    public func remove() {
+    package func remove() {
         guard let directory = opendir(path) else { return }
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }

@@ -2,9 +2,9 @@ import JSONKit
 
 /// Makes a recorded session small enough for a bug report: cut after the step that matters,
 /// then drop the fixture routes the shortened session never requests.
-public enum Trimming {
-    public struct TrimError: Error, CustomStringConvertible {
-        public let description: String
+package enum Trimming {
+    package struct TrimError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Steps that only listen: they belong to the step before them (its answers, events and requests).
@@ -12,7 +12,7 @@ public enum Trimming {
 
     /// The transcript's steps through `last` (0-based, as `replay` numbers them), and the
     /// expectations right after it: what the daemon said before the client's next move.
-    public static func cut(_ document: JSON, throughStep last: Int) throws(TrimError) -> JSON {
+    package static func cut(_ document: JSON, throughStep last: Int) throws(TrimError) -> JSON {
         guard let steps = document["steps"]?.arrayValue else { throw TrimError(description: "the transcript has no \"steps\" array") }
         guard steps.indices.contains(last) else {
             throw TrimError(description: "step \(last) is not in the transcript (steps 0...\(steps.count - 1))")
@@ -26,7 +26,7 @@ public enum Trimming {
     /// exchange) is used when a step names it (`requested`, `release`); any other route when
     /// a request in `requested` (targets such as `/items?page=2`, in the order the fixture
     /// server received them while the transcript was replayed) was answered by it.
-    public static func droppingUnusedFixtures(_ document: JSON, requested: [String]) -> JSON {
+    package static func droppingUnusedFixtures(_ document: JSON, requested: [String]) -> JSON {
         guard let routes = document["fixtures"]?.arrayValue else { return document }
         let steps = document["steps"]?.arrayValue ?? []
         let namedHolds = Set(steps.compactMap { $0["requested"]?.stringValue ?? $0["release"]?.stringValue })
@@ -51,7 +51,7 @@ public enum Trimming {
     }
 
     /// A transcript laid out as the recorder writes it: one route and one step per line.
-    public static func text(_ document: JSON) -> String {
+    package static func text(_ document: JSON) -> String {
         var lines = ["{"]
         let members = document.objectMembers ?? []
         for (index, (key, value)) in members.enumerated() {

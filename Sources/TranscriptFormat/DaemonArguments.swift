@@ -2,9 +2,9 @@
 /// The daemon runs with the rights of whoever replays, and transcripts come from strangers:
 /// `["--record", FILE]` would overwrite FILE, `["--cache-path", FILE]` move it aside. Only
 /// options that change how the spawned daemon behaves, and name no file, are harmless.
-public enum DaemonArguments {
+package enum DaemonArguments {
     /// `datasourced serve`'s harmless options, and whether each takes a value.
-    public static let harmless: [String: Bool] = [
+    package static let harmless: [String: Bool] = [
         "--log-level": true,
         "--max-message-size": true,
         "--cache-max-bytes": true,
@@ -14,12 +14,13 @@ public enum DaemonArguments {
     ]
 
     /// Options that name a file the daemon would write.
-    public static let namingFiles: Set = ["--record", "--cache-path"]
+    package static let namingFiles: Set = ["--record", "--cache-path"]
 
     /// Why `arguments` cannot run without `--allow-daemon-arguments`, naming the first
     /// argument refused; nil when every one is harmless.
-    public static func refusal(_ arguments: [String]) -> String? {
-        let advice = "replay runs a transcript's daemonArguments only from a list of harmless options "
+    package static func refusal(_ arguments: [String]) -> String? {
+        let advice =
+            "replay runs a transcript's daemonArguments only from a list of harmless options "
             + "(\(harmless.keys.sorted().joined(separator: ", "))) unless given --allow-daemon-arguments"
         var index = 0
         while index < arguments.count {
@@ -48,7 +49,7 @@ public enum DaemonArguments {
 
     /// Whether the arguments choose the daemon's persisted cache themselves (a file, or none):
     /// else `replay` gives each transcript a cache file of its own in a temporary directory.
-    public static func chooseCache(_ arguments: [String]) -> Bool {
+    package static func chooseCache(_ arguments: [String]) -> Bool {
         arguments.contains { $0 == "--no-cache" || $0 == "--cache-path" || $0.hasPrefix("--cache-path=") }
     }
 }

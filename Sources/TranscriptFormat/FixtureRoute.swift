@@ -34,7 +34,7 @@ package struct FixtureResponse: Sendable {
 
 /// One entry of a fixture table (Protocol.md, "Fixtures"). Fixture files are input like the
 /// wire: decoded with the daemon's reader, every number range-checked (`TranscriptLimits`).
-public struct FixtureRoute: Sendable {
+package struct FixtureRoute: Sendable {
     package let path: String
     /// Query parameters that must be present with these values (others may be present too).
     package let query: [(String, String)]
@@ -47,7 +47,7 @@ public struct FixtureRoute: Sendable {
     package let response: FixtureResponse
 
     /// The routes of a `fixtures` array, as found at `field` of a file (`fixtures`).
-    public static func routes(parsing value: JSON, field: String = "fixtures") throws(Transcript.FormatError) -> [FixtureRoute] {
+    package static func routes(parsing value: JSON, field: String = "fixtures") throws(Transcript.FormatError) -> [FixtureRoute] {
         do throws(FieldError) {
             return try routes(value, field: field)
         } catch {
@@ -65,28 +65,34 @@ public struct FixtureRoute: Sendable {
         var reader = try ObjectReader(json, field: field, expected: "a route, an object with \"path\"")
         path = try reader.string("path")
         guard path.hasPrefix("/") else { throw .invalid(reader.path("path"), expected: "a path starting with /", got: JSON(path)) }
-        query = try reader.optional("query") { value, field throws(FieldError) -> [(String, String)] in
-            guard let members = value.objectMembers else { throw .mistyped(field, expected: "an object of query parameters", got: value) }
-            return members.map { name, value in (name, value.stringValue ?? value.description) }
-        } ?? []
-        times = try reader.optionalInteger("times", in: 1...Int.max)
-        var headers = try reader.optional("headers") { value, field throws(FieldError) -> [(String, String)] in
-            guard let members = value.objectMembers else { throw .mistyped(field, expected: "an object of header values", got: value) }
-            return try members.map { name, value throws(FieldError) -> (String, String) in
-                let memberField = "\(field).\(name)"
-                guard FixtureRoute.isToken(name) else {
-                    throw FieldError(field: memberField, expected: "a header name (an RFC 9110 token)", got: JSON(name),
-                                     message: "\"\(memberField)\": \(JSON(name).text()) is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+        query =
+            try reader.optional("query") { value, field throws(FieldError) -> [(String, String)] in
+                guard let members = value.objectMembers else {
+                    throw .mistyped(field, expected: "an object of query parameters", got: value)
                 }
-                return (name, try FixtureRoute.headerValue(value.stringValue.map { JSON($0) } ?? JSON(value.description), memberField))
-            }
-        } ?? []
+                return members.map { name, value in (name, value.stringValue ?? value.description) }
+            } ?? []
+        times = try reader.optionalInteger("times", in: 1...Int.max)
+        var headers =
+            try reader.optional("headers") { value, field throws(FieldError) -> [(String, String)] in
+                guard let members = value.objectMembers else { throw .mistyped(field, expected: "an object of header values", got: value) }
+                return try members.map { name, value throws(FieldError) -> (String, String) in
+                    let memberField = "\(field).\(name)"
+                    guard FixtureRoute.isToken(name) else {
+                        throw FieldError(
+                            field: memberField, expected: "a header name (an RFC 9110 token)", got: JSON(name),
+                            message: "\"\(memberField)\": \(JSON(name).text()) is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+                    }
+                    return (name, try FixtureRoute.headerValue(value.stringValue.map { JSON($0) } ?? JSON(value.description), memberField))
+                }
+            } ?? []
         var body: [UInt8] = []
         let bodyText = try reader.optionalString("bodyText")
         if let value = reader.value("body") {
             guard bodyText == nil else {
-                throw FieldError(field: reader.path("body"), expected: "either body or bodyText", got: "both",
-                                 message: "\"\(field)\" has both \"body\" and \"bodyText\": a route sends one body")
+                throw FieldError(
+                    field: reader.path("body"), expected: "either body or bodyText", got: "both",
+                    message: "\"\(field)\" has both \"body\" and \"bodyText\": a route sends one body")
             }
             body = value.encoded()
             if !headers.contains(where: { $0.0.lowercased() == "content-type" }) { headers.append(("Content-Type", "application/json")) }
@@ -99,7 +105,9 @@ public struct FixtureRoute: Sendable {
             // An entity tag is quoted on the wire (RFC 9110 §8.8.3); a bare word is quoted for you.
             let quoted = tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"\(tag)\""
             guard FixtureRoute.isEntityTag(quoted) else {
-                throw .invalid(reader.path("etag"), expected: "an entity tag: a word, \"a quoted one\" or W/\"a weak one\" (RFC 9110 §8.8.3)", got: JSON(tag))
+                throw .invalid(
+                    reader.path("etag"), expected: "an entity tag: a word, \"a quoted one\" or W/\"a weak one\" (RFC 9110 §8.8.3)",
+                    got: JSON(tag))
             }
             etag = quoted
             headers.append(("ETag", quoted))
@@ -135,12 +143,14 @@ public struct FixtureRoute: Sendable {
 
     /// RFC 9110 §5.6.2: `tchar`, one or more.
     static func isToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-            default: tokenSymbols.contains(byte)
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    true
+                default: tokenSymbols.contains(byte)
+                }
             }
-        }
     }
 
     private static let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
@@ -188,7 +198,8 @@ public struct FixtureRoute: Sendable {
             return ifNoneMatch.flatMap(FixtureRoute.listedTags).contains { $0 == "*" || $0 == opaque }
         }
         guard let lastModified, let since = headers.first(where: { $0.name == "if-modified-since" }),
-              let sinceSeconds = HTTPDate.seconds(since.value) else { return false }
+            let sinceSeconds = HTTPDate.seconds(since.value)
+        else { return false }
         return lastModified.seconds <= sinceSeconds
     }
 

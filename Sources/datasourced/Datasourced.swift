@@ -65,20 +65,24 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest message body accepted, in bytes; larger ones are skipped and answered with an error.")
     var maxMessageSize: Int = 64 << 20
 
-    @Option(help: ArgumentHelp(
-        "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
-        discussion: "{pid} in FILE is replaced by the daemon's process id. Each event handled is added to the file as it goes, so that it is a transcript at any moment.",
-        valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Record the session to FILE, a transcript that `datasourced replay FILE` runs offline (also $DATASOURCED_RECORD).",
+            discussion:
+                "{pid} in FILE is replaced by the daemon's process id. Each event handled is added to the file as it goes, so that it is a transcript at any moment.",
+            valueName: "FILE"))
     var record: String?
 
-    @Option(help: ArgumentHelp(
-        "A header or query parameter name whose values a recording never holds, besides the secret ones (repeatable; also $DATASOURCED_REDACT, comma-separated).",
-        valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp(
+            "A header or query parameter name whose values a recording never holds, besides the secret ones (repeatable; also $DATASOURCED_REDACT, comma-separated).",
+            valueName: "NAME"))
     var redact: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "The persisted page cache's SQLite file (default: $XDG_CACHE_HOME/datasourced/cache.sqlite, or ~/.cache/datasourced/cache.sqlite).",
-        valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "The persisted page cache's SQLite file (default: $XDG_CACHE_HOME/datasourced/cache.sqlite, or ~/.cache/datasourced/cache.sqlite).",
+            valueName: "FILE"))
     var cachePath: String?
 
     @Flag(help: "Keep no persisted page cache: sources that ask for one load from the network every time.")
@@ -128,10 +132,12 @@ struct Serve: ParsableCommand {
         var recorder: SessionRecorder?
         if let path = recordingPath {
             // The recorded session runs without the persisted cache (below), and so does its replay.
-            let arguments = (maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]) + ["--no-cache"]
+            let arguments =
+                (maxMessageSize == DaemonOptions().maximumMessageSize ? [] : ["--max-message-size", "\(maxMessageSize)"]) + ["--no-cache"]
             do {
-                recorder = try SessionRecorder(path: path, daemonArguments: arguments, redacting: redactedNames,
-                                               warn: { logger.warning("\($0)") })
+                recorder = try SessionRecorder(
+                    path: path, daemonArguments: arguments, redacting: redactedNames,
+                    warn: { logger.warning("\($0)") })
             } catch {
                 throw ValidationError("--record: \(error)")
             }
@@ -171,14 +177,16 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print every message sent and received.")
     var verbose = false
 
-    @Option(help: "Write every message sent and received, as JSON lines {transcript, direction, message}, to this file (for schema checks).")
+    @Option(
+        help: "Write every message sent and received, as JSON lines {transcript, direction, message}, to this file (for schema checks).")
     var capture: String?
 
-    @Flag(help: ArgumentHelp(
-        "Pass a transcript's daemonArguments to the daemon even when they are not harmless.",
-        discussion: """
-            The daemon runs with your rights. Without this flag only options that name no file are passed             (\(DaemonArguments.harmless.keys.sorted().joined(separator: ", "))); a transcript with others             (--record FILE, --cache-path FILE...) fails, naming the argument.
-            """))
+    @Flag(
+        help: ArgumentHelp(
+            "Pass a transcript's daemonArguments to the daemon even when they are not harmless.",
+            discussion: """
+                The daemon runs with your rights. Without this flag only options that name no file are passed             (\(DaemonArguments.harmless.keys.sorted().joined(separator: ", "))); a transcript with others             (--record FILE, --cache-path FILE...) fails, naming the argument.
+                """))
     var allowDaemonArguments = false
 
     func run() throws {
@@ -288,4 +296,3 @@ struct FixturesCommand: ParsableCommand {
         server.stop()
     }
 }
-

@@ -39,7 +39,10 @@ struct TranscriptCommand: ParsableCommand {
         @Option(help: "Daemon executable to spawn (default: this executable, with the `serve` subcommand).")
         var daemon: String?
 
-        @Flag(help: "Pass the transcript's daemonArguments to the daemon even when they are not harmless (as `replay --allow-daemon-arguments`).")
+        @Flag(
+            help:
+                "Pass the transcript's daemonArguments to the daemon even when they are not harmless (as `replay --allow-daemon-arguments`)."
+        )
         var allowDaemonArguments = false
 
         func run() throws {
@@ -57,7 +60,8 @@ struct TranscriptCommand: ParsableCommand {
             document = Trimming.droppingUnusedFixtures(document, requested: requests)
             let destination = output ?? file
             try replaceFile(destination, with: Trimming.text(document))
-            Replay.writeLine("""
+            Replay.writeLine(
+                """
                 \(destination): \(document["steps"]?.count ?? 0) of \(stepsBefore) steps, \
                 \(document["fixtures"]?.count ?? 0) of \(fixturesBefore) fixtures kept
                 """)

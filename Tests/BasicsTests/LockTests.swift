@@ -37,7 +37,10 @@ import Testing
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         deadline.tv_nsec += 20_000_000
-        if deadline.tv_nsec >= 1_000_000_000 { deadline.tv_sec += 1; deadline.tv_nsec -= 1_000_000_000 }
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
         let signalled = lock.withLock { condition.wait(releasing: lock, untilMonotonic: deadline) }
         #expect(!signalled)
     }

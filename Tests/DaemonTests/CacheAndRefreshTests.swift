@@ -33,7 +33,9 @@ final class MemoryPageStore: PageCacheStore {
 @Suite struct CacheAndRefreshTests {
     static let key = PageCacheKey(material: "test", label: "http://api.invalid/items")
 
-    static func paginated(_ pagination: JSON = [:], extra: [(String, JSON)] = [], store: MemoryPageStore) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
+    static func paginated(
+        _ pagination: JSON = [:], extra: [(String, JSON)] = [], store: MemoryPageStore
+    ) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
         let (source, loader, recorder) = try PaginatedStateMachineTests.source(pagination, extra: [("cache", ["enabled": true])] + extra)
         source.attachCache(store, key: key)
         return (source, loader, recorder)
@@ -139,11 +141,15 @@ final class MemoryPageStore: PageCacheStore {
     @Test func cachedPagesRoundTripEveryRequestKind() throws {
         let requests: [PaginatedDataSource.PageRequest] = [.first, .page(2), .offset(40), .cursor("c=1&x"), .url("http://a.invalid/p?x=1")]
         let pages = requests.enumerated().map { index, request in
-            CachedPages.Page(request: request, validators: Validators(etag: index % 2 == 0 ? "\"e\(index)\"" : nil, lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"),
-                             rows: [["id": JSON(index)]], received: 1 + index, next: index == 4 ? nil : requests[index + 1],
-                             metadata: PageMetadata(pageSize: 1, numberOfTotalResults: 9))
+            CachedPages.Page(
+                request: request,
+                validators: Validators(etag: index % 2 == 0 ? "\"e\(index)\"" : nil, lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"),
+                rows: [["id": JSON(index)]], received: 1 + index, next: index == 4 ? nil : requests[index + 1],
+                metadata: PageMetadata(pageSize: 1, numberOfTotalResults: 9))
         }
-        let decoded = try CachedPages.decode(CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).encoded(), limits: MemoryPageStore.limits).get()
+        let decoded = try CachedPages.decode(
+            CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).encoded(), limits: MemoryPageStore.limits
+        ).get()
         #expect(decoded.pages.map(\.request) == requests)
         #expect(decoded.pages.map(\.next) == pages.map(\.next))
         #expect(decoded.pages.map(\.validators) == pages.map(\.validators))
@@ -157,11 +163,13 @@ final class MemoryPageStore: PageCacheStore {
 
     /// A cursor-paged source with pages [1, 2] (ETag "v1", next cursor a) and [3, 4] (ETag "p2", next b) loaded.
     static func twoCursorPages() throws -> (PaginatedDataSource, FakeLoader, Recorder) {
-        let (source, loader, recorder) = try PaginatedStateMachineTests.source(["strategy": "cursor", "cursorPath": "next"], extra: [("keyPath", "items")])
+        let (source, loader, recorder) = try PaginatedStateMachineTests.source(
+            ["strategy": "cursor", "cursorPath": "next"], extra: [("keyPath", "items")])
         source.fetchData()
         loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "a"], headers: etag)
         source.fetchNextPage()
-        loader.respond(1, json: ["items": PaginatedStateMachineTests.page([3, 4]), "next": "b"], headers: [(name: "ETag", value: "\"p2\"")])
+        loader.respond(
+            1, json: ["items": PaginatedStateMachineTests.page([3, 4]), "next": "b"], headers: [(name: "ETag", value: "\"p2\"")])
         recorder.reset()
         return (source, loader, recorder)
     }
@@ -225,12 +233,18 @@ final class MemoryPageStore: PageCacheStore {
 
     @Test func aRemoteSourceRevalidatesAndRefreshes() throws {
         let loader = FakeLoader()
-        let params: JSON = ["name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
-                            "apiPath": "/r", "cache": ["enabled": true]]
-        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw FieldError(field: "kind", expected: "remote", got: nil, message: "") }
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/r", "cache": ["enabled": true],
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "remote", got: nil, message: "")
+        }
         let store = MemoryPageStore()
         func make() -> (RemoteDataSource, Recorder) {
-            let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader, errorRow: \.placeholderRow)
+            let source = RemoteDataSource(
+                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader,
+                errorRow: \.placeholderRow)
             source.attachCache(store, key: Self.key)
             return (source, Recorder().observing(source))
         }
@@ -291,11 +305,15 @@ final class MemoryPageStore: PageCacheStore {
 
     @Test func theCacheKeyCoversWhatTheServerSeesButNotNamesAndNeverLabelsSecrets() throws {
         func params(name: String = "a", token: String = "secret-token-1", query: JSON = [:], placeholders: JSON = 6) -> JSON {
-            ["name": JSON(name), "kind": "paginated", "remoteConfiguration": ["baseURL": "https://user:pw@api.invalid", "headers": ["Authorization": JSON("Bearer " + token)]],
-             "apiPath": "/items", "queryParameters": query, "placeholderStorageOptions": placeholders, "cache": ["enabled": true]]
+            [
+                "name": JSON(name), "kind": "paginated",
+                "remoteConfiguration": ["baseURL": "https://user:pw@api.invalid", "headers": ["Authorization": JSON("Bearer " + token)]],
+                "apiPath": "/items", "queryParameters": query, "placeholderStorageOptions": placeholders, "cache": ["enabled": true],
+            ]
         }
         let key = try #require(try Self.cacheKey(params()))
-        #expect(try Self.cacheKey(params(name: "b", placeholders: 0)) == key, "names and placeholders do not change what the server returns")
+        #expect(
+            try Self.cacheKey(params(name: "b", placeholders: 0)) == key, "names and placeholders do not change what the server returns")
         #expect(try Self.cacheKey(params(token: "secret-token-2")) != key, "two users' tokens never share an entry")
         #expect(try Self.cacheKey(params(query: ["state": "open"])) != key)
         #expect(!key.label.contains("secret-token") && !key.label.contains("pw"))

@@ -10,27 +10,36 @@ import Testing
     static let key = CacheAndRefreshTests.key
 
     /// A paginated source over `baseURL` with the cache on, attached to `store`.
-    static func source(_ pagination: JSON = [:], baseURL: String = "http://api.invalid", headers: JSON = [:], extra: [(String, JSON)] = [],
-                       store: MemoryPageStore) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
+    static func source(
+        _ pagination: JSON = [:], baseURL: String = "http://api.invalid", headers: JSON = [:], extra: [(String, JSON)] = [],
+        store: MemoryPageStore
+    ) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
         let loader = FakeLoader()
-        let params = JSON.object([("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
-                                  ("remoteConfiguration", ["baseURL": JSON(baseURL), "headers": headers]), ("apiPath", "/items"),
-                                  ("pageSize", 2), ("pagination", pagination), ("cache", ["enabled": true])] + extra)
+        let params = JSON.object(
+            [
+                ("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
+                ("remoteConfiguration", ["baseURL": JSON(baseURL), "headers": headers]), ("apiPath", "/items"),
+                ("pageSize", 2), ("pagination", pagination), ("cache", ["enabled": true]),
+            ] + extra)
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
             throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-                                         paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
+            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
         source.attachCache(store, key: key)
         return (source, loader, Recorder().observing(source))
     }
 
     static func rows(_ ids: [Int]) -> [JSON] { ids.map { ["id": JSON($0)] } }
 
-    static func page(_ request: PaginatedDataSource.PageRequest, _ ids: [Int], received: Int? = nil,
-                     next: PaginatedDataSource.PageRequest?, etag: String? = "\"v1\"") -> CachedPages.Page {
-        CachedPages.Page(request: request, validators: Validators(etag: etag), rows: rows(ids), received: received ?? ids.count,
-                         next: next, metadata: PageMetadata())
+    static func page(
+        _ request: PaginatedDataSource.PageRequest, _ ids: [Int], received: Int? = nil,
+        next: PaginatedDataSource.PageRequest?, etag: String? = "\"v1\""
+    ) -> CachedPages.Page {
+        CachedPages.Page(
+            request: request, validators: Validators(etag: etag), rows: rows(ids), received: received ?? ids.count,
+            next: next, metadata: PageMetadata())
     }
 
     /// Stores `pages` as this version writes an entry (checksum and all): what a person or
@@ -44,8 +53,10 @@ import Testing
 
     /// What a source does with an entry it refuses: shows nothing of it, asks for the first
     /// page unconditionally, and removes the entry.
-    static func expectRefused(_ source: PaginatedDataSource, _ loader: FakeLoader, _ store: MemoryPageStore,
-                              sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectRefused(
+        _ source: PaginatedDataSource, _ loader: FakeLoader, _ store: MemoryPageStore,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         source.fetchData()
         #expect(!source.isStale, sourceLocation: sourceLocation)
         #expect(source.allObjects == [Placeholder.loadingRow], sourceLocation: sourceLocation)
@@ -80,8 +91,12 @@ import Testing
 
     @Test func anEntryWhosePagesClaimIntMaxObjectsReceivedIsRefused() throws {
         let store = MemoryPageStore()
-        Self.store([Self.page(.first, [1, 2], received: Int.max, next: .page(2)), Self.page(.page(2), [3, 4], received: Int.max, next: .page(3))],
-                   currentPage: 2, in: store)
+        Self.store(
+            [
+                Self.page(.first, [1, 2], received: Int.max, next: .page(2)),
+                Self.page(.page(2), [3, 4], received: Int.max, next: .page(3)),
+            ],
+            currentPage: 2, in: store)
         let (source, loader, _) = try Self.source(store: store)
         Self.expectRefused(source, loader, store)
     }
@@ -103,8 +118,9 @@ import Testing
     @Test func aRestoredNextURLToAnotherOriginIsRefusedAndNeverRequested() throws {
         let store = MemoryPageStore()
         Self.store([Self.page(.first, [1, 2], next: .url("http://evil.invalid/steal"))], in: store)
-        let (source, loader, _) = try Self.source(["strategy": "nextURL"], headers: ["Authorization": "Bearer TOKEN"],
-                                                  extra: [("keyPath", "items")], store: store)
+        let (source, loader, _) = try Self.source(
+            ["strategy": "nextURL"], headers: ["Authorization": "Bearer TOKEN"],
+            extra: [("keyPath", "items")], store: store)
         source.fetchData()
         #expect(!source.isStale, "the entry is not shown")
         #expect(store.entries[Self.key] == nil, "the entry is dropped")
@@ -130,8 +146,9 @@ import Testing
         let stored = try #require(store.entries[Self.key])
         let text = String(decoding: stored.payload, as: UTF8.self)
         let id3 = text.contains(#""id":3"#) ? #""id":3"# : #""id": 3"#
-        store.entries[Self.key] = StoredPages(payload: try Self.replacing(id3, with: id3.replacing("3", with: "9"), in: stored.payload),
-                                              storedAt: stored.storedAt)
+        store.entries[Self.key] = StoredPages(
+            payload: try Self.replacing(id3, with: id3.replacing("3", with: "9"), in: stored.payload),
+            storedAt: stored.storedAt)
         let (source, loader, _) = try Self.source(store: store)
         Self.expectRefused(source, loader, store)
         #expect(!Self.ids(source).contains(9), "a row the server never sent is never shown")
@@ -141,22 +158,28 @@ import Testing
 
     @Test func anAPIPathWhosePortIsOutsideOneTo65535IsRefusedAtCreation() throws {
         for port in ["18446744073709551617", "18446744073709551616", "65536", "0", "99999999999999999999999"] {
-            let params: JSON = ["name": "r", "kind": "remote", "remoteConfiguration": ["baseURL": "http://127.0.0.1:8080"],
-                                "apiPath": JSON("http://127.0.0.1:\(port)/items")]
+            let params: JSON = [
+                "name": "r", "kind": "remote", "remoteConfiguration": ["baseURL": "http://127.0.0.1:8080"],
+                "apiPath": JSON("http://127.0.0.1:\(port)/items"),
+            ]
             let refusal = wireRefusal { _ = try SourceSpec.decoding(createSourceParams: params) }
             #expect(refusal?.data?["field"] == "apiPath", "port \(port)")
             #expect(refusal?.message.contains("1...65535") == true, "port \(port): \(refusal?.message ?? "accepted")")
         }
         for path in ["http://127.0.0.1:65535/items", "http://127.0.0.1:1/items", "/items", "items?x=1", "http://127.0.0.1:/items"] {
-            let params: JSON = ["name": "r", "kind": "remote", "remoteConfiguration": ["baseURL": "http://127.0.0.1:8080"], "apiPath": JSON(path)]
+            let params: JSON = [
+                "name": "r", "kind": "remote", "remoteConfiguration": ["baseURL": "http://127.0.0.1:8080"], "apiPath": JSON(path),
+            ]
             #expect(wireRefusal { _ = try SourceSpec.decoding(createSourceParams: params) } == nil, "\(path)")
         }
     }
 
     @Test func aNextURLFromTheServerWhosePortDoesNotFitFailsTheFetch() throws {
-        let (source, loader, recorder) = try PaginatedStateMachineTests.source(["strategy": "nextURL", "allowCrossOrigin": true], extra: [("keyPath", "items")])
+        let (source, loader, recorder) = try PaginatedStateMachineTests.source(
+            ["strategy": "nextURL", "allowCrossOrigin": true], extra: [("keyPath", "items")])
         source.fetchData()
-        loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "http://api.invalid:18446744073709551617/items?page=2"])
+        loader.respond(
+            0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "next": "http://api.invalid:18446744073709551617/items?page=2"])
         #expect(recorder.errors.last?["kind"] == "transport")
         #expect(recorder.errors.last?["message"]?.stringValue?.contains("1...65535") == true)
         #expect(!source.fetchNextPage())
@@ -182,8 +205,10 @@ import Testing
     // MARK: Every member checked
 
     /// An entry refused by a page-numbered source (or the one `pagination` makes), and why.
-    static func refusal(_ pages: [CachedPages.Page], currentPage: Int? = nil, duplicatesDropped: Int = 0, pagination: JSON = [:],
-                        extra: [(String, JSON)] = [], payload: [UInt8]? = nil, storedAt: Double? = nil) throws -> String? {
+    static func refusal(
+        _ pages: [CachedPages.Page], currentPage: Int? = nil, duplicatesDropped: Int = 0, pagination: JSON = [:],
+        extra: [(String, JSON)] = [], payload: [UInt8]? = nil, storedAt: Double? = nil
+    ) throws -> String? {
         let store = MemoryPageStore()
         Self.store(pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped, in: store)
         if let payload { store.entries[key] = StoredPages(payload: payload, storedAt: WallClock.secondsSince1970()) }
@@ -203,53 +228,77 @@ import Testing
 
     @Test func countsThatDoNotAddUpAreRefused() throws {
         let two = Self.page(.first, [1, 2], next: .page(2))
-        #expect(try Self.refusal([Self.page(.first, [1, 2], received: 1, next: nil)])?.contains("pages[0].received must be an integer in 2...33554432, got 1") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], received: 33_554_433, next: nil)])?.contains("pages[0].received") == true,
-                "more objects than limits.maxBodyBytes bytes")
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], received: 1, next: nil)])?.contains(
+                "pages[0].received must be an integer in 2...33554432, got 1") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], received: 33_554_433, next: nil)])?.contains("pages[0].received") == true,
+            "more objects than limits.maxBodyBytes bytes")
         #expect(try Self.refusal([Self.page(.first, [1, 2], received: -1, next: nil)])?.contains("pages[0].received") == true)
-        #expect(try Self.refusal([two], duplicatesDropped: -1)?.contains("duplicatesDropped must be a non-negative integer, got -1") == true)
+        #expect(
+            try Self.refusal([two], duplicatesDropped: -1)?.contains("duplicatesDropped must be a non-negative integer, got -1") == true)
         #expect(try Self.refusal([two], duplicatesDropped: 1)?.contains("duplicatesDropped must be at most 0") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], received: 3, next: .page(2))], duplicatesDropped: 1) == nil, "one dropped, counted")
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], received: 3, next: .page(2))], duplicatesDropped: 1) == nil, "one dropped, counted")
         #expect(try Self.refusal([two], currentPage: Int.max)?.contains("currentPage must be 1, got 9223372036854775807") == true)
         #expect(try Self.refusal([two], currentPage: Int.min)?.contains("currentPage must be 1") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], received: 3, next: nil)], pagination: ["duplicates": "keep"])?
-            .contains("pages[0].received must be 2, the rows kept (duplicates are kept), got 3") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], received: 3, next: nil)], pagination: ["duplicates": "keep"])?
+                .contains("pages[0].received must be 2, the rows kept (duplicates are kept), got 3") == true)
     }
 
     @Test func pageNumbersMustFollowFromTheFirstPage() throws {
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(2), [3, 4], next: .page(3))], currentPage: 2) == nil)
-        #expect(try Self.refusal([Self.page(.page(1), [1, 2], next: .page(2))])?.contains("pages[0].request must be {\"first\": true}") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .page(Int.max))])?.contains("pages[0].next must be {\"page\": 2}") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(3), [3, 4], next: nil)], currentPage: 3)?
-            .contains("pages[1].request is not the next request of pages[0]") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: nil), Self.page(.page(2), [3, 4], next: nil)], currentPage: 2)?
-            .contains("pages[1].request is not the next request of pages[0]") == true, "no page follows one that named none")
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(2), [3, 4], next: .page(3))], currentPage: 2)
+                == nil)
+        #expect(
+            try Self.refusal([Self.page(.page(1), [1, 2], next: .page(2))])?.contains("pages[0].request must be {\"first\": true}") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .page(Int.max))])?.contains("pages[0].next must be {\"page\": 2}") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(3), [3, 4], next: nil)], currentPage: 3)?
+                .contains("pages[1].request is not the next request of pages[0]") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: nil), Self.page(.page(2), [3, 4], next: nil)], currentPage: 2)?
+                .contains("pages[1].request is not the next request of pages[0]") == true, "no page follows one that named none")
         // firstPage 0: the first page is 0 and the next 1.
         #expect(try Self.refusal([Self.page(.first, [1, 2], next: .page(1))], currentPage: 0, extra: [("firstPage", 0)]) == nil)
     }
 
     @Test func aRequestOfAnotherStrategyIsRefused() throws {
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .offset(2))])?
-            .contains("pages[0].next is a offset request, which the pageNumber strategy never makes") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .cursor("c"))], pagination: ["strategy": "offset"])?
-            .contains("which the offset strategy never makes") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid/items?page=2"))], pagination: ["strategy": "cursor", "cursorPath": "next"])?
-            .contains("which the cursor strategy never makes") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .page(2))], pagination: ["strategy": "linkHeader"])?
-            .contains("which the linkHeader strategy never makes") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .first)])?.contains("pages[0].next must be an object with one of") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .offset(2))])?
+                .contains("pages[0].next is a offset request, which the pageNumber strategy never makes") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .cursor("c"))], pagination: ["strategy": "offset"])?
+                .contains("which the offset strategy never makes") == true)
+        #expect(
+            try Self.refusal(
+                [Self.page(.first, [1, 2], next: .url("http://api.invalid/items?page=2"))],
+                pagination: ["strategy": "cursor", "cursorPath": "next"])?
+                .contains("which the cursor strategy never makes") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .page(2))], pagination: ["strategy": "linkHeader"])?
+                .contains("which the linkHeader strategy never makes") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .first)])?.contains("pages[0].next must be an object with one of") == true)
     }
 
     @Test func offsetsMustFollowFromTheObjectsReceivedUnlessTheServerGivesThem() throws {
         let offset: JSON = ["strategy": "offset"]
-        #expect(try Self.refusal([Self.page(.first, [1, 2], received: 3, next: .offset(3))], duplicatesDropped: 1, pagination: offset) == nil)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .offset(Int.max))], pagination: offset)?
-            .contains("pages[0].next must be {\"offset\": 2}") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .offset(-2))], pagination: offset)?.contains("pages[0].next must be an object") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], received: 3, next: .offset(3))], duplicatesDropped: 1, pagination: offset) == nil)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .offset(Int.max))], pagination: offset)?
+                .contains("pages[0].next must be {\"offset\": 2}") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .offset(-2))], pagination: offset)?.contains(
+                "pages[0].next must be an object") == true)
         // From the server: any offset it could send, Int.max included; the one after it is the end, not a trap.
         let store = MemoryPageStore()
         Self.store([Self.page(.first, [1], next: .offset(Int.max))], in: store)
-        let (source, loader, recorder) = try Self.source(["strategy": "offset", "nextOffsetPath": "next"], extra: [("keyPath", "items")], store: store)
+        let (source, loader, recorder) = try Self.source(
+            ["strategy": "offset", "nextOffsetPath": "next"], extra: [("keyPath", "items")], store: store)
         source.fetchData()
         #expect(source.isStale)
         loader.respondNotModified(0)
@@ -263,14 +312,20 @@ import Testing
 
     @Test func duplicateIdentitiesAreRefusedWhereTheyWouldHaveBeenDropped() throws {
         let pages = [Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(2), [2, 3], next: .page(3))]
-        #expect(try Self.refusal(pages, currentPage: 2)?.contains("pages[1].rows[0] has an identity already loaded (duplicates are dropped)") == true)
+        #expect(
+            try Self.refusal(pages, currentPage: 2)?.contains("pages[1].rows[0] has an identity already loaded (duplicates are dropped)")
+                == true)
         #expect(try Self.refusal(pages, currentPage: 2, pagination: ["duplicates": "keep"]) == nil)
     }
 
     @Test func moreThanMaxPagesPagesAreRefused() throws {
-        let pages = [Self.page(.first, [1], next: .page(2)), Self.page(.page(2), [2], next: .page(3)), Self.page(.page(3), [3], next: .page(4))]
+        let pages = [
+            Self.page(.first, [1], next: .page(2)), Self.page(.page(2), [2], next: .page(3)), Self.page(.page(3), [3], next: .page(4)),
+        ]
         #expect(try Self.refusal(pages, currentPage: 3, pagination: ["maxPages": 3]) == nil)
-        #expect(try Self.refusal(pages, currentPage: 3, pagination: ["maxPages": 2])?.contains("it holds 3 pages, more than pagination.maxPages (2)") == true)
+        #expect(
+            try Self.refusal(pages, currentPage: 3, pagination: ["maxPages": 2])?.contains(
+                "it holds 3 pages, more than pagination.maxPages (2)") == true)
     }
 
     @Test func metadataCountsAreNonNegativeIntegersAndLargeOnesDoNotTrap() throws {
@@ -279,7 +334,9 @@ import Testing
             page.metadata = metadata
             return [page]
         }
-        #expect(try Self.refusal(with(PageMetadata(pageSize: -1)))?.contains("pages[0].metadata.pageSize must be a non-negative integer, got -1") == true)
+        #expect(
+            try Self.refusal(with(PageMetadata(pageSize: -1)))?.contains(
+                "pages[0].metadata.pageSize must be a non-negative integer, got -1") == true)
         #expect(try Self.refusal(with(PageMetadata(numberOfPages: Int.min)))?.contains("pages[0].metadata.numberOfPages") == true)
         #expect(try Self.refusal(with(PageMetadata(numberOfTotalResults: -5)))?.contains("pages[0].metadata.numberOfTotalResults") == true)
         let huge = PageMetadata(pageSize: Int.max, currentPage: Int.max, numberOfPages: Int.max, numberOfTotalResults: Int.max)
@@ -303,9 +360,12 @@ import Testing
     }
 
     @Test func cursorsAreNonEmpty() throws {
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .cursor(""))], pagination: ["strategy": "cursor", "cursorPath": "next"])?
-            .contains("pages[0].next must be an object with one of") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .cursor("abc"))], pagination: ["strategy": "cursor", "cursorPath": "next"]) == nil)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .cursor(""))], pagination: ["strategy": "cursor", "cursorPath": "next"])?
+                .contains("pages[0].next must be an object with one of") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .cursor("abc"))], pagination: ["strategy": "cursor", "cursorPath": "next"])
+                == nil)
     }
 
     @Test func mappedRowsHaveOnlyTheMappingsFields() throws {
@@ -316,7 +376,9 @@ import Testing
         #expect(try Self.refusal([page], extra: [mapping]) == nil, "a field left out, an element passed through unmapped")
         page.rows = [["id": 1, "name": "a"]]
         page.received = 1
-        #expect(try Self.refusal([page], extra: [mapping])?.contains("pages[0].rows[0] has a member \"name\" the mapping does not make") == true)
+        #expect(
+            try Self.refusal([page], extra: [mapping])?.contains("pages[0].rows[0] has a member \"name\" the mapping does not make") == true
+        )
     }
 
     @Test func anEntryNestedDeeperThanAResponseMayBeIsRefused() throws {
@@ -325,7 +387,9 @@ import Testing
         var page = Self.page(.first, [1], next: nil)
         page.rows = [["id": 1, "deep": deep]]
         #expect(try Self.refusal([page], extra: [("limits", ["maxDepth": 12])]) == nil)
-        #expect(try Self.refusal([page], extra: [("limits", ["maxDepth": 11])])?.contains("it nests deeper than a response may (11 levels") == true)
+        #expect(
+            try Self.refusal([page], extra: [("limits", ["maxDepth": 11])])?.contains("it nests deeper than a response may (11 levels")
+                == true)
     }
 
     @Test func aDepthLimitNearIntMaxFromALibraryCallerDoesNotTrap() throws {
@@ -349,11 +413,17 @@ import Testing
         #expect(try Self.refusal(pages, payload: good) == nil)
         for (name, payload, reason) in [
             ("truncated", Array(good.dropLast(3)), "its checksum does not match"),
-            ("one byte flipped", good.enumerated().map { $0.offset == good.count - 5 ? $0.element ^ 1 : $0.element }, "its checksum does not match"),
+            (
+                "one byte flipped", good.enumerated().map { $0.offset == good.count - 5 ? $0.element ^ 1 : $0.element },
+                "its checksum does not match"
+            ),
             ("format 1", Array(#"{"format":1,"pages":[]}"#.utf8), "it is in format 1; this version reads format 2"),
             ("format 3", Array("datasourced-pages 3 fnv1a64:0000000000000000\n{}".utf8), "it is in format \"3\""),
             ("no header", Array("garbage".utf8), "it does not start with the header"),
-            ("a header with no end", Array("datasourced-pages 2 ".utf8) + [UInt8](repeating: 65, count: 300), "its header line does not end"),
+            (
+                "a header with no end", Array("datasourced-pages 2 ".utf8) + [UInt8](repeating: 65, count: 300),
+                "its header line does not end"
+            ),
             ("a signed checksum", Array("datasourced-pages 2 fnv1a64:+000000000000000\n{}".utf8), "its header has no checksum"),
             ("empty", [], "it does not start with the header"),
         ] {
@@ -375,27 +445,57 @@ import Testing
             (#"{"pages":[],"currentPage":1,"duplicatesDropped":0}"#, "pages must be a non-empty array"),
             (#"{"pages":[\#(page)],"currentPage":1.5,"duplicatesDropped":0}"#, "currentPage must be an integer"),
             (#"{"pages":[7],"currentPage":1,"duplicatesDropped":0}"#, "pages[0] must be an object, got 7"),
-            (#"{"pages":[{"request":{"first":true,"page":2},"received":1,"rows":[],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].request must be"),
-            (#"{"pages":[{"request":{"first":false},"received":0,"rows":[],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].request must be"),
-            (#"{"pages":[{"request":{"first":true},"received":0,"rows":{},"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].rows must be an array"),
-            (#"{"pages":[{"request":{"first":true},"received":0,"rows":[]}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].metadata must be an object, got nothing"),
-            (#"{"pages":[{"request":{"first":true},"received":0,"rows":[],"metadata":[]}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].metadata must be an object"),
-            (#"{"pages":[{"request":{"first":true},"received":"1","rows":[{"id":1}],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].received must be an integer"),
-            (#"{"pages":[{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{},"etag":5}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].etag must be a header value"),
-            (#"{"pages":[{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{},"next":{"url":"http://u:pw@api.invalid/x"}}],"currentPage":1,"duplicatesDropped":0}"#, "pages[0].next must be"),
+            (
+                #"{"pages":[{"request":{"first":true,"page":2},"received":1,"rows":[],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].request must be"
+            ),
+            (
+                #"{"pages":[{"request":{"first":false},"received":0,"rows":[],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].request must be"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":0,"rows":{},"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].rows must be an array"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":0,"rows":[]}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].metadata must be an object, got nothing"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":0,"rows":[],"metadata":[]}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].metadata must be an object"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":"1","rows":[{"id":1}],"metadata":{}}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].received must be an integer"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{},"etag":5}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].etag must be a header value"
+            ),
+            (
+                #"{"pages":[{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{},"next":{"url":"http://u:pw@api.invalid/x"}}],"currentPage":1,"duplicatesDropped":0}"#,
+                "pages[0].next must be"
+            ),
         ] {
             #expect(try Self.refusal([], payload: sealed(body))?.contains(reason) == true, "\(body)")
         }
     }
 
     @Test func aRemoteSourceReadsOnlyTheOnePageItWrites() throws {
-        let params: JSON = ["name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
-                            "apiPath": "/r", "cache": ["enabled": true]]
-        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { throw FieldError(field: "kind", expected: "remote", got: nil, message: "") }
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/r", "cache": ["enabled": true],
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "remote", got: nil, message: "")
+        }
         func refusal(_ entry: CachedPages) -> String? {
             let store = MemoryPageStore()
             store.entries[Self.key] = StoredPages(payload: entry.encoded(), storedAt: WallClock.secondsSince1970())
-            let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: FakeLoader(), errorRow: \.placeholderRow)
+            let source = RemoteDataSource(
+                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: FakeLoader(),
+                errorRow: \.placeholderRow)
             var warnings: [String] = []
             source.attachCache(store, key: Self.key, warn: { warnings.append($0) })
             source.fetchData()
@@ -404,11 +504,18 @@ import Testing
         }
         let one = Self.page(.first, [1, 2], next: nil)
         #expect(refusal(CachedPages(pages: [one], currentPage: 1, duplicatesDropped: 0)) == nil)
-        #expect(refusal(CachedPages(pages: [one, one], currentPage: 1, duplicatesDropped: 0))?.contains("a remote source's entry holds one page, not 2") == true)
-        #expect(refusal(CachedPages(pages: [Self.page(.first, [1, 2], received: Int.max, next: nil)], currentPage: 1, duplicatesDropped: 0))?
-            .contains("pages[0].received") == true)
-        #expect(refusal(CachedPages(pages: [Self.page(.first, [1, 2], next: .page(2))], currentPage: 1, duplicatesDropped: 0))?.contains("pages[0].next must be absent") == true)
-        #expect(refusal(CachedPages(pages: [Self.page(.page(1), [1, 2], next: nil)], currentPage: 1, duplicatesDropped: 0))?.contains("pages[0].request") == true)
+        #expect(
+            refusal(CachedPages(pages: [one, one], currentPage: 1, duplicatesDropped: 0))?.contains(
+                "a remote source's entry holds one page, not 2") == true)
+        #expect(
+            refusal(CachedPages(pages: [Self.page(.first, [1, 2], received: Int.max, next: nil)], currentPage: 1, duplicatesDropped: 0))?
+                .contains("pages[0].received") == true)
+        #expect(
+            refusal(CachedPages(pages: [Self.page(.first, [1, 2], next: .page(2))], currentPage: 1, duplicatesDropped: 0))?.contains(
+                "pages[0].next must be absent") == true)
+        #expect(
+            refusal(CachedPages(pages: [Self.page(.page(1), [1, 2], next: nil)], currentPage: 1, duplicatesDropped: 0))?.contains(
+                "pages[0].request") == true)
         #expect(refusal(CachedPages(pages: [one], currentPage: Int.min, duplicatesDropped: 0))?.contains("currentPage must be 1") == true)
         #expect(refusal(CachedPages(pages: [one], currentPage: 1, duplicatesDropped: 3))?.contains("duplicatesDropped must be 0") == true)
     }
@@ -418,24 +525,35 @@ import Testing
     @Test func restoredNextURLsGoThroughTheOriginCheck() throws {
         let link: JSON = ["strategy": "linkHeader"]
         #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid/items?page=2"))], pagination: link) == nil)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("https://api.invalid/items?page=2"))], pagination: link)?
-            .contains("leaves http://api.invalid:80") == true, "another scheme is another origin")
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid:8080/items"))], pagination: link)?.contains("leaves") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("/items?page=2"))], pagination: link)?.contains("leaves") == true,
-                "a URL the daemon stores is absolute")
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid/items"))],
-                                 pagination: ["strategy": "linkHeader", "allowCrossOrigin": true]) == nil)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid:0/items"))],
-                                 pagination: ["strategy": "linkHeader", "allowCrossOrigin": true])?.contains("its port 0 is not in 1...65535") == true)
-        #expect(try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid:18446744073709551617/items"))],
-                                 pagination: ["strategy": "linkHeader", "allowCrossOrigin": true])?.contains("is not in 1...65535") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .url("https://api.invalid/items?page=2"))], pagination: link)?
+                .contains("leaves http://api.invalid:80") == true, "another scheme is another origin")
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid:8080/items"))], pagination: link)?.contains("leaves")
+                == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .url("/items?page=2"))], pagination: link)?.contains("leaves") == true,
+            "a URL the daemon stores is absolute")
+        #expect(
+            try Self.refusal(
+                [Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid/items"))],
+                pagination: ["strategy": "linkHeader", "allowCrossOrigin": true]) == nil)
+        #expect(
+            try Self.refusal(
+                [Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid:0/items"))],
+                pagination: ["strategy": "linkHeader", "allowCrossOrigin": true])?.contains("its port 0 is not in 1...65535") == true)
+        #expect(
+            try Self.refusal(
+                [Self.page(.first, [1, 2], next: .url("http://api.invalid:18446744073709551617/items"))],
+                pagination: ["strategy": "linkHeader", "allowCrossOrigin": true])?.contains("is not in 1...65535") == true)
     }
 
     @Test func aRestoredURLOfAnotherOriginNeverGetsTheConfiguredCredentials() throws {
         let store = MemoryPageStore()
         Self.store([Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid/items?page=2"))], in: store)
-        let (source, loader, _) = try Self.source(["strategy": "nextURL", "allowCrossOrigin": true], baseURL: "http://user:S3CRETPW@api.invalid",
-                                                  extra: [("keyPath", "items")], store: store)
+        let (source, loader, _) = try Self.source(
+            ["strategy": "nextURL", "allowCrossOrigin": true], baseURL: "http://user:S3CRETPW@api.invalid",
+            extra: [("keyPath", "items")], store: store)
         source.fetchData()
         loader.respondNotModified(0)
         #expect(source.fetchNextPage())
@@ -444,7 +562,9 @@ import Testing
 
     @Test func credentialsComeFromTheConfigurationOnlyForItsOrigin() {
         let base = "http://user:pw@api.invalid/v1/items"
-        #expect(URLResolution.withCredentials(of: base, appliedTo: "http://api.invalid/v1/items?page=2") == "http://user:pw@api.invalid/v1/items?page=2")
+        #expect(
+            URLResolution.withCredentials(of: base, appliedTo: "http://api.invalid/v1/items?page=2")
+                == "http://user:pw@api.invalid/v1/items?page=2")
         #expect(URLResolution.withCredentials(of: base, appliedTo: "HTTP://API.invalid:80/x") == "HTTP://user:pw@API.invalid:80/x")
         #expect(URLResolution.withCredentials(of: base, appliedTo: "http://other:secret@api.invalid/x") == "http://user:pw@api.invalid/x")
         #expect(URLResolution.withCredentials(of: base, appliedTo: "https://api.invalid/x") == "https://api.invalid/x")
@@ -469,15 +589,21 @@ import Testing
         #expect(!metadata.hasMorePages(after: 3, firstPage: 1, received: 2, loaded: 6))
         #expect(!PageMetadata(numberOfPages: Int.min).hasMorePages(after: 1, firstPage: 1, received: 2, loaded: 2))
         #expect(!PageMetadata(numberOfPages: 0).hasMorePages(after: 1, firstPage: 1, received: 2, loaded: 2))
-        #expect(PageMetadata(numberOfPages: Int.max, numberOfTotalResults: Int.max).hasMorePages(after: 1, firstPage: 1, received: 2, loaded: 2))
+        #expect(
+            PageMetadata(numberOfPages: Int.max, numberOfTotalResults: Int.max).hasMorePages(after: 1, firstPage: 1, received: 2, loaded: 2)
+        )
     }
 
     @Test func serverMetadataAtTheLimitsOfIntDoesNotTrap() throws {
         let (source, loader, recorder) = try PaginatedStateMachineTests.source(["totalHeader": "X-Total"], extra: [("keyPath", "items")])
         source.fetchData()
-        loader.respond(0, json: ["items": PaginatedStateMachineTests.page([1, 2]), "page": JSON(Int.max), "page_size": JSON(Int.max),
-                                 "number_of_pages": JSON(Int.max), "total_count": JSON(Int.max)],
-                       headers: [(name: "X-Total", value: "99999999999999999999999")])
+        loader.respond(
+            0,
+            json: [
+                "items": PaginatedStateMachineTests.page([1, 2]), "page": JSON(Int.max), "page_size": JSON(Int.max),
+                "number_of_pages": JSON(Int.max), "total_count": JSON(Int.max),
+            ],
+            headers: [(name: "X-Total", value: "99999999999999999999999")])
         #expect(recorder.events.last == "p.finished")
         #expect(source.fetchNextPage())
         loader.respond(1, json: ["items": PaginatedStateMachineTests.page([3]), "number_of_pages": JSON(Int.min), "total_count": "-1"])
@@ -489,9 +615,10 @@ import Testing
     @Test func aFirstPageAtIntMinFromALibraryCallerDoesNotTrap() throws {
         var paginator = PaginatorConfiguration(firstPage: Int.min)
         paginator.maximumPages = 3
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")),
-                                         configuration: RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"),
-                                         paginator: paginator, loader: FakeLoader(), errorRow: \.placeholderRow)
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")),
+            configuration: RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"),
+            paginator: paginator, loader: FakeLoader(), errorRow: \.placeholderRow)
         #expect(source.currentPage == Int.min)
     }
 
@@ -508,8 +635,12 @@ import Testing
     @Test func aRestoredRunGoesOnAndRefreshesWithCountsFromTheFile() throws {
         let store = MemoryPageStore()
         // The largest counts an entry may hold: every page received as many objects as its body could.
-        Self.store([Self.page(.first, [1, 2], received: 33_554_432, next: .page(2)), Self.page(.page(2), [3, 4], received: 33_554_432, next: .page(3))],
-                   currentPage: 2, duplicatesDropped: 67_108_860, in: store)
+        Self.store(
+            [
+                Self.page(.first, [1, 2], received: 33_554_432, next: .page(2)),
+                Self.page(.page(2), [3, 4], received: 33_554_432, next: .page(3)),
+            ],
+            currentPage: 2, duplicatesDropped: 67_108_860, in: store)
         let (source, loader, recorder) = try Self.source(store: store)
         source.fetchData()
         #expect(source.isStale && source.duplicatesDropped == 67_108_860 && source.rowsKeptByPages == 4)

@@ -50,15 +50,21 @@ private final class Warnings: Sendable {
     private static func session(_ store: SharedPageStore, _ fetcher: ScriptedFetcher, warnings: Warnings) -> JSON {
         let client = WireClient(fetcher: fetcher, cache: store, logHandler: warnings.handler)
         _ = client.request("initialize")
-        _ = client.request("createSource", ["name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://cache.invalid"],
-                                            "apiPath": "/items", "cache": ["enabled": true]])
+        _ = client.request(
+            "createSource",
+            [
+                "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://cache.invalid"],
+                "apiPath": "/items", "cache": ["enabled": true],
+            ])
         _ = client.request("fetchData", ["source": "r", "wait": true])
         return client.request("allObjects", ["source": "r"])
     }
 
     @Test func aDamagedEntryIsDroppedWithAWarningNamingItsLabelAndTheListIsFetchedAgain() throws {
         let store = SharedPageStore()
-        let fetcher = ScriptedFetcher([Self.url: .success(RemoteResponse(url: Self.url, status: 200, contentType: "application/json", body: Array(Self.body.utf8)))])
+        let fetcher = ScriptedFetcher([
+            Self.url: .success(RemoteResponse(url: Self.url, status: 200, contentType: "application/json", body: Array(Self.body.utf8)))
+        ])
         let warnings = Warnings()
         _ = Self.session(store, fetcher, warnings: warnings)
         let (key, entry) = try #require(store.all.first)

@@ -141,7 +141,9 @@ import Testing
             let changes = ChangeSet.between(old: old, new: new, identity: identity)
             let problems = ChangeSetOracle.problems(changes, old: old, new: new, identity: identity)
             #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5))")
-            func colliding(_ layout: Layout) -> [RowArray<Int>] { identity.hashes(of: layout.sections).map { RowArray($0.map { $0 & 255 }) } }
+            func colliding(_ layout: Layout) -> [RowArray<Int>] {
+                identity.hashes(of: layout.sections).map { RowArray($0.map { $0 & 255 }) }
+            }
             let exact = ChangeSet.between(old: old, oldHashes: colliding(old), new: new, newHashes: colliding(new), identity: identity)
             #expect(exact == changes, "seed \(seed)")
         }
@@ -158,7 +160,9 @@ import Testing
         func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
             guard case .didChange(let changes) = event else { return }
             let old = before[ObjectIdentifier(source)] ?? .empty
-            problems += ChangeSetOracle.problems(changes, old: old, new: source.layout, identity: source.identity).map { "\(source.name): \($0)" }
+            problems += ChangeSetOracle.problems(changes, old: old, new: source.layout, identity: source.identity).map {
+                "\(source.name): \($0)"
+            }
             before[ObjectIdentifier(source)] = source.layout
         }
         func remember(_ sources: [DataSource]) { for source in sources { before[ObjectIdentifier(source)] = source.layout } }
@@ -184,12 +188,18 @@ import Testing
         }
         let registry = SourceRegistry()
         let identityKey: JSON = seed % 2 == 0 ? "id" : .null
-        let simple = try registry.create(["name": "s", "kind": "simple", "identityKey": identityKey, "objects": .array(objects(random.next(10)))]) as! SimpleDataSource
-        let other = try registry.create(["name": "o", "kind": "simple", "identityKey": identityKey, "objects": .array(objects(3))]) as! SimpleDataSource
+        let simple =
+            try registry.create(["name": "s", "kind": "simple", "identityKey": identityKey, "objects": .array(objects(random.next(10)))])
+            as! SimpleDataSource
+        let other =
+            try registry.create(["name": "o", "kind": "simple", "identityKey": identityKey, "objects": .array(objects(3))])
+            as! SimpleDataSource
         var sectionedParams: [(String, JSON)] = [("name", "t"), ("kind", "sectioned"), ("source", "s"), ("sectioningKey", "g")]
         if seed % 3 != 0 { sectionedParams.append(("sortDescriptors", [["keyPath": "v", "ascending": JSON(seed % 4 == 0)]])) }
         let sectioned = try registry.create(.object(sectionedParams))
-        let multi = try registry.create(["name": "m", "kind": "multi", "sources": ["t", "o", "s"], "preserveSections": JSON(seed % 2 == 1)])
+        let multi = try registry.create([
+            "name": "m", "kind": "multi", "sources": ["t", "o", "s"], "preserveSections": JSON(seed % 2 == 1),
+        ])
         let all: [DataSource] = [simple, other, sectioned, multi]
         let snapshots = Snapshots()
         snapshots.remember(all)
@@ -242,7 +252,10 @@ import Testing
         switch random.next(3) {
         case 0:  // rows added at one place
             let at = random.next(new.count + 1)
-            new.insert(contentsOf: (0..<random.next(5)).map { _ in random.chance(70) ? pool[random.next(pool.count)] : ["id": JSON(random.next(5)), "v": 0] }, at: at)
+            new.insert(
+                contentsOf: (0..<random.next(5)).map { _ in
+                    random.chance(70) ? pool[random.next(pool.count)] : ["id": JSON(random.next(5)), "v": 0]
+                }, at: at)
         case 1:  // rows removed from one place
             let start = random.next(new.count + 1), length = random.next(new.count - start + 1)
             new.removeSubrange(start..<start + length)
@@ -250,9 +263,12 @@ import Testing
             new = (0..<random.next(6)).map { _ in pool[random.next(pool.count)] }
         }
         let oldHashes = identity.hashes(of: old), newHashes = identity.hashes(of: new)
-        let diff = ChangeSet.between(old: Layout(sections: [RowArray(old)], titles: [""]), oldHashes: [RowArray(oldHashes)],
-                                     new: Layout(sections: [RowArray(new)], titles: [""]), newHashes: [RowArray(newHashes)], identity: identity)
-        guard let shortcut = DataSource.rowsAddedOrRemovedOnly(old: old, oldHashes: oldHashes, new: new, newHashes: newHashes) else { return false }
+        let diff = ChangeSet.between(
+            old: Layout(sections: [RowArray(old)], titles: [""]), oldHashes: [RowArray(oldHashes)],
+            new: Layout(sections: [RowArray(new)], titles: [""]), newHashes: [RowArray(newHashes)], identity: identity)
+        guard let shortcut = DataSource.rowsAddedOrRemovedOnly(old: old, oldHashes: oldHashes, new: new, newHashes: newHashes) else {
+            return false
+        }
         #expect(shortcut == diff, "seed \(seed): old \(old), new \(new)")
         return true
     }
@@ -261,9 +277,11 @@ import Testing
         let identity = Identity(key: JSONKeyPath("id"))
         let old = [Placeholder.loadingRow]
         let new: [JSON] = [["id": 1], ["id": 2], Placeholder.loadingRow]
-        let shortcut = DataSource.rowsAddedOrRemovedOnly(old: old, oldHashes: identity.hashes(of: old), new: new, newHashes: identity.hashes(of: new))
+        let shortcut = DataSource.rowsAddedOrRemovedOnly(
+            old: old, oldHashes: identity.hashes(of: old), new: new, newHashes: identity.hashes(of: new))
         #expect(shortcut?.inserted == [IndexPath(section: 0, item: 0), IndexPath(section: 0, item: 1)] && shortcut?.deleted == [])
-        let both = DataSource.rowsAddedOrRemovedOnly(old: [["id": 3], Placeholder.loadingRow], oldHashes: [1, 2], new: [["id": 4], Placeholder.loadingRow], newHashes: [3, 2])
+        let both = DataSource.rowsAddedOrRemovedOnly(
+            old: [["id": 3], Placeholder.loadingRow], oldHashes: [1, 2], new: [["id": 4], Placeholder.loadingRow], newHashes: [3, 2])
         #expect(both == nil, "a row removed and another added: the diff decides")
     }
 }

@@ -20,8 +20,11 @@ import Testing
             source.addObserver(recorder)
             return source
         }
-        items = try create(["name": "items", "kind": "simple", "identityKey": "id",
-                            "objects": [["id": 1, "g": "x"], ["id": 2, "g": "y"], ["id": 3, "g": "x"]]]) as! SimpleDataSource
+        items =
+            try create([
+                "name": "items", "kind": "simple", "identityKey": "id",
+                "objects": [["id": 1, "g": "x"], ["id": 2, "g": "y"], ["id": 3, "g": "x"]],
+            ]) as! SimpleDataSource
         byGroup = try create(["name": "byGroup", "kind": "sectioned", "source": "items", "sectioningKey": "g"])
         spliced = try create(["name": "spliced", "kind": "multi", "sources": ["byGroup"], "preserveSections": true])
         flat = try create(["name": "flat", "kind": "multi", "sources": ["byGroup"]])
@@ -36,12 +39,13 @@ import Testing
 
         try items.insert([["id": 4, "g": "y"]], at: 1)
         #expect(recorder.events == ["items.change", "byGroup.change", "spliced.change", "flat.change"])
-        #expect(recorder.changes.map(\.changes) == [
-            changeSet(inserted: [path(0, 1)]),
-            changeSet(inserted: [path(1, 0)]),
-            changeSet(inserted: [path(1, 0)]),
-            changeSet(inserted: [path(0, 2)]),
-        ])
+        #expect(
+            recorder.changes.map(\.changes) == [
+                changeSet(inserted: [path(0, 1)]),
+                changeSet(inserted: [path(1, 0)]),
+                changeSet(inserted: [path(1, 0)]),
+                changeSet(inserted: [path(0, 2)]),
+            ])
         #expect(Self.ids(spliced) == [[1, 3], [4, 2]])
         #expect(spliced.indexPath(for: ["id": 4]) == path(1, 0))
         #expect(flat.indexPath(for: ["id": 2]) == path(0, 3))
@@ -50,23 +54,25 @@ import Testing
         recorder.reset()
         try items.update([["id": 3, "g": "y"]])
         #expect(recorder.events == ["items.change", "byGroup.change", "spliced.change", "flat.change"])
-        #expect(recorder.changes.map(\.changes) == [
-            changeSet(updated: [path(0, 3)]),
-            changeSet(moved: [(path(0, 1), path(1, 2))], updated: [path(1, 2)]),
-            changeSet(moved: [(path(0, 1), path(1, 2))], updated: [path(1, 2)]),
-            changeSet(moved: [(path(0, 1), path(0, 3))], updated: [path(0, 3)]),
-        ])
+        #expect(
+            recorder.changes.map(\.changes) == [
+                changeSet(updated: [path(0, 3)]),
+                changeSet(moved: [(path(0, 1), path(1, 2))], updated: [path(1, 2)]),
+                changeSet(moved: [(path(0, 1), path(1, 2))], updated: [path(1, 2)]),
+                changeSet(moved: [(path(0, 1), path(0, 3))], updated: [path(0, 3)]),
+            ])
         #expect(Self.ids(spliced) == [[1], [4, 2, 3]])
 
         // The last object of group x leaves: its section goes.
         recorder.reset()
         try items.remove(at: 0, count: 1)
-        #expect(recorder.changes.map(\.changes) == [
-            changeSet(deleted: [path(0, 0)]),
-            changeSet(deletedSections: [0], deleted: [path(0, 0)]),
-            changeSet(deletedSections: [0], deleted: [path(0, 0)]),
-            changeSet(deleted: [path(0, 0)]),
-        ])
+        #expect(
+            recorder.changes.map(\.changes) == [
+                changeSet(deleted: [path(0, 0)]),
+                changeSet(deletedSections: [0], deleted: [path(0, 0)]),
+                changeSet(deletedSections: [0], deleted: [path(0, 0)]),
+                changeSet(deleted: [path(0, 0)]),
+            ])
         #expect(spliced.sectionTitles == ["y"])
         #expect(spliced.indexPath(for: ["id": 1]) == nil)
         #expect(spliced.indexPath(for: ["id": 3]) == path(0, 2))
@@ -82,8 +88,11 @@ import Testing
 
     @Test func fetchingTheOutermostSourceRunsOneCycleAtEachLevel() {
         flat.fetchData()
-        #expect(recorder.events == ["flat.will", "items.will", "byGroup.will", "spliced.will",
-                                    "items.finished", "byGroup.finished", "spliced.finished", "flat.finished"])
+        #expect(
+            recorder.events == [
+                "flat.will", "items.will", "byGroup.will", "spliced.will",
+                "items.finished", "byGroup.finished", "spliced.finished", "flat.finished",
+            ])
         // spliced was not asked, but its child loaded: it ran a balanced cycle of its own.
         for source in [items, byGroup, spliced, flat] { #expect(!source.isFetching) }
     }

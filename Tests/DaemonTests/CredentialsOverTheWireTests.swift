@@ -14,8 +14,11 @@ import Testing
     static let url = "http://fixture.invalid/items"
 
     static func params(_ name: String, _ authorization: JSON) -> JSON {
-        ["name": JSON(name), "kind": "remote", "remoteConfiguration": ["baseURL": "http://fixture.invalid", "headers": ["Authorization": authorization]],
-         "apiPath": "items"]
+        [
+            "name": JSON(name), "kind": "remote",
+            "remoteConfiguration": ["baseURL": "http://fixture.invalid", "headers": ["Authorization": authorization]],
+            "apiPath": "items",
+        ]
     }
 
     @Test func badValuesAreRefusedAndNothingLoadedIsLost() throws {
@@ -27,20 +30,27 @@ import Testing
         _ = Array("wire-secret-token\n".utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
 
-        let client = WireClient(fetcher: ScriptedFetcher([
-            Self.url: .success(RemoteResponse(url: Self.url, status: 200, contentType: "application/json", body: Array(#"[{"id":1}]"#.utf8))),
-        ]))
+        let client = WireClient(
+            fetcher: ScriptedFetcher([
+                Self.url: .success(
+                    RemoteResponse(url: Self.url, status: 200, contentType: "application/json", body: Array(#"[{"id":1}]"#.utf8)))
+            ]))
         _ = client.request("initialize")
         #expect(client.request("createSource", Self.params("kept", ["file": JSON(file), "prefix": "Bearer "]))["result"] != nil)
         #expect(client.request("fetchData", ["source": "kept", "wait": true])["result"] != nil)
 
         let unset = client.request("createSource", Self.params("unset", ["env": "DATASOURCED_TEST_NEVER_SET_28"]))
         #expect(unset["error"]?["code"] == JSON(ErrorCode.invalidParams))
-        #expect(unset["error"]?["message"] == "Invalid params: \"remoteConfiguration.headers.Authorization.env\": the environment variable DATASOURCED_TEST_NEVER_SET_28 is not set")
+        #expect(
+            unset["error"]?["message"]
+                == "Invalid params: \"remoteConfiguration.headers.Authorization.env\": the environment variable DATASOURCED_TEST_NEVER_SET_28 is not set"
+        )
         #expect(unset["error"]?["data"]?["field"] == "remoteConfiguration.headers.Authorization.env")
         #expect(unset["error"]?["data"]?["got"] == "DATASOURCED_TEST_NEVER_SET_28")
         let missing = client.request("createSource", Self.params("missing", ["file": JSON(file + ".gone")]))
-        #expect(missing["error"]?["message"] == JSON("Invalid params: \"remoteConfiguration.headers.Authorization.file\": the file \(file).gone does not exist"))
+        #expect(
+            missing["error"]?["message"]
+                == JSON("Invalid params: \"remoteConfiguration.headers.Authorization.file\": the file \(file).gone does not exist"))
         let mistyped = client.request("createSource", Self.params("mistyped", ["file": JSON(file), "prefix": ["Bearer "]]))
         #expect(mistyped["error"]?["data"]?["field"] == "remoteConfiguration.headers.Authorization.prefix")
 

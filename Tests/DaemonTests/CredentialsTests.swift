@@ -55,9 +55,12 @@ final class TokenDirectory {
 /// everywhere, part of the cache key; Basic authorization from the base URL's credentials.
 @Suite struct CredentialsTests {
     static func params(headers: JSON, baseURL: String = "http://api.invalid", extra: [(String, JSON)] = []) -> JSON {
-        .object([("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
-                 ("remoteConfiguration", ["baseURL": JSON(baseURL), "headers": headers]), ("apiPath", "/items"),
-                 ("pageSize", 2)] + extra)
+        .object(
+            [
+                ("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
+                ("remoteConfiguration", ["baseURL": JSON(baseURL), "headers": headers]), ("apiPath", "/items"),
+                ("pageSize", 2),
+            ] + extra)
     }
 
     static func source(_ params: JSON, store: MemoryPageStore? = nil) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
@@ -65,8 +68,9 @@ final class TokenDirectory {
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
             throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-                                         paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
+            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
         if let store { source.attachCache(store, key: CacheAndRefreshTests.key) }
         return (source, loader, Recorder().observing(source))
     }
@@ -75,7 +79,8 @@ final class TokenDirectory {
 
     @Test func aValueFromTheEnvironmentIsReadForEachRequestWithoutItsTrailingNewline() throws {
         try ExternalValues.$environmentOverride.withValue(["DS_TEST_TOKEN": "tok-1\n"]) {
-            let (source, loader, _) = try Self.source(Self.params(headers: ["Authorization": ["env": "DS_TEST_TOKEN", "prefix": "Bearer "]]))
+            let (source, loader, _) = try Self.source(
+                Self.params(headers: ["Authorization": ["env": "DS_TEST_TOKEN", "prefix": "Bearer "]]))
             source.fetchData()
             #expect(loader.header("Authorization", of: 0) == "Bearer tok-1")
             loader.respond(0, json: Self.page([1, 2]))
@@ -122,7 +127,10 @@ final class TokenDirectory {
             source.fetchData()
             #expect(loader.header("Authorization", of: 0) == "token home-token")
             // describeSource names the file as given, never what it holds.
-            #expect(source.summary["remoteConfiguration"]?["headers"] == ["Accept": "application/json", "Authorization": ["file": "~/token", "prefix": "token "]])
+            #expect(
+                source.summary["remoteConfiguration"]?["headers"] == [
+                    "Accept": "application/json", "Authorization": ["file": "~/token", "prefix": "token "],
+                ])
         }
     }
 
@@ -136,15 +144,20 @@ final class TokenDirectory {
             #expect(loader.pending.isEmpty, "nothing was sent")
             #expect(recorder.events.first == "p.will" && recorder.events.last == "p.failed")
             let error = try #require(recorder.errors.first)
-            #expect(error == ["kind": "transport", "message": "header \"Authorization\" was not sent: the environment variable DS_TEST_ROTATED is not set",
-                              "url": "http://api.invalid/items?page=1&page_size=2"])
+            #expect(
+                error == [
+                    "kind": "transport",
+                    "message": "header \"Authorization\" was not sent: the environment variable DS_TEST_ROTATED is not set",
+                    "url": "http://api.invalid/items?page=1&page_size=2",
+                ])
             #expect(source.allObjects.isEmpty)
         }
     }
 
     @Test func valuesReadAreSecretInErrorsAndDescriptionsWhateverTheHeadersName() throws {
         try ExternalValues.$environmentOverride.withValue(["DS_TEST_WORKSPACE": "workspace-4711"]) {
-            let (source, loader, recorder) = try Self.source(Self.params(headers: ["X-Workspace": ["env": "DS_TEST_WORKSPACE", "prefix": "ws "]]))
+            let (source, loader, recorder) = try Self.source(
+                Self.params(headers: ["X-Workspace": ["env": "DS_TEST_WORKSPACE", "prefix": "ws "]]))
             source.fetchData()
             // What was read is secret on its own too: a server echoes the token, not "Bearer token".
             #expect(loader.pending[0].request.secretValues == ["ws workspace-4711", "workspace-4711"], "a recording learns them")
@@ -162,7 +175,8 @@ final class TokenDirectory {
     @Test func theValuesReadArePartOfTheCacheKey() throws {
         let directory = TokenDirectory()
         let file = directory.write("token", "alice")
-        let params = Self.params(headers: ["Authorization": ["file": JSON(file), "prefix": "Bearer "]], extra: [("cache", ["enabled": true])])
+        let params = Self.params(
+            headers: ["Authorization": ["file": JSON(file), "prefix": "Bearer "]], extra: [("cache", ["enabled": true])])
         let store = MemoryPageStore()
 
         let (alice, aliceLoader, _) = try Self.source(params, store: store)
@@ -186,8 +200,10 @@ final class TokenDirectory {
     }
 
     @Test func aBaseURLsCredentialsAreSentAsBasicAuthorizationToItsOriginOnly() throws {
-        let (source, loader, recorder) = try Self.source(Self.params(headers: [:], baseURL: "http://us%40er:p%3Ass-word@api.invalid",
-                                                                     extra: [("pagination", ["strategy": "linkHeader", "allowCrossOrigin": true])]))
+        let (source, loader, recorder) = try Self.source(
+            Self.params(
+                headers: [:], baseURL: "http://us%40er:p%3Ass-word@api.invalid",
+                extra: [("pagination", ["strategy": "linkHeader", "allowCrossOrigin": true])]))
         source.fetchData()
         // base64("us@er:p:ss-word"): percent-decoded, as curl sends them.
         #expect(loader.header("Authorization", of: 0) == "Basic dXNAZXI6cDpzcy13b3Jk")
@@ -197,7 +213,8 @@ final class TokenDirectory {
         loader.respond(1, status: 401, json: ["message": "p:ss-word is wrong"])
         #expect(recorder.errors.last?["serverMessage"] == "<redacted> is wrong", "the decoded password is secret too")
 
-        let (explicit, explicitLoader, _) = try Self.source(Self.params(headers: ["Authorization": "Bearer given"], baseURL: "http://u:pw@api.invalid"))
+        let (explicit, explicitLoader, _) = try Self.source(
+            Self.params(headers: ["Authorization": "Bearer given"], baseURL: "http://u:pw@api.invalid"))
         explicit.fetchData()
         #expect(explicitLoader.header("Authorization", of: 0) == "Bearer given", "a header the source sets wins, as curl's -H over -u")
     }
@@ -223,34 +240,62 @@ final class TokenDirectory {
         let environment = ["DS_SET": "s3cret-env-value", "DS_EMPTY": "", "DS_CONTROL": "s3cret\nvalue"]
         let cases: [(JSON, String, String)] = [
             (3, field, "\"\(field)\" must be a string, or an object {env, prefix?} or {file, prefix?}, got an integer"),
-            ([:], field + ".env", "missing \"\(field).env\": expected one of \"env\" (a variable of the daemon's environment) and \"file\" (a path)"),
+            (
+                [:], field + ".env",
+                "missing \"\(field).env\": expected one of \"env\" (a variable of the daemon's environment) and \"file\" (a path)"
+            ),
             (["env": 1], field + ".env", "\"\(field).env\" must be a string, got an integer"),
             (["env": "DS_SET", "file": JSON(good)], field + ".file", "\"\(field)\" must have one of \"env\" and \"file\", not both"),
             (["env": "A=B"], field + ".env", "\"\(field).env\" must be the name of an environment variable, got \"A=B\""),
             (["env": "DS_UNSET_28"], field + ".env", "\"\(field).env\": the environment variable DS_UNSET_28 is not set"),
             (["env": "DS_EMPTY"], field + ".env", "\"\(field).env\": the environment variable DS_EMPTY is empty"),
-            (["env": "DS_CONTROL"], field + ".env",
-             "\"\(field).env\": the environment variable DS_CONTROL holds a line break or another control character, which a header value cannot carry"),
+            (
+                ["env": "DS_CONTROL"], field + ".env",
+                "\"\(field).env\": the environment variable DS_CONTROL holds a line break or another control character, which a header value cannot carry"
+            ),
             (["env": "DS_SET", "prefix": 1], field + ".prefix", "\"\(field).prefix\" must be a string, got an integer"),
-            (["env": "DS_SET", "prefix": "Bearer\r\n"], field + ".prefix", "\"\(field).prefix\" must not hold line breaks or other control characters"),
-            (["env": "DS_SET", "prefx": "Bearer "], field + ".prefx", "unknown member \"\(field).prefx\"; did you mean \"\(field).prefix\"?"),
-            (["file": "relative/token"], field + ".file",
-             "\"\(field).file\": the path is relative: write an absolute path, or one from ~/ (the daemon's working directory is not the client's)"),
-            (["file": "~bob/token"], field + ".file", "\"\(field).file\": the path starts with ~name, which is not expanded: write the path in full, or from ~/"),
-            (["file": JSON(directory.path + "/missing")], field + ".file", "\"\(field).file\": the file \(directory.path)/missing does not exist"),
-            (["file": JSON(good + "/x")], field + ".file", "\"\(field).file\": the file \(good)/x does not exist (a part of its path is not a directory)"),
+            (
+                ["env": "DS_SET", "prefix": "Bearer\r\n"], field + ".prefix",
+                "\"\(field).prefix\" must not hold line breaks or other control characters"
+            ),
+            (
+                ["env": "DS_SET", "prefx": "Bearer "], field + ".prefx",
+                "unknown member \"\(field).prefx\"; did you mean \"\(field).prefix\"?"
+            ),
+            (
+                ["file": "relative/token"], field + ".file",
+                "\"\(field).file\": the path is relative: write an absolute path, or one from ~/ (the daemon's working directory is not the client's)"
+            ),
+            (
+                ["file": "~bob/token"], field + ".file",
+                "\"\(field).file\": the path starts with ~name, which is not expanded: write the path in full, or from ~/"
+            ),
+            (
+                ["file": JSON(directory.path + "/missing")], field + ".file",
+                "\"\(field).file\": the file \(directory.path)/missing does not exist"
+            ),
+            (
+                ["file": JSON(good + "/x")], field + ".file",
+                "\"\(field).file\": the file \(good)/x does not exist (a part of its path is not a directory)"
+            ),
             (["file": JSON(directory.path)], field + ".file", "\"\(field).file\": the file \(directory.path) is a directory, not a file"),
-            (["file": JSON(fifo)], field + ".file", "\"\(field).file\": the file \(fifo) is not a regular file (a device, a FIFO or a socket)"),
+            (
+                ["file": JSON(fifo)], field + ".file",
+                "\"\(field).file\": the file \(fifo) is not a regular file (a device, a FIFO or a socket)"
+            ),
             (["file": JSON(large)], field + ".file", "\"\(field).file\": the file \(large) is larger than 65536 bytes"),
             (["file": JSON(empty)], field + ".file", "\"\(field).file\": the file \(empty) is empty"),
-            (["file": JSON(control)], field + ".file",
-             "\"\(field).file\": the file \(control) holds a line break or another control character, which a header value cannot carry"),
+            (
+                ["file": JSON(control)], field + ".file",
+                "\"\(field).file\": the file \(control) holds a line break or another control character, which a header value cannot carry"
+            ),
             (["file": JSON(binary)], field + ".file", "\"\(field).file\": the file \(binary) is not UTF-8 text"),
         ]
         try ExternalValues.$environmentOverride.withValue(environment) {
             for (value, expectedField, message) in cases {
-                let refusal = try #require(wireRefusal { _ = try SourceSpec.decoding(createSourceParams: Self.params(headers: ["Authorization": value])) },
-                                           "\(value) was accepted")
+                let refusal = try #require(
+                    wireRefusal { _ = try SourceSpec.decoding(createSourceParams: Self.params(headers: ["Authorization": value])) },
+                    "\(value) was accepted")
                 #expect(refusal.code == ErrorCode.invalidParams, "\(value)")
                 #expect(refusal.data?["field"] == JSON(expectedField), "\(value)")
                 #expect(refusal.message == "Invalid params: " + message, "\(value)")
@@ -259,7 +304,8 @@ final class TokenDirectory {
             }
             // The good ones are accepted.
             _ = try SourceSpec.decoding(createSourceParams: Self.params(headers: ["Authorization": ["env": "DS_SET"]]))
-            _ = try SourceSpec.decoding(createSourceParams: Self.params(headers: ["Authorization": ["file": JSON(good), "prefix": "Bearer "]]))
+            _ = try SourceSpec.decoding(
+                createSourceParams: Self.params(headers: ["Authorization": ["file": JSON(good), "prefix": "Bearer "]]))
         }
     }
 

@@ -1,4 +1,4 @@
-@_spi(Instrumentation) @testable import DataSources
+@testable import DataSources
 import JSONKit
 import Testing
 
@@ -88,15 +88,17 @@ import Testing
 
     @Test func aFilterKeepsTheChildsOrder() {
         let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
-        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: .field("genre", .eq, "history"), match: nil)
+        let filtered = FilteredDataSource(
+            name: "f", identity: Self.identity, child: child, filter: .field("genre", .eq, "history"), match: nil)
         #expect(Self.ids(filtered) == [[1, 3, 5]])
         #expect(filtered.kind == "filtered" && filtered.children.first === child)
     }
 
     @Test func aMatchOrdersByScoreWithTiesInTheChildsOrder() throws {
         let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
-        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
-                                          match: MatchQuery(query: "rings", keyPaths: Self.titles))
+        let filtered = FilteredDataSource(
+            name: "f", identity: Self.identity, child: child, filter: nil,
+            match: MatchQuery(query: "rings", keyPaths: Self.titles))
         #expect(Self.ids(filtered) == [[2, 4, 1]], "two word starts tie in the child's order, before the middle of a word")
         let (score, keyPath, positions) = try #require(filtered.matchPositions(of: Self.books[1]))
         #expect(keyPath == JSONKeyPath("title") && positions == [16, 17, 18, 19, 20] && score > 0)
@@ -106,8 +108,9 @@ import Testing
     @Test func placeholdersPassAndNothingMatchingShowsNoResults() {
         let child = ManualSource(name: "remote", identity: Self.identity)
         child.setRows(Self.books + [Placeholder.loadingRow])
-        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
-                                          match: MatchQuery(query: "wolf", keyPaths: Self.titles))
+        let filtered = FilteredDataSource(
+            name: "f", identity: Self.identity, child: child, filter: nil,
+            match: MatchQuery(query: "wolf", keyPaths: Self.titles))
         #expect(filtered.layout.sections[0].map { $0 } == [Self.books[4], Placeholder.loadingRow])
         filtered.setFilter(nil, match: MatchQuery(query: "zzz", keyPaths: Self.titles))
         #expect(filtered.layout.sections[0].map { $0 } == [Placeholder.loadingRow, Placeholder.noResultsRow])
@@ -137,12 +140,15 @@ import Testing
 
     @Test func aChildInsertIsFollowedWithOnlyThatRow() {
         let child = SimpleDataSource(name: "books", identity: Self.identity, objects: Self.books)
-        let filtered = FilteredDataSource(name: "f", identity: Self.identity, child: child, filter: nil,
-                                          match: MatchQuery(query: "rings", keyPaths: Self.titles))
+        let filtered = FilteredDataSource(
+            name: "f", identity: Self.identity, child: child, filter: nil,
+            match: MatchQuery(query: "rings", keyPaths: Self.titles))
         let recorder = Recorder()
         filtered.addObserver(recorder)
         try? child.insert([["id": 6, "title": "Rings", "genre": "x"], ["id": 7, "title": "Dune", "genre": "x"]], at: 0)
-        #expect(recorder.changes(of: "f") == [changeSet(inserted: [path(0, 0)])], "the best match first; the row that does not match is not sent")
+        #expect(
+            recorder.changes(of: "f") == [changeSet(inserted: [path(0, 0)])],
+            "the best match first; the row that does not match is not sent")
         #expect(filtered.changesFollowed == 1)
         #expect(Self.ids(filtered) == [[6, 2, 4, 1]])
     }
@@ -178,7 +184,9 @@ import Testing
         }
         guard random.chance(70) else { return nil }
         let queries = ["", "r", "ri", "ing", "R", "wr", "e e", "bl"]
-        return MatchQuery(query: queries[random.next(queries.count)], keyPaths: random.chance(70) ? [JSONKeyPath("t")] : [JSONKeyPath("t"), JSONKeyPath("g")])
+        return MatchQuery(
+            query: queries[random.next(queries.count)],
+            keyPaths: random.chance(70) ? [JSONKeyPath("t")] : [JSONKeyPath("t"), JSONKeyPath("g")])
     }
 
     @Test(arguments: 0..<300)
@@ -190,8 +198,10 @@ import Testing
         let child: DataSource
         switch seed % 3 {
         case 0: child = simple
-        case 1: child = SectionedDataSource(name: "t", identity: identity, child: simple, sectioningKey: JSONKeyPath("g"),
-                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
+        case 1:
+            child = SectionedDataSource(
+                name: "t", identity: identity, child: simple, sectioningKey: JSONKeyPath("g"),
+                sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
         default: child = MultiDataSource(name: "m", identity: identity, sources: [simple, other], preserveSections: seed % 4 == 2)
         }
         var filter = Self.filter(&random), match = Self.match(&random, growing: nil)
@@ -211,8 +221,10 @@ import Testing
             case 3 where count > 0 && identity.key != nil:
                 let victim = target.objects[random.next(count)]
                 guard Placeholder.kind(of: victim) == nil else { break }
-                try target.update([victim.setting("v", to: JSON(random.next(4)))
-                    .setting("t", to: JSON("\(Self.words[random.next(Self.words.count)]) x"))])
+                try target.update([
+                    victim.setting("v", to: JSON(random.next(4)))
+                        .setting("t", to: JSON("\(Self.words[random.next(Self.words.count)]) x"))
+                ])
             case 4:
                 filter = random.chance(50) ? filter : Self.filter(&random)
                 match = Self.match(&random, growing: match)
@@ -223,8 +235,9 @@ import Testing
             #expect(snapshots.problems.isEmpty, "seed \(seed) step \(step): \(snapshots.problems)")
             snapshots.problems = []
             let fresh = FilteredDataSource(name: "fresh", identity: identity, child: child, filter: filter, match: match)
-            #expect(filtered.layout.sections == fresh.layout.sections && filtered.layout.titles == fresh.layout.titles,
-                    "seed \(seed) step \(step): \(filtered.layout.sections) != \(fresh.layout.sections)")
+            #expect(
+                filtered.layout.sections == fresh.layout.sections && filtered.layout.titles == fresh.layout.titles,
+                "seed \(seed) step \(step): \(filtered.layout.sections) != \(fresh.layout.sections)")
             child.removeObserver(fresh)
         }
     }
@@ -233,9 +246,11 @@ import Testing
         var followed = 0
         for seed in 0..<40 {
             var random = Generator(seed: seed)
-            let simple = SimpleDataSource(name: "s", identity: Identity(key: JSONKeyPath("id")), objects: (0..<20).map { _ in Self.object(&random) })
-            let filtered = FilteredDataSource(name: "f", identity: simple.identity, child: simple, filter: .field("v", .lt, 3),
-                                              match: MatchQuery(query: "r", keyPaths: [JSONKeyPath("t")]))
+            let simple = SimpleDataSource(
+                name: "s", identity: Identity(key: JSONKeyPath("id")), objects: (0..<20).map { _ in Self.object(&random) })
+            let filtered = FilteredDataSource(
+                name: "f", identity: simple.identity, child: simple, filter: .field("v", .lt, 3),
+                match: MatchQuery(query: "r", keyPaths: [JSONKeyPath("t")]))
             try simple.insert([Self.object(&random)], at: random.next(simple.objects.count + 1))
             followed += filtered.changesFollowed
         }

@@ -18,8 +18,12 @@ import Testing
         let client = WireClient(fetcher: ScriptedFetcher([:]))
         _ = client.request("initialize")
         _ = client.request("createSource", ["name": "books", "kind": "simple", "identityKey": "id", "objects": books])
-        _ = client.request("createSource", ["name": "history", "kind": "filtered", "source": "books",
-                                            "filter": ["keyPath": "genre", "op": "eq", "value": "history"]])
+        _ = client.request(
+            "createSource",
+            [
+                "name": "history", "kind": "filtered", "source": "books",
+                "filter": ["keyPath": "genre", "op": "eq", "value": "history"],
+            ])
         return client
     }
 
@@ -29,28 +33,32 @@ import Testing
         return response["error"]?["data"] ?? .null
     }
 
-    @Test(arguments: [
-        (["keyPath": "year", "op": "between", "value": 1], "filter.op", "unknown operator \"between\""),
-        (["keyPath": "year", "op": "in", "value": 1954], "filter.value", "an array of values"),
-        (["keyPath": "year", "op": "lt", "value": ["x": 1]], "filter.value", "a number or a string"),
-        (["keyPath": "title", "op": "prefix", "value": 5], "filter.value", "a string"),
-        (["keyPath": "title", "op": "exists", "value": "yes"], "filter.value", "a boolean"),
-        (["and": [["keyPath": "year", "op": "gt"]]], "filter.and[0].value", "missing"),
-        (["or": "x"], "filter.or", "an array of predicates"),
-        (["not": ["keyPath": "", "op": "eq", "value": 1]], "filter.not.keyPath", "key path"),
-        (["keyPath": "year", "op": "eq", "value": 1, "and": []], "filter.keyPath", "unknown member"),
-    ] as [(JSON, String, String)])
+    @Test(
+        arguments: [
+            (["keyPath": "year", "op": "between", "value": 1], "filter.op", "unknown operator \"between\""),
+            (["keyPath": "year", "op": "in", "value": 1954], "filter.value", "an array of values"),
+            (["keyPath": "year", "op": "lt", "value": ["x": 1]], "filter.value", "a number or a string"),
+            (["keyPath": "title", "op": "prefix", "value": 5], "filter.value", "a string"),
+            (["keyPath": "title", "op": "exists", "value": "yes"], "filter.value", "a boolean"),
+            (["and": [["keyPath": "year", "op": "gt"]]], "filter.and[0].value", "missing"),
+            (["or": "x"], "filter.or", "an array of predicates"),
+            (["not": ["keyPath": "", "op": "eq", "value": 1]], "filter.not.keyPath", "key path"),
+            (["keyPath": "year", "op": "eq", "value": 1, "and": []], "filter.keyPath", "unknown member"),
+        ] as [(JSON, String, String)])
     func badFiltersAreRefusedNamingTheField(filter: JSON, field: String, words: String) {
         let client = Self.session()
-        for (method, params) in [("createSource", ["name": "f", "kind": "filtered", "source": "books", "filter": filter] as JSON),
-                                 ("setFilter", ["source": "history", "filter": filter])] {
+        for (method, params) in [
+            ("createSource", ["name": "f", "kind": "filtered", "source": "books", "filter": filter] as JSON),
+            ("setFilter", ["source": "history", "filter": filter]),
+        ] {
             let response = client.request(method, params)
             let data = Self.refusal(response, "\(method) \(filter)")
             #expect(data["field"] == JSON(field), "\(method) \(filter): \(response)")
             #expect(response["error"]?["message"]?.stringValue?.contains(words) == true, "\(method) \(filter): \(response)")
         }
-        #expect(client.request("allObjects", ["source": "history"])["result"] == [Self.books.arrayValue![0], Self.books.arrayValue![2]],
-                "nothing loaded is lost")
+        #expect(
+            client.request("allObjects", ["source": "history"])["result"] == [Self.books.arrayValue![0], Self.books.arrayValue![2]],
+            "nothing loaded is lost")
         #expect(client.request("describeSource", ["source": "history"])["result"]?["revision"] == 1)
         #expect(client.request("listSources")["result"]?.arrayValue?.count == 2, "no source was created")
     }
@@ -92,7 +100,8 @@ import Testing
 
     @Test func withMatchesGivesTheMatchedCharacters() throws {
         let client = Self.session()
-        _ = client.request("setFilter", ["source": "history", "filter": .null, "match": ["query": "rings", "keyPaths": ["genre", "title"]]])
+        _ = client.request(
+            "setFilter", ["source": "history", "filter": .null, "match": ["query": "rings", "keyPaths": ["genre", "title"]]])
         let one = client.request("objectAtIndexPath", ["source": "history", "indexPath": [0, 0], "withMatches": true])["result"]
         #expect(one?["object"]?["id"] == 2)
         #expect(one?["matches"]?["keyPath"] == "title")
@@ -101,8 +110,13 @@ import Testing
         let slice = client.request("objectsInSection", ["source": "history", "section": 0, "withMatches": true])["result"]
         #expect(slice?["objects"]?.arrayValue?.count == slice?["matches"]?.arrayValue?.count)
         #expect(slice?["matches"]?[0]?["score"]?.integerValue ?? 0 > slice?["matches"]?[1]?["score"]?.integerValue ?? 0)
-        let plain = client.request("objectAtIndexPath", ["source": "books", "indexPath": [0, 0], "withMatches": true, "withRevision": true])["result"]
-        #expect(plain?["matches"] == .null && plain?["revision"] != nil, "a source without a query has no matches: \(String(describing: plain))")
-        #expect(client.request("objectAtIndexPath", ["source": "history", "indexPath": [0, 0]])["result"]?["id"] == 2, "the 1.0 shape by default")
+        let plain = client.request(
+            "objectAtIndexPath", ["source": "books", "indexPath": [0, 0], "withMatches": true, "withRevision": true])["result"]
+        #expect(
+            plain?["matches"] == .null && plain?["revision"] != nil, "a source without a query has no matches: \(String(describing: plain))"
+        )
+        #expect(
+            client.request("objectAtIndexPath", ["source": "history", "indexPath": [0, 0]])["result"]?["id"] == 2,
+            "the 1.0 shape by default")
     }
 }

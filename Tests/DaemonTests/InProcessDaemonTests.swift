@@ -23,8 +23,9 @@ private final class PipedDaemon: @unchecked Sendable {
         let status = exitStatus
         let box = UncheckedBox(additionalMethods)
         startThread {
-            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
-                                input: daemonInput, output: daemonOutput, additionalMethods: box.value)
+            let daemon = Daemon(
+                options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
+                input: daemonInput, output: daemonOutput, additionalMethods: box.value)
             status.post(daemon.run())
         }
     }

@@ -1,4 +1,4 @@
-@_spi(Instrumentation) @testable import DataSources
+@testable import DataSources
 import JSONKit
 import Testing
 
@@ -47,7 +47,8 @@ import Testing
         var descriptors: [SortDescriptor] = []
         if seed % 3 != 0 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 2 == 0)) }
         if seed % 5 == 1 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("s"), ascending: true)) }
-        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
+        let view = SectionedDataSource(
+            name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
         let checker = Checker()
         checker.watch(child, view)
 
@@ -82,7 +83,8 @@ import Testing
             checker.problems = []
 
             // The same rows as a view computed from scratch.
-            let fresh = SectionedDataSource(name: "f", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
+            let fresh = SectionedDataSource(
+                name: "f", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
             #expect(view.layout.sections == fresh.layout.sections && view.sectionTitles == fresh.sectionTitles, "seed \(seed)")
             #expect(view.rowHashes == fresh.rowHashes, "seed \(seed)")
 
@@ -101,11 +103,14 @@ import Testing
     }
 
     @Test func aOneRowEditOfAViewIsExactlyThatRow() throws {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: JSONKeyPath("id")), objects: (0..<100).map {
-            ["id": JSON($0), "g": JSON("g\($0 % 3)"), "v": JSON(($0 * 37) % 100)]
-        })
-        let view = SectionedDataSource(name: "t", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"),
-                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
+        let child = SimpleDataSource(
+            name: "c", identity: Identity(key: JSONKeyPath("id")),
+            objects: (0..<100).map {
+                ["id": JSON($0), "g": JSON("g\($0 % 3)"), "v": JSON(($0 * 37) % 100)]
+            })
+        let view = SectionedDataSource(
+            name: "t", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
         let recorder = Recorder().observing(view)
         defer { #expect(view.changesFollowed == 3, "each edit was followed in place") }
 
@@ -129,8 +134,10 @@ import Testing
     /// After a change of the view's child: every change set the view sent applied cleanly,
     /// the view is what a recompute gives, and it sent one change set for the child's
     /// change, none when its rows did not change.
-    static func checkAfterChange(_ view: SectionedDataSource, checker: Checker, recorder: Recorder,
-                                 before: (changes: Int, layout: Layout), context: String) {
+    static func checkAfterChange(
+        _ view: SectionedDataSource, checker: Checker, recorder: Recorder,
+        before: (changes: Int, layout: Layout), context: String
+    ) {
         #expect(checker.problems.isEmpty, "\(context): \(checker.problems)")
         checker.problems = []
         #expect(matchesRecompute(view), "\(context)")
@@ -139,10 +146,12 @@ import Testing
     }
 
     static func matchesRecompute(_ view: SectionedDataSource) -> Bool {
-        let fresh = SectionedDataSource(name: "f", identity: view.identity, child: view.child, sectioningKey: view.sectioningKey,
-                                        sortDescriptors: view.sortDescriptors)
+        let fresh = SectionedDataSource(
+            name: "f", identity: view.identity, child: view.child, sectioningKey: view.sectioningKey,
+            sortDescriptors: view.sortDescriptors)
         defer { view.child.removeObserver(fresh) }
-        return view.layout.sections == fresh.layout.sections && view.sectionTitles == fresh.sectionTitles && view.rowHashes == fresh.rowHashes
+        return view.layout.sections == fresh.layout.sections && view.sectionTitles == fresh.sectionTitles
+            && view.rowHashes == fresh.rowHashes
     }
 
     /// A remote source's refresh replaces its rows at once (`replaceLayout`): a few deletions,
@@ -177,14 +186,17 @@ import Testing
         var descriptors: [SortDescriptor] = []
         if seed % 3 != 0 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 2 == 0)) }
         if seed % 5 == 1 { descriptors.append(SortDescriptor(keyPath: JSONKeyPath("id"), ascending: true)) }
-        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
+        let view = SectionedDataSource(
+            name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: descriptors)
         let checker = Checker()
         checker.watch(view)
         let recorder = Recorder().observing(view)
 
         var smallChanges = 0, smallChangesFollowed = 0
         for step in 0..<12 {
-            let before = (revision: child.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout)
+            let before = (
+                revision: child.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout
+            )
             var small = true
             let choice = random.next(12)
             if choice == 0, !simple {
@@ -223,7 +235,8 @@ import Testing
                 }
                 replace()
             }
-            Self.checkAfterChange(view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
+            Self.checkAfterChange(
+                view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
             if small, child.revision > before.revision {
                 smallChanges += 1
                 if view.changesFollowed > before.followed { smallChangesFollowed += 1 }
@@ -241,8 +254,9 @@ import Testing
         let child = ManualSource(name: "c", identity: identity)
         var objects: [JSON] = (0..<100).map { ["id": JSON($0), "g": JSON("g\($0 % 3)"), "v": JSON(($0 * 37) % 100)] }
         child.setRows(objects + [Placeholder.loadingRow])
-        let view = SectionedDataSource(name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"),
-                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
+        let view = SectionedDataSource(
+            name: "t", identity: identity, child: child, sectioningKey: JSONKeyPath("g"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)])
         let recorder = Recorder().observing(view)
 
         objects.remove(at: 40)
@@ -254,8 +268,9 @@ import Testing
         #expect(view.changesFollowed == 1)
         let changes = try #require(recorder.changes(of: "t").last)
         #expect(recorder.changes(of: "t").count == 1)
-        try #require(changes.deleted.count == 1 && changes.inserted.count == 1 && changes.updated.count == 1 && changes.moved.count == 1,
-                     "\(changes)")
+        try #require(
+            changes.deleted.count == 1 && changes.inserted.count == 1 && changes.updated.count == 1 && changes.moved.count == 1,
+            "\(changes)")
         #expect(changes.insertedSections.isEmpty && changes.deletedSections.isEmpty)
         #expect(try view.object(at: changes.inserted[0])["id"] == 1000)
         #expect(try view.object(at: changes.updated[0]) == ["id": 69, "g": "g0", "v": 3])
@@ -276,7 +291,8 @@ import Testing
         var nextID = 0
         func valued(_ object: JSON) -> JSON {
             let value = random.next(100)
-            return object.setting("v", to: JSON(value)).setting("g", to: JSON(["low", "mid", "high"][banded ? value / 34 : random.next(3)]))
+            return object.setting("v", to: JSON(value)).setting(
+                "g", to: JSON(["low", "mid", "high"][banded ? value / 34 : random.next(3)]))
         }
         func object() -> JSON {
             nextID += 1
@@ -300,8 +316,9 @@ import Testing
             _ = source.fetchNextPage()
             answer()
         }
-        let view = SectionedDataSource(name: "t", identity: source.identity, child: source, sectioningKey: JSONKeyPath("g"),
-                                       sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 4 < 2)])
+        let view = SectionedDataSource(
+            name: "t", identity: source.identity, child: source, sectioningKey: JSONKeyPath("g"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: seed % 4 < 2)])
         let checker = Checker()
         checker.watch(view)
         let recorder = Recorder().observing(view)
@@ -309,7 +326,9 @@ import Testing
 
         var changes = 0, followed = 0
         for step in 0..<8 {
-            let before = (revision: source.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout)
+            let before = (
+                revision: source.revision, followed: view.changesFollowed, changes: recorder.changes(of: "t").count, layout: view.layout
+            )
             if random.chance(20) {
                 _ = source.fetchNextPage()
             } else {
@@ -329,7 +348,8 @@ import Testing
                 #expect(source.refresh { _ in })
             }
             answer()
-            Self.checkAfterChange(view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
+            Self.checkAfterChange(
+                view, checker: checker, recorder: recorder, before: (before.changes, before.layout), context: "seed \(seed) step \(step)")
             if source.revision > before.revision {
                 changes += 1
                 if view.changesFollowed > before.followed { followed += 1 }
@@ -351,8 +371,9 @@ import Testing
         let identity = Identity(key: seed % 4 != 3 ? JSONKeyPath("id") : nil)
         let first = SimpleDataSource(name: "a", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
         let second = SimpleDataSource(name: "b", identity: identity, objects: (0..<random.next(6)).map { _ in object() })
-        let sectioned = SectionedDataSource(name: "t", identity: identity, child: second, sectioningKey: JSONKeyPath("g"),
-                                            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
+        let sectioned = SectionedDataSource(
+            name: "t", identity: identity, child: second, sectioningKey: JSONKeyPath("g"),
+            sortDescriptors: seed % 2 == 0 ? [SortDescriptor(keyPath: JSONKeyPath("v"), ascending: true)] : [])
         let preserve = seed % 2 == 1
         let children: [DataSource] = [first, sectioned, second]
         let multi = MultiDataSource(name: "m", identity: identity, sources: children, preserveSections: preserve)
@@ -374,8 +395,9 @@ import Testing
             #expect(checker.problems.isEmpty, "seed \(seed): \(checker.problems)")
             checker.problems = []
             let fresh = MultiDataSource(name: "f", identity: identity, sources: children, preserveSections: preserve)
-            #expect(multi.layout.sections == fresh.layout.sections && multi.sectionTitles == fresh.sectionTitles
-                && multi.layout.sectionIdentities == fresh.layout.sectionIdentities, "seed \(seed)")
+            #expect(
+                multi.layout.sections == fresh.layout.sections && multi.sectionTitles == fresh.sectionTitles
+                    && multi.layout.sectionIdentities == fresh.layout.sectionIdentities, "seed \(seed)")
             #expect(multi.rowHashes == fresh.rowHashes, "seed \(seed)")
             for probe in multi.allObjects.prefix(4) { #expect(multi.indexPath(for: probe) == fresh.indexPath(for: probe)) }
         }
@@ -390,7 +412,8 @@ import Testing
             nextID += 1
             return ["id": JSON(nextID), "v": JSON(random.next(3))]
         }
-        let source = SimpleDataSource(name: "s", identity: Identity(key: seed % 2 == 0 ? JSONKeyPath("id") : nil), objects: (0..<20).map { _ in object() })
+        let source = SimpleDataSource(
+            name: "s", identity: Identity(key: seed % 2 == 0 ? JSONKeyPath("id") : nil), objects: (0..<20).map { _ in object() })
         _ = source.indexPath(for: source.objects[0])
         for step in 0..<60 {
             let count = source.objects.count

@@ -95,15 +95,19 @@ final class ManualSource: DataSource {
         setRows(objects)
         emit(.finishedLoading)
     }
-    func fail(status: Int = 500) { emit(.failedWithError(.fetch(FetchError(kind: .http, message: "HTTP status \(status)", status: status)))) }
+    func fail(status: Int = 500) {
+        emit(.failedWithError(.fetch(FetchError(kind: .http, message: "HTTP status \(status)", status: status))))
+    }
     func setRows(_ objects: [JSON]) { replaceLayout(Layout(sections: [RowArray(objects)], titles: [""])) }
 }
 
 func path(_ section: Int, _ item: Int) -> IndexPath { IndexPath(section: section, item: item) }
 
 /// A change set from literals, for exact comparisons.
-func changeSet(deletedSections: [Int] = [], insertedSections: [Int] = [], deleted: [IndexPath] = [], inserted: [IndexPath] = [],
-               moved: [(IndexPath, IndexPath)] = [], updated: [IndexPath] = []) -> ChangeSet {
+func changeSet(
+    deletedSections: [Int] = [], insertedSections: [Int] = [], deleted: [IndexPath] = [], inserted: [IndexPath] = [],
+    moved: [(IndexPath, IndexPath)] = [], updated: [IndexPath] = []
+) -> ChangeSet {
     var changes = ChangeSet()
     changes.deletedSections = deletedSections
     changes.insertedSections = insertedSections
@@ -143,7 +147,9 @@ enum ChangeSetOracle {
         check(changes.insertedSections.allSatisfy(new.sections.indices.contains), "insertedSections out of range")
         let keptOld = old.sections.indices.filter { !changes.deletedSections.contains($0) }
         let keptNew = new.sections.indices.filter { !changes.insertedSections.contains($0) }
-        guard keptOld.count == keptNew.count else { return problems + ["\(keptOld.count) sections kept but \(keptNew.count) sections remain"] }
+        guard keptOld.count == keptNew.count else {
+            return problems + ["\(keptOld.count) sections kept but \(keptNew.count) sections remain"]
+        }
         for (from, to) in zip(keptOld, keptNew) {
             check(old.sectionIdentities[from] == new.sectionIdentities[to], "section \(from) became \(to) with another identity")
         }
@@ -156,15 +162,21 @@ enum ChangeSetOracle {
         check(Set(added).count == added.count, "a new row is inserted or moved to twice")
         check(removed.allSatisfy { valid($0, in: old) }, "deleted or moved.from out of range")
         check(added.allSatisfy { valid($0, in: new) }, "inserted or moved.to out of range")
-        check(changes.deleted == changes.deleted.sorted() && changes.inserted == changes.inserted.sorted() && changes.updated == changes.updated.sorted(),
-              "deleted, inserted, updated not in order")
+        check(
+            changes.deleted == changes.deleted.sorted() && changes.inserted == changes.inserted.sorted()
+                && changes.updated == changes.updated.sorted(),
+            "deleted, inserted, updated not in order")
         guard problems.isEmpty else { return problems }
         let removedSet = Set(removed), addedSet = Set(added)
         for section in changes.deletedSections {
-            check(old.sections[section].indices.allSatisfy { removedSet.contains(path(section, $0)) }, "a row of deleted section \(section) stays")
+            check(
+                old.sections[section].indices.allSatisfy { removedSet.contains(path(section, $0)) },
+                "a row of deleted section \(section) stays")
         }
         for section in changes.insertedSections {
-            check(new.sections[section].indices.allSatisfy { addedSet.contains(path(section, $0)) }, "a row of inserted section \(section) is neither inserted nor moved in")
+            check(
+                new.sections[section].indices.allSatisfy { addedSet.contains(path(section, $0)) },
+                "a row of inserted section \(section) is neither inserted nor moved in")
         }
 
         var result: [[JSON?]] = new.sections.map { [JSON?](repeating: nil, count: $0.count) }
@@ -195,7 +207,9 @@ enum ChangeSetOracle {
                     problems.append("\(path(section, item)) left empty")
                     continue
                 }
-                check(identity.of(applied) == identity.of(object), "\(path(section, item)) holds \(applied), expected the identity of \(object)")
+                check(
+                    identity.of(applied) == identity.of(object),
+                    "\(path(section, item)) holds \(applied), expected the identity of \(object)")
                 check(applied == object, "\(path(section, item)) holds \(applied), expected \(object) (an update is missing)")
             }
         }

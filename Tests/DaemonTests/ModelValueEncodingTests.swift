@@ -12,8 +12,10 @@ import Testing
         changes.inserted = [IndexPath(section: 1, item: 1)]
         changes.moved = [ChangeSet.Move(from: IndexPath(section: 0, item: 3), to: IndexPath(section: 0, item: 0))]
         changes.updated = [IndexPath(section: 0, item: 0)]
-        let expected: JSON = ["deletedSections": [2], "insertedSections": [], "deleted": [[0, 1]], "inserted": [[1, 1]],
-                              "moved": [["from": [0, 3], "to": [0, 0]]], "updated": [[0, 0]]]
+        let expected: JSON = [
+            "deletedSections": [2], "insertedSections": [], "deleted": [[0, 1]], "inserted": [[1, 1]],
+            "moved": [["from": [0, 3], "to": [0, 0]]], "updated": [[0, 0]],
+        ]
         #expect(try JSON.parse(changes.json.text()) == expected)
     }
 

@@ -12,10 +12,12 @@ import Testing
     }
 
     static func fruit(observedBy recorder: Recorder? = nil) -> (SimpleDataSource, SectionedDataSource, SimpleDataSource) {
-        let fruit = SimpleDataSource(name: "fruit", identity: Identity(key: JSONKeyPath("n")),
-                                     objects: [["n": "apple", "c": "red"], ["n": "lime", "c": "green"], ["n": "cherry", "c": "red"]])
+        let fruit = SimpleDataSource(
+            name: "fruit", identity: Identity(key: JSONKeyPath("n")),
+            objects: [["n": "apple", "c": "red"], ["n": "lime", "c": "green"], ["n": "cherry", "c": "red"]])
         recorder?.observing(fruit)
-        let byColour = SectionedDataSource(name: "byColour", identity: fruit.identity, child: fruit, sectioningKey: JSONKeyPath("c"), sortDescriptors: [])
+        let byColour = SectionedDataSource(
+            name: "byColour", identity: fruit.identity, child: fruit, sectioningKey: JSONKeyPath("c"), sortDescriptors: [])
         recorder?.observing(byColour)
         let veg = SimpleDataSource(name: "veg", identity: Identity(key: JSONKeyPath("n")), objects: [["n": "kale", "c": "green"]])
         recorder?.observing(veg)
@@ -42,7 +44,10 @@ import Testing
         let (fruit, _, veg) = Self.fruit(observedBy: recorder)
         let multi = Self.multi([fruit, veg], observedBy: recorder)
         multi.fetchData()
-        #expect(recorder.events.filter { !$0.hasPrefix("byColour") } == ["m.will", "fruit.will", "fruit.finished", "m.partial", "veg.will", "veg.finished", "m.finished"])
+        #expect(
+            recorder.events.filter { !$0.hasPrefix("byColour") } == [
+                "m.will", "fruit.will", "fruit.finished", "m.partial", "veg.will", "veg.finished", "m.finished",
+            ])
         #expect(!multi.isFetching)
     }
 
@@ -83,12 +88,17 @@ import Testing
         b.succeed(["b1"])
         a.fail(status: 500)
         #expect(recorder.events == ["m.will", "m.partial", "m.change", "m.partial", "m.failed"])
-        #expect(recorder.errors == [[
-            "kind": "children",
-            "message": "2 of 3 sources failed: c, a",
-            "failures": [["source": "c", "error": ["kind": "http", "message": "HTTP status 404", "status": 404]],
-                         ["source": "a", "error": ["kind": "http", "message": "HTTP status 500", "status": 500]]],
-        ]])
+        #expect(
+            recorder.errors == [
+                [
+                    "kind": "children",
+                    "message": "2 of 3 sources failed: c, a",
+                    "failures": [
+                        ["source": "c", "error": ["kind": "http", "message": "HTTP status 404", "status": 404]],
+                        ["source": "a", "error": ["kind": "http", "message": "HTTP status 500", "status": 500]],
+                    ],
+                ]
+            ])
         #expect(!multi.isFetching)
     }
 
@@ -120,7 +130,8 @@ import Testing
         let (fruit, byColour, _) = Self.fruit(observedBy: recorder)
         let multi = Self.multi([fruit, byColour], observedBy: recorder)
         multi.fetchData()
-        #expect(recorder.events == ["m.will", "fruit.will", "byColour.will", "fruit.finished", "byColour.finished", "m.partial", "m.finished"])
+        #expect(
+            recorder.events == ["m.will", "fruit.will", "byColour.will", "fruit.finished", "byColour.finished", "m.partial", "m.finished"])
     }
 
     @Test func cancelFetchCancelsTheChildrenStillLoading() {
@@ -149,9 +160,10 @@ import Testing
         _ = try registry.create(["name": "a", "kind": "simple", "identityKey": "id"])
         _ = try registry.create(["name": "b", "kind": "simple", "identityKey": "id", "objects": [["id": 1]]])
         let multi = try registry.create(["name": "m", "kind": "multi", "sources": ["a", "b"]])
-        #expect(multi.summary == [
-            "name": "m", "kind": "multi", "numberOfSections": 2, "sectionTitles": ["a", "b"], "counts": [0, 1], "isFetching": false,
-            "identityKey": "id", "children": ["a", "b"], "sources": ["a", "b"], "preserveSections": false, "revision": 1,
-        ])
+        #expect(
+            multi.summary == [
+                "name": "m", "kind": "multi", "numberOfSections": 2, "sectionTitles": ["a", "b"], "counts": [0, 1], "isFetching": false,
+                "identityKey": "id", "children": ["a", "b"], "sources": ["a", "b"], "preserveSections": false, "revision": 1,
+            ])
     }
 }

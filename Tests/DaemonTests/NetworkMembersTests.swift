@@ -13,8 +13,11 @@ import Testing
 
         func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
             requests.withLock { $0.append(request) }
-            completion(.success(RemoteResponse(url: request.url, finalURL: nil, status: 200,
-                                               headers: [("Content-Type", "application/json")], body: Array("[]".utf8))))
+            completion(
+                .success(
+                    RemoteResponse(
+                        url: request.url, finalURL: nil, status: 200,
+                        headers: [("Content-Type", "application/json")], body: Array("[]".utf8))))
             return FetchHandle {}
         }
 
@@ -29,8 +32,10 @@ import Testing
         let fetcher = RecordingFetcher()
         let client = WireClient(fetcher: fetcher)
         _ = client.request("initialize")
-        for (name, remote) in [("plain", JSON.object([])), ("off", ["compression": false]), ("direct", ["proxy": .null]),
-                               ("via", ["proxy": "http://alice:pa%40ss@proxy.test:3128"])] {
+        for (name, remote) in [
+            ("plain", JSON.object([])), ("off", ["compression": false]), ("direct", ["proxy": .null]),
+            ("via", ["proxy": "http://alice:pa%40ss@proxy.test:3128"]),
+        ] {
             let created = client.request("createSource", Self.params(remote).setting("name", to: JSON(name)))
             let shown = created["result"]?["remoteConfiguration"]
             switch name {
@@ -50,9 +55,18 @@ import Testing
         let client = WireClient(fetcher: RecordingFetcher())
         _ = client.request("initialize")
         let cases: [(JSON, String, String)] = [
-            (["compression": "yes"], "remoteConfiguration.compression", "\"remoteConfiguration.compression\" must be a boolean, got a string"),
-            (["proxy": 3128], "remoteConfiguration.proxy", "must be an http:// proxy URL (http://[user:password@]host[:port]), or null for a direct connection, got an integer"),
-            (["proxy": "https://alice:hunter22@proxy.test"], "remoteConfiguration.proxy", "https:// proxies (TLS to the proxy) are not supported"),
+            (
+                ["compression": "yes"], "remoteConfiguration.compression",
+                "\"remoteConfiguration.compression\" must be a boolean, got a string"
+            ),
+            (
+                ["proxy": 3128], "remoteConfiguration.proxy",
+                "must be an http:// proxy URL (http://[user:password@]host[:port]), or null for a direct connection, got an integer"
+            ),
+            (
+                ["proxy": "https://alice:hunter22@proxy.test"], "remoteConfiguration.proxy",
+                "https:// proxies (TLS to the proxy) are not supported"
+            ),
             (["proxy": "socks5://alice:hunter22@proxy.test:1080"], "remoteConfiguration.proxy", "SOCKS proxies are not supported"),
             (["proxy": "alice:hunter22@proxy.test:3128"], "remoteConfiguration.proxy", "it does not start with http://"),
             (["proxy": "http://alice:hunter22@proxy.test:70000"], "remoteConfiguration.proxy", "its port 70000 is not in 1...65535"),
@@ -77,11 +91,14 @@ import Testing
         #expect(DaemonInfo.userAgent(clientName: nil, clientVersion: nil) == base)
         #expect(DaemonInfo.userAgent(clientName: nil, clientVersion: "1.0") == base)
         #expect(DaemonInfo.userAgent(clientName: "datasourced.nvim", clientVersion: "0.4.0") == base + " datasourced.nvim/0.4.0")
-        #expect(DaemonInfo.userAgent(clientName: "datasourced-client (python)", clientVersion: "0.5.0") == base + " datasourced-client-python/0.5.0")
+        #expect(
+            DaemonInfo.userAgent(clientName: "datasourced-client (python)", clientVersion: "0.5.0") == base
+                + " datasourced-client-python/0.5.0")
         #expect(DaemonInfo.userAgent(clientName: "evil\r\nX-Injected: 1", clientVersion: "1\r\n") == base + " evil-X-Injected-1/1")
         #expect(DaemonInfo.userAgent(clientName: "  ", clientVersion: "1") == base, "no token left: no product")
         #expect(DaemonInfo.userAgent(clientName: "é", clientVersion: nil) == base)
-        let long = DaemonInfo.userAgent(clientName: String(repeating: "a", count: 10_000), clientVersion: String(repeating: "9", count: 10_000))
+        let long = DaemonInfo.userAgent(
+            clientName: String(repeating: "a", count: 10_000), clientVersion: String(repeating: "9", count: 10_000))
         #expect(long == base + " " + String(repeating: "a", count: 64) + "/" + String(repeating: "9", count: 32))
     }
 

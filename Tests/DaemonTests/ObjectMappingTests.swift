@@ -7,24 +7,35 @@ import Testing
     private func mapping(_ text: String) throws -> ObjectMapping { try MappingDecoding.mapping(JSON.parse(text), "mapping") }
 
     @Test func readsKeyPathsThenTheFieldsOwnNameAndDropsNulls() throws {
-        let map = try mapping(#"{"id": {"type": "integer"}, "title": "name.full", "fallback": "missing.path", "gone": {}, "kept": {"default": 0}}"#)
+        let map = try mapping(
+            #"{"id": {"type": "integer"}, "title": "name.full", "fallback": "missing.path", "gone": {}, "kept": {"default": 0}}"#)
         let object = try JSON.parse(#"{"id": 7, "name": {"full": "Ada"}, "fallback": "literal", "gone": null, "extra": true}"#)
         #expect(try map.map(object).get().text() == #"{"id":7,"title":"Ada","fallback":"literal","kept":0}"#)
     }
 
     @Test func nestedObjectsAndArraysAreMappedWithTheirOwnSpecs() throws {
-        let map = try mapping(#"{"author": {"keyPath": "user", "mapping": {"login": {"type": "string"}}}, "tags": {"items": {"type": "string"}}, "people": {"items": {"mapping": {"n": "name"}}}}"#)
+        let map = try mapping(
+            #"{"author": {"keyPath": "user", "mapping": {"login": {"type": "string"}}}, "tags": {"items": {"type": "string"}}, "people": {"items": {"mapping": {"n": "name"}}}}"#
+        )
         let object = try JSON.parse(#"{"user": {"login": "ada", "id": 1}, "tags": ["a", null, "b"], "people": [{"name": "x", "age": 3}]}"#)
         #expect(try map.map(object).get().text() == #"{"author":{"login":"ada"},"tags":["a","b"],"people":[{"n":"x"}]}"#)
     }
 
     @Test func wrongTypesAreReportedWithThePath() throws {
-        let map = try mapping(#"{"price": {"type": "number"}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date"}, "home": {"type": "url"}}"#)
+        let map = try mapping(
+            #"{"price": {"type": "number"}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date"}, "home": {"type": "url"}}"#)
         #expect(map.map(try JSON.parse(#"{"price": "cheap"}"#)) == .failure(.init(field: "price", expected: "a number", got: "a string")))
-        #expect(map.map(try JSON.parse(#"{"tags": [1, "two"]}"#)) == .failure(.init(field: "tags[1]", expected: "an integer", got: "a string")))
-        #expect(map.map(try JSON.parse(#"{"when": "yesterday"}"#)) == .failure(.init(field: "when", expected: "an ISO-8601 date string", got: "\"yesterday\"")))
-        #expect(map.map(try JSON.parse(#"{"home": "example.com"}"#)) == .failure(.init(field: "home", expected: "an absolute URL string", got: "\"example.com\"")))
-        #expect(try map.map(JSON.parse(#"{"price": 2, "when": "2024-05-01T12:30:00.5+02:00", "home": "https://x.invalid/a"}"#)).get().count == 3)
+        #expect(
+            map.map(try JSON.parse(#"{"tags": [1, "two"]}"#)) == .failure(.init(field: "tags[1]", expected: "an integer", got: "a string")))
+        #expect(
+            map.map(try JSON.parse(#"{"when": "yesterday"}"#))
+                == .failure(.init(field: "when", expected: "an ISO-8601 date string", got: "\"yesterday\"")))
+        #expect(
+            map.map(try JSON.parse(#"{"home": "example.com"}"#))
+                == .failure(.init(field: "home", expected: "an absolute URL string", got: "\"example.com\"")))
+        #expect(
+            try map.map(JSON.parse(#"{"price": 2, "when": "2024-05-01T12:30:00.5+02:00", "home": "https://x.invalid/a"}"#)).get().count == 3
+        )
     }
 
     @Test func nonObjectsPassThroughUnmapped() throws {
@@ -58,7 +69,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ["2024-05-01", "2024-05-01T12:30Z", "2024-05-01T12:30:00Z", "2024-05-01T12:30:00.123456-07:00", "2024-05-01t00:00:00+0100"])
+    @Test(arguments: [
+        "2024-05-01", "2024-05-01T12:30Z", "2024-05-01T12:30:00Z", "2024-05-01T12:30:00.123456-07:00", "2024-05-01t00:00:00+0100",
+    ])
     func validDates(_ text: String) { #expect(ISO8601Check.valid(text)) }
 
     @Test(arguments: ["2024-13-01", "2024-05-01T25:00:00Z", "May 1", "2024-05-01T12:30:00ZZ", "2024-05-01T12:30:00.+01:00", ""])
@@ -90,7 +103,9 @@ private enum ISO8601Check {
     private func mapping(_ text: String) throws -> ObjectMapping { try MappingDecoding.mapping(JSON.parse(text), "mapping") }
 
     @Test func treesAndPackedObjectsMapAlike() throws {
-        let map = try mapping(#"{"id": {"type": "integer"}, "title": "name.full", "author": {"keyPath": "user", "mapping": {"login": {}}}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date", "default": null}, "all": {"keyPath": "list"}}"#)
+        let map = try mapping(
+            #"{"id": {"type": "integer"}, "title": "name.full", "author": {"keyPath": "user", "mapping": {"login": {}}}, "tags": {"items": {"type": "integer"}}, "when": {"type": "date", "default": null}, "all": {"keyPath": "list"}}"#
+        )
         let objects = [
             #"{"id": 7.0, "name": {"full": "Ada"}, "user": {"login": "ada", "id": 1}, "tags": [1, null, 2.0], "list": [1, [2]]}"#,
             #"{"id": 8, "title": "literal", "user": null, "tags": [3], "when": "2024-05-01"}"#,
@@ -110,11 +125,14 @@ private enum ISO8601Check {
             }
         }
         let converted = try map.map(JSON.parse(#"{"id": 1, "tags": [2.0]}"#)).get()
-        #expect(converted["id"]?.kind == .integer && converted["tags"]?[0]?.kind == .integer, "integral reals become integers, also in arrays")
+        #expect(
+            converted["id"]?.kind == .integer && converted["tags"]?[0]?.kind == .integer, "integral reals become integers, also in arrays")
     }
 
     @Test func errorsNameTheFieldInNestedObjectsAndArrays() throws {
-        let map = try mapping(#"{"people": {"items": {"mapping": {"n": {"keyPath": "name", "type": "string"}}}}, "home": {"keyPath": "a.b", "mapping": {"url": {"type": "url"}}}}"#)
+        let map = try mapping(
+            #"{"people": {"items": {"mapping": {"n": {"keyPath": "name", "type": "string"}}}}, "home": {"keyPath": "a.b", "mapping": {"url": {"type": "url"}}}}"#
+        )
         for text in [#"{"people": [{"name": "x"}, {"name": 3}]}"#, #"{"a": {"b": {"url": "nope"}}}"#] {
             let tree = try JSON.parse(text)
             for object in [tree, tree.packed()] {
@@ -130,7 +148,9 @@ private enum ISO8601Check {
     /// that fails part-way must leave nothing behind for the next (which would read the
     /// failed object's memory after it was freed).
     @Test func anObjectThatFailsLeavesNothingInTheWriter() throws {
-        let field = { (type: ObjectMapping.FieldType) in ObjectMapping.FieldSpec.field(keyPath: nil, type: type, defaultValue: nil, nested: nil, items: nil) }
+        let field = { (type: ObjectMapping.FieldType) in
+            ObjectMapping.FieldSpec.field(keyPath: nil, type: type, defaultValue: nil, nested: nil, items: nil)
+        }
         let map = ObjectMapping(fields: [("a", field(.any)), ("b", field(.integer))])
         var writer = PackedObjectWriter()
         do {
@@ -142,9 +162,13 @@ private enum ISO8601Check {
     }
 
     @Test func aNameGivenTwiceKeepsTheLastValueReadAtTheFirstPlace() throws {
-        let field = { (path: String) in ObjectMapping.FieldSpec.field(keyPath: JSONKeyPath(path), type: .any, defaultValue: nil, nested: nil, items: nil) }
+        let field = { (path: String) in
+            ObjectMapping.FieldSpec.field(keyPath: JSONKeyPath(path), type: .any, defaultValue: nil, nested: nil, items: nil)
+        }
         let map = ObjectMapping(fields: [("a", field("x")), ("b", field("z")), ("a", field("y"))])
         #expect(try map.map(JSON.parse(#"{"x": 1, "y": 2, "z": 3}"#)).get().encoded() == Array(#"{"a":2,"b":3}"#.utf8))
-        #expect(try map.map(JSON.parse(#"{"x": 1, "z": 3}"#)).get().encoded() == Array(#"{"a":1,"b":3}"#.utf8), "a missing later value leaves the earlier one")
+        #expect(
+            try map.map(JSON.parse(#"{"x": 1, "z": 3}"#)).get().encoded() == Array(#"{"a":1,"b":3}"#.utf8),
+            "a missing later value leaves the earlier one")
     }
 }

@@ -17,9 +17,11 @@ import Testing
         guard committed != printed else { return }
         let committedLines = committed.split(separator: "\n", omittingEmptySubsequences: false)
         let printedLines = printed.split(separator: "\n", omittingEmptySubsequences: false)
-        let first = zip(committedLines, printedLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let first =
+            zip(committedLines, printedLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(committedLines.count, printedLines.count)
-        Issue.record("""
+        Issue.record(
+            """
             Protocol/openrpc.json differs from `datasourced schema` from line \(first + 1): \
             committed \(committedLines.count > first ? String(committedLines[first]) : "(end)") | \
             printed \(printedLines.count > first ? String(printedLines[first]) : "(end)"). \

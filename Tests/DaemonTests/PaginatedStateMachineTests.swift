@@ -17,8 +17,10 @@ final class FakeLoader: RemoteLoading {
     private(set) var pending: [Pending] = []
     var requestedURLs: [String] { pending.map(\.request.url) }
 
-    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle {
+    func load(
+        _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+        completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
+    ) -> FetchHandle {
         pending.append(Pending(request: request, decode: decode, completion: completion))
         return pending[pending.count - 1].handle
     }
@@ -28,8 +30,9 @@ final class FakeLoader: RemoteLoading {
     func respond(_ index: Int, status: Int = 200, json: JSON, headers: [(name: String, value: String)] = []) {
         let request = pending[index]
         guard !request.cancelled else { return }
-        let response = RemoteResponse(url: request.request.url, status: status,
-                                      headers: [("Content-Type", "application/json")] + headers, body: json.encoded())
+        let response = RemoteResponse(
+            url: request.request.url, status: status,
+            headers: [("Content-Type", "application/json")] + headers, body: json.encoded())
         request.completion(request.decode(response))
     }
 
@@ -55,14 +58,18 @@ final class FakeLoader: RemoteLoading {
 @Suite struct PaginatedStateMachineTests {
     static func source(_ pagination: JSON = [:], extra: [(String, JSON)] = []) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
         let loader = FakeLoader()
-        let params = JSON.object([("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
-                                  ("remoteConfiguration", ["baseURL": "http://api.invalid"]), ("apiPath", "/items"),
-                                  ("pageSize", 2), ("pagination", pagination)] + extra)
+        let params = JSON.object(
+            [
+                ("name", "p"), ("kind", "paginated"), ("identityKey", "id"),
+                ("remoteConfiguration", ["baseURL": "http://api.invalid"]), ("apiPath", "/items"),
+                ("pageSize", 2), ("pagination", pagination),
+            ] + extra)
         guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
             throw FieldError(field: "kind", expected: "paginated", got: nil, message: "not paginated")
         }
-        let source = PaginatedDataSource(name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-                                         paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
+            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
         return (source, loader, Recorder().observing(source))
     }
 

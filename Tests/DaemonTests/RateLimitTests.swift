@@ -14,8 +14,10 @@ import Testing
     }
 
     @Test func githubsHeadersGiveTheResetAsATime() {
-        let status = Self.read([("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1800000120"),
-                                ("X-RateLimit-Used", "60"), ("X-RateLimit-Resource", "core")])
+        let status = Self.read([
+            ("X-RateLimit-Limit", "60"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1800000120"),
+            ("X-RateLimit-Used", "60"), ("X-RateLimit-Resource", "core"),
+        ])
         #expect(status == RateLimitStatus(limit: 60, remaining: 0, resetAt: 1_800_000_120))
         #expect(status?.secondsUntilReset(now: Self.now) == 120)
         #expect(status?.secondsUntilReset(now: Self.now + 119.5) == 1, "whole seconds, rounded up")
@@ -25,15 +27,21 @@ import Testing
     }
 
     @Test func theIETFDraftsFormsGiveTheResetInSeconds() {
-        #expect(Self.read([("RateLimit-Limit", "100"), ("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")])
-            == RateLimitStatus(limit: 100, remaining: 0, resetAt: Self.now + 30))
-        #expect(Self.read([("RateLimit-Limit", "100, 100;w=10, 1000;w=3600"), ("RateLimit-Remaining", "0")])
-            == RateLimitStatus(limit: 100, remaining: 0), "the first of a list, before its parameters")
-        #expect(Self.read([("RateLimit", "limit=100, remaining=0, reset=30")])
-            == RateLimitStatus(limit: 100, remaining: 0, resetAt: Self.now + 30))
+        #expect(
+            Self.read([("RateLimit-Limit", "100"), ("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")])
+                == RateLimitStatus(limit: 100, remaining: 0, resetAt: Self.now + 30))
+        #expect(
+            Self.read([("RateLimit-Limit", "100, 100;w=10, 1000;w=3600"), ("RateLimit-Remaining", "0")])
+                == RateLimitStatus(limit: 100, remaining: 0), "the first of a list, before its parameters")
+        #expect(
+            Self.read([("RateLimit", "limit=100, remaining=0, reset=30")])
+                == RateLimitStatus(limit: 100, remaining: 0, resetAt: Self.now + 30))
         #expect(Self.read([("RateLimit", #""default";r=0;t=30"#)]) == RateLimitStatus(remaining: 0, resetAt: Self.now + 30))
-        #expect(Self.read([("RateLimit", #""burst";r=5;t=1, "daily";r=0;t=3600"#), ("RateLimit-Policy", #""burst";q=10;w=1, "daily";q=1000;w=86400"#)])
-            == RateLimitStatus(limit: 1000, remaining: 0, resetAt: Self.now + 3600), "the most restrictive policy, with its quota")
+        #expect(
+            Self.read([
+                ("RateLimit", #""burst";r=5;t=1, "daily";r=0;t=3600"#), ("RateLimit-Policy", #""burst";q=10;w=1, "daily";q=1000;w=86400"#),
+            ])
+                == RateLimitStatus(limit: 1000, remaining: 0, resetAt: Self.now + 3600), "the most restrictive policy, with its quota")
     }
 
     @Test func everyNumberIsRangeChecked() {
@@ -62,15 +70,18 @@ import Testing
     }
 
     @Test func eachFormOfTheHeadersMarksA429() {
-        for headers in [[("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")], [("RateLimit", "limit=100, remaining=0, reset=30")],
-                        [("RateLimit", #""default";r=0;t=30"#)], [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "30")]] {
+        for headers in [
+            [("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")], [("RateLimit", "limit=100, remaining=0, reset=30")],
+            [("RateLimit", #""default";r=0;t=30"#)], [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "30")],
+        ] {
             let error = Self.failure(429, headers)
             #expect(error.rateLimited && error.retryAfterSeconds == 30, "\(headers)")
         }
         let plain = Self.failure(429, [])
         #expect(plain.rateLimited && plain.retryAfterSeconds == nil, "a 429 is a rate limit even without the headers")
-        #expect(Self.failure(429, [("Retry-After", "7"), ("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")]).retryAfterSeconds == 7,
-                "Retry-After, when given, says it exactly")
+        #expect(
+            Self.failure(429, [("Retry-After", "7"), ("RateLimit-Remaining", "0"), ("RateLimit-Reset", "30")]).retryAfterSeconds == 7,
+            "Retry-After, when given, says it exactly")
     }
 
     @Test func a403IsRateLimitedOnlyWhenTheHeadersSaySo() {
@@ -89,24 +100,31 @@ import Testing
     @Test func theRetryPolicyAppliesToARateLimitedPage() throws {
         let (source, loader, recorder) = try PaginatedStateMachineTests.source(["retryAfter": ["maxRetries": 1, "maxDelaySeconds": 60]])
         source.fetchData()
-        loader.respond(0, status: 403, json: ["message": "API rate limit exceeded"], headers: [("RateLimit-Remaining", "0"), ("RateLimit-Reset", "5")])
+        loader.respond(
+            0, status: 403, json: ["message": "API rate limit exceeded"], headers: [("RateLimit-Remaining", "0"), ("RateLimit-Reset", "5")])
         #expect(loader.pending.count == 2, "retried")
         #expect(loader.pending[1].request.delaySeconds == 5)
-        loader.respond(1, status: 403, json: ["message": "API rate limit exceeded"], headers: [("RateLimit-Remaining", "0"), ("RateLimit-Reset", "5")])
+        loader.respond(
+            1, status: 403, json: ["message": "API rate limit exceeded"], headers: [("RateLimit-Remaining", "0"), ("RateLimit-Reset", "5")])
         #expect(loader.pending.count == 2, "once")
         let error = try #require(recorder.errors.last)
-        #expect(error["rateLimited"] == true && error["retryAfterSeconds"]?.doubleValue == 5 && error["serverMessage"] == "API rate limit exceeded")
+        #expect(
+            error["rateLimited"] == true && error["retryAfterSeconds"]?.doubleValue == 5
+                && error["serverMessage"] == "API rate limit exceeded")
     }
 
     @Test func describeSourceShowsTheLastRateLimitSeen() throws {
         let (source, loader, _) = try PaginatedStateMachineTests.source()
         #expect(source.summary["rateLimit"] == nil, "none seen yet")
         source.fetchData()
-        loader.respond(0, json: PaginatedStateMachineTests.page([1, 2]),
-                       headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "4999"), ("X-RateLimit-Reset", "1800000000")])
+        loader.respond(
+            0, json: PaginatedStateMachineTests.page([1, 2]),
+            headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "4999"), ("X-RateLimit-Reset", "1800000000")])
         #expect(source.summary["rateLimit"] == ["limit": 5000, "remaining": 4999, "resetAt": "2027-01-15T08:00:00.000Z"])
         try #require(source.fetchNextPage())
-        loader.respond(1, status: 403, json: [:], headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1800000000")])
+        loader.respond(
+            1, status: 403, json: [:],
+            headers: [("X-RateLimit-Limit", "5000"), ("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1800000000")])
         #expect(source.summary["rateLimit"] == ["limit": 5000, "remaining": 0, "resetAt": "2027-01-15T08:00:00.000Z"])
         try #require(source.fetchNextPage())
         loader.respond(2, json: PaginatedStateMachineTests.page([3]))

@@ -28,8 +28,9 @@ import Testing
     }
 
     @Test func queryParametersAreEncodedAndReplaceTheirNamesakes() {
-        let url = URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "/s?q=old&keep=1",
-                                           query: [("q", "a b&c"), ("page", "2"), ("ü", "✓")])
+        let url = URLResolution.requestURL(
+            baseURL: "http://h.invalid", apiPath: "/s?q=old&keep=1",
+            query: [("q", "a b&c"), ("page", "2"), ("ü", "✓")])
         #expect(url == "http://h.invalid/s?keep=1&q=a%20b%26c&page=2&%C3%BC=%E2%9C%93")
     }
 
@@ -58,8 +59,9 @@ import Testing
         #expect(URLResolution.percentDecoded("a+b%2Bc", formEncoded: true) == "a b+c")
         #expect(URLResolution.percentDecoded("a+b%2Bc") == "a+b+c")
         // A query parameter whose name is a malformed escape is still recognised and replaced.
-        #expect(URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "/s?%zz=1&k=2", query: [("%zz", "3")])
-            == "http://h.invalid/s?k=2&%25zz=3")
+        #expect(
+            URLResolution.requestURL(baseURL: "http://h.invalid", apiPath: "/s?%zz=1&k=2", query: [("%zz", "3")])
+                == "http://h.invalid/s?k=2&%25zz=3")
     }
 
     @Test func credentialsAreRedacted() {
@@ -73,7 +75,9 @@ import Testing
         RemoteResponse(url: "http://h.invalid/x", status: status, contentType: type, body: Array(body.utf8))
     }
 
-    private func objects(_ body: String, keyPath: String? = "items", status: Int = 200, type: String? = "application/json") -> Result<[JSON], FetchError> {
+    private func objects(
+        _ body: String, keyPath: String? = "items", status: Int = 200, type: String? = "application/json"
+    ) -> Result<[JSON], FetchError> {
         ResponseDecoding.document(response(body, status: status, type: type), maximumDepth: 8).flatMap {
             ResponseDecoding.objects(in: $0, keyPath: keyPath.map(JSONKeyPath.init), mapping: nil, url: "u", status: status)
         }
@@ -103,7 +107,8 @@ import Testing
         #expect(JSON.scratchArenaSerialOnThisThread == scratch, "nothing was kept: the next page used the same arena")
 
         let nested = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: JSONKeyPath("data.items"))
-        let whole = try ResponseDecoding.decode(response(#"{"data": {"items": [{"id": 3}]}, "page": 2}"#), configuration: nested, url: "u").get()
+        let whole = try ResponseDecoding.decode(response(#"{"data": {"items": [{"id": 3}]}, "page": 2}"#), configuration: nested, url: "u")
+            .get()
         #expect(whole.objects == [["id": 3]] && whole.document?["page"] == 2)
         #expect(whole.document?.arenaSerial == scratch && JSON.arenaIsAlive(scratch), "the document kept its arena")
         #expect(JSON.scratchArenaSerialOnThisThread == nil, "the thread makes a new scratch arena next time")
@@ -118,7 +123,9 @@ import Testing
     func aDocumentTooLargeForAnArenaIsParsedNodeByNode() throws {
         let configuration = RemoteConfiguration(baseURL: "http://h.invalid", apiPath: "/x", keyPath: nil)
         let padding = String(repeating: "x", count: JSON.largestArenaDocument)
-        let decoded = try ResponseDecoding.decode(response(#"{"items": [], "padding": "\#(padding)"}"#), configuration: configuration, url: "u").get()
+        let decoded = try ResponseDecoding.decode(
+            response(#"{"items": [], "padding": "\#(padding)"}"#), configuration: configuration, url: "u"
+        ).get()
         #expect(decoded.document?["items"] == [] && decoded.document?.arenaSerial == nil)
         let small = try ResponseDecoding.decode(response(#"{"items": []}"#), configuration: configuration, url: "u").get()
         #expect(small.document?.arenaSerial != nil, "a document handed on whole keeps the arena it was decoded in")
@@ -145,9 +152,11 @@ import Testing
         let metadata = PageMetadata(pageSize: 10, currentPage: 3, numberOfPages: 3, numberOfTotalResults: 25)
         #expect(!metadata.hasMorePages(after: 3, firstPage: 1, received: 5, loaded: 25))
         #expect(PageMetadata(numberOfPages: 3).hasMorePages(after: 2, firstPage: 1, received: 10, loaded: 20))
-        #expect(!PageMetadata(numberOfPages: 3).hasMorePages(after: 2, firstPage: 0, received: 10, loaded: 30), "pages counted from firstPage")
+        #expect(
+            !PageMetadata(numberOfPages: 3).hasMorePages(after: 2, firstPage: 0, received: 10, loaded: 30), "pages counted from firstPage")
         #expect(!PageMetadata(numberOfTotalResults: 20).hasMorePages(after: 2, firstPage: 1, received: 10, loaded: 20))
-        #expect(PageMetadata().hasMorePages(after: 7, firstPage: 1, received: 1, loaded: 61), "without metadata, only an empty page ends it")
+        #expect(
+            PageMetadata().hasMorePages(after: 7, firstPage: 1, received: 1, loaded: 61), "without metadata, only an empty page ends it")
         #expect(!PageMetadata().hasMorePages(after: 8, firstPage: 1, received: 0, loaded: 61))
     }
 

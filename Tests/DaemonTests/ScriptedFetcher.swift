@@ -18,7 +18,8 @@ final class ScriptedFetcher: HTTPFetching {
 
     func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
         requests.withLock { $0.append(request.url) }
-        let result = responses.withLock { $0[request.url] }
+        let result =
+            responses.withLock { $0[request.url] }
             ?? .failure(FetchError(kind: .transport, message: "connection refused (scripted)", url: request.url))
         Thread.detachNewThread { completion(result) }
         return FetchHandle {}

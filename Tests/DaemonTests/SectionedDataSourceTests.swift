@@ -7,43 +7,57 @@ import Testing
     static func ids(_ source: DataSource) -> [[JSON?]] { source.layout.sections.map { $0.map { $0["id"] } } }
 
     @Test func groupsAllEqualKeysNotJustAdjacentOnesAndMissingKeysShareOneNullSection() {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: JSONKeyPath("id")), objects: [
-            ["id": 1, "k": "b"], ["id": 2, "k": "a"], ["id": 3], ["id": 4, "k": "b"], ["id": 5, "k": .null], ["id": 6, "k": "a"], ["id": 7],
-        ])
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let child = SimpleDataSource(
+            name: "c", identity: Identity(key: JSONKeyPath("id")),
+            objects: [
+                ["id": 1, "k": "b"], ["id": 2, "k": "a"], ["id": 3], ["id": 4, "k": "b"], ["id": 5, "k": .null], ["id": 6, "k": "a"],
+                ["id": 7],
+            ])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         #expect(sectioned.sectionTitles == ["b", "a", .null])
         #expect(Self.ids(sectioned) == [[1, 4], [2, 6], [3, 5, 7]], "missing and null keys share the null section")
     }
 
     @Test func keysAreComparedAsJSONValues() {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: nil), objects: [
-            ["id": 1, "k": 1], ["id": 2, "k": 1.0], ["id": 3, "k": ["x": 1, "y": 2]], ["id": 4, "k": ["y": 2, "x": 1]], ["id": 5, "k": "1"],
-        ])
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let child = SimpleDataSource(
+            name: "c", identity: Identity(key: nil),
+            objects: [
+                ["id": 1, "k": 1], ["id": 2, "k": 1.0], ["id": 3, "k": ["x": 1, "y": 2]], ["id": 4, "k": ["y": 2, "x": 1]],
+                ["id": 5, "k": "1"],
+            ])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         #expect(sectioned.sectionTitles == [1, 1.0, ["x": 1, "y": 2], "1"], "1 and 1.0 differ; member order does not")
         #expect(Self.ids(sectioned) == [[1], [2], [3, 4], [5]])
     }
 
     @Test func sortsStablyThenGroupsInOrderOfFirstAppearance() {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: JSONKeyPath("id")), objects: [
-            ["id": 1, "cat": "b", "rank": 3], ["id": 2, "cat": "a", "rank": 1], ["id": 3, "cat": "b", "rank": 1],
-            ["id": 4, "rank": 2], ["id": 5, "cat": "a", "rank": 2], ["id": 6],
-        ])
-        let ranked = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("cat"),
-                                         sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("rank"), ascending: true)])
+        let child = SimpleDataSource(
+            name: "c", identity: Identity(key: JSONKeyPath("id")),
+            objects: [
+                ["id": 1, "cat": "b", "rank": 3], ["id": 2, "cat": "a", "rank": 1], ["id": 3, "cat": "b", "rank": 1],
+                ["id": 4, "rank": 2], ["id": 5, "cat": "a", "rank": 2], ["id": 6],
+            ])
+        let ranked = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("cat"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("rank"), ascending: true)])
         // Sorted: 6 (no rank), 2, 3 (rank 1, input order), 4, 5, 1.
         #expect(ranked.sectionTitles == [.null, "a", "b"])
         #expect(Self.ids(ranked) == [[6, 4], [2, 5], [3, 1]])
         let nested = SimpleDataSource(name: "n", identity: Identity(key: nil), objects: [["a": ["b": 2]], ["a": ["b": 1]], ["a": 3]])
-        let byNested = SectionedDataSource(name: "t", identity: nested.identity, child: nested, sectioningKey: JSONKeyPath("a.b"),
-                                           sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("a.b"), ascending: false)])
+        let byNested = SectionedDataSource(
+            name: "t", identity: nested.identity, child: nested, sectioningKey: JSONKeyPath("a.b"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("a.b"), ascending: false)])
         #expect(byNested.sectionTitles == [2, 1, .null])
     }
 
     @Test func followsEditsOfItsChildWithSectionChanges() throws {
-        let child = SimpleDataSource(name: "c", identity: Identity(key: JSONKeyPath("id")), objects: [["id": 1, "g": "x"], ["id": 2, "g": "y"]])
+        let child = SimpleDataSource(
+            name: "c", identity: Identity(key: JSONKeyPath("id")), objects: [["id": 1, "g": "x"], ["id": 2, "g": "y"]])
         let recorder = Recorder().observing(child)
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: [])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("g"), sortDescriptors: [])
         recorder.observing(sectioned)
 
         try child.insert([["id": 3, "g": "z"]], at: 0)
@@ -63,7 +77,8 @@ import Testing
     @Test func fetchDataMirrorsTheChildsCycle() {
         let child = SimpleDataSource(name: "c", identity: Identity(key: nil), objects: [["k": 1]])
         let recorder = Recorder().observing(child)
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         recorder.observing(sectioned)
         sectioned.fetchData()
         #expect(recorder.events == ["c.will", "s.will", "c.finished", "s.finished"])
@@ -77,7 +92,8 @@ import Testing
 
     @Test func anAsynchronousChildsPartialLoadsAndFailureArePassedOn() {
         let child = ManualSource(name: "c")
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         let recorder = Recorder().observing(sectioned)
         sectioned.fetchData()
         #expect(recorder.events == ["s.will"])
@@ -94,7 +110,8 @@ import Testing
 
     @Test func aChildFetchedDirectlyGivesABalancedCycle() {
         let child = ManualSource(name: "c")
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         let recorder = Recorder().observing(sectioned)
         child.fetchData()
         child.succeed([["k": 1]])
@@ -105,7 +122,8 @@ import Testing
 
     @Test func cancelFetchCancelsTheChild() {
         let child = ManualSource(name: "c")
-        let sectioned = SectionedDataSource(name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
+        let sectioned = SectionedDataSource(
+            name: "s", identity: child.identity, child: child, sectioningKey: JSONKeyPath("k"), sortDescriptors: [])
         sectioned.fetchData()
         sectioned.cancelFetch()
         #expect(child.cancelCount == 1)
@@ -114,12 +132,15 @@ import Testing
     @Test func describes() throws {
         let registry = SourceRegistry()
         _ = try registry.create(["name": "c", "kind": "simple", "identityKey": "id", "objects": [["id": 1, "g": "x"]]])
-        let sectioned = try registry.create(["name": "s", "kind": "sectioned", "source": "c", "sectioningKey": "g",
-                                              "sortDescriptors": [["keyPath": "id", "ascending": false]]])
-        #expect(sectioned.summary == [
-            "name": "s", "kind": "sectioned", "numberOfSections": 1, "sectionTitles": ["x"], "counts": [1], "isFetching": false,
-            "identityKey": "id", "children": ["c"], "source": "c", "sectioningKey": "g",
-            "sortDescriptors": [["keyPath": "id", "ascending": false]], "revision": 1,
+        let sectioned = try registry.create([
+            "name": "s", "kind": "sectioned", "source": "c", "sectioningKey": "g",
+            "sortDescriptors": [["keyPath": "id", "ascending": false]],
         ])
+        #expect(
+            sectioned.summary == [
+                "name": "s", "kind": "sectioned", "numberOfSections": 1, "sectionTitles": ["x"], "counts": [1], "isFetching": false,
+                "identityKey": "id", "children": ["c"], "source": "c", "sectioningKey": "g",
+                "sortDescriptors": [["keyPath": "id", "ascending": false]], "revision": 1,
+            ])
     }
 }

@@ -5,8 +5,9 @@ import Testing
 
 @Suite struct SimpleDataSourceTests {
     static func books() -> SimpleDataSource {
-        SimpleDataSource(name: "books", identity: Identity(key: JSONKeyPath("id")),
-                         objects: [["id": 1, "t": "Dune"], ["id": 2, "t": "Emma"], ["id": 3, "t": "Solaris"]])
+        SimpleDataSource(
+            name: "books", identity: Identity(key: JSONKeyPath("id")),
+            objects: [["id": 1, "t": "Dune"], ["id": 2, "t": "Emma"], ["id": 3, "t": "Solaris"]])
     }
 
     @Test func fetchDataFinishesSynchronouslyAndChangesNothing() {
@@ -54,7 +55,9 @@ import Testing
         #expect(recorder.changes(of: "books").last == changeSet(updated: [path(0, 2)]))
 
         source.replaceObjects([["id": 3, "t": "Solaris (2nd ed.)"], ["id": 2, "t": "Emma"], ["id": 6]])
-        #expect(recorder.changes(of: "books").last == changeSet(deleted: [path(0, 0)], inserted: [path(0, 2)], moved: [(path(0, 2), path(0, 0))]))
+        #expect(
+            recorder.changes(of: "books").last
+                == changeSet(deleted: [path(0, 0)], inserted: [path(0, 2)], moved: [(path(0, 2), path(0, 0))]))
         #expect(recorder.events == Array(repeating: "books.change", count: 4))
     }
 
@@ -135,9 +138,10 @@ import Testing
     }
 
     @Test func describes() {
-        #expect(Self.books().summary == [
-            "name": "books", "kind": "simple", "numberOfSections": 1, "sectionTitles": [""], "counts": [3],
-            "isFetching": false, "identityKey": "id", "revision": 1,
-        ])
+        #expect(
+            Self.books().summary == [
+                "name": "books", "kind": "simple", "numberOfSections": 1, "sectionTitles": [""], "counts": [3],
+                "isFetching": false, "identityKey": "id", "revision": 1,
+            ])
     }
 }

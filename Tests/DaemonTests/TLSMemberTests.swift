@@ -29,7 +29,9 @@ import Testing
         try write("-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n", "bad-base64.pem")
         try write("-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0\n", "no-end.pem")
         try write("-----BEGIN ENCRYPTED PRIVATE KEY-----\nTUlJQmFzZTY0\n-----END ENCRYPTED PRIVATE KEY-----\n", "encrypted.key")
-        try write("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nTUlJQmFzZTY0\n-----END RSA PRIVATE KEY-----\n", "legacy.key")
+        try write(
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nTUlJQmFzZTY0\n-----END RSA PRIVATE KEY-----\n",
+            "legacy.key")
         mkdir(directory + "/sub", 0o700)
         mkfifo(directory + "/fifo", 0o600)
     }
@@ -48,8 +50,12 @@ import Testing
     }
 
     func create(_ name: String, tls: JSON) -> JSON {
-        client.request("createSource", ["name": JSON(name), "kind": "remote", "apiPath": "/items",
-                                        "remoteConfiguration": ["baseURL": "https://api.example.com", "tls": tls]])
+        client.request(
+            "createSource",
+            [
+                "name": JSON(name), "kind": "remote", "apiPath": "/items",
+                "remoteConfiguration": ["baseURL": "https://api.example.com", "tls": tls],
+            ])
     }
 
     /// The refusal's message and field, after checking it is one.
@@ -63,37 +69,74 @@ import Testing
 
     @Test func filesThatAreMissingNotFilesOrNotPEMAreRefusedNamingTheMember() throws {
         let cases: [(tls: JSON, field: String, message: String)] = [
-            (["caFile": JSON("\(directory)/missing.pem")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/missing.pem, which does not exist"),
-            (["caFile": JSON("\(directory)/sub")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/sub, which is a directory, not a file"),
-            (["caFile": JSON("\(directory)/fifo")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/fifo, which is not a regular file"),
-            (["caFile": JSON("\(directory)/not-pem.cnf")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/not-pem.cnf, which holds no PEM certificate (a \"-----BEGIN CERTIFICATE-----\" block)"),
-            (["caFile": JSON("\(directory)/bad-base64.pem")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/bad-base64.pem, which holds a \"-----BEGIN CERTIFICATE-----\" block that is not base64 or has no END line"),
-            (["caFile": JSON("\(directory)/no-end.pem")], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" names \(directory)/no-end.pem, which holds a \"-----BEGIN CERTIFICATE-----\" block that is not base64 or has no END line"),
-            (["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.keyFile",
-             "\"remoteConfiguration.tls.keyFile\" names \(directory)/ca.pem, which holds no PEM private key (a \"-----BEGIN PRIVATE KEY-----\" block)"),
-            (["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/encrypted.key")], "remoteConfiguration.tls.keyFile",
-             "\"remoteConfiguration.tls.keyFile\" names \(directory)/encrypted.key, which holds an encrypted private key: the daemon has no passphrase to decrypt it with; give it the key unencrypted"),
-            (["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/legacy.key")], "remoteConfiguration.tls.keyFile",
-             "\"remoteConfiguration.tls.keyFile\" names \(directory)/legacy.key, which holds an encrypted private key: the daemon has no passphrase to decrypt it with; give it the key unencrypted"),
-            (["certificateFile": JSON("\(directory)/missing.pem"), "keyFile": JSON("\(directory)/client.key")], "remoteConfiguration.tls.certificateFile",
-             "\"remoteConfiguration.tls.certificateFile\" names \(directory)/missing.pem, which does not exist"),
-            (["certificateFile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.keyFile",
-             "\"remoteConfiguration.tls.certificateFile\" needs \"remoteConfiguration.tls.keyFile\": the PEM file of the client certificate's private key"),
-            (["keyFile": JSON("\(directory)/client.key")], "remoteConfiguration.tls.certificateFile",
-             "\"remoteConfiguration.tls.keyFile\" needs \"remoteConfiguration.tls.certificateFile\": the PEM file of the client certificate"),
-            (["caFile": "certs/ca.pem"], "remoteConfiguration.tls.caFile",
-             "\"remoteConfiguration.tls.caFile\" must be an absolute path, or one starting with ~/, got \"certs/ca.pem\""),
+            (
+                ["caFile": JSON("\(directory)/missing.pem")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/missing.pem, which does not exist"
+            ),
+            (
+                ["caFile": JSON("\(directory)/sub")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/sub, which is a directory, not a file"
+            ),
+            (
+                ["caFile": JSON("\(directory)/fifo")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/fifo, which is not a regular file"
+            ),
+            (
+                ["caFile": JSON("\(directory)/not-pem.cnf")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/not-pem.cnf, which holds no PEM certificate (a \"-----BEGIN CERTIFICATE-----\" block)"
+            ),
+            (
+                ["caFile": JSON("\(directory)/bad-base64.pem")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/bad-base64.pem, which holds a \"-----BEGIN CERTIFICATE-----\" block that is not base64 or has no END line"
+            ),
+            (
+                ["caFile": JSON("\(directory)/no-end.pem")], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" names \(directory)/no-end.pem, which holds a \"-----BEGIN CERTIFICATE-----\" block that is not base64 or has no END line"
+            ),
+            (
+                ["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.keyFile",
+                "\"remoteConfiguration.tls.keyFile\" names \(directory)/ca.pem, which holds no PEM private key (a \"-----BEGIN PRIVATE KEY-----\" block)"
+            ),
+            (
+                ["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/encrypted.key")],
+                "remoteConfiguration.tls.keyFile",
+                "\"remoteConfiguration.tls.keyFile\" names \(directory)/encrypted.key, which holds an encrypted private key: the daemon has no passphrase to decrypt it with; give it the key unencrypted"
+            ),
+            (
+                ["certificateFile": JSON("\(directory)/ca.pem"), "keyFile": JSON("\(directory)/legacy.key")],
+                "remoteConfiguration.tls.keyFile",
+                "\"remoteConfiguration.tls.keyFile\" names \(directory)/legacy.key, which holds an encrypted private key: the daemon has no passphrase to decrypt it with; give it the key unencrypted"
+            ),
+            (
+                ["certificateFile": JSON("\(directory)/missing.pem"), "keyFile": JSON("\(directory)/client.key")],
+                "remoteConfiguration.tls.certificateFile",
+                "\"remoteConfiguration.tls.certificateFile\" names \(directory)/missing.pem, which does not exist"
+            ),
+            (
+                ["certificateFile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.keyFile",
+                "\"remoteConfiguration.tls.certificateFile\" needs \"remoteConfiguration.tls.keyFile\": the PEM file of the client certificate's private key"
+            ),
+            (
+                ["keyFile": JSON("\(directory)/client.key")], "remoteConfiguration.tls.certificateFile",
+                "\"remoteConfiguration.tls.keyFile\" needs \"remoteConfiguration.tls.certificateFile\": the PEM file of the client certificate"
+            ),
+            (
+                ["caFile": "certs/ca.pem"], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" must be an absolute path, or one starting with ~/, got \"certs/ca.pem\""
+            ),
             (["caFile": ""], "remoteConfiguration.tls.caFile", "\"remoteConfiguration.tls.caFile\" must be a non-empty string, got \"\""),
-            (["caFile": 3], "remoteConfiguration.tls.caFile", "\"remoteConfiguration.tls.caFile\" must be a non-empty string, got an integer"),
-            ("ca.pem", "remoteConfiguration.tls", "\"remoteConfiguration.tls\" must be an object {caFile?, certificateFile?, keyFile?}, got a string"),
-            (["cafile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.cafile",
-             "unknown member \"remoteConfiguration.tls.cafile\"; did you mean \"remoteConfiguration.tls.caFile\"?"),
+            (
+                ["caFile": 3], "remoteConfiguration.tls.caFile",
+                "\"remoteConfiguration.tls.caFile\" must be a non-empty string, got an integer"
+            ),
+            (
+                "ca.pem", "remoteConfiguration.tls",
+                "\"remoteConfiguration.tls\" must be an object {caFile?, certificateFile?, keyFile?}, got a string"
+            ),
+            (
+                ["cafile": JSON("\(directory)/ca.pem")], "remoteConfiguration.tls.cafile",
+                "unknown member \"remoteConfiguration.tls.cafile\"; did you mean \"remoteConfiguration.tls.caFile\"?"
+            ),
             (["insecure": true], "remoteConfiguration.tls.insecure", "unknown member \"remoteConfiguration.tls.insecure\""),
         ]
         for (index, testCase) in cases.enumerated() {
@@ -107,18 +150,28 @@ import Testing
     }
 
     @Test func goodFilesReachTheFetcherAndATLSFailureReachesTheClientAsKindTLS() throws {
-        let tls: JSON = ["caFile": JSON("\(directory)/ca.pem"), "certificateFile": JSON("\(directory)/ca.pem"),
-                         "keyFile": JSON("\(directory)/client.key")]
+        let tls: JSON = [
+            "caFile": JSON("\(directory)/ca.pem"), "certificateFile": JSON("\(directory)/ca.pem"),
+            "keyFile": JSON("\(directory)/client.key"),
+        ]
         #expect(create("secure", tls: tls)["result"] != nil)
         let loaded = client.request("fetchData", ["source": "secure", "wait": true])
         let error = loaded["result"]?["error"]
         #expect(error?["kind"] == "tls", "\(loaded)")
         #expect(error?["message"] == "the certificate of api.example.com:443 expired on 2021-01-01 00:00:00 UTC", "\(loaded)")
-        #expect(fetcher.requests.first == TLSFiles(caFile: "\(directory)/ca.pem", certificateFile: "\(directory)/ca.pem",
-                                                   keyFile: "\(directory)/client.key"))
+        #expect(
+            fetcher.requests.first
+                == TLSFiles(
+                    caFile: "\(directory)/ca.pem", certificateFile: "\(directory)/ca.pem",
+                    keyFile: "\(directory)/client.key"))
         // No tls member: none sent.
-        #expect(client.request("createSource", ["name": "plain", "kind": "remote", "apiPath": "/items",
-                                                "remoteConfiguration": ["baseURL": "https://api.example.com"]])["result"] != nil)
+        #expect(
+            client.request(
+                "createSource",
+                [
+                    "name": "plain", "kind": "remote", "apiPath": "/items",
+                    "remoteConfiguration": ["baseURL": "https://api.example.com"],
+                ])["result"] != nil)
         _ = client.request("fetchData", ["source": "plain", "wait": true])
         #expect(fetcher.requests.count == 2 && fetcher.requests[1] == nil)
     }
@@ -131,7 +184,8 @@ final class TLSRecordingFetcher: HTTPFetching {
 
     func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle {
         recorded.withLock { $0.append(request.tls) }
-        let failure = FetchError(kind: .tls, message: "the certificate of api.example.com:443 expired on 2021-01-01 00:00:00 UTC", url: request.url)
+        let failure = FetchError(
+            kind: .tls, message: "the certificate of api.example.com:443 expired on 2021-01-01 00:00:00 UTC", url: request.url)
         Thread.detachNewThread { completion(.failure(failure)) }
         return FetchHandle {}
     }

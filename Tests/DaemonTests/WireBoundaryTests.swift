@@ -85,7 +85,9 @@ import Testing
                 packed.prepare(shape)
                 tree.prepare(shape)
                 let answer = packed.client.raw(text), sameAsTree = tree.client.raw(text + spaces)
-                #expect(Self.withoutClockTimes(answer) == Self.withoutClockTimes(sameAsTree), "\(shape.name): \(String(decoding: text, as: UTF8.self))")
+                #expect(
+                    Self.withoutClockTimes(answer) == Self.withoutClockTimes(sameAsTree),
+                    "\(shape.name): \(String(decoding: text, as: UTF8.self))")
             }
         }
         #expect(cases > 300)
@@ -148,7 +150,9 @@ import Testing
 
     private func frameBody(_ shape: WireShape, _ path: String, _ text: String) -> [UInt8] {
         let marker = "numeric-marker-9f3c"
-        let request: JSON = ["jsonrpc": "2.0", "id": 424242, "method": JSON(shape.method), "params": shape.params.replacing(path, with: JSON(marker))]
+        let request: JSON = [
+            "jsonrpc": "2.0", "id": 424242, "method": JSON(shape.method), "params": shape.params.replacing(path, with: JSON(marker)),
+        ]
         let encoded = String(decoding: request.encoded(), as: UTF8.self)
         let parts = encoded.split(separator: "\"\(marker)\"", omittingEmptySubsequences: false)
         return Array(parts.joined(separator: text).utf8)
@@ -166,15 +170,22 @@ private final class KeptSession {
     private(set) var methods: [String] = []
 
     init() throws {
-        client = WireClient(fetcher: ScriptedFetcher([
-            Self.remoteURL: .success(RemoteResponse(url: Self.remoteURL, status: 200, contentType: "application/json", body: Array(Self.remoteBody.utf8))),
-        ]))
+        client = WireClient(
+            fetcher: ScriptedFetcher([
+                Self.remoteURL: .success(
+                    RemoteResponse(url: Self.remoteURL, status: 200, contentType: "application/json", body: Array(Self.remoteBody.utf8)))
+            ]))
         let initialized = client.request("initialize")
         let listed = initialized["result"]?["capabilities"]?["methods"]?.arrayValue?.compactMap { $0.stringValue }
         methods = try #require(listed, "initialize lists no methods: \(initialized)")
         #expect(client.request("createSource", ["name": "keep", "kind": "simple", "objects": Self.keptRows])["result"] != nil)
-        #expect(client.request("createSource", ["name": "remote", "kind": "remote", "remoteConfiguration": ["baseURL": "http://fixture.invalid"],
-                                                "apiPath": "items"])["result"] != nil)
+        #expect(
+            client.request(
+                "createSource",
+                [
+                    "name": "remote", "kind": "remote", "remoteConfiguration": ["baseURL": "http://fixture.invalid"],
+                    "apiPath": "items",
+                ])["result"] != nil)
         let loaded = client.request("fetchData", ["source": "remote", "wait": true])
         #expect(loaded["result"] != nil, "\(loaded)")
         #expect(client.request("allObjects", ["source": "remote"])["result"] == (try? JSON.parse(Self.remoteBody)))
@@ -202,6 +213,8 @@ private final class KeptSession {
     func expectIntact(after what: String) {
         #expect(client.request("ping")["result"] == ["delayMilliseconds": 0], "no ping answer after \(what)")
         #expect(client.request("allObjects", ["source": "keep"])["result"] == Self.keptRows, "keep changed after \(what)")
-        #expect(client.request("allObjects", ["source": "remote"])["result"] == (try? JSON.parse(Self.remoteBody)), "remote changed after \(what)")
+        #expect(
+            client.request("allObjects", ["source": "remote"])["result"] == (try? JSON.parse(Self.remoteBody)),
+            "remote changed after \(what)")
     }
 }

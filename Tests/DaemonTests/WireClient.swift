@@ -26,8 +26,9 @@ final class WireClient: @unchecked Sendable {
         fromDaemon = output[0]
         let daemonInput = input[0], daemonOutput = output[1], status = exitStatus
         startThread {
-            let daemon = Daemon(options: DaemonOptions(), logger: Logger(label: "test", factory: { _ in logHandler }),
-                                fetcher: fetcher, cache: cache, input: daemonInput, output: daemonOutput)
+            let daemon = Daemon(
+                options: DaemonOptions(), logger: Logger(label: "test", factory: { _ in logHandler }),
+                fetcher: fetcher, cache: cache, input: daemonInput, output: daemonOutput)
             status.post(daemon.run())
         }
     }
@@ -82,8 +83,11 @@ extension JSON {
             rest = rest[rest.index(after: close)...]
             if rest.first == "." { rest = rest.dropFirst() }
             var elements = arrayValue!
-            if rest.isEmpty { if let value { elements[index] = value } else { elements.remove(at: index) } }
-            else { elements[index] = elements[index].replacing(String(rest), with: value) }
+            if rest.isEmpty {
+                if let value { elements[index] = value } else { elements.remove(at: index) }
+            } else {
+                elements[index] = elements[index].replacing(String(rest), with: value)
+            }
             return .array(elements)
         }
         if rest.first == "." { rest = rest.dropFirst() }

@@ -52,15 +52,22 @@ import Testing
         let object: JSON = ["s": "héllo\u{0}", "i": -7, "r": 2.5, "t": true, "n": .null, "a": [1, ["x": "y"]]]
         for row in [object, object.packed()] {
             row.withScalar(at: JSONKeyPath("s")) { scalar in
-                guard case .string(let bytes) = scalar else { Issue.record("not a string: \(scalar)"); return }
+                guard case .string(let bytes) = scalar else {
+                    Issue.record("not a string: \(scalar)")
+                    return
+                }
                 #expect(Array(bytes) == Array("héllo\u{0}".utf8))
             }
-            row.withScalar(at: JSONKeyPath("i")) { if case .integer(let value) = $0 { #expect(value == -7) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("i")) {
+                if case .integer(let value) = $0 { #expect(value == -7) } else { Issue.record("\($0)") }
+            }
             row.withScalar(at: JSONKeyPath("r")) { if case .real(let value) = $0 { #expect(value == 2.5) } else { Issue.record("\($0)") } }
             row.withScalar(at: JSONKeyPath("t")) { if case .boolean(let value) = $0 { #expect(value) } else { Issue.record("\($0)") } }
             row.withScalar(at: JSONKeyPath("n")) { if case .null = $0 {} else { Issue.record("\($0)") } }
             row.withScalar(at: JSONKeyPath("a")) { if case .container = $0 {} else { Issue.record("\($0)") } }
-            row.withScalar(at: JSONKeyPath("a.1.x")) { if case .string(let bytes) = $0 { #expect(Array(bytes) == [UInt8(ascii: "y")]) } else { Issue.record("\($0)") } }
+            row.withScalar(at: JSONKeyPath("a.1.x")) {
+                if case .string(let bytes) = $0 { #expect(Array(bytes) == [UInt8(ascii: "y")]) } else { Issue.record("\($0)") }
+            }
             row.withScalar(at: JSONKeyPath("a.2")) { if case .missing = $0 {} else { Issue.record("\($0)") } }
             row.withScalar(at: JSONKeyPath("s.x")) { if case .missing = $0 {} else { Issue.record("\($0)") } }
         }

@@ -28,8 +28,10 @@ import JSONKit
 
     @Test func aPlaceholderIsNotTheObjectItStandsFor() {
         var set = IdentitySet(identity: Identity(key: JSONKeyPath("id")))
-        let results = [set.insert(["id": 1]), set.insert(["id": 1, "title": "again"]),
-                       set.insert(Placeholder.loadingRow), set.insert(Placeholder.loadingRow)]
+        let results = [
+            set.insert(["id": 1]), set.insert(["id": 1, "title": "again"]),
+            set.insert(Placeholder.loadingRow), set.insert(Placeholder.loadingRow),
+        ]
         #expect(results == [true, false, true, false])
     }
 }

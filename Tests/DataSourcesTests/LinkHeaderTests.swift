@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct LinkHeaderTests {
     @Test func readsGitHubsHeader() {
-        let value = #"<https://api.github.com/repositories/1/issues?page=2>; rel="next", <https://api.github.com/repositories/1/issues?page=5>; rel="last""#
+        let value =
+            #"<https://api.github.com/repositories/1/issues?page=2>; rel="next", <https://api.github.com/repositories/1/issues?page=5>; rel="last""#
         #expect(LinkHeader.target("next", in: [value]) == "https://api.github.com/repositories/1/issues?page=2")
         #expect(LinkHeader.target("last", in: [value]) == "https://api.github.com/repositories/1/issues?page=5")
         #expect(LinkHeader.target("prev", in: [value]) == nil)

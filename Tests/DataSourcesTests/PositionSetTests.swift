@@ -42,7 +42,9 @@ import Testing
         if seed % 3 == 0 { values = values.map { $0 / 2 } }  // repeated values: strictly increasing only
         var longestEndingAt = [Int](repeating: 1, count: count)
         for end in 0..<count {
-            for start in 0..<end where values[start] < values[end] { longestEndingAt[end] = max(longestEndingAt[end], longestEndingAt[start] + 1) }
+            for start in 0..<end where values[start] < values[end] {
+                longestEndingAt[end] = max(longestEndingAt[end], longestEndingAt[start] + 1)
+            }
         }
         let chosen = ChangeSet.longestIncreasingSubsequence(values)
         let positions = (0..<count).filter(chosen.contains)

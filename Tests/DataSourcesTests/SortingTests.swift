@@ -22,24 +22,36 @@ import Testing
     }
 
     @Test func numbersCompareByValueAcrossIntegersAndReals() {
-        #expect(Self.sorted([10, 2.5, -3, 2, 1e20, -0.5, 9_007_199_254_740_993, 9_007_199_254_740_992]) ==
-            [-3, -0.5, 2, 2.5, 10, 9_007_199_254_740_992, 9_007_199_254_740_993, 1e20])
+        #expect(
+            Self.sorted([10, 2.5, -3, 2, 1e20, -0.5, 9_007_199_254_740_993, 9_007_199_254_740_992]) == [
+                -3, -0.5, 2, 2.5, 10, 9_007_199_254_740_992, 9_007_199_254_740_993, 1e20,
+            ])
     }
 
     @Test func stringsCompareByCodePoints() {
         // Swift's `<` would find the two spellings of "é" equal; code points put the
         // decomposed one (U+0065 U+0301) before the precomposed one (U+00E9).
-        #expect(Self.sorted(["é", "e\u{301}", "a", "Z", "ab", "", "abc", "aa", "a\u{0}", "😀", "\u{FFFF}"]) ==
-            ["", "Z", "a", "a\u{0}", "aa", "ab", "abc", "e\u{301}", "é", "\u{FFFF}", "😀"])
-        #expect(Self.sorted(["identical prefix, 2", "identical prefix, 10", "identical prefix"]) ==
-            ["identical prefix", "identical prefix, 10", "identical prefix, 2"])
+        #expect(
+            Self.sorted(["é", "e\u{301}", "a", "Z", "ab", "", "abc", "aa", "a\u{0}", "😀", "\u{FFFF}"]) == [
+                "", "Z", "a", "a\u{0}", "aa", "ab", "abc", "e\u{301}", "é", "\u{FFFF}", "😀",
+            ])
+        #expect(
+            Self.sorted(["identical prefix, 2", "identical prefix, 10", "identical prefix"]) == [
+                "identical prefix", "identical prefix, 10", "identical prefix, 2",
+            ])
     }
 
     @Test func laterDescriptorsBreakTiesAndTheRestIsStable() {
-        let objects: [JSON] = [["a": 1, "b": "x", "i": 0], ["a": 0, "b": "y", "i": 1], ["a": 1, "b": "y", "i": 2],
-                               ["a": 0, "b": "y", "i": 3], ["a": 1, "b": "x", "i": 4]]
-        let sorted = SortDescriptor.sorted(objects, by: [SortDescriptor(keyPath: JSONKeyPath("a"), ascending: false),
-                                                         SortDescriptor(keyPath: JSONKeyPath("b"), ascending: true)])
+        let objects: [JSON] = [
+            ["a": 1, "b": "x", "i": 0], ["a": 0, "b": "y", "i": 1], ["a": 1, "b": "y", "i": 2],
+            ["a": 0, "b": "y", "i": 3], ["a": 1, "b": "x", "i": 4],
+        ]
+        let sorted = SortDescriptor.sorted(
+            objects,
+            by: [
+                SortDescriptor(keyPath: JSONKeyPath("a"), ascending: false),
+                SortDescriptor(keyPath: JSONKeyPath("b"), ascending: true),
+            ])
         #expect(sorted.map { $0["i"] } == [0, 4, 2, 1, 3])
     }
 

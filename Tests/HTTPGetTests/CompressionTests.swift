@@ -10,10 +10,13 @@ import Testing
 
     deinit { client.shutdown() }
 
-    static let page: [UInt8] = Array(("{\"items\": [" + (1...2000).map { "{\"id\": \($0), \"name\": \"item \($0)\"}" }.joined(separator: ", ") + "]}").utf8)
+    static let page: [UInt8] = Array(
+        ("{\"items\": [" + (1...2000).map { "{\"id\": \($0), \"name\": \"item \($0)\"}" }.joined(separator: ", ") + "]}").utf8)
 
-    func get(_ url: String, headers: [(name: String, value: String)] = [], compression: Bool = true,
-             maximumBodySize: Int = 1 << 20) async -> Result<RemoteResponse, FetchError> {
+    func get(
+        _ url: String, headers: [(name: String, value: String)] = [], compression: Bool = true,
+        maximumBodySize: Int = 1 << 20
+    ) async -> Result<RemoteResponse, FetchError> {
         var request = RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: maximumBodySize)
         request.compression = compression
         return await withCheckedContinuation { continuation in
@@ -48,7 +51,8 @@ import Testing
         defer { server.stop() }
         for compression in [true, false] {
             guard case .success(let response) = await get(server.baseURL + "/items", compression: compression) else {
-                Issue.record("compression \(compression): failed"); continue
+                Issue.record("compression \(compression): failed")
+                continue
             }
             #expect(response.body == Self.page, "compression \(compression)")
             // They describe the wire; the body handed on is the decoded one.
@@ -62,17 +66,24 @@ import Testing
         for (coding, format) in [("deflate", Deflate.Format.zlib), ("deflate", .raw), ("x-gzip", .gzip), ("GZIP", .gzip), ("gzip", .zlib)] {
             let server = try Self.server(coding: coding, body: Deflate.compress(Self.page, format))
             defer { server.stop() }
-            guard case .success(let response) = await get(server.baseURL + "/items") else { Issue.record("\(coding) \(format) failed"); continue }
+            guard case .success(let response) = await get(server.baseURL + "/items") else {
+                Issue.record("\(coding) \(format) failed")
+                continue
+            }
             #expect(response.body == Self.page, "\(coding) \(format)")
         }
     }
 
     @Test func aBodyArrivingAByteAtATimeDecodes() async throws {
         // The format is told from two bytes: the first waits for the second.
-        let server = try Self.server(coding: "deflate", body: Deflate.compress(Array(Self.page.prefix(3000)), .raw), partSize: 1,
-                                     contentLength: false)
+        let server = try Self.server(
+            coding: "deflate", body: Deflate.compress(Array(Self.page.prefix(3000)), .raw), partSize: 1,
+            contentLength: false)
         defer { server.stop() }
-        guard case .success(let response) = await get(server.baseURL + "/items") else { Issue.record("failed"); return }
+        guard case .success(let response) = await get(server.baseURL + "/items") else {
+            Issue.record("failed")
+            return
+        }
         #expect(response.body == Array(Self.page.prefix(3000)))
     }
 
@@ -80,7 +91,10 @@ import Testing
         let first = Array(Self.page.prefix(1000)), second = Array(Self.page.dropFirst(1000))
         let server = try Self.server(coding: "gzip", body: Deflate.compress(first, .gzip) + Deflate.compress(second, .gzip))
         defer { server.stop() }
-        guard case .success(let response) = await get(server.baseURL + "/items") else { Issue.record("failed"); return }
+        guard case .success(let response) = await get(server.baseURL + "/items") else {
+            Issue.record("failed")
+            return
+        }
         #expect(response.body == Self.page)
     }
 
@@ -88,10 +102,12 @@ import Testing
         let server = try Self.server(coding: "gzip", body: Deflate.compress(Self.page, .gzip))
         defer { server.stop() }
         guard case .success = await get(server.baseURL + "/items", maximumBodySize: Self.page.count) else {
-            Issue.record("a body of exactly the limit was refused"); return
+            Issue.record("a body of exactly the limit was refused")
+            return
         }
         guard case .failure(let error) = await get(server.baseURL + "/items", maximumBodySize: Self.page.count - 1) else {
-            Issue.record("a body one byte over the limit once decoded was accepted"); return
+            Issue.record("a body one byte over the limit once decoded was accepted")
+            return
         }
         #expect(error.kind == .tooLarge)
         #expect(error.message == "the response body exceeds the limit of \(Self.page.count - 1) bytes once decoded (gzip)")
@@ -107,7 +123,8 @@ import Testing
         }
         defer { server.stop() }
         guard case .failure(let error) = await get(server.baseURL + "/bomb", maximumBodySize: 4 << 20) else {
-            Issue.record("a gzip bomb was accepted"); return
+            Issue.record("a gzip bomb was accepted")
+            return
         }
         #expect(error.kind == .tooLarge)
         #expect(error.message == "the response body exceeds the limit of 4194304 bytes once decoded (gzip)")
@@ -120,7 +137,10 @@ import Testing
         let whole = Deflate.compress(Self.page, .gzip)
         let truncated = try Self.server(coding: "gzip", body: Array(whole.prefix(whole.count / 2)))
         defer { truncated.stop() }
-        guard case .failure(let cut) = await get(truncated.baseURL + "/items") else { Issue.record("a truncated body was accepted"); return }
+        guard case .failure(let cut) = await get(truncated.baseURL + "/items") else {
+            Issue.record("a truncated body was accepted")
+            return
+        }
         #expect(cut.kind == .decode)
         #expect(cut.message == "the gzip response body ends before its compressed data does")
 
@@ -128,13 +148,19 @@ import Testing
         for index in 20..<60 { damaged[index] ^= 0x5a }
         let corrupt = try Self.server(coding: "gzip", body: damaged)
         defer { corrupt.stop() }
-        guard case .failure(let bad) = await get(corrupt.baseURL + "/items") else { Issue.record("a corrupt body was accepted"); return }
+        guard case .failure(let bad) = await get(corrupt.baseURL + "/items") else {
+            Issue.record("a corrupt body was accepted")
+            return
+        }
         #expect(bad.kind == .decode)
         #expect(bad.message.hasPrefix("the gzip response body does not decode: "), "\(bad.message)")
 
         let plain = try Self.server(coding: "gzip", body: Self.page)
         defer { plain.stop() }
-        guard case .failure(let mislabelled) = await get(plain.baseURL + "/items") else { Issue.record("JSON labelled gzip was accepted"); return }
+        guard case .failure(let mislabelled) = await get(plain.baseURL + "/items") else {
+            Issue.record("JSON labelled gzip was accepted")
+            return
+        }
         #expect(mislabelled.kind == .decode)
         #expect(mislabelled.message == "the gzip response body does not decode: it does not start as gzip data does")
     }
@@ -142,12 +168,18 @@ import Testing
     @Test func aCodingNotAskedForAndNotKnownFailsAsDecode() async throws {
         let server = try Self.server(coding: "br", body: [1, 2, 3])
         defer { server.stop() }
-        guard case .failure(let error) = await get(server.baseURL + "/items") else { Issue.record("a br body was accepted"); return }
+        guard case .failure(let error) = await get(server.baseURL + "/items") else {
+            Issue.record("a br body was accepted")
+            return
+        }
         #expect(error.kind == .decode)
         #expect(error.message == "the response is encoded as \"br\", which is not gzip or deflate: it cannot be decoded")
         let identity = try Self.server(coding: "identity", body: Self.page)
         defer { identity.stop() }
-        guard case .success(let response) = await get(identity.baseURL + "/items") else { Issue.record("identity failed"); return }
+        guard case .success(let response) = await get(identity.baseURL + "/items") else {
+            Issue.record("identity failed")
+            return
+        }
         #expect(response.body == Self.page)
     }
 }

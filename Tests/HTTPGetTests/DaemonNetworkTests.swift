@@ -19,8 +19,10 @@ import Testing
     @Test func theUserAgentNamesTheDaemonAndItsClientUnlessTheSourceSetsOne() throws {
         let server = try Self.emptyList()
         defer { server.stop() }
-        for (clientInfo, expectedClient) in [(JSON.null, ""), (["name": "datasourced.nvim", "version": "0.4.0"], " datasourced.nvim/0.4.0"),
-                                             (["name": "datasourced-client (python)"], " datasourced-client-python")] {
+        for (clientInfo, expectedClient) in [
+            (JSON.null, ""), (["name": "datasourced.nvim", "version": "0.4.0"], " datasourced.nvim/0.4.0"),
+            (["name": "datasourced-client (python)"], " datasourced-client-python"),
+        ] {
             let daemon = try SpawnedDaemon()
             let initialized = daemon.request("initialize", clientInfo.isNull ? [:] : ["clientInfo": clientInfo])
             let version = try #require(initialized["result"]?["serverInfo"]?["version"]?.stringValue)
@@ -37,8 +39,9 @@ import Testing
     @Test func aServerThatGzipsUnaskedIsReadAndCompressionFalseSendsNoAcceptEncoding() throws {
         let rows = "[" + (1...500).map { "{\"id\": \($0)}" }.joined(separator: ",") + "]"
         let server = try ScriptedHTTPServer { _ in
-            ScriptedHTTPServer.Reply(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
-                                     parts: [Deflate.compress(Array(rows.utf8), .gzip)])
+            ScriptedHTTPServer.Reply(
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                parts: [Deflate.compress(Array(rows.utf8), .gzip)])
         }
         defer { server.stop() }
         let daemon = try SpawnedDaemon()
@@ -76,7 +79,10 @@ import Testing
 
     @Test func theDaemonGoesThroughTheProxyItsEnvironmentNamesUnlessTheSourceSaysNull() throws {
         let proxy = try ConnectProxy(), server = try Self.emptyList()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let daemon = try SpawnedDaemon(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxy.port)"])
         _ = daemon.request("initialize")
         _ = daemon.createRemote("proxied", server.baseURL)
@@ -93,17 +99,25 @@ import Testing
         let required = "Basic " + Array("alice:right-password".utf8).base64
         let proxy = try ConnectProxy(.init(requiredAuthorization: required))
         let server = try Self.emptyList()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-credentials-\(getpid()).json").path
         defer { try? FileManager.default.removeItem(atPath: recording) }
         let daemon = try SpawnedDaemon(arguments: ["--log-level", "trace", "--record", recording])
         _ = daemon.request("initialize")
-        let wrong = daemon.createRemote("wrong", server.baseURL, remote: ["proxy": JSON("http://alice:s3cr3t-wrong@127.0.0.1:\(proxy.port)")])
+        let wrong = daemon.createRemote(
+            "wrong", server.baseURL, remote: ["proxy": JSON("http://alice:s3cr3t-wrong@127.0.0.1:\(proxy.port)")])
         #expect(wrong["result"]?["remoteConfiguration"]?["proxy"] == JSON("http://127.0.0.1:\(proxy.port)"))
         _ = daemon.createRemote("right", server.baseURL, remote: ["proxy": JSON("http://alice:right-password@127.0.0.1:\(proxy.port)/")])
         let failed = daemon.request("fetchData", ["source": "wrong", "wait": true])["result"]
         #expect(failed?["error"]?["kind"] == "proxy")
-        #expect(failed?["error"]?["message"] == JSON("the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it refused the credentials in the proxy URL"))
+        #expect(
+            failed?["error"]?["message"]
+                == JSON(
+                    "the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it refused the credentials in the proxy URL"
+                ))
         #expect(daemon.request("fetchData", ["source": "right", "wait": true])["result"]?["outcome"] == "finished")
         #expect(proxy.authorizations.last == required)
         _ = daemon.request("describeSource", ["source": "wrong"])
@@ -133,7 +147,8 @@ final class SpawnedDaemon {
     private(set) var received: [JSON] = []
 
     /// The daemon built beside the tests, or $DATASOURCED (as Tests/Schema takes it: to run these against another build).
-    static let path = ProcessInfo.processInfo.environment["DATASOURCED"]
+    static let path =
+        ProcessInfo.processInfo.environment["DATASOURCED"]
         ?? URL(fileURLWithPath: Replayer.currentExecutable()).deletingLastPathComponent().appendingPathComponent("datasourced").path
 
     init(environment: [String: String] = [:], arguments: [String] = []) throws {
@@ -213,8 +228,9 @@ final class SpawnedDaemon {
         guard let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
         let header = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
         guard let line = header.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
-              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
-              buffer.count - end.upperBound >= length else { return nil }
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+            buffer.count - end.upperBound >= length
+        else { return nil }
         let body = Array(buffer[end.upperBound..<end.upperBound + length])
         buffer.removeFirst(end.upperBound + length)
         return try? JSON.parse(body)

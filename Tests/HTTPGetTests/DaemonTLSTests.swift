@@ -21,7 +21,9 @@ import Testing
     }
 
     /// Built beside this test bundle by `swift build --build-tests` (other test targets depend on it).
-    static let daemonPath = URL(fileURLWithPath: Replayer.currentExecutable()).deletingLastPathComponent().appendingPathComponent("datasourced").path
+    static let daemonPath = URL(fileURLWithPath: Replayer.currentExecutable()).deletingLastPathComponent().appendingPathComponent(
+        "datasourced"
+    ).path
 
     /// `initialize`, `createSource` of a remote source on the server, `fetchData` with
     /// `wait`: the `fetchData` result, and the source's objects then.
@@ -29,8 +31,12 @@ import Testing
         let daemon = try DaemonProcess(path: Self.daemonPath, environment: environment)
         defer { daemon.end() }
         _ = daemon.request(1, "initialize", [:])
-        let created = daemon.request(2, "createSource", ["name": "items", "kind": "remote", "apiPath": "/items?page=1",
-                                                         "remoteConfiguration": remoteConfiguration])
+        let created = daemon.request(
+            2, "createSource",
+            [
+                "name": "items", "kind": "remote", "apiPath": "/items?page=1",
+                "remoteConfiguration": remoteConfiguration,
+            ])
         #expect(created?["result"] != nil, "\(created?.description ?? "no answer")")
         let result = daemon.request(3, "fetchData", ["source": "items", "wait": true])?["result"]
         return (result, daemon.request(4, "allObjects", ["source": "items"])?["result"])
@@ -48,7 +54,11 @@ import Testing
         #expect(none?.arrayValue?.isEmpty == true, "\(none?.description ?? "no answer")")
         #expect(refused?["outcome"] == "failed", "\(refused?.description ?? "no answer")")
         #expect(refused?["error"]?["kind"] == "tls")
-        #expect(refused?["error"]?["message"] == JSON("the certificate of 127.0.0.1:\(server.port) is issued by \"\(TestPKI.caName)\", which is not a trusted certificate authority: to trust it, name that authority's certificate (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE"))
+        #expect(
+            refused?["error"]?["message"]
+                == JSON(
+                    "the certificate of 127.0.0.1:\(server.port) is issued by \"\(TestPKI.caName)\", which is not a trusted certificate authority: to trust it, name that authority's certificate (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE"
+                ))
 
         var environment = Self.cleanEnvironment
         environment["SSL_CERT_FILE"] = pki.caFile
@@ -56,15 +66,17 @@ import Testing
         #expect(trusted?["outcome"] == "finished", "\(trusted?.description ?? "no answer")")
         #expect(objects?.text() == #"[{"page":1}]"#, "\(objects?.description ?? "no answer")")
 
-        let (throughCAFile, alike) = try fetch(environment: Self.cleanEnvironment,
-                                               remoteConfiguration: ["baseURL": JSON(server.baseURL), "timeoutSeconds": 20, "tls": ["caFile": JSON(pki.caFile)]])
+        let (throughCAFile, alike) = try fetch(
+            environment: Self.cleanEnvironment,
+            remoteConfiguration: ["baseURL": JSON(server.baseURL), "timeoutSeconds": 20, "tls": ["caFile": JSON(pki.caFile)]])
         #expect(throughCAFile?["outcome"] == "finished", "\(throughCAFile?.description ?? "no answer")")
         #expect(alike?.text() == #"[{"page":1}]"#, "\(alike?.description ?? "no answer")")
 
         // `~/` is the daemon's HOME.
         var home = Self.cleanEnvironment
         home["HOME"] = pki.path
-        let (fromHome, same) = try fetch(environment: home, remoteConfiguration: ["baseURL": JSON(server.baseURL), "tls": ["caFile": "~/ca.pem"]])
+        let (fromHome, same) = try fetch(
+            environment: home, remoteConfiguration: ["baseURL": JSON(server.baseURL), "tls": ["caFile": "~/ca.pem"]])
         #expect(fromHome?["outcome"] == "finished", "\(fromHome?.description ?? "no answer")")
         #expect(same?.text() == #"[{"page":1}]"#)
 
@@ -106,13 +118,20 @@ final class DaemonProcess {
 
     private func nextFrame() -> JSON? {
         let separator = Array("\r\n\r\n".utf8)
-        guard let end = (0...max(0, received.count - separator.count)).first(where: { received[$0..<min($0 + 4, received.count)].elementsEqual(separator) }),
-              received.count >= 4 else { return nil }
+        guard
+            let end = (0...max(0, received.count - separator.count)).first(where: {
+                received[$0..<min($0 + 4, received.count)].elementsEqual(separator)
+            }),
+            received.count >= 4
+        else { return nil }
         let header = String(decoding: received[..<end], as: UTF8.self)
-        guard let length = header.split(separator: "\r\n").compactMap({ line -> Int? in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
-        }).first, received.count >= end + 4 + length else { return nil }
+        guard
+            let length = header.split(separator: "\r\n").compactMap({ line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return parts.count == 2 && parts[0].lowercased() == "content-length"
+                    ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+            }).first, received.count >= end + 4 + length
+        else { return nil }
         let body = Array(received[(end + 4)..<(end + 4 + length)])
         received.removeFirst(end + 4 + length)
         return try? JSON.parse(body)

@@ -25,7 +25,10 @@ import Testing
                 continuation.resume(returning: $0)
             }
         }
-        guard case .failure(let error) = result else { Issue.record("\(url) succeeded"); return nil }
+        guard case .failure(let error) = result else {
+            Issue.record("\(url) succeeded")
+            return nil
+        }
         return error
     }
 
@@ -44,11 +47,12 @@ import Testing
         let port = server.baseURL.split(separator: ":").last.map(String.init) ?? ""
         guard let reset = await get(server.baseURL + "/reset") else { return }
         #expect(reset.kind == .transport)
-        #expect([
-            "127.0.0.1:\(port) reset the connection",
-            // When the reset comes in before the response is read, NIO reports the end of the stream.
-            "127.0.0.1:\(port) closed the connection before the response was complete",
-        ].contains(reset.message), "\(reset.message)")
+        #expect(
+            [
+                "127.0.0.1:\(port) reset the connection",
+                // When the reset comes in before the response is read, NIO reports the end of the stream.
+                "127.0.0.1:\(port) closed the connection before the response was complete",
+            ].contains(reset.message), "\(reset.message)")
 
         let closed = HTTPGetTests.closedPort()
         guard let refused = await get("http://127.0.0.1:\(closed)/x") else { return }
@@ -67,7 +71,9 @@ import Testing
         let port = server.baseURL.split(separator: ":").last.map(String.init) ?? ""
         guard let error = await get(server.baseURL + "/x", headers: [("Authorization", "Bearer s3cr3t\r\nX-Injected: 1")]) else { return }
         #expect(error.kind == .transport)
-        #expect(error.message == "a request header for 127.0.0.1:\(port) has a name or value HTTP does not allow (a control character or a line break)")
+        #expect(
+            error.message
+                == "a request header for 127.0.0.1:\(port) has a name or value HTTP does not allow (a control character or a line break)")
         #expect(!error.message.contains("s3cr3t"))
     }
 
@@ -93,8 +99,9 @@ import Testing
         for error in errors {
             let wording = FailureWording.classify(error, url: "https://example.com/items", timeoutSeconds: 5, presentedCertificate: false)
             let message = wording.message
-            #expect(message.contains("example.com:443") || wording.kind == .timeout || message == "the HTTP client has shut down",
-                    "\(error): \(message)")
+            #expect(
+                message.contains("example.com:443") || wording.kind == .timeout || message == "the HTTP client has shut down",
+                "\(error): \(message)")
             for leak in ["Error", "NIO", "HTTPClient", "Unforeseen", ".swift", "/work", ".build", "268435581"] {
                 #expect(!message.contains(leak), "\(error): \(message)")
             }

@@ -21,8 +21,10 @@ import Testing
     deinit { client.shutdown() }
 
     /// One GET, waited for.
-    func get(_ url: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = 20,
-             maximumBodySize: Int = 1 << 20) async -> Result<RemoteResponse, FetchError> {
+    func get(
+        _ url: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = 20,
+        maximumBodySize: Int = 1 << 20
+    ) async -> Result<RemoteResponse, FetchError> {
         await withCheckedContinuation { continuation in
             _ = client.fetch(RemoteRequest(url: url, headers: headers, timeoutSeconds: timeoutSeconds, maximumBodySize: maximumBodySize)) {
                 continuation.resume(returning: $0)
@@ -36,16 +38,23 @@ import Testing
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         close(descriptor)
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
     @Test func aRefusedConnectionFailsAsTransportWithoutWaitingForTheTimeout() async {
         let result = await get("http://127.0.0.1:\(Self.closedPort())/items", timeoutSeconds: 20)
-        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
         #expect(error.kind == .transport)
         // Not a timeout: the old client retried the connection until its connect timeout and
         // then reported "timeout" or "connection reset (error set)".
@@ -55,7 +64,10 @@ import Testing
 
     @Test func urlsAnHTTPClientWouldTrapOnAreRefused() async {
         for url in ["http://127.0.0.1:65536/x", "http://127.0.0.1:0/x", "ftp://127.0.0.1/x", "http:///x", "not a url"] {
-            guard case .failure(let error) = await get(url) else { Issue.record("\(url) accepted"); continue }
+            guard case .failure(let error) = await get(url) else {
+                Issue.record("\(url) accepted")
+                continue
+            }
             #expect(error.kind == .transport && error.message.hasPrefix("invalid URL: "), "\(url): \(error)")
         }
     }
@@ -70,13 +82,15 @@ import Testing
         defer { server.stop() }
         for timeout in [1e10, Double.infinity, Double.nan] {
             guard case .success(let response) = await get(server.baseURL + "/ok", timeoutSeconds: timeout) else {
-                Issue.record("timeout \(timeout) failed"); continue
+                Issue.record("timeout \(timeout) failed")
+                continue
             }
             #expect(response.status == 200)
         }
         // Below the least: clamped to a millisecond, it times out; it does not trap.
         guard case .failure(let error) = await get(server.baseURL + "/late", timeoutSeconds: -1) else {
-            Issue.record("a timeout of -1 s waited for the page instead of timing out"); return
+            Issue.record("a timeout of -1 s waited for the page instead of timing out")
+            return
         }
         #expect(error.kind == .timeout, "\(error)")
     }
@@ -91,12 +105,18 @@ import Testing
         defer { server.stop() }
         let headers = [(name: "Authorization", value: "Bearer secret"), (name: "Cookie", value: "s=1"), (name: "X-Trace", value: "t")]
 
-        guard case .success(let same) = await get(server.baseURL + "/same", headers: headers) else { Issue.record("same-origin redirect failed"); return }
+        guard case .success(let same) = await get(server.baseURL + "/same", headers: headers) else {
+            Issue.record("same-origin redirect failed")
+            return
+        }
         let sameEcho = try JSON.parse(same.body)
         #expect(sameEcho["authorization"] == "Bearer secret")
         #expect(same.finalURL == server.baseURL + "/_echo/headers")
 
-        guard case .success(let away) = await get(server.baseURL + "/away", headers: headers) else { Issue.record("cross-origin redirect failed"); return }
+        guard case .success(let away) = await get(server.baseURL + "/away", headers: headers) else {
+            Issue.record("cross-origin redirect failed")
+            return
+        }
         let awayEcho = try JSON.parse(away.body)
         #expect(awayEcho["authorization"] == nil, "Authorization must not leave the origin")
         #expect(awayEcho["cookie"] == nil)
@@ -110,17 +130,28 @@ import Testing
             ["path": "/big", "body": ["x": 1], "padToBytes": 5000],
         ])
         defer { server.stop() }
-        guard case .failure(let loop) = await get(server.baseURL + "/loop") else { Issue.record("a redirect loop succeeded"); return }
+        guard case .failure(let loop) = await get(server.baseURL + "/loop") else {
+            Issue.record("a redirect loop succeeded")
+            return
+        }
         #expect(loop.kind == .transport)
         #expect(loop.message.contains("more than 5 redirects"))
-        guard case .failure(let big) = await get(server.baseURL + "/big", maximumBodySize: 1000) else { Issue.record("an oversized body was accepted"); return }
+        guard case .failure(let big) = await get(server.baseURL + "/big", maximumBodySize: 1000) else {
+            Issue.record("an oversized body was accepted")
+            return
+        }
         #expect(big.kind == .tooLarge)
     }
 
     @Test func responseHeadersArriveInOrder() async throws {
-        let server = try FixtureServer(fixtures: [["path": "/h", "headers": ["Link": "</a>; rel=\"next\"", "X-Total-Count": "5"], "body": []]])
+        let server = try FixtureServer(fixtures: [
+            ["path": "/h", "headers": ["Link": "</a>; rel=\"next\"", "X-Total-Count": "5"], "body": []]
+        ])
         defer { server.stop() }
-        guard case .success(let response) = await get(server.baseURL + "/h") else { Issue.record("failed"); return }
+        guard case .success(let response) = await get(server.baseURL + "/h") else {
+            Issue.record("failed")
+            return
+        }
         #expect(response.headerValues("link").first == "</a>; rel=\"next\"")
         #expect(response.headerValues("X-TOTAL-COUNT").first == "5")
     }
@@ -133,7 +164,10 @@ import Testing
         ])
         defer { server.stop() }
         for path in ["/late", "/drip"] {
-            guard case .failure(let error) = await get(server.baseURL + path, timeoutSeconds: 0.3) else { Issue.record("\(path) succeeded"); continue }
+            guard case .failure(let error) = await get(server.baseURL + path, timeoutSeconds: 0.3) else {
+                Issue.record("\(path) succeeded")
+                continue
+            }
             #expect(error.kind == .timeout, "\(path): \(error)")
             #expect(error.message == "no complete response within 0.3 s", "\(path): \(error.message)")
         }
@@ -142,22 +176,30 @@ import Testing
     @Test func aBodyWithNoLengthIsRefusedAsSoonAsItPassesTheLimit() async throws {
         // 50 pieces of 1,000 bytes, one every 100 ms: the whole body would take 5 s, past the
         // 3 s deadline, so only a refusal at the second piece answers "tooLarge".
-        let server = try FixtureServer(fixtures: [["path": "/big", "body": ["x": 1], "padToBytes": 50000, "omitContentLength": true,
-                                                   "dripChunks": 50, "dripMilliseconds": 100]])
+        let server = try FixtureServer(fixtures: [
+            [
+                "path": "/big", "body": ["x": 1], "padToBytes": 50000, "omitContentLength": true,
+                "dripChunks": 50, "dripMilliseconds": 100,
+            ]
+        ])
         defer { server.stop() }
         guard case .failure(let error) = await get(server.baseURL + "/big", timeoutSeconds: 3, maximumBodySize: 1000) else {
-            Issue.record("an oversized body was accepted"); return
+            Issue.record("an oversized body was accepted")
+            return
         }
         #expect(error.kind == .tooLarge)
         #expect(error.message == "the response body exceeds the limit of 1000 bytes", "\(error.message)")
     }
 
     @Test func aCancelledGetReportsCancelledOnceAndOffTheEventLoop() async throws {
-        let server = try FixtureServer(fixtures: [["path": "/held", "hold": "h", "body": ["x": 1]], ["path": "/ok", "body": ["ok": true]]])
+        let server = try FixtureServer(fixtures: [
+            ["path": "/held", "hold": "h", "body": ["x": 1]], ["path": "/ok", "body": ["ok": true]],
+        ])
         defer { server.stop() }
         let calls = LockedValue(0)
         let (reports, reported) = AsyncStream.makeStream(of: (Result<RemoteResponse, FetchError>, onAnEventLoop: Bool).self)
-        let handle = client.fetch(RemoteRequest(url: server.baseURL + "/held", headers: [], timeoutSeconds: 20, maximumBodySize: 1000)) { result in
+        let handle = client.fetch(RemoteRequest(url: server.baseURL + "/held", headers: [], timeoutSeconds: 20, maximumBodySize: 1000)) {
+            result in
             calls.withLock { $0 += 1 }
             reported.yield((result, MultiThreadedEventLoopGroup.currentEventLoop != nil))
         }
@@ -168,9 +210,15 @@ import Testing
         let report = await iterator.next()
         // A second report, were there one, would come from the same exchange just after the
         // first: a GET made after the first stands in for waiting (a best effort, not a proof).
-        guard case .success = await get(server.baseURL + "/ok") else { Issue.record("the next GET failed"); return }
+        guard case .success = await get(server.baseURL + "/ok") else {
+            Issue.record("the next GET failed")
+            return
+        }
         #expect(calls.withLock { $0 } == 1)
-        guard case .failure(let error) = report?.0 else { Issue.record("a cancelled GET succeeded"); return }
+        guard case .failure(let error) = report?.0 else {
+            Issue.record("a cancelled GET succeeded")
+            return
+        }
         #expect(error.kind == .cancelled)
         #expect(report?.onAnEventLoop == false, "a completion may take its time: it must not hold an event loop")
     }
@@ -190,7 +238,10 @@ import Testing
         handle.cancel()
         server.release("h")
         var iterator = reports.makeAsyncIterator()
-        guard case .failure(let error) = await iterator.next() else { Issue.record("a cancelled GET succeeded"); return }
+        guard case .failure(let error) = await iterator.next() else {
+            Issue.record("a cancelled GET succeeded")
+            return
+        }
         #expect(error.kind == .cancelled)
     }
 
@@ -202,7 +253,10 @@ import Testing
                 continuation.resume(returning: $0)
             }
         }
-        guard case .failure(let error) = result else { Issue.record("a GET after shutdown succeeded"); return }
+        guard case .failure(let error) = result else {
+            Issue.record("a GET after shutdown succeeded")
+            return
+        }
         #expect(error.kind == .transport)
         #expect(error.message == "the HTTP client has shut down")
     }
@@ -211,7 +265,10 @@ import Testing
         let server = try KeepAliveServer()
         defer { server.stop() }
         for page in 1...20 {
-            guard case .success(let response) = await get("\(server.baseURL)/items?page=\(page)") else { Issue.record("page \(page) failed"); return }
+            guard case .success(let response) = await get("\(server.baseURL)/items?page=\(page)") else {
+                Issue.record("page \(page) failed")
+                return
+            }
             #expect(response.body == Array("page \(page)".utf8))
         }
         // A request that insisted on one event loop of several got a connection of its own,

@@ -272,8 +272,9 @@ final class ConnectProxy: Sendable {
                 .assumeIsolated().whenComplete { result in
                     switch result {
                     case .success(let channel):
-                        context.writeAndFlush(self.wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")),
-                                              promise: nil)
+                        context.writeAndFlush(
+                            self.wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")),
+                            promise: nil)
                         self.upstream = channel
                         for part in self.pending { channel.write(part, promise: nil) }
                         channel.flush()

@@ -11,8 +11,10 @@ import Testing
 /// GETs through a CONNECT proxy on loopback: chosen from the environment or the request,
 /// credentials sent to the proxy alone, and refusals reported as the proxy's.
 @Suite(.serialized) struct ProxyTests {
-    static func get(_ client: HTTPGetClient, _ url: String, proxy: ProxySetting = .environment,
-                    headers: [(name: String, value: String)] = []) async -> Result<RemoteResponse, FetchError> {
+    static func get(
+        _ client: HTTPGetClient, _ url: String, proxy: ProxySetting = .environment,
+        headers: [(name: String, value: String)] = []
+    ) async -> Result<RemoteResponse, FetchError> {
         var request = RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
         request.proxy = proxy
         return await withCheckedContinuation { continuation in
@@ -26,10 +28,16 @@ import Testing
 
     @Test func aGetGoesThroughTheProxyTheEnvironmentNames() async throws {
         let proxy = try ConnectProxy(), server = try Self.origin()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let client = HTTPGetClient(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxy.port)"])
         defer { client.shutdown() }
-        guard case .success(let response) = await Self.get(client, server.baseURL + "/items") else { Issue.record("failed"); return }
+        guard case .success(let response) = await Self.get(client, server.baseURL + "/items") else {
+            Issue.record("failed")
+            return
+        }
         #expect(response.body == Array("{\"path\": \"/items\"}".utf8))
         #expect(proxy.connects == ["127.0.0.1:\(server.port)"])
         // An https URL goes through CONNECT the same way (the handshake then fails: the server
@@ -42,22 +50,32 @@ import Testing
 
     @Test func noProxyAndTheRequestsOwnChoiceOverrideTheEnvironment() async throws {
         let proxy = try ConnectProxy(), server = try Self.origin()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let proxied = ["HTTP_PROXY": "http://127.0.0.1:\(proxy.port)"]
         let exempt = HTTPGetClient(environment: proxied.merging(["NO_PROXY": "localhost, 127.0.0.0/8"]) { $1 })
         defer { exempt.shutdown() }
-        guard case .success = await Self.get(exempt, server.baseURL + "/a") else { Issue.record("NO_PROXY: failed"); return }
+        guard case .success = await Self.get(exempt, server.baseURL + "/a") else {
+            Issue.record("NO_PROXY: failed")
+            return
+        }
         #expect(proxy.connects.isEmpty, "NO_PROXY names the host")
 
         let client = HTTPGetClient(environment: proxied)
         defer { client.shutdown() }
-        guard case .success = await Self.get(client, server.baseURL + "/b", proxy: .direct) else { Issue.record("direct: failed"); return }
+        guard case .success = await Self.get(client, server.baseURL + "/b", proxy: .direct) else {
+            Issue.record("direct: failed")
+            return
+        }
         #expect(proxy.connects.isEmpty, "a direct connection, whatever the environment says")
 
         let unproxied = HTTPGetClient(environment: [:])
         defer { unproxied.shutdown() }
         guard case .success = await Self.get(unproxied, server.baseURL + "/c", proxy: .url("http://127.0.0.1:\(proxy.port)")) else {
-            Issue.record("explicit proxy: failed"); return
+            Issue.record("explicit proxy: failed")
+            return
         }
         #expect(proxy.connects.count == 1, "the request's proxy, with no variable set")
         #expect(server.requests.map(\.uri) == ["/a", "/b", "/c"])
@@ -67,10 +85,16 @@ import Testing
         // alice:p@ss, percent-encoded in the URL.
         let expected = "Basic " + Array("alice:p@ss".utf8).base64
         let proxy = try ConnectProxy(.init(requiredAuthorization: expected)), server = try Self.origin()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let client = HTTPGetClient(environment: ["http_proxy": "http://alice:p%40ss@127.0.0.1:\(proxy.port)"])
         defer { client.shutdown() }
-        guard case .success = await Self.get(client, server.baseURL + "/items") else { Issue.record("failed"); return }
+        guard case .success = await Self.get(client, server.baseURL + "/items") else {
+            Issue.record("failed")
+            return
+        }
         #expect(proxy.authorizations == [expected])
         let seen = try #require(server.requests.first)
         #expect(seen.headers["proxy-authorization"].isEmpty, "the server never sees the proxy's credentials")
@@ -79,31 +103,53 @@ import Testing
 
     @Test func aProxyThatWantsCredentialsFailsAsProxyWithoutShowingThem() async throws {
         let proxy = try ConnectProxy(.init(requiredAuthorization: "Basic " + Array("alice:right".utf8).base64)), server = try Self.origin()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let client = HTTPGetClient(environment: [:])
         defer { client.shutdown() }
-        guard case .failure(let none) = await Self.get(client, server.baseURL + "/items", proxy: .url("http://127.0.0.1:\(proxy.port)")) else {
-            Issue.record("no credentials: succeeded"); return
+        guard case .failure(let none) = await Self.get(client, server.baseURL + "/items", proxy: .url("http://127.0.0.1:\(proxy.port)"))
+        else {
+            Issue.record("no credentials: succeeded")
+            return
         }
         #expect(none.kind == .proxy)
-        #expect(none.message == "the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it wants credentials, and the proxy URL has none (http://user:password@host:port)")
-        guard case .failure(let wrong) = await Self.get(client, server.baseURL + "/items",
-                                                        proxy: .url("http://alice:wrong-secret@127.0.0.1:\(proxy.port)")) else {
-            Issue.record("wrong credentials: succeeded"); return
+        #expect(
+            none.message
+                == "the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it wants credentials, and the proxy URL has none (http://user:password@host:port)"
+        )
+        guard
+            case .failure(let wrong) = await Self.get(
+                client, server.baseURL + "/items",
+                proxy: .url("http://alice:wrong-secret@127.0.0.1:\(proxy.port)"))
+        else {
+            Issue.record("wrong credentials: succeeded")
+            return
         }
         #expect(wrong.kind == .proxy)
-        #expect(wrong.message == "the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it refused the credentials in the proxy URL")
+        #expect(
+            wrong.message
+                == "the proxy 127.0.0.1:\(proxy.port) answered 407 Proxy Authentication Required: it refused the credentials in the proxy URL"
+        )
         #expect(server.requests.isEmpty)
     }
 
     @Test func aProxyThatRefusesFailsAsProxyWithWhatItAnswered() async throws {
         let proxy = try ConnectProxy(.init(refuses: true)), server = try Self.origin()
-        defer { proxy.stop(); server.stop() }
+        defer {
+            proxy.stop()
+            server.stop()
+        }
         let client = HTTPGetClient(environment: ["HTTP_PROXY": "http://bob:hunter22@127.0.0.1:\(proxy.port)"])
         defer { client.shutdown() }
-        guard case .failure(let error) = await Self.get(client, server.baseURL + "/items") else { Issue.record("succeeded"); return }
+        guard case .failure(let error) = await Self.get(client, server.baseURL + "/items") else {
+            Issue.record("succeeded")
+            return
+        }
         #expect(error.kind == .proxy)
-        #expect(error.message == "the proxy 127.0.0.1:\(proxy.port) refused to connect to 127.0.0.1:\(server.port): it answered 403 Forbidden")
+        #expect(
+            error.message == "the proxy 127.0.0.1:\(proxy.port) refused to connect to 127.0.0.1:\(server.port): it answered 403 Forbidden")
         #expect(!error.message.contains("bob") && !error.message.contains("hunter22"))
     }
 
@@ -111,11 +157,16 @@ import Testing
         let port = HTTPGetTests.closedPort()
         let client = HTTPGetClient(environment: ["HTTP_PROXY": "http://carol:hunter22@127.0.0.1:\(port)"])
         defer { client.shutdown() }
-        guard case .failure(let error) = await Self.get(client, "http://127.0.0.1:1/items") else { Issue.record("succeeded"); return }
+        guard case .failure(let error) = await Self.get(client, "http://127.0.0.1:1/items") else {
+            Issue.record("succeeded")
+            return
+        }
         #expect(error.kind == .proxy)
         #expect(error.message == "could not connect to the proxy 127.0.0.1:\(port): connection refused")
-        guard case .failure(let unknown) = await Self.get(client, "http://127.0.0.1:1/items", proxy: .url("http://proxy.invalid:3128")) else {
-            Issue.record("an unknown proxy host: succeeded"); return
+        guard case .failure(let unknown) = await Self.get(client, "http://127.0.0.1:1/items", proxy: .url("http://proxy.invalid:3128"))
+        else {
+            Issue.record("an unknown proxy host: succeeded")
+            return
         }
         #expect(unknown.kind == .proxy)
         #expect(unknown.message == "could not resolve the proxy's host proxy.invalid")
@@ -124,9 +175,14 @@ import Testing
     @Test func aBadProxyVariableFailsEachRequestNamingIt() async throws {
         let client = HTTPGetClient(environment: ["HTTPS_PROXY": "socks5://dave:hunter22@127.0.0.1:1080"])
         defer { client.shutdown() }
-        guard case .failure(let error) = await Self.get(client, "https://127.0.0.1:1/items") else { Issue.record("succeeded"); return }
+        guard case .failure(let error) = await Self.get(client, "https://127.0.0.1:1/items") else {
+            Issue.record("succeeded")
+            return
+        }
         #expect(error.kind == .proxy)
-        #expect(error.message == "HTTPS_PROXY is not a usable proxy URL (socks5://127.0.0.1:1080): SOCKS proxies are not supported; use an http:// proxy")
+        #expect(
+            error.message
+                == "HTTPS_PROXY is not a usable proxy URL (socks5://127.0.0.1:1080): SOCKS proxies are not supported; use an http:// proxy")
     }
 
     @Test func clientsMadeForProxiesAreBounded() throws {

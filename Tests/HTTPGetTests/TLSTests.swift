@@ -57,7 +57,10 @@ import Testing
         #expect(error.kind == .tls)
         // Before: "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL
         // routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at .../handshake.cc:...]))".
-        #expect(error.message == "the certificate of 127.0.0.1:\(server.port) is issued by \"datasourced test CA\", which is not a trusted certificate authority: to trust it, name that authority's certificate (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE")
+        #expect(
+            error.message
+                == "the certificate of 127.0.0.1:\(server.port) is issued by \"datasourced test CA\", which is not a trusted certificate authority: to trust it, name that authority's certificate (PEM) in remoteConfiguration.tls.caFile or SSL_CERT_FILE"
+        )
     }
 
     @Test func caFileTrustsAPrivateAuthority() async throws {
@@ -70,7 +73,9 @@ import Testing
         let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
         defer { other.stop() }
         guard let error = failure(await get(other.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) else { return }
-        #expect(error.message.contains("is issued by \"datasourced other CA\", which is not a trusted certificate authority"), "\(error.message)")
+        #expect(
+            error.message.contains("is issued by \"datasourced other CA\", which is not a trusted certificate authority"),
+            "\(error.message)")
     }
 
     @Test func sslCertFileAndSSLCertDirFromTheEnvironmentAreTrusted() async throws {
@@ -79,7 +84,10 @@ import Testing
         #expect(body(await get(server.baseURL + "/items?page=3", environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":3}]"#)
 
         // A directory as `openssl rehash` (c_rehash) leaves it: certificates under their subject's hash.
-        guard let directory = TemporaryDirectory(prefix: "datasourced-certdir") else { Issue.record("no directory"); return }
+        guard let directory = TemporaryDirectory(prefix: "datasourced-certdir") else {
+            Issue.record("no directory")
+            return
+        }
         defer { directory.remove() }
         try FileManager.default.copyItem(atPath: pki.caFile, toPath: directory.path + "/ca.pem")
         let rehash = Process()
@@ -93,8 +101,11 @@ import Testing
         // SSL_CERT_FILE stands in for the system store (as for OpenSSL and curl), and caFile adds to it.
         let other = try TLSPageServer(certificate: pki.otherCACertificate, key: pki.serverKey)
         defer { other.stop() }
-        #expect(body(await get(other.baseURL + "/items?page=5", tls: TLSFiles(caFile: pki.otherCAFile),
-                               environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":5}]"#)
+        #expect(
+            body(
+                await get(
+                    other.baseURL + "/items?page=5", tls: TLSFiles(caFile: pki.otherCAFile),
+                    environment: ["SSL_CERT_FILE": pki.caFile])) == #"[{"page":5}]"#)
     }
 
     @Test func anUnusableSSLCertFileOrCAFileFailsNamingIt() async throws {
@@ -109,7 +120,9 @@ import Testing
         let notPEM = pki.path + "/ca.cnf"
         guard let fromSource = failure(await get(server.baseURL + "/x", tls: TLSFiles(caFile: notPEM))) else { return }
         #expect(fromSource.kind == .tls)
-        #expect(fromSource.message == "could not set up TLS for \(target): remoteConfiguration.tls.caFile \(notPEM) holds no PEM certificate that can be read")
+        #expect(
+            fromSource.message
+                == "could not set up TLS for \(target): remoteConfiguration.tls.caFile \(notPEM) holds no PEM certificate that can be read")
 
         guard let directory = failure(await get(server.baseURL + "/x", environment: ["SSL_CERT_DIR": pki.caFile])) else { return }
         #expect(directory.message == "could not set up TLS for \(target): SSL_CERT_DIR \(pki.caFile) is not a directory")
@@ -128,9 +141,15 @@ import Testing
         defer { server.stop() }
         guard let error = failure(await get(server.baseURL + "/items", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(error.kind == .tls)
-        #expect(error.message == "the certificate of 127.0.0.1:\(server.port) is not valid for the host name \"127.0.0.1\": it is valid for wrong.example, www.wrong.example")
+        #expect(
+            error.message
+                == "the certificate of 127.0.0.1:\(server.port) is not valid for the host name \"127.0.0.1\": it is valid for wrong.example, www.wrong.example"
+        )
         guard let byName = failure(await get("https://localhost:\(server.port)/items", tls: TLSFiles(caFile: pki.caFile))) else { return }
-        #expect(byName.message == "the certificate of localhost:\(server.port) is not valid for the host name \"localhost\": it is valid for wrong.example, www.wrong.example")
+        #expect(
+            byName.message
+                == "the certificate of localhost:\(server.port) is not valid for the host name \"localhost\": it is valid for wrong.example, www.wrong.example"
+        )
     }
 
     @Test func aServerThatRequiresAClientCertificateGetsOneFromCertificateFileAndKeyFile() async throws {
@@ -139,7 +158,10 @@ import Testing
         let target = "127.0.0.1:\(server.port)"
         guard let without = failure(await get(server.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) else { return }
         #expect(without.kind == .tls)
-        #expect(without.message == "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile")
+        #expect(
+            without.message
+                == "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile"
+        )
 
         let client = TLSFiles(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.clientKey)
         #expect(body(await get(server.baseURL + "/items?page=2", tls: client)) == #"[{"page":2}]"#)
@@ -148,13 +170,18 @@ import Testing
         let stranger = TLSFiles(caFile: pki.caFile, certificateFile: pki.otherCACertificate, keyFile: pki.serverKey)
         guard let refused = failure(await get(server.baseURL + "/items?page=3", tls: stranger)) else { return }
         #expect(refused.kind == .tls)
-        #expect(refused.message == "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"unknown ca\"")
+        #expect(
+            refused.message
+                == "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"unknown ca\"")
 
         // A key that is not the certificate's.
         let mismatched = TLSFiles(caFile: pki.caFile, certificateFile: pki.clientCertificate, keyFile: pki.serverKey)
         guard let mismatch = failure(await get(server.baseURL + "/items?page=4", tls: mismatched)) else { return }
         #expect(mismatch.kind == .tls)
-        #expect(mismatch.message == "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile")
+        #expect(
+            mismatch.message
+                == "could not set up TLS for \(target): the key in remoteConfiguration.tls.keyFile is not the key of the certificate in remoteConfiguration.tls.certificateFile"
+        )
     }
 
     @Test func pagesTravelOverHTTP2WhereTheServerOffersIt() async throws {
@@ -163,8 +190,9 @@ import Testing
         let client = HTTPGetClient(environment: [:])
         defer { client.shutdown() }
         for page in 1...5 {
-            var request = RemoteRequest(url: server.baseURL + "/items?page=\(page)", headers: [("Accept", "application/json")],
-                                         timeoutSeconds: 20, maximumBodySize: 1 << 20)
+            var request = RemoteRequest(
+                url: server.baseURL + "/items?page=\(page)", headers: [("Accept", "application/json")],
+                timeoutSeconds: 20, maximumBodySize: 1 << 20)
             request.tls = TLSFiles(caFile: pki.caFile)
             let result = await withCheckedContinuation { continuation in
                 _ = client.fetch(request) { continuation.resume(returning: $0) }

@@ -47,7 +47,8 @@ struct TestPKI {
     private func make() throws {
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try openssl(["req", "-x509"] + key + ["-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=\(Self.caName)", "-days", "30"])
-        try openssl(["req", "-x509"] + key + ["-keyout", "other-ca.key", "-out", "other-ca.pem", "-subj", "/CN=\(Self.otherCAName)", "-days", "30"])
+        try openssl(
+            ["req", "-x509"] + key + ["-keyout", "other-ca.key", "-out", "other-ca.pem", "-subj", "/CN=\(Self.otherCAName)", "-days", "30"])
         try write("subjectAltName=IP:127.0.0.1,DNS:localhost\n", to: "local.ext")
         try write("subjectAltName=DNS:wrong.example,DNS:www.wrong.example\n", to: "wrong.ext")
         try write("extendedKeyUsage=clientAuth\n", to: "client.ext")
@@ -60,7 +61,8 @@ struct TestPKI {
         try sign("client.csr", by: "ca", extensions: "client.ext", into: "client.pem")
 
         // `openssl x509` cannot date a certificate in the past; `openssl ca` can.
-        try write("""
+        try write(
+            """
             [ca]
             default_ca = test
             [test]
@@ -77,13 +79,17 @@ struct TestPKI {
             """, to: "ca.cnf")
         try write("", to: "index.txt")
         try write("1000\n", to: "serial")
-        try openssl(["ca", "-config", "ca.cnf", "-batch", "-notext", "-startdate", "20200101000000Z", "-enddate", "20210101000000Z",
-                     "-extfile", "local.ext", "-in", "server.csr", "-out", "expired.pem"])
+        try openssl([
+            "ca", "-config", "ca.cnf", "-batch", "-notext", "-startdate", "20200101000000Z", "-enddate", "20210101000000Z",
+            "-extfile", "local.ext", "-in", "server.csr", "-out", "expired.pem",
+        ])
     }
 
     private func sign(_ request: String, by authority: String, extensions: String, into output: String) throws {
-        try openssl(["x509", "-req", "-in", request, "-CA", "\(authority).pem", "-CAkey", "\(authority).key", "-CAcreateserial",
-                     "-days", "30", "-extfile", extensions, "-out", output])
+        try openssl([
+            "x509", "-req", "-in", request, "-CA", "\(authority).pem", "-CAkey", "\(authority).key", "-CAcreateserial",
+            "-days", "30", "-extfile", extensions, "-out", output,
+        ])
     }
 
     private func write(_ text: String, to name: String) throws {

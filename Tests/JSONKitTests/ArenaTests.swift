@@ -10,7 +10,8 @@ import Basics
 /// threads still find slots free.
 @Suite(.enabled(if: JSON.arenasAreOn, "arenas are off (DATASOURCED_JSON_ARENAS=0, as under AddressSanitizer): every node is malloc's"))
 struct ArenaTests {
-    static let page = #"{"items":[{"id":1,"title":"A","tags":["x","y"],"author":{"name":"N"}},{"id":2,"title":"B","price":2.5}],"next":"c2","total":2}"#
+    static let page =
+        #"{"items":[{"id":1,"title":"A","tags":["x","y"],"author":{"name":"N"}},{"id":2,"title":"B","price":2.5}],"next":"c2","total":2}"#
 
     /// A document parsed in a scope and kept past it: the arena goes with it.
     static func keptFromAScope(_ bytes: [UInt8] = Array(page.utf8)) throws -> JSON {
@@ -95,7 +96,10 @@ struct ArenaTests {
             defer { JSON.limitArenaSlotsOnThisThread(nil) }
             for _ in 0..<10 {  // each kept document takes its scope's arena, and the next scope a new slot
                 let document = try Self.keptFromAScope(bytes)
-                if document.arenaSerial == nil { fromMalloc = document; break }
+                if document.arenaSerial == nil {
+                    fromMalloc = document
+                    break
+                }
                 held.append(document)
             }
         }

@@ -38,7 +38,11 @@ import Testing
             #expect(none == 0, "only arrays have elements")
             var scalar: JSON.Scalar?
             cursor.at(JSONKeyPath("items.2"))!.withScalar { scalar = $0 }
-            if case .real(let value) = scalar { #expect(value == 3.5) } else { Issue.record("expected a real, got \(String(describing: scalar))") }
+            if case .real(let value) = scalar {
+                #expect(value == 3.5)
+            } else {
+                Issue.record("expected a real, got \(String(describing: scalar))")
+            }
         }
     }
 
@@ -74,7 +78,10 @@ import Testing
                 writer.append("", cursor.member("")!)
                 writer.append("é", JSON(-0.0))
                 let written = writer.finish()
-                let expected = JSON.object([(String, JSON)]([("whole", first.value), ("name", name.value), ("made", JSON.array([1, "two"])), ("", root[""]!), ("é", JSON(-0.0))]))
+                let expected = JSON.object(
+                    [(String, JSON)]([
+                        ("whole", first.value), ("name", name.value), ("made", JSON.array([1, "two"])), ("", root[""]!), ("é", JSON(-0.0)),
+                    ]))
                 #expect(written.isPacked)
                 #expect(written.encoded() == expected.encoded() && written == expected && written.hashValue == expected.hashValue)
             }

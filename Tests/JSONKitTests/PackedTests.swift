@@ -103,8 +103,9 @@ import Testing
     @Test func packedValuesBuildNewValues() throws {
         let row = try JSON.parse(#"{"id":3,"name":"x"}"#).packed()
         let wrapped = JSON.object(["row": row, "rows": .array([row, row])])
-        #expect(wrapped.text() == #"{"row": {"id": 3, "name": "x"}, "rows": [{"id": 3, "name": "x"}, {"id": 3, "name": "x"}]}"#
-            || wrapped.text() == #"{"row":{"id":3,"name":"x"},"rows":[{"id":3,"name":"x"},{"id":3,"name":"x"}]}"#)
+        #expect(
+            wrapped.text() == #"{"row": {"id": 3, "name": "x"}, "rows": [{"id": 3, "name": "x"}, {"id": 3, "name": "x"}]}"#
+                || wrapped.text() == #"{"row":{"id":3,"name":"x"},"rows":[{"id":3,"name":"x"},{"id":3,"name":"x"}]}"#)
         let renamed = row.setting("name", to: "y")
         #expect(renamed["name"]?.stringValue == "y" && row["name"]?.stringValue == "x")
         #expect(row.removing("id").objectKeys == ["name"])
@@ -197,7 +198,9 @@ import Testing
     @Test func aPackedObjectIsWrittenStraightFromTreesAndPackedValues() throws {
         let tree = try JSON.parse(#"{"a":[1,{"b":"c"}],"n":null,"r":2.5}"#)
         let packedRow = try JSON.parse(#"{"x":{"y":[true,false]}}"#).packed()
-        let members: [(String, JSON)] = [("tree", tree), ("slice", packedRow["x"]!), ("", JSON("empty key")), ("int", JSON(-7)), ("é", tree["a"]!)]
+        let members: [(String, JSON)] = [
+            ("tree", tree), ("slice", packedRow["x"]!), ("", JSON("empty key")), ("int", JSON(-7)), ("é", tree["a"]!),
+        ]
         let packed = JSON.packedObject(members), built = JSON.object(members)
         #expect(packed.isPacked && !built.isPacked)
         #expect(packed.encoded() == built.encoded() && packed == built && packed.hashValue == built.hashValue)
@@ -213,12 +216,14 @@ import Testing
         case 1: return JSON(Bool.random(using: &generator))
         case 2: return JSON(Int.random(in: Int.min...Int.max, using: &generator) >> Int.random(in: 0..<64, using: &generator))
         case 3: return JSON(Double.random(in: -1e9...1e9, using: &generator))
-        case 4, 5: return JSON(String((0..<Int.random(in: 0..<12, using: &generator)).map { _ in "aé🙂\u{0}z".randomElement(using: &generator)! }))
+        case 4, 5:
+            return JSON(String((0..<Int.random(in: 0..<12, using: &generator)).map { _ in "aé🙂\u{0}z".randomElement(using: &generator)! }))
         case 6: return .array((0..<Int.random(in: 0..<5, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) })
         default:
-            return .object((0..<Int.random(in: 0..<5, using: &generator)).map { index in
-                ("k\(index)\(Int.random(in: 0..<3, using: &generator))", randomValue(depth: depth + 1, using: &generator))
-            })
+            return .object(
+                (0..<Int.random(in: 0..<5, using: &generator)).map { index in
+                    ("k\(index)\(Int.random(in: 0..<3, using: &generator))", randomValue(depth: depth + 1, using: &generator))
+                })
         }
     }
 }

@@ -4,8 +4,10 @@ import Testing
 /// `valueHash` (what sources key rows by, and what `hash(into:)` gives a `Hasher`).
 @Suite struct ValueHashTests {
     /// A scalar read in place hashes as the value made whole, tree or packed.
-    @Test(arguments: ["null", "true", "false", "0", "-7", "9223372036854775807", "0.0", "-0.0", "2.5", #""""#, #""a\u0000b""#,
-                      #""a string longer than sixteen bytes, to cross a block""#])
+    @Test(arguments: [
+        "null", "true", "false", "0", "-7", "9223372036854775807", "0.0", "-0.0", "2.5", #""""#, #""a\u0000b""#,
+        #""a string longer than sixteen bytes, to cross a block""#,
+    ])
     func aScalarInPlaceHashesAsTheValue(text: String) throws {
         let tree = try JSON.parse(text), packed = try JSON.parse("[\(text)]").packed()[0]!
         var inPlace: Int?? = nil

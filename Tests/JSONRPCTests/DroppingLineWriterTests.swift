@@ -24,7 +24,10 @@ import Testing
     @Test func neverBlocksOnAPipeNobodyReadsAndCountsWhatItDrops() {
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
         let writer = DroppingLineWriter(descriptor: ends[1], capacity: 64 << 10)
         let line = Array(String(repeating: "x", count: 99).utf8) + [10]
         let total = 100_000
@@ -48,7 +51,10 @@ import Testing
         func notedDrops(_ lines: [ArraySlice<UInt8>]) -> [Int] {
             lines.compactMap { line -> Int? in
                 let text = String(decoding: line, as: UTF8.self)
-                guard text.hasPrefix("["), text.hasSuffix(" log lines dropped: stderr was not being read]") || text.hasSuffix(" log line dropped: stderr was not being read]") else { return nil }
+                guard text.hasPrefix("["),
+                    text.hasSuffix(" log lines dropped: stderr was not being read]")
+                        || text.hasSuffix(" log line dropped: stderr was not being read]")
+                else { return nil }
                 return Int(text.dropFirst().prefix { $0.isNumber })
             }
         }
@@ -65,7 +71,10 @@ import Testing
     @Test func writesEveryLineInOrderWhenRead() {
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
         _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
         let writer = DroppingLineWriter(descriptor: ends[1])
         var stream = DroppingLineStream(writer: writer)

@@ -21,7 +21,10 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         #expect(output == Framing.frame(message.encoded()))
         var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
         output.withUnsafeBytes { decoder.append($0) }
-        guard case .body(let body)? = decoder.next() else { Issue.record("no frame decoded"); return }
+        guard case .body(let body)? = decoder.next() else {
+            Issue.record("no frame decoded")
+            return
+        }
         #expect(try JSON.parse(body) == message)
     }
 
@@ -40,16 +43,24 @@ private func scan(_ text: String) -> Framing.HeaderScan {
     @Test func refusesMalformedBlocks() {
         #expect(scan("garbage\r\nContent-Length: 2\r\n\r\n") == .malformed(reason: "header line without a colon: \"garbage\"", resumeAt: 7))
         #expect(scan("Content-Type: a\r\n\r\n") == .malformed(reason: "header block without Content-Length", resumeAt: 19))
-        #expect(scan("Content-Length: -1\r\n\r\n") == .malformed(reason: "Content-Length is not a non-negative integer: \"-1\"", resumeAt: 18))
-        #expect(scan("Content-Length: 1\r\nContent-Length: 2\r\n\r\n") == .malformed(reason: "conflicting Content-Length headers: 1 and 2", resumeAt: 36))
-        #expect(scan("Content-Length: 99999999999999999999\r\n\r\n")
-            == .malformed(reason: "Content-Length is not a non-negative integer: \"99999999999999999999\"", resumeAt: 36))
-        #expect(scan("Content-Length: 2\n\n{}") == .malformed(reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 18))
-        #expect(scan("Content-Type: x\r\nContent-Length: 2\n") == .malformed(
-            reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 35))
+        #expect(
+            scan("Content-Length: -1\r\n\r\n") == .malformed(reason: "Content-Length is not a non-negative integer: \"-1\"", resumeAt: 18))
+        #expect(
+            scan("Content-Length: 1\r\nContent-Length: 2\r\n\r\n")
+                == .malformed(reason: "conflicting Content-Length headers: 1 and 2", resumeAt: 36))
+        #expect(
+            scan("Content-Length: 99999999999999999999\r\n\r\n")
+                == .malformed(reason: "Content-Length is not a non-negative integer: \"99999999999999999999\"", resumeAt: 36))
+        #expect(
+            scan("Content-Length: 2\n\n{}") == .malformed(reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 18))
+        #expect(
+            scan("Content-Type: x\r\nContent-Length: 2\n")
+                == .malformed(
+                    reason: "header line ended by a bare LF: \"Content-Length: 2\"", resumeAt: 35))
         // A bare LF in the body is the body's business.
         #expect(scan("Content-Length: 3\r\n\r\n{\n}") == .header(contentLength: 3, headerLength: 21))
-        if case .malformed = scan(String(repeating: "x", count: Framing.maximumHeaderBlockSize + 10)) {} else {
+        if case .malformed = scan(String(repeating: "x", count: Framing.maximumHeaderBlockSize + 10)) {
+        } else {
             Issue.record("a long block without a blank line must be malformed")
         }
     }
@@ -61,7 +72,10 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         for byte in stream {
             decoder.append([byte])
             while let event = decoder.next() {
-                guard case .body(let body) = event else { Issue.record("unexpected \(event)"); return }
+                guard case .body(let body) = event else {
+                    Issue.record("unexpected \(event)")
+                    return
+                }
                 bodies.append(String(decoding: body, as: UTF8.self))
             }
         }
@@ -90,14 +104,20 @@ private func scan(_ text: String) -> Framing.HeaderScan {
     @Test func resynchronisesAfterGarbage() {
         var decoder = FrameDecoder(maximumMessageSize: 100)
         decoder.append(Array("junk\r\nmore junk\r\n".utf8) + Framing.frame(Array("1".utf8)))
-        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header"); return }
+        guard case .malformedHeader = decoder.next() else {
+            Issue.record("expected a malformed header")
+            return
+        }
         #expect(decoder.next() == .body(Array("1".utf8)))
     }
 
     @Test func keepsAHeaderSplitAcrossReadsAfterGarbage() {
         var decoder = FrameDecoder(maximumMessageSize: 100)
         decoder.append(Array(String(repeating: "g", count: 9000).utf8))
-        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header"); return }
+        guard case .malformedHeader = decoder.next() else {
+            Issue.record("expected a malformed header")
+            return
+        }
         decoder.append(Array("\r\nContent-Le".utf8))
         #expect(decoder.next() == nil)
         decoder.append(Array("ngth: 1\r\n\r\nx".utf8))
@@ -115,14 +135,18 @@ private func scan(_ text: String) -> Framing.HeaderScan {
         decoder.append(Framing.frame(Array("ok".utf8)))
         while let event = decoder.next() { events.append(event) }
         #expect(events.count == 2, "one error for the whole megabyte, then the frame: \(events.map { "\($0)".prefix(80) })")
-        if case .malformedHeader = events.first {} else { Issue.record("expected a malformed header first, got \(String(describing: events.first))") }
+        if case .malformedHeader = events.first {
+        } else {
+            Issue.record("expected a malformed header first, got \(String(describing: events.first))")
+        }
         #expect(events.last == .body(Array("ok".utf8)))
         #expect(!decoder.isMidFrame)
     }
 
     @Test func reportsGarbageAgainAfterAValidFrame() {
         var decoder = FrameDecoder(maximumMessageSize: 100)
-        decoder.append(Array("junk\r\n\r\n".utf8) + Framing.frame(Array("1".utf8)) + Array("more junk\r\n\r\n".utf8) + Framing.frame(Array("2".utf8)))
+        decoder.append(
+            Array("junk\r\n\r\n".utf8) + Framing.frame(Array("1".utf8)) + Array("more junk\r\n\r\n".utf8) + Framing.frame(Array("2".utf8)))
         var events: [FrameDecoder.Event] = []
         while let event = decoder.next() { events.append(event) }
         #expect(events.count == 4)
@@ -133,7 +157,10 @@ private func scan(_ text: String) -> Framing.HeaderScan {
     @Test func aHeaderEndedByBareLineFeedsDoesNotSwallowTheNextFrame() {
         var decoder = FrameDecoder(maximumMessageSize: 100)
         decoder.append(Array("Content-Length: 2\n\n{}".utf8) + Framing.frame(Array("[1]".utf8)))
-        guard case .malformedHeader(let reason) = decoder.next() else { Issue.record("expected a malformed header"); return }
+        guard case .malformedHeader(let reason) = decoder.next() else {
+            Issue.record("expected a malformed header")
+            return
+        }
         #expect(reason.contains("bare LF"))
         #expect(decoder.next() == .body(Array("[1]".utf8)))
         #expect(decoder.next() == nil)
@@ -142,7 +169,10 @@ private func scan(_ text: String) -> Framing.HeaderScan {
     @Test func aBareLineFeedArrivingAloneIsRefusedAtOnce() {
         var decoder = FrameDecoder(maximumMessageSize: 100)
         decoder.append(Array("Content-Length: 2\n".utf8))
-        guard case .malformedHeader = decoder.next() else { Issue.record("expected a malformed header before more input"); return }
+        guard case .malformedHeader = decoder.next() else {
+            Issue.record("expected a malformed header before more input")
+            return
+        }
         decoder.append(Array("\n{}".utf8) + Framing.frame(Array("7".utf8)))
         #expect(decoder.next() == .body(Array("7".utf8)))
     }

@@ -23,10 +23,13 @@ import Glibc
         let aside = filesAside(in: scratch.path)
         #expect(aside.count == 1, "moved aside: \(aside)", sourceLocation: sourceLocation)
         if let name = aside.first {
-            #expect(fileBytes(scratch.file(name)) == original, "the file moved aside is the one found, unchanged", sourceLocation: sourceLocation)
+            #expect(
+                fileBytes(scratch.file(name)) == original, "the file moved aside is the one found, unchanged",
+                sourceLocation: sourceLocation)
         }
         #expect(log.warnings.count == 1, "\(log.warnings)", sourceLocation: sourceLocation)
-        #expect(log.warnings.first?.contains("moved it aside to \(path).corrupt-") == true, "\(log.warnings)", sourceLocation: sourceLocation)
+        #expect(
+            log.warnings.first?.contains("moved it aside to \(path).corrupt-") == true, "\(log.warnings)", sourceLocation: sourceLocation)
         store.write(key, storedAt: 5, payload: { makePayload(5, count: 20_000) })
         #expect(store.read(key)?.payload == makePayload(5, count: 20_000), sourceLocation: sourceLocation)
         store.close()
@@ -181,11 +184,14 @@ import Glibc
         expectEarlierEntryIntact(copy + "/cache.sqlite", payload: { $0 == makePayload(1, count: 5000) })
     }
 
-    private func expectEarlierEntryIntact(_ path: String, payload expected: ([UInt8]) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectEarlierEntryIntact(
+        _ path: String, payload expected: ([UInt8]) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let reopened = SQLitePageStore(path: path, logger: log.logger)
         #expect(reopened.isAvailable, sourceLocation: sourceLocation)
-        #expect(reopened.read(ExerciseEntry.key(writer: 0, slot: 0)).map { expected($0.payload) } == true,
-                "the entry written before the failure", sourceLocation: sourceLocation)
+        #expect(
+            reopened.read(ExerciseEntry.key(writer: 0, slot: 0)).map { expected($0.payload) } == true,
+            "the entry written before the failure", sourceLocation: sourceLocation)
         #expect(reopened.read(ExerciseEntry.key(writer: 0, slot: 1)) == nil, sourceLocation: sourceLocation)
         reopened.close()
         #expect(filesAside(in: scratch.path).isEmpty, sourceLocation: sourceLocation)

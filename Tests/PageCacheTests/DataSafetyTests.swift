@@ -18,8 +18,10 @@ import Glibc
         let path = scratch.file("cache.sqlite")
         let cycles = 200, slots = 4
         let writers = try (0..<2).map { writer in
-            try ExerciseProcess(["parallel", "--cache-path", path, "--writer-id", "\(writer)", "--writers", "2",
-                                 "--cycles", "\(cycles)", "--slots", "\(slots)", "--payload-bytes", "16384"])
+            try ExerciseProcess([
+                "parallel", "--cache-path", path, "--writer-id", "\(writer)", "--writers", "2",
+                "--cycles", "\(cycles)", "--slots", "\(slots)", "--payload-bytes", "16384",
+            ])
         }
         // Both have the file open before either starts: the cycles overlap.
         for writer in writers { #expect(writer.readLine() == "ready") }
@@ -41,10 +43,13 @@ import Glibc
             for slot in 0..<slots {
                 let stored = store.read(ExerciseEntry.key(writer: writer, slot: slot)).flatMap { ExerciseEntry.check($0.payload) }
                 let last = UInt64(cycles - slots + slot)
-                #expect(stored?.writer == writer && stored?.generation == last, "writer \(writer) slot \(slot): \(String(describing: stored))")
+                #expect(
+                    stored?.writer == writer && stored?.generation == last, "writer \(writer) slot \(slot): \(String(describing: stored))")
             }
         }
-        let shared = store.read(PageCacheKey(material: "exercise/shared", label: "exercise/shared")).flatMap { ExerciseEntry.check($0.payload) }
+        let shared = store.read(PageCacheKey(material: "exercise/shared", label: "exercise/shared")).flatMap {
+            ExerciseEntry.check($0.payload)
+        }
         #expect(shared?.generation == UInt64(cycles - 1), "the shared entry is one writer's last")
         #expect(store.entries()?.count == 2 * slots + 1)
         store.close()
@@ -59,8 +64,10 @@ import Glibc
         for round in 0..<40 {
             let path = scratch.file("cache-\(round).sqlite")
             let writers = try (0..<3).map { writer in
-                try ExerciseProcess(["parallel", "--cache-path", path, "--writer-id", "\(writer)", "--writers", "3",
-                                     "--cycles", "2", "--slots", "2", "--payload-bytes", "1024"])
+                try ExerciseProcess([
+                    "parallel", "--cache-path", path, "--writer-id", "\(writer)", "--writers", "3",
+                    "--cycles", "2", "--slots", "2", "--payload-bytes", "1024",
+                ])
             }
             for writer in writers {
                 #expect(writer.readLine() == "ready")
@@ -76,7 +83,8 @@ import Glibc
         #expect(filesAside(in: scratch.path).isEmpty)
         let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(names.filter { $0.hasSuffix(".sqlite") }.count == 40)
-        #expect(names.allSatisfy { $0.hasSuffix(".sqlite") || $0.hasSuffix(".sqlite-wal") || $0.hasSuffix(".sqlite-shm") }, "\(names.sorted())")
+        #expect(
+            names.allSatisfy { $0.hasSuffix(".sqlite") || $0.hasSuffix(".sqlite-wal") || $0.hasSuffix(".sqlite-shm") }, "\(names.sorted())")
     }
 
     /// A writer killed at random moments, aimed at its writes (up to 4 ms after it starts
@@ -86,8 +94,8 @@ import Glibc
     @Test func killedDuringWrites() throws {
         let path = scratch.file("cache.sqlite")
         let kills = 200, slots = 3
-        var held: [Int: UInt64] = [:]       // slot → the generation it holds
-        var next: UInt64 = 1                // the first generation the next writer writes
+        var held: [Int: UInt64] = [:]  // slot → the generation it holds
+        var next: UInt64 = 1  // the first generation the next writer writes
         var killedInsideAWrite = 0, newerFound = 0
         var generator = SystemRandomNumberGenerator()
         for kill in 0..<kills {
@@ -127,7 +135,9 @@ import Glibc
                 let stored = entry.flatMap { ExerciseEntry.check($0.payload) }
                 #expect(entry == nil || stored != nil, "kill \(kill), slot \(slot): the entry does not check out (a mix)")
                 let allowed = [held[slot], inFlight % UInt64(slots) == UInt64(slot) ? inFlight : nil]
-                #expect(allowed.contains(stored?.generation), "kill \(kill), slot \(slot): holds \(String(describing: stored?.generation)), expected one of \(allowed)")
+                #expect(
+                    allowed.contains(stored?.generation),
+                    "kill \(kill), slot \(slot): holds \(String(describing: stored?.generation)), expected one of \(allowed)")
                 if let generation = stored?.generation, entry?.storedAt == Double(generation) {
                     if generation == inFlight { newerFound += 1 }
                     held[slot] = generation
@@ -144,7 +154,9 @@ import Glibc
         #expect(try database.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
         try database.close()
         #expect(filesAside(in: scratch.path).isEmpty)
-        print("killedDuringWrites: \(kills) kills, \(killedInsideAWrite) between a payload made and its commit reported; the write under way had committed in \(newerFound)")
+        print(
+            "killedDuringWrites: \(kills) kills, \(killedInsideAWrite) between a payload made and its commit reported; the write under way had committed in \(newerFound)"
+        )
         // Where a kill lands is chance, but aimed as above most land inside SQLite's write;
         // a fifth is far below what these machines show, and the test means nothing without it.
         #expect(killedInsideAWrite >= kills / 5)

@@ -22,8 +22,8 @@ import Glibc
 
     enum Thing: String, CaseIterable, CustomTestStringConvertible {
         case directory, fifo, socket, textFile, randomBytes, emptyFile, anotherProgramsDatabase,
-             anotherProgramsWALDatabase, anotherApplicationID, ourCacheCutBelowItsHeader,
-             symbolicLinkToAForeignFile, symbolicLinkToOurCache
+            anotherProgramsWALDatabase, anotherApplicationID, ourCacheCutBelowItsHeader,
+            symbolicLinkToAForeignFile, symbolicLinkToOurCache
 
         var testDescription: String { rawValue }
     }
@@ -105,7 +105,9 @@ import Glibc
         try expectLeftUntouched(path, what: "a character device", watching: [])
     }
 
-    private func expectLeftUntouched(_ path: String, what: String, watching alsoWatched: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectLeftUntouched(
+        _ path: String, what: String, watching alsoWatched: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let watched = [path] + alsoWatched
         let directories = [scratch.path, elsewhere.path] + (isDirectory(path) ? [path] : [])
         let before = PathSnapshot(watched, directories: directories)
@@ -123,8 +125,9 @@ import Glibc
         #expect(after == before, "\(after.differences(from: before))", sourceLocation: sourceLocation)
         #expect(log.warnings.count == 1, "\(log.warnings)", sourceLocation: sourceLocation)
         let warning = log.warnings.first ?? ""
-        #expect(warning.contains(path) && warning.contains(what) && warning.contains("running without a cache"),
-                "\(warning)", sourceLocation: sourceLocation)
+        #expect(
+            warning.contains(path) && warning.contains(what) && warning.contains("running without a cache"),
+            "\(warning)", sourceLocation: sourceLocation)
     }
 
     // MARK: What SQLite would put beside a missing cache file
@@ -192,12 +195,13 @@ import Glibc
         try earlier.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.inTransaction(.immediate) {
-                try db.execute(sql: """
-                    CREATE TABLE entry (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, label TEXT NOT NULL, stored_at REAL NOT NULL,
-                        used_at REAL NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL);
-                    CREATE INDEX entry_by_use ON entry(used_at);
-                    PRAGMA application_id = 1685283684; PRAGMA user_version = 1
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE entry (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, label TEXT NOT NULL, stored_at REAL NOT NULL,
+                            used_at REAL NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL);
+                        CREATE INDEX entry_by_use ON entry(used_at);
+                        PRAGMA application_id = 1685283684; PRAGMA user_version = 1
+                        """)
                 return .commit
             }
         }
@@ -256,9 +260,10 @@ struct PathSnapshot: Equatable {
                 entries[path] = Entry(missing: true)
                 continue
             }
-            var entry = Entry(mode: status.st_mode, inode: UInt64(status.st_ino), size: Int64(status.st_size),
-                              modified: [status.st_mtim.tv_sec, status.st_mtim.tv_nsec],
-                              changed: [status.st_ctim.tv_sec, status.st_ctim.tv_nsec])
+            var entry = Entry(
+                mode: status.st_mode, inode: UInt64(status.st_ino), size: Int64(status.st_size),
+                modified: [status.st_mtim.tv_sec, status.st_mtim.tv_nsec],
+                changed: [status.st_ctim.tv_sec, status.st_ctim.tv_nsec])
             switch status.st_mode & S_IFMT {
             case S_IFREG: entry.bytes = fileBytes(path)
             case S_IFLNK: entry.target = try? FileManager.default.destinationOfSymbolicLink(atPath: path)
@@ -277,9 +282,10 @@ struct PathSnapshot: Equatable {
             return "\(path): mode \(String(then.mode, radix: 8)) → \(String(now.mode, radix: 8)), inode \(then.inode) → \(now.inode), "
                 + "size \(then.size) → \(now.size), modified \(then.modified) → \(now.modified), changed \(then.changed) → \(now.changed), "
                 + "bytes \(then.bytes == now.bytes ? "same" : "changed"), missing \(then.missing) → \(now.missing)"
-        } + listings.keys.filter { listings[$0] != other.listings[$0] }.map {
-            "\($0): \(other.listings[$0] ?? []) → \(listings[$0] ?? [])"
         }
+            + listings.keys.filter { listings[$0] != other.listings[$0] }.map {
+                "\($0): \(other.listings[$0] ?? []) → \(listings[$0] ?? [])"
+            }
     }
 }
 

@@ -15,7 +15,8 @@ import Glibc
     let log = CapturedLog()
 
     func key(_ name: String, secret: String = "token-1") -> PageCacheKey {
-        PageCacheKey(material: "GET https://api.example.test/\(name) Authorization=Bearer \(secret)", label: "https://api.example.test/\(name)")
+        PageCacheKey(
+            material: "GET https://api.example.test/\(name) Authorization=Bearer \(secret)", label: "https://api.example.test/\(name)")
     }
 
     @Test func roundTrip() {
@@ -42,8 +43,9 @@ import Glibc
     @Test func theKeyMaterialIsNeverWritten() throws {
         let path = scratch.file("cache.sqlite")
         let secret = "s3cr3t-Zq8wX-\(UInt64.random(in: 0...UInt64.max))"
-        let secretKey = PageCacheKey(material: "GET https://api.example.test/builds Authorization=Bearer \(secret)",
-                                     label: "https://api.example.test/builds-label-\(secret.suffix(6))")
+        let secretKey = PageCacheKey(
+            material: "GET https://api.example.test/builds Authorization=Bearer \(secret)",
+            label: "https://api.example.test/builds-label-\(secret.suffix(6))")
         let store = SQLitePageStore(path: path, logger: log.logger)
         store.write(secretKey, storedAt: 1, payload: { makePayload(1, count: 5000) })
         store.touch(secretKey, storedAt: 2)
@@ -143,10 +145,12 @@ import Glibc
         final class Count: Sendable { let value = Atomic<Int>(0) }
         let ranElsewhere = Count()
         for index in 0..<40 {
-            store.write(key("page-\(index)"), storedAt: Double(index), payload: {
-                if pthread_equal(pthread_self(), caller) == 0 { ranElsewhere.value.add(1, ordering: .relaxed) }
-                return makePayload(UInt8(index), count: 50_000)
-            })
+            store.write(
+                key("page-\(index)"), storedAt: Double(index),
+                payload: {
+                    if pthread_equal(pthread_self(), caller) == 0 { ranElsewhere.value.add(1, ordering: .relaxed) }
+                    return makePayload(UInt8(index), count: 50_000)
+                })
         }
         store.remove(key("page-3"))
         store.write(key("page-5"), storedAt: 500, payload: { makePayload(99, count: 10) })
@@ -193,10 +197,16 @@ import Glibc
     }
 
     @Test func defaultPath() {
-        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]) == "/x/cache/datasourced/cache.sqlite")
+        #expect(
+            SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"])
+                == "/x/cache/datasourced/cache.sqlite")
         #expect(SQLitePageStore.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
-        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
-        #expect(SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite")
+        #expect(
+            SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"])
+                == "/home/u/.cache/datasourced/cache.sqlite")
+        #expect(
+            SQLitePageStore.defaultPath(environment: ["XDG_CACHE_HOME": "", "HOME": "/home/u"]) == "/home/u/.cache/datasourced/cache.sqlite"
+        )
     }
 
     @Test func theFileIsMarkedAsOurs() throws {
@@ -204,8 +214,10 @@ import Glibc
         SQLitePageStore(path: path, logger: log.logger).close()
         let database = try DatabaseQueue(path: path)
         let (application, version, journal) = try database.read { db in
-            (try Int32.fetchOne(db, sql: "PRAGMA application_id"), try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+            (
+                try Int32.fetchOne(db, sql: "PRAGMA application_id"), try Int.fetchOne(db, sql: "PRAGMA user_version"),
+                try String.fetchOne(db, sql: "PRAGMA journal_mode")
+            )
         }
         try database.close()
         #expect(application == 0x6473_6364)

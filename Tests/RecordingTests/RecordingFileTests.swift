@@ -35,13 +35,21 @@ import Testing
     @Test func exchangesCostWhatTheyAddAndEveryRouteIsOnFileAsItStands() throws {
         let session = try SyntheticSession()
         session.request("initialize")
-        session.request("createSource", ["name": "r", "kind": "remote", "apiPath": "/items",
-                                         "remoteConfiguration": ["baseURL": "http://api.example.test:8080"]])
+        session.request(
+            "createSource",
+            [
+                "name": "r", "kind": "remote", "apiPath": "/items",
+                "remoteConfiguration": ["baseURL": "http://api.example.test:8080"],
+            ])
         let rounds = 150
         for round in 0..<rounds {
             var first = -1, second = -1
-            session.request("fetchData", ["source": "r"], result: ["isFetching": true]) { first = session.startExchange("/items?page=\(round)") }
-            session.request("fetchData", ["source": "s"], result: ["isFetching": true]) { second = session.startExchange("/other?page=\(round)") }
+            session.request("fetchData", ["source": "r"], result: ["isFetching": true]) {
+                first = session.startExchange("/items?page=\(round)")
+            }
+            session.request("fetchData", ["source": "s"], result: ["isFetching": true]) {
+                second = session.startExchange("/other?page=\(round)")
+            }
             // The second response arrives first.
             session.complete(second, body: RecordingFileTests.page(round, of: "other"))
             session.handleCompletion(notifying: "other \(round)")
@@ -87,16 +95,28 @@ import Testing
         session.request("initialize")
         session.request("createSource", ["name": "notes", "kind": "simple", "objects": ["the token is tok-LATE-8c1f2e77"]])
         #expect(String(decoding: try session.bytes(), as: UTF8.self).contains("tok-LATE-8c1f2e77"))
-        session.request("createSource", ["name": "r", "kind": "remote", "apiPath": "/x", "remoteConfiguration": [
-            "baseURL": "http://api.example.test:8080", "headers": ["Authorization": "Bearer tok-LATE-8c1f2e77"]]])
+        session.request(
+            "createSource",
+            [
+                "name": "r", "kind": "remote", "apiPath": "/x",
+                "remoteConfiguration": [
+                    "baseURL": "http://api.example.test:8080", "headers": ["Authorization": "Bearer tok-LATE-8c1f2e77"],
+                ],
+            ])
         var text = String(decoding: try session.bytes(), as: UTF8.self)
         #expect(!text.contains("tok-LATE-8c1f2e77"))
         #expect(text.contains("the token is <redacted>"))
 
         let size = try session.bytes().count
         let before = session.recorder.bytesWritten
-        session.request("createSource", ["name": "q", "kind": "remote", "apiPath": "/y", "remoteConfiguration": [
-            "baseURL": "http://api.example.test:8080", "headers": ["Authorization": "Bearer tok-NEW-99887766aa"]]])
+        session.request(
+            "createSource",
+            [
+                "name": "q", "kind": "remote", "apiPath": "/y",
+                "remoteConfiguration": [
+                    "baseURL": "http://api.example.test:8080", "headers": ["Authorization": "Bearer tok-NEW-99887766aa"],
+                ],
+            ])
         #expect(session.recorder.bytesWritten - before < size / 2)
         text = String(decoding: try session.bytes(), as: UTF8.self)
         #expect(!text.contains("tok-NEW-99887766aa") && text.contains("<redacted>"))
@@ -131,20 +151,33 @@ import Testing
             snapshots.append((try session.bytes(), UInt(status.st_ino), try session.document()["steps"]?.count ?? -1))
         }
         try snapshot()
-        session.request("initialize"); try snapshot()
-        session.request("createSource", ["name": "r", "kind": "remote", "apiPath": "/items",
-                                         "remoteConfiguration": ["baseURL": "http://api.example.test:8080"]]); try snapshot()
+        session.request("initialize")
+        try snapshot()
+        session.request(
+            "createSource",
+            [
+                "name": "r", "kind": "remote", "apiPath": "/items",
+                "remoteConfiguration": ["baseURL": "http://api.example.test:8080"],
+            ])
+        try snapshot()
         for round in 0..<3 {
             var first = -1, second = -1
-            session.request("fetchData", ["source": "r"], result: ["isFetching": true]) { first = session.startExchange("/items?page=\(round)") }
+            session.request("fetchData", ["source": "r"], result: ["isFetching": true]) {
+                first = session.startExchange("/items?page=\(round)")
+            }
             try snapshot()
-            session.request("fetchData", ["source": "s"], result: ["isFetching": true]) { second = session.startExchange("/other?page=\(round)") }
+            session.request("fetchData", ["source": "s"], result: ["isFetching": true]) {
+                second = session.startExchange("/other?page=\(round)")
+            }
             try snapshot()
             session.complete(second, body: RecordingFileTests.page(round, of: "other"))
-            session.handleCompletion(notifying: "other \(round)"); try snapshot()
+            session.handleCompletion(notifying: "other \(round)")
+            try snapshot()
             session.complete(first, body: RecordingFileTests.page(round, of: "items"))
-            session.handleCompletion(notifying: "items \(round)"); try snapshot()
-            session.request("ping"); try snapshot()
+            session.handleCompletion(notifying: "items \(round)")
+            try snapshot()
+            session.request("ping")
+            try snapshot()
         }
         let whole = try session.document()
         let allSteps = whole["steps"]?.arrayValue ?? []
@@ -157,11 +190,17 @@ import Testing
             // and a sample between.
             let changed = (0..<after.bytes.count).filter { $0 >= before.bytes.count || before.bytes[$0] != after.bytes[$0] }
             guard !changed.isEmpty else { continue }
-            let writeEdges = changed.indices.filter { $0 == 0 || $0 == changed.count - 1 || changed[$0] - changed[$0 - 1] > 32 || changed[$0 + 1] - changed[$0] > 32 }
+            let writeEdges = changed.indices.filter {
+                $0 == 0 || $0 == changed.count - 1 || changed[$0] - changed[$0 - 1] > 32 || changed[$0 + 1] - changed[$0] > 32
+            }
             let nearEdges = writeEdges.flatMap { edge in (edge - 8...edge + 8).filter(changed.indices.contains) }
             let structural = changed.filter { "}],\n".utf8.contains(after.bytes[$0]) }.flatMap { [$0, $0 + 1] }
-            let cuts = Set(nearEdges.map { changed[$0] } + structural + stride(from: 0, to: changed.count, by: 17).map { changed[$0] } + [after.bytes.count])
-                .filter { $0 <= after.bytes.count }
+            let cuts = Set(
+                nearEdges.map { changed[$0] } + structural + stride(from: 0, to: changed.count, by: 17).map { changed[$0] } + [
+                    after.bytes.count
+                ]
+            )
+            .filter { $0 <= after.bytes.count }
             for cut in cuts.sorted() {
                 var torn = before.bytes
                 for index in changed where index < cut {
@@ -193,7 +232,10 @@ import Testing
     // MARK: Helpers
 
     static func page(_ number: Int, of name: String) -> JSON {
-        ["items": .array((0..<12).map { ["id": JSON(number * 100 + $0), "title": JSON("\(name) \(number).\($0)")] }), "page": JSON(number)]
+        [
+            "items": .array((0..<12).map { ["id": JSON(number * 100 + $0), "title": JSON("\(name) \(number).\($0)")] }),
+            "page": JSON(number),
+        ]
     }
 
     /// The file holds one route per exchange, in the order they started, each with its response.

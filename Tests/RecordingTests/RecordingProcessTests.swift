@@ -31,8 +31,13 @@ private final class RecordingDaemon {
     }
 
     deinit {
-        if exitStatus == nil { kill(process.pid, SIGKILL); _ = wait() }
-        close(process.standardInput); close(process.standardOutput); close(process.standardError)
+        if exitStatus == nil {
+            kill(process.pid, SIGKILL)
+            _ = wait()
+        }
+        close(process.standardInput)
+        close(process.standardOutput)
+        close(process.standardError)
     }
 
     /// Writes on a thread of its own: the test reads the answers meanwhile.
@@ -115,7 +120,9 @@ private func sentIDs(_ document: JSON) -> [Int] {
 private struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
-        state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
         return state &* 2_685_821_657_736_338_717
     }
 }
@@ -130,11 +137,13 @@ private struct SeededGenerator: RandomNumberGenerator {
         let directory = try #require(TemporaryDirectory(prefix: "datasourced-recording-limit"))
         defer { directory.remove() }
         let path = directory.path + "/session.json"
-        let daemon = try RecordingDaemon([prlimit, "--fsize=65536", "--", RecordingDaemon.executable, "serve", "--record", path],
-                                         defaultSignalMask: true)
+        let daemon = try RecordingDaemon(
+            [prlimit, "--fsize=65536", "--", RecordingDaemon.executable, "serve", "--record", path],
+            defaultSignalMask: true)
         let pings = 800
-        daemon.sendInBackground([request(0, "initialize")] + (1...pings).map { request($0, "ping") }
-                                + [request(pings + 1, "shutdown"), ["jsonrpc": "2.0", "method": "exit"]])
+        daemon.sendInBackground(
+            [request(0, "initialize")] + (1...pings).map { request($0, "ping") }
+                + [request(pings + 1, "shutdown"), ["jsonrpc": "2.0", "method": "exit"]])
         let answers = daemon.receive(responses: pings + 2)
         let status = daemon.wait()
         #expect(answers.count == pings + 2, "the daemon answered \(answers.count) of \(pings + 2) requests")
@@ -174,10 +183,18 @@ private struct SeededGenerator: RandomNumberGenerator {
             let daemon = try RecordingDaemon([RecordingDaemon.executable, "serve", "--record", path])
             var messages = [
                 request(0, "initialize"),
-                request(1, "createSource", ["name": "r", "kind": "remote", "keyPath": "items", "apiPath": "/items",
-                                            "remoteConfiguration": ["baseURL": JSON(server.baseURL)]]),
-                request(2, "createSource", ["name": "slow", "kind": "remote", "keyPath": "items", "apiPath": "/slow",
-                                            "remoteConfiguration": ["baseURL": JSON(server.baseURL)]]),
+                request(
+                    1, "createSource",
+                    [
+                        "name": "r", "kind": "remote", "keyPath": "items", "apiPath": "/items",
+                        "remoteConfiguration": ["baseURL": JSON(server.baseURL)],
+                    ]),
+                request(
+                    2, "createSource",
+                    [
+                        "name": "slow", "kind": "remote", "keyPath": "items", "apiPath": "/slow",
+                        "remoteConfiguration": ["baseURL": JSON(server.baseURL)],
+                    ]),
             ]
             for id in 3..<83 {
                 switch id % 4 {

@@ -24,11 +24,18 @@ import Testing
 
     @Test func secretHeadersAndQueryParametersAreRedactedByNameAndTheirValuesEverywhere() {
         var rendering = rendering(redacting: ["X-Tenant", "shard"])
-        let message: JSON = ["params": [
-            "remoteConfiguration": ["headers": ["Authorization": "Bearer tok-8c1f2e77", "Cookie": "sid=abcdef123456", "X-Tenant": "acme-corp", "Accept": "text/json"]],
-            "queryParameters": ["token": "qtok-5e6f7a", "shard": "eu-west-9", "page_size": 4],
-            "apiPath": "/v1/books?api_key=k-0042xyz&sort=title",
-        ]]
+        let message: JSON = [
+            "params": [
+                "remoteConfiguration": [
+                    "headers": [
+                        "Authorization": "Bearer tok-8c1f2e77", "Cookie": "sid=abcdef123456", "X-Tenant": "acme-corp",
+                        "Accept": "text/json",
+                    ]
+                ],
+                "queryParameters": ["token": "qtok-5e6f7a", "shard": "eu-west-9", "page_size": 4],
+                "apiPath": "/v1/books?api_key=k-0042xyz&sort=title",
+            ]
+        ]
         _ = rendering.learn(from: message)
         let text = rendering.render(message, role: .sent).text()
         for secret in ["tok-8c1f2e77", "abcdef123456", "acme-corp", "qtok-5e6f7a", "eu-west-9", "k-0042xyz"] {
@@ -38,20 +45,31 @@ import Testing
         #expect(text.contains(#""page_size":4"#))
         #expect(text.contains(#""apiPath":"/v1/books?api_key=%3Credacted%3E&sort=title""#))
         // The daemon's error URL for that request, and a response body echoing the header.
-        let error: JSON = ["params": ["error": ["kind": "http", "message": "HTTP status 500", "status": 500,
-                                                "url": "http://api.example.com:8080/v1/books?api_key=k-0042xyz&token=qtok-5e6f7a&page=1"]]]
-        #expect(rendering.render(error, role: .expected)["params"]?["error"]?["url"]?.stringValue
+        let error: JSON = [
+            "params": [
+                "error": [
+                    "kind": "http", "message": "HTTP status 500", "status": 500,
+                    "url": "http://api.example.com:8080/v1/books?api_key=k-0042xyz&token=qtok-5e6f7a&page=1",
+                ]
+            ]
+        ]
+        #expect(
+            rendering.render(error, role: .expected)["params"]?["error"]?["url"]?.stringValue
                 == "${fixtures}/v1/books?api_key=%3Credacted%3E&token=%3Credacted%3E&page=1")
         #expect(rendering.renderBodyText(#"{"seen":"Bearer tok-8c1f2e77"}"#) == #"{"seen":"<redacted>"}"#)
     }
 
     @Test func rowsKeepTheirOriginsBecauseReplayServesBodiesAsRecorded() {
         let rendering = rendering()
-        let change: JSON = ["params": [
-            "values": ["inserted": [["link": "http://api.example.com:8080/books/1"]]],
-            "error": ["kind": "http", "message": "HTTP status 404", "url": "http://api.example.com:8080/v1/x",
-                      "body": "see http://api.example.com:8080/help"],
-        ]]
+        let change: JSON = [
+            "params": [
+                "values": ["inserted": [["link": "http://api.example.com:8080/books/1"]]],
+                "error": [
+                    "kind": "http", "message": "HTTP status 404", "url": "http://api.example.com:8080/v1/x",
+                    "body": "see http://api.example.com:8080/help",
+                ],
+            ]
+        ]
         let pattern = rendering.render(change, role: .expected)
         #expect(pattern["params"]?["values"]?["inserted"]?[0]?["link"]?.stringValue == "http://api.example.com:8080/books/1")
         #expect(pattern["params"]?["error"]?["url"]?.stringValue == "${fixtures}/v1/x")
@@ -60,10 +78,14 @@ import Testing
 
     @Test func expectationsEscapeDollarsAndLoosenWhatDiffersBetweenRuns() {
         let rendering = rendering()
-        let message: JSON = ["params": [
-            "objects": ["$9.99", "plain"],
-            "error": ["kind": "transport", "message": "connection refused (127.0.0.1:8080)", "url": "http://api.example.com:8080/v1/x"],
-        ]]
+        let message: JSON = [
+            "params": [
+                "objects": ["$9.99", "plain"],
+                "error": [
+                    "kind": "transport", "message": "connection refused (127.0.0.1:8080)", "url": "http://api.example.com:8080/v1/x",
+                ],
+            ]
+        ]
         let pattern = rendering.render(message, role: .expected)
         #expect(pattern["params"]?["objects"]?.text() == #"["$$9.99","plain"]"#)
         #expect(pattern["params"]?["error"]?.text() == #"{"$partial":true,"kind":"transport","url":"${fixtures}/v1/x"}"#)

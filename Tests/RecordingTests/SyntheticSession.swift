@@ -27,7 +27,9 @@ final class SyntheticSession {
     struct SetupError: Error { let description: String }
 
     init(name: String = "session.json") throws {
-        guard let directory = TemporaryDirectory(prefix: "datasourced-recording-tests") else { throw SetupError(description: "no temporary directory") }
+        guard let directory = TemporaryDirectory(prefix: "datasourced-recording-tests") else {
+            throw SetupError(description: "no temporary directory")
+        }
         self.directory = directory
         path = directory.path + "/" + name
         let warnings = self.warnings
@@ -53,14 +55,17 @@ final class SyntheticSession {
 
     /// A GET the daemon starts (call inside `request`'s `during`).
     func startExchange(_ path: String) -> Int {
-        recorder.exchangeStarted(RemoteRequest(url: "http://api.example.test:8080\(path)", headers: [],
-                                               timeoutSeconds: 30, maximumBodySize: 1 << 20))
+        recorder.exchangeStarted(
+            RemoteRequest(
+                url: "http://api.example.test:8080\(path)", headers: [],
+                timeoutSeconds: 30, maximumBodySize: 1 << 20))
     }
 
     /// The GET's response arrives (on a fetcher thread), then its completion is handled.
     func complete(_ exchange: Int, body: JSON) {
-        let response = RemoteResponse(url: "http://api.example.test:8080/", status: 200,
-                                      headers: [("Content-Type", "application/json")], body: body.encoded())
+        let response = RemoteResponse(
+            url: "http://api.example.test:8080/", status: 200,
+            headers: [("Content-Type", "application/json")], body: body.encoded())
         recorder.exchangeCompleted(exchange, .success(response)) {}
     }
 

@@ -23,7 +23,10 @@ private struct RawResponse {
 
 /// One GET over a plain socket: nothing between the test and the bytes the server sends.
 private func get(_ server: FixtureServer, _ target: String, headers: [(String, String)] = []) throws -> RawResponse {
-    struct SocketError: Error { let step: String; let code: Int32 }
+    struct SocketError: Error {
+        let step: String
+        let code: Int32
+    }
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(descriptor) }
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -48,9 +51,15 @@ private func get(_ server: FixtureServer, _ target: String, headers: [(String, S
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
         let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count > 0 { received.append(contentsOf: chunk[..<count]); continue }
+        if count > 0 {
+            received.append(contentsOf: chunk[..<count])
+            continue
+        }
         if count < 0, errno == EINTR { continue }
-        if count < 0, errno == ECONNRESET { response.reset = true; break }
+        if count < 0, errno == ECONNRESET {
+            response.reset = true
+            break
+        }
         if count < 0 { throw SocketError(step: "read", code: errno) }
         break
     }
@@ -100,7 +109,8 @@ private func server(_ fixtures: String) throws -> FixtureServer {
     }
 
     @Test func matchesQueryParametersDecoded() throws {
-        let fixtures = try server("""
+        let fixtures = try server(
+            """
             [{"path": "/s", "query": {"q": "a b", "odd": "%zz"}, "bodyText": "first"},
              {"path": "/s", "bodyText": "fallback"}]
             """)
@@ -139,7 +149,8 @@ private func server(_ fixtures: String) throws -> FixtureServer {
     }
 
     @Test func padsDelaysAndDrips() throws {
-        let fixtures = try server("""
+        let fixtures = try server(
+            """
             [{"path": "/pad", "body": [1], "padToBytes": 5000},
              {"path": "/slow", "bodyText": "late", "delayMilliseconds": 300},
              {"path": "/drip", "bodyText": "0123456789", "dripChunks": 5, "dripMilliseconds": 100}]
@@ -162,7 +173,8 @@ private func server(_ fixtures: String) throws -> FixtureServer {
     /// to be allocated whole), in drips and before a reset too.
     @Test func padsLargeBodiesPieceByPiece() throws {
         let size = 3 * 65536 + 17  // more than three of the pieces the sender writes at once
-        let fixtures = try server("""
+        let fixtures = try server(
+            """
             [{"path": "/big", "body": {"a": 1}, "padToBytes": \(size), "dripChunks": 3},
              {"path": "/cut", "bodyText": "x", "padToBytes": \(size), "reset": true}]
             """)
@@ -185,7 +197,8 @@ private func server(_ fixtures: String) throws -> FixtureServer {
     }
 
     @Test func resetsAndOmitsContentLength() throws {
-        let fixtures = try server("""
+        let fixtures = try server(
+            """
             [{"path": "/reset", "bodyText": "0123456789", "reset": true},
              {"path": "/open", "bodyText": "until close", "omitContentLength": true}]
             """)
@@ -236,13 +249,20 @@ private func server(_ fixtures: String) throws -> FixtureServer {
         #expect(try get(fixtures, "/m", headers: [("If-Modified-Since", "Tue, 20 Oct 2015 07:28:00 GMT")]).status == 200)
         #expect(try get(fixtures, "/m", headers: [("If-Modified-Since", "yesterday")]).status == 200)
         // If-None-Match decides alone when present.
-        #expect(try get(fixtures, "/m", headers: [("If-None-Match", "\"other\""),
-                                                  ("If-Modified-Since", "Thu, 22 Oct 2015 00:00:00 GMT")]).status == 200)
+        #expect(
+            try get(
+                fixtures, "/m",
+                headers: [
+                    ("If-None-Match", "\"other\""),
+                    ("If-Modified-Since", "Thu, 22 Oct 2015 00:00:00 GMT"),
+                ]
+            ).status == 200)
         #expect(throws: FixtureServer.FormatError.self) { try server(#"[{"path": "/m", "lastModified": "2015-10-21"}]"#) }
     }
 
     @Test func redirects() throws {
-        let fixtures = try server("""
+        let fixtures = try server(
+            """
             [{"path": "/old", "redirectTo": "/new"},
              {"path": "/moved", "redirectTo": "http://example.invalid/x", "status": 301},
              {"path": "/by-hand", "status": 307, "headers": {"Location": "/new"}}]

@@ -78,7 +78,8 @@ private func mismatch(_ pattern: String, _ actual: String?) throws -> String? {
 
     @Test func containsLooksInsideStrings() throws {
         #expect(try mismatch(#"{"$contains": "needle"}"#, #""haystack with a needle in it""#) == nil)
-        #expect(try mismatch(#"{"$contains": "needle"}"#, #""haystack""#) == #"at $: expected a string containing "needle", got "haystack""#)
+        #expect(
+            try mismatch(#"{"$contains": "needle"}"#, #""haystack""#) == #"at $: expected a string containing "needle", got "haystack""#)
         #expect(try mismatch(#"{"$contains": "1"}"#, "1") == #"at $: expected a string containing "1", got 1"#)
         // With another member it is an ordinary object pattern.
         #expect(try mismatch(#"{"$contains": "x", "b": 1}"#, #"{"$contains": "x", "b": 1}"#) == nil)

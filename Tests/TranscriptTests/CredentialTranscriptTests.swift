@@ -15,7 +15,8 @@ import Testing
 
     /// A home directory holding `.config/datasourced-test/workspace`, removed afterwards.
     private static func withHome(_ body: (String) -> Void) throws {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("datasourced-home-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "datasourced-home-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
         let config = home.appendingPathComponent(".config/datasourced-test")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }

@@ -21,7 +21,9 @@ private final class HandDrivenDaemon: @unchecked Sendable {
         kill(process.pid, SIGKILL)
         var status: Int32 = 0
         waitpid(process.pid, &status, 0)
-        close(process.standardInput); close(process.standardOutput); close(process.standardError)
+        close(process.standardInput)
+        close(process.standardOutput)
+        close(process.standardError)
     }
 
     /// Writes on a thread of its own: a daemon that stops reading must not hang the test.
@@ -109,12 +111,17 @@ private func request(_ id: Int, _ method: String, _ params: JSON? = nil) -> JSON
     /// good once drained; the writer now hands the memory back.
     @Test func memoryHeldByADrainedBacklogIsGivenBack() throws {
         let daemon = try HandDrivenDaemon()
-        let objects = JSON.array((0..<10_000).map { index -> JSON in
-            .object([("id", JSON(index)), ("title", JSON("Book number \(index) of the backlog")),
-                     ("text", JSON(String(repeating: "abcdefgh", count: 8)))])
-        })
-        daemon.sendInBackground([request(0, "initialize"),
-                                 request(1, "createSource", .object([("name", "big"), ("kind", "simple"), ("objects", objects)]))])
+        let objects = JSON.array(
+            (0..<10_000).map { index -> JSON in
+                .object([
+                    ("id", JSON(index)), ("title", JSON("Book number \(index) of the backlog")),
+                    ("text", JSON(String(repeating: "abcdefgh", count: 8))),
+                ])
+            })
+        daemon.sendInBackground([
+            request(0, "initialize"),
+            request(1, "createSource", .object([("name", "big"), ("kind", "simple"), ("objects", objects)])),
+        ])
         #expect(daemon.receive(2, withinMilliseconds: 30_000).count == 2)
         let baseline = try #require(daemon.statusKilobytes("VmRSS"))
 

@@ -9,8 +9,9 @@ import Testing
     static let folder = "Tests/TranscriptsThatFail"
 
     static let files: [String] = {
-        let names = (try? FileManager.default.contentsOfDirectory(
-            atPath: TranscriptTests.repository.appendingPathComponent(folder).path)) ?? []
+        let names =
+            (try? FileManager.default.contentsOfDirectory(
+                atPath: TranscriptTests.repository.appendingPathComponent(folder).path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted().map { "\(folder)/\($0)" }
     }()
 

@@ -26,7 +26,8 @@ private final class Run: @unchecked Sendable {
             waitpid(process.pid, &status, 0)
         }
         closeInput()
-        close(process.standardOutput); close(process.standardError)
+        close(process.standardOutput)
+        close(process.standardError)
     }
 
     func write(_ bytes: [UInt8]) {
@@ -63,7 +64,8 @@ private final class Run: @unchecked Sendable {
         let deadline = MonotonicClock.milliseconds() + milliseconds
         // stderr is small here: read after stdout without a thread of its own.
         guard let output = read(process.standardOutput, withinMilliseconds: milliseconds),
-              let errors = read(process.standardError, withinMilliseconds: max(1, deadline - MonotonicClock.milliseconds())) else { return nil }
+            let errors = read(process.standardError, withinMilliseconds: max(1, deadline - MonotonicClock.milliseconds()))
+        else { return nil }
         var status: Int32 = 0
         while waitpid(process.pid, &status, 0) < 0, errno == EINTR {}
         let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
@@ -186,7 +188,9 @@ private func write(_ text: String, to path: String) throws { try writeFileBytes(
             let result = try #require(run.finish(withinMilliseconds: 120_000))
             #expect(result.status != 0)
             #expect(!result.output.contains("PASS"), "it replayed first: \(result.output)")
-            #expect(result.errors.contains("--capture: cannot write \(directory)/missing-dir/x.jsonl: No such file or directory"), "stderr: \(result.errors)")
+            #expect(
+                result.errors.contains("--capture: cannot write \(directory)/missing-dir/x.jsonl: No such file or directory"),
+                "stderr: \(result.errors)")
         }
     }
 
@@ -196,15 +200,20 @@ private func write(_ text: String, to path: String) throws { try writeFileBytes(
         try withTemporaryDirectory { directory in
             let victim = "\(directory)/notes.txt"
             try write("precious\n", to: victim)
-            let steps = #""steps": [{"send": {"jsonrpc": "2.0", "id": 1, "method": "initialize"}}, {"expect": {"jsonrpc": "2.0", "id": 1, "result": "$object"}}]"#
-            for arguments in [#"["--record", "\#(victim)"]"#, #"["--cache-path", "\#(victim)"]"#, #"["--no-cache", "--record=\#(victim)"]"#] {
+            let steps =
+                #""steps": [{"send": {"jsonrpc": "2.0", "id": 1, "method": "initialize"}}, {"expect": {"jsonrpc": "2.0", "id": 1, "result": "$object"}}]"#
+            for arguments in [
+                #"["--record", "\#(victim)"]"#, #"["--cache-path", "\#(victim)"]"#, #"["--no-cache", "--record=\#(victim)"]"#,
+            ] {
                 try write(#"{"daemonArguments": \#(arguments), \#(steps)}"#, to: "\(directory)/t.json")
                 let run = try Run(["replay", "\(directory)/t.json"])
                 let result = try #require(run.finish(withinMilliseconds: 60_000))
                 #expect(result.status == 1)
                 #expect(result.output.contains("names a file, which the daemon would write with your rights"), "\(result.output)")
                 #expect(result.output.contains("--allow-daemon-arguments"))
-                #expect(String(decoding: try readFileBytes(victim), as: UTF8.self) == "precious\n", "daemonArguments \(arguments) changed the file")
+                #expect(
+                    String(decoding: try readFileBytes(victim), as: UTF8.self) == "precious\n",
+                    "daemonArguments \(arguments) changed the file")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["notes.txt", "t.json"])
             }
             // Said so: the arguments run (here, a recording in the test's own directory).

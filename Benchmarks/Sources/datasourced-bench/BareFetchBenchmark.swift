@@ -71,7 +71,8 @@ private struct AsyncInterfaceFetcher: BareFetcher {
         let client = self.client
         Task {
             guard let response = try? await client.execute(HTTPClientRequest(url: url), deadline: .now() + .seconds(30)),
-                  response.status == .ok else { return then(nil) }
+                response.status == .ok
+            else { return then(nil) }
             var body: [UInt8] = []
             if let announced = response.headers.first(name: "content-length").flatMap({ Int($0) }) { body.reserveCapacity(announced) }
             do {

@@ -135,16 +135,23 @@ func objectPipelineBenchmark(_ options: Options) {
     let runs = options.int("--runs", default: 3)
     let floor = options.double("--floor", default: 100_000)
     // The setup: one createSource of `objects` small objects, answered before the clock starts.
-    var setup = Array(#"{"jsonrpc":"2.0","id":2,"method":"createSource","params":{"name":"items","kind":"simple","identityKey":"id","objects":"#.utf8)
+    var setup = Array(
+        #"{"jsonrpc":"2.0","id":2,"method":"createSource","params":{"name":"items","kind":"simple","identityKey":"id","objects":"#.utf8)
     let objectsJSON = objectsText(0..<objects, groups: 100)
     setup += objectsJSON
     setup += Array("}}".utf8)
-    say("objectpipeline: setup createSource \"items\" (simple, identityKey id) with \(objects) objects (\(objectsJSON.count) B of JSON, mean \(objectsJSON.count / objects) B);")
+    say(
+        "objectpipeline: setup createSource \"items\" (simple, identityKey id) with \(objects) objects (\(objectsJSON.count) B of JSON, mean \(objectsJSON.count / objects) B);"
+    )
     say("  requests objectAtIndexPath {\"source\":\"items\",\"indexPath\":[0, n % \(objects)]}")
     let template = RequestTemplate(method: "objectAtIndexPath", params: #"{"source":"items","indexPath":[0,%n]}"#, cycle: objects)
     let (rates, cpu) = pipelineRuns(command: command, template: template, count: count, runs: runs, initialize: true, setup: [setup])
-    say("  floor: >= \(fixed(floor)) req/s (best \(fixed(rates.max)) = \(ofFloor(rates.max, floor)); median \(fixed(rates.median)) = \(ofFloor(rates.median, floor)))")
-    say("RESULT objectpipeline objects=\(objects) best=\(fixed(rates.max)) median=\(fixed(rates.median)) daemon_cpu_us=\(fixed(cpu.median, 2)) floor=\(fixed(floor))")
+    say(
+        "  floor: >= \(fixed(floor)) req/s (best \(fixed(rates.max)) = \(ofFloor(rates.max, floor)); median \(fixed(rates.median)) = \(ofFloor(rates.median, floor)))"
+    )
+    say(
+        "RESULT objectpipeline objects=\(objects) best=\(fixed(rates.max)) median=\(fixed(rates.median)) daemon_cpu_us=\(fixed(cpu.median, 2)) floor=\(fixed(floor))"
+    )
 }
 
 // MARK: - 5. A big simple source: creation time and memory
@@ -173,7 +180,9 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
     let objectsBytes: Int
     (text, objectsBytes) = simpleSourceParamsText(name: "big", count: count, groups: groups, identityKey: identityKey)
     let withText = residentMemory()
-    say("bigsource (in process): simple source of \(count) objects, \(identityText); objects array \(objectsBytes) B of JSON (mean \(fixed(Double(objectsBytes) / Double(count), 1)) B/object); params text \(text.count) B")
+    say(
+        "bigsource (in process): simple source of \(count) objects, \(identityText); objects array \(objectsBytes) B of JSON (mean \(fixed(Double(objectsBytes) / Double(count), 1)) B/object); params text \(text.count) B"
+    )
     var params: JSON? = nil
     let parseSeconds: Double
     (params, parseSeconds) = timed { try? JSON.parse(text) }
@@ -202,18 +211,30 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
 
     let perObject = { (bytes: Int) in fixed(Double(bytes) / Double(count)) + " B/object" }
     say("  text built:   RSS +\(megabytes(withText.rss - base.rss))")
-    say("  JSON.parse:   \(fixed(parseSeconds * 1000)) ms; RSS +\(megabytes(parsed.rss - withText.rss)) (\(perObject(parsed.rss - withText.rss)): jansson trees + the params array); text freed: RSS \(megabytes(parsedNoText.rss - base.rss)) over the start")
-    say("  create:       \(fixed(createSeconds * 1000)) ms (SourceRegistry.create); RSS +\(megabytes(created.rss - parsedNoText.rss)) (\(perObject(created.rss - parsedNoText.rss)))")
-    say("  params dropped: RSS \(megabytes(dropped.rss - base.rss)) over the start; after malloc_trim(0): \(megabytes(trimmed.rss - base.rss)) (\(perObject(trimmed.rss - base.rss)))")
-    say("  first indexPath(for:): \(fixed(lookupSeconds * 1000, 1)) ms (builds the identity index if the model builds it lazily); RSS then \(megabytes(indexed.rss - base.rss)) over the start (\(perObject(indexed.rss - base.rss)))")
+    say(
+        "  JSON.parse:   \(fixed(parseSeconds * 1000)) ms; RSS +\(megabytes(parsed.rss - withText.rss)) (\(perObject(parsed.rss - withText.rss)): jansson trees + the params array); text freed: RSS \(megabytes(parsedNoText.rss - base.rss)) over the start"
+    )
+    say(
+        "  create:       \(fixed(createSeconds * 1000)) ms (SourceRegistry.create); RSS +\(megabytes(created.rss - parsedNoText.rss)) (\(perObject(created.rss - parsedNoText.rss)))"
+    )
+    say(
+        "  params dropped: RSS \(megabytes(dropped.rss - base.rss)) over the start; after malloc_trim(0): \(megabytes(trimmed.rss - base.rss)) (\(perObject(trimmed.rss - base.rss)))"
+    )
+    say(
+        "  first indexPath(for:): \(fixed(lookupSeconds * 1000, 1)) ms (builds the identity index if the model builds it lazily); RSS then \(megabytes(indexed.rss - base.rss)) over the start (\(perObject(indexed.rss - base.rss)))"
+    )
     let createdRatio = Double(trimmed.rss - base.rss) / Double(objectsBytes)
     let ratio = Double(indexed.rss - base.rss) / Double(objectsBytes)
     say("  parse + create: \(fixed((parseSeconds + createSeconds) * 1000)) ms")
-    say("  resident memory / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(createdRatio, 2)) right after creation);"
-        + " against jansson's own re-encoding, \(jansonBytes) B: \(fixed(Double(indexed.rss - base.rss) / Double(max(1, jansonBytes)), 2))")
+    say(
+        "  resident memory / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(createdRatio, 2)) right after creation);"
+            + " against jansson's own re-encoding, \(jansonBytes) B: \(fixed(Double(indexed.rss - base.rss) / Double(max(1, jansonBytes)), 2))"
+    )
     say("  peak RSS over the start: \(megabytes(indexed.peak - base.rss)) (includes the \(megabytes(objectsBytes)) params text)")
     say("  floor: ratio <= \(fixed(floorRatio, 1)) (measured \(fixed(ratio, 2)) = \(ofFloor(ratio, floorRatio)))")
-    say("RESULT bigsource_inprocess objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) parse_ms=\(fixed(parseSeconds * 1000)) create_ms=\(fixed(createSeconds * 1000)) first_lookup_ms=\(fixed(lookupSeconds * 1000, 1)) rss_bytes=\(indexed.rss - base.rss) ratio=\(fixed(ratio, 2)) ratio_at_creation=\(fixed(createdRatio, 2))")
+    say(
+        "RESULT bigsource_inprocess objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) parse_ms=\(fixed(parseSeconds * 1000)) create_ms=\(fixed(createSeconds * 1000)) first_lookup_ms=\(fixed(lookupSeconds * 1000, 1)) rss_bytes=\(indexed.rss - base.rss) ratio=\(fixed(ratio, 2)) ratio_at_creation=\(fixed(createdRatio, 2))"
+    )
 }
 
 /// Where the memory goes: a simple source built step by step, RSS read after each step
@@ -222,7 +243,9 @@ func bigSourceInProcess(count: Int, groups: Int, identityKey: String?, floorRati
 /// identity index built by the first `indexPath(for:)` (where the model builds it lazily).
 func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
     let identity = Identity(key: identityKey.map(JSONKeyPath.init))
-    say("bigsource --breakdown: \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); RSS after each step (after malloc_trim)")
+    say(
+        "bigsource --breakdown: \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); RSS after each step (after malloc_trim)"
+    )
     var text: [UInt8]
     let objectsBytes: Int
     (text, objectsBytes) = simpleSourceParamsText(name: "big", count: count, groups: groups, identityKey: identityKey)
@@ -251,11 +274,15 @@ func bigSourceBreakdown(count: Int, groups: Int, identityKey: String?) {
     var total = 0
     for (name, bytes) in steps {
         total += bytes
-        say("  " + padded(megabytes(bytes), 11) + padded(fixed(Double(bytes) / Double(count)) + " B/object", 16)
-            + padded(fixed(Double(bytes) / Double(objectsBytes), 2) + "x JSON", 12) + "  " + name)
+        say(
+            "  " + padded(megabytes(bytes), 11) + padded(fixed(Double(bytes) / Double(count)) + " B/object", 16)
+                + padded(fixed(Double(bytes) / Double(objectsBytes), 2) + "x JSON", 12) + "  " + name)
     }
     say("  total: \(megabytes(total)) = \(fixed(Double(total) / Double(objectsBytes), 2))x the JSON size")
-    say("RESULT bigsource_breakdown objects=\(count) identity=\(identityKey ?? "whole") " + steps.enumerated().map { "step\($0.offset + 1)_bytes_per_object=\(fixed(Double($0.element.1) / Double(count)))" }.joined(separator: " "))
+    say(
+        "RESULT bigsource_breakdown objects=\(count) identity=\(identityKey ?? "whole") "
+            + steps.enumerated().map { "step\($0.offset + 1)_bytes_per_object=\(fixed(Double($0.element.1) / Double(count)))" }.joined(
+                separator: " "))
     if source.numberOfObjects(inSection: 0) == 1 { say("\(objects.count)") }  // keep everything alive to here
 }
 
@@ -269,7 +296,9 @@ func bigSourceOverStdio(_ options: Options, count: Int, groups: Int, identityKey
     body += Array("}".utf8)
     let frame = Framing.frame(body)
     let command = daemonCommand(options) + ["--max-message-size", String(body.count * 2)]
-    say("bigsource (over stdio): one createSource of \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); message \(body.count) B, objects \(objectsBytes) B; \(runs) run(s), fresh daemon each")
+    say(
+        "bigsource (over stdio): one createSource of \(count) objects, \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity"); message \(body.count) B, objects \(objectsBytes) B; \(runs) run(s), fresh daemon each"
+    )
     say("  \(command.joined(separator: " "))")
     var seconds: [Double] = [], ratios: [Double] = []
     for run in 1...runs {
@@ -305,16 +334,23 @@ func bigSourceOverStdio(_ options: Options, count: Int, groups: Int, identityKey
         let ratio = Double(indexed.rss - before.rss) / Double(objectsBytes)
         seconds.append(answered - start)
         ratios.append(ratio)
-        say("  run \(run): response in \(fixed((answered - start) * 1000)) ms (all written after \(fixed((written - start) * 1000)) ms);"
-            + " daemon RSS \(megabytes(before.rss)) before, \(megabytes(after.rss)) at the answer, \(megabytes(settled.rss)) 0.3 s later, peak \(megabytes(settled.peak));"
-            + " daemon CPU \(fixed(cpu * 1000)) ms over its life")
-        say("    first indexPathForObject: answered in \(fixed(lookupSeconds * 1000, 1)) ms; daemon RSS then \(megabytes(indexed.rss)), peak \(megabytes(indexed.peak))")
-        say("    growth / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(Double(settled.rss - before.rss) / Double(objectsBytes), 2)) right after creation;"
-            + " peak \(fixed(Double(indexed.peak - before.rss) / Double(objectsBytes), 2))); last object: \(last["result"].map { $0.description } ?? "?")")
+        say(
+            "  run \(run): response in \(fixed((answered - start) * 1000)) ms (all written after \(fixed((written - start) * 1000)) ms);"
+                + " daemon RSS \(megabytes(before.rss)) before, \(megabytes(after.rss)) at the answer, \(megabytes(settled.rss)) 0.3 s later, peak \(megabytes(settled.peak));"
+                + " daemon CPU \(fixed(cpu * 1000)) ms over its life")
+        say(
+            "    first indexPathForObject: answered in \(fixed(lookupSeconds * 1000, 1)) ms; daemon RSS then \(megabytes(indexed.rss)), peak \(megabytes(indexed.peak))"
+        )
+        say(
+            "    growth / JSON size of the objects: \(fixed(ratio, 2)) with the identity index built (\(fixed(Double(settled.rss - before.rss) / Double(objectsBytes), 2)) right after creation;"
+                + " peak \(fixed(Double(indexed.peak - before.rss) / Double(objectsBytes), 2))); last object: \(last["result"].map { $0.description } ?? "?")"
+        )
     }
     let time = Sample(seconds), ratio = Sample(ratios)
     say("  floor: ratio <= \(fixed(floorRatio, 1)) (measured \(fixed(ratio.median, 2)) = \(ofFloor(ratio.median, floorRatio)))")
-    say("RESULT bigsource_stdio objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) response_ms=\(fixed(time.median * 1000)) ratio=\(fixed(ratio.median, 2))")
+    say(
+        "RESULT bigsource_stdio objects=\(count) identity=\(identityKey ?? "whole") json_bytes=\(objectsBytes) response_ms=\(fixed(time.median * 1000)) ratio=\(fixed(ratio.median, 2))"
+    )
 }
 
 // MARK: - 6. Sectioning a big source
@@ -331,7 +367,9 @@ func sectioningBenchmark(_ options: Options) {
     let (child, childSeconds) = timed { () -> DataSource in
         do { return try registry.create(SourceSpec.decoding(createSourceParams: params)) } catch { fail("create: \(error)") }
     }
-    say("sectioning: over a simple source of \(count) objects (\(objectsBytes) B of JSON; created in \(fixed(childSeconds * 1000)) ms), \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity") (inherited), \(groups) groups; \(runs) runs each (create, then destroy)")
+    say(
+        "sectioning: over a simple source of \(count) objects (\(objectsBytes) B of JSON; created in \(fixed(childSeconds * 1000)) ms), \(identityKey.map { "identityKey \($0)" } ?? "whole-value identity") (inherited), \(groups) groups; \(runs) runs each (create, then destroy)"
+    )
 
     let variants: [(label: String, key: String, sort: JSON?)] = [
         ("sectioningKey group", "group", nil),
@@ -345,31 +383,48 @@ func sectioningBenchmark(_ options: Options) {
     var sortedSource: DataSource? = nil
     for (number, variant) in variants.enumerated() where only == nil || only == number + 1 {
         let name = "sectioned\(number + 1)"
-        var members: [(String, JSON)] = [("name", JSON(name)), ("kind", "sectioned"), ("source", "big"), ("sectioningKey", JSON(variant.key))]
+        var members: [(String, JSON)] = [
+            ("name", JSON(name)), ("kind", "sectioned"), ("source", "big"), ("sectioningKey", JSON(variant.key)),
+        ]
         if let sort = variant.sort { members.append(("sortDescriptors", sort)) }
         let sectionedParams = JSON.object(members)
         var times: [Double] = []
         var sections = 0
         for run in 0..<runs {
             let (source, seconds) = timed { () -> DataSource in
-                do { return try registry.create(SourceSpec.decoding(createSourceParams: sectionedParams)) } catch { fail("create: \(error)") }
+                do { return try registry.create(SourceSpec.decoding(createSourceParams: sectionedParams)) } catch {
+                    fail("create: \(error)")
+                }
             }
             times.append(seconds * 1000)
             sections = source.numberOfSections
             guard source.allObjects.count == count else { fail("sectioned source lost objects") }
-            if number == 1, run == runs - 1, editing { sortedSource = source; continue }
+            if number == 1, run == runs - 1, editing {
+                sortedSource = source
+                continue
+            }
             _ = try? registry.destroy(name, cascade: false)
         }
         let sample = Sample(times)
-        say("  \(variant.label): median \(fixed(sample.median)) ms, best \(fixed(sample.min)) ms (runs " + times.map { fixed($0) }.joined(separator: ", ") + " ms); \(sections) sections; floor < \(fixed(floorMS)) ms: \(ofFloor(sample.median, floorMS))")
-        say("RESULT sectioning variant=\(number + 1) objects=\(count) median_ms=\(fixed(sample.median)) best_ms=\(fixed(sample.min)) sections=\(sections)")
+        say(
+            "  \(variant.label): median \(fixed(sample.median)) ms, best \(fixed(sample.min)) ms (runs "
+                + times.map { fixed($0) }.joined(separator: ", ")
+                + " ms); \(sections) sections; floor < \(fixed(floorMS)) ms: \(ofFloor(sample.median, floorMS))")
+        say(
+            "RESULT sectioning variant=\(number + 1) objects=\(count) median_ms=\(fixed(sample.median)) best_ms=\(fixed(sample.min)) sections=\(sections)"
+        )
     }
 
     // What a sectioned source costs afterwards: one insert into its 1M child recomputes it.
     guard editing else { return }
     do {
-        let sectioned = try sortedSource ?? registry.create(SourceSpec.decoding(createSourceParams: ["name": "live", "kind": "sectioned", "source": "big", "sectioningKey": "group",
-                                                                                                 "sortDescriptors": [["keyPath": "score"]]]))
+        let sectioned =
+            try sortedSource
+            ?? registry.create(
+                SourceSpec.decoding(createSourceParams: [
+                    "name": "live", "kind": "sectioned", "source": "big", "sectioningKey": "group",
+                    "sortDescriptors": [["keyPath": "score"]],
+                ]))
         guard let simple = child as? SimpleDataSource else { fail("big is not simple") }
         var times: [Double] = []
         for run in 0..<runs {
@@ -378,7 +433,9 @@ func sectioningBenchmark(_ options: Options) {
             times.append(seconds * 1000)
         }
         let sample = Sample(times)
-        say("  one insert into the child with a sorted sectioned parent (child diff + parent re-sort, re-section, diff): median \(fixed(sample.median)) ms (\(sectioned.allObjects.count) objects)")
+        say(
+            "  one insert into the child with a sorted sectioned parent (child diff + parent re-sort, re-section, diff): median \(fixed(sample.median)) ms (\(sectioned.allObjects.count) objects)"
+        )
         say("RESULT sectioning_edit objects=\(count) median_ms=\(fixed(sample.median))")
     } catch {
         fail("live sectioned source: \(error)")
@@ -391,9 +448,15 @@ func indexPathBenchmark(_ options: Options) {
     let sizes = parseSizes(options.string("--sizes", default: "1000,10000,100000,1000000"))
     let probes = options.int("--probes", default: 10_000)
     let batches = options.int("--batches", default: 21)
-    say("indexpath: indexPath(for:) on a simple source; \(probes) probe objects per kind, parsed separately (equal values, other trees, as from the wire);")
-    say("  present probes at random positions, absent probes with ids past the end; \(batches) batches over all probes, ns/lookup median (best)")
-    say("  " + "objects".padding(10) + padded("whole, present", 18) + padded("whole, absent", 18) + padded("id key, present", 18) + padded("id key, absent", 18))
+    say(
+        "indexpath: indexPath(for:) on a simple source; \(probes) probe objects per kind, parsed separately (equal values, other trees, as from the wire);"
+    )
+    say(
+        "  present probes at random positions, absent probes with ids past the end; \(batches) batches over all probes, ns/lookup median (best)"
+    )
+    say(
+        "  " + "objects".padding(10) + padded("whole, present", 18) + padded("whole, absent", 18) + padded("id key, present", 18)
+            + padded("id key, absent", 18))
     var sink = 0
     var firstMedians: [Double]? = nil
     var lastMedians: [Double] = []
@@ -406,7 +469,8 @@ func indexPathBenchmark(_ options: Options) {
         let present = makeObjects(presentIDs)
         let absent = makeObjects(size..<(size + probes))
         for source in [whole, keyed] {
-            for (index, probe) in present.enumerated() where source.indexPath(for: probe) != IndexPath(section: 0, item: presentIDs[index]) {
+            for (index, probe) in present.enumerated() where source.indexPath(for: probe) != IndexPath(section: 0, item: presentIDs[index])
+            {
                 fail("\(source.name): wrong index path for id \(presentIDs[index])")
             }
             for probe in absent where source.indexPath(for: probe) != nil { fail("\(source.name): found an absent object") }
@@ -427,13 +491,17 @@ func indexPathBenchmark(_ options: Options) {
             cells.append(fixed(sample.median) + " (" + fixed(sample.min) + ")")
         }
         say("  " + String(size).padding(10) + cells.map { padded($0, 18) }.joined())
-        say("RESULT indexpath objects=\(size) whole_present_ns=\(fixed(medians[0])) whole_absent_ns=\(fixed(medians[1])) key_present_ns=\(fixed(medians[2])) key_absent_ns=\(fixed(medians[3]))")
+        say(
+            "RESULT indexpath objects=\(size) whole_present_ns=\(fixed(medians[0])) whole_absent_ns=\(fixed(medians[1])) key_present_ns=\(fixed(medians[2])) key_absent_ns=\(fixed(medians[3]))"
+        )
         if firstMedians == nil { firstMedians = medians }
         lastMedians = medians
     }
     if let first = firstMedians, sizes.count > 1 {
-        say("  \(sizes.last!) vs \(sizes.first!) objects: " + zip(["whole present", "whole absent", "id present", "id absent"], zip(lastMedians, first))
-            .map { "\($0.0) x\(fixed($0.1.0 / $0.1.1, 2))" }.joined(separator: ", "))
+        say(
+            "  \(sizes.last!) vs \(sizes.first!) objects: "
+                + zip(["whole present", "whole absent", "id present", "id absent"], zip(lastMedians, first))
+                .map { "\($0.0) x\(fixed($0.1.0 / $0.1.1, 2))" }.joined(separator: ", "))
     }
     if sink == 42 { say("") }
 }
@@ -447,10 +515,16 @@ func insertingAtRandom(_ extra: [Int], into base: [Int], random: inout SplitMix)
     result.reserveCapacity(base.count + extra.count)
     var next = 0
     for (position, id) in base.enumerated() {
-        while next < slots.count, slots[next] == position { result.append(extra[next]); next += 1 }
+        while next < slots.count, slots[next] == position {
+            result.append(extra[next])
+            next += 1
+        }
         result.append(id)
     }
-    while next < slots.count { result.append(extra[next]); next += 1 }
+    while next < slots.count {
+        result.append(extra[next])
+        next += 1
+    }
     return result
 }
 
@@ -480,7 +554,9 @@ func changeSetBenchmark(_ options: Options) {
     let new = makeObjects(edited)
     let newWithMoves = makeObjects(withMoves)
     let newWithUpdates = makeObjects(edited) { updating.contains($0) ? 1 : 0 }
-    say("changeset: \(count) objects -> \(edits) deleted (random places), \(edits) inserted (random places); the new rows are separate trees")
+    say(
+        "changeset: \(count) objects -> \(edits) deleted (random places), \(edits) inserted (random places); the new rows are separate trees"
+    )
     say("  (parsed, as replaceObjects gets them), so kept objects compare by value; \(runs) runs each, median (best–worst)")
 
     let byID = Identity(key: JSONKeyPath("id")), whole = Identity(key: nil)
@@ -511,9 +587,13 @@ func changeSetBenchmark(_ options: Options) {
             replaceTimes.append(seconds * 1000)
         }
         let diff = Sample(times), replace = Sample(replaceTimes)
-        say("  \(label): ChangeSet.between \(fixed(diff.median, 1)) ms (\(fixed(diff.min, 1))–\(fixed(diff.max, 1))); replaceObjects \(fixed(replace.median, 1)) ms (\(fixed(replace.min, 1))–\(fixed(replace.max, 1)));"
-            + " deleted \(changes.deleted.count), inserted \(changes.inserted.count), moved \(changes.moved.count), updated \(changes.updated.count); floor < \(fixed(floorMS)) ms: \(ofFloor(diff.median, floorMS))")
-        say("RESULT changeset variant=\(number + 1) objects=\(count) between_ms=\(fixed(diff.median, 1)) between_best_ms=\(fixed(diff.min, 1)) between_worst_ms=\(fixed(diff.max, 1)) replace_ms=\(fixed(replace.median, 1)) replace_worst_ms=\(fixed(replace.max, 1)) deleted=\(changes.deleted.count) inserted=\(changes.inserted.count) moved=\(changes.moved.count) updated=\(changes.updated.count)")
+        say(
+            "  \(label): ChangeSet.between \(fixed(diff.median, 1)) ms (\(fixed(diff.min, 1))–\(fixed(diff.max, 1))); replaceObjects \(fixed(replace.median, 1)) ms (\(fixed(replace.min, 1))–\(fixed(replace.max, 1)));"
+                + " deleted \(changes.deleted.count), inserted \(changes.inserted.count), moved \(changes.moved.count), updated \(changes.updated.count); floor < \(fixed(floorMS)) ms: \(ofFloor(diff.median, floorMS))"
+        )
+        say(
+            "RESULT changeset variant=\(number + 1) objects=\(count) between_ms=\(fixed(diff.median, 1)) between_best_ms=\(fixed(diff.min, 1)) between_worst_ms=\(fixed(diff.max, 1)) replace_ms=\(fixed(replace.median, 1)) replace_worst_ms=\(fixed(replace.max, 1)) deleted=\(changes.deleted.count) inserted=\(changes.inserted.count) moved=\(changes.moved.count) updated=\(changes.updated.count)"
+        )
     }
 }
 
@@ -521,8 +601,10 @@ func changeSetBenchmark(_ options: Options) {
 
 /// One round trip (send, read to the response) of `body`; the notifications before the
 /// response are handed to `notified`.
-func roundTrip(_ child: Child, _ reader: inout FrameReader, id: Int, method: String, params: JSON,
-               notified: (JSON) -> Void = { _ in }) -> (response: JSON, seconds: Double) {
+func roundTrip(
+    _ child: Child, _ reader: inout FrameReader, id: Int, method: String, params: JSON,
+    notified: (JSON) -> Void = { _ in }
+) -> (response: JSON, seconds: Double) {
     let frame = request(id: id, method: method, params: params)
     let start = Clock.now()
     child.send(frame)
@@ -553,8 +635,12 @@ func editsBenchmark(_ options: Options) {
     body += params
     body += Array("}".utf8)
     let command = daemonCommand(options) + ["--max-message-size", String(body.count * 2)]
-    say("edits (over stdio): one-object edits of an \(count)-object simple source (identityKey id, \(objectsBytes) B of JSON), \(edits) of each kind, each a round trip;")
-    say("  against objectAtIndexPath round trips at random rows, in the same daemon; then the same with a sorted, sectioned view (group, by score) over it")
+    say(
+        "edits (over stdio): one-object edits of an \(count)-object simple source (identityKey id, \(objectsBytes) B of JSON), \(edits) of each kind, each a round trip;"
+    )
+    say(
+        "  against objectAtIndexPath round trips at random rows, in the same daemon; then the same with a sorted, sectioned view (group, by score) over it"
+    )
     say("  \(command.joined(separator: " "))")
     var child = Child.spawn(command)
     var reader = FrameReader(descriptor: child.output)
@@ -567,14 +653,17 @@ func editsBenchmark(_ options: Options) {
     var nextID = count
     var random = SplitMix(seed: 13)
     // The identity index is built by the first lookup (as after any replaceObjects): not an edit's cost.
-    _ = roundTrip(child, &reader, id: id, method: "indexPathForObject", params: ["source": "big", "object": makeObjects([0], groups: groups)[0]])
+    _ = roundTrip(
+        child, &reader, id: id, method: "indexPathForObject", params: ["source": "big", "object": makeObjects([0], groups: groups)[0]])
 
     func reads() -> Sample {
         var times: [Double] = []
         for _ in 0..<edits {
             id += 1
             let row = random.below(ids.count)
-            times.append(roundTrip(child, &reader, id: id, method: "objectAtIndexPath", params: ["source": "big", "indexPath": [0, JSON(row)]]).seconds)
+            times.append(
+                roundTrip(child, &reader, id: id, method: "objectAtIndexPath", params: ["source": "big", "indexPath": [0, JSON(row)]])
+                    .seconds)
         }
         return Sample(times)
     }
@@ -585,7 +674,8 @@ func editsBenchmark(_ options: Options) {
         var viewRows: [Int] = []
         func notified(_ value: JSON) {
             guard let view, value["method"] == "dataSource/didChange", value["params"]?["source"] == JSON(view),
-                  let changes = value["params"]?["changes"] else { return }
+                let changes = value["params"]?["changes"]
+            else { return }
             let rows = ["inserted", "deleted", "moved"].reduce(0) { $0 + (changes[$1]?.count ?? 0) }
             let sections = (changes["insertedSections"]?.count ?? 0) + (changes["deletedSections"]?.count ?? 0)
             viewRows.append(sections > 0 ? -1 : max(rows, changes["updated"]?.count ?? 0))
@@ -594,23 +684,36 @@ func editsBenchmark(_ options: Options) {
             id += 1
             let at = random.below(ids.count + 1)
             let object = makeObjects([nextID], groups: groups)[0]
-            samples[0].append(roundTrip(child, &reader, id: id, method: "insertObjects", params: ["source": "big", "objects": [object], "index": JSON(at)], notified: notified).seconds)
+            samples[0].append(
+                roundTrip(
+                    child, &reader, id: id, method: "insertObjects", params: ["source": "big", "objects": [object], "index": JSON(at)],
+                    notified: notified
+                ).seconds)
             ids.insert(nextID, at: at)
             nextID += 1
 
             id += 1
             let victim = random.below(ids.count)
-            samples[1].append(roundTrip(child, &reader, id: id, method: "removeObjects", params: ["source": "big", "index": JSON(victim), "count": 1], notified: notified).seconds)
+            samples[1].append(
+                roundTrip(
+                    child, &reader, id: id, method: "removeObjects", params: ["source": "big", "index": JSON(victim), "count": 1],
+                    notified: notified
+                ).seconds)
             ids.remove(at: victim)
 
             id += 1
             let target = ids[random.below(ids.count)]
             let updated = makeObjects([target], groups: groups, salt: { _ in UInt64(id) })[0]
-            samples[2].append(roundTrip(child, &reader, id: id, method: "updateObjects", params: ["source": "big", "objects": [updated]], notified: notified).seconds)
+            samples[2].append(
+                roundTrip(
+                    child, &reader, id: id, method: "updateObjects", params: ["source": "big", "objects": [updated]], notified: notified
+                ).seconds)
         }
         if view != nil {
             let one = viewRows.filter { $0 == 1 }.count
-            say("    the view's change sets: \(viewRows.count) for \(3 * edits) edits, \(one) of exactly one row" + (one == viewRows.count ? "" : " (others: \(viewRows.filter { $0 != 1 }.prefix(10)))"))
+            say(
+                "    the view's change sets: \(viewRows.count) for \(3 * edits) edits, \(one) of exactly one row"
+                    + (one == viewRows.count ? "" : " (others: \(viewRows.filter { $0 != 1 }.prefix(10)))"))
         }
         return samples.map(Sample.init)
     }
@@ -620,22 +723,35 @@ func editsBenchmark(_ options: Options) {
     let plain = editRound(view: nil)
     let readsMiddle = reads()
     let read = Sample([readsBefore.median, readsMiddle.median])
-    say("  objectAtIndexPath round trip: median \(fixed(readsBefore.median * 1e6, 1)) µs before the edits, \(fixed(readsMiddle.median * 1e6, 1)) µs after; using \(fixed(read.median * 1e6, 1)) µs")
+    say(
+        "  objectAtIndexPath round trip: median \(fixed(readsBefore.median * 1e6, 1)) µs before the edits, \(fixed(readsMiddle.median * 1e6, 1)) µs after; using \(fixed(read.median * 1e6, 1)) µs"
+    )
     for (kind, sample) in zip(kinds, plain) {
-        say("  \(kind) of one object: median \(fixed(sample.median * 1e6, 1)) µs (best \(fixed(sample.min * 1e6, 1)), p90 \(fixed(sample.percentile(90) * 1e6, 1))) = \(fixed(sample.median / read.median, 1))× a read; floor <= \(fixed(floorRatio))×")
-        say("RESULT edits objects=\(count) kind=\(kind) median_us=\(fixed(sample.median * 1e6, 1)) read_us=\(fixed(read.median * 1e6, 1)) ratio=\(fixed(sample.median / read.median, 2))")
+        say(
+            "  \(kind) of one object: median \(fixed(sample.median * 1e6, 1)) µs (best \(fixed(sample.min * 1e6, 1)), p90 \(fixed(sample.percentile(90) * 1e6, 1))) = \(fixed(sample.median / read.median, 1))× a read; floor <= \(fixed(floorRatio))×"
+        )
+        say(
+            "RESULT edits objects=\(count) kind=\(kind) median_us=\(fixed(sample.median * 1e6, 1)) read_us=\(fixed(read.median * 1e6, 1)) ratio=\(fixed(sample.median / read.median, 2))"
+        )
     }
 
     id += 1
-    let (_, viewSeconds) = roundTrip(child, &reader, id: id, method: "createSource", params: [
-        "name": "view", "kind": "sectioned", "source": "big", "sectioningKey": "group", "sortDescriptors": [["keyPath": "score", "ascending": true]],
-    ])
+    let (_, viewSeconds) = roundTrip(
+        child, &reader, id: id, method: "createSource",
+        params: [
+            "name": "view", "kind": "sectioned", "source": "big", "sectioningKey": "group",
+            "sortDescriptors": [["keyPath": "score", "ascending": true]],
+        ])
     say("  created the sorted, sectioned view in \(fixed(viewSeconds * 1000)) ms")
     let viewed = editRound(view: "view")
     for (index, kind) in kinds.enumerated() {
         let with = viewed[index], without = plain[index]
-        say("  \(kind) with the view: median \(fixed(with.median * 1e6, 1)) µs (best \(fixed(with.min * 1e6, 1))) = \(fixed(with.median / without.median, 2))× without it; floor <= \(fixed(viewFloor))×")
-        say("RESULT edits_view objects=\(count) kind=\(kind) median_us=\(fixed(with.median * 1e6, 1)) without_us=\(fixed(without.median * 1e6, 1)) ratio=\(fixed(with.median / without.median, 2))")
+        say(
+            "  \(kind) with the view: median \(fixed(with.median * 1e6, 1)) µs (best \(fixed(with.min * 1e6, 1))) = \(fixed(with.median / without.median, 2))× without it; floor <= \(fixed(viewFloor))×"
+        )
+        say(
+            "RESULT edits_view objects=\(count) kind=\(kind) median_us=\(fixed(with.median * 1e6, 1)) without_us=\(fixed(without.median * 1e6, 1)) ratio=\(fixed(with.median / without.median, 2))"
+        )
     }
     child.finish()
 }

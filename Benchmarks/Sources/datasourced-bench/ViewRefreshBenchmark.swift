@@ -2,7 +2,7 @@
 // in place saves over recomputing the view. See BENCHMARKS-HISTORY.md, "Issue 14: a sectioned view
 // following a live child".
 
-@_spi(Instrumentation) import DataSources
+import DataSources
 import JSONKit
 
 /// Notes the time at which the child's change reaches it: observers are called in the order
@@ -20,8 +20,9 @@ final class ChangeRows: DataSourceObserver {
     var rows: [Int] = []
     func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         guard case .didChange(let changes) = event else { return }
-        rows.append(changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
-                    + changes.insertedSections.count + changes.deletedSections.count)
+        rows.append(
+            changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
+                + changes.insertedSections.count + changes.deletedSections.count)
     }
 }
 
@@ -35,14 +36,21 @@ func viewRefreshBenchmark(_ options: Options) {
     let refreshes = options.int("--refreshes", default: 20)
     let groups = options.int("--groups", default: 100)
     let identity = Identity(key: JSONKeyPath("id"))
-    let (child, createSeconds) = timed { SimpleDataSource(name: "big", identity: identity, objects: makeObjects(0..<count, groups: groups)) }
-    say("viewrefresh: a simple source of \(count) objects (created in \(fixed(createSeconds * 1000)) ms), \(refreshes) refreshes each replacing the rows")
-    say("  with one deleted, one inserted and one updated at random places; two views (group, sorted by score): one recomputing, one following")
+    let (child, createSeconds) = timed {
+        SimpleDataSource(name: "big", identity: identity, objects: makeObjects(0..<count, groups: groups))
+    }
+    say(
+        "viewrefresh: a simple source of \(count) objects (created in \(fixed(createSeconds * 1000)) ms), \(refreshes) refreshes each replacing the rows"
+    )
+    say(
+        "  with one deleted, one inserted and one updated at random places; two views (group, sorted by score): one recomputing, one following"
+    )
 
     let start = Stamp(), between = Stamp(), end = Stamp()
     func view(_ name: String) -> SectionedDataSource {
-        SectionedDataSource(name: name, identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
-                            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
+        SectionedDataSource(
+            name: name, identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
+            sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
     }
     child.addObserver(start)
     let (recomputing, viewSeconds) = timed { view("recomputing") }
@@ -85,12 +93,19 @@ func viewRefreshBenchmark(_ options: Options) {
     guard recomputing.layout.sections == following.layout.sections else { fail("the two views differ") }
     let alone = Sample(childTimes), recompute = Sample(recomputeTimes), follow = Sample(followTimes)
     say("  the child's replacement alone (its diff): median \(fixed(alone.median * 1000, 2)) ms (best \(fixed(alone.min * 1000, 2)))")
-    say("  the view recomputing: median \(fixed(recompute.median * 1000, 2)) ms (best \(fixed(recompute.min * 1000, 2))); change sets of \(recomputedRows.rows.prefix(5)) rows")
-    say("  the view following:   median \(fixed(follow.median * 1000, 3)) ms (best \(fixed(follow.min * 1000, 3))); change sets of \(followedRows.rows.prefix(5)) rows;"
-        + " \(following.changesFollowed) of \(refreshes + 1) followed")
-    say("  recomputing ÷ following: \(fixed(recompute.median / follow.median))×; the refresh with the following view ÷ without it: "
-        + "\(fixed((alone.median + follow.median) / alone.median, 2))× (with the recomputing one: \(fixed((alone.median + recompute.median) / alone.median, 2))×)")
-    say("RESULT viewrefresh objects=\(count) child_ms=\(fixed(alone.median * 1000, 2)) recompute_ms=\(fixed(recompute.median * 1000, 2)) follow_ms=\(fixed(follow.median * 1000, 3)) ratio=\(fixed(recompute.median / follow.median))")
+    say(
+        "  the view recomputing: median \(fixed(recompute.median * 1000, 2)) ms (best \(fixed(recompute.min * 1000, 2))); change sets of \(recomputedRows.rows.prefix(5)) rows"
+    )
+    say(
+        "  the view following:   median \(fixed(follow.median * 1000, 3)) ms (best \(fixed(follow.min * 1000, 3))); change sets of \(followedRows.rows.prefix(5)) rows;"
+            + " \(following.changesFollowed) of \(refreshes + 1) followed")
+    say(
+        "  recomputing ÷ following: \(fixed(recompute.median / follow.median))×; the refresh with the following view ÷ without it: "
+            + "\(fixed((alone.median + follow.median) / alone.median, 2))× (with the recomputing one: \(fixed((alone.median + recompute.median) / alone.median, 2))×)"
+    )
+    say(
+        "RESULT viewrefresh objects=\(count) child_ms=\(fixed(alone.median * 1000, 2)) recompute_ms=\(fixed(recompute.median * 1000, 2)) follow_ms=\(fixed(follow.median * 1000, 3)) ratio=\(fixed(recompute.median / follow.median))"
+    )
 
     directEditsBenchmark(count: count, groups: groups, edits: options.int("--edits", default: 100))
 }
@@ -104,8 +119,9 @@ func directEditsBenchmark(count: Int, groups: Int, edits: Int) {
     let child = SimpleDataSource(name: "edited", identity: identity, objects: makeObjects(0..<count, groups: groups))
     let before = Stamp(), after = Stamp()
     child.addObserver(before)
-    let view = SectionedDataSource(name: "view", identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
-                                   sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
+    let view = SectionedDataSource(
+        name: "view", identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
+        sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
     child.addObserver(after)
     var random = SplitMix(seed: 13)
     var nextID = count
@@ -118,7 +134,8 @@ func directEditsBenchmark(count: Int, groups: Int, edits: Int) {
             for _ in 0..<edits {
                 let rows = child.objects.count
                 let inserted = makeObjects([nextID], groups: groups)
-                let updated = makeObjects([child.objects[random.below(rows)]["id"]!.integerValue!], groups: groups, salt: { _ in UInt64(nextID) })
+                let updated = makeObjects(
+                    [child.objects[random.below(rows)]["id"]!.integerValue!], groups: groups, salt: { _ in UInt64(nextID) })
                 nextID += 1
                 let began = Clock.now()
                 switch kind {
@@ -132,12 +149,16 @@ func directEditsBenchmark(count: Int, groups: Int, edits: Int) {
             }
             let edit = Sample(childTimes), following = Sample(viewTimes)
             let label = rowsKept ? "rows kept" : "rows not kept"
-            say("  one-row \(kind) of \(count) (\(label)): the child \(fixed(edit.median * 1e6, 1)) µs, the view following it \(fixed(following.median * 1e6, 1)) µs"
-                + " (\(view.changesFollowed - followedBefore) of \(edits) followed; the others recomputed)")
-            say("RESULT viewrefresh_edit objects=\(count) kind=\(kind) kept=\(rowsKept) child_us=\(fixed(edit.median * 1e6, 1)) view_us=\(fixed(following.median * 1e6, 1))")
+            say(
+                "  one-row \(kind) of \(count) (\(label)): the child \(fixed(edit.median * 1e6, 1)) µs, the view following it \(fixed(following.median * 1e6, 1)) µs"
+                    + " (\(view.changesFollowed - followedBefore) of \(edits) followed; the others recomputed)")
+            say(
+                "RESULT viewrefresh_edit objects=\(count) kind=\(kind) kept=\(rowsKept) child_us=\(fixed(edit.median * 1e6, 1)) view_us=\(fixed(following.median * 1e6, 1))"
+            )
         }
     }
-    let fresh = SectionedDataSource(name: "check", identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
-                                    sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
+    let fresh = SectionedDataSource(
+        name: "check", identity: identity, child: child, sectioningKey: JSONKeyPath("group"),
+        sortDescriptors: [SortDescriptor(keyPath: JSONKeyPath("score"), ascending: true)])
     guard view.layout.sections == fresh.layout.sections else { fail("the following view differs from a fresh one") }
 }

@@ -99,7 +99,10 @@ struct Options {
         var iterator = arguments.makeIterator()
         while let name = iterator.next() {
             guard name.hasPrefix("--") else { fail("unexpected argument \(name)") }
-            if Options.flagNames.contains(name) { flags.insert(name); continue }
+            if Options.flagNames.contains(name) {
+                flags.insert(name)
+                continue
+            }
             guard let value = iterator.next() else { fail("\(name) needs a value") }
             if name == "--arg" { daemonArguments.append(value) } else { values[name] = value }
         }
@@ -179,8 +182,9 @@ func codec(_ options: Options) {
     let responseErrors: [ResponseError?] = messages.map { bytes in
         let value = try! JSON.parse(bytes)
         guard value["method"] == nil, let error = value["error"] else { return nil }
-        return ResponseError(code: error["code"]?.integerValue ?? 0, message: error["message"]?.stringValue ?? "",
-                             data: error["data"])
+        return ResponseError(
+            code: error["code"]?.integerValue ?? 0, message: error["message"]?.stringValue ?? "",
+            data: error["data"])
     }
 
     var buffer: [UInt8] = []
@@ -226,7 +230,9 @@ func codec(_ options: Options) {
         return bytes
     }
 
-    say("codec: \(messages.count) messages from \(path) (\(totalBytes) bytes, mean \(fixed(meanSize)) B), \(runs) runs x \(fixed(seconds, 2)) s")
+    say(
+        "codec: \(messages.count) messages from \(path) (\(totalBytes) bytes, mean \(fixed(meanSize)) B), \(runs) runs x \(fixed(seconds, 2)) s"
+    )
     var sink = 0
     var results: [(name: String, sample: Sample)] = []
     for (name, pass) in [("swift JSON.parse+encode", wrapperPass), ("swift Payload+Outgoing", fullPass)] {
@@ -237,20 +243,23 @@ func codec(_ options: Options) {
         results.append((name, Sample(rates)))
     }
     say("")
-    say("  " + padded("", 24) + padded("best msg/s", 12) + padded("MB/s", 8) + padded("us/msg", 8)
-        + padded("median msg/s", 14) + (cRate != nil ? padded("best vs C", 11) : "")
-        + (cMedian != nil ? padded("median vs C", 13) : ""))
+    say(
+        "  " + padded("", 24) + padded("best msg/s", 12) + padded("MB/s", 8) + padded("us/msg", 8)
+            + padded("median msg/s", 14) + (cRate != nil ? padded("best vs C", 11) : "")
+            + (cMedian != nil ? padded("median vs C", 13) : ""))
     for (name, sample) in results {
-        var line = "  " + name.padding(24) + padded(fixed(sample.max), 12) + padded(fixed(sample.max * meanSize / 1e6, 1), 8)
+        var line =
+            "  " + name.padding(24) + padded(fixed(sample.max), 12) + padded(fixed(sample.max * meanSize / 1e6, 1), 8)
             + padded(fixed(1e6 / sample.max, 2), 8) + padded(fixed(sample.median), 14)
         if let cRate { line += padded(fixed(100 * sample.max / cRate, 1) + " %", 11) }
         if let cMedian { line += padded(fixed(100 * sample.median / cMedian, 1) + " %", 13) }
         say(line)
     }
     if let cRate {
-        say("  " + "c json_loadb+json_dumps".padding(24) + padded(fixed(cRate), 12) + padded(fixed(cRate * meanSize / 1e6, 1), 8)
-            + padded(fixed(1e6 / cRate, 2), 8) + padded(cMedian.map { fixed($0) } ?? "-", 14) + padded("100.0 %", 11)
-            + (cMedian != nil ? padded("100.0 %", 13) : ""))
+        say(
+            "  " + "c json_loadb+json_dumps".padding(24) + padded(fixed(cRate), 12) + padded(fixed(cRate * meanSize / 1e6, 1), 8)
+                + padded(fixed(1e6 / cRate, 2), 8) + padded(cMedian.map { fixed($0) } ?? "-", 14) + padded("100.0 %", 11)
+                + (cMedian != nil ? padded("100.0 %", 13) : ""))
         say("  floor: Swift codec >= 50 % of the C loop's msg/s")
     }
     for (name, sample) in results {
@@ -306,7 +315,10 @@ struct Child {
     }
 
     mutating func closeInput() {
-        if input >= 0 { close(input); input = -1 }
+        if input >= 0 {
+            close(input)
+            input = -1
+        }
     }
 
     /// Closes its stdin and our stdout end, and reaps it; returns its exit status
@@ -404,10 +416,16 @@ func spawnBenchmark(_ options: Options) {
     let answer = Sample(answers)
     let exit = Sample(exits)
     say("  runs (ms): " + answers.map { fixed($0, 2) }.joined(separator: " "))
-    say("  spawn -> initialize response: median \(fixed(answer.median, 2)) ms, min \(fixed(answer.min, 2)) ms, p90 \(fixed(answer.percentile(90), 2)) ms, max \(fixed(answer.max, 2)) ms")
-    say("  stdin closed -> exit reaped:  median \(fixed(exit.median, 2)) ms, min \(fixed(exit.min, 2)) ms, p90 \(fixed(exit.percentile(90), 2)) ms (exit status \(statuses.sorted().map(String.init).joined(separator: ",")))")
+    say(
+        "  spawn -> initialize response: median \(fixed(answer.median, 2)) ms, min \(fixed(answer.min, 2)) ms, p90 \(fixed(answer.percentile(90), 2)) ms, max \(fixed(answer.max, 2)) ms"
+    )
+    say(
+        "  stdin closed -> exit reaped:  median \(fixed(exit.median, 2)) ms, min \(fixed(exit.min, 2)) ms, p90 \(fixed(exit.percentile(90), 2)) ms (exit status \(statuses.sorted().map(String.init).joined(separator: ",")))"
+    )
     if let floor = options.string("--floor-ms").flatMap(Double.init) {
-        say("  floor: median < \(fixed(floor)) ms (measured median \(fixed(answer.median, 2)) ms = \(fixed(100 * answer.median / floor, 0)) % of it)")
+        say(
+            "  floor: median < \(fixed(floor)) ms (measured median \(fixed(answer.median, 2)) ms = \(fixed(100 * answer.median / floor, 0)) % of it)"
+        )
     }
     say("RESULT spawn median_ms=\(fixed(answer.median, 3)) min_ms=\(fixed(answer.min, 3)) p90_ms=\(fixed(answer.percentile(90), 3))")
 }
@@ -467,7 +485,10 @@ struct ResponseCounter {
 
     /// Reads once and counts every complete frame; false at end of file.
     mutating func readAndCount() -> Bool {
-        if start == end { start = 0; end = 0 }
+        if start == end {
+            start = 0
+            end = 0
+        }
         if buffer.count - end < 65536 {
             // Move the partial frame to the front, growing only for a huge frame.
             let pending = end - start
@@ -518,9 +539,15 @@ struct ResponseCounter {
             // ,"error": or ,"result":
             if body[index] == 44, body[index + 1] == 34 {
                 if body[index + 2] == 101, body[index + 3] == 114, body[index + 4] == 114, body[index + 5] == 111,
-                   body[index + 6] == 114, body[index + 7] == 34, body[index + 8] == 58 { return true }
+                    body[index + 6] == 114, body[index + 7] == 34, body[index + 8] == 58
+                {
+                    return true
+                }
                 if body[index + 2] == 114, body[index + 3] == 101, body[index + 4] == 115, body[index + 5] == 117,
-                   body[index + 6] == 108, body[index + 7] == 116, body[index + 8] == 34, body[index + 9] == 58 { return false }
+                    body[index + 6] == 108, body[index + 7] == 116, body[index + 8] == 34, body[index + 9] == 58
+                {
+                    return false
+                }
             }
             index += 1
         }
@@ -590,31 +617,38 @@ func pipelineOnce(command: [String], template: RequestTemplate, count: Int, init
     let elapsed = Clock.now() - start
     let clientCPU = ownCPUSeconds() - clientCPUStart
     let daemonCPU = child.finish().cpuSeconds
-    return PipelineRun(seconds: elapsed, results: counter.results, errors: counter.errors, notifications: counter.notifications,
-                       daemonCPU: daemonCPU, clientCPU: clientCPU,
-                       firstResponse: String(decoding: counter.first, as: UTF8.self))
+    return PipelineRun(
+        seconds: elapsed, results: counter.results, errors: counter.errors, notifications: counter.notifications,
+        daemonCPU: daemonCPU, clientCPU: clientCPU,
+        firstResponse: String(decoding: counter.first, as: UTF8.self))
 }
 
 func pipelineBenchmark(_ options: Options) {
     let command = daemonCommand(options)
-    let template = RequestTemplate(method: options.string("--method", default: "ping"),
-                                   params: options.string("--params"),
-                                   cycle: options.string("--cycle").map { _ in options.int("--cycle", default: 1) })
+    let template = RequestTemplate(
+        method: options.string("--method", default: "ping"),
+        params: options.string("--params"),
+        cycle: options.string("--cycle").map { _ in options.int("--cycle", default: 1) })
     let count = options.int("--count", default: 100_000)
     let runs = options.int("--runs", default: 3)
     let setup = options.string("--setup").map(readLines) ?? []
     let initialize = !options.flag("--no-initialize")
     let (sample, cpu) = pipelineRuns(command: command, template: template, count: count, runs: runs, initialize: initialize, setup: setup)
-    say("RESULT pipeline_\(template.method.replacingSpaces()) best=\(fixed(sample.max)) median=\(fixed(sample.median)) daemon_cpu_us=\(fixed(cpu.median, 2))")
+    say(
+        "RESULT pipeline_\(template.method.replacingSpaces()) best=\(fixed(sample.max)) median=\(fixed(sample.median)) daemon_cpu_us=\(fixed(cpu.median, 2))"
+    )
 }
 
 /// `runs` pipeline runs, each against a fresh daemon, with a line per run and a summary;
 /// returns the req/s and the daemon CPU µs/request samples.
-func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs: Int, initialize: Bool,
-                  setup: [[UInt8]]) -> (rates: Sample, daemonCPU: Sample) {
-    say("pipeline: \(command.joined(separator: " ")); \(count) x \(template.method) \(template.params ?? "(no params)")"
-        + (initialize ? ", after initialize" : ", no initialize") + (setup.isEmpty ? "" : ", \(setup.count) setup messages")
-        + "; \(runs) runs, fresh daemon each")
+func pipelineRuns(
+    command: [String], template: RequestTemplate, count: Int, runs: Int, initialize: Bool,
+    setup: [[UInt8]]
+) -> (rates: Sample, daemonCPU: Sample) {
+    say(
+        "pipeline: \(command.joined(separator: " ")); \(count) x \(template.method) \(template.params ?? "(no params)")"
+            + (initialize ? ", after initialize" : ", no initialize") + (setup.isEmpty ? "" : ", \(setup.count) setup messages")
+            + "; \(runs) runs, fresh daemon each")
     var rates: [Double] = []
     var daemonCPUs: [Double] = []
     for run in 1...runs {
@@ -622,14 +656,18 @@ func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs
         let rate = Double(count) / result.seconds
         rates.append(rate)
         daemonCPUs.append(result.daemonCPU * 1e6 / Double(count))
-        say("  run \(run): \(fixed(rate)) req/s (\(fixed(result.seconds * 1000, 1)) ms; \(result.results) results, \(result.errors) errors"
-            + (result.notifications > 0 ? ", \(result.notifications) notifications" : "") + ")"
-            + "; CPU/request: daemon \(fixed(result.daemonCPU * 1e6 / Double(count), 2)) us (whole life), bench \(fixed(result.clientCPU * 1e6 / Double(count), 2)) us")
+        say(
+            "  run \(run): \(fixed(rate)) req/s (\(fixed(result.seconds * 1000, 1)) ms; \(result.results) results, \(result.errors) errors"
+                + (result.notifications > 0 ? ", \(result.notifications) notifications" : "") + ")"
+                + "; CPU/request: daemon \(fixed(result.daemonCPU * 1e6 / Double(count), 2)) us (whole life), bench \(fixed(result.clientCPU * 1e6 / Double(count), 2)) us"
+        )
         if run == 1 { say("    first response: \(result.firstResponse)") }
     }
     let sample = Sample(rates)
     let cpu = Sample(daemonCPUs)
-    say("  best \(fixed(sample.max)) req/s, median \(fixed(sample.median)) req/s (\(fixed(1e6 / sample.median, 2)) us/request wall); daemon CPU median \(fixed(cpu.median, 2)) us/request")
+    say(
+        "  best \(fixed(sample.max)) req/s, median \(fixed(sample.median)) req/s (\(fixed(1e6 / sample.median, 2)) us/request wall); daemon CPU median \(fixed(cpu.median, 2)) us/request"
+    )
     return (sample, cpu)
 }
 
@@ -638,43 +676,46 @@ func pipelineRuns(command: [String], template: RequestTemplate, count: Int, runs
 // MARK: - Entry
 
 let usage = """
-usage: datasourced-bench COMMAND [options]
-  codec     --messages FILE [--seconds 1] [--runs 5] [--c-rate BEST_MSG_PER_S] [--c-median MSG_PER_S]
-            parse + serialise throughput of the message set: JSON wrapper, and Payload + Outgoing
-  spawn     --daemon PATH [--runs 20] [--floor-ms MS] [--arg A]...
-            spawn -> framed initialize response, per fresh process
-  pipeline  --daemon PATH [--method ping] [--params JSON] [--cycle K] [--count 100000] [--runs 3]
-            [--setup FILE.jsonl] [--no-initialize] [--arg A]...
-            requests/s with N framed requests written from one thread, responses read in another;
-            %n in --params is replaced by the sequence number (modulo --cycle)
-  objectpipeline --daemon PATH [--objects 10000] [--count 100000] [--runs 3] [--floor 100000]
-            pipelined objectAtIndexPath [0, n % objects] against a simple source created by a setup message
-  bigsource [--objects 1000000] [--groups 100] [--identity-key id] [--floor-ratio 2]
-            [--breakdown | --daemon PATH [--runs 1]]
-            a simple source of N objects: creation time and resident memory / JSON size;
-            in this process (SourceRegistry.create), --breakdown: RSS of each piece built by hand,
-            or with --daemon one createSource over stdio (daemon RSS from /proc)
-  sectioning [--objects 1000000] [--groups 100] [--runs 3] [--identity-key id] [--floor-ms 1000] [--variant N]
-            sectioned sources over an N-object simple source: creation time, with and without sorting;
-            and one insert into the child of a sorted one (variant 4)
-  indexpath [--sizes 1000,10000,100000,1000000] [--probes 10000] [--batches 21]
-            indexPath(for:) ns per lookup, present and absent objects, whole-value and identityKey
-  changeset [--objects 100000] [--edits 10000] [--moves 1000] [--runs 5] [--floor-ms 100] [--variant N]
-            ChangeSet.between for N objects with deletions, insertions, moves, updates; and replaceObjects
-  edits --daemon PATH [--objects 300000] [--edits 200] [--groups 100] [--floor-ratio 10] [--view-floor-ratio 3]
-            one-object insertObjects, removeObjects, updateObjects over stdio against objectAtIndexPath
-            round trips in the same daemon; then the same with a sorted, sectioned view over the source
-  viewrefresh [--objects 300000] [--refreshes 20] [--groups 100]
-            a refresh-style replacement of an N-object simple source (one row deleted, one inserted,
-            one updated) under two sorted, sectioned views, one recomputing and one following, in one run
-  barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]
-            CPU a page of a fresh process that only GETs each page (?page=N) with the daemon's HTTP
-            client and parses it with jansson: the platform's share of a page (Benchmarks/pagefetch.py --bare);
-            the daemon's own page figures are Benchmarks/pagefetch.py
-"""
+    usage: datasourced-bench COMMAND [options]
+      codec     --messages FILE [--seconds 1] [--runs 5] [--c-rate BEST_MSG_PER_S] [--c-median MSG_PER_S]
+                parse + serialise throughput of the message set: JSON wrapper, and Payload + Outgoing
+      spawn     --daemon PATH [--runs 20] [--floor-ms MS] [--arg A]...
+                spawn -> framed initialize response, per fresh process
+      pipeline  --daemon PATH [--method ping] [--params JSON] [--cycle K] [--count 100000] [--runs 3]
+                [--setup FILE.jsonl] [--no-initialize] [--arg A]...
+                requests/s with N framed requests written from one thread, responses read in another;
+                %n in --params is replaced by the sequence number (modulo --cycle)
+      objectpipeline --daemon PATH [--objects 10000] [--count 100000] [--runs 3] [--floor 100000]
+                pipelined objectAtIndexPath [0, n % objects] against a simple source created by a setup message
+      bigsource [--objects 1000000] [--groups 100] [--identity-key id] [--floor-ratio 2]
+                [--breakdown | --daemon PATH [--runs 1]]
+                a simple source of N objects: creation time and resident memory / JSON size;
+                in this process (SourceRegistry.create), --breakdown: RSS of each piece built by hand,
+                or with --daemon one createSource over stdio (daemon RSS from /proc)
+      sectioning [--objects 1000000] [--groups 100] [--runs 3] [--identity-key id] [--floor-ms 1000] [--variant N]
+                sectioned sources over an N-object simple source: creation time, with and without sorting;
+                and one insert into the child of a sorted one (variant 4)
+      indexpath [--sizes 1000,10000,100000,1000000] [--probes 10000] [--batches 21]
+                indexPath(for:) ns per lookup, present and absent objects, whole-value and identityKey
+      changeset [--objects 100000] [--edits 10000] [--moves 1000] [--runs 5] [--floor-ms 100] [--variant N]
+                ChangeSet.between for N objects with deletions, insertions, moves, updates; and replaceObjects
+      edits --daemon PATH [--objects 300000] [--edits 200] [--groups 100] [--floor-ratio 10] [--view-floor-ratio 3]
+                one-object insertObjects, removeObjects, updateObjects over stdio against objectAtIndexPath
+                round trips in the same daemon; then the same with a sorted, sectioned view over the source
+      viewrefresh [--objects 300000] [--refreshes 20] [--groups 100]
+                a refresh-style replacement of an N-object simple source (one row deleted, one inserted,
+                one updated) under two sorted, sectioned views, one recomputing and one following, in one run
+      barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]
+                CPU a page of a fresh process that only GETs each page (?page=N) with the daemon's HTTP
+                client and parses it with jansson: the platform's share of a page (Benchmarks/pagefetch.py --bare);
+                the daemon's own page figures are Benchmarks/pagefetch.py
+    """
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2 else { say(usage); exit(2) }
+guard arguments.count >= 2 else {
+    say(usage)
+    exit(2)
+}
 let options = Options(arguments.dropFirst(2))
 switch arguments[1] {
 case "codec": codec(options)
@@ -689,5 +730,7 @@ case "edits": editsBenchmark(options)
 case "viewrefresh": viewRefreshBenchmark(options)
 case "barefetch": bareFetchBenchmark(options)
 case "help", "--help", "-h": say(usage)
-default: say(usage); exit(2)
+default:
+    say(usage)
+    exit(2)
 }

@@ -8,7 +8,9 @@ enum FetchDataRequest: RequestMethod {
     typealias Params = FetchDataParams
     typealias Result = FetchDataResult
 
-    static func handle(_ daemon: Daemon, _ params: FetchDataParams, _ answer: PendingAnswer<FetchDataResult>) throws -> Reply<FetchDataResult> {
+    static func handle(
+        _ daemon: Daemon, _ params: FetchDataParams, _ answer: PendingAnswer<FetchDataResult>
+    ) throws -> Reply<FetchDataResult> {
         let source = try daemon.source(params.source)
         guard params.wait else {
             source.fetchData()

@@ -11,8 +11,9 @@ enum FetchNextPageRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: SourceParams) throws -> NextPageResult {
         let source = try daemon.source(params.source)
         guard let paginated = source as? PaginatedDataSource else {
-            throw FieldError(field: "source", expected: "a paginated source", got: JSON(source.name),
-                             message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
+            throw FieldError(
+                field: "source", expected: "a paginated source", got: JSON(source.name),
+                message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
         }
         if let refusal = paginated.nextPageRefusal { return NextPageResult(refusal: refusal) }
         paginated.fetchNextPage()

@@ -18,8 +18,9 @@ enum InitializeRequest: AnsweredAtOnce {
         daemon.changeValuesLimit = params.changeValuesLimit
         daemon.loader.userAgent = DaemonInfo.userAgent(clientName: params.clientName, clientVersion: params.clientVersion)
         daemon.lifecycle = .running
-        return InitializeResult(methods: daemon.methods.names, sourceKinds: daemon.registry.kinds,
-                                maxMessageSize: daemon.options.maximumMessageSize, changeValues: true)
+        return InitializeResult(
+            methods: daemon.methods.names, sourceKinds: daemon.registry.kinds,
+            maxMessageSize: daemon.options.maximumMessageSize, changeValues: true)
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
@@ -190,7 +191,8 @@ struct InitializeParams: WireParams {
                     changeValuesLimit = enabled ? Self.defaultChangeValuesLimit : nil
                 } else {
                     var options = try ObjectReader(value, field: field, expected: "a boolean or an object {maxBytes?}")
-                    changeValuesLimit = try options.optionalInteger("maxBytes", in: 0...Self.maximumChangeValuesLimit) ?? Self.defaultChangeValuesLimit
+                    changeValuesLimit =
+                        try options.optionalInteger("maxBytes", in: 0...Self.maximumChangeValuesLimit) ?? Self.defaultChangeValuesLimit
                     try options.finish()
                 }
             }

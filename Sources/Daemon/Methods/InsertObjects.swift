@@ -66,7 +66,8 @@ struct InsertObjectsParams: WireParams {
     var index: Int?
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        objects = try reader.required("objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
+        objects = try reader.required(
+            "objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
         index = try reader.optionalInteger("index", in: 0...Int.max)
     }
 }

@@ -98,7 +98,9 @@ struct IndexPathParams: WireParams {
     var withMatches: Bool
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        indexPath = try reader.required("indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
+        indexPath = try reader.required(
+            "indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath,
+            expected: "[section, item], an array of two non-negative integers")
         withRevision = try reader.optionalBool("withRevision") ?? false
         withMatches = try reader.optionalBool("withMatches") ?? false
     }

@@ -11,9 +11,10 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: ObjectsInSectionParams) throws -> SectionSlice {
         let source = try daemon.source(params.source)
         let objects = try source.objects(inSection: params.section, start: params.start, count: params.count)
-        return SectionSlice(section: params.section, start: params.start, objects: objects,
-                            numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision,
-                            matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil)
+        return SectionSlice(
+            section: params.section, start: params.start, objects: objects,
+            numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision,
+            matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil)
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
@@ -142,8 +143,10 @@ struct SectionSlice: WireEncodable {
     let matches: [JSON]?
 
     var json: JSON {
-        var members: [(String, JSON)] = [("section", JSON(section)), ("start", JSON(start)), ("objects", .array(objects)),
-                                         ("numberOfObjects", JSON(numberOfObjects)), ("revision", JSON(revision))]
+        var members: [(String, JSON)] = [
+            ("section", JSON(section)), ("start", JSON(start)), ("objects", .array(objects)),
+            ("numberOfObjects", JSON(numberOfObjects)), ("revision", JSON(revision)),
+        ]
         if let matches { members.append(("matches", .array(matches))) }
         return .object(members)
     }

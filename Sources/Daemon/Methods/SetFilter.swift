@@ -11,8 +11,9 @@ enum SetFilterRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: SetFilterParams) throws -> SourceDescription {
         let source = try daemon.source(params.source)
         guard let filtered = source as? FilteredDataSource else {
-            throw FieldError(field: "source", expected: "a filtered source", got: JSON(source.name),
-                             message: "\"source\" must name a filtered source to set its filter; \"\(source.name)\" is \(source.kind)")
+            throw FieldError(
+                field: "source", expected: "a filtered source", got: JSON(source.name),
+                message: "\"source\" must name a filtered source to set its filter; \"\(source.name)\" is \(source.kind)")
         }
         filtered.setFilter(params.filter ?? filtered.filter, match: params.match ?? filtered.match)
         return filtered.describe()

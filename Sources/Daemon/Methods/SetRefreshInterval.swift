@@ -11,8 +11,9 @@ enum SetRefreshIntervalRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: SetRefreshIntervalParams) throws -> SourceDescription {
         let source = try daemon.source(params.source)
         guard let remote = source as? RemoteCollection else {
-            throw FieldError(field: "source", expected: "a remote or paginated source", got: JSON(source.name),
-                             message: "\"source\" must name a remote or paginated source to refresh; \"\(source.name)\" is \(source.kind)")
+            throw FieldError(
+                field: "source", expected: "a remote or paginated source", got: JSON(source.name),
+                message: "\"source\" must name a remote or paginated source to refresh; \"\(source.name)\" is \(source.kind)")
         }
         daemon.setRefreshInterval(params.seconds, of: remote)
         return remote.describe()
@@ -72,7 +73,9 @@ struct SetRefreshIntervalParams: WireParams {
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
         // null is a value here (no refreshes), not an absent member.
-        guard let value = reader.rawValue("seconds") else { throw .missing("seconds", expected: "a number of seconds in 1...86400, or null") }
+        guard let value = reader.rawValue("seconds") else {
+            throw .missing("seconds", expected: "a number of seconds in 1...86400, or null")
+        }
         seconds = try RemoteConfigurationDecoding.refreshInterval(value, "seconds")
     }
 }

@@ -16,9 +16,13 @@ enum ShutdownRequest: RequestMethod {
         // Loads in flight end now (as cancelled), then waiting requests, then `shutdown` itself.
         for source in daemon.registry.all where source.isFetching { source.cancelFetch(reason: .shutdown) }
         for token in daemon.pending.all(except: answer.token) {
-            daemon.finish(token, .failure(ResponseError(code: ErrorCode.requestCancelled,
-                                                        message: "Request cancelled by shutdown",
-                                                        data: ["reason": "shutdown"])))
+            daemon.finish(
+                token,
+                .failure(
+                    ResponseError(
+                        code: ErrorCode.requestCancelled,
+                        message: "Request cancelled by shutdown",
+                        data: ["reason": "shutdown"])))
         }
         return .now(NullResult())
     }

@@ -18,8 +18,9 @@ enum UpdateSourceRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: UpdateSourceParams) throws -> SourceDescription {
         let source = try daemon.source(params.source)
         guard let remote = source as? RemoteCollection, var updated = daemon.sourceParams[remote.name] else {
-            throw FieldError(field: "source", expected: "a remote or paginated source", got: JSON(source.name),
-                             message: "\"source\" must name a remote or paginated source to update; \"\(source.name)\" is \(source.kind)")
+            throw FieldError(
+                field: "source", expected: "a remote or paginated source", got: JSON(source.name),
+                message: "\"source\" must name a remote or paginated source to update; \"\(source.name)\" is \(source.kind)")
         }
         if let query = params.queryParameters { updated = updated.setting("queryParameters", to: query) }
         if let apiPath = params.apiPath { updated = updated.setting("apiPath", to: apiPath) }
@@ -45,7 +46,8 @@ enum UpdateSourceRequest: AnsweredAtOnce {
                 remote.fetchData()
             }
         }
-        daemon.logger.info("updated source", metadata: ["name": "\(remote.name)", "debounceMilliseconds": "\(params.debounceMilliseconds)"])
+        daemon.logger.info(
+            "updated source", metadata: ["name": "\(remote.name)", "debounceMilliseconds": "\(params.debounceMilliseconds)"])
         return remote.describe()
     }
 

@@ -68,7 +68,9 @@ struct DisplayParams: WireParams {
     var indexPath: IndexPath
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        indexPath = try reader.required("indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath, expected: "[section, item], an array of two non-negative integers")
+        indexPath = try reader.required(
+            "indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath,
+            expected: "[section, item], an array of two non-negative integers")
     }
 }
 

@@ -6,13 +6,18 @@ import JSONKit
 enum SchemaComponents {
     /// `components.schemas`, in the document's order.
     static let schemas: [(name: String, schema: String)] = [
-        ("SourceName", #"""
+        (
+            "SourceName",
+            #"""
             {
               "type": "string",
               "description": "the name of a source"
             }
-            """#),
-        ("IndexPath", #"""
+            """#
+        ),
+        (
+            "IndexPath",
+            #"""
             {
               "type": "array",
               "items": {
@@ -23,8 +28,11 @@ enum SchemaComponents {
               "maxItems": 2,
               "description": "[section, item]"
             }
-            """#),
-        ("Row", #"""
+            """#
+        ),
+        (
+            "Row",
+            #"""
             {
               "description": "any JSON value: an object the source holds, or a placeholder row",
               "anyOf": [
@@ -41,8 +49,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("Placeholder", #"""
+            """#
+        ),
+        (
+            "Placeholder",
+            #"""
             {
               "oneOf": [
                 {
@@ -87,8 +98,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("ChangeSet", #"""
+            """#
+        ),
+        (
+            "ChangeSet",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -154,8 +168,11 @@ enum SchemaComponents {
               ],
               "additionalProperties": false
             }
-            """#),
-        ("FetchError", #"""
+            """#
+        ),
+        (
+            "FetchError",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -264,8 +281,11 @@ enum SchemaComponents {
               "additionalProperties": false,
               "description": "why a load failed (dataSource/failedWithError, error rows, lastError)"
             }
-            """#),
-        ("LoadFailure", #"""
+            """#
+        ),
+        (
+            "LoadFailure",
+            #"""
             {
               "anyOf": [
                 {
@@ -309,8 +329,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("SortDescriptor", #"""
+            """#
+        ),
+        (
+            "SortDescriptor",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -328,8 +351,11 @@ enum SchemaComponents {
               ],
               "additionalProperties": false
             }
-            """#),
-        ("RemoteConfiguration", #"""
+            """#
+        ),
+        (
+            "RemoteConfiguration",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -370,8 +396,11 @@ enum SchemaComponents {
               ],
               "additionalProperties": false
             }
-            """#),
-        ("Headers", #"""
+            """#
+        ),
+        (
+            "Headers",
+            #"""
             {
               "type": "object",
               "additionalProperties": {
@@ -417,8 +446,11 @@ enum SchemaComponents {
                 "description": "a string, or where the value is read from (Protocol.md, \"Credentials from the environment or a file\")"
               }
             }
-            """#),
-        ("QueryParameters", #"""
+            """#
+        ),
+        (
+            "QueryParameters",
+            #"""
             {
               "type": "object",
               "additionalProperties": {
@@ -429,8 +461,11 @@ enum SchemaComponents {
                 ]
               }
             }
-            """#),
-        ("TLSFiles", #"""
+            """#
+        ),
+        (
+            "TLSFiles",
+            #"""
             {
               "type": "object",
               "description": "PEM files for HTTPS: caFile is trusted in addition to the base roots (SSL_CERT_FILE / SSL_CERT_DIR, else the system store); certificateFile and keyFile, given together, are the client certificate. Paths are absolute or start with ~/; each file is checked at createSource.",
@@ -458,8 +493,11 @@ enum SchemaComponents {
               },
               "additionalProperties": false
             }
-            """#),
-        ("PlaceholderStorageOptions", #"""
+            """#
+        ),
+        (
+            "PlaceholderStorageOptions",
+            #"""
             {
               "anyOf": [
                 {
@@ -479,8 +517,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("Limits", #"""
+            """#
+        ),
+        (
+            "Limits",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -498,8 +539,11 @@ enum SchemaComponents {
               "required": [],
               "additionalProperties": false
             }
-            """#),
-        ("FieldSpec", #"""
+            """#
+        ),
+        (
+            "FieldSpec",
+            #"""
             {
               "anyOf": [
                 {
@@ -539,16 +583,22 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("Mapping", #"""
+            """#
+        ),
+        (
+            "Mapping",
+            #"""
             {
               "type": "object",
               "additionalProperties": {
                 "$ref": "#/components/schemas/FieldSpec"
               }
             }
-            """#),
-        ("Pagination", #"""
+            """#
+        ),
+        (
+            "Pagination",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -657,8 +707,11 @@ enum SchemaComponents {
               "required": [],
               "additionalProperties": false
             }
-            """#),
-        ("SourceSpec", #"""
+            """#
+        ),
+        (
+            "SourceSpec",
+            #"""
             {
               "description": "createSource params, by kind",
               "oneOf": [
@@ -1028,8 +1081,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("Predicate", #"""
+            """#
+        ),
+        (
+            "Predicate",
+            #"""
             {
               "description": "a filter: a comparison, or and/or/not of predicates, nested at most 32 levels deep",
               "oneOf": [
@@ -1109,8 +1165,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("MatchQuery", #"""
+            """#
+        ),
+        (
+            "MatchQuery",
+            #"""
             {
               "type": "object",
               "description": "a fuzzy query over the strings at one or more key paths, scored as fzf's v2 algorithm",
@@ -1135,8 +1194,11 @@ enum SchemaComponents {
               ],
               "additionalProperties": false
             }
-            """#),
-        ("Matches", #"""
+            """#
+        ),
+        (
+            "Matches",
+            #"""
             {
               "description": "withMatches: how a row matches its filtered source's query; null for a source without a query, and for placeholders",
               "anyOf": [
@@ -1171,8 +1233,11 @@ enum SchemaComponents {
                 }
               ]
             }
-            """#),
-        ("SourceDescription", #"""
+            """#
+        ),
+        (
+            "SourceDescription",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -1615,8 +1680,11 @@ enum SchemaComponents {
               "additionalProperties": false,
               "description": "describeSource; createSource answers it too"
             }
-            """#),
-        ("FieldErrorData", #"""
+            """#
+        ),
+        (
+            "FieldErrorData",
+            #"""
             {
               "type": "object",
               "properties": {
@@ -1635,8 +1703,11 @@ enum SchemaComponents {
               ],
               "additionalProperties": true
             }
-            """#),
-        ("CacheSettings", #"""
+            """#
+        ),
+        (
+            "CacheSettings",
+            #"""
             {
               "type": "object",
               "description": "opt in to the persisted cache",
@@ -1660,12 +1731,15 @@ enum SchemaComponents {
               ],
               "additionalProperties": false
             }
-            """#),
+            """#
+        ),
     ]
 
     /// `components.errors`, in the document's order.
     static let errors: [(name: String, error: String)] = [
-        ("ParseError", #"""
+        (
+            "ParseError",
+            #"""
             {
               "code": -32700,
               "message": "Parse error",
@@ -1686,8 +1760,11 @@ enum SchemaComponents {
                 "additionalProperties": true
               }
             }
-            """#),
-        ("InvalidRequest", #"""
+            """#
+        ),
+        (
+            "InvalidRequest",
+            #"""
             {
               "code": -32600,
               "message": "Invalid request",
@@ -1695,8 +1772,11 @@ enum SchemaComponents {
                 "type": "object"
               }
             }
-            """#),
-        ("MethodNotFound", #"""
+            """#
+        ),
+        (
+            "MethodNotFound",
+            #"""
             {
               "code": -32601,
               "message": "Method not found",
@@ -1713,8 +1793,11 @@ enum SchemaComponents {
                 "additionalProperties": false
               }
             }
-            """#),
-        ("InvalidParams", #"""
+            """#
+        ),
+        (
+            "InvalidParams",
+            #"""
             {
               "code": -32602,
               "message": "Invalid params",
@@ -1722,14 +1805,20 @@ enum SchemaComponents {
                 "$ref": "#/components/schemas/FieldErrorData"
               }
             }
-            """#),
-        ("InternalError", #"""
+            """#
+        ),
+        (
+            "InternalError",
+            #"""
             {
               "code": -32603,
               "message": "Internal error"
             }
-            """#),
-        ("ServerNotInitialized", #"""
+            """#
+        ),
+        (
+            "ServerNotInitialized",
+            #"""
             {
               "code": -32002,
               "message": "Server not initialized",
@@ -1746,8 +1835,11 @@ enum SchemaComponents {
                 "additionalProperties": false
               }
             }
-            """#),
-        ("RequestCancelled", #"""
+            """#
+        ),
+        (
+            "RequestCancelled",
+            #"""
             {
               "code": -32800,
               "message": "Request cancelled",
@@ -1778,6 +1870,7 @@ enum SchemaComponents {
                 ]
               }
             }
-            """#),
+            """#
+        ),
     ]
 }

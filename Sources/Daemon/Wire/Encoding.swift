@@ -37,11 +37,15 @@ extension FetchError: WireEncodable {
         if let url { members.append(("url", JSON(url))) }
         if let keyPath { members.append(("keyPath", JSON(keyPath))) }
         if let mapping {
-            members += [("index", JSON(mapping.index)), ("field", JSON(mapping.issue.field)),
-                        ("expected", JSON(mapping.issue.expected)), ("got", JSON(mapping.issue.got))]
+            members += [
+                ("index", JSON(mapping.index)), ("field", JSON(mapping.issue.field)),
+                ("expected", JSON(mapping.issue.expected)), ("got", JSON(mapping.issue.got)),
+            ]
         }
         if let parsePosition {
-            members += [("line", JSON(parsePosition.line)), ("column", JSON(parsePosition.column)), ("position", JSON(parsePosition.position))]
+            members += [
+                ("line", JSON(parsePosition.line)), ("column", JSON(parsePosition.column)), ("position", JSON(parsePosition.position)),
+            ]
         }
         if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
         if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
@@ -92,8 +96,12 @@ extension RemoteConfiguration {
     var members: [(String, JSON)] {
         var remote: [(String, JSON)] = [
             ("baseURL", JSON(URLResolution.redacted(baseURL))),
-            ("headers", .object(headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) }
-                                + externalHeaders.map { ($0.name, $0.json) })),
+            (
+                "headers",
+                .object(
+                    headers.map { ($0.name, JSON(Self.isSecretHeader($0.name) ? "<redacted>" : $0.value)) }
+                        + externalHeaders.map { ($0.name, $0.json) })
+            ),
             ("timeoutSeconds", JSON(timeoutSeconds)),
         ]
         // Networks: shown when given; the proxy without its credentials.
@@ -141,8 +149,13 @@ extension RateLimitStatus: WireEncodable {
 extension PaginatorConfiguration {
     var members: [(String, JSON)] {
         var members: [(String, JSON)] = [
-            ("paginatorKeys", ["pageSize": JSON(keys.pageSize), "currentPage": JSON(keys.currentPage),
-                               "numberOfPages": JSON(keys.numberOfPages), "numberOfTotalObjects": JSON(keys.numberOfTotalObjects)]),
+            (
+                "paginatorKeys",
+                [
+                    "pageSize": JSON(keys.pageSize), "currentPage": JSON(keys.currentPage),
+                    "numberOfPages": JSON(keys.numberOfPages), "numberOfTotalObjects": JSON(keys.numberOfTotalObjects),
+                ]
+            ),
             ("requestKeys", ["currentPage": JSON(pageQueryKey), "pageSize": JSON(pageSizeQueryKey)]),
             ("firstPage", JSON(firstPage)),
         ]
@@ -213,7 +226,9 @@ extension SourceDescription: WireEncodable {
         case .simple:
             break
         case .sectioned(let source, let sectioningKey, let sortDescriptors):
-            members += [("source", JSON(source)), ("sectioningKey", JSON(sectioningKey.description)), ("sortDescriptors", sortDescriptors.json)]
+            members += [
+                ("source", JSON(source)), ("sectioningKey", JSON(sectioningKey.description)), ("sortDescriptors", sortDescriptors.json),
+            ]
         case .multi(let sources, let preserveSections):
             members += [("sources", .array(sources.map { JSON($0) })), ("preserveSections", JSON(preserveSections))]
         case .filtered(let source, let filter, let match):
@@ -287,6 +302,8 @@ extension MatchQuery: WireEncodable {
 enum MatchEncoding {
     static func json(of object: JSON, in source: DataSource) -> JSON {
         guard let filtered = source as? FilteredDataSource, let found = filtered.matchPositions(of: object) else { return .null }
-        return ["score": JSON(found.score), "keyPath": JSON(found.keyPath.description), "positions": .array(found.positions.map { JSON($0) })]
+        return [
+            "score": JSON(found.score), "keyPath": JSON(found.keyPath.description), "positions": .array(found.positions.map { JSON($0) }),
+        ]
     }
 }

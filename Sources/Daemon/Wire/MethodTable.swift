@@ -38,8 +38,10 @@ struct MethodTable {
     }
 
     /// Decode → handle → encode, with every failure as the error its client gets.
-    private static func run<P: WireParams, R: WireEncodable>(_ name: String, _ request: Request, _ token: RequestToken,
-                                                            _ body: (P, PendingAnswer<R>) throws -> Reply<R>) -> Result<Outcome, ResponseError> {
+    private static func run<P: WireParams, R: WireEncodable>(
+        _ name: String, _ request: Request, _ token: RequestToken,
+        _ body: (P, PendingAnswer<R>) throws -> Reply<R>
+    ) -> Result<Outcome, ResponseError> {
         do {
             var reader = try ObjectReader(request.params, field: "", expected: "an object with named members")
             let params = try P(&reader)

@@ -26,8 +26,9 @@ package struct ObjectReader {
         }
         guard value.isObject else {
             guard field.isEmpty else { throw .mistyped(field, expected: expected, got: value) }
-            throw FieldError(field: "params", expected: "an object", got: JSON(value.kind.rawValue),
-                             message: "params must be an object with named members, got \(value.kindDescription)")
+            throw FieldError(
+                field: "params", expected: "an object", got: JSON(value.kind.rawValue),
+                message: "params must be an object with named members, got \(value.kindDescription)")
         }
         object = value
     }
@@ -72,23 +73,28 @@ package struct ObjectReader {
             let known = read.sorted()
             var message = "unknown member \"\(path(key))\""
             if let closest = ObjectReader.closest(to: key, among: known) { message += "; did you mean \"\(path(closest))\"?" }
-            throw FieldError(field: path(key), expected: known.isEmpty ? "no members" : "one of \(known.joined(separator: ", "))",
-                             got: JSON(key), message: message,
-                             context: ObjectReader.closest(to: key, among: known).map { [("didYouMean", JSON(path($0)))] } ?? [])
+            throw FieldError(
+                field: path(key), expected: known.isEmpty ? "no members" : "one of \(known.joined(separator: ", "))",
+                got: JSON(key), message: message,
+                context: ObjectReader.closest(to: key, among: known).map { [("didYouMean", JSON(path($0)))] } ?? [])
         }
     }
 
     // MARK: Typed members
 
-    package mutating func required<T>(_ key: String, _ decode: (JSON, String) throws(FieldError) -> T, expected: String) throws(FieldError) -> T {
+    package mutating func required<T>(
+        _ key: String, _ decode: (JSON, String) throws(FieldError) -> T, expected: String
+    ) throws(FieldError) -> T {
         guard let value = value(key) else { throw .missing(path(key), expected: expected) }
         return try decode(value, path(key))
     }
 
     /// The same, trying `inPlace` on the member where it lies first; it answers nil for
     /// anything it does not take, which `decode` then refuses by name.
-    mutating func required<T>(_ key: String, inPlace: (JSON.Cursor) -> T?, _ decode: (JSON, String) throws(FieldError) -> T,
-                              expected: String) throws(FieldError) -> T {
+    mutating func required<T>(
+        _ key: String, inPlace: (JSON.Cursor) -> T?, _ decode: (JSON, String) throws(FieldError) -> T,
+        expected: String
+    ) throws(FieldError) -> T {
         if let member = member(key), let decoded = inPlace(member) { return decoded }
         return try required(key, decode, expected: expected)
     }
@@ -100,8 +106,9 @@ package struct ObjectReader {
 
     package mutating func string(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String {
         let expected = nonEmpty ? "a non-empty string" : "a string"
-        return try required(key, inPlace: { member in member.stringValue.flatMap { nonEmpty && $0.isEmpty ? nil : $0 } },
-                            { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }, expected: expected)
+        return try required(
+            key, inPlace: { member in member.stringValue.flatMap { nonEmpty && $0.isEmpty ? nil : $0 } },
+            { value, field throws(FieldError) in try Decode.string(value, field, nonEmpty: nonEmpty) }, expected: expected)
     }
 
     package mutating func optionalString(_ key: String, nonEmpty: Bool = false) throws(FieldError) -> String? {
@@ -109,15 +116,21 @@ package struct ObjectReader {
     }
 
     package mutating func integer(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int {
-        try required(key, { value, field throws(FieldError) in try Decode.integer(value, field, in: range) }, expected: Decode.integerExpectation(range))
+        try required(
+            key, { value, field throws(FieldError) in try Decode.integer(value, field, in: range) },
+            expected: Decode.integerExpectation(range))
     }
 
     package mutating func optionalInteger(_ key: String, in range: ClosedRange<Int>) throws(FieldError) -> Int? {
         try optional(key) { value, field throws(FieldError) in try Decode.integer(value, field, in: range) }
     }
 
-    mutating func optionalNumber(_ key: String, in range: ClosedRange<Double>, excludingLowerBound: Bool = false) throws(FieldError) -> Double? {
-        try optional(key) { value, field throws(FieldError) in try Decode.number(value, field, in: range, excludingLowerBound: excludingLowerBound) }
+    mutating func optionalNumber(
+        _ key: String, in range: ClosedRange<Double>, excludingLowerBound: Bool = false
+    ) throws(FieldError) -> Double? {
+        try optional(key) { value, field throws(FieldError) in
+            try Decode.number(value, field, in: range, excludingLowerBound: excludingLowerBound)
+        }
     }
 
     package mutating func optionalBool(_ key: String) throws(FieldError) -> Bool? {
@@ -190,7 +203,9 @@ package enum Decode {
     }
 
     /// A finite number within `range` (integers accepted).
-    static func number(_ value: JSON, _ field: String, in range: ClosedRange<Double>, excludingLowerBound: Bool) throws(FieldError) -> Double {
+    static func number(
+        _ value: JSON, _ field: String, in range: ClosedRange<Double>, excludingLowerBound: Bool
+    ) throws(FieldError) -> Double {
         let lower = excludingLowerBound ? "(\(format(range.lowerBound))" : "[\(format(range.lowerBound))"
         let expected = "a number in \(lower), \(format(range.upperBound))]"
         guard value.isNumber, let number = value.doubleValue else { throw .mistyped(field, expected: expected, got: value) }

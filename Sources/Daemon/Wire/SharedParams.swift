@@ -19,7 +19,8 @@ struct ObjectsParams: WireParams {
     var objects: [JSON]
     init(_ reader: inout ObjectReader) throws(FieldError) {
         source = try reader.string("source")
-        objects = try reader.required("objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
+        objects = try reader.required(
+            "objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
     }
 }
 

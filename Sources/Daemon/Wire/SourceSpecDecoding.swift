@@ -27,20 +27,25 @@ struct CreateSourceParams: WireParams {
             let objects = try reader.optional("objects") { value, field throws(FieldError) in try Decode.array(value, field) } ?? []
             kind = .simple(objects: objects)
         case "sectioned":
-            kind = .sectioned(source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
-                              sectioningKey: try reader.required("sectioningKey", Decode.keyPath, expected: "a non-empty key path string"),
-                              sortDescriptors: try reader.optional("sortDescriptors", Self.sortDescriptors) ?? [])
+            kind = .sectioned(
+                source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
+                sectioningKey: try reader.required("sectioningKey", Decode.keyPath, expected: "a non-empty key path string"),
+                sortDescriptors: try reader.optional("sortDescriptors", Self.sortDescriptors) ?? [])
         case "multi":
-            let names = try reader.required("sources", { value, field throws(FieldError) in
-                try Decode.array(value, field, expected: "an array of source names").enumerated().map { index, element throws(FieldError) in
-                    try Decode.sourceName(element, "\(field)[\(index)]")
-                }
-            }, expected: "an array of source names")
+            let names = try reader.required(
+                "sources",
+                { value, field throws(FieldError) in
+                    try Decode.array(value, field, expected: "an array of source names").enumerated().map {
+                        index, element throws(FieldError) in
+                        try Decode.sourceName(element, "\(field)[\(index)]")
+                    }
+                }, expected: "an array of source names")
             kind = .multi(sources: names, preserveSections: try reader.optionalBool("preserveSections") ?? false)
         case "filtered":
-            kind = .filtered(source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
-                             filter: try reader.optional("filter", FilterDecoding.predicate),
-                             match: try reader.optional("match", FilterDecoding.match))
+            kind = .filtered(
+                source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
+                filter: try reader.optional("filter", FilterDecoding.predicate),
+                match: try reader.optional("match", FilterDecoding.match))
         case "remote":
             let configuration = try RemoteConfigurationDecoding.configuration(&reader)
             kind = .remote(configuration)
@@ -50,8 +55,9 @@ struct CreateSourceParams: WireParams {
             kind = .paginated(configuration, try RemoteConfigurationDecoding.paginator(&reader))
             cacheKey = Self.cacheKey(reader.wholeObject, configuration)
         default:
-            throw FieldError(field: "kind", expected: "one of \(Self.kinds.joined(separator: ", "))", got: kindValue,
-                             message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
+            throw FieldError(
+                field: "kind", expected: "one of \(Self.kinds.joined(separator: ", "))", got: kindValue,
+                message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
         }
         spec = SourceSpec(name: name, identityKey: identityKey, kind: kind)
         wire = reader.wholeObject
@@ -60,8 +66,10 @@ struct CreateSourceParams: WireParams {
     private static func cacheKey(_ params: JSON, _ configuration: RemoteConfiguration) -> PageCacheKey {
         var material = params
         for member in membersOutsideCacheKey { material = material.removing(member) }
-        let label = URLResolution.redacted(URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath,
-                                                                    query: []))
+        let label = URLResolution.redacted(
+            URLResolution.requestURL(
+                baseURL: configuration.baseURL, apiPath: configuration.apiPath,
+                query: []))
         return PageCacheKey(material: "datasourced-cache-key-1 " + material.text(format: .sortedKeys), label: label)
     }
 
@@ -92,8 +100,9 @@ enum FilterDecoding {
 
     private static func predicate(_ value: JSON, _ field: String, depth: Int) throws(FieldError) -> Predicate {
         guard depth <= Predicate.maximumDepth else {
-            throw FieldError(field: field, expected: "a predicate nested at most \(Predicate.maximumDepth) levels deep", got: JSON(value.kind.rawValue),
-                             message: "\"\(field)\": the filter nests more than \(Predicate.maximumDepth) levels deep")
+            throw FieldError(
+                field: field, expected: "a predicate nested at most \(Predicate.maximumDepth) levels deep", got: JSON(value.kind.rawValue),
+                message: "\"\(field)\": the filter nests more than \(Predicate.maximumDepth) levels deep")
         }
         var reader = try ObjectReader(value, field: field, expected: predicateExpectation)
         func list(_ key: String) throws(FieldError) -> [Predicate]? {
@@ -113,14 +122,19 @@ enum FilterDecoding {
             result = .not(try predicate(inner, reader.path("not"), depth: depth + 1))
         } else {
             let keyPath = try reader.required("keyPath", Decode.keyPath, expected: "a non-empty key path string")
-            let op = try reader.required("op", { value, field throws(FieldError) in
-                guard let name = value.stringValue else { throw .mistyped(field, expected: "one of " + operators.joined(separator: ", "), got: value) }
-                guard let op = Predicate.Operator(rawValue: name) else {
-                    throw FieldError(field: field, expected: "one of " + operators.joined(separator: ", "), got: value,
-                                     message: "\"\(field)\": unknown operator \"\(name)\"; expected one of " + operators.joined(separator: ", "))
-                }
-                return op
-            }, expected: "one of " + operators.joined(separator: ", "))
+            let op = try reader.required(
+                "op",
+                { value, field throws(FieldError) in
+                    guard let name = value.stringValue else {
+                        throw .mistyped(field, expected: "one of " + operators.joined(separator: ", "), got: value)
+                    }
+                    guard let op = Predicate.Operator(rawValue: name) else {
+                        throw FieldError(
+                            field: field, expected: "one of " + operators.joined(separator: ", "), got: value,
+                            message: "\"\(field)\": unknown operator \"\(name)\"; expected one of " + operators.joined(separator: ", "))
+                    }
+                    return op
+                }, expected: "one of " + operators.joined(separator: ", "))
             let operand: JSON
             if let given = reader.rawValue("value") {
                 operand = given
@@ -155,8 +169,9 @@ enum FilterDecoding {
         case .eq, .ne, .contains:
             return
         }
-        throw FieldError(field: field, expected: expected, got: JSON(value.kind.rawValue),
-                         message: "\"\(field)\" must be \(expected), got \(value.kindDescription)")
+        throw FieldError(
+            field: field, expected: expected, got: JSON(value.kind.rawValue),
+            message: "\"\(field)\" must be \(expected), got \(value.kindDescription)")
     }
 
     static let matchExpectation = "an object {query, keyPaths}"
@@ -164,20 +179,25 @@ enum FilterDecoding {
     /// `{query, keyPaths: [KEYPATH, ...]}`, at least one key path.
     static func match(_ value: JSON, _ field: String) throws(FieldError) -> MatchQuery {
         var reader = try ObjectReader(value, field: field, expected: matchExpectation)
-        let query = try reader.required("query", { value, field throws(FieldError) in try Decode.string(value, field) }, expected: "a string")
+        let query = try reader.required(
+            "query", { value, field throws(FieldError) in try Decode.string(value, field) }, expected: "a string")
         guard query.unicodeScalars.count <= maximumQueryLength else {
-            throw FieldError(field: reader.path("query"), expected: "a string of at most \(maximumQueryLength) characters", got: JSON(query))
+            throw FieldError(
+                field: reader.path("query"), expected: "a string of at most \(maximumQueryLength) characters", got: JSON(query))
         }
-        let keyPaths = try reader.required("keyPaths", { value, field throws(FieldError) in
-            let elements = try Decode.array(value, field, expected: "an array of key paths")
-            guard !elements.isEmpty else {
-                throw FieldError(field: field, expected: "at least one key path", got: value,
-                                 message: "\"\(field)\" must name at least one key path to match the query in")
-            }
-            var keyPaths: [JSONKeyPath] = []
-            for (index, element) in elements.enumerated() { keyPaths.append(try Decode.keyPath(element, "\(field)[\(index)]")) }
-            return keyPaths
-        }, expected: "an array of key paths")
+        let keyPaths = try reader.required(
+            "keyPaths",
+            { value, field throws(FieldError) in
+                let elements = try Decode.array(value, field, expected: "an array of key paths")
+                guard !elements.isEmpty else {
+                    throw FieldError(
+                        field: field, expected: "at least one key path", got: value,
+                        message: "\"\(field)\" must name at least one key path to match the query in")
+                }
+                var keyPaths: [JSONKeyPath] = []
+                for (index, element) in elements.enumerated() { keyPaths.append(try Decode.keyPath(element, "\(field)[\(index)]")) }
+                return keyPaths
+            }, expected: "an array of key paths")
         try reader.finish()
         return MatchQuery(query: query, keyPaths: keyPaths)
     }
@@ -189,12 +209,14 @@ enum FilterDecoding {
 /// The collection fetcher's members of `createSource` (remote and paginated).
 enum RemoteConfigurationDecoding {
     static func configuration(_ reader: inout ObjectReader) throws(FieldError) -> RemoteConfiguration {
-        guard var remote = try reader.optionalObject("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}") else {
+        guard var remote = try reader.optionalObject("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
+        else {
             throw .missing("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
         }
         let baseURL = try remote.required("baseURL", baseURLValue, expected: "an http or https URL string")
         let headers = try remote.optional("headers", Self.headers) ?? HeaderValues()
-        let timeout = try remote.optionalNumber("timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
+        let timeout = try remote.optionalNumber(
+            "timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
         // TLS (issue 28): trust and client certificate files, checked here (TLSDecoding).
         let tls = try remote.optional("tls", TLSDecoding.files) ?? nil
         // Networks: compression and proxy.
@@ -203,30 +225,35 @@ enum RemoteConfigurationDecoding {
         if let value = remote.rawValue("proxy") { proxy = try Self.proxy(value, remote.path("proxy")) }
         try remote.finish()
 
-        let apiPath = try reader.required("apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
-                                          expected: "a string: a path relative to baseURL, or a full URL")
+        let apiPath = try reader.required(
+            "apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
+            expected: "a string: a path relative to baseURL, or a full URL")
         // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
         if let problem = URLResolution.authorityProblem(in: URLResolution.requestURL(baseURL: baseURL, apiPath: apiPath, query: [])) {
-            throw FieldError(field: "apiPath", expected: "a path relative to baseURL, or a full URL with a host and a port in 1...65535",
-                             got: JSON(URLResolution.redacted(apiPath)),
-                             message: "\"apiPath\" must resolve against baseURL to a URL with a host and a port in 1...65535: \(problem)")
+            throw FieldError(
+                field: "apiPath", expected: "a path relative to baseURL, or a full URL with a host and a port in 1...65535",
+                got: JSON(URLResolution.redacted(apiPath)),
+                message: "\"apiPath\" must resolve against baseURL to a URL with a host and a port in 1...65535: \(problem)")
         }
         let query = try reader.optional("queryParameters", Self.queryParameters) ?? []
-        let keyPath = try reader.optional("keyPath") { value, field throws(FieldError) in
-            let text = try Decode.string(value, field)
-            return text.isEmpty ? nil : JSONKeyPath(text)
-        } ?? nil
+        let keyPath =
+            try reader.optional("keyPath") { value, field throws(FieldError) in
+                let text = try Decode.string(value, field)
+                return text.isEmpty ? nil : JSONKeyPath(text)
+            } ?? nil
         let mapping = try reader.optional("mapping") { value, field throws(FieldError) in try MappingDecoding.mapping(value, field) }
         let placeholders = try reader.optional("placeholderStorageOptions", Self.placeholderOptions) ?? .standard
         var maximumBodySize = RemoteConfiguration.defaultMaximumBodySize, maximumDepth = RemoteConfiguration.defaultMaximumDepth
         if var limits = try reader.optionalObject("limits", expected: "an object {maxBodyBytes?, maxDepth?}") {
-            maximumBodySize = try limits.optionalInteger("maxBodyBytes", in: 1...RemoteConfiguration.maximumBodySizeLimit) ?? maximumBodySize
+            maximumBodySize =
+                try limits.optionalInteger("maxBodyBytes", in: 1...RemoteConfiguration.maximumBodySizeLimit) ?? maximumBodySize
             maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
             try limits.finish()
         }
-        var configuration = RemoteConfiguration(baseURL: baseURL, headers: headers.literal, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
-                                                apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
-                                                placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
+        var configuration = RemoteConfiguration(
+            baseURL: baseURL, headers: headers.literal, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
+            apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
+            placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
         configuration.compression = compression
         configuration.proxy = proxy
         configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
@@ -245,7 +272,8 @@ enum RemoteConfigurationDecoding {
         let maximumAge = try reader.optionalNumber("maxAgeSeconds", in: 0...CacheSettings.maximumAgeLimit)
         let maximumPages = try reader.optionalInteger("maxPages", in: 1...CacheSettings.maximumPagesLimit)
         try reader.finish()
-        return CacheSettings(enabled: enabled, maximumAgeSeconds: maximumAge, maximumPages: maximumPages ?? CacheSettings.defaultMaximumPages)
+        return CacheSettings(
+            enabled: enabled, maximumAgeSeconds: maximumAge, maximumPages: maximumPages ?? CacheSettings.defaultMaximumPages)
     }
 
     static let refreshIntervalRange = RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds
@@ -264,9 +292,10 @@ enum RemoteConfigurationDecoding {
             throw FieldError(field: field, expected: "an http or https URL", got: JSON(URLResolution.redacted(base)))
         }
         if let problem = URLResolution.authorityProblem(in: base) {
-            throw FieldError(field: field, expected: "an http or https URL with a host and a port in 1...65535",
-                             got: JSON(URLResolution.redacted(base)),
-                             message: "\"\(field)\" must be an http or https URL with a host and a port in 1...65535: \(problem)")
+            throw FieldError(
+                field: field, expected: "an http or https URL with a host and a port in 1...65535",
+                got: JSON(URLResolution.redacted(base)),
+                message: "\"\(field)\" must be an http or https URL with a host and a port in 1...65535: \(problem)")
         }
         return base
     }
@@ -280,7 +309,8 @@ enum RemoteConfigurationDecoding {
         guard let text = value.stringValue else { throw .mistyped(field, expected: proxyExpectation, got: value) }
         let shown = JSON(URLRedaction.withoutCredentials(text))
         func refuse(_ problem: String) -> FieldError {
-            FieldError(field: field, expected: proxyExpectation, got: shown, message: "\"\(field)\" must be \(proxyExpectation): \(problem)")
+            FieldError(
+                field: field, expected: proxyExpectation, got: shown, message: "\"\(field)\" must be \(proxyExpectation): \(problem)")
         }
         let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
         switch scheme {
@@ -309,7 +339,9 @@ enum RemoteConfigurationDecoding {
         var bytes = text.utf8[...]
         while let percent = bytes.firstIndex(of: UInt8(ascii: "%")) {
             let escape = bytes[percent...].dropFirst().prefix(2)
-            guard escape.count == 2, escape.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= ($0 | 0x20) }) else {
+            guard escape.count == 2,
+                escape.allSatisfy({ UInt8(ascii: "0")...UInt8(ascii: "9") ~= $0 || UInt8(ascii: "a")...UInt8(ascii: "f") ~= ($0 | 0x20) })
+            else {
                 return false
             }
             bytes = bytes[percent...].dropFirst(3)
@@ -355,8 +387,9 @@ enum RemoteConfigurationDecoding {
         let prefix = try reader.optionalString("prefix") ?? ""
         try reader.finish()
         if prefix.utf8.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
-            throw FieldError(field: reader.path("prefix"), expected: "a string without control characters", got: JSON(prefix),
-                             message: "\"\(reader.path("prefix"))\" must not hold line breaks or other control characters")
+            throw FieldError(
+                field: reader.path("prefix"), expected: "a string without control characters", got: JSON(prefix),
+                message: "\"\(reader.path("prefix"))\" must not hold line breaks or other control characters")
         }
         let header: ExternalHeader
         switch (variable, given) {
@@ -370,22 +403,27 @@ enum RemoteConfigurationDecoding {
             case .success(let path):
                 header = ExternalHeader(name: name, source: .file(given: given, path: path), prefix: prefix)
             case .failure(let reason):
-                throw FieldError(field: reader.path("file"), expected: "an absolute path, or one from ~/", got: JSON(given),
-                                 message: "\"\(reader.path("file"))\": the path \(reason.message)")
+                throw FieldError(
+                    field: reader.path("file"), expected: "an absolute path, or one from ~/", got: JSON(given),
+                    message: "\"\(reader.path("file"))\": the path \(reason.message)")
             }
         case (nil, nil):
-            throw FieldError.missing(reader.path("env"), expected: "one of \"env\" (a variable of the daemon's environment) and \"file\" (a path)")
+            throw FieldError.missing(
+                reader.path("env"), expected: "one of \"env\" (a variable of the daemon's environment) and \"file\" (a path)")
         case (_?, _?):
-            throw FieldError(field: reader.path("file"), expected: "only one of env and file", got: JSON(given ?? ""),
-                             message: "\"\(field)\" must have one of \"env\" and \"file\", not both")
+            throw FieldError(
+                field: reader.path("file"), expected: "only one of env and file", got: JSON(given ?? ""),
+                message: "\"\(field)\" must have one of \"env\" and \"file\", not both")
         }
         if case .failure(let problem) = header.read() {
             let member = variable == nil ? "file" : "env"
-            let expected = variable == nil
+            let expected =
+                variable == nil
                 ? "a readable regular file of at most \(ExternalValues.maximumFileBytes) bytes holding the value"
                 : "a variable set, and not empty, in the daemon's environment"
-            throw FieldError(field: reader.path(member), expected: expected, got: JSON(variable ?? given ?? ""),
-                             message: "\"\(reader.path(member))\": \(problem.message)")
+            throw FieldError(
+                field: reader.path(member), expected: expected, got: JSON(variable ?? given ?? ""),
+                message: "\"\(reader.path(member))\": \(problem.message)")
         }
         return header
     }
@@ -408,7 +446,8 @@ enum RemoteConfigurationDecoding {
         return parameters
     }
 
-    static let placeholderExpectation = "an integer made of the bits 2 (loading), 4 (noResults) and 8 (errors), or an array of \"loading\", \"noResults\", \"errors\""
+    static let placeholderExpectation =
+        "an integer made of the bits 2 (loading), 4 (noResults) and 8 (errors), or an array of \"loading\", \"noResults\", \"errors\""
 
     /// `2|4|8` bits or `["loading", "noResults", "errors"]`.
     static func placeholderOptions(_ value: JSON, _ field: String) throws(FieldError) -> PlaceholderStorageOptions {
@@ -430,7 +469,9 @@ enum RemoteConfigurationDecoding {
     /// The paginated members: `paginatorKeys?`, `requestKeys?`, `pageSize?`, `firstPage?`, `metadataKeyPath?`.
     static func paginator(_ reader: inout ObjectReader) throws(FieldError) -> PaginatorConfiguration {
         var keys = PaginatorConfiguration.Keys()
-        if var given = try reader.optionalObject("paginatorKeys", expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}") {
+        if var given = try reader.optionalObject(
+            "paginatorKeys", expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}")
+        {
             keys.pageSize = try given.optionalString("pageSize", nonEmpty: true) ?? keys.pageSize
             keys.currentPage = try given.optionalString("currentPage", nonEmpty: true) ?? keys.currentPage
             keys.numberOfPages = try given.optionalString("numberOfPages", nonEmpty: true) ?? keys.numberOfPages
@@ -445,20 +486,26 @@ enum RemoteConfigurationDecoding {
         }
         let pageSize = try reader.optionalInteger("pageSize", in: 1...PaginatorConfiguration.maximumPageSize)
         let firstPage = try reader.optionalInteger("firstPage", in: 0...PaginatorConfiguration.maximumFirstPage) ?? 1
-        let metadataKeyPath = try reader.optional("metadataKeyPath") { value, field throws(FieldError) in
-            let text = try Decode.string(value, field)
-            return text.isEmpty ? nil : JSONKeyPath(text)
-        } ?? nil
-        var paginator = PaginatorConfiguration(keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
-                                               firstPage: firstPage, metadataKeyPath: metadataKeyPath)
-        paginator.prefetchDistance = try reader.optionalInteger("prefetchDistance", in: 0...PaginatorConfiguration.maximumPrefetchDistance) ?? 0
+        let metadataKeyPath =
+            try reader.optional("metadataKeyPath") { value, field throws(FieldError) in
+                let text = try Decode.string(value, field)
+                return text.isEmpty ? nil : JSONKeyPath(text)
+            } ?? nil
+        var paginator = PaginatorConfiguration(
+            keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
+            firstPage: firstPage, metadataKeyPath: metadataKeyPath)
+        paginator.prefetchDistance =
+            try reader.optionalInteger("prefetchDistance", in: 0...PaginatorConfiguration.maximumPrefetchDistance) ?? 0
         if var pagination = try reader.optionalObject("pagination", expected: "an object {strategy, ...}") {
             try Self.pagination(&pagination, into: &paginator)
             // Unknown members first: a misspelt "cursorPath" is named as such.
             try pagination.finish()
             if case .cursor(_, nil, nil, _) = paginator.strategy {
-                throw FieldError(field: pagination.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
-                                 message: "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)")
+                throw FieldError(
+                    field: pagination.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
+                    message:
+                        "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)"
+                )
             }
         }
         return paginator
@@ -468,31 +515,36 @@ enum RemoteConfigurationDecoding {
 
     /// `pagination`: the strategy and its keys, and the rules every strategy shares.
     private static func pagination(_ reader: inout ObjectReader, into paginator: inout PaginatorConfiguration) throws(FieldError) {
-        let strategy = try reader.optional("strategy") { value, field throws(FieldError) in
-            let name = try Decode.string(value, field)
-            guard strategies.contains(name) else {
-                throw FieldError(field: field, expected: "one of \(strategies.joined(separator: ", "))", got: value)
-            }
-            return name
-        } ?? "pageNumber"
+        let strategy =
+            try reader.optional("strategy") { value, field throws(FieldError) in
+                let name = try Decode.string(value, field)
+                guard strategies.contains(name) else {
+                    throw FieldError(field: field, expected: "one of \(strategies.joined(separator: ", "))", got: value)
+                }
+                return name
+            } ?? "pageNumber"
         switch strategy {
         case "offset":
-            paginator.strategy = .offset(offsetKey: try reader.optionalString("offsetKey", nonEmpty: true) ?? "offset",
-                                         limitKey: try reader.optionalString("limitKey", nonEmpty: true) ?? "limit",
-                                         nextOffsetPath: try reader.optionalKeyPath("nextOffsetPath"))
+            paginator.strategy = .offset(
+                offsetKey: try reader.optionalString("offsetKey", nonEmpty: true) ?? "offset",
+                limitKey: try reader.optionalString("limitKey", nonEmpty: true) ?? "limit",
+                nextOffsetPath: try reader.optionalKeyPath("nextOffsetPath"))
         case "cursor":
             let cursorKey = try reader.optionalString("cursorKey", nonEmpty: true) ?? "cursor"
             let cursorPath = try reader.optionalKeyPath("cursorPath")
             let fromLastObject = try reader.optionalKeyPath("cursorFromLastObject")
             if cursorPath != nil, fromLastObject != nil {
-                throw FieldError(field: reader.path("cursorFromLastObject"), expected: "only one of cursorPath and cursorFromLastObject",
-                                 got: JSON(fromLastObject?.description ?? ""))
+                throw FieldError(
+                    field: reader.path("cursorFromLastObject"), expected: "only one of cursorPath and cursorFromLastObject",
+                    got: JSON(fromLastObject?.description ?? ""))
             }
-            paginator.strategy = .cursor(cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
-                                         hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+            paginator.strategy = .cursor(
+                cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
+                hasMorePath: try reader.optionalKeyPath("hasMorePath"))
         case "nextURL":
-            paginator.strategy = .nextURL(path: try reader.optionalKeyPath("nextURLPath") ?? JSONKeyPath("next"),
-                                          hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+            paginator.strategy = .nextURL(
+                path: try reader.optionalKeyPath("nextURLPath") ?? JSONKeyPath("next"),
+                hasMorePath: try reader.optionalKeyPath("hasMorePath"))
         case "linkHeader":
             paginator.strategy = .linkHeader
         default:
@@ -501,20 +553,23 @@ enum RemoteConfigurationDecoding {
         paginator.totalPath = try reader.optionalKeyPath("totalPath")
         paginator.totalHeader = try reader.optionalString("totalHeader", nonEmpty: true)
         paginator.metadataHeader = try reader.optional("metadataHeader", headerName)
-        paginator.maximumPages = try reader.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit) ?? paginator.maximumPages
+        paginator.maximumPages =
+            try reader.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit) ?? paginator.maximumPages
         paginator.stalledPagesLimit = try reader.optionalInteger("maxPagesWithoutNewObjects", in: 1...1000) ?? paginator.stalledPagesLimit
         paginator.endOnNotFound = try reader.optionalBool("endOnNotFound") ?? paginator.endOnNotFound
         paginator.allowCrossOrigin = try reader.optionalBool("allowCrossOrigin") ?? paginator.allowCrossOrigin
-        paginator.duplicates = try reader.optional("duplicates") { value, field throws(FieldError) in
-            let names = PaginatorConfiguration.DuplicatePolicy.allCases.map(\.rawValue)
-            guard let policy = value.stringValue.flatMap(PaginatorConfiguration.DuplicatePolicy.init(rawValue:)) else {
-                throw FieldError(field: field, expected: "one of \(names.joined(separator: ", "))", got: value)
-            }
-            return policy
-        } ?? paginator.duplicates
+        paginator.duplicates =
+            try reader.optional("duplicates") { value, field throws(FieldError) in
+                let names = PaginatorConfiguration.DuplicatePolicy.allCases.map(\.rawValue)
+                guard let policy = value.stringValue.flatMap(PaginatorConfiguration.DuplicatePolicy.init(rawValue:)) else {
+                    throw FieldError(field: field, expected: "one of \(names.joined(separator: ", "))", got: value)
+                }
+                return policy
+            } ?? paginator.duplicates
         if var retry = try reader.optionalObject("retryAfter", expected: "an object {maxRetries?, maxDelaySeconds?}") {
             paginator.retryAfterRetries = try retry.optionalInteger("maxRetries", in: 0...10) ?? paginator.retryAfterRetries
-            paginator.retryAfterMaximumSeconds = try retry.optionalNumber("maxDelaySeconds", in: 0...3600) ?? paginator.retryAfterMaximumSeconds
+            paginator.retryAfterMaximumSeconds =
+                try retry.optionalNumber("maxDelaySeconds", in: 0...3600) ?? paginator.retryAfterMaximumSeconds
             try retry.finish()
         }
     }
@@ -525,9 +580,11 @@ extension RemoteConfigurationDecoding {
     static func headerName(_ value: JSON, _ field: String) throws(FieldError) -> String {
         let expected = "a header name (letters, digits and !#$%&'*+-.^_`|~)"
         let name = try Decode.string(value, field, nonEmpty: true)
-        guard name.utf8.count <= 256, name.utf8.allSatisfy({ byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }) else { throw .invalid(field, expected: expected, got: value) }
+        guard name.utf8.count <= 256,
+            name.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            })
+        else { throw .invalid(field, expected: expected, got: value) }
         return name
     }
 }
@@ -551,20 +608,27 @@ enum MappingDecoding {
         if let keyPath = value.stringValue {
             return .field(keyPath: JSONKeyPath(keyPath), type: .any, defaultValue: nil, nested: nil, items: nil)
         }
-        var reader = try ObjectReader(value, field: field, expected: "a key path string or an object {keyPath?, type?, default?, mapping?, items?}")
+        var reader = try ObjectReader(
+            value, field: field, expected: "a key path string or an object {keyPath?, type?, default?, mapping?, items?}")
         let keyPath = try reader.optionalKeyPath("keyPath")
-        var type = try reader.optional("type") { value, field throws(FieldError) in
-            guard let name = value.stringValue else { throw .mistyped(field, expected: "one of " + types.joined(separator: ", "), got: value) }
-            guard let type = ObjectMapping.FieldType(rawValue: name) else { throw .invalid(field, expected: "one of " + types.joined(separator: ", "), got: value) }
-            return type
-        } ?? .any
+        var type =
+            try reader.optional("type") { value, field throws(FieldError) in
+                guard let name = value.stringValue else {
+                    throw .mistyped(field, expected: "one of " + types.joined(separator: ", "), got: value)
+                }
+                guard let type = ObjectMapping.FieldType(rawValue: name) else {
+                    throw .invalid(field, expected: "one of " + types.joined(separator: ", "), got: value)
+                }
+                return type
+            } ?? .any
         // `default: null` is a default (null), unlike an absent default. Kept for the source's
         // life, so packed on its own, not as a part of the request's params.
         let defaultValue = reader.rawValue("default")?.packed()
         var nested: ObjectMapping?
         if let member = reader.value("mapping") {
             guard type == .object || type == .any else {
-                throw FieldError(field: reader.path("mapping"), expected: "no \"mapping\" unless type is \"object\"", got: JSON(type.rawValue))
+                throw FieldError(
+                    field: reader.path("mapping"), expected: "no \"mapping\" unless type is \"object\"", got: JSON(type.rawValue))
             }
             nested = try mapping(member, reader.path("mapping"))
             type = .object
@@ -585,7 +649,7 @@ enum MappingDecoding {
 extension SourceSpec {
     /// Decodes `createSource` params as the daemon does (benchmarks and tests of the model
     /// use it to build sources from protocol JSON).
-    public static func decoding(createSourceParams params: JSON) throws -> SourceSpec {
+    package static func decoding(createSourceParams params: JSON) throws -> SourceSpec {
         do {
             var reader = try ObjectReader(params, field: "")
             let decoded = try CreateSourceParams(&reader)

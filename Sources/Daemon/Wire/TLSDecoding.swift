@@ -17,7 +17,7 @@ import JSONKit
 /// naming the member.
 enum TLSDecoding {
     static let expectation = "an object {caFile?, certificateFile?, keyFile?}"
-    /// A bundle of every public root is about 200 KB.
+    /// A bundle of every package root is about 200 KB.
     static let maximumFileSize = 16 << 20
 
     static func files(_ value: JSON, _ field: String) throws(FieldError) -> TLSFiles? {
@@ -33,12 +33,17 @@ enum TLSDecoding {
         }
         try reader.finish()
         if certificateFile != nil, keyFile == nil {
-            throw FieldError(field: reader.path("keyFile"), expected: "the PEM file of the client certificate's private key", got: "nothing",
-                             message: "\"\(reader.path("certificateFile"))\" needs \"\(reader.path("keyFile"))\": the PEM file of the client certificate's private key")
+            throw FieldError(
+                field: reader.path("keyFile"), expected: "the PEM file of the client certificate's private key", got: "nothing",
+                message:
+                    "\"\(reader.path("certificateFile"))\" needs \"\(reader.path("keyFile"))\": the PEM file of the client certificate's private key"
+            )
         }
         if keyFile != nil, certificateFile == nil {
-            throw FieldError(field: reader.path("certificateFile"), expected: "the PEM file of the client certificate", got: "nothing",
-                             message: "\"\(reader.path("keyFile"))\" needs \"\(reader.path("certificateFile"))\": the PEM file of the client certificate")
+            throw FieldError(
+                field: reader.path("certificateFile"), expected: "the PEM file of the client certificate", got: "nothing",
+                message: "\"\(reader.path("keyFile"))\" needs \"\(reader.path("certificateFile"))\": the PEM file of the client certificate"
+            )
         }
         let files = TLSFiles(caFile: caFile, certificateFile: certificateFile, keyFile: keyFile)
         return files.isEmpty ? nil : files
@@ -61,8 +66,9 @@ enum TLSDecoding {
         let path: String
         if given.hasPrefix("~/") {
             guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else {
-                throw FieldError(field: field, expected: content.expected, got: value,
-                                 message: "\"\(field)\" starts with ~/, but the daemon has no HOME to expand it with")
+                throw FieldError(
+                    field: field, expected: content.expected, got: value,
+                    message: "\"\(field)\" starts with ~/, but the daemon has no HOME to expand it with")
             }
             path = home + given.dropFirst()
         } else {
@@ -150,7 +156,7 @@ enum TLSDecoding {
                 case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): continue
                 case UInt8(ascii: "="): padding = true
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "+"), UInt8(ascii: "/"):
+                    UInt8(ascii: "+"), UInt8(ascii: "/"):
                     if padding { return nil }
                 default: return nil
                 }
@@ -178,7 +184,9 @@ enum TLSDecoding {
         guard !needle.isEmpty, haystack.count >= needle.count else { return nil }
         var start = haystack.startIndex
         while start + needle.count <= haystack.endIndex {
-            if haystack[start] == needle[0], haystack[start..<start + needle.count].elementsEqual(needle) { return start..<start + needle.count }
+            if haystack[start] == needle[0], haystack[start..<start + needle.count].elementsEqual(needle) {
+                return start..<start + needle.count
+            }
             start += 1
         }
         return nil

@@ -15,22 +15,22 @@ import JSONKit
 /// neither inserted nor moved in. Sections are matched by identity (a sectioned source's
 /// title, a multi source's child and child section); a matched section whose order changed
 /// relative to the others is deleted and inserted, since a change set has no section moves.
-public struct ChangeSet: Sendable, Equatable {
-    public var deletedSections: [Int] = []
-    public var insertedSections: [Int] = []
-    public var deleted: [IndexPath] = []
-    public var inserted: [IndexPath] = []
-    public var moved: [Move] = []
-    public var updated: [IndexPath] = []
+package struct ChangeSet: Sendable, Equatable {
+    package var deletedSections: [Int] = []
+    package var insertedSections: [Int] = []
+    package var deleted: [IndexPath] = []
+    package var inserted: [IndexPath] = []
+    package var moved: [Move] = []
+    package var updated: [IndexPath] = []
 
-    public struct Move: Sendable, Equatable {
-        public var from: IndexPath
-        public var to: IndexPath
+    package struct Move: Sendable, Equatable {
+        package var from: IndexPath
+        package var to: IndexPath
     }
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         deletedSections.isEmpty && insertedSections.isEmpty && deleted.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty
     }
 
@@ -38,14 +38,18 @@ public struct ChangeSet: Sendable, Equatable {
     /// first to first. Linear in the number of objects when the kept objects stay in order
     /// (the usual edit); when they were reordered, the fewest moves are found in
     /// O(k log k) for the k kept objects.
-    public static func between(old: Layout, new: Layout, identity: Identity) -> ChangeSet {
-        between(old: old, oldHashes: identity.hashes(of: old.sections), new: new, newHashes: identity.hashes(of: new.sections), identity: identity)
+    package static func between(old: Layout, new: Layout, identity: Identity) -> ChangeSet {
+        between(
+            old: old, oldHashes: identity.hashes(of: old.sections), new: new, newHashes: identity.hashes(of: new.sections),
+            identity: identity)
     }
 
     /// The same, with every row's identity hash given (sources keep them, see `Identity.hash(of:)`).
     /// `keptHead`: a number of leading rows the caller knows are the same on both sides (rows
     /// appended after them, say), which need no comparing.
-    static func between(old: Layout, oldHashes: [RowArray<Int>], new: Layout, newHashes: [RowArray<Int>], identity: Identity, keptHead: Int = 0) -> ChangeSet {
+    static func between(
+        old: Layout, oldHashes: [RowArray<Int>], new: Layout, newHashes: [RowArray<Int>], identity: Identity, keptHead: Int = 0
+    ) -> ChangeSet {
         var changes = ChangeSet()
         let sectionMap = matchSections(old: old, new: new, into: &changes)
         if old.count == 0 {
@@ -404,20 +408,20 @@ struct PositionSet {
 }
 
 /// A source's rows, section titles and the identity of each section, as one value to diff.
-public struct Layout: Sendable {
-    public var sections: [RowArray<JSON>]
-    public var titles: [JSON]
+package struct Layout: Sendable {
+    package var sections: [RowArray<JSON>]
+    package var titles: [JSON]
     /// What makes a section the same section across changes: its title for sectioned
     /// sources, its child (and the child's section) for multi sources.
-    public var sectionIdentities: [JSON]
+    package var sectionIdentities: [JSON]
 
-    public init(sections: [RowArray<JSON>], titles: [JSON], sectionIdentities: [JSON]? = nil) {
+    package init(sections: [RowArray<JSON>], titles: [JSON], sectionIdentities: [JSON]? = nil) {
         self.sections = sections
         self.titles = titles
         self.sectionIdentities = sectionIdentities ?? titles
     }
 
-    public static let empty = Layout(sections: [], titles: [])
+    package static let empty = Layout(sections: [], titles: [])
 
     var count: Int { sections.reduce(0) { $0 + $1.count } }
 }

@@ -12,7 +12,7 @@ import JSONKit
 /// A composed source runs its own balanced cycle around any load of its children, whether
 /// it started the load or not (a child fetched directly, a next page): a child's
 /// `willLoadData` outside a cycle opens one. Child edits outside a load are only changes.
-public enum DataSourceEvent: Sendable {
+package enum DataSourceEvent: Sendable {
     case willLoadData
     case didPartiallyLoad
     case finishedLoading
@@ -24,7 +24,7 @@ public enum DataSourceEvent: Sendable {
     case didChangeFreshness(stale: Bool, cachedAt: Double?)
 }
 
-public protocol DataSourceObserver: AnyObject {
+package protocol DataSourceObserver: AnyObject {
     func dataSource(_ source: DataSource, emitted event: DataSourceEvent)
 }
 
@@ -35,16 +35,16 @@ public protocol DataSourceObserver: AnyObject {
 /// registers first, when it creates a source, and parents register after (a parent can only
 /// be created once its children exist), so for a synchronous chain a child's event reaches
 /// the daemon before its parent reacts to it.
-public class DataSource {
-    public let name: String
-    public let identity: Identity
-    public private(set) var layout = Layout.empty
-    public private(set) var isFetching = false
+package class DataSource {
+    package let name: String
+    package let identity: Identity
+    package private(set) var layout = Layout.empty
+    package private(set) var isFetching = false
     /// Each row's identity hash, parallel to `layout.sections`.
     private(set) var rowHashes: [RowArray<Int>] = []
     /// Bumped by one with every change to the rows (each `didChange`): clients match reads
     /// to changes with it, and followers skip recomputing from rows they have seen.
-    public private(set) var revision = 0
+    package private(set) var revision = 0
     /// Built on the first `indexPath(for:)` after a change that it could not follow
     /// cheaply: sources that are never asked never pay for it.
     private var index: IdentityIndex?
@@ -62,29 +62,29 @@ public class DataSource {
     // MARK: What every kind answers
 
     /// `simple`, `sectioned`, `multi`, `remote`, `paginated`, `filtered`.
-    public var kind: String { fatalError("subclass") }
+    package var kind: String { fatalError("subclass") }
 
     /// The sources this one is built on, in order.
-    public var children: [DataSource] { [] }
+    package var children: [DataSource] { [] }
 
-    public var numberOfSections: Int { layout.sections.count }
+    package var numberOfSections: Int { layout.sections.count }
 
-    public func numberOfObjects(inSection section: Int) -> Int {
+    package func numberOfObjects(inSection section: Int) -> Int {
         layout.sections.indices.contains(section) ? layout.sections[section].count : 0
     }
 
-    public var sectionTitles: [JSON] { layout.titles }
+    package var sectionTitles: [JSON] { layout.titles }
 
     /// Every object, section after section.
-    public var allObjects: [JSON] { layout.sections.flatMap { $0 } }
+    package var allObjects: [JSON] { layout.sections.flatMap { $0 } }
 
-    public func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
+    package func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
         try validate(indexPath)
         return layout.sections[indexPath.section][indexPath.item]
     }
 
     /// Where an object with the same identity is, or nil.
-    public func indexPath(for object: JSON) -> IndexPath? {
+    package func indexPath(for object: JSON) -> IndexPath? {
         if index == nil { index = IdentityIndex(sections: layout.sections, hashes: rowHashes, identity: identity) }
         return index?.indexPath(of: object, identity: identity, sections: layout.sections, hashes: rowHashes)
     }
@@ -93,7 +93,7 @@ public class DataSource {
     var hasIndex: Bool { index != nil }
 
     /// Up to `count` objects of `section` from `start`.
-    public func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
+    package func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
         try validate(section: section)
         let objects = layout.sections[section]
         guard start >= 0, start <= objects.count else {
@@ -104,58 +104,63 @@ public class DataSource {
         return objects.elements(in: start..<end)
     }
 
-    public func validate(section: Int) throws(FieldError) {
+    package func validate(section: Int) throws(FieldError) {
         guard layout.sections.indices.contains(section) else {
-            throw FieldError(field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
-                                  message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
-                                  context: [("numberOfSections", JSON(numberOfSections))])
+            throw FieldError(
+                field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
+                message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
+                context: [("numberOfSections", JSON(numberOfSections))])
         }
     }
 
-    public func validate(_ indexPath: IndexPath) throws(FieldError) {
+    package func validate(_ indexPath: IndexPath) throws(FieldError) {
         // Made only for a refusal: every read of a row comes through here.
         var got: JSON { [JSON(indexPath.section), JSON(indexPath.item)] }
         guard layout.sections.indices.contains(indexPath.section) else {
-            throw FieldError(field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
-                                  message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
-                                  context: [("numberOfSections", JSON(numberOfSections))])
+            throw FieldError(
+                field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
+                message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
+                context: [("numberOfSections", JSON(numberOfSections))])
         }
         let count = layout.sections[indexPath.section].count
         guard indexPath.item >= 0, indexPath.item < count else {
-            throw FieldError(field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
-                                  message: "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
-                                  context: [("numberOfObjects", JSON(count))])
+            throw FieldError(
+                field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
+                message:
+                    "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
+                context: [("numberOfObjects", JSON(count))])
         }
     }
 
     private func rangeText(_ count: Int) -> String { count == 0 ? "none (it is empty)" : "0..<\(count)" }
 
     /// Starts a load cycle.
-    public func fetchData() { fatalError("subclass") }
+    package func fetchData() { fatalError("subclass") }
 
     /// Stops a load in flight; local sources have none.
-    public func cancelFetch(reason: CancelReason = .cancelFetch) {}
+    package func cancelFetch(reason: CancelReason = .cancelFetch) {}
 
     /// Called on the last row being displayed; paginated sources load their next page.
-    public func willDisplayObject(at indexPath: IndexPath) {}
+    package func willDisplayObject(at indexPath: IndexPath) {}
 
     /// The kind's own state for `describeSource`.
-    public var kindState: SourceDescription.KindState { .simple }
+    package var kindState: SourceDescription.KindState { .simple }
 
     /// What `describeSource` reports.
-    public func describe() -> SourceDescription {
-        SourceDescription(name: name, kind: kind, sectionTitles: sectionTitles, counts: layout.sections.map(\.count),
-                          isFetching: isFetching, identityKey: identity.key, children: children.map(\.name),
-                          revision: revision, state: kindState)
+    package func describe() -> SourceDescription {
+        SourceDescription(
+            name: name, kind: kind, sectionTitles: sectionTitles, counts: layout.sections.map(\.count),
+            isFetching: isFetching, identityKey: identity.key, children: children.map(\.name),
+            revision: revision, state: kindState)
     }
 
     // MARK: Observers
 
-    public func addObserver(_ observer: DataSourceObserver) {
+    package func addObserver(_ observer: DataSourceObserver) {
         observers.append(Observation(observer: observer))
     }
 
-    public func removeObserver(_ observer: DataSourceObserver) {
+    package func removeObserver(_ observer: DataSourceObserver) {
         observers.removeAll { $0.observer === observer || $0.observer == nil }
     }
 
@@ -204,8 +209,9 @@ public class DataSource {
             index = nil
         }
         let singleSection = layout.sections.count == 1 && new.sections.count == 1
-        let changes = ChangeSet.between(old: layout, oldHashes: rowHashes, new: new, newHashes: hashes, identity: identity,
-                                        keptHead: singleSection ? keptHead : 0)
+        let changes = ChangeSet.between(
+            old: layout, oldHashes: rowHashes, new: new, newHashes: hashes, identity: identity,
+            keptHead: singleSection ? keptHead : 0)
         layout = new
         rowHashes = hashes
         guard !changes.isEmpty else { return }
@@ -287,9 +293,11 @@ public class DataSource {
         let end = layout.sections[0].count
         let oldTail = layout.sections[0].elements(in: head..<end), oldHashes = rowHashes[0].elements(in: head..<end)
         let hashes = known ?? identity.hashes(of: tail)
-        var changes = Self.rowsAddedOrRemovedOnly(old: oldTail, oldHashes: oldHashes, new: tail, newHashes: hashes)
-            ?? ChangeSet.between(old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
-                                 new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
+        var changes =
+            Self.rowsAddedOrRemovedOnly(old: oldTail, oldHashes: oldHashes, new: tail, newHashes: hashes)
+            ?? ChangeSet.between(
+                old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
+                new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
         func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
         changes.deleted = changes.deleted.map(shifted)
         changes.inserted = changes.inserted.map(shifted)
@@ -316,7 +324,8 @@ public class DataSource {
         while prefix < old.count, prefix < new.count, old[prefix].isIdentical(to: new[prefix]) { prefix += 1 }
         var suffix = 0
         while suffix < old.count - prefix, suffix < new.count - prefix,
-              old[old.count - 1 - suffix].isIdentical(to: new[new.count - 1 - suffix]) { suffix += 1 }
+            old[old.count - 1 - suffix].isIdentical(to: new[new.count - 1 - suffix])
+        { suffix += 1 }
         let oldMiddle = prefix..<(old.count - suffix), newMiddle = prefix..<(new.count - suffix)
         guard oldMiddle.isEmpty || newMiddle.isEmpty else { return nil }
         let keptHashes = Set(oldHashes[..<prefix] + oldHashes[(old.count - suffix)...])

@@ -6,19 +6,19 @@ import JSONKit
 /// `sources[2]`), `expected` what would have been accepted and `got` what was sent; the
 /// daemon's wire layer turns it into a `-32602` with `data: {field, expected, got}`. One type
 /// for both, so the model's refusals reach the wire as they are.
-public struct FieldError: Error, Sendable, CustomStringConvertible {
-    public let field: String
-    public let expected: String
+package struct FieldError: Error, Sendable, CustomStringConvertible {
+    package let field: String
+    package let expected: String
     /// What was sent: a kind (`"string"`, `"nothing"`) or, when the kind was right but the
     /// value was not, the value itself (shortened when long).
-    public let got: JSON
+    package let got: JSON
     /// For people: what is wrong, naming the field.
-    public let message: String
+    package let message: String
     /// What else a client may want to know (the valid range's size, the existing sources,
     /// the closest known name...).
-    public let context: [(String, JSON)]
+    package let context: [(String, JSON)]
 
-    public init(field: String, expected: String, got: JSON, message: String? = nil, context: [(String, JSON)] = []) {
+    package init(field: String, expected: String, got: JSON, message: String? = nil, context: [(String, JSON)] = []) {
         self.field = field
         self.expected = expected
         self.got = FieldError.shortened(got)
@@ -26,7 +26,7 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
         self.context = context
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
     /// A member that is absent (or null where null is not allowed).
     package static func missing(_ field: String, expected: String) -> FieldError {
@@ -35,8 +35,9 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
 
     /// A member of the wrong JSON kind.
     package static func mistyped(_ field: String, expected: String, got value: JSON) -> FieldError {
-        FieldError(field: field, expected: expected, got: JSON(value.kind.rawValue),
-                   message: "\"\(field)\" must be \(expected), got \(value.kindDescription)")
+        FieldError(
+            field: field, expected: expected, got: JSON(value.kind.rawValue),
+            message: "\"\(field)\" must be \(expected), got \(value.kindDescription)")
     }
 
     /// A member of the right kind whose value is not accepted.
@@ -46,8 +47,9 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
 
     /// An integer outside the range that exists: "\"index\" 9 is out of range: 0...3".
     static func outOfRange(_ field: String, _ value: Int, valid: String, context: [(String, JSON)] = []) -> FieldError {
-        FieldError(field: field, expected: "an integer in \(valid)", got: JSON(value),
-                   message: "\"\(field)\" \(value) is out of range: \(valid)", context: context)
+        FieldError(
+            field: field, expected: "an integer in \(valid)", got: JSON(value),
+            message: "\"\(field)\" \(value) is out of range: \(valid)", context: context)
     }
 
     /// Echoed values are bounded: a 10 MB name must not make a 20 MB error.

@@ -2,14 +2,14 @@ import JSONKit
 
 /// How a source tells two objects apart: by the value at `identityKey` when given (objects
 /// lacking it fall back to their whole value), else by whole-value equality.
-public struct Identity: Sendable {
-    public let key: JSONKeyPath?
+package struct Identity: Sendable {
+    package let key: JSONKeyPath?
 
-    public init(key: JSONKeyPath?) { self.key = key }
+    package init(key: JSONKeyPath?) { self.key = key }
 
     /// The value two objects must share to be the same object. Placeholders are compared
     /// whole, so a loading row never matches data.
-    public func of(_ object: JSON) -> JSON {
+    package func of(_ object: JSON) -> JSON {
         guard let key, object.isObject, !object.hasMember(Placeholder.memberName), let value = object.value(at: key) else { return object }
         return value
     }
@@ -206,7 +206,9 @@ struct IdentityIndex {
 
     /// Indexes a row unless an earlier row has its identity: the first of equal objects
     /// wins, as `indexOf` did in the original.
-    private mutating func add(_ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
+    private mutating func add(
+        _ object: JSON, hash: Int, at position: Int, sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity
+    ) {
         guard let position = UInt32(exactly: position) else { preconditionFailure("more than 2^32 rows") }
         guard let taken = stored(hash, hashes: hashes) else {
             let positions = positions
@@ -243,7 +245,8 @@ struct IdentityIndex {
     /// are the new layout's); false when it cannot, and the index must be dropped.
     mutating func inserted(_ newHashes: [Int], at start: Int, hashes: [RowArray<Int>]) -> Bool {
         guard positions.sectionStarts == [0], collisions.isEmpty, positions.shifts.count < Self.longestLog,
-              added.count + newHashes.count <= 1 << 16 else { return false }
+            added.count + newHashes.count <= 1 << 16
+        else { return false }
         // Logged first: the rows are already in `hashes`, where the stored positions at or
         // after `start` now name rows further on.
         positions.shifts.append((start, newHashes.count))
@@ -251,7 +254,8 @@ struct IdentityIndex {
         var seen = Set<Int>()
         for hash in newHashes {
             guard added[hash] == nil, seen.insert(hash).inserted,
-                  stored(hash, hashes: hashes) == nil else { return false }
+                stored(hash, hashes: hashes) == nil
+            else { return false }
         }
         for (offset, hash) in newHashes.enumerated() { added[hash] = (start + offset, positions.shifts.count) }
         return true
@@ -278,7 +282,9 @@ struct IdentityIndex {
     /// Re-indexes a single section whose first `start` objects did not move: only the rows
     /// after them are forgotten and indexed again, so appending a page costs the page.
     /// `sections` and `hashes` are the new layout's; only when nothing was shifted.
-    mutating func reindex(from start: Int, oldHashes: some Collection<Int>, new sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity) {
+    mutating func reindex(
+        from start: Int, oldHashes: some Collection<Int>, new sections: [RowArray<JSON>], hashes: [RowArray<Int>], identity: Identity
+    ) {
         precondition(!isShifted, "re-indexing a shifted index")
         // A hash whose first row is at or after `start` has no row before it.
         for (offset, hash) in oldHashes.enumerated() {

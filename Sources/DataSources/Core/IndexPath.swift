@@ -1,25 +1,26 @@
 import JSONKit
 
 /// A row's address: `[section, item]` on the wire.
-public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var section: Int
-    public var item: Int
+package struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package var section: Int
+    package var item: Int
 
-    public init(section: Int, item: Int) {
+    package init(section: Int, item: Int) {
         self.section = section
         self.item = item
     }
 
-    public static func < (lhs: IndexPath, rhs: IndexPath) -> Bool {
+    package static func < (lhs: IndexPath, rhs: IndexPath) -> Bool {
         (lhs.section, lhs.item) < (rhs.section, rhs.item)
     }
 
-    public var description: String { "[\(section), \(item)]" }
+    package var description: String { "[\(section), \(item)]" }
 
     /// Reads `[section, item]`; nil unless it is an array of two integers.
-    public init?(json: JSON) {
+    package init?(json: JSON) {
         guard let elements = json.arrayValue, elements.count == 2,
-              let section = elements[0].integerValue, let item = elements[1].integerValue else { return nil }
+            let section = elements[0].integerValue, let item = elements[1].integerValue
+        else { return nil }
         self.init(section: section, item: item)
     }
 }

@@ -1,32 +1,32 @@
 /// Why a load cycle ended in `failedWithError`: a fetch that failed, or, for composed
 /// sources, the failures of their children.
-public indirect enum LoadFailure: Error, Sendable, Equatable {
+package indirect enum LoadFailure: Error, Sendable, Equatable {
     case fetch(FetchError)
     /// A child's failure passed on by a sectioned source, naming the child.
     case child(source: String, LoadFailure)
     /// The children of a multi source that failed in one cycle.
     case children(message: String, failures: [ChildFailure])
 
-    public struct ChildFailure: Sendable, Equatable {
-        public let source: String
-        public let failure: LoadFailure
+    package struct ChildFailure: Sendable, Equatable {
+        package let source: String
+        package let failure: LoadFailure
 
-        public init(source: String, failure: LoadFailure) {
+        package init(source: String, failure: LoadFailure) {
             self.source = source
             self.failure = failure
         }
     }
 
-    public static func cancelled(_ message: String, url: String? = nil) -> LoadFailure {
+    package static func cancelled(_ message: String, url: String? = nil) -> LoadFailure {
         .fetch(FetchError(kind: .cancelled, message: message, url: url))
     }
 }
 
 /// What ended a load in flight, named in its `cancelled` failure.
-public enum CancelReason: Sendable {
+package enum CancelReason: Sendable {
     case cancelFetch, destroySource, shutdown, updateSource
 
-    public var message: String {
+    package var message: String {
         switch self {
         case .cancelFetch: "cancelled by cancelFetch"
         case .destroySource: "cancelled: the source was destroyed (destroySource)"

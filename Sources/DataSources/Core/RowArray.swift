@@ -4,7 +4,7 @@
 /// million rows). Reading a row finds its chunk by arithmetic while every chunk but the last
 /// is full (a list built by appending), by binary search over the chunks' first positions
 /// once edits have made them uneven. Iterating walks the chunks directly.
-public struct RowArray<Element> {
+package struct RowArray<Element> {
     /// Large enough that a million rows are a thousand chunks (the per-edit bookkeeping),
     /// small enough that an edit's move within a chunk is a few kilobytes.
     static var chunkSize: Int { 1024 }
@@ -19,11 +19,11 @@ public struct RowArray<Element> {
     private var starts: [Int] = []
     /// Whether every chunk but the last holds exactly `chunkSize` elements.
     private var isUniform = true
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init() {}
+    package init() {}
 
-    public init<S: Sequence>(_ elements: S) where S.Element == Element {
+    package init<S: Sequence>(_ elements: S) where S.Element == Element {
         append(contentsOf: elements)
     }
 
@@ -40,7 +40,7 @@ public struct RowArray<Element> {
     }
 
     /// The elements of `range` as an array, copied a chunk at a time.
-    public func elements(in range: Range<Int>) -> [Element] {
+    package func elements(in range: Range<Int>) -> [Element] {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
         var result: [Element] = []
         result.reserveCapacity(range.count)
@@ -54,7 +54,7 @@ public struct RowArray<Element> {
 
     /// Calls `body` with each position from `start` on and its element, in order, until it
     /// returns false.
-    public func forEach(from start: Int, _ body: (Int, Element) throws -> Bool) rethrows {
+    package func forEach(from start: Int, _ body: (Int, Element) throws -> Bool) rethrows {
         guard start < count else { return }
         var (chunk, offset) = locate(Swift.max(0, start))
         var position = Swift.max(0, start)
@@ -122,16 +122,16 @@ public struct RowArray<Element> {
 }
 
 extension RowArray: RandomAccessCollection, MutableCollection {
-    public typealias Index = Int
-    public typealias SubSequence = Slice<RowArray<Element>>
-    public typealias Indices = Range<Int>
+    package typealias Index = Int
+    package typealias SubSequence = Slice<RowArray<Element>>
+    package typealias Indices = Range<Int>
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
-    public var indices: Range<Int> { 0..<count }
-    public var isEmpty: Bool { count == 0 }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { count }
+    package var indices: Range<Int> { 0..<count }
+    package var isEmpty: Bool { count == 0 }
 
-    public subscript(position: Int) -> Element {
+    package subscript(position: Int) -> Element {
         get {
             precondition(position >= 0 && position < count, "index out of range")
             let (chunk, offset) = locate(position)
@@ -144,20 +144,20 @@ extension RowArray: RandomAccessCollection, MutableCollection {
         }
     }
 
-    public subscript(bounds: Range<Int>) -> Slice<RowArray<Element>> {
+    package subscript(bounds: Range<Int>) -> Slice<RowArray<Element>> {
         get { Slice(base: self, bounds: bounds) }
         set { replaceSubrange(bounds, with: Array(newValue)) }
     }
 
-    public func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+    package func makeIterator() -> Iterator { Iterator(chunks: chunks) }
 
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         fileprivate let chunks: [[Element]]
         private var chunk = 0, offset = 0
 
         fileprivate init(chunks: [[Element]]) { self.chunks = chunks }
 
-        public mutating func next() -> Element? {
+        package mutating func next() -> Element? {
             guard chunk < chunks.count else { return nil }
             let element = chunks[chunk][offset]
             offset += 1
@@ -169,14 +169,14 @@ extension RowArray: RandomAccessCollection, MutableCollection {
         }
     }
 
-    public var underestimatedCount: Int { count }
+    package var underestimatedCount: Int { count }
 }
 
 extension RowArray: RangeReplaceableCollection {
     /// Replaces the elements of `range`. The chunks the range touches are rejoined with the
     /// new elements and cut again; the chunks before and after stay as they are, so the cost
     /// is the chunks touched, the new elements and one count per chunk.
-    public mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newElements: C) where C.Element == Element {
+    package mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newElements: C) where C.Element == Element {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
         if range.isEmpty, range.lowerBound == count {
             append(contentsOf: newElements)
@@ -216,7 +216,7 @@ extension RowArray: RangeReplaceableCollection {
         restart(from: from)
     }
 
-    public mutating func append(_ element: Element) {
+    package mutating func append(_ element: Element) {
         if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkSize {
             isUniform = isUniform && (chunks.last?.count ?? Self.chunkSize) == Self.chunkSize
             starts.append(count)
@@ -228,26 +228,26 @@ extension RowArray: RangeReplaceableCollection {
         count += 1
     }
 
-    public mutating func append<S: Sequence>(contentsOf newElements: S) where S.Element == Element {
+    package mutating func append<S: Sequence>(contentsOf newElements: S) where S.Element == Element {
         for element in newElements { append(element) }
     }
 
-    public mutating func removeAll(keepingCapacity: Bool = false) {
+    package mutating func removeAll(keepingCapacity: Bool = false) {
         chunks = []
         starts = []
         count = 0
         isUniform = true
     }
 
-    public mutating func reserveCapacity(_ minimumCapacity: Int) {}
+    package mutating func reserveCapacity(_ minimumCapacity: Int) {}
 }
 
 extension RowArray: ExpressibleByArrayLiteral {
-    public init(arrayLiteral elements: Element...) { self.init(elements) }
+    package init(arrayLiteral elements: Element...) { self.init(elements) }
 }
 
 extension RowArray: Equatable where Element: Equatable {
-    public static func == (left: RowArray, right: RowArray) -> Bool {
+    package static func == (left: RowArray, right: RowArray) -> Bool {
         left.count == right.count && left.elementsEqual(right)
     }
 }
@@ -255,5 +255,5 @@ extension RowArray: Equatable where Element: Equatable {
 extension RowArray: Sendable where Element: Sendable {}
 
 extension RowArray: CustomStringConvertible {
-    public var description: String { Array(self).description }
+    package var description: String { Array(self).description }
 }

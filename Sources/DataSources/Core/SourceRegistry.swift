@@ -2,53 +2,56 @@ import JSONKit
 
 /// The named sources of one session: creation from checked specs, lookup, and
 /// destruction that respects who is built on whom.
-public final class SourceRegistry {
+package final class SourceRegistry {
     /// Builds the kinds whose data is remote; the daemon supplies it, with its HTTP client.
-    public typealias RemoteFactory = (_ name: String, _ identity: Identity, _ kind: SourceSpec.Kind) -> DataSource
+    package typealias RemoteFactory = (_ name: String, _ identity: Identity, _ kind: SourceSpec.Kind) -> DataSource
 
     private var sources: [String: DataSource] = [:]
     private var creationOrder: [String] = []
     private let remoteFactory: RemoteFactory?
 
-    public static let localKinds = ["simple", "sectioned", "multi", "filtered"]
-    public static let remoteKinds = ["remote", "paginated"]
+    package static let localKinds = ["simple", "sectioned", "multi", "filtered"]
+    package static let remoteKinds = ["remote", "paginated"]
 
-    public init(remoteFactory: RemoteFactory? = nil) {
+    package init(remoteFactory: RemoteFactory? = nil) {
         self.remoteFactory = remoteFactory
     }
 
-    public var kinds: [String] { Self.localKinds + (remoteFactory == nil ? [] : Self.remoteKinds) }
+    package var kinds: [String] { Self.localKinds + (remoteFactory == nil ? [] : Self.remoteKinds) }
 
     /// Every source, oldest first.
-    public var all: [DataSource] { creationOrder.compactMap { sources[$0] } }
+    package var all: [DataSource] { creationOrder.compactMap { sources[$0] } }
 
-    public func source(named name: String, field: String = "source") throws(FieldError) -> DataSource {
+    package func source(named name: String, field: String = "source") throws(FieldError) -> DataSource {
         guard let source = sources[name] else {
-            throw FieldError(field: field, expected: "the name of an existing source", got: JSON(name),
-                                  message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
-                                  context: [("name", JSON(name)), ("sources", .array(creationOrder.prefix(100).map { JSON($0) }))])
+            throw FieldError(
+                field: field, expected: "the name of an existing source", got: JSON(name),
+                message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
+                context: [("name", JSON(name)), ("sources", .array(creationOrder.prefix(100).map { JSON($0) }))])
         }
         return source
     }
 
     /// The sources built directly on `source`.
-    public func parents(of source: DataSource) -> [DataSource] {
+    package func parents(of source: DataSource) -> [DataSource] {
         all.filter { candidate in candidate.children.contains { $0 === source } }
     }
 
     // MARK: Creation
 
-    public func create(_ spec: SourceSpec) throws(FieldError) -> DataSource {
+    package func create(_ spec: SourceSpec) throws(FieldError) -> DataSource {
         let name = spec.name
         guard sources[name] == nil else {
-            throw FieldError(field: "name", expected: "a name no other source has", got: JSON(name),
-                                  message: "a source named \"\(name)\" already exists", context: [("name", JSON(name))])
+            throw FieldError(
+                field: "name", expected: "a name no other source has", got: JSON(name),
+                message: "a source named \"\(name)\" already exists", context: [("name", JSON(name))])
         }
         let identity = Identity(key: spec.identityKey)
         /// Without its own identityKey, a composed source uses its children's when they agree.
         func inherited(from children: [DataSource]) -> Identity {
             guard spec.identityKey == nil, let first = children.first?.identity.key,
-                  children.allSatisfy({ $0.identity.key == first }) else { return identity }
+                children.allSatisfy({ $0.identity.key == first })
+            else { return identity }
             return Identity(key: first)
         }
         let source: DataSource
@@ -57,16 +60,18 @@ public final class SourceRegistry {
             source = SimpleDataSource(name: name, identity: identity, objects: objects)
         case .sectioned(let childName, let sectioningKey, let sortDescriptors):
             let child = try self.child(childName, field: "source", parent: name)
-            source = SectionedDataSource(name: name, identity: inherited(from: [child]), child: child, sectioningKey: sectioningKey,
-                                         sortDescriptors: sortDescriptors)
+            source = SectionedDataSource(
+                name: name, identity: inherited(from: [child]), child: child, sectioningKey: sectioningKey,
+                sortDescriptors: sortDescriptors)
         case .multi(let names, let preserveSections):
             var children: [DataSource] = []
             for (index, childName) in names.enumerated() {
                 let field = "sources[\(index)]"
                 let child = try self.child(childName, field: field, parent: name)
                 guard !children.contains(where: { $0 === child }) else {
-                    throw FieldError(field: field, expected: "a source not listed before", got: JSON(childName),
-                                          message: "\"\(field)\": \"\(childName)\" is listed twice")
+                    throw FieldError(
+                        field: field, expected: "a source not listed before", got: JSON(childName),
+                        message: "\"\(field)\": \"\(childName)\" is listed twice")
                 }
                 children.append(child)
             }
@@ -76,8 +81,9 @@ public final class SourceRegistry {
             source = FilteredDataSource(name: name, identity: inherited(from: [child]), child: child, filter: filter, match: match)
         case .remote, .paginated:
             guard let remoteFactory else {
-                throw FieldError(field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
-                                      message: "\"kind\" must be one of \(kinds.joined(separator: ", ")): this registry serves no remote sources")
+                throw FieldError(
+                    field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
+                    message: "\"kind\" must be one of \(kinds.joined(separator: ", ")): this registry serves no remote sources")
             }
             source = remoteFactory(name, identity, spec.kind)
         }
@@ -88,9 +94,10 @@ public final class SourceRegistry {
 
     private func child(_ childName: String, field: String, parent: String) throws(FieldError) -> DataSource {
         guard childName != parent else {
-            throw FieldError(field: field, expected: "the name of another, existing source", got: JSON(childName),
-                                  message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
-                                  context: [("cycle", [JSON(parent), JSON(parent)])])
+            throw FieldError(
+                field: field, expected: "the name of another, existing source", got: JSON(childName),
+                message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
+                context: [("cycle", [JSON(parent), JSON(parent)])])
         }
         return try source(named: childName, field: field)
     }
@@ -99,14 +106,16 @@ public final class SourceRegistry {
 
     /// Destroys a source; refused while others are built on it, unless `cascade`, which
     /// destroys those too (and theirs). Returns the names destroyed, dependents first.
-    public func destroy(_ name: String, cascade: Bool) throws(FieldError) -> [String] {
+    package func destroy(_ name: String, cascade: Bool) throws(FieldError) -> [String] {
         let target = try source(named: name, field: "name")
         let dependents = parents(of: target)
         if !dependents.isEmpty, !cascade {
             let names = dependents.map(\.name)
-            throw FieldError(field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
-                                  message: "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
-                                  context: [("parents", .array(names.map { JSON($0) }))])
+            throw FieldError(
+                field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
+                message:
+                    "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
+                context: [("parents", .array(names.map { JSON($0) }))])
         }
         var destroyed: [String] = []
         for dependent in dependents where sources[dependent.name] != nil {

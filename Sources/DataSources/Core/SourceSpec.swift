@@ -2,14 +2,14 @@ import JSONKit
 
 /// What `createSource` asks for, decoded and checked by the daemon's wire layer: the
 /// model only resolves names (children, duplicates, cycles).
-public struct SourceSpec: Sendable {
-    public var name: String
+package struct SourceSpec: Sendable {
+    package var name: String
     /// Says when two objects are the same object; nil: whole-value equality, or for
     /// composed sources their children's key when they all agree.
-    public var identityKey: JSONKeyPath?
-    public var kind: Kind
+    package var identityKey: JSONKeyPath?
+    package var kind: Kind
 
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         case simple(objects: [JSON])
         case sectioned(source: String, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor])
         case multi(sources: [String], preserveSections: Bool)
@@ -17,7 +17,7 @@ public struct SourceSpec: Sendable {
         case paginated(RemoteConfiguration, PaginatorConfiguration)
         case filtered(source: String, filter: Predicate?, match: MatchQuery?)
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .simple: "simple"
             case .sectioned: "sectioned"
@@ -29,7 +29,7 @@ public struct SourceSpec: Sendable {
         }
     }
 
-    public init(name: String, identityKey: JSONKeyPath?, kind: Kind) {
+    package init(name: String, identityKey: JSONKeyPath?, kind: Kind) {
         self.name = name
         self.identityKey = identityKey
         self.kind = kind
@@ -37,19 +37,19 @@ public struct SourceSpec: Sendable {
 }
 
 /// What `describeSource` reports, as values; the wire layer encodes it.
-public struct SourceDescription: Sendable {
-    public let name: String
-    public let kind: String
-    public let sectionTitles: [JSON]
-    public let counts: [Int]
-    public let isFetching: Bool
-    public let identityKey: JSONKeyPath?
-    public let children: [String]
+package struct SourceDescription: Sendable {
+    package let name: String
+    package let kind: String
+    package let sectionTitles: [JSON]
+    package let counts: [Int]
+    package let isFetching: Bool
+    package let identityKey: JSONKeyPath?
+    package let children: [String]
     /// Bumped by every change to the rows.
-    public let revision: Int
-    public let state: KindState
+    package let revision: Int
+    package let state: KindState
 
-    public enum KindState: Sendable {
+    package enum KindState: Sendable {
         case simple
         case sectioned(source: String, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor])
         case multi(sources: [String], preserveSections: Bool)
@@ -58,45 +58,45 @@ public struct SourceDescription: Sendable {
         case filtered(source: String, filter: Predicate?, match: MatchQuery?)
     }
 
-    public struct RemoteState: Sendable {
-        public let configuration: RemoteConfiguration
-        public let lastURL: String?
-        public let lastError: FetchError?
-        public let cache: CacheState
+    package struct RemoteState: Sendable {
+        package let configuration: RemoteConfiguration
+        package let lastURL: String?
+        package let lastError: FetchError?
+        package let cache: CacheState
         /// nil: not a live list.
-        public let refresh: RefreshSchedule?
+        package let refresh: RefreshSchedule?
         /// What the last response's headers said of the rate limit; nil until one did.
-        public var rateLimit: RateLimitStatus?
+        package var rateLimit: RateLimitStatus?
     }
 
-    public struct CacheState: Sendable {
-        public let settings: CacheSettings
+    package struct CacheState: Sendable {
+        package let settings: CacheSettings
         /// Whether the daemon has a usable persisted cache for it (false with `--no-cache`, or degraded).
-        public let isAvailable: Bool
-        public let isStale: Bool
-        public let cachedAt: Double?
+        package let isAvailable: Bool
+        package let isStale: Bool
+        package let cachedAt: Double?
     }
 
-    public struct PagingState: Sendable {
-        public let paginator: PaginatorConfiguration
-        public let pageSize: Int?
+    package struct PagingState: Sendable {
+        package let paginator: PaginatorConfiguration
+        package let pageSize: Int?
         /// nil until a page has loaded.
-        public let currentPage: Int?
-        public let numberOfPages: Int?
-        public let numberOfTotalResults: Int?
-        public let hasMorePages: Bool
+        package let currentPage: Int?
+        package let numberOfPages: Int?
+        package let numberOfTotalResults: Int?
+        package let hasMorePages: Bool
         /// Data rows, placeholders excluded.
-        public let numberOfObjects: Int
+        package let numberOfObjects: Int
         /// What the next page's request will be; nil when none remains.
-        public let next: NextPage?
+        package let next: NextPage?
         /// Pages loaded since the first page of this run.
-        public let pagesLoaded: Int
+        package let pagesLoaded: Int
         /// Later duplicates of loaded objects left out in this run.
-        public let duplicatesDropped: Int
+        package let duplicatesDropped: Int
     }
 
     /// The next page's request, as `describeSource` shows it (URLs without credentials).
-    public enum NextPage: Sendable {
+    package enum NextPage: Sendable {
         case page(Int)
         case offset(Int)
         case cursor(String)

@@ -15,16 +15,16 @@ import JSONKit
 /// diffs. `setFilter` works out its change set from which rows passed before and after,
 /// without comparing rows, and when the match query only grew (typing), searches only the
 /// rows that matched before. The load cycle mirrors the child's, as a sectioned source's does.
-public final class FilteredDataSource: DataSource, DataSourceObserver {
-    public let child: DataSource
-    public private(set) var filter: Predicate?
-    public private(set) var match: MatchQuery?
+package final class FilteredDataSource: DataSource, DataSourceObserver {
+    package let child: DataSource
+    package private(set) var filter: Predicate?
+    package private(set) var match: MatchQuery?
     private var pattern: FuzzyPattern?
 
-    public override var kind: String { "filtered" }
-    public override var children: [DataSource] { [child] }
+    package override var kind: String { "filtered" }
+    package override var children: [DataSource] { [child] }
 
-    public init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?) {
+    package init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?) {
         self.child = child
         self.filter = filter
         self.match = match
@@ -34,19 +34,19 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
         recompute()
     }
 
-    public override func fetchData() { child.fetchData() }
-    public override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
-    public override func willDisplayObject(at indexPath: IndexPath) {
+    package override func fetchData() { child.fetchData() }
+    package override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
+    package override func willDisplayObject(at indexPath: IndexPath) {
         // The last row here stands for the end of the child's rows (a next page).
         guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
         child.willDisplayObject(at: last)
     }
 
-    public override var kindState: SourceDescription.KindState {
+    package override var kindState: SourceDescription.KindState {
         .filtered(source: child.name, filter: filter, match: match)
     }
 
-    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+    package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         switch event {
         case .willLoadData:
             if !isFetching { emit(.willLoadData) }
@@ -94,14 +94,16 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
 
     /// Rows evaluated against the filter and the query since creation (for tests and
     /// measurements: a query that grows evaluates only the previous matches).
-    @_spi(Instrumentation) public private(set) var rowsEvaluated = 0
+    package private(set) var rowsEvaluated = 0
     /// When false, every change of the child is recomputed (to measure what following saves).
-    @_spi(Instrumentation) public var followsChanges = true
-    @_spi(Instrumentation) public private(set) var changesFollowed = 0
+    package var followsChanges = true
+    package private(set) var changesFollowed = 0
     /// Past this many rows, a child's change is cheaper recomputed than applied row by row.
     static let largestFollowedChange = 64
 
-    static func entry(_ object: JSON, filter: Predicate?, pattern: FuzzyPattern?, keyPaths: [JSONKeyPath], matcher: inout FuzzyMatcher) -> Entry {
+    static func entry(
+        _ object: JSON, filter: Predicate?, pattern: FuzzyPattern?, keyPaths: [JSONKeyPath], matcher: inout FuzzyMatcher
+    ) -> Entry {
         if Placeholder.kind(of: object) != nil { return Entry(passes: true, isPlaceholder: true, score: 0) }
         if let filter, !filter.matches(object) { return .fails }
         guard let pattern else { return Entry(passes: true, isPlaceholder: false, score: 0) }
@@ -200,7 +202,7 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
 
     /// Replaces the filter and the match query (nil: none) and emits one change set from the
     /// old rows to the new ones. Rows that stay are neither compared nor hashed.
-    public func setFilter(_ newFilter: Predicate?, match newMatch: MatchQuery?) {
+    package func setFilter(_ newFilter: Predicate?, match newMatch: MatchQuery?) {
         guard followedRevision == child.revision else {
             (filter, match, pattern) = (newFilter, newMatch, newMatch.map { FuzzyPattern($0.query) })
             return recompute()
@@ -241,7 +243,8 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
             // Rows that stay: the longest run still in old order stays put, the others move.
             let steady = ChangeSet.longestIncreasingSubsequence(kept.map(\.from))
             for (index, pair) in kept.enumerated() where !steady.contains(index) {
-                changes.moved.append(ChangeSet.Move(from: IndexPath(section: section, item: pair.from), to: IndexPath(section: section, item: pair.to)))
+                changes.moved.append(
+                    ChangeSet.Move(from: IndexPath(section: section, item: pair.from), to: IndexPath(section: section, item: pair.to)))
             }
         }
         replaceLayout(layout, hashes: hashes, knownChanges: changes)
@@ -257,7 +260,9 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
         if match == nil {
             for index in 0..<item where rows[index].passes { count += 1 }
         } else {
-            for index in rows.indices where rows[index].passes && Self.precedes(rows[index], index, target, item, ranked: true) { count += 1 }
+            for index in rows.indices where rows[index].passes && Self.precedes(rows[index], index, target, item, ranked: true) {
+                count += 1
+            }
         }
         return count
     }
@@ -269,7 +274,8 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
     private func follow(_ changes: ChangeSet) -> Bool {
         let total = changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
         guard followsChanges, !showsNoResults, changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
-              total <= Self.largestFollowedChange, child.layout.sections.count == entries.count else { return false }
+            total <= Self.largestFollowedChange, child.layout.sections.count == entries.count
+        else { return false }
         let rows = child.layout.sections, sections = entries.count
         var leaving = [[Int]](repeating: [], count: sections), arriving = [[Int]](repeating: [], count: sections)
         for path in changes.deleted { leaving[path.section].append(path.item) }
@@ -302,12 +308,28 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
 
         // Into or out of "nothing matches": recomputed, for the no-results row.
         var data = childData, passing = passingData
-        func leave(_ entry: Entry) { if !entry.isPlaceholder { data -= 1; passing -= entry.passes ? 1 : 0 } }
-        func arrive(_ entry: Entry) { if !entry.isPlaceholder { data += 1; passing += entry.passes ? 1 : 0 } }
+        func leave(_ entry: Entry) {
+            if !entry.isPlaceholder {
+                data -= 1
+                passing -= entry.passes ? 1 : 0
+            }
+        }
+        func arrive(_ entry: Entry) {
+            if !entry.isPlaceholder {
+                data += 1
+                passing += entry.passes ? 1 : 0
+            }
+        }
         for path in changes.deleted { leave(entries[path.section][path.item]) }
-        for (move, entry) in zip(changes.moved, movedEntries) { leave(entries[move.from.section][move.from.item]); arrive(entry) }
+        for (move, entry) in zip(changes.moved, movedEntries) {
+            leave(entries[move.from.section][move.from.item])
+            arrive(entry)
+        }
         insertedEntries.forEach(arrive)
-        for (old, new) in zip(updatedOldEntries, updatedEntries) { leave(old); arrive(new) }
+        for (old, new) in zip(updatedOldEntries, updatedEntries) {
+            leave(old)
+            arrive(new)
+        }
         guard data == 0 || passing > 0 else { return false }
 
         // Where the rows leaving or changing are here, before anything moves.
@@ -359,15 +381,17 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
             }
         }
         for (move, from) in zip(changes.moved, movedFrom) {
-            relocate(from: here(move.from.section, from), to: here(move.to.section, position(move.to.section, move.to.item)),
-                     child: move.to, changed: updated.contains(move.to), staysPut: false)
+            relocate(
+                from: here(move.from.section, from), to: here(move.to.section, position(move.to.section, move.to.item)),
+                child: move.to, changed: updated.contains(move.to), staysPut: false)
         }
         for (index, kept) in updatedKept.enumerated() {
             // Same rank, same place: the order among the other rows is unchanged.
             let old = updatedOldEntries[index], new = updatedEntries[index]
             let staysPut = match == nil || (old.isPlaceholder == new.isPlaceholder && old.score == new.score)
-            relocate(from: here(kept.new.section, updatedFrom[index]), to: here(kept.new.section, position(kept.new.section, kept.new.item)),
-                     child: kept.new, changed: true, staysPut: staysPut)
+            relocate(
+                from: here(kept.new.section, updatedFrom[index]), to: here(kept.new.section, position(kept.new.section, kept.new.item)),
+                child: kept.new, changed: true, staysPut: staysPut)
         }
         own.deleted.sort()
         own.inserted.sort()
@@ -376,7 +400,9 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
         // Rows leave from the back, so that earlier places hold; then arrive from the front.
         for path in (own.deleted + own.moved.map(\.from)).sorted(by: >) { removeRow(at: path) }
         for addition in additions.sorted(by: { $0.at < $1.at }) {
-            insertRow(rows[addition.child.section][addition.child.item], hash: childHash(addition.child.section, addition.child.item), at: addition.at)
+            insertRow(
+                rows[addition.child.section][addition.child.item], hash: childHash(addition.child.section, addition.child.item),
+                at: addition.at)
         }
         for replacement in replacements { replaceRow(at: replacement.at, with: rows[replacement.child.section][replacement.child.item]) }
         followedRevision = child.revision
@@ -404,7 +430,7 @@ public final class FilteredDataSource: DataSource, DataSourceObserver {
 
     /// How `object` matches the query: its score, the key path that gave it and the matched
     /// characters there; nil without a query, for placeholders, and for objects that do not match.
-    public func matchPositions(of object: JSON) -> (score: Int, keyPath: JSONKeyPath, positions: [Int])? {
+    package func matchPositions(of object: JSON) -> (score: Int, keyPath: JSONKeyPath, positions: [Int])? {
         guard let pattern, let match, Placeholder.kind(of: object) == nil else { return nil }
         var matcher = FuzzyMatcher()
         guard let best = matcher.bestMatch(pattern, in: object, keyPaths: match.keyPaths, positions: true) else { return nil }

@@ -12,12 +12,12 @@ import JSONKit
 /// Smart case, as fzf: a query with no uppercase letter matches either case; one with an
 /// uppercase letter matches case exactly. The query is one pattern: a space in it is a
 /// character to find, like any other.
-public struct FuzzyPattern: Sendable {
-    public let query: String
+package struct FuzzyPattern: Sendable {
+    package let query: String
     let characters: [UInt32]
     let caseSensitive: Bool
 
-    public init(_ query: String) {
+    package init(_ query: String) {
         self.query = query
         let caseSensitive = query.unicodeScalars.contains { $0.properties.isUppercase }
         self.caseSensitive = caseSensitive
@@ -36,16 +36,16 @@ public struct FuzzyPattern: Sendable {
     /// text holding the longer query in order holds this one), so that a query growing as
     /// it is typed searches the previous matches only. Case never breaks this: a longer
     /// query that is case-sensitive finds the exact characters, which fold to this one's.
-    public func isNarrowed(by longer: FuzzyPattern) -> Bool {
+    package func isNarrowed(by longer: FuzzyPattern) -> Bool {
         longer.query.unicodeScalars.starts(with: query.unicodeScalars)
     }
 }
 
 /// Where a pattern matched and how well.
-public struct FuzzyMatch: Sendable, Equatable {
-    public let score: Int
+package struct FuzzyMatch: Sendable, Equatable {
+    package let score: Int
     /// The matched characters, as indexes of Unicode scalars (code points) in the text, ascending.
-    public let positions: [Int]
+    package let positions: [Int]
 }
 
 /// Scores texts against patterns, keeping its working storage from one text to the next
@@ -245,7 +245,9 @@ struct FuzzyMatcher {
 
     /// The best match of `pattern` over the strings at `keyPaths` of `object`: the highest
     /// score, the first key path on ties; nil when none matches.
-    mutating func bestMatch(_ pattern: FuzzyPattern, in object: JSON, keyPaths: [JSONKeyPath], positions: Bool) -> (match: FuzzyMatch, keyPath: Int)? {
+    mutating func bestMatch(
+        _ pattern: FuzzyPattern, in object: JSON, keyPaths: [JSONKeyPath], positions: Bool
+    ) -> (match: FuzzyMatch, keyPath: Int)? {
         var best: (match: FuzzyMatch, keyPath: Int)?
         for (index, keyPath) in keyPaths.enumerated() {
             object.withScalar(at: keyPath) { scalar in

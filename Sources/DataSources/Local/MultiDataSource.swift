@@ -12,9 +12,9 @@ import JSONKit
 /// but the last completes, then `finishedLoading`, or `failedWithError` naming the
 /// children that failed. A child that loads on its own (fetched directly, or paging)
 /// makes this source run a cycle of its own around that load.
-public final class MultiDataSource: DataSource, DataSourceObserver {
-    public let sources: [DataSource]
-    public let preserveSections: Bool
+package final class MultiDataSource: DataSource, DataSourceObserver {
+    package let sources: [DataSource]
+    package let preserveSections: Bool
 
     /// The children a cycle waits for, those that have begun their load in it, and those done.
     private var members: Set<ObjectIdentifier> = []
@@ -24,10 +24,10 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     /// True while `fetchData` is still asking children: the cycle cannot end before all were asked.
     private var starting = false
 
-    public override var kind: String { "multi" }
-    public override var children: [DataSource] { sources }
+    package override var kind: String { "multi" }
+    package override var children: [DataSource] { sources }
 
-    public init(name: String, identity: Identity, sources: [DataSource], preserveSections: Bool) {
+    package init(name: String, identity: Identity, sources: [DataSource], preserveSections: Bool) {
         self.sources = sources
         self.preserveSections = preserveSections
         super.init(name: name, identity: identity)
@@ -35,11 +35,11 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
         relayout()
     }
 
-    public override var kindState: SourceDescription.KindState {
+    package override var kindState: SourceDescription.KindState {
         .multi(sources: sources.map(\.name), preserveSections: preserveSections)
     }
 
-    public override func fetchData() {
+    package override func fetchData() {
         if isFetching {
             endCycle(.failedWithError(.cancelled("superseded by a new fetchData")))
         }
@@ -52,16 +52,16 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
         if answered.count == members.count { conclude() }
     }
 
-    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
+    package override func cancelFetch(reason: CancelReason = .cancelFetch) {
         for source in sources where source.isFetching { source.cancelFetch(reason: reason) }
     }
 
-    public override func willDisplayObject(at indexPath: IndexPath) {
+    package override func willDisplayObject(at indexPath: IndexPath) {
         guard let (source, inner) = childPosition(of: indexPath), inner == source.lastIndexPath else { return }
         source.willDisplayObject(at: inner)
     }
 
-    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+    package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         let id = ObjectIdentifier(source)
         switch event {
         case .willLoadData:
@@ -105,10 +105,11 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     private func follow(_ source: DataSource, _ changes: ChangeSet) -> Bool {
         let id = ObjectIdentifier(source)
         guard shownRevisions[id] == source.revision - 1, source.identity.key == identity.key,
-              changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
-              changes.inserted.count + changes.deleted.count + changes.moved.count + changes.updated.count <= Self.largestFollowedChange,
-              let child = sources.firstIndex(where: { $0 === source }),
-              sources.lastIndex(where: { $0 === source }) == child else { return false }
+            changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
+            changes.inserted.count + changes.deleted.count + changes.moved.count + changes.updated.count <= Self.largestFollowedChange,
+            let child = sources.firstIndex(where: { $0 === source }),
+            sources.lastIndex(where: { $0 === source }) == child
+        else { return false }
         let base = firstSections[child]
         let translateOld: (IndexPath) -> IndexPath, translateNew: (IndexPath) -> IndexPath
         if preserveSections {
@@ -123,7 +124,10 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
             for path in changes.deleted + changes.moved.map(\.from) { oldCounts[path.section] += 1 }
             func starts(_ counts: [Int]) -> [Int] {
                 var result: [Int] = [], total = 0
-                for count in counts { result.append(total); total += count }
+                for count in counts {
+                    result.append(total)
+                    total += count
+                }
                 return result
             }
             let oldStarts = starts(oldCounts), newStarts = starts(counts)
@@ -141,7 +145,9 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
         let arriving = (changes.inserted.map { ($0, translateNew($0)) } + changes.moved.map { ($0.to, translateNew($0.to)) })
             .sorted { ($0.1.section, $0.1.item) < ($1.1.section, $1.1.item) }
         for (childPath, path) in arriving {
-            insertRow(source.layout.sections[childPath.section][childPath.item], hash: source.rowHashes[childPath.section][childPath.item], at: path)
+            insertRow(
+                source.layout.sections[childPath.section][childPath.item], hash: source.rowHashes[childPath.section][childPath.item],
+                at: path)
         }
         for (childPath, path) in zip(changes.updated, own.updated) {
             replaceRow(at: path, with: source.layout.sections[childPath.section][childPath.item])
@@ -156,8 +162,11 @@ public final class MultiDataSource: DataSource, DataSourceObserver {
     private func conclude() {
         guard !failures.isEmpty else { return endCycle(.finishedLoading) }
         let names = failures.map(\.source)
-        endCycle(.failedWithError(.children(message: "\(names.count) of \(members.count) sources failed: \(names.joined(separator: ", "))",
-                                            failures: failures)))
+        endCycle(
+            .failedWithError(
+                .children(
+                    message: "\(names.count) of \(members.count) sources failed: \(names.joined(separator: ", "))",
+                    failures: failures)))
     }
 
     private func endCycle(_ event: DataSourceEvent) {

@@ -9,27 +9,27 @@ import JSONKit
 /// `eq null`, and `1` is `eq 1.0`); `lt`, `le`, `gt` and `ge` hold only between values of
 /// one kind (numbers with numbers, strings with strings): `price lt 10` never matches a row
 /// without a price.
-public indirect enum Predicate: Sendable, Equatable {
+package indirect enum Predicate: Sendable, Equatable {
     case comparison(keyPath: JSONKeyPath, op: Operator, value: Operand)
     case and([Predicate])
     case or([Predicate])
     case not(Predicate)
 
-    public enum Operator: String, Sendable, CaseIterable {
+    package enum Operator: String, Sendable, CaseIterable {
         case eq, ne, lt, le, gt, ge, `in`, contains, prefix, exists
     }
 
     /// How deep a predicate may nest (`and`, `or`, `not` each count a level): deeper ones
     /// are refused where they are read, so evaluating never recurses without bound.
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// A comparison of the value at `keyPath` with `value`.
-    public static func field(_ keyPath: String, _ op: Operator, _ value: JSON) -> Predicate {
+    package static func field(_ keyPath: String, _ op: Operator, _ value: JSON) -> Predicate {
         .comparison(keyPath: JSONKeyPath(keyPath), op: op, value: Operand(value))
     }
 
     /// Whether `object` satisfies the predicate.
-    public func matches(_ object: JSON) -> Bool {
+    package func matches(_ object: JSON) -> Bool {
         switch self {
         case .comparison(let keyPath, let op, let value):
             return Self.compare(object, keyPath, op, value)
@@ -100,8 +100,8 @@ public indirect enum Predicate: Sendable, Equatable {
 
     /// A comparison's value, read once into what comparing a row with it needs (each row
     /// is compared in place, without building its value).
-    public struct Operand: Sendable, Equatable {
-        public let value: JSON
+    package struct Operand: Sendable, Equatable {
+        package let value: JSON
         let rank: SortKey.Rank
         /// A string's UTF-8 bytes, or an array's or object's compact encoding with sorted keys.
         let bytes: [UInt8]
@@ -110,7 +110,7 @@ public indirect enum Predicate: Sendable, Equatable {
         /// `in`: each element, read the same way.
         let elements: [Operand]
 
-        public init(_ value: JSON) {
+        package init(_ value: JSON) {
             self.value = value
             var integer: Int64?, real: Double?, bytes: [UInt8] = [], elements: [Operand] = []
             switch value.kind {
@@ -136,7 +136,7 @@ public indirect enum Predicate: Sendable, Equatable {
             (self.integer, self.real, self.bytes, self.elements) = (integer, real, bytes, elements)
         }
 
-        public static func == (left: Operand, right: Operand) -> Bool { left.value == right.value }
+        package static func == (left: Operand, right: Operand) -> Bool { left.value == right.value }
 
         /// -1, 0 or 1: the value at `keyPath` of `object` against this one in the sort order;
         /// nil when `sameKindOnly` and they are of different kinds.
@@ -189,11 +189,11 @@ public indirect enum Predicate: Sendable, Equatable {
 }
 
 /// A `match`: a fuzzy query over the strings at one or more key paths.
-public struct MatchQuery: Sendable, Equatable {
-    public let query: String
-    public let keyPaths: [JSONKeyPath]
+package struct MatchQuery: Sendable, Equatable {
+    package let query: String
+    package let keyPaths: [JSONKeyPath]
 
-    public init(query: String, keyPaths: [JSONKeyPath]) {
+    package init(query: String, keyPaths: [JSONKeyPath]) {
         self.query = query
         self.keyPaths = keyPaths
     }

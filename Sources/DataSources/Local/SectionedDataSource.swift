@@ -13,15 +13,15 @@ import JSONKit
 /// child, whose `willLoadData` opens this source's cycle), with partial loads and failures
 /// passed on (the original never finished after a failure). Section titles are compared as
 /// JSON values: `1` and `1.0` are different sections, member order in objects is not.
-public final class SectionedDataSource: DataSource, DataSourceObserver {
-    public let child: DataSource
-    public let sectioningKey: JSONKeyPath
-    public let sortDescriptors: [SortDescriptor]
+package final class SectionedDataSource: DataSource, DataSourceObserver {
+    package let child: DataSource
+    package let sectioningKey: JSONKeyPath
+    package let sortDescriptors: [SortDescriptor]
 
-    public override var kind: String { "sectioned" }
-    public override var children: [DataSource] { [child] }
+    package override var kind: String { "sectioned" }
+    package override var children: [DataSource] { [child] }
 
-    public init(name: String, identity: Identity, child: DataSource, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor]) {
+    package init(name: String, identity: Identity, child: DataSource, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor]) {
         self.child = child
         self.sectioningKey = sectioningKey
         self.sortDescriptors = sortDescriptors
@@ -33,19 +33,19 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
 
     /// Fetches the child; this source's cycle mirrors the child's, which a well-behaved child
     /// opens at once with `willLoadData`.
-    public override func fetchData() { child.fetchData() }
-    public override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
-    public override func willDisplayObject(at indexPath: IndexPath) {
+    package override func fetchData() { child.fetchData() }
+    package override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
+    package override func willDisplayObject(at indexPath: IndexPath) {
         // The last row here may not be the child's last row: ask about the child's.
         guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
         child.willDisplayObject(at: last)
     }
 
-    public override var kindState: SourceDescription.KindState {
+    package override var kindState: SourceDescription.KindState {
         .sectioned(source: child.name, sectioningKey: sectioningKey, sortDescriptors: sortDescriptors)
     }
 
-    public func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+    package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         // A load's rows arrive as a didChange before its final event; `recompute` skips rows
         // it has already sectioned, so each change costs one pass.
         switch event {
@@ -114,7 +114,8 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         childLabels.reserveCapacity(childCount)
         // Only a one-section child's changes are followed.
         childRows = keepsChildRows && child.layout.sections.count == 1 ? child.layout.sections[0] : nil
-        var rows: [(object: JSON, hash: Int, group: Int, label: UInt64)] = [], placeholders: [(object: JSON, hash: Int, group: Int, label: UInt64)] = []
+        var rows: [(object: JSON, hash: Int, group: Int, label: UInt64)] = [],
+            placeholders: [(object: JSON, hash: Int, group: Int, label: UInt64)] = []
         rows.reserveCapacity(childCount)
         var sortKeys = SortKeys(sortDescriptors)
         var groups = GroupNumbering(keyPath: sectioningKey)
@@ -173,9 +174,9 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     static let largestFollowedChange = 64
     /// When false, every change of the child recomputes the sections (to measure what
     /// following saves).
-    @_spi(Instrumentation) public var followsChanges = true
+    package var followsChanges = true
     /// How many child changes were applied in place (for tests and measurements).
-    @_spi(Instrumentation) public private(set) var changesFollowed = 0
+    package private(set) var changesFollowed = 0
 
     /// A child row as placed here: its object and its label.
     private struct PlacedRow {
@@ -250,9 +251,10 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     /// sections that would change order (then everything is recomputed).
     private func follow(_ changes: ChangeSet) -> Bool {
         guard followsChanges, placeholdersInOneSection, child.identity.key == identity.key, child.layout.sections.count == 1,
-              changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
-              changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count <= Self.largestFollowedChange,
-              let change = childChange(changes) else { return false }
+            changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
+            changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count <= Self.largestFollowedChange,
+            let change = childChange(changes)
+        else { return false }
 
         // Where the rows leaving are, before anything moves.
         var deletionPaths: [IndexPath] = [], relocationPaths: [IndexPath] = []
@@ -297,15 +299,23 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         if !log.shifts.isEmpty { indexTitles(layout.titles) }
         let arrivalPaths = placed.map { log.finalPath(of: $0.path, placedAt: $0.step) }
         var own = ChangeSet()
-        let departedTitles = Set(change.deletions.map { title(of: $0.object) } + moving.map { title(of: change.relocations[$0].from.object) })
+        let departedTitles = Set(
+            change.deletions.map { title(of: $0.object) } + moving.map { title(of: change.relocations[$0].from.object) })
         own.deletedSections = departedTitles.filter { sectionOfTitle[$0] == nil }.map { originalSections[$0]! }.sorted()
-        own.insertedSections = Set(arrivalPaths.map { layout.titles[$0.section] }).filter { originalSections[$0] == nil }.map { sectionOfTitle[$0]! }.sorted()
+        own.insertedSections = Set(arrivalPaths.map { layout.titles[$0.section] }).filter { originalSections[$0] == nil }.map {
+            sectionOfTitle[$0]!
+        }.sorted()
         own.deleted = deletionPaths.sorted()
         own.inserted = arrivalPaths.prefix(change.insertions.count).sorted()
         let relocated = zip(moving, arrivalPaths.dropFirst(change.insertions.count)).map { index, to in
-            (index: index, from: relocationPaths[index], to: to, sameSection: title(of: change.relocations[index].from.object) == layout.titles[to.section])
+            (
+                index: index, from: relocationPaths[index], to: to,
+                sameSection: title(of: change.relocations[index].from.object) == layout.titles[to.section]
+            )
         }
-        let updatedInPlace = replacedAt.filter { change.relocations[$0.key].updated }.map { log.finalPath(of: relocationPaths[$0.key], placedAt: $0.value) }
+        let updatedInPlace = replacedAt.filter { change.relocations[$0.key].updated }.map {
+            log.finalPath(of: relocationPaths[$0.key], placedAt: $0.value)
+        }
         own.updated = (updatedInPlace + relocated.filter { change.relocations[$0.index].updated }.map(\.to)).sorted()
         own.moved = moves(relocated.map { ($0.from, $0.to, $0.sameSection) }, departures: departures, arrivals: arrivalPaths)
 
@@ -330,7 +340,9 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     private func childChange(_ changes: ChangeSet) -> ChildChange? {
         let rows = child.layout.sections[0], hashes = child.rowHashes[0]
         let paths = changes.deleted + changes.inserted + changes.updated + changes.moved.flatMap { [$0.from, $0.to] }
-        guard paths.allSatisfy({ $0.section == 0 }), childLabels.count - changes.deleted.count + changes.inserted.count == rows.count else { return nil }
+        guard paths.allSatisfy({ $0.section == 0 }), childLabels.count - changes.deleted.count + changes.inserted.count == rows.count else {
+            return nil
+        }
         let leaving = (changes.deleted + changes.moved.map(\.from)).map(\.item).sorted()
         let arriving = (changes.inserted + changes.moved.map(\.to)).map(\.item).sorted()
 
@@ -385,19 +397,25 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
         let updated = Set(changes.updated.map(\.item)), movedTo = Set(changes.moved.map(\.to.item))
         for move in changes.moved {
             guard let old = oldRow(move.from.item) else { return nil }
-            change.relocations.append(Relocation(from: PlacedRow(object: old, label: childLabels[move.from.item]),
-                                                 to: PlacedRow(object: rows[move.to.item], label: label(arriving: move.to.item)),
-                                                 hash: hashes[move.to.item], updated: updated.contains(move.to.item)))
+            change.relocations.append(
+                Relocation(
+                    from: PlacedRow(object: old, label: childLabels[move.from.item]),
+                    to: PlacedRow(object: rows[move.to.item], label: label(arriving: move.to.item)),
+                    hash: hashes[move.to.item], updated: updated.contains(move.to.item)))
         }
         for path in changes.updated where !movedTo.contains(path.item) {
             let index = oldIndex(ofKept: path.item)
             guard let old = oldRow(index) else { return nil }
-            change.relocations.append(Relocation(from: PlacedRow(object: old, label: childLabels[index]),
-                                                 to: PlacedRow(object: rows[path.item], label: childLabels[index]),
-                                                 hash: hashes[path.item], updated: true))
+            change.relocations.append(
+                Relocation(
+                    from: PlacedRow(object: old, label: childLabels[index]),
+                    to: PlacedRow(object: rows[path.item], label: childLabels[index]),
+                    hash: hashes[path.item], updated: true))
         }
         // Placeholders stay outside the order.
-        let objects = change.deletions.map(\.object) + change.insertions.map(\.row.object) + change.relocations.flatMap { [$0.from.object, $0.to.object] }
+        let objects =
+            change.deletions.map(\.object) + change.insertions.map(\.row.object)
+            + change.relocations.flatMap { [$0.from.object, $0.to.object] }
         guard objects.allSatisfy({ Placeholder.kind(of: $0) == nil }) else { return nil }
         return change
     }
@@ -416,7 +434,9 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     /// Removes the row at `path`, and its section if that empties it.
     private func takeOut(_ path: IndexPath, _ log: inout FollowLog) {
         let section = path.section, title = layout.titles[section]
-        log.steps.append(.removedRow(path, layout.sections[section][path.item], hash: rowHashes[section][path.item], label: rowLabels[section][path.item]))
+        log.steps.append(
+            .removedRow(
+                path, layout.sections[section][path.item], hash: rowHashes[section][path.item], label: rowLabels[section][path.item]))
         removeRow(at: path)
         rowLabels[section].remove(at: path.item)
         if layout.sections[section].isEmpty {
@@ -532,7 +552,9 @@ public final class SectionedDataSource: DataSource, DataSourceObserver {
     /// The moves among the rows that left their place and took another: those that changed
     /// section, or whose order among the rows of their section that stayed put changed. Of
     /// those that kept both, the longest run still in old order stays (the fewest moves).
-    private func moves(_ relocated: [(from: IndexPath, to: IndexPath, sameSection: Bool)], departures: [IndexPath], arrivals: [IndexPath]) -> [ChangeSet.Move] {
+    private func moves(
+        _ relocated: [(from: IndexPath, to: IndexPath, sameSection: Bool)], departures: [IndexPath], arrivals: [IndexPath]
+    ) -> [ChangeSet.Move] {
         var moves: [ChangeSet.Move] = [], steady: [ChangeSet.Move] = []
         for (from, to, sameSection) in relocated {
             // How many rows that stayed put come before it, before and after.

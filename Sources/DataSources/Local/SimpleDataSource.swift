@@ -1,10 +1,10 @@
 import JSONKit
 
 /// One section of objects the client gives and edits.
-public final class SimpleDataSource: DataSource {
-    public override var kind: String { "simple" }
+package final class SimpleDataSource: DataSource {
+    package override var kind: String { "simple" }
 
-    public init(name: String, identity: Identity, objects: [JSON]) {
+    package init(name: String, identity: Identity, objects: [JSON]) {
         super.init(name: name, identity: identity)
         replaceLayout(Self.layout(objects))
     }
@@ -20,10 +20,10 @@ public final class SimpleDataSource: DataSource {
         Parallel.map(objects, state: { PackingScratch() }) { scratch, object in object.cursor.packed(using: &scratch) }
     }
 
-    public var objects: RowArray<JSON> { layout.sections[0] }
+    package var objects: RowArray<JSON> { layout.sections[0] }
 
     /// Local data is always loaded: the cycle completes at once.
-    public override func fetchData() {
+    package override func fetchData() {
         emit(.willLoadData)
         emit(.finishedLoading)
     }
@@ -32,38 +32,40 @@ public final class SimpleDataSource: DataSource {
     // An insertion, removal or update says what it did (its change set is the rows it
     // touched), without comparing the list before and after; a replacement is diffed.
 
-    public func replaceObjects(_ objects: [JSON]) {
+    package func replaceObjects(_ objects: [JSON]) {
         replaceLayout(Self.layout(objects))
     }
 
-    public func insert(_ newObjects: [JSON], at index: Int) throws(FieldError) {
+    package func insert(_ newObjects: [JSON], at index: Int) throws(FieldError) {
         guard (0...objects.count).contains(index) else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
         insertRows(Self.packedRows(newObjects), at: index)
     }
 
-    public func remove(at index: Int, count: Int) throws(FieldError) {
+    package func remove(at index: Int, count: Int) throws(FieldError) {
         // Compared without adding: index and count come from the client and may be near Int.max.
         guard index >= 0, index <= objects.count else {
             throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
         }
         guard count >= 0, count <= objects.count - index else {
-            throw .outOfRange("count", count, valid: "0...\(objects.count - index) (from index \(index))",
-                              context: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange(
+                "count", count, valid: "0...\(objects.count - index) (from index \(index))",
+                context: [("numberOfObjects", JSON(objects.count))])
         }
         removeRows(index..<index + count)
     }
 
     /// Replaces each object that has the same identity as one given.
-    public func update(_ replacements: [JSON]) throws(FieldError) {
+    package func update(_ replacements: [JSON]) throws(FieldError) {
         var updated: [Int: JSON] = [:]
         for (position, replacement) in replacements.enumerated() {
             guard let path = indexPath(for: replacement) else {
-                throw FieldError(field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
-                                      got: identity.of(replacement),
-                                      message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
-                                      context: [("identity", identity.of(replacement))])
+                throw FieldError(
+                    field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
+                    got: identity.of(replacement),
+                    message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
+                    context: [("identity", identity.of(replacement))])
             }
             updated[path.item] = replacement.packed()
         }

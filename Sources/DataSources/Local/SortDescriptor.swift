@@ -1,11 +1,11 @@
 import JSONKit
 
 /// `{keyPath, ascending}`: one key of a stable sort, as `NSSortDescriptor` was.
-public struct SortDescriptor: Sendable {
-    public let keyPath: JSONKeyPath
-    public let ascending: Bool
+package struct SortDescriptor: Sendable {
+    package let keyPath: JSONKeyPath
+    package let ascending: Bool
 
-    public init(keyPath: JSONKeyPath, ascending: Bool) {
+    package init(keyPath: JSONKeyPath, ascending: Bool) {
         self.keyPath = keyPath
         self.ascending = ascending
     }
@@ -69,7 +69,8 @@ struct SortKeys {
         }
     }
 
-    private mutating func byteKey<Text: RandomAccessCollection>(_ rank: SortKey.Rank, _ text: Text) -> SortKey where Text.Element == UInt8, Text.Index == Int {
+    private mutating func byteKey<Text: RandomAccessCollection>(_ rank: SortKey.Rank, _ text: Text) -> SortKey
+    where Text.Element == UInt8, Text.Index == Int {
         // The first eight bytes, big-endian, decide most comparisons without a memory
         // access; zero padding orders a prefix before its extensions, as it should.
         var prefix: UInt64 = 0
@@ -86,7 +87,8 @@ struct SortKeys {
         return bytes.withUnsafeBufferPointer { bytes in
             other.bytes.withUnsafeBufferPointer { otherBytes in
                 for position in 0..<width {
-                    let result = keys[item * width + position].compare(to: other.keys[otherItem * width + position], bytes: bytes, otherBytes: otherBytes)
+                    let result = keys[item * width + position].compare(
+                        to: other.keys[otherItem * width + position], bytes: bytes, otherBytes: otherBytes)
                     if result != 0 { return descriptors[position].ascending ? result : -result }
                 }
                 return 0
@@ -110,8 +112,10 @@ struct SortKeys {
         bytes.withUnsafeBufferPointer { bytes in
             for item in 0..<count {
                 let (major, minor) = keys[item * width].prefix(bytes: bytes)
-                records.append(ascending[0] ? SortRecord(major: major, minor: minor, item: item)
-                                            : SortRecord(major: ~major, minor: ~minor, item: item))
+                records.append(
+                    ascending[0]
+                        ? SortRecord(major: major, minor: minor, item: item)
+                        : SortRecord(major: ~major, minor: ~minor, item: item))
             }
         }
         keys.withUnsafeBufferPointer { keys in
@@ -120,7 +124,8 @@ struct SortKeys {
                     if left.major != right.major { return left.major < right.major }
                     if left.minor != right.minor { return left.minor < right.minor }
                     for position in 0..<width {
-                        let result = keys[left.item * width + position].compare(to: keys[right.item * width + position], bytes: bytes, otherBytes: bytes)
+                        let result = keys[left.item * width + position].compare(
+                            to: keys[right.item * width + position], bytes: bytes, otherBytes: bytes)
                         if result != 0 { return ascending[position] ? result < 0 : result > 0 }
                     }
                     return left.item < right.item

@@ -2,11 +2,11 @@ import JSONKit
 
 /// What makes a repeated GET conditional: the validators a response gave (`ETag`,
 /// `Last-Modified`). A server that finds them current answers `304 Not Modified`, with no body.
-public struct Validators: Sendable, Equatable {
-    public var etag: String?
-    public var lastModified: String?
+package struct Validators: Sendable, Equatable {
+    package var etag: String?
+    package var lastModified: String?
 
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    package init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
@@ -17,7 +17,7 @@ public struct Validators: Sendable, Equatable {
         lastModified = response.headerValues("last-modified").first ?? previous?.lastModified
     }
 
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
+    package var isEmpty: Bool { etag == nil && lastModified == nil }
 
     /// `If-None-Match` and `If-Modified-Since`; HTTP has servers prefer the first.
     var conditionalHeaders: [(name: String, value: String)] {
@@ -75,8 +75,10 @@ struct CachedPages {
     /// without credentials: a restored request takes them from the source's configuration.
     func encoded() -> [UInt8] {
         let pages = self.pages.map { page -> JSON in
-            var members: [(String, JSON)] = [("request", page.request.withoutCredentials.json), ("received", JSON(page.received)),
-                                             ("rows", .array(page.rows)), ("metadata", page.metadata.json)]
+            var members: [(String, JSON)] = [
+                ("request", page.request.withoutCredentials.json), ("received", JSON(page.received)),
+                ("rows", .array(page.rows)), ("metadata", page.metadata.json),
+            ]
             if let next = page.next { members.append(("next", next.withoutCredentials.json)) }
             if let etag = page.validators.etag { members.append(("etag", JSON(etag))) }
             if let lastModified = page.validators.lastModified { members.append(("lastModified", JSON(lastModified))) }
@@ -131,12 +133,17 @@ struct CachedPages {
         let prefix = Array(headerPrefix.utf8)
         guard payload.starts(with: prefix) else {
             // Format 1 was JSON alone.
-            return .failure(Problem(reason: payload.first == UInt8(ascii: "{") ? "it is in format 1; this version reads format \(format)"
-                                                                             : "it does not start with the header \"\(headerPrefix)\""))
+            return .failure(
+                Problem(
+                    reason: payload.first == UInt8(ascii: "{")
+                        ? "it is in format 1; this version reads format \(format)"
+                        : "it does not start with the header \"\(headerPrefix)\""))
         }
         // The header is short: a long search would be a read of a whole damaged entry.
         let searched = payload.prefix(128)
-        guard let newline = searched.firstIndex(of: UInt8(ascii: "\n")) else { return .failure(Problem(reason: "its header line does not end")) }
+        guard let newline = searched.firstIndex(of: UInt8(ascii: "\n")) else {
+            return .failure(Problem(reason: "its header line does not end"))
+        }
         let fields = payload[prefix.count..<newline].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         let version = fields.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
         guard version == String(format) else {
@@ -145,13 +152,15 @@ struct CachedPages {
         let checksumField = fields.count == 2 ? String(decoding: fields[1], as: UTF8.self) : ""
         let digits = checksumField.dropFirst(checksumPrefix.count)
         guard checksumField.hasPrefix(checksumPrefix), digits.count == 16, digits.allSatisfy(\.isHexDigit),
-              let stored = UInt64(digits, radix: 16) else {
+            let stored = UInt64(digits, radix: 16)
+        else {
             return .failure(Problem(reason: "its header has no checksum \"\(checksumPrefix)\" and 16 hexadecimal digits"))
         }
         let body = payload[(newline + 1)...]
         let computed = FNV1a64.hash(body)
         guard computed == stored else {
-            return .failure(Problem(reason: "its checksum does not match (stored \(hexadecimal(stored)), computed \(hexadecimal(computed)))"))
+            return .failure(
+                Problem(reason: "its checksum does not match (stored \(hexadecimal(stored)), computed \(hexadecimal(computed)))"))
         }
         return .success(body)
     }
@@ -163,8 +172,12 @@ struct CachedPages {
 
     private init(document: JSON, limits: Limits) throws(Problem) {
         guard document.isObject else { throw Problem(reason: "it is not a JSON object") }
-        guard let pages = document["pages"]?.arrayValue, !pages.isEmpty else { throw Self.expected("pages", "a non-empty array", document["pages"]) }
-        guard let currentPage = document["currentPage"]?.integerValue else { throw Self.expected("currentPage", "an integer", document["currentPage"]) }
+        guard let pages = document["pages"]?.arrayValue, !pages.isEmpty else {
+            throw Self.expected("pages", "a non-empty array", document["pages"])
+        }
+        guard let currentPage = document["currentPage"]?.integerValue else {
+            throw Self.expected("currentPage", "an integer", document["currentPage"])
+        }
         guard let duplicatesDropped = document["duplicatesDropped"]?.integerValue, duplicatesDropped >= 0 else {
             throw Self.expected("duplicatesDropped", "a non-negative integer", document["duplicatesDropped"])
         }
@@ -202,11 +215,13 @@ struct CachedPages {
         for (name, keyPath) in [("etag", \Validators.etag), ("lastModified", \Validators.lastModified)] {
             guard let value = page[name] else { continue }
             guard let text = value.stringValue, Validators.isHeaderValue(text) else {
-                throw expected("\(field).\(name)", "a header value (at most \(Validators.maximumLength) bytes, no control characters)", value)
+                throw expected(
+                    "\(field).\(name)", "a header value (at most \(Validators.maximumLength) bytes, no control characters)", value)
             }
             validators[keyPath: keyPath] = text
         }
-        return Page(request: request, validators: validators, rows: rows.map { $0.packed() }, received: received, next: next, metadata: metadata)
+        return Page(
+            request: request, validators: validators, rows: rows.map { $0.packed() }, received: received, next: next, metadata: metadata)
     }
 
     /// "`field` must be `expectation`, got ...", with the value cut short: an entry may be large.
@@ -269,7 +284,8 @@ extension PaginatedDataSource.PageRequest {
         return self
     }
 
-    static let cachedExpectation = "an object with one of {\"first\": true}, {\"page\": integer}, {\"offset\": non-negative integer}, "
+    static let cachedExpectation =
+        "an object with one of {\"first\": true}, {\"page\": integer}, {\"offset\": non-negative integer}, "
         + "{\"cursor\": non-empty string}, {\"url\": non-empty string without credentials}"
 
     /// A request as the cache wrote it: one member, of its kind and in range. Whether it
@@ -314,10 +330,13 @@ extension PageMetadata {
         guard json.isObject else { throw CachedPages.expected(field, "an object", json) }
         func count(_ key: String) throws(CachedPages.Problem) -> Int? {
             guard let value = json[key] else { return nil }
-            guard let number = value.integerValue, number >= 0 else { throw CachedPages.expected("\(field).\(key)", "a non-negative integer", value) }
+            guard let number = value.integerValue, number >= 0 else {
+                throw CachedPages.expected("\(field).\(key)", "a non-negative integer", value)
+            }
             return number
         }
-        self.init(pageSize: try count("pageSize"), currentPage: try count("currentPage"),
-                  numberOfPages: try count("numberOfPages"), numberOfTotalResults: try count("numberOfTotalResults"))
+        self.init(
+            pageSize: try count("pageSize"), currentPage: try count("currentPage"),
+            numberOfPages: try count("numberOfPages"), numberOfTotalResults: try count("numberOfTotalResults"))
     }
 }

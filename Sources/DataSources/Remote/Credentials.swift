@@ -8,27 +8,27 @@ import JSONKit
 /// a token stays out of the client's configuration, and a rotated one is used by the next
 /// request. What is read is a secret whatever the header's name: it is kept out of errors,
 /// logs, recordings and `describeSource` as the values of secret headers are.
-public struct ExternalHeader: Sendable, Equatable {
-    public enum Source: Sendable, Equatable {
+package struct ExternalHeader: Sendable, Equatable {
+    package enum Source: Sendable, Equatable {
         /// A variable of the daemon's environment.
         case environment(String)
         /// A file: the path as the client gave it (what messages name) and as opened (`~` expanded).
         case file(given: String, path: String)
     }
 
-    public var name: String
-    public var source: Source
+    package var name: String
+    package var source: Source
     /// Sent before the value read (`"Bearer "`).
-    public var prefix: String
+    package var prefix: String
 
-    public init(name: String, source: Source, prefix: String = "") {
+    package init(name: String, source: Source, prefix: String = "") {
         self.name = name
         self.source = source
         self.prefix = prefix
     }
 
     /// Where the value comes from, for messages: never the value itself.
-    public var origin: String {
+    package var origin: String {
         switch source {
         case .environment(let variable):
             return "the environment variable \(variable)"
@@ -38,7 +38,7 @@ public struct ExternalHeader: Sendable, Equatable {
     }
 
     /// What the variable or file holds (without the prefix), or why it cannot be read.
-    public func read() -> Result<String, ExternalValues.Problem> {
+    package func read() -> Result<String, ExternalValues.Problem> {
         let bytes: [UInt8]
         switch source {
         case .environment(let variable):
@@ -61,21 +61,21 @@ public struct ExternalHeader: Sendable, Equatable {
 
 /// Reading header values from the environment and from files, with the checks a value read
 /// from outside needs before it goes into a request.
-public enum ExternalValues {
+package enum ExternalValues {
     /// Why a value cannot be read: names the variable or the file, never what it holds (or,
     /// from the functions below, the phrase that follows the name).
-    public struct Problem: Error, Sendable, Equatable {
-        public let message: String
+    package struct Problem: Error, Sendable, Equatable {
+        package let message: String
     }
 
     /// A token file is small: a larger one is a mistake (a wrong path), not read into memory.
-    public static let maximumFileBytes = 64 << 10
+    package static let maximumFileBytes = 64 << 10
     /// Longer paths are refused before any system call (PATH_MAX).
     static let maximumPathBytes = 4096
 
     /// Replaces the daemon's environment for what runs in a task (tests read variables they
     /// set here, with no `setenv` racing other threads' `getenv`); nil: the process's own.
-    @TaskLocal public static var environmentOverride: [String: String]?
+    @TaskLocal package static var environmentOverride: [String: String]?
 
     /// The variable's bytes, nil when it is not set.
     static func environmentBytes(_ name: String) -> [UInt8]? {
@@ -85,7 +85,7 @@ public enum ExternalValues {
     }
 
     /// Whether `name` can name an environment variable (POSIX leaves the rest to `=` and NUL).
-    public static func isVariableName(_ name: String) -> Bool {
+    package static func isVariableName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 256 && !name.utf8.contains(UInt8(ascii: "=")) && !name.utf8.contains(0)
     }
 
@@ -105,17 +105,21 @@ public enum ExternalValues {
 
     /// `given` as the daemon opens it: `~` and `~/...` are under the home directory; other
     /// paths must be absolute, as the daemon's working directory is not the client's.
-    public static func expandedPath(_ given: String) -> Result<String, Problem> {
+    package static func expandedPath(_ given: String) -> Result<String, Problem> {
         if given.isEmpty { return .failure(Problem(message: "is empty")) }
         if given.utf8.contains(0) { return .failure(Problem(message: "holds a NUL byte")) }
         var path = given
         if given == "~" || given.hasPrefix("~/") {
-            guard let home = homeDirectory() else { return .failure(Problem(message: "starts with ~, but the daemon has no home directory (HOME is not set)")) }
+            guard let home = homeDirectory() else {
+                return .failure(Problem(message: "starts with ~, but the daemon has no home directory (HOME is not set)"))
+            }
             path = home + given.dropFirst()
         } else if given.hasPrefix("~") {
             return .failure(Problem(message: "starts with ~name, which is not expanded: write the path in full, or from ~/"))
         } else if !given.hasPrefix("/") {
-            return .failure(Problem(message: "is relative: write an absolute path, or one from ~/ (the daemon's working directory is not the client's)"))
+            return .failure(
+                Problem(message: "is relative: write an absolute path, or one from ~/ (the daemon's working directory is not the client's)")
+            )
         }
         if path.utf8.count > maximumPathBytes { return .failure(Problem(message: "is longer than \(maximumPathBytes) bytes")) }
         return .success(path)
@@ -125,7 +129,9 @@ public enum ExternalValues {
         if let home = environmentBytes("HOME"), !home.isEmpty { return String(decoding: home, as: UTF8.self) }
         var entry = passwd(), result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else { return nil }
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else {
+            return nil
+        }
         let home = String(cString: directory)
         return home.isEmpty ? nil : home
     }
@@ -197,13 +203,16 @@ extension RemoteConfiguration {
         // Basic authorization from `user:password@` in the base URL, as curl sends it: to the
         // base URL's origin only, and not over an Authorization header the source sets.
         if let basic = BasicCredentials(url: baseURL), URLResolution.origin(of: url) == URLResolution.origin(of: baseURL),
-           !headers.contains(where: { $0.name.lowercased() == "authorization" }) {
+            !headers.contains(where: { $0.name.lowercased() == "authorization" })
+        {
             headers.append(("Authorization", "Basic " + basic.token))
             secrets.append(basic.token)
             if !basic.password.isEmpty { secrets.append(basic.password) }
         }
-        return .success(RequestCredentials(headers: headers, secrets: secrets,
-                                           cacheMaterial: externalHeaders.isEmpty ? nil : Self.cacheMaterial(read.map(\.value))))
+        return .success(
+            RequestCredentials(
+                headers: headers, secrets: secrets,
+                cacheMaterial: externalHeaders.isEmpty ? nil : Self.cacheMaterial(read.map(\.value))))
     }
 
     /// An external header as read for one request.

@@ -1,8 +1,8 @@
 import JSONKit
 
 /// Why a remote fetch failed: what `dataSource/failedWithError` carries.
-public struct FetchError: Error, Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct FetchError: Error, Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
         case http, timeout, transport, decode, keyPath, mapping, cancelled, tooLarge
         /// Pagination that would go on forever: a next cursor, URL or offset already used
         /// in this cycle, pages that bring nothing new, or more pages than allowed.
@@ -18,53 +18,53 @@ public struct FetchError: Error, Sendable, Equatable {
     }
 
     /// Where a body stopped being JSON.
-    public struct ParsePosition: Sendable, Equatable {
-        public let line: Int
-        public let column: Int
-        public let position: Int
+    package struct ParsePosition: Sendable, Equatable {
+        package let line: Int
+        package let column: Int
+        package let position: Int
     }
 
     /// Which object of the list did not fit the mapping, and where.
-    public struct MappingProblem: Sendable, Equatable {
-        public let index: Int
-        public let issue: ObjectMapping.Issue
+    package struct MappingProblem: Sendable, Equatable {
+        package let index: Int
+        package let issue: ObjectMapping.Issue
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
     /// The request's URL without credentials, when there was one.
-    public var url: String?
+    package var url: String?
     /// The HTTP status, when a response arrived.
-    public var status: Int?
+    package var status: Int?
     /// Kind-specific detail.
-    public var keyPath: String?
-    public var mapping: MappingProblem?
-    public var parsePosition: ParsePosition?
-    public var maxDepth: Int?
-    public var maxBodyBytes: Int?
+    package var keyPath: String?
+    package var mapping: MappingProblem?
+    package var parsePosition: ParsePosition?
+    package var maxDepth: Int?
+    package var maxBodyBytes: Int?
     /// The URL that answered, after redirects (without credentials), when it differs from `url`.
-    public var finalURL: String?
+    package var finalURL: String?
     /// The server's own error text, from the first of the fields common APIs put it in
     /// (`ResponseDecoding.serverMessage`).
-    public var serverMessage: String?
+    package var serverMessage: String?
     /// The start of a failed response's body, as text (bounded; secret values removed).
-    public var body: String?
+    package var body: String?
     /// From a 429 or 503 response's `Retry-After`, or a rate-limited response's reset.
-    public var retryAfterSeconds: Double?
+    package var retryAfterSeconds: Double?
     /// `loop`: what repeated (`"cursor"`, `"url"`, `"offset"`, `"page"`, `"noNewObjects"`,
     /// `"maxPages"`), and the page count.
-    public var loopReason: String?
-    public var pagesLoaded: Int?
+    package var loopReason: String?
+    package var pagesLoaded: Int?
 
     // MARK: Rate limits (issue 28)
 
     /// (http) A `429`, or a `403` whose headers say the rate limit is exhausted (or that ask to
     /// retry later): `retryAfterSeconds` then says when the limit resets.
-    public var rateLimited = false
+    package var rateLimited = false
     /// What the response's headers said of the rate limit (any status); `describeSource` shows it.
-    public var rateLimit: RateLimitStatus?
+    package var rateLimit: RateLimitStatus?
 
-    public init(kind: Kind, message: String, url: String? = nil, status: Int? = nil) {
+    package init(kind: Kind, message: String, url: String? = nil, status: Int? = nil) {
         self.kind = kind
         self.message = message
         self.url = url

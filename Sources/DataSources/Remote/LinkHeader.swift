@@ -2,22 +2,22 @@
 /// <...>; rel="last"`. Several links in one value, several values (headers) in order,
 /// quoted parameters with escapes, `rel` with several space-separated types, relative URIs
 /// (resolved by the caller against the request's URL).
-public enum LinkHeader {
-    public struct Link: Sendable, Equatable {
-        public let target: String
+package enum LinkHeader {
+    package struct Link: Sendable, Equatable {
+        package let target: String
         /// Relation types, lower-cased.
-        public let relations: [String]
+        package let relations: [String]
         /// Other parameters, names lower-cased, values unquoted.
-        public let parameters: [String: String]
+        package let parameters: [String: String]
     }
 
     /// Every link in the values, in order; malformed parts are skipped, never trusted.
-    public static func parse(_ values: [String]) -> [Link] {
+    package static func parse(_ values: [String]) -> [Link] {
         values.flatMap { parse(Array($0.utf8)) }
     }
 
     /// The target of the first link with relation `relation`, if any.
-    public static func target(_ relation: String, in values: [String]) -> String? {
+    package static func target(_ relation: String, in values: [String]) -> String? {
         let wanted = relation.lowercased()
         return parse(values).first { $0.relations.contains(wanted) }?.target
     }

@@ -14,17 +14,17 @@ import JSONKit
 /// As in the original: a field is read at its key path, else at the literal key of its own
 /// name; a missing or null value drops the field (unless a default is given); only the
 /// mapped fields are kept; elements that are not objects pass through unmapped.
-public struct ObjectMapping: Sendable {
-    public enum FieldType: String, Sendable, CaseIterable {
+package struct ObjectMapping: Sendable {
+    package enum FieldType: String, Sendable, CaseIterable {
         case any, string, number, integer, boolean, date, url, object, array
     }
 
     /// How one field is read and checked.
-    public indirect enum FieldSpec: Sendable {
+    package indirect enum FieldSpec: Sendable {
         case field(keyPath: JSONKeyPath?, type: FieldType, defaultValue: JSON?, nested: ObjectMapping?, items: FieldSpec?)
     }
 
-    public let fields: [(name: String, spec: FieldSpec)]
+    package let fields: [(name: String, spec: FieldSpec)]
     /// `fields` as mapping reads them, unpacked once: taking an indirect enum's payload apart
     /// for every object of every page copies (and counts references to) each of its parts.
     private let readers: [FieldReader]
@@ -32,7 +32,7 @@ public struct ObjectMapping: Sendable {
     /// read wins, at the first name's place), not written member by member.
     private let repeatsAName: Bool
 
-    public init(fields: [(name: String, spec: FieldSpec)]) {
+    package init(fields: [(name: String, spec: FieldSpec)]) {
         self.fields = fields
         readers = fields.map { FieldReader(name: $0.name, spec: $0.spec) }
         repeatsAName = Set(fields.map(\.name)).count != fields.count
@@ -70,13 +70,13 @@ public struct ObjectMapping: Sendable {
     }
 
     /// One value that did not fit its declared type.
-    public struct Issue: Error, Sendable, Equatable {
+    package struct Issue: Error, Sendable, Equatable {
         /// Where in the object: `author.name`, `tags[2]`.
-        public let field: String
-        public let expected: String
-        public let got: String
+        package let field: String
+        package let expected: String
+        package let got: String
 
-        public init(field: String, expected: String, got: String) {
+        package init(field: String, expected: String, got: String) {
             self.field = field
             self.expected = expected
             self.got = got
@@ -84,14 +84,14 @@ public struct ObjectMapping: Sendable {
     }
 
     /// Maps one element. Non-objects pass through unmapped, as in the original.
-    public func map(_ element: JSON) -> Result<JSON, Issue> {
+    package func map(_ element: JSON) -> Result<JSON, Issue> {
         var writer = PackedObjectWriter()
         return map(element.cursor, writer: &writer)
     }
 
     /// Maps one element read in place, the object written by `writer` (one writer serves a
     /// whole page). Mapped objects are kept as rows: packed.
-    public func map(_ element: JSON.Cursor, writer: inout PackedObjectWriter) -> Result<JSON, Issue> {
+    package func map(_ element: JSON.Cursor, writer: inout PackedObjectWriter) -> Result<JSON, Issue> {
         guard element.isObject else { return .success(element.value) }
         // Read through borrowed cursors, with no reference counted per field read: `element`
         // keeps the whole value alive until the object is written.
@@ -146,7 +146,9 @@ public struct ObjectMapping: Sendable {
     /// Calls `body` with each output field, in the mapping's order: read, checked, converted
     /// where the type asks, or defaulted; a missing field without a default is left out.
     @inline(__always)
-    private func forEachField(of object: JSON.BorrowedCursor, path: () -> FieldPath?, _ body: (JSON.MemberName, FieldValue) -> Void) throws(Issue) {
+    private func forEachField(
+        of object: JSON.BorrowedCursor, path: () -> FieldPath?, _ body: (JSON.MemberName, FieldValue) -> Void
+    ) throws(Issue) {
         for field in readers {
             guard let present = Self.read(field.name, keyPath: field.keyPath, in: object) else {
                 if let defaultValue = field.defaultValue { body(field.name, .made(defaultValue)) }
@@ -238,8 +240,13 @@ public struct ObjectMapping: Sendable {
             // Checked in place; made anew only when an element is null (dropped) or converted.
             var unchanged = true
             try value.forEachElement { (index, element) throws(Issue) in
-                if element.isNull { unchanged = false; return }
-                if case .converted = try convert(element, check: items, path: { .element(parent: path(), index: index) }) { unchanged = false }
+                if element.isNull {
+                    unchanged = false
+                    return
+                }
+                if case .converted = try convert(element, check: items, path: { .element(parent: path(), index: index) }) {
+                    unchanged = false
+                }
             }
             if unchanged { return .unchanged }
             var mapped: [JSON] = []
@@ -273,12 +280,14 @@ enum ISO8601 {
             return value
         }
         guard let _ = digits(0..<4), bytes.count >= 10, bytes[4] == 45, bytes[7] == 45,
-              let month = digits(5..<7), (1...12).contains(month),
-              let day = digits(8..<10), (1...31).contains(day) else { return false }
+            let month = digits(5..<7), (1...12).contains(month),
+            let day = digits(8..<10), (1...31).contains(day)
+        else { return false }
         if bytes.count == 10 { return true }
         guard bytes[10] == 84 || bytes[10] == 116 || bytes[10] == 32, bytes.count >= 16,
-              let hour = digits(11..<13), hour <= 23, bytes[13] == 58,
-              let minute = digits(14..<16), minute <= 59 else { return false }
+            let hour = digits(11..<13), hour <= 23, bytes[13] == 58,
+            let minute = digits(14..<16), minute <= 59
+        else { return false }
         var index = 16
         if index < bytes.count, bytes[index] == 58 {
             guard let second = digits(index + 1..<index + 3), second <= 60 else { return false }
@@ -292,7 +301,9 @@ enum ISO8601 {
         }
         if index == bytes.count { return true }
         if bytes[index] == 90 || bytes[index] == 122 { return index + 1 == bytes.count }
-        guard bytes[index] == 43 || bytes[index] == 45, let offsetHour = digits(index + 1..<index + 3), offsetHour <= 23 else { return false }
+        guard bytes[index] == 43 || bytes[index] == 45, let offsetHour = digits(index + 1..<index + 3), offsetHour <= 23 else {
+            return false
+        }
         index += 3
         if index == bytes.count { return true }
         if bytes[index] == 58 { index += 1 }
@@ -311,6 +322,7 @@ enum URLSyntax {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
         let scheme = text[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
-        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) } && text.index(after: colon) < text.endIndex
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+            && text.index(after: colon) < text.endIndex
     }
 }

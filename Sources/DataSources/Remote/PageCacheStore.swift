@@ -6,7 +6,7 @@
 /// writes may land later, in the order made, and a read always sees the writes made before it.
 /// A store that has failed (a read-only file, a full disk) answers reads with nil and drops
 /// writes: a cache problem is never an error for a client.
-public protocol PageCacheStore: AnyObject {
+package protocol PageCacheStore: AnyObject {
     /// The entry stored under `key`, or nil. Marks it as used (least recently used go first).
     func read(_ key: PageCacheKey) -> StoredPages?
     /// Replaces the entry under `key` with `payload` (made on the store's own thread: it is
@@ -26,18 +26,18 @@ public protocol PageCacheStore: AnyObject {
 
 extension PageCacheStore {
     /// A store that holds no files only has writes to finish.
-    public func close() { flush() }
+    package func close() { flush() }
 }
 
 /// Names a cache entry.
-public struct PageCacheKey: Sendable, Hashable {
+package struct PageCacheKey: Sendable, Hashable {
     /// Everything that changes what the server returns, secret header values included: the
     /// store keeps only a hash of it (SHA-256), never the text.
-    public let material: String
+    package let material: String
     /// A name for people (the first page's URL without credentials), stored beside the hash.
-    public let label: String
+    package let label: String
 
-    public init(material: String, label: String) {
+    package init(material: String, label: String) {
         self.material = material
         self.label = label
     }
@@ -45,11 +45,11 @@ public struct PageCacheKey: Sendable, Hashable {
 
 /// An entry as stored: its bytes (`CachedPages.encoded()`), and when the server last gave
 /// or confirmed them (seconds since 1970).
-public struct StoredPages: Sendable {
-    public let payload: [UInt8]
-    public let storedAt: Double
+package struct StoredPages: Sendable {
+    package let payload: [UInt8]
+    package let storedAt: Double
 
-    public init(payload: [UInt8], storedAt: Double) {
+    package init(payload: [UInt8], storedAt: Double) {
         self.payload = payload
         self.storedAt = storedAt
     }

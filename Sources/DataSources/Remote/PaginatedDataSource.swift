@@ -13,8 +13,8 @@ import JSONKit
 /// A paging run (from the first page on) never requests forever: a next request already
 /// made in the run, pages that bring no new object, or more pages than allowed end it with
 /// a `loop` failure, keeping the rows.
-public final class PaginatedDataSource: RemoteCollection {
-    public let paginator: PaginatorConfiguration
+package final class PaginatedDataSource: RemoteCollection {
+    package let paginator: PaginatorConfiguration
 
     /// One page's request.
     enum PageRequest: Equatable, Sendable {
@@ -60,11 +60,13 @@ public final class PaginatedDataSource: RemoteCollection {
     }
     private var loadedPages: [LoadedPage] = []
 
-    public override var kind: String { "paginated" }
+    package override var kind: String { "paginated" }
     override var metadataHeader: String? { paginator.metadataHeader }
 
-    public init(name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
-                loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON) {
+    package init(
+        name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
+        loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON
+    ) {
         self.paginator = paginator
         currentPage = paginator.firstPage.addingClamped(-1)
         loadedIdentities = IdentitySet(identity: identity)
@@ -74,7 +76,7 @@ public final class PaginatedDataSource: RemoteCollection {
     /// Loads the first page. A list never loaded shows its persisted pages at once (if any)
     /// and revalidates the first; loaded rows stay while the first page is asked for again,
     /// conditionally when its response gave validators: a `304` keeps every page loaded.
-    public override func fetchData() {
+    package override func fetchData() {
         stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
@@ -90,7 +92,7 @@ public final class PaginatedDataSource: RemoteCollection {
     }
 
     /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
-    public var nextPageRefusal: String? {
+    package var nextPageRefusal: String? {
         if isFetching { return "a fetch is in flight" }
         if !loadedOnce { return "no page is loaded yet: call fetchData first" }
         if !hasMorePages { return "there are no more pages" }
@@ -99,7 +101,7 @@ public final class PaginatedDataSource: RemoteCollection {
 
     /// Loads the next page; false (and nothing happens) while fetching or when none remain.
     @discardableResult
-    public func fetchNextPage() -> Bool {
+    package func fetchNextPage() -> Bool {
         guard nextPageRefusal == nil, let next else { return false }
         stopRefresh()
         emit(.willLoadData)
@@ -110,7 +112,7 @@ public final class PaginatedDataSource: RemoteCollection {
         return true
     }
 
-    public override func willDisplayObject(at indexPath: IndexPath) {
+    package override func willDisplayObject(at indexPath: IndexPath) {
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
         // The client's item is range-checked on the wire; a library caller's may be anything.
@@ -119,7 +121,7 @@ public final class PaginatedDataSource: RemoteCollection {
         fetchNextPage()
     }
 
-    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
+    package override func cancelFetch(reason: CancelReason = .cancelFetch) {
         guard isFetching else { return }
         abandonRequest()
         compose(keptHead: objects.count)
@@ -254,11 +256,14 @@ public final class PaginatedDataSource: RemoteCollection {
             next = nil
             failure = error
         }
-        loadedPages.append(LoadedPage(request: page, validators: Validators(headers: response), kept: kept.count,
-                                      received: received.count, next: next, metadata: metadata))
+        loadedPages.append(
+            LoadedPage(
+                request: page, validators: Validators(headers: response), kept: kept.count,
+                received: received.count, next: next, metadata: metadata))
         if let following = next, failure == nil {
             if requestsMade.contains(Self.token(following)) {
-                failure = loop("the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
+                failure = loop(
+                    "the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
             } else if stalledPages >= paginator.stalledPagesLimit {
                 failure = loop("\(stalledPages) pages in a row brought no new object", reason: "noNewObjects")
             } else if pagesLoaded >= paginator.maximumPages {
@@ -300,8 +305,10 @@ public final class PaginatedDataSource: RemoteCollection {
 
     /// The next page's request, nil when the response says there is none, or why paging
     /// must stop (a next URL that leaves the origin).
-    private func nextPage(after page: PageRequest, response: DecodedResponse, requestURL: String, metadata: PageMetadata,
-                          objectsReceived: Int) -> Result<PageRequest?, FetchError> {
+    private func nextPage(
+        after page: PageRequest, response: DecodedResponse, requestURL: String, metadata: PageMetadata,
+        objectsReceived: Int
+    ) -> Result<PageRequest?, FetchError> {
         if response.objects.isEmpty { return .success(nil) }
         if let total = metadata.numberOfTotalResults, objectsReceived >= total { return .success(nil) }
         let document = response.document
@@ -313,8 +320,11 @@ public final class PaginatedDataSource: RemoteCollection {
             case .page(let current): number = current
             default: number = paginator.firstPage
             }
-            guard metadata.hasMorePages(after: number, firstPage: paginator.firstPage, received: response.objects.count,
-                                        loaded: objectsReceived) else { return .success(nil) }
+            guard
+                metadata.hasMorePages(
+                    after: number, firstPage: paginator.firstPage, received: response.objects.count,
+                    loaded: objectsReceived)
+            else { return .success(nil) }
             let (following, overflow) = number.addingReportingOverflow(1)
             return .success(overflow ? nil : .page(following))
         case .offset(_, _, let nextOffsetPath):
@@ -328,10 +338,14 @@ public final class PaginatedDataSource: RemoteCollection {
         case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath):
             if flag(hasMorePath) == false { return .success(nil) }
             if let fromLastObject {
-                guard let last = response.objects.last?.value(at: fromLastObject), let cursor = Self.cursorText(last) else { return .success(nil) }
+                guard let last = response.objects.last?.value(at: fromLastObject), let cursor = Self.cursorText(last) else {
+                    return .success(nil)
+                }
                 return .success(.cursor(cursor))
             }
-            guard let cursorPath, let value = document?.value(at: cursorPath), let cursor = Self.cursorText(value) else { return .success(nil) }
+            guard let cursorPath, let value = document?.value(at: cursorPath), let cursor = Self.cursorText(value) else {
+                return .success(nil)
+            }
             return .success(.cursor(cursor))
         case .nextURL(let path, let hasMorePath):
             if flag(hasMorePath) == false { return .success(nil) }
@@ -361,9 +375,11 @@ public final class PaginatedDataSource: RemoteCollection {
     /// not fit. Nil when it may be.
     private func refusal(ofNextURL url: String) -> FetchError? {
         if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != URLResolution.origin(of: configuration.baseURL) {
-            var error = FetchError(kind: .crossOrigin,
-                                   message: "the next page's URL \(URLResolution.redacted(url)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
-                                   url: lastURL)
+            var error = FetchError(
+                kind: .crossOrigin,
+                message:
+                    "the next page's URL \(URLResolution.redacted(url)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
+                url: lastURL)
             error.finalURL = URLResolution.redacted(url)
             return error
         }
@@ -447,8 +463,10 @@ public final class PaginatedDataSource: RemoteCollection {
         var pages: [CachedPages.Page] = []
         var start = 0
         for page in loadedPages {
-            pages.append(CachedPages.Page(request: page.request, validators: page.validators, rows: Array(objects[start..<start + page.kept]),
-                                          received: page.received, next: page.next, metadata: page.metadata))
+            pages.append(
+                CachedPages.Page(
+                    request: page.request, validators: page.validators, rows: Array(objects[start..<start + page.kept]),
+                    received: page.received, next: page.next, metadata: page.metadata))
             start += page.kept
         }
         storeInCache(CachedPages(pages: pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
@@ -463,9 +481,15 @@ public final class PaginatedDataSource: RemoteCollection {
             guard case .url(let url) = request else { return request }
             return .url(URLResolution.withCredentials(of: collectionURL, appliedTo: url))
         }
-        adopt(cached.pages.map { (LoadedPage(request: withConfiguredCredentials($0.request), validators: $0.validators, kept: $0.rows.count,
-                                             received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows) },
-              duplicatesDropped: cached.duplicatesDropped)
+        adopt(
+            cached.pages.map {
+                (
+                    LoadedPage(
+                        request: withConfiguredCredentials($0.request), validators: $0.validators, kept: $0.rows.count,
+                        received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows
+                )
+            },
+            duplicatesDropped: cached.duplicatesDropped)
     }
 
     /// A run this source could have loaded and stored: the first page first, each page's
@@ -501,7 +525,8 @@ public final class PaginatedDataSource: RemoteCollection {
             if let next = page.next, let problem = problem(ofCachedNext: next, after: page) { return "\(field).next \(problem)" }
         }
         if cached.duplicatesDropped > droppedByPages {
-            return "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
+            return
+                "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
         }
         let expectedPage = Self.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count, paginator: paginator)
         if cached.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(cached.currentPage)" }
@@ -524,7 +549,9 @@ public final class PaginatedDataSource: RemoteCollection {
             // With a nextOffsetPath the server chose it; otherwise it is where this page ended.
             guard nextOffsetPath == nil else { return nil }
             let (expected, overflow) = currentOffset(of: page.request).addingReportingOverflow(page.received)
-            if overflow { return "follows offset \(currentOffset(of: page.request)) and \(page.received) objects, past the last offset there can be" }
+            if overflow {
+                return "follows offset \(currentOffset(of: page.request)) and \(page.received) objects, past the last offset there can be"
+            }
             return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
         case (.cursor, .cursor):
             return nil
@@ -574,7 +601,8 @@ public final class PaginatedDataSource: RemoteCollection {
         lastError = nil
         trailingError = nil
         metadata = adopted.last?.metadata ?? PageMetadata()
-        currentPage = adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
+        currentPage =
+            adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
         next = adopted.last?.next
         if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
     }
@@ -585,7 +613,7 @@ public final class PaginatedDataSource: RemoteCollection {
     /// one that loaded it, and, if any page came back different, replaces the rows once at the
     /// end: one `didChange` with the difference. A failed request changes nothing.
     @discardableResult
-    public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
+    package override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
         guard !isFetching, !isRefreshing, loadedOnce, !loadedPages.isEmpty else { return false }
         beginRefresh(completion)
         refreshPage(.first, walked: [], changed: false)
@@ -605,22 +633,35 @@ public final class PaginatedDataSource: RemoteCollection {
                 self.endRefresh(.failed(error))
                 return
             case .success(let response) where response.isNotModified:
-                guard var page = old else { return self.endRefresh(.failed(FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))) }
+                guard var page = old else {
+                    return self.endRefresh(
+                        .failed(
+                            FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))
+                    )
+                }
                 let start = self.loadedPages[..<index].reduce(0) { $0.addingClamped($1.kept) }
                 page.validators = Validators(headers: response, keeping: page.validators)
                 walked.append((page, Array(self.objects[start..<start + page.kept])))
             case .success(let response):
                 let received = walked.reduce(0) { $0.addingClamped($1.page.received) }.addingClamped(response.objects.count)
                 let metadata = self.paginator.metadata(of: response)
-                let following = (try? self.nextPage(after: page, response: response, requestURL: requestURL, metadata: metadata,
-                                                    objectsReceived: received).get()) ?? nil
-                walked.append((LoadedPage(request: page, validators: Validators(headers: response), kept: response.objects.count,
-                                          received: response.objects.count, next: following, metadata: metadata), response.objects))
+                let following =
+                    (try? self.nextPage(
+                        after: page, response: response, requestURL: requestURL, metadata: metadata,
+                        objectsReceived: received
+                    ).get()) ?? nil
+                walked.append(
+                    (
+                        LoadedPage(
+                            request: page, validators: Validators(headers: response), kept: response.objects.count,
+                            received: response.objects.count, next: following, metadata: metadata), response.objects
+                    ))
                 changed = true
             }
             let last = walked[walked.count - 1].page
             if walked.count < self.loadedPages.count, let following = last.next,
-               !walked.contains(where: { $0.page.request == following }) {
+                !walked.contains(where: { $0.page.request == following })
+            {
                 self.refreshPage(following, walked: walked, changed: changed)
             } else {
                 self.finishRefresh(walked, changed: changed)
@@ -643,7 +684,7 @@ public final class PaginatedDataSource: RemoteCollection {
         endRefresh(revision == before ? .unchanged : .changed)
     }
 
-    public override var kindState: SourceDescription.KindState {
+    package override var kindState: SourceDescription.KindState {
         let nextRequest: SourceDescription.NextPage?
         switch next {
         case nil: nextRequest = nil
@@ -653,10 +694,12 @@ public final class PaginatedDataSource: RemoteCollection {
         case .cursor(let cursor): nextRequest = .cursor(cursor)
         case .url(let url): nextRequest = .url(URLResolution.redacted(url))
         }
-        return .paginated(remoteState, SourceDescription.PagingState(
-            paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
-            numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
-            hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
-            duplicatesDropped: duplicatesDropped))
+        return .paginated(
+            remoteState,
+            SourceDescription.PagingState(
+                paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
+                numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
+                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
+                duplicatesDropped: duplicatesDropped))
     }
 }

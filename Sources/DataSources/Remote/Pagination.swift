@@ -5,19 +5,19 @@ import JSONKit
 /// request (a page number, an offset, a cursor from the body, a next URL from the body or the
 /// `Link` header), and the rules every strategy shares (totals, end detection, the loop
 /// guard, duplicates, prefetch, `Retry-After`).
-public struct PaginatorConfiguration: Sendable {
+package struct PaginatorConfiguration: Sendable {
     /// Names in the response metadata (and, unless `requestKeys` says otherwise, in the query).
-    public struct Keys: Sendable {
-        public var pageSize = "page_size"
-        public var currentPage = "page"
-        public var numberOfPages = "number_of_pages"
-        public var numberOfTotalObjects = "total_count"
+    package struct Keys: Sendable {
+        package var pageSize = "page_size"
+        package var currentPage = "page"
+        package var numberOfPages = "number_of_pages"
+        package var numberOfTotalObjects = "total_count"
 
-        public init() {}
+        package init() {}
     }
 
     /// What the next request is made from.
-    public enum Strategy: Sendable {
+    package enum Strategy: Sendable {
         /// `page=N` (Instant Cocoa's only strategy, and the default).
         case pageNumber
         /// `offset=N&limit=M`: N is the number of objects loaded so far, or the value at
@@ -33,7 +33,7 @@ public struct PaginatorConfiguration: Sendable {
         /// The `Link` header's `rel="next"` (RFC 8288), followed as is; the end is its absence.
         case linkHeader
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .pageNumber: "pageNumber"
             case .offset: "offset"
@@ -46,54 +46,56 @@ public struct PaginatorConfiguration: Sendable {
 
     /// What to do with an object whose identity is already loaded (the list shifted
     /// between two requests).
-    public enum DuplicatePolicy: String, Sendable, CaseIterable {
+    package enum DuplicatePolicy: String, Sendable, CaseIterable {
         /// Keep the first, drop the later one and count it (the default).
         case dropLater
         /// Keep both (`indexPathForObject` answers the first).
         case keep
     }
 
-    public var strategy = Strategy.pageNumber
-    public var keys = Keys()
+    package var strategy = Strategy.pageNumber
+    package var keys = Keys()
     /// Query parameter names for the page number and page size.
-    public var pageQueryKey: String
-    public var pageSizeQueryKey: String
+    package var pageQueryKey: String
+    package var pageSizeQueryKey: String
     /// Sent under `pageSizeQueryKey` (the limit key for offsets) when set.
-    public var pageSize: Int?
-    public var firstPage = 1
+    package var pageSize: Int?
+    package var firstPage = 1
     /// Where the metadata sits in the response; nil for the top level.
-    public var metadataKeyPath: JSONKeyPath?
+    package var metadataKeyPath: JSONKeyPath?
     /// Where the total number of objects is: a key path in the body, or a header.
-    public var totalPath: JSONKeyPath?
-    public var totalHeader: String?
+    package var totalPath: JSONKeyPath?
+    package var totalHeader: String?
     /// The loop guard: at most this many pages per cycle, and at most this many consecutive
     /// pages that bring no new object.
-    public var maximumPages = 1000
-    public var stalledPagesLimit = 2
+    package var maximumPages = 1000
+    package var stalledPagesLimit = 2
     /// A page after the first answered 404 ends pagination (Django REST framework's
     /// "Invalid page."), unless false.
-    public var endOnNotFound = true
+    package var endOnNotFound = true
     /// Whether a next URL may leave the origin of `baseURL` (its headers go with it).
-    public var allowCrossOrigin = false
-    public var duplicates = DuplicatePolicy.dropLater
+    package var allowCrossOrigin = false
+    package var duplicates = DuplicatePolicy.dropLater
     /// `willDisplayObjectAtIndexPath` within this many rows of the end loads the next page.
-    public var prefetchDistance = 0
+    package var prefetchDistance = 0
     /// 429/503 with `Retry-After`: retried by the daemon this many times, when the delay is
     /// at most `retryAfterMaximumSeconds`; otherwise reported with `retryAfterSeconds`.
-    public var retryAfterRetries = 0
-    public var retryAfterMaximumSeconds = 60.0
+    package var retryAfterRetries = 0
+    package var retryAfterMaximumSeconds = 60.0
     /// A response header holding the page metadata as JSON (flask-smorest's `X-Pagination`):
     /// every metadata path reads from it instead of the body (`ResponseDecoding.readingMetadata`).
-    public var metadataHeader: String?
+    package var metadataHeader: String?
 
     /// Leaves room to count pages up without overflow (the wire layer enforces it).
-    public static let maximumFirstPage = 1 << 31
-    public static let maximumPageSize = 1 << 31
-    public static let maximumPagesLimit = 1_000_000
-    public static let maximumPrefetchDistance = 1_000_000
+    package static let maximumFirstPage = 1 << 31
+    package static let maximumPageSize = 1 << 31
+    package static let maximumPagesLimit = 1_000_000
+    package static let maximumPrefetchDistance = 1_000_000
 
-    public init(keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
-                firstPage: Int = 1, metadataKeyPath: JSONKeyPath? = nil) {
+    package init(
+        keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
+        firstPage: Int = 1, metadataKeyPath: JSONKeyPath? = nil
+    ) {
         self.keys = keys
         self.pageQueryKey = pageQueryKey ?? keys.currentPage
         self.pageSizeQueryKey = pageSizeQueryKey ?? keys.pageSize
@@ -103,7 +105,7 @@ public struct PaginatorConfiguration: Sendable {
     }
 
     /// The query parameters that ask for `page`.
-    public func queryParameters(forPage page: Int) -> [(name: String, value: String)] {
+    package func queryParameters(forPage page: Int) -> [(name: String, value: String)] {
         var parameters = [(name: pageQueryKey, value: String(page))]
         if let pageSize { parameters.append((pageSizeQueryKey, String(pageSize))) }
         return parameters
@@ -111,7 +113,7 @@ public struct PaginatorConfiguration: Sendable {
 
     /// The page metadata of a response: the metadata keys in its body, and the total from
     /// `totalPath` or `totalHeader` when configured.
-    public func metadata(of response: DecodedResponse) -> PageMetadata {
+    package func metadata(of response: DecodedResponse) -> PageMetadata {
         var metadata = metadata(in: response.document)
         if let totalPath, let value = response.document?.value(at: totalPath) {
             metadata.numberOfTotalResults = Self.count(value) ?? metadata.numberOfTotalResults
@@ -129,25 +131,26 @@ public struct PaginatorConfiguration: Sendable {
     }
 
     /// The page metadata in a response document, where present.
-    public func metadata(in document: JSON?) -> PageMetadata {
+    package func metadata(in document: JSON?) -> PageMetadata {
         guard let document else { return PageMetadata() }
         let container: JSON?
         if let metadataKeyPath { container = document.value(at: metadataKeyPath) } else { container = document }
         /// Counts from the server: a negative one is ignored, as if absent.
         func integer(_ key: String) -> Int? { container?[key].flatMap(Self.count) }
-        return PageMetadata(pageSize: integer(keys.pageSize), currentPage: integer(keys.currentPage),
-                            numberOfPages: integer(keys.numberOfPages), numberOfTotalResults: integer(keys.numberOfTotalObjects))
+        return PageMetadata(
+            pageSize: integer(keys.pageSize), currentPage: integer(keys.currentPage),
+            numberOfPages: integer(keys.numberOfPages), numberOfTotalResults: integer(keys.numberOfTotalObjects))
     }
 }
 
 /// What a response says about where the pagination stands.
-public struct PageMetadata: Sendable, Equatable {
-    public var pageSize: Int?
-    public var currentPage: Int?
-    public var numberOfPages: Int?
-    public var numberOfTotalResults: Int?
+package struct PageMetadata: Sendable, Equatable {
+    package var pageSize: Int?
+    package var currentPage: Int?
+    package var numberOfPages: Int?
+    package var numberOfTotalResults: Int?
 
-    public init(pageSize: Int? = nil, currentPage: Int? = nil, numberOfPages: Int? = nil, numberOfTotalResults: Int? = nil) {
+    package init(pageSize: Int? = nil, currentPage: Int? = nil, numberOfPages: Int? = nil, numberOfTotalResults: Int? = nil) {
         self.pageSize = pageSize
         self.currentPage = currentPage
         self.numberOfPages = numberOfPages
@@ -157,7 +160,7 @@ public struct PageMetadata: Sendable, Equatable {
     /// Whether another page may hold more objects after `page` brought `received` objects
     /// and `loaded` are loaded in all. An empty page ends it (the original's only rule);
     /// so does the metadata, without that wasted request.
-    public func hasMorePages(after page: Int, firstPage: Int, received: Int, loaded: Int) -> Bool {
+    package func hasMorePages(after page: Int, firstPage: Int, received: Int, loaded: Int) -> Bool {
         if received == 0 || page == Int.max { return false }
         if let numberOfPages {
             // Pages from the first to this one, against the count, neither of which may wrap:

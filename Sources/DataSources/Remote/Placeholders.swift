@@ -3,20 +3,20 @@ import JSONKit
 /// Rows that stand for something other than data, rendered by clients like any other
 /// object: `{"$placeholder": "loading"}`, `{"$placeholder": "noResults"}`,
 /// `{"$placeholder": "error", "error": {...}}`.
-public enum Placeholder: String, Sendable, CaseIterable {
+package enum Placeholder: String, Sendable, CaseIterable {
     case loading, noResults, error
 
-    public static let key = "$placeholder"
+    package static let key = "$placeholder"
 
-    public static let loadingRow: JSON = [key: "loading"]
-    public static let noResultsRow: JSON = [key: "noResults"]
+    package static let loadingRow: JSON = [key: "loading"]
+    package static let noResultsRow: JSON = [key: "noResults"]
 
     /// An error row, given the error as the wire shows it.
-    public static func errorRow(_ error: JSON) -> JSON { [key: "error", "error": error] }
+    package static func errorRow(_ error: JSON) -> JSON { [key: "error", "error": error] }
 
     /// The kind of placeholder a row is, or nil for data. Asked of every row of a list that
     /// is sectioned, so the member is read in place.
-    public static func kind(of row: JSON) -> Placeholder? {
+    package static func kind(of row: JSON) -> Placeholder? {
         guard row.isObject else { return nil }
         var kind: Placeholder?
         row.withScalar(at: keyPath) { value in
@@ -32,15 +32,17 @@ public enum Placeholder: String, Sendable, CaseIterable {
 
 /// Which placeholders a remote source stores: the seed's bit values (`2` loading, `4` no
 /// results, `8` errors; default `6`) or the same as an array of names.
-public struct PlaceholderStorageOptions: OptionSet, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct PlaceholderStorageOptions: OptionSet, Sendable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
-    public static let loading = PlaceholderStorageOptions(rawValue: 1 << 1)
-    public static let noResults = PlaceholderStorageOptions(rawValue: 1 << 2)
-    public static let errors = PlaceholderStorageOptions(rawValue: 1 << 3)
-    public static let standard: PlaceholderStorageOptions = [.loading, .noResults]
+    package static let loading = PlaceholderStorageOptions(rawValue: 1 << 1)
+    package static let noResults = PlaceholderStorageOptions(rawValue: 1 << 2)
+    package static let errors = PlaceholderStorageOptions(rawValue: 1 << 3)
+    package static let standard: PlaceholderStorageOptions = [.loading, .noResults]
 
     /// The options by their names on the wire, in the order the wire lists them.
-    public static let names: [(String, PlaceholderStorageOptions)] = [("loading", .loading), ("noResults", .noResults), ("errors", .errors)]
+    package static let names: [(String, PlaceholderStorageOptions)] = [
+        ("loading", .loading), ("noResults", .noResults), ("errors", .errors),
+    ]
 }

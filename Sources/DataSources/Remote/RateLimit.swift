@@ -5,37 +5,38 @@ import Basics
 /// `-Reset`, or its structured `RateLimit` header, in the older dictionary form
 /// (`limit=100, remaining=0, reset=30`) or the newer list form (`"default";r=0;t=30`, the limit
 /// in `RateLimit-Policy: "default";q=100;w=60`).
-public struct RateLimitStatus: Sendable, Equatable {
-    public var limit: Int?
-    public var remaining: Int?
+package struct RateLimitStatus: Sendable, Equatable {
+    package var limit: Int?
+    package var remaining: Int?
     /// When the window resets, in seconds since 1970.
-    public var resetAt: Double?
+    package var resetAt: Double?
 
-    public init(limit: Int? = nil, remaining: Int? = nil, resetAt: Double? = nil) {
+    package init(limit: Int? = nil, remaining: Int? = nil, resetAt: Double? = nil) {
         self.limit = limit
         self.remaining = remaining
         self.resetAt = resetAt
     }
 
     /// The longest wait a reset may ask for (ten years); a later one is ignored as garbage.
-    public static let maximumResetSeconds = 315_360_000.0
+    package static let maximumResetSeconds = 315_360_000.0
     /// An `X-RateLimit-Reset` below this is not a time since 1970 (it would be in 2001) but a
     /// number of seconds from now, as some APIs send it.
     static let earliestEpochReset = 1_000_000_000
 
     /// Seconds from `now` until the reset, whole and at least 0; nil when no reset was given.
-    public func secondsUntilReset(now: Double) -> Double? {
+    package func secondsUntilReset(now: Double) -> Double? {
         resetAt.map { max(0, ($0 - now).rounded(.up)) }
     }
 
     /// The status the headers give, nil when they give none. `now` is when they arrived, in
     /// seconds since 1970. Every number is range-checked: digits only, at most 12 of them.
-    public static func read(from headers: [(name: String, value: String)], now: Double) -> RateLimitStatus? {
+    package static func read(from headers: [(name: String, value: String)], now: Double) -> RateLimitStatus? {
         var legacy = Fields(), draft = Fields(), structured: String?, policy: String?
         for (name, value) in headers {
             // Most headers are not about rate limits: a cheap look before lowercasing.
             guard name.utf8.count >= 9, name.utf8.count <= 21, let first = name.utf8.first,
-                  first | 0x20 == UInt8(ascii: "r") || first | 0x20 == UInt8(ascii: "x") else { continue }
+                first | 0x20 == UInt8(ascii: "r") || first | 0x20 == UInt8(ascii: "x")
+            else { continue }
             switch name.lowercased() {
             case "x-ratelimit-limit": legacy.limit = legacy.limit ?? value
             case "x-ratelimit-remaining": legacy.remaining = legacy.remaining ?? value
@@ -95,15 +96,19 @@ public struct RateLimitStatus: Sendable, Equatable {
         }
         if dictionary.contains(where: { ["limit", "remaining", "reset"].contains($0.0) }) {
             func field(_ key: String) -> Int? { count(dictionary.first { $0.0 == key }?.1) }
-            return RateLimitStatus(limit: field("limit"), remaining: field("remaining"), resetAt: field("reset").flatMap { delta($0, now: now) })
+            return RateLimitStatus(
+                limit: field("limit"), remaining: field("remaining"), resetAt: field("reset").flatMap { delta($0, now: now) })
         }
         let items = members.map(item)
-        guard let chosen = items.min(by: { ($0.parameters["r"].flatMap(count) ?? Int.max) < ($1.parameters["r"].flatMap(count) ?? Int.max) }) else {
+        guard
+            let chosen = items.min(by: { ($0.parameters["r"].flatMap(count) ?? Int.max) < ($1.parameters["r"].flatMap(count) ?? Int.max) })
+        else {
             return RateLimitStatus()
         }
         let quota = policy.flatMap { text in split(text, on: ",").map(item).first { $0.name == chosen.name }?.parameters["q"] }
-        return RateLimitStatus(limit: count(quota), remaining: count(chosen.parameters["r"]),
-                               resetAt: count(chosen.parameters["t"]).flatMap { delta($0, now: now) })
+        return RateLimitStatus(
+            limit: count(quota), remaining: count(chosen.parameters["r"]),
+            resetAt: count(chosen.parameters["t"]).flatMap { delta($0, now: now) })
     }
 
     /// `"name";key=value;key=value` (RFC 8941 item with parameters), the name unquoted.

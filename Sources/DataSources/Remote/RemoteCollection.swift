@@ -3,9 +3,9 @@ import JSONKit
 /// What remote and paginated sources share: Instant Cocoa's collection fetcher. One
 /// request at a time; each carries a generation number, and a completion whose
 /// generation is no longer current (cancelled or superseded) is dropped unseen.
-public class RemoteCollection: DataSource {
+package class RemoteCollection: DataSource {
     /// Changed in place only by `update(to:cacheKey:keepRows:)` (its query, path and headers).
-    public private(set) var configuration: RemoteConfiguration
+    package private(set) var configuration: RemoteConfiguration
     private let loader: RemoteLoading
     private var inFlight: FetchHandle?
     private var generation = 0
@@ -17,8 +17,10 @@ public class RemoteCollection: DataSource {
     /// with the error as the wire shows it (the daemon supplies the encoding).
     private let errorRow: (FetchError) -> JSON
 
-    init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
-         errorRow: @escaping (FetchError) -> JSON) {
+    init(
+        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
+        errorRow: @escaping (FetchError) -> JSON
+    ) {
         self.configuration = configuration
         self.loader = loader
         self.errorRow = errorRow
@@ -65,8 +67,10 @@ public class RemoteCollection: DataSource {
     ///
     /// Header values from the environment or files are read here, for this request: one that
     /// cannot be read fails it at once (kind `transport`), before anything is sent.
-    func request(_ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0, validators: Validators? = nil,
-                 completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) {
+    func request(
+        _ target: RequestTarget = .collection(query: []), delaySeconds: Double = 0, validators: Validators? = nil,
+        completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
+    ) {
         generation &+= 1
         let current = generation
         let url = url(of: target)
@@ -82,33 +86,39 @@ public class RemoteCollection: DataSource {
             return
         }
         let conditional = validators.map { !$0.isEmpty } ?? false
-        var request = RemoteRequest(url: url, headers: credentials.headers + (validators?.conditionalHeaders ?? []),
-                                    timeoutSeconds: configuration.timeoutSeconds,
-                                    maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
+        var request = RemoteRequest(
+            url: url, headers: credentials.headers + (validators?.conditionalHeaders ?? []),
+            timeoutSeconds: configuration.timeoutSeconds,
+            maximumBodySize: configuration.maximumBodySize, delaySeconds: delaySeconds)
         request.tls = configuration.tls
         request.compression = configuration.compression
         request.proxy = configuration.proxy
         request.secretValues = credentials.secrets
         let configuration = self.configuration
         let secrets = credentials.secrets, metadataHeader = self.metadataHeader
-        inFlight = loader.load(request, decode: { response in
-            let decoded = ResponseDecoding.decode(response, configuration: configuration, url: redactedURL, conditional: conditional,
-                                                  secrets: secrets)
-            guard let metadataHeader else { return decoded }
-            return decoded.flatMap {
-                ResponseDecoding.readingMetadata(fromHeader: metadataHeader, of: $0, maximumDepth: configuration.maximumDepth, url: redactedURL)
-            }
-        }, completion: { [weak self] result in
-            guard let self, self.generation == current else { return }
-            self.inFlight = nil
-            // What this response is stored under: the values its request was sent with.
-            self.responseCredentials = credentials.cacheMaterial
-            switch result {
-            case .success(let response): self.rateLimit = response.rateLimit ?? self.rateLimit
-            case .failure(let error): self.rateLimit = error.rateLimit ?? self.rateLimit
-            }
-            completion(result)
-        })
+        inFlight = loader.load(
+            request,
+            decode: { response in
+                let decoded = ResponseDecoding.decode(
+                    response, configuration: configuration, url: redactedURL, conditional: conditional,
+                    secrets: secrets)
+                guard let metadataHeader else { return decoded }
+                return decoded.flatMap {
+                    ResponseDecoding.readingMetadata(
+                        fromHeader: metadataHeader, of: $0, maximumDepth: configuration.maximumDepth, url: redactedURL)
+                }
+            },
+            completion: { [weak self] result in
+                guard let self, self.generation == current else { return }
+                self.inFlight = nil
+                // What this response is stored under: the values its request was sent with.
+                self.responseCredentials = credentials.cacheMaterial
+                switch result {
+                case .success(let response): self.rateLimit = response.rateLimit ?? self.rateLimit
+                case .failure(let error): self.rateLimit = error.rateLimit ?? self.rateLimit
+                }
+                completion(result)
+            })
     }
 
     /// A response header holding the page metadata as JSON (paginated sources).
@@ -133,10 +143,12 @@ public class RemoteCollection: DataSource {
     func errorRow(for error: FetchError) -> JSON { errorRow(error) }
 
     var remoteState: SourceDescription.RemoteState {
-        SourceDescription.RemoteState(configuration: configuration, lastURL: lastURL, lastError: lastError,
-                                      cache: SourceDescription.CacheState(settings: configuration.cache, isAvailable: isCacheAvailable,
-                                                                          isStale: isStale, cachedAt: cachedAt),
-                                      refresh: refreshSchedule, rateLimit: rateLimit)
+        SourceDescription.RemoteState(
+            configuration: configuration, lastURL: lastURL, lastError: lastError,
+            cache: SourceDescription.CacheState(
+                settings: configuration.cache, isAvailable: isCacheAvailable,
+                isStale: isStale, cachedAt: cachedAt),
+            refresh: refreshSchedule, rateLimit: rateLimit)
     }
 
     // MARK: A new query (updateSource)
@@ -147,7 +159,7 @@ public class RemoteCollection: DataSource {
     /// (from its page in the persisted cache first, when there is one: `cacheKey` names it).
     /// With `keepRows` the rows shown stay, marked stale, until the new query's first page
     /// replaces them in one change set; without, they go at once.
-    public func update(to configuration: RemoteConfiguration, cacheKey: PageCacheKey?, keepRows: Bool) {
+    package func update(to configuration: RemoteConfiguration, cacheKey: PageCacheKey?, keepRows: Bool) {
         stopRefresh()
         if isFetching { cancelFetch(reason: .updateSource) }
         self.configuration = configuration
@@ -170,7 +182,7 @@ public class RemoteCollection: DataSource {
     func startNewQuery(keepingRows: Bool) {}
 
     /// Whether a fetch has asked the server for anything yet.
-    public var hasRequested: Bool { lastURL != nil }
+    package var hasRequested: Bool { lastURL != nil }
 
     /// Whether the rows shown are the previous query's, kept by `updateSource` until the new
     /// one's first page: stale, and not from the persisted cache.
@@ -184,7 +196,7 @@ public class RemoteCollection: DataSource {
 
     /// Keeps this source's pages in `store` under `key`, when its configuration opts in.
     /// `warn` hears of each entry dropped as unusable (damaged, edited, another format).
-    public func attachCache(_ store: PageCacheStore, key: PageCacheKey, warn: @escaping (String) -> Void = { _ in }) {
+    package func attachCache(_ store: PageCacheStore, key: PageCacheKey, warn: @escaping (String) -> Void = { _ in }) {
         guard configuration.cache.enabled else { return }
         pageCache = (store, key)
         cacheWarning = warn
@@ -205,9 +217,9 @@ public class RemoteCollection: DataSource {
 
     /// True while the rows shown came from the persisted cache and no response has confirmed
     /// or replaced them yet.
-    public private(set) var isStale = false
+    package private(set) var isStale = false
     /// When the cached rows shown were stored or last confirmed (seconds since 1970), while stale.
-    public private(set) var cachedAt: Double?
+    package private(set) var cachedAt: Double?
 
     /// The cached entry, unless there is none or it is older than `maxAgeSeconds`. An entry
     /// that is not one this source could have written (damaged, edited, another format:
@@ -224,7 +236,9 @@ public class RemoteCollection: DataSource {
         if !stored.storedAt.isFinite || stored.storedAt < 0 {
             problem = "its time stored is \(stored.storedAt), not a time since 1970"
         } else {
-            if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge { return nil }
+            if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge {
+                return nil
+            }
             switch CachedPages.decode(stored.payload, limits: CachedPages.Limits(configuration)) {
             case .success(let pages):
                 guard let found = cacheProblem(in: pages) else { return (pages, stored.storedAt) }
@@ -288,16 +302,16 @@ public class RemoteCollection: DataSource {
 
     /// A live list's schedule, kept here for `describeSource` by whoever runs the refreshes
     /// (the daemon); nil: not live.
-    public var refreshSchedule: RefreshSchedule?
+    package var refreshSchedule: RefreshSchedule?
 
     /// Whether a refresh's requests are in flight.
-    public var isRefreshing: Bool { refreshCompletion != nil }
+    package var isRefreshing: Bool { refreshCompletion != nil }
 
     /// Revalidates the loaded rows without a load cycle: `completion` says whether anything
     /// changed (the changes went out as `didChange`s). Refused (false) while a load or a
     /// refresh is in flight, or before anything was loaded.
     @discardableResult
-    public func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool { false }
+    package func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool { false }
 
     func beginRefresh(_ completion: @escaping (RefreshOutcome) -> Void) {
         refreshCompletion = completion
@@ -310,7 +324,7 @@ public class RemoteCollection: DataSource {
     }
 
     /// A load the client asked for goes first: a refresh in flight is dropped.
-    public func stopRefresh() {
+    package func stopRefresh() {
         guard isRefreshing else { return }
         abandonRequest()
         endRefresh(.superseded)
@@ -318,20 +332,20 @@ public class RemoteCollection: DataSource {
 }
 
 /// When a live list refreshes next, and how the last refreshes went.
-public struct RefreshSchedule: Sendable {
-    public var intervalSeconds: Double
+package struct RefreshSchedule: Sendable {
+    package var intervalSeconds: Double
     /// Seconds since 1970.
-    public var nextRefreshAt: Double?
-    public var consecutiveFailures = 0
-    public var lastError: FetchError?
+    package var nextRefreshAt: Double?
+    package var consecutiveFailures = 0
+    package var lastError: FetchError?
 
-    public init(intervalSeconds: Double) {
+    package init(intervalSeconds: Double) {
         self.intervalSeconds = intervalSeconds
     }
 }
 
 /// How a refresh ended.
-public enum RefreshOutcome: Sendable {
+package enum RefreshOutcome: Sendable {
     /// Every page was confirmed (`304`) or came back the same: nothing was sent.
     case unchanged
     /// The rows changed; the `didChange`s are out.
@@ -350,8 +364,8 @@ public enum RefreshOutcome: Sendable {
 /// or the no-results placeholder (if stored) when there are none; a `304` keeps them. On
 /// failure or cancellation the objects loaded before come back; with none, the error
 /// placeholder (if stored, and not for a cancellation).
-public final class RemoteDataSource: RemoteCollection {
-    public override var kind: String { "remote" }
+package final class RemoteDataSource: RemoteCollection {
+    package override var kind: String { "remote" }
     /// The validators of the response the rows came from.
     private var validators: Validators?
     private var loadedOnce = false
@@ -360,14 +374,16 @@ public final class RemoteDataSource: RemoteCollection {
     /// The values read from the environment or files that entry is stored under.
     private var rowsCachedWith: String?
 
-    public override init(name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
-                         errorRow: @escaping (FetchError) -> JSON) {
+    package override init(
+        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
+        errorRow: @escaping (FetchError) -> JSON
+    ) {
         super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
     }
 
-    public override var kindState: SourceDescription.KindState { .remote(remoteState) }
+    package override var kindState: SourceDescription.KindState { .remote(remoteState) }
 
-    public override func fetchData() {
+    package override func fetchData() {
         stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
@@ -396,7 +412,7 @@ public final class RemoteDataSource: RemoteCollection {
         }
     }
 
-    public override func cancelFetch(reason: CancelReason = .cancelFetch) {
+    package override func cancelFetch(reason: CancelReason = .cancelFetch) {
         guard isFetching else { return }
         abandonRequest()
         setRows(objects)
@@ -404,7 +420,7 @@ public final class RemoteDataSource: RemoteCollection {
     }
 
     @discardableResult
-    public override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
+    package override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
         guard !isFetching, !isRefreshing, loadedOnce else { return false }
         beginRefresh(completion)
         request(validators: validators) { [weak self] result in
@@ -469,9 +485,14 @@ public final class RemoteDataSource: RemoteCollection {
         } else {
             cacheHoldsRows = true
             rowsCachedWith = responseCredentials
-            storeInCache(CachedPages(pages: [CachedPages.Page(request: .first, validators: validators ?? Validators(), rows: objects,
-                                                              received: objects.count, next: nil, metadata: PageMetadata())],
-                                     currentPage: 1, duplicatesDropped: 0))
+            storeInCache(
+                CachedPages(
+                    pages: [
+                        CachedPages.Page(
+                            request: .first, validators: validators ?? Validators(), rows: objects,
+                            received: objects.count, next: nil, metadata: PageMetadata())
+                    ],
+                    currentPage: 1, duplicatesDropped: 0))
         }
     }
 }

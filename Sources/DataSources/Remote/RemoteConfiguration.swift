@@ -4,60 +4,62 @@ import JSONKit
 /// The collection fetcher's settings, shared by remote and paginated sources (Instant
 /// Cocoa's `ICCollectionFetcher` and `ICRemoteConfiguration`). Decoded and range-checked
 /// by the daemon's wire layer; the limits below are the ones it enforces.
-public struct RemoteConfiguration: Sendable {
-    public var baseURL: String
+package struct RemoteConfiguration: Sendable {
+    package var baseURL: String
     /// Sent with every request; `Accept: application/json` unless overridden here.
-    public var headers: [(name: String, value: String)]
-    public var timeoutSeconds: Double
-    public var apiPath: String
+    package var headers: [(name: String, value: String)]
+    package var timeoutSeconds: Double
+    package var apiPath: String
     /// Stringified: numbers as JSON writes them, booleans as `true`/`false`.
-    public var queryParameters: [(name: String, value: String)]
+    package var queryParameters: [(name: String, value: String)]
     /// Dot path to the array in the response; nil for the response itself.
-    public var keyPath: JSONKeyPath?
-    public var mapping: ObjectMapping?
-    public var placeholders: PlaceholderStorageOptions
-    public var maximumBodySize: Int
+    package var keyPath: JSONKeyPath?
+    package var mapping: ObjectMapping?
+    package var placeholders: PlaceholderStorageOptions
+    package var maximumBodySize: Int
     /// Deepest nesting of arrays and objects accepted in a response.
-    public var maximumDepth: Int
+    package var maximumDepth: Int
     /// Whether loaded pages are kept in the daemon's persisted cache.
-    public var cache = CacheSettings()
+    package var cache = CacheSettings()
     /// A live list: the loaded pages are revalidated this often; nil: only when asked.
-    public var refreshIntervalSeconds: Double?
+    package var refreshIntervalSeconds: Double?
 
     // TLS (issue 28): trust and client certificates for HTTPS.
     /// `remoteConfiguration.tls`; nil: the system's trust (or `SSL_CERT_FILE`'s), no client certificate.
-    public var tls: TLSFiles?
+    package var tls: TLSFiles?
 
     // MARK: Networks: compression and proxy
 
     /// `compression`: whether requests send `Accept-Encoding: gzip, deflate`. A gzip or
     /// deflate body is decoded either way.
-    public var compression = true
+    package var compression = true
     /// `proxy`: which proxy requests go through.
-    public var proxy: ProxySetting = .environment
+    package var proxy: ProxySetting = .environment
 
     // MARK: Credentials from outside the configuration (issue 28)
 
     /// Headers whose values are read from the environment or a file when each request is
     /// made (Credentials.swift); sent after `headers`.
-    public var externalHeaders: [ExternalHeader] = []
+    package var externalHeaders: [ExternalHeader] = []
 
-    public static let defaultTimeoutSeconds = 120.0
+    package static let defaultTimeoutSeconds = 120.0
     /// A day: longer waits are mistakes, and the HTTP layer counts nanoseconds in 64 bits.
-    public static let maximumTimeoutSeconds = 86_400.0
-    public static let defaultMaximumBodySize = 32 << 20
+    package static let maximumTimeoutSeconds = 86_400.0
+    package static let defaultMaximumBodySize = 32 << 20
     /// 1 GiB: the body is held in memory whole.
-    public static let maximumBodySizeLimit = 1 << 30
-    public static let defaultMaximumDepth = 64
+    package static let maximumBodySizeLimit = 1 << 30
+    package static let defaultMaximumDepth = 64
     /// jansson itself stops at 2048 levels.
-    public static let maximumDepthLimit = 2048
+    package static let maximumDepthLimit = 2048
     /// The shortest refresh interval: a live list is not a busy loop.
-    public static let minimumRefreshIntervalSeconds = 1.0
+    package static let minimumRefreshIntervalSeconds = 1.0
 
-    public init(baseURL: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = defaultTimeoutSeconds,
-                apiPath: String, queryParameters: [(name: String, value: String)] = [], keyPath: JSONKeyPath? = nil,
-                mapping: ObjectMapping? = nil, placeholders: PlaceholderStorageOptions = .standard,
-                maximumBodySize: Int = defaultMaximumBodySize, maximumDepth: Int = defaultMaximumDepth) {
+    package init(
+        baseURL: String, headers: [(name: String, value: String)] = [], timeoutSeconds: Double = defaultTimeoutSeconds,
+        apiPath: String, queryParameters: [(name: String, value: String)] = [], keyPath: JSONKeyPath? = nil,
+        mapping: ObjectMapping? = nil, placeholders: PlaceholderStorageOptions = .standard,
+        maximumBodySize: Int = defaultMaximumBodySize, maximumDepth: Int = defaultMaximumDepth
+    ) {
         self.baseURL = baseURL
         self.headers = headers
         if !headers.contains(header: "accept") {
@@ -75,7 +77,7 @@ public struct RemoteConfiguration: Sendable {
 
     /// Values that must never appear in an error: secret header values and the password
     /// of the base URL.
-    public var secretValues: [String] {
+    package var secretValues: [String] {
         var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
         if let password = URLResolution.password(in: baseURL) { values.append(password) }
         if case .url(let url) = proxy, let password = URLResolution.password(in: url) { values.append(password) }
@@ -87,7 +89,7 @@ public struct RemoteConfiguration: Sendable {
     }
 
     /// Header values that must never reach logs, errors or `describeSource`.
-    public static func isSecretHeader(_ name: String) -> Bool {
+    package static func isSecretHeader(_ name: String) -> Bool {
         let lower = name.lowercased()
         return ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(lower)
             || ["token", "secret", "api-key", "apikey", "password", "session"].contains { lower.contains($0) }
@@ -95,7 +97,7 @@ public struct RemoteConfiguration: Sendable {
 }
 
 /// `remoteConfiguration.proxy`.
-public enum ProxySetting: Sendable, Equatable {
+package enum ProxySetting: Sendable, Equatable {
     /// Absent: the one the daemon's environment names (`HTTPS_PROXY`, `HTTP_PROXY`,
     /// `ALL_PROXY`, `NO_PROXY`).
     case environment
@@ -106,19 +108,19 @@ public enum ProxySetting: Sendable, Equatable {
 }
 
 /// `cache: {enabled, maxAgeSeconds?, maxPages?}` of a remote or paginated source.
-public struct CacheSettings: Sendable, Equatable {
-    public var enabled: Bool
+package struct CacheSettings: Sendable, Equatable {
+    package var enabled: Bool
     /// An entry older than this (since the server last gave or confirmed it) is not shown; nil: any age.
-    public var maximumAgeSeconds: Double?
+    package var maximumAgeSeconds: Double?
     /// The most pages kept; pages loaded after them are not stored.
-    public var maximumPages: Int
+    package var maximumPages: Int
 
-    public static let defaultMaximumPages = 20
-    public static let maximumPagesLimit = 10_000
+    package static let defaultMaximumPages = 20
+    package static let maximumPagesLimit = 10_000
     /// Ten years: longer is a mistake, and seconds stay far from overflowing.
-    public static let maximumAgeLimit = 315_360_000.0
+    package static let maximumAgeLimit = 315_360_000.0
 
-    public init(enabled: Bool = false, maximumAgeSeconds: Double? = nil, maximumPages: Int = defaultMaximumPages) {
+    package init(enabled: Bool = false, maximumAgeSeconds: Double? = nil, maximumPages: Int = defaultMaximumPages) {
         self.enabled = enabled
         self.maximumAgeSeconds = maximumAgeSeconds
         self.maximumPages = maximumPages

@@ -3,25 +3,27 @@ import JSONKit
 import Synchronization
 
 /// One GET as a remote source asks for it.
-public struct RemoteRequest: Sendable {
-    public let url: String
+package struct RemoteRequest: Sendable {
+    package let url: String
     /// The daemon adds `User-Agent` unless the source sets one.
-    public var headers: [(name: String, value: String)]
-    public let timeoutSeconds: Double
-    public let maximumBodySize: Int
+    package var headers: [(name: String, value: String)]
+    package let timeoutSeconds: Double
+    package let maximumBodySize: Int
     /// Wait this long before sending (a retry after `Retry-After`).
-    public var delaySeconds: Double = 0
+    package var delaySeconds: Double = 0
     /// The source's `remoteConfiguration.tls`, for HTTPS.
-    public var tls: TLSFiles?
+    package var tls: TLSFiles?
     /// `remoteConfiguration.compression`: ask for gzip and deflate.
-    public var compression = true
+    package var compression = true
     /// `remoteConfiguration.proxy`.
-    public var proxy: ProxySetting = .environment
+    package var proxy: ProxySetting = .environment
     /// Header values that are secret whatever their header's name (read from the environment
     /// or a file, Basic credentials): a recording scrubs them everywhere.
-    public var secretValues: [String] = []
+    package var secretValues: [String] = []
 
-    public init(url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0) {
+    package init(
+        url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0
+    ) {
         self.url = url
         self.headers = headers
         self.timeoutSeconds = timeoutSeconds
@@ -34,35 +36,37 @@ public struct RemoteRequest: Sendable {
 /// model holds it (`RemoteLoading`), the daemon's loader (`HTTPFetching`) or HTTPGet's
 /// exchange. Cancelling may come from any thread; `isCancelled` lets a completion that
 /// raced the cancel be dropped by whoever delivers it.
-public final class FetchHandle: Sendable {
+package final class FetchHandle: Sendable {
     private let action: @Sendable () -> Void
     private let cancelled = Atomic(false)
 
-    public init(cancel action: @escaping @Sendable () -> Void = {}) { self.action = action }
+    package init(cancel action: @escaping @Sendable () -> Void = {}) { self.action = action }
 
-    public func cancel() {
+    package func cancel() {
         cancelled.store(true, ordering: .releasing)
         action()
     }
 
-    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    package var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 }
 
 /// The decoded page: the model's type after decoding, not a copy of the response. It holds
 /// the rows and the document's metadata, and keeps of the response only its head (status,
 /// headers, final URL) for validators, links and rate limits: the body is dropped once
 /// decoded, so a page waiting in the mailbox holds its rows and not its bytes twice.
-public struct DecodedResponse: Sendable {
-    public let objects: [JSON]
+package struct DecodedResponse: Sendable {
+    package let objects: [JSON]
     /// Without the list the objects came from (page metadata, next cursors and links stay).
-    public let document: JSON?
-    public let status: Int
-    public let headers: [(name: String, value: String)]
-    public let finalURL: String?
+    package let document: JSON?
+    package let status: Int
+    package let headers: [(name: String, value: String)]
+    package let finalURL: String?
     /// What the headers said of the rate limit, read when the response arrived.
-    public let rateLimit: RateLimitStatus?
+    package let rateLimit: RateLimitStatus?
 
-    public init(objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil) {
+    package init(
+        objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil
+    ) {
         self.objects = objects
         self.document = document
         self.status = status
@@ -83,29 +87,31 @@ public struct DecodedResponse: Sendable {
     /// The same response with `document` as the page metadata's source.
     func replacingDocument(_ document: JSON?) -> DecodedResponse { DecodedResponse(self, document: document) }
 
-    public func headerValues(_ name: String) -> [String] {
+    package func headerValues(_ name: String) -> [String] {
         headers.values(ofHeader: name)
     }
 
     /// A `304 Not Modified` to a conditional request: the rows held are current.
-    public var isNotModified: Bool { status == 304 }
+    package var isNotModified: Bool { status == 304 }
 }
 
 /// Performs GETs for remote sources: the daemon's is real HTTP whose completions come
 /// back through its mailbox.
-public protocol RemoteLoading: AnyObject {
+package protocol RemoteLoading: AnyObject {
     /// Starts `request`. `decode` runs off the sources' thread as soon as a response is in
     /// (parsing and mapping are the costly part); `completion` is called once, later, on the
     /// thread that owns the sources, unless the load is cancelled first. Transport failures
     /// carry a kind among `timeout`, `transport`, `tooLarge` and `cancelled`.
-    func load(_ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
-              completion: @escaping (Result<DecodedResponse, FetchError>) -> Void) -> FetchHandle
+    func load(
+        _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+        completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
+    ) -> FetchHandle
 }
 
 /// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet's client),
 /// a recording wraps it, tests and fuzzers a fake. A completion runs once, on any thread;
 /// after a cancel it may still come (HTTPGet's says `cancelled`), or not at all.
-public protocol HTTPFetching: Sendable {
+package protocol HTTPFetching: Sendable {
     func fetch(_ request: RemoteRequest, completion: @escaping @Sendable (Result<RemoteResponse, FetchError>) -> Void) -> FetchHandle
     /// Stops every fetch in flight; called once, when the daemon ends.
     func shutdown()

@@ -2,17 +2,17 @@ import Basics
 import JSONKit
 
 /// What arrived for one request, as the HTTP layer hands it over.
-public struct RemoteResponse: Sendable {
+package struct RemoteResponse: Sendable {
     /// The request's URL, without credentials.
-    public let url: String
+    package let url: String
     /// The URL that answered after redirects (without credentials); nil when none was followed.
-    public let finalURL: String?
-    public let status: Int
+    package let finalURL: String?
+    package let status: Int
     /// In the order received.
-    public let headers: [(name: String, value: String)]
-    public let body: [UInt8]
+    package let headers: [(name: String, value: String)]
+    package let body: [UInt8]
 
-    public init(url: String, finalURL: String? = nil, status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(url: String, finalURL: String? = nil, status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
         self.url = url
         self.finalURL = finalURL
         self.status = status
@@ -21,41 +21,44 @@ public struct RemoteResponse: Sendable {
     }
 
     /// A response with only a content type, for tests and fixtures.
-    public init(url: String, status: Int, contentType: String?, body: [UInt8]) {
+    package init(url: String, status: Int, contentType: String?, body: [UInt8]) {
         self.init(url: url, status: status, headers: contentType.map { [("Content-Type", $0)] } ?? [], body: body)
     }
 
     /// Every value of a header, in order (names compare case-insensitively).
-    public func headerValues(_ name: String) -> [String] {
+    package func headerValues(_ name: String) -> [String] {
         headers.values(ofHeader: name)
     }
 
-    public var contentType: String? { headerValues("content-type").first }
+    package var contentType: String? { headerValues("content-type").first }
 }
 
 /// Turns a response into rows: status and content type checks, jansson decoding, the
 /// key path, and the mapping. Pure, so every rule is a one-line test.
-public enum ResponseDecoding {
+package enum ResponseDecoding {
     static let jsonContentTypes: Set = ["application/json", "text/json", "text/javascript"]
 
     /// How much of a failed response's body an error carries.
-    public static let bodyExcerptLimit = 2048
+    package static let bodyExcerptLimit = 2048
 
     /// The decoded document (nil for an empty body), or why it is unusable. `secrets` are
     /// values (header values, credentials) that must not appear in an error's body excerpt.
-    public static func document(_ response: RemoteResponse, maximumDepth: Int, secrets: [String] = []) -> Result<JSON?, FetchError> {
+    package static func document(_ response: RemoteResponse, maximumDepth: Int, secrets: [String] = []) -> Result<JSON?, FetchError> {
         guard (200...299).contains(response.status) else {
             return .failure(httpFailure(response, secrets: secrets))
         }
         if response.body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) { return .success(nil) }
         let mediaType = response.contentType?.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() } ?? ""
         guard jsonContentTypes.contains(mediaType) || mediaType.hasSuffix("+json") else {
-            return .failure(FetchError(kind: .decode, message: "expected a JSON content type, got \(response.contentType.map { "\"\($0)\"" } ?? "none")",
-                                       url: response.url, status: response.status))
+            return .failure(
+                FetchError(
+                    kind: .decode, message: "expected a JSON content type, got \(response.contentType.map { "\"\($0)\"" } ?? "none")",
+                    url: response.url, status: response.status))
         }
         if let depth = response.body.withUnsafeBytes({ JSON.nestingDepthExceeding(maximumDepth, in: $0) }) {
-            var error = FetchError(kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
-                                   url: response.url, status: response.status)
+            var error = FetchError(
+                kind: .tooLarge, message: "response nests deeper than \(maximumDepth) levels (at byte \(depth))",
+                url: response.url, status: response.status)
             error.maxDepth = maximumDepth
             return .failure(error)
         }
@@ -64,7 +67,8 @@ public enum ResponseDecoding {
             // rest read for page metadata, then dropped.
             return .success(try JSON.parse(response.body))
         } catch {
-            var failure = FetchError(kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
+            var failure = FetchError(
+                kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
             return .failure(failure)
         }
@@ -109,8 +113,10 @@ public enum ResponseDecoding {
         for key in ["detail", "message", "error_description", "error"] {
             if let found = text(document[key]) { return found }
         }
-        let candidates = [document["error"]?["message"], document["_error"]?["message"], document["errors"]?[0]?["message"],
-                          document["errors"]?[0]?["detail"], document["title"]]
+        let candidates = [
+            document["error"]?["message"], document["_error"]?["message"], document["errors"]?[0]?["message"],
+            document["errors"]?[0]?["detail"], document["title"],
+        ]
         for candidate in candidates {
             if let found = text(candidate) { return found }
         }
@@ -146,12 +152,15 @@ public enum ResponseDecoding {
 
     /// The list at `keyPath` (a single value there is a one-element list, as in the
     /// original), mapped. A missing key path is an error, not an empty list.
-    public static func objects(in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int) -> Result<[JSON], FetchError> {
+    package static func objects(
+        in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int
+    ) -> Result<[JSON], FetchError> {
         guard let document else { return .success([]) }
         var found = document.cursor
         if let keyPath {
             guard let value = found.at(keyPath), !value.isNull else {
-                var error = FetchError(kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"", url: url, status: status)
+                var error = FetchError(
+                    kind: .keyPath, message: "the response has no value at key path \"\(keyPath)\"", url: url, status: status)
                 error.keyPath = keyPath.description
                 return .failure(error)
             }
@@ -181,8 +190,9 @@ public enum ResponseDecoding {
     }
 
     private static func mappingError(_ issue: ObjectMapping.Issue, index: Int, url: String, status: Int) -> FetchError {
-        var error = FetchError(kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
-                               url: url, status: status)
+        var error = FetchError(
+            kind: .mapping, message: "object \(index): \"\(issue.field)\" must be \(issue.expected), got \(issue.got)",
+            url: url, status: status)
         error.mapping = FetchError.MappingProblem(index: index, issue: issue)
         return error
     }
@@ -193,17 +203,24 @@ public enum ResponseDecoding {
     /// parse: the rows held are current), not an error.
     /// `secrets`: values read for this request (from the environment or files), kept out of
     /// errors along with the configuration's own.
-    public static func decode(_ response: RemoteResponse, configuration: RemoteConfiguration, url: String,
-                              conditional: Bool = false, secrets: [String] = []) -> Result<DecodedResponse, FetchError> {
+    package static func decode(
+        _ response: RemoteResponse, configuration: RemoteConfiguration, url: String,
+        conditional: Bool = false, secrets: [String] = []
+    ) -> Result<DecodedResponse, FetchError> {
         if conditional, response.status == 304 {
-            return .success(DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
+            return .success(
+                DecodedResponse(objects: [], document: nil, status: 304, headers: response.headers, finalURL: response.finalURL))
         }
-        let named = RemoteResponse(url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
+        let named = RemoteResponse(
+            url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         func decoded() -> Result<DecodedResponse, FetchError> {
             document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues + secrets).flatMap { document in
                 objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
-                    .map { DecodedResponse(objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
-                                           status: response.status, headers: response.headers, finalURL: response.finalURL) }
+                    .map {
+                        DecodedResponse(
+                            objects: $0, document: document.map { withoutTheList($0, keyPath: configuration.keyPath) },
+                            status: response.status, headers: response.headers, finalURL: response.finalURL)
+                    }
             }
         }
         // The page's tree is made, read and dropped in this scope, so it goes in the thread's
@@ -224,21 +241,26 @@ public enum ResponseDecoding {
     /// (flask-smorest's `X-Pagination`) instead of the body: every metadata path then reads
     /// from it. A response without the header has no metadata, as a body without those keys;
     /// one whose header is not JSON fails with kind `decode`, naming the header.
-    public static func readingMetadata(fromHeader name: String, of decoded: DecodedResponse, maximumDepth: Int,
-                                       url: String) -> Result<DecodedResponse, FetchError> {
+    package static func readingMetadata(
+        fromHeader name: String, of decoded: DecodedResponse, maximumDepth: Int,
+        url: String
+    ) -> Result<DecodedResponse, FetchError> {
         guard !decoded.isNotModified else { return .success(decoded) }
         guard let value = decoded.headerValues(name).first else { return .success(decoded.replacingDocument(nil)) }
         let bytes = Array(value.utf8)
         if let depth = bytes.withUnsafeBytes({ JSON.nestingDepthExceeding(maximumDepth, in: $0) }) {
-            var error = FetchError(kind: .tooLarge, message: "the \(name) header nests deeper than \(maximumDepth) levels (at byte \(depth))",
-                                   url: url, status: decoded.status)
+            var error = FetchError(
+                kind: .tooLarge, message: "the \(name) header nests deeper than \(maximumDepth) levels (at byte \(depth))",
+                url: url, status: decoded.status)
             error.maxDepth = maximumDepth
             return .failure(error)
         }
         do {
             return .success(decoded.replacingDocument(try JSON.parse(bytes)))
         } catch {
-            return .failure(FetchError(kind: .decode, message: "the \(name) header is not JSON: \(error.description)", url: url, status: decoded.status))
+            return .failure(
+                FetchError(kind: .decode, message: "the \(name) header is not JSON: \(error.description)", url: url, status: decoded.status)
+            )
         }
     }
 
@@ -247,4 +269,3 @@ public enum ResponseDecoding {
         return document.removing(keyPath.components[0]).packed()
     }
 }
-

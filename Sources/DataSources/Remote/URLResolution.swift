@@ -4,7 +4,7 @@ import Basics
 /// relativeToURL:baseURL]` (RFC 3986 §5.2), after AFNetworking added a trailing `/` to a
 /// base URL that has a path. So `items` appends to the base path, `/items` replaces it, and
 /// a full URL replaces the base.
-public enum URLResolution {
+package enum URLResolution {
     struct Components: Equatable {
         var scheme: String?
         var authority: String?
@@ -56,7 +56,7 @@ public enum URLResolution {
     }
 
     /// RFC 3986 §5.2.2, strict.
-    public static func resolve(_ reference: String, against base: String) -> String {
+    package static func resolve(_ reference: String, against base: String) -> String {
         let base = Components(base), reference = Components(reference)
         var target = Components(scheme: nil, authority: nil, path: "", query: nil, fragment: reference.fragment)
         if reference.scheme != nil {
@@ -86,7 +86,7 @@ public enum URLResolution {
 
     /// The request URL for `apiPath` under `baseURL`, with `query` merged in: a parameter
     /// named here replaces one of the same name already in the URL.
-    public static func requestURL(baseURL: String, apiPath: String, query: [(name: String, value: String)]) -> String {
+    package static func requestURL(baseURL: String, apiPath: String, query: [(name: String, value: String)]) -> String {
         var base = Components(baseURL)
         if !base.path.isEmpty, !base.path.hasSuffix("/") { base.path += "/" }
         var url = Components(resolve(apiPath, against: base.text))
@@ -104,7 +104,7 @@ public enum URLResolution {
     /// Why `url` cannot be requested (no host, a port outside 1...65535), or nil. Checked
     /// when a source is created and before any URL is followed: an HTTP client would trap
     /// on a port that does not fit in 16 bits.
-    public static func authorityProblem(in url: String) -> String? {
+    package static func authorityProblem(in url: String) -> String? {
         guard let authority = Components(url).authority else { return "it has no host" }
         var hostAndPort = Substring(authority)
         if let at = hostAndPort.lastIndex(of: "@") { hostAndPort = hostAndPort[hostAndPort.index(after: at)...] }
@@ -131,7 +131,7 @@ public enum URLResolution {
     }
 
     /// The password of `user:password@` in the URL's authority, if any.
-    public static func password(in url: String) -> String? {
+    package static func password(in url: String) -> String? {
         guard let authority = Components(url).authority, let at = authority.lastIndex(of: "@") else { return nil }
         let userInfo = authority[..<at]
         guard let colon = userInfo.firstIndex(of: ":") else { return nil }
@@ -140,7 +140,7 @@ public enum URLResolution {
     }
 
     /// The origin (scheme, host, port) of an absolute URL, for comparing where requests go.
-    public static func origin(of url: String) -> String? {
+    package static func origin(of url: String) -> String? {
         let components = Components(url)
         guard let scheme = components.scheme?.lowercased(), var authority = components.authority?.lowercased() else { return nil }
         if let at = authority.lastIndex(of: "@") { authority = String(authority[authority.index(after: at)...]) }
@@ -151,11 +151,12 @@ public enum URLResolution {
 
     /// `url` with each of `query` whose name its query does not already have: a URL from the
     /// server keeps its own parameters, and gains the source's others.
-    public static func addingMissingQuery(_ query: [(name: String, value: String)], to url: String) -> String {
+    package static func addingMissingQuery(_ query: [(name: String, value: String)], to url: String) -> String {
         var components = Components(url)
-        let present = Set((components.query ?? "").split(separator: "&").map { pair in
-            percentDecoded(pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? String(pair))
-        })
+        let present = Set(
+            (components.query ?? "").split(separator: "&").map { pair in
+                percentDecoded(pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? String(pair))
+            })
         let missing = query.filter { !present.contains($0.name) }
         guard !missing.isEmpty else { return url }
         let added = missing.map { percentEncoded($0.name) + "=" + percentEncoded($0.value) }
@@ -165,10 +166,11 @@ public enum URLResolution {
 
     /// `url` with the `user:password@` of `source` when both have one origin (else as it is):
     /// a URL stored without credentials gets back the ones configured, never any of its own.
-    public static func withCredentials(of source: String, appliedTo url: String) -> String {
+    package static func withCredentials(of source: String, appliedTo url: String) -> String {
         var components = Components(redacted(url))
         guard let sourceAuthority = Components(source).authority, let at = sourceAuthority.lastIndex(of: "@"),
-              let hostAndPort = components.authority, let origin = origin(of: url), origin == self.origin(of: source) else {
+            let hostAndPort = components.authority, let origin = origin(of: url), origin == self.origin(of: source)
+        else {
             return components.text
         }
         components.authority = String(sourceAuthority[...at]) + hostAndPort
@@ -176,7 +178,7 @@ public enum URLResolution {
     }
 
     /// The URL without `user:password@`, for messages and logs.
-    public static func redacted(_ url: String) -> String {
+    package static func redacted(_ url: String) -> String {
         URLRedaction.withoutCredentials(url)
     }
 
@@ -191,11 +193,15 @@ public enum URLResolution {
         var input = Substring(path)
         var output: [Substring] = []
         while !input.isEmpty {
-            if input.hasPrefix("../") { input = input.dropFirst(3) }
-            else if input.hasPrefix("./") { input = input.dropFirst(2) }
-            else if input.hasPrefix("/./") { input = input.dropFirst(2) }
-            else if input == "/." { input = "/" }
-            else if input.hasPrefix("/../") {
+            if input.hasPrefix("../") {
+                input = input.dropFirst(3)
+            } else if input.hasPrefix("./") {
+                input = input.dropFirst(2)
+            } else if input.hasPrefix("/./") {
+                input = input.dropFirst(2)
+            } else if input == "/." {
+                input = "/"
+            } else if input.hasPrefix("/../") {
                 input = input.dropFirst(3)
                 if !output.isEmpty { output.removeLast() }
             } else if input == "/.." {
@@ -218,7 +224,7 @@ public enum URLResolution {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = Array("0123456789ABCDEF".unicodeScalars)
@@ -234,7 +240,7 @@ public enum URLResolution {
     /// A `%` not followed by two hex digits is kept as it is, with what follows it: malformed
     /// input is passed through, never dropped. `formEncoded` also reads `+` as a space, as
     /// HTML forms (and most servers, in a query) do; RFC 3986 itself gives `+` no meaning.
-    public static func percentDecoded(_ text: some StringProtocol, formEncoded: Bool = false) -> String {
+    package static func percentDecoded(_ text: some StringProtocol, formEncoded: Bool = false) -> String {
         let utf8 = Array(text.utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
@@ -242,7 +248,8 @@ public enum URLResolution {
         while index < utf8.count {
             let byte = utf8[index]
             if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
-               let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
+                let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+            {
                 bytes.append(high << 4 | low)
                 index += 3
                 continue

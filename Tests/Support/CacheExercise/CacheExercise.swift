@@ -86,12 +86,16 @@ struct CacheExercise: ParsableCommand {
             }
             for other in 0..<writers where other != writerId {
                 guard let entry = store.read(Self.key(writer: other, slot: slot)) else { continue }
-                guard let record = ExercisePayload.check(entry.payload), record.writer == other, record.generation % UInt64(slots) == UInt64(slot) else {
+                guard let record = ExercisePayload.check(entry.payload), record.writer == other,
+                    record.generation % UInt64(slots) == UInt64(slot)
+                else {
                     throw failure("cycle \(cycle): writer \(other)'s slot \(slot) does not check out")
                 }
                 let seen = other * slots + slot
                 guard record.generation >= newestSeen[seen, default: 0] else {
-                    throw failure("cycle \(cycle): writer \(other)'s slot \(slot) went back from generation \(newestSeen[seen]!) to \(record.generation)")
+                    throw failure(
+                        "cycle \(cycle): writer \(other)'s slot \(slot) went back from generation \(newestSeen[seen]!) to \(record.generation)"
+                    )
                 }
                 newestSeen[seen] = record.generation
                 othersRead += 1
@@ -115,12 +119,14 @@ struct CacheExercise: ParsableCommand {
             // checkpoints (every 1,000 pages), under way.
             let bytes = (1 + Int(generation &* 7919 % 16)) << 14
             let current = generation
-            store.write(Self.key(writer: 0, slot: slot), storedAt: Double(generation), payload: {
-                let payload = ExercisePayload.make(writer: 0, generation: current, bytes: bytes)
-                // From here to "committed", SQLite writes the entry: where a test aims its kill.
-                Replay.writeLine("writing \(current)")
-                return payload
-            })
+            store.write(
+                Self.key(writer: 0, slot: slot), storedAt: Double(generation),
+                payload: {
+                    let payload = ExercisePayload.make(writer: 0, generation: current, bytes: bytes)
+                    // From here to "committed", SQLite writes the entry: where a test aims its kill.
+                    Replay.writeLine("writing \(current)")
+                    return payload
+                })
             store.flush()
             Replay.writeLine("committed \(generation)")
             generation += 1
@@ -135,10 +141,11 @@ struct CacheExercise: ParsableCommand {
         if let headroom = fileSizeHeadroom {
             // Past the limit write(2) fails with EFBIG instead of the signal's default (death).
             signal(SIGXFSZ, SIG_IGN)
-            let largest = ["", "-wal", "-shm"].map { suffix -> Int in
-                var status = stat()
-                return stat(cachePath + suffix, &status) == 0 ? Int(status.st_size) : 0
-            }.max() ?? 0
+            let largest =
+                ["", "-wal", "-shm"].map { suffix -> Int in
+                    var status = stat()
+                    return stat(cachePath + suffix, &status) == 0 ? Int(status.st_size) : 0
+                }.max() ?? 0
             var limit = rlimit(rlim_cur: rlim_t(largest + headroom), rlim_max: rlim_t(largest + headroom))
             setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
         }
@@ -172,7 +179,8 @@ enum ExercisePayload {
                 words.storeBytes(of: generation.littleEndian, toByteOffset: record * 16 + 8, as: UInt64.self)
             }
             words.storeBytes(of: UInt64(records).littleEndian, toByteOffset: count - 16, as: UInt64.self)
-            words.storeBytes(of: fnv1a(UnsafeRawBufferPointer(rebasing: words[..<(count - 8)])).littleEndian, toByteOffset: count - 8, as: UInt64.self)
+            words.storeBytes(
+                of: fnv1a(UnsafeRawBufferPointer(rebasing: words[..<(count - 8)])).littleEndian, toByteOffset: count - 8, as: UInt64.self)
             initialized = count
         }
     }
@@ -184,7 +192,8 @@ enum ExercisePayload {
             let count = raw.count, base = raw.baseAddress!
             func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
             guard word(count - 16) == UInt64(count / 16 - 1),
-                  word(count - 8) == fnv1a(UnsafeRawBufferPointer(rebasing: raw[..<(count - 8)])) else { return nil }
+                word(count - 8) == fnv1a(UnsafeRawBufferPointer(rebasing: raw[..<(count - 8)]))
+            else { return nil }
             for offset in stride(from: 16, to: count - 16, by: 16) where memcmp(base, base + offset, 16) != 0 {
                 return nil
             }
