@@ -3,6 +3,7 @@ notifications known from the daemon rather than from a copied list."""
 
 from __future__ import annotations
 
+import time
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -33,6 +34,11 @@ def test_the_version_is_written_once_in_pyproject():
 def test_the_daemon_hears_the_clients_version(daemon: str):
     with Client.spawn([daemon, "--log-level", "debug"], timeout=10) as client:
         client.ping()
+        # The daemon's log line and the answer to ping travel on two pipes: the line may be
+        # read after the answer, so wait for it (a loaded machine took more than close's second).
+        deadline = time.monotonic() + 10
+        while datasourced_client.__version__ not in "\n".join(client.stderr_tail) and time.monotonic() < deadline:
+            time.sleep(0.01)
         logs = "\n".join(client.stderr_tail)
     assert datasourced_client.__version__ in logs, logs
 
