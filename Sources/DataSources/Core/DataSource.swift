@@ -175,6 +175,28 @@ package class DataSource {
         }
     }
 
+    /// What a source built on one child does with its child's load events: its cycle mirrors
+    /// the child's (its `willLoadData` when the child's comes, its final event when the
+    /// child's comes, a child failure its own naming the child), after `catchUp` has brought
+    /// its rows up to the child's. Changes are the caller's to follow.
+    func mirrorLoadCycle(of child: DataSource, _ event: DataSourceEvent, catchUp: () -> Void) {
+        switch event {
+        case .willLoadData:
+            if !isFetching { emit(.willLoadData) }
+        case .didPartiallyLoad:
+            catchUp()
+            if isFetching { emit(.didPartiallyLoad) }
+        case .finishedLoading:
+            catchUp()
+            if isFetching { emit(.finishedLoading) }
+        case .failedWithError(let error):
+            catchUp()
+            if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
+        case .didChange, .didChangeFreshness:
+            break
+        }
+    }
+
     /// Replaces the rows and tells observers what changed (nothing, if nothing did).
     /// `hashes`, when given, are the new rows' identity hashes (a follower passing on rows
     /// with the hashes it was given); otherwise they are computed, for a single section only

@@ -47,28 +47,11 @@ package final class FilteredDataSource: DataSource, DataSourceObserver {
     }
 
     package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
-        switch event {
-        case .willLoadData:
-            if !isFetching { emit(.willLoadData) }
-        case .didPartiallyLoad:
-            catchUp()
-            if isFetching { emit(.didPartiallyLoad) }
-        case .finishedLoading:
-            catchUp()
-            if isFetching { emit(.finishedLoading) }
-        case .failedWithError(let error):
-            catchUp()
-            if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
-        case .didChange(let changes):
-            if child.revision == followedRevision + 1, follow(changes) { break }
-            recompute()
-        case .didChangeFreshness:
-            break
+        guard case .didChange(let changes) = event else {
+            return mirrorLoadCycle(of: child, event) { if child.revision != followedRevision { recompute() } }
         }
-    }
-
-    private func catchUp() {
-        if child.revision != followedRevision { recompute() }
+        if child.revision == followedRevision + 1, follow(changes) { return }
+        recompute()
     }
 
     // MARK: What passes, and where it goes

@@ -48,27 +48,12 @@ package final class SectionedDataSource: DataSource, DataSourceObserver {
     package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         // A load's rows arrive as a didChange before its final event; `recompute` skips rows
         // it has already sectioned, so each change costs one pass.
-        switch event {
-        case .willLoadData:
-            if !isFetching { emit(.willLoadData) }
-        case .didPartiallyLoad:
-            recompute()
-            if isFetching { emit(.didPartiallyLoad) }
-        case .finishedLoading:
-            recompute()
-            if isFetching { emit(.finishedLoading) }
-        case .failedWithError(let error):
-            recompute()
-            if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
-        case .didChange(let changes):
-            if child.revision == computedRevision + 1, follow(changes) { break }
-            // A change that carried no old rows, from a child whose rows are not kept: keep
-            // them from now on, so that its next change can be followed.
-            if childRows == nil, child.lastEdit == nil { keepsChildRows = true }
-            recompute()
-        case .didChangeFreshness:
-            break
-        }
+        guard case .didChange(let changes) = event else { return mirrorLoadCycle(of: child, event, catchUp: recompute) }
+        if child.revision == computedRevision + 1, follow(changes) { return }
+        // A change that carried no old rows, from a child whose rows are not kept: keep
+        // them from now on, so that its next change can be followed.
+        if childRows == nil, child.lastEdit == nil { keepsChildRows = true }
+        recompute()
     }
 
     /// The child revision the sections were computed from.
