@@ -1,3 +1,4 @@
+import FuzzSupport
 @testable import DataSources
 import JSONKit
 
@@ -254,14 +255,8 @@ private func fail(_ message: String) -> Never {
     fatalError("cache entry invariant: \(message)")
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
+// The entry point (FUZZING.md, "Entry point"): in this file, beside the test function.
 @_cdecl("fuzz_cacheentry_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    var argc = argc, argv = argv
-    return runFuzzerDriver(&argc, &argv, cacheEntryFuzzerTestOneInput)
+    runLibFuzzer(argc, argv, cacheEntryFuzzerTestOneInput)
 }
