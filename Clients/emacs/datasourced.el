@@ -854,6 +854,7 @@ DONE is called with DESCRIPTION once the rows are known."
             datasourced--identity-key (plist-get description :identityKey)
             ;; A filtered source keeps its child's sections (the list showed the
             ;; child before its first filter).
+            ;; (`datasourced--read-and-load' looks when the spec shows a filtered one.)
             datasourced--sectioned (if (equal (plist-get description :kind) "filtered")
                                        datasourced--sectioned
                                      (member (plist-get description :kind) '("sectioned" "multi")))
@@ -1186,6 +1187,7 @@ cancelled load loads again, one reopened over loaded pages shows them."
         (lambda (descriptions)
           (when (buffer-live-p buffer)
             (with-current-buffer buffer
+              (datasourced--headers-below-filters descriptions)
               (setq datasourced--under (mapcar #'car descriptions)
                     datasourced--remote-sources
                     (sort (cl-loop for (name . d) in descriptions
@@ -1460,6 +1462,21 @@ cancelling goes back to the search shown before."
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
   (datasourced--send-search text))
+
+(defun datasourced--headers-below-filters (descriptions)
+  "Header rows for a filtered source the spec shows, as its child has them.
+They are there when the source under its filters is sectioned or multi;
+DESCRIPTIONS are (NAME . DESCRIPTION)."
+  (let ((below (cdr (assoc datasourced--source descriptions))) (seen nil))
+    (when (and (equal (plist-get below :kind) "filtered") (not datasourced--filter))
+      (while (and below (equal (plist-get below :kind) "filtered")
+                  (not (member (plist-get below :source) seen)))
+        (push (plist-get below :source) seen)
+        (setq below (cdr (assoc (plist-get below :source) descriptions))))
+      (let ((sectioned (and below (member (plist-get below :kind) '("sectioned" "multi")) t)))
+        (unless (eq sectioned (and datasourced--sectioned t))
+          (setq datasourced--sectioned sectioned)
+          (datasourced--render))))))
 
 ;;;; Commands
 

@@ -514,6 +514,22 @@ search parameter of the remote source in place (updateSource), as typed."
         (datasourced-set-filter "")
         (dst-wait (lambda () (equal (length (dst-lines)) 4)) "every book again")))))
 
+(ert-deftest datasourced-filtered-source-shown-by-a-spec ()
+  "A spec that shows a filtered source over a sectioned one has its headers."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"title\": \"Mysteries\", \"sources\": [
+  {\"name\": \"books\", \"kind\": \"paginated\", \"identityKey\": \"id\",
+   \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\",
+   \"keyPath\": \"books\", \"pageSize\": 4},
+  {\"name\": \"byGenre\", \"kind\": \"sectioned\", \"source\": \"books\", \"sectioningKey\": \"genre\"},
+  {\"name\": \"mysteries\", \"kind\": \"filtered\", \"source\": \"byGenre\",
+   \"filter\": {\"keyPath\": \"genre\", \"op\": \"eq\", \"value\": \"mystery\"}}],
+ \"columns\": [\"id\", \"title\"]}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                    '("science fiction" "mystery" "2  Gaudy Night" "poetry" "⋯ loading…")))
+                  "the mysteries, in sections")))))
+
 (ert-deftest datasourced-search-spec-checked ()
   "A spec's search member is checked; a list without one says how to add it."
   (dst-with-lists

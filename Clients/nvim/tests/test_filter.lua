@@ -120,6 +120,17 @@ return function(H, ds, ctx)
     vim.cmd('bwipeout ' .. gbuf)
   end)
 
+  test('a spec that shows a filtered source over a sectioned one has its section headers', function()
+    local hbuf = ds.open({
+      title = 'mysteries',
+      sources = { paginated('hbooks', '/v1/books'), { name = 'hbyGenre', kind = 'sectioned', source = 'hbooks', sectioningKey = 'genre' },
+        { name = 'hmysteries', kind = 'filtered', source = 'hbyGenre', filter = { keyPath = 'genre', op = 'eq', value = 'mystery' } } },
+      format = book_line,
+    })
+    expect_lines(hbuf, { '## science fiction', '## mystery', '2 Gaudy Night', '## poetry', LOADING }, 'the mysteries, in sections')
+    vim.cmd('bwipeout ' .. hbuf)
+  end)
+
   local search_spec = {
     title = 'searched books',
     sources = { { name = 'found', kind = 'remote', identityKey = 'id', keyPath = 'books', apiPath = '/v1/search',

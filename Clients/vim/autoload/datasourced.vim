@@ -1436,7 +1436,7 @@ enddef
 def ReadAndLoad(view: dict<any>)
   var conn = view.conn
   Reload(view, (description) => {
-    var walk: dict<any> = {seen: {}, outstanding: 0, unloaded: [], remote: 0}
+    var walk: dict<any> = {seen: {}, outstanding: 0, unloaded: [], remote: 0, kinds: {}, sources: {}}
     Visit(view, conn, view.source, walk, description)
   })
 enddef
@@ -1450,6 +1450,8 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
   Request(conn, 'describeSource', {source: name}, (err, description) => {
     if type(err) != v:t_dict && type(description) == v:t_dict
       view.under[name] = true
+      walk.kinds[name] = description.kind
+      walk.sources[name] = get(description, 'source', '')
       if description.kind == 'remote' || description.kind == 'paginated'
         view.remote_sources[name] = true
         walk.remote += 1
@@ -1470,6 +1472,7 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
     if walk.outstanding > 0 || view.detached || view.conn isnot conn
       return
     endif
+    ShowHeadersBelowFilters(view, walk.kinds, walk.sources)
     if empty(walk.unloaded)
       AdoptState(view, shown)
     elseif len(walk.unloaded) == walk.remote
@@ -1480,6 +1483,25 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
       endfor
     endif
   })
+enddef
+
+# A filtered source the spec shows has section headers when the source under its
+# filters is sectioned or multi (`kinds` and `sources`: each source's kind and child).
+def ShowHeadersBelowFilters(view: dict<any>, kinds: dict<any>, sources: dict<any>)
+  if get(kinds, view.source, '') != 'filtered' || !empty(view.filter)
+    return
+  endif
+  var name = view.source
+  var seen: dict<any> = {}
+  while get(kinds, name, '') == 'filtered' && !has_key(seen, name)
+    seen[name] = true
+    name = Str(get(sources, name, ''))
+  endwhile
+  var headers = index(['sectioned', 'multi'], get(kinds, name, '')) >= 0
+  if headers != view.show_headers
+    view.show_headers = headers
+    Edit(view, 0, -1, AllItems(view))
+  endif
 enddef
 
 def AdoptState(view: dict<any>, description: dict<any>)

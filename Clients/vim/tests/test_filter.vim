@@ -72,6 +72,18 @@ export def Run(daemon: string)
     Datasourced close
   })
 
+  H.Test('a spec that shows a filtered source over a sectioned one has its section headers', () => {
+    var hbuf = datasourced#OpenSpec({title: 'Mysteries', sources: [
+      {name: 'hbooks', kind: 'paginated', remoteConfiguration: {baseURL: H.base_url}, apiPath: '/v1/books',
+        keyPath: 'books', pageSize: 4, identityKey: 'id'},
+      {name: 'hbyGenre', kind: 'sectioned', source: 'hbooks', sectioningKey: 'genre'},
+      {name: 'hmysteries', kind: 'filtered', source: 'hbyGenre', filter: {keyPath: 'genre', op: 'eq', value: 'mystery'}}],
+      columns: ['id', 'title']})
+    H.ExpectLines(hbuf, ['## science fiction', '## mystery', '2  Gaudy Night', '## poetry', LOADING],
+      'the mysteries, in sections')
+    Datasourced close
+  })
+
   H.Test(':Datasourced search TEXT updates the remote source''s query in place', () => {
     var sbuf = datasourced#Open('specs/search.json')
     H.ExpectLines(sbuf, ['1  Dune', '2  Gaudy Night', '3  Ariel', '4  Solaris'], 'every book')

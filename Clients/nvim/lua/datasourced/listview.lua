@@ -186,6 +186,20 @@ end
 --- description): their freshness concerns the list, and refresh intervals apply to the
 --- remote and paginated ones.
 function ListView:adopt_sources(descriptions)
+  -- A filtered source the spec shows has section headers when the source under its
+  -- filters is sectioned or multi.
+  local below, seen = descriptions[self.source], {}
+  if below and below.kind == 'filtered' and not self.filter then
+    while below and below.kind == 'filtered' and not seen[below.source] do
+      seen[below.source] = true
+      below = descriptions[below.source]
+    end
+    local headers = below ~= nil and (below.kind == 'sectioned' or below.kind == 'multi')
+    if headers ~= self.show_headers then
+      self.show_headers = headers
+      self:edit(0, -1, self:all_items())
+    end
+  end
   self.under, self.remote_sources = { [self.source] = true }, {}
   for name, description in pairs(descriptions) do
     self.under[name] = true
@@ -436,7 +450,8 @@ function ListView:reload(callback)
     end
     self.identity_key = description.identityKey
     -- A filtered source keeps its child's sections: headers if the child had them (the
-    -- list showed the child before its first filter).
+    -- list showed the child before its first filter; adopt_sources looks when the spec
+    -- shows a filtered source).
     if description.kind ~= 'filtered' then
       self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
     end
