@@ -1445,23 +1445,26 @@ Its other query parameters are kept; \"\" removes the parameter."
             (append (list :source target :queryParameters query)
                     (and debounce (list :debounceMilliseconds debounce))))))))))
 
-(defun datasourced-search (text)
+(defun datasourced-search (text &optional typed)
   "Searches the server: the list's remote source asks for TEXT.
 Its query parameter named by the spec's search.parameter becomes TEXT
 \(updateSource); the rows stay until the new query's rows replace them.
 Interactively, the search goes out as you type (the spec's
 debounceMilliseconds merges a burst of keys into one request);
-cancelling goes back to the search shown before."
+cancelling goes back to the search shown before.  TYPED says the
+prompt sent each change already: TEXT goes out only if it is not the
+last one sent."
   (interactive
    (progn
      (datasourced--list-buffer)
      (datasourced--search-target)
-     (list (or (datasourced--live-read "Search: " datasourced--searched #'datasourced--send-search)
-               datasourced--searched))))
+     (let ((before datasourced--searched))
+       (list (or (datasourced--live-read "Search: " before #'datasourced--send-search) before) t))))
   (datasourced--list-buffer)
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
-  (datasourced--send-search text))
+  (unless (and typed (equal text datasourced--searched))
+    (datasourced--send-search text)))
 
 (defun datasourced--headers-below-filters (descriptions)
   "Header rows for a filtered source the spec shows, as its child has them.

@@ -2057,7 +2057,11 @@ export def SearchPrompt(buf: number = 0)
   view.prompting = true
   var text = LivePrompt('search: ', before, (query) => Search(query, view.buf))
   view.prompting = false
-  Search(text == v:null ? before : text, view.buf)
+  # The last key's search went out already; <Esc> goes back to the one before.
+  var final = text == v:null ? before : text
+  if final != view.searched
+    Search(final, view.buf)
+  endif
 enddef
 
 # :Datasourced sources: each open list, its sources, and what its daemon has.

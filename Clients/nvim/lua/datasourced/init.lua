@@ -911,7 +911,10 @@ function M.search_prompt(buf)
     M.search(query, view.buf)
   end)
   view.prompting = false
-  M.search(text or before, view.buf)
+  -- The last key's search went out already; <Esc> goes back to the one before.
+  if (text or before) ~= view.searched then
+    M.search(text or before, view.buf)
+  end
 end
 
 --- fetchData on the buffer's source: loads it again (a paginated source from page one).
