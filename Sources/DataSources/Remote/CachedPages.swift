@@ -1,4 +1,7 @@
 import JSONKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What makes a repeated GET conditional: the validators a response gave (`ETag`,
 /// `Last-Modified`). A server that finds them current answers `304 Not Modified`, with no body.
@@ -338,5 +341,28 @@ extension PageMetadata {
         self.init(
             pageSize: try count("pageSize"), currentPage: try count("currentPage"),
             numberOfPages: try count("numberOfPages"), numberOfTotalResults: try count("numberOfTotalResults"))
+    }
+}
+
+/// Where a warm open's time went, phase by phase (monotonic clock), for the store's debug
+/// log: `Benchmarks/cache.py` reads the line to split the time it measures from outside.
+struct WarmOpenCosts {
+    private var last = Self.now()
+    private var phases: [(name: String, nanoseconds: UInt64)] = []
+
+    /// Ends the phase running since the last mark (or since this was made).
+    mutating func mark(_ phase: String) {
+        let now = Self.now()
+        phases.append((phase, now &- last))
+        last = now
+    }
+
+    /// "read=120 decode=4100 ...", in microseconds.
+    var line: String { phases.map { "\($0.name)=\($0.nanoseconds / 1000)" }.joined(separator: " ") }
+
+    private static func now() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -82,8 +82,11 @@ package final class PaginatedDataSource: RemoteCollection {
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
             restore(cached)
+            warmOpenCosts.mark("identities")
             compose(keptHead: 0)
+            warmOpenCosts.mark("changeset")
             showingCachedRows(storedAt: storedAt)
+            reportWarmOpen()
         }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries

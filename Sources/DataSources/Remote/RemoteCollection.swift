@@ -231,7 +231,9 @@ package class RemoteCollection: DataSource {
         let credentials = configuration.externalCacheMaterial()
         if !configuration.externalHeaders.isEmpty, credentials == nil { return nil }
         let key = cacheKey(configurationKey, credentials: credentials)
+        warmOpenCosts = WarmOpenCosts()
         guard let stored = store.read(key) else { return nil }
+        warmOpenCosts.mark("read")
         let problem: String
         if !stored.storedAt.isFinite || stored.storedAt < 0 {
             problem = "its time stored is \(stored.storedAt), not a time since 1970"
@@ -241,7 +243,11 @@ package class RemoteCollection: DataSource {
             }
             switch CachedPages.decode(stored.payload, limits: CachedPages.Limits(configuration)) {
             case .success(let pages):
-                guard let found = cacheProblem(in: pages) else { return (pages, stored.storedAt) }
+                warmOpenCosts.mark("decode")
+                guard let found = cacheProblem(in: pages) else {
+                    warmOpenCosts.mark("checks")
+                    return (pages, stored.storedAt)
+                }
                 problem = found
             case .failure(let failure):
                 problem = failure.reason
@@ -268,6 +274,15 @@ package class RemoteCollection: DataSource {
             }
         }
         return nil
+    }
+
+    /// The phases of the warm open under way (`cachedPages()` starts it).
+    var warmOpenCosts = WarmOpenCosts()
+
+    /// Logs where the warm open's time went (at debug level, through the store).
+    func reportWarmOpen() {
+        guard let (store, key) = pageCache else { return }
+        store.trace("warm open of \(key.label) (source \"\(name)\"), microseconds: \(warmOpenCosts.line)")
     }
 
     func storeInCache(_ pages: CachedPages) {
