@@ -37,15 +37,19 @@ package struct Validators: Sendable, Equatable {
 /// The file is input (another process or a person can edit it, a disk can flip a byte), so
 /// an entry is read as a response is: `decode` checks its shape and range-checks every
 /// number, and the source then checks that it is a run it could have made itself
-/// (`RemoteCollection.cacheProblem(in:)`). Stored, an entry is a header line, then its JSON:
+/// (`RemoteCollection.cacheProblem(in:)`). Stored, an entry is a header line, then its
+/// document `{"pages": [...], "currentPage": N, "duplicatesDropped": N}` packed as the
+/// daemon holds rows (JSONKit's PackedPortable.swift: the layout of Packed.swift, keys
+/// inline), so that reopening a list copies its rows rather than parsing and packing them:
 ///
-///     datasourced-pages 2 fnv1a64:<16 hex digits>\n{"pages": [...], "currentPage": N, "duplicatesDropped": N}
+///     datasourced-pages 3 fnv1a64:<16 hex digits>\n<the packed document>
 ///
-/// The checksum (FNV-1a, 64 bits, over the JSON bytes as stored) finds accidental damage:
+/// The checksum (FNV-1a, 64 bits, over the packed bytes as stored) finds accidental damage:
 /// any one byte changed always changes it, and other damage goes unnoticed with a chance of
 /// one in 2^64. It is no seal: whoever can write the file can write a matching checksum.
-/// What such an entry can do is bounded by the checks after it (no credentials are read
-/// from it, a next URL stays at the source's origin, every number fits).
+/// What such an entry can do is bounded by the checks after it (every length and offset of
+/// the packed bytes range-checked, no credentials read from it, a next URL stays at the
+/// source's origin, every number fits).
 struct CachedPages {
     struct Page {
         var request: PaginatedDataSource.PageRequest
@@ -57,6 +61,10 @@ struct CachedPages {
         /// The request after this page, as its response said; nil: none.
         var next: PaginatedDataSource.PageRequest?
         var metadata: PageMetadata
+        /// The rows' identity hashes, once the source reading the entry has worked them out
+        /// (`RemoteCollection.cachedPages()`), for its checks, its duplicates and its change
+        /// set alike. Never stored: hashes are keyed anew in every process.
+        var hashes: [Int] = []
     }
 
     var pages: [Page]
@@ -64,18 +72,23 @@ struct CachedPages {
     var duplicatesDropped: Int
 
     /// Bumped when the layout changes: an entry of another format is dropped (and replaced).
-    /// 1: JSON alone, with URLs as requested (credentials included); 2: the header line.
-    static let format = 2
+    /// 1: JSON alone, with URLs as requested (credentials included); 2: the header line;
+    /// 3: the document packed, not JSON text.
+    static let format = 3
     static let headerPrefix = "datasourced-pages "
     static let checksumPrefix = "fnv1a64:"
+    /// The deepest a stored document may nest whatever the limits say: jansson's parser
+    /// refused deeper JSON when entries were JSON, and reading is recursive.
+    static let deepestDocument = 2048
 
     /// Why an entry cannot be used, for the warning that drops it.
     struct Problem: Error, Equatable {
         let reason: String
     }
 
-    /// The bytes to store: the header line (format, checksum) and the JSON. URLs are written
-    /// without credentials: a restored request takes them from the source's configuration.
+    /// The bytes to store: the header line (format, checksum) and the packed document. URLs
+    /// are written without credentials: a restored request takes them from the source's
+    /// configuration.
     func encoded() -> [UInt8] {
         let pages = self.pages.map { page -> JSON in
             var members: [(String, JSON)] = [
@@ -85,11 +98,17 @@ struct CachedPages {
             if let next = page.next { members.append(("next", next.withoutCredentials.json)) }
             if let etag = page.validators.etag { members.append(("etag", JSON(etag))) }
             if let lastModified = page.validators.lastModified { members.append(("lastModified", JSON(lastModified))) }
-            return .object(members)
+            return JSON.packedObject(members)
         }
-        let document: JSON = ["pages": .array(pages), "currentPage": JSON(currentPage), "duplicatesDropped": JSON(duplicatesDropped)]
-        let body = document.encoded()
-        return Array("\(Self.headerPrefix)\(Self.format) \(Self.checksumPrefix)\(Self.hexadecimal(FNV1a64.hash(body)))\n".utf8) + body
+        let document = JSON.packedObject([
+            ("pages", .array(pages)), ("currentPage", JSON(currentPage)), ("duplicatesDropped", JSON(duplicatesDropped)),
+        ])
+        return Self.sealed(document.portablePacked())
+    }
+
+    /// `body` after the header line of this format with its checksum.
+    static func sealed(_ body: [UInt8]) -> [UInt8] {
+        Array("\(headerPrefix)\(format) \(checksumPrefix)\(hexadecimal(FNV1a64.hash(body)))\n".utf8) + body
     }
 
     /// The limits a response to the source is held to; an entry is held to the same.
@@ -106,7 +125,8 @@ struct CachedPages {
     }
 
     /// The entry in `payload`, or why it cannot be used: another format, a checksum that does
-    /// not match, or a member of the wrong kind or out of range (named, with what was expected).
+    /// not match, packed bytes that do not hold together (what is wrong, and where), or a
+    /// member of the wrong kind or out of range (named, with what was expected).
     static func decode(_ payload: [UInt8], limits: Limits) -> Result<CachedPages, Problem> {
         let body: ArraySlice<UInt8>
         switch checkedBody(of: payload) {
@@ -114,15 +134,19 @@ struct CachedPages {
         case .failure(let problem): return .failure(problem)
         }
         // A row nests in `{"pages": [{"rows": [` (four levels); in a bare-array response, in one.
-        let depthLimit = limits.maximumDepth.addingClamped(3)
-        if let offset = body.withUnsafeBytes({ JSON.nestingDepthExceeding(depthLimit, in: $0) }) {
-            return .failure(Problem(reason: "it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(offset))"))
+        let depthLimit = min(limits.maximumDepth.addingClamped(3), deepestDocument)
+        let read = body.withUnsafeBytes { bytes in
+            Result { () throws(PortablePackedError) in try JSON.portablePacked(bytes, maximumDepth: depthLimit) }
         }
         let document: JSON
-        do {
-            document = try JSON.parse(body)
-        } catch {
-            return .failure(Problem(reason: "its JSON is malformed: \(error.description)"))
+        switch read {
+        case .success(let value): document = value
+        case .failure(let error):
+            if error.reason.hasPrefix("it nests deeper") {
+                return .failure(
+                    Problem(reason: "it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(error.offset))"))
+            }
+            return .failure(Problem(reason: "its packed document is malformed: \(error)"))
         }
         do throws(Problem) {
             return .success(try CachedPages(document: document, limits: limits))
@@ -131,7 +155,7 @@ struct CachedPages {
         }
     }
 
-    /// The JSON after a header line of this format whose checksum matches it.
+    /// The packed document after a header line of this format whose checksum matches it.
     private static func checkedBody(of payload: [UInt8]) -> Result<ArraySlice<UInt8>, Problem> {
         let prefix = Array(headerPrefix.utf8)
         guard payload.starts(with: prefix) else {
@@ -168,7 +192,7 @@ struct CachedPages {
         return .success(body)
     }
 
-    private static func hexadecimal(_ value: UInt64) -> String {
+    static func hexadecimal(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

@@ -242,8 +242,17 @@ package class RemoteCollection: DataSource {
                 return nil
             }
             switch CachedPages.decode(stored.payload, limits: CachedPages.Limits(configuration)) {
-            case .success(let pages):
+            case .success(var pages):
                 warmOpenCosts.mark("decode")
+                // Hashed once, all pages together (a long list on every core).
+                let hashes = identity.hashes(of: pages.pages.flatMap(\.rows))
+                var start = 0
+                for index in pages.pages.indices {
+                    let count = pages.pages[index].rows.count
+                    pages.pages[index].hashes = Array(hashes[start..<start + count])
+                    start += count
+                }
+                warmOpenCosts.mark("identities")
                 guard let found = cacheProblem(in: pages) else {
                     warmOpenCosts.mark("checks")
                     return (pages, stored.storedAt)
