@@ -401,7 +401,7 @@ import Testing
         let pages = [Self.page(.first, [1, 2], next: nil)]
         let good = CachedPages(pages: pages, currentPage: 1, duplicatesDropped: 0).encoded()
         let header = String(decoding: good.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        #expect(header.hasPrefix("datasourced-pages 3 fnv1a64:") && header.count == "datasourced-pages 3 fnv1a64:".count + 16)
+        #expect(header.hasPrefix("datasourced-pages 3 fnv1a64w:") && header.count == "datasourced-pages 3 fnv1a64w:".count + 16)
         #expect(try Self.refusal(pages, payload: good) == nil)
         for (name, payload, reason) in [
             ("truncated", Array(good.dropLast(3)), "its checksum does not match"),
@@ -420,11 +420,27 @@ import Testing
                 "a header with no end", Array("datasourced-pages 2 ".utf8) + [UInt8](repeating: 65, count: 300),
                 "its header line does not end"
             ),
-            ("a signed checksum", Array("datasourced-pages 3 fnv1a64:+000000000000000\n{}".utf8), "its header has no checksum"),
+            ("a signed checksum", Array("datasourced-pages 3 fnv1a64w:+000000000000000\n{}".utf8), "its header has no checksum"),
             ("empty", [], "it does not start with the header"),
         ] {
             #expect(try Self.refusal(pages, payload: payload)?.contains(reason) == true, "\(name)")
         }
+    }
+
+    /// Taken by words, the checksum still changes with any one bit of any byte: in a whole
+    /// word, and among the last bytes short of one.
+    @Test func theChecksumChangesWithEveryBitOfEveryByte() {
+        let bytes = (0..<21).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let original = FNV1a64.hash(bytes)
+        for index in bytes.indices {
+            for bit in 0..<8 {
+                var changed = bytes
+                changed[index] ^= 1 << bit
+                #expect(FNV1a64.hash(changed) != original, "byte \(index), bit \(bit)")
+            }
+        }
+        #expect(FNV1a64.hash(bytes.dropLast()) != original)
+        #expect(FNV1a64.hash(bytes[...]) == original, "a slice hashes as the array")
     }
 
     /// The packed document after a matching checksum is input too: cut short anywhere, it is

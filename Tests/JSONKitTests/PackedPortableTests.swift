@@ -31,7 +31,10 @@ import Testing
         let bytes = row.portablePacked()
         // Inline: the key's length shifted and odd, then its bytes.
         #expect(bytes.starts(with: [PackedTag.object, 2]))
-        #expect(bytes.count == row.packedBytes.count + "id".utf8.count + "title".utf8.count)
+        for key in ["id", "title"] {
+            let inline = [UInt8(key.utf8.count << 1 | 1)] + Array(key.utf8)
+            #expect((0...(bytes.count - inline.count)).contains { bytes[$0..<$0 + inline.count].elementsEqual(inline) }, "\(key)")
+        }
         let read = try Self.read(bytes)
         // The same bytes as the row packed from the network: shared keys, found by id.
         #expect(read.packedBytes == row.packedBytes)

@@ -42,11 +42,11 @@ package struct Validators: Sendable, Equatable {
 /// daemon holds rows (JSONKit's PackedPortable.swift: the layout of Packed.swift, keys
 /// inline), so that reopening a list copies its rows rather than parsing and packing them:
 ///
-///     datasourced-pages 3 fnv1a64:<16 hex digits>\n<the packed document>
+///     datasourced-pages 3 fnv1a64w:<16 hex digits>\n<the packed document>
 ///
-/// The checksum (FNV-1a, 64 bits, over the packed bytes as stored) finds accidental damage:
-/// any one byte changed always changes it, and other damage goes unnoticed with a chance of
-/// one in 2^64. It is no seal: whoever can write the file can write a matching checksum.
+/// The checksum (FNV-1a, 64 bits, by 8-byte words over the packed bytes as stored) finds
+/// accidental damage: any one byte changed always changes it, and other damage goes
+/// unnoticed with a chance of one in 2^64. It is no seal: whoever can write the file can write a matching checksum.
 /// What such an entry can do is bounded by the checks after it (every length and offset of
 /// the packed bytes range-checked, no credentials read from it, a next URL stays at the
 /// source's origin, every number fits).
@@ -76,7 +76,8 @@ struct CachedPages {
     /// 3: the document packed, not JSON text.
     static let format = 3
     static let headerPrefix = "datasourced-pages "
-    static let checksumPrefix = "fnv1a64:"
+    /// The checksum by words (`FNV1a64`); format 2's was "fnv1a64:", byte by byte.
+    static let checksumPrefix = "fnv1a64w:"
     /// The deepest a stored document may nest whatever the limits say: jansson's parser
     /// refused deeper JSON when entries were JSON, and reading is recursive.
     static let deepestDocument = 2048
@@ -264,9 +265,12 @@ struct CachedPages {
     }
 }
 
-/// FNV-1a, 64 bits (Fowler, Noll, Vo; draft-eastlake-fnv): the cache entry's checksum.
-/// Each step is a bijection of the state for a given byte, and distinct bytes give distinct
-/// states, so a change of one byte always changes the hash.
+/// FNV-1a, 64 bits (Fowler, Noll, Vo; draft-eastlake-fnv), taken a little-endian 8-byte
+/// word at a time (the last bytes, short of a word, one at a time): the cache entry's
+/// checksum. A step is a bijection of the state for a given word, and distinct words give
+/// distinct states (the prime is odd), so a change of one byte, which changes one word,
+/// always changes the hash. By words, a 2 MB entry is checked in an eighth of the steps:
+/// a list reopening waits for it.
 enum FNV1a64 {
     static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
     static let prime: UInt64 = 0x0000_0100_0000_01b3
@@ -274,7 +278,15 @@ enum FNV1a64 {
     static func hash(_ bytes: some Collection<UInt8>) -> UInt64 {
         func run(_ buffer: UnsafeBufferPointer<UInt8>) -> UInt64 {
             var hash = offsetBasis
-            for byte in buffer { hash = (hash ^ UInt64(byte)) &* prime }
+            let words = buffer.count / 8
+            if let base = buffer.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                for index in 0..<words {
+                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+                    hash = (hash ^ word) &* prime
+                }
+            }
+            for byte in buffer[(words * 8)...] { hash = (hash ^ UInt64(byte)) &* prime }
             return hash
         }
         return bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
