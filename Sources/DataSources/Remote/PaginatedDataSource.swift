@@ -81,9 +81,11 @@ package final class PaginatedDataSource: RemoteCollection {
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
-            restore(cached)
-            compose(keptHead: 0)
+            let hashes = restore(cached)
+            compose(keptHead: 0, hashesAfterHead: hashes)
+            warmOpenCosts.mark("changeset")
             showingCachedRows(storedAt: storedAt)
+            reportWarmOpen()
         }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
@@ -472,16 +474,17 @@ package final class PaginatedDataSource: RemoteCollection {
         storeInCache(CachedPages(pages: pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
     }
 
-    /// Takes up a run where the cached pages left it (`cacheProblem(in:)` has checked them).
+    /// Takes up a run where the cached pages left it (`cachedPages()` has checked them and
+    /// worked out their rows' hashes); answers the hashes of the rows kept, in order.
     /// A URL was stored without credentials: it gets the configured ones back, so that it is
     /// the URL the live run requested (a relative next link keeps the base URL's userinfo).
-    private func restore(_ cached: CachedPages) {
+    private func restore(_ cached: CachedPages) -> [Int]? {
         let collectionURL = url(of: .collection(query: []))
         func withConfiguredCredentials(_ request: PageRequest) -> PageRequest {
             guard case .url(let url) = request else { return request }
             return .url(URLResolution.withCredentials(of: collectionURL, appliedTo: url))
         }
-        adopt(
+        return adopt(
             cached.pages.map {
                 (
                     LoadedPage(
@@ -489,7 +492,7 @@ package final class PaginatedDataSource: RemoteCollection {
                         received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows
                 )
             },
-            duplicatesDropped: cached.duplicatesDropped)
+            hashes: cached.pages.map(\.hashes), duplicatesDropped: cached.duplicatesDropped)
     }
 
     /// A run this source could have loaded and stored: the first page first, each page's
@@ -517,7 +520,7 @@ package final class PaginatedDataSource: RemoteCollection {
             case .dropLater:
                 // decode has checked received >= rows.count.
                 droppedByPages = droppedByPages.addingClamped(page.received - page.rows.count)
-                if let repeated = page.rows.firstIndex(where: { !identities.insert($0) }) {
+                if let repeated = page.rows.indices.first(where: { !identities.insert(page.rows[$0], hash: page.hashes[$0]) }) {
                     return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
                 }
             }
@@ -576,14 +579,30 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// Makes `pages` the run: its rows (later duplicates dropped again), counts, the loop
     /// guard's requests, and the next request after the last page, unless the guard stops it.
-    private func adopt(_ pages: [(page: LoadedPage, rows: [JSON])], duplicatesDropped dropped: Int? = nil) {
+    /// `hashes`: each page's rows' identity hashes, when the caller has them; answers the
+    /// kept rows' hashes then (else nil).
+    @discardableResult
+    private func adopt(
+        _ pages: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]]? = nil, duplicatesDropped dropped: Int? = nil
+    ) -> [Int]? {
         var rows: [JSON] = [], identities = IdentitySet(identity: identity), droppedNow = 0
         var adopted: [LoadedPage] = []
-        for var (page, pageRows) in pages {
+        var keptHashes: [Int] = []
+        for (index, var (page, pageRows)) in pages.enumerated() {
+            let pageHashes = hashes?[index]
             if paginator.duplicates == .dropLater {
-                let kept = pageRows.filter { identities.insert($0) }
+                let kept = pageRows.indices.filter {
+                    identities.insert(pageRows[$0], hash: pageHashes?[$0] ?? identity.hash(of: pageRows[$0]))
+                }
                 droppedNow += pageRows.count - kept.count
-                pageRows = kept
+                if kept.count < pageRows.count {
+                    pageRows = kept.map { pageRows[$0] }
+                    if let pageHashes { keptHashes += kept.map { pageHashes[$0] } }
+                } else if let pageHashes {
+                    keptHashes += pageHashes
+                }
+            } else if let pageHashes {
+                keptHashes += pageHashes
             }
             page.kept = pageRows.count
             rows += pageRows
@@ -605,6 +624,7 @@ package final class PaginatedDataSource: RemoteCollection {
             adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
         next = adopted.last?.next
         if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
+        return hashes == nil ? nil : keptHashes
     }
 
     // MARK: Live lists
