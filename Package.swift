@@ -121,6 +121,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
             ], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
+        .testTarget(name: "SpawningTests", dependencies: ["Spawning", "Basics"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
