@@ -36,14 +36,14 @@ package final class SpawnedProcess: @unchecked Sendable {
 
     package struct SpawnError: Error, CustomStringConvertible { package let description: String }
 
-    /// Set once swift-subprocess has reaped the child.
+    /// Set once the child has ended (by `SpawnExecutor`, or when `run` returns).
     private let ending = Outcome<Termination>()
 
     /// `environment`: `NAME=value` strings; nil inherits this process's. `closing`: any of 0,
     /// 1 and 2 to leave closed in the child instead (how a careless parent starts it); the
     /// command then runs through `/bin/sh`, which closes them and execs it (same pid):
-    /// swift-subprocess always gives a child something on 0, 1 and 2 (ARCHITECTURE.md, "One
-    /// way per chore"). `discardingStandardError`: the child's stderr is /dev/null.
+    /// swift-subprocess always gives a child something on 0, 1 and 2 (ARCHITECTURE.md, "Child
+    /// processes"). `discardingStandardError`: the child's stderr is /dev/null.
     package init(
         command: [String], environment: [String]? = nil, closing: [Int32] = [], workingDirectory: String? = nil,
         discardingStandardError: Bool = false
@@ -118,10 +118,7 @@ package final class SpawnedProcess: @unchecked Sendable {
     /// Waits at most `milliseconds` for the process to end; nil if it is still running.
     package func wait(withinMilliseconds milliseconds: Int) -> Termination? { ending.wait(withinMilliseconds: milliseconds) }
 
-    /// How the process ended, if it has (and been reaped).
-    package var hasEnded: Termination? { ending.value }
-
-    /// Sends `signal` unless the process has been reaped (its pid may then be another's).
+    /// Sends `signal` unless the process has ended (its pid may then soon be another's).
     package func send(signal number: Int32) {
         ending.unlessSet { _ = Glibc.kill(pid, number) }
     }
@@ -129,8 +126,8 @@ package final class SpawnedProcess: @unchecked Sendable {
     /// Sends SIGKILL (see `send`).
     package func kill() { send(signal: SIGKILL) }
 
-    /// Runs `command` to its end with stdin at /dev/null: its exit, and what it wrote on
-    /// stdout and stderr.
+    /// Runs `command` to its end with its stdin closed at once (it reads end of file): how it
+    /// ended, and what it wrote on stdout and stderr.
     package static func run(
         _ command: [String], environment: [String]? = nil, workingDirectory: String? = nil
     ) throws -> (
@@ -165,8 +162,6 @@ final class Outcome<Value: Sendable>: @unchecked Sendable {
             isSet.signal()
         }
     }
-
-    var value: Value? { lock.withLock { stored } }
 
     /// Runs `body` under the lock if no value is set yet.
     func unlessSet(_ body: () -> Void) {
