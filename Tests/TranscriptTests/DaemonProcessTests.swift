@@ -4,6 +4,7 @@ import Glibc
 import JSONKit
 import JSONRPC
 @testable import Replay
+import Spawning
 import Testing
 
 /// A daemon whose pipes the test drives by hand: what it reads, and when, is the test's choice
@@ -18,9 +19,8 @@ private final class HandDrivenDaemon: @unchecked Sendable {
     }
 
     deinit {
-        kill(process.pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(process.pid, &status, 0)
+        process.kill()
+        process.wait()
         close(process.standardInput)
         close(process.standardOutput)
         close(process.standardError)
