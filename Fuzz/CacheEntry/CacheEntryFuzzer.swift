@@ -7,7 +7,8 @@ import JSONKit
 // server. Byte 0 picks the source (strategy, duplicates, mapping, cross-origin, credentials
 // in the base URL), byte 1 its maxPages, byte 2 seeds the server's answers; byte 3's low
 // bit says whether the rest is the whole payload (header, checksum and all: damage) or the
-// JSON after a header with a matching checksum (an edit by someone who knows the format).
+// packed document after a header with a matching checksum (an edit by someone who knows the
+// format).
 //
 // Checks: nothing traps; an entry the source refuses is removed and reported, shows no row
 // and the first page is asked for unconditionally; an entry it accepts decodes, and its rows

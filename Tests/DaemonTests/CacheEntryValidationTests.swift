@@ -441,6 +441,8 @@ import Testing
         }
         #expect(FNV1a64.hash(bytes.dropLast()) != original)
         #expect(FNV1a64.hash(bytes[...]) == original, "a slice hashes as the array")
+        // The format's checksum, pinned: bytes 0 to 20 (two words, then five bytes).
+        #expect(FNV1a64.hash((0..<21).map { UInt8($0) }) == 0x145c_79a6_638d_1e6f)
     }
 
     /// The packed document after a matching checksum is input too: cut short anywhere, it is

@@ -26,6 +26,22 @@ import Testing
         }
     }
 
+    /// The layout is a file format: a change to it is a new cache entry format.
+    @Test func aValueIsWrittenInTheDocumentedLayout() throws {
+        let value = try JSON.parse(#"{"id":1,"t":"é","l":[true,null],"r":-2.5,"n":-3}"#)
+        let expected: [UInt8] = [
+            0, 5, 33,  // an object of 5 members in 33 bytes
+            5, 105, 100, 3, 2,  // "id": 1 (zigzag 2)
+            3, 116, 2, 2, 195, 169,  // "t": "é"
+            3, 108, 1, 2, 2, 5, 7,  // "l": [true, null]
+            3, 114, 4, 0, 0, 0, 0, 0, 0, 4, 192,  // "r": -2.5, little-endian
+            3, 110, 3, 5,  // "n": -3 (zigzag 5)
+        ]
+        #expect(value.portablePacked() == expected)
+        #expect(value.packed().portablePacked() == expected)
+        #expect(try Self.read(expected) == value)
+    }
+
     @Test func keysAreWrittenInlineAndReadBackAsTheProcesssSharedKeys() throws {
         let row = try JSON.parse(#"{"id":7,"title":"seven"}"#).packed()
         let bytes = row.portablePacked()
