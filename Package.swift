@@ -22,8 +22,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.36.0"),
         // Already built for SwiftNIO: FileDescriptor reads and writes whole files and pipes (Basics).
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-        // Every child process: the replayer's daemons, the benchmarks' and the tests' (Spawning).
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // libjansson, the only JSON codec on the message path.
@@ -48,14 +46,6 @@ let package = Package(
         // What every target may import, each chore done one way: the lock (checked pthread calls),
         // HTTP text (dates, OWS, header lookup), URLs without credentials, whole-file reads and writes.
         .target(name: "Basics", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
-        // Child processes, started one way (swift-subprocess) for replay, benchmarks and tests;
-        // the daemon itself starts none.
-        .target(
-            name: "Spawning",
-            dependencies: [
-                "Basics", "CSystemShims", .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
-            ]),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
@@ -101,7 +91,7 @@ let package = Package(
         .target(
             name: "Replay",
             dependencies: [
-                "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics", "Spawning",
+                "TranscriptFormat", "JSONKit", "JSONRPC", "DataSources", "CSystemShims", "Basics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -117,11 +107,10 @@ let package = Package(
         .executableTarget(
             name: "datasourced-bench",
             dependencies: [
-                "Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson", "Spawning",
+                "Basics", "JSONKit", "JSONRPC", "DataSources", "Daemon", "HTTPGet", "CJansson",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
             ], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
-        .testTarget(name: "SpawningTests", dependencies: ["Spawning", "Basics"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
@@ -137,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "HTTPGetTests",
             dependencies: [
-                "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "Basics", "Spawning", "datasourced",
+                "HTTPGet", "DataSources", "Replay", "JSONKit", "CZlib", "Basics", "datasourced",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -145,7 +134,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]),
-        .testTarget(name: "TranscriptTests", dependencies: ["Replay", "Spawning", "JSONKit", "datasourced"]),
+        .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
         // A cache file driven as the data-safety tests need, one process per writer; built for
         // the tests, never shipped.
         .executableTarget(
@@ -159,13 +148,11 @@ let package = Package(
         .testTarget(
             name: "PageCacheTests",
             dependencies: [
-                "PageCache", "DataSources", "Basics", "Spawning", "datasourced-cache-exercise",
+                "PageCache", "DataSources", "Basics", "datasourced-cache-exercise",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(
-            name: "RecordingTests",
-            dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "Basics", "Spawning", "datasourced"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "Replay", "TranscriptFormat", "JSONKit", "Basics", "datasourced"]),
     ]
 )
 

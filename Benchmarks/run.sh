@@ -82,7 +82,7 @@ run_codec() {
 run_spawn() {
     section "spawn -> initialize response: $DAEMON"
     "$BENCH" spawn --daemon "$DAEMON" --runs "$SPAWN_RUNS" --floor-ms 20
-    section "spawn calibration: the C stub server (harness + swift-subprocess + pipes floor)"
+    section "spawn calibration: the C stub server (harness + posix_spawn + pipes floor)"
     "$BENCH" spawn --daemon "$BIN/stub_server" --runs "$SPAWN_RUNS"
     if command -v hyperfine >/dev/null; then
         section "spawn cross-check: hyperfine, whole process (initialize on stdin, then EOF -> exit)"

@@ -4,7 +4,6 @@ import Glibc
 import Basics
 import JSONKit
 import JSONRPC
-import Spawning
 
 /// A daemon spawned with pipes on stdin, stdout and stderr. Its stdout is framed and
 /// parsed on a reader thread; everything it does arrives as an `Event` in one mailbox.
@@ -16,20 +15,21 @@ final class ChildProcess: @unchecked Sendable {
         case exited(status: Int32)
     }
 
+    let pid: pid_t
     let events = Mailbox<Event>()
-    private let process: SpawnedProcess
     private var input: Int32
     private let stderrText = Mailbox<[UInt8]>()
 
     /// `environment`: `NAME=value` strings; nil inherits this process's.
     init(command: [String], environment: [String]? = nil) throws {
-        process = try SpawnedProcess(command: command, environment: environment)
-        input = process.standardInput
+        let process = try SpawnedProcess(command: command, environment: environment)
+        self.pid = process.pid
+        self.input = process.standardInput
         startReaders(stdout: process.standardOutput, stderr: process.standardError)
     }
 
     private func startReaders(stdout: Int32, stderr: Int32) {
-        let events = self.events, stderrText = self.stderrText, process = self.process
+        let events = self.events, stderrText = self.stderrText, pid = self.pid
         startThread(named: "daemon stdout") {
             var decoder = FrameDecoder(maximumMessageSize: Int.max)
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -55,7 +55,10 @@ final class ChildProcess: @unchecked Sendable {
             }
             close(stdout)
             // Report the exit only after all output is in, so no message is lost behind it.
-            events.post(.exited(status: process.wait().status))
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            events.post(.exited(status: exited))
         }
         startThread(named: "daemon stderr") {
             var chunk = [UInt8](repeating: 0, count: 4096)
@@ -109,7 +112,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     func kill() {
-        process.kill()
+        Glibc.kill(pid, SIGKILL)
     }
 
     /// What the daemon wrote to stderr so far.

@@ -1,11 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Basics
 import Foundation
 import JSONKit
 import Replay
-import Spawning
 import Testing
 
 /// The built daemon, as a user runs it, against an HTTPS server with a private CA: trusted
@@ -92,32 +87,32 @@ import Testing
 
 /// `datasourced serve` on pipes, spoken to one request at a time.
 final class DaemonProcess {
-    private let process: SpawnedProcess
-    private var inputIsOpen = true
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
     private var received: [UInt8] = []
 
     init(path: String, environment: [String: String]) throws {
-        process = try SpawnedProcess(
-            command: [path, "serve"], environment: environment.map { "\($0.key)=\($0.value)" }, discardingStandardError: true)
-    }
-
-    deinit {
-        end()
-        close(process.standardOutput)
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["serve"]
+        process.environment = environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
     }
 
     /// The response to request `id` (notifications before it are passed over); nil if the daemon ends first.
     func request(_ id: Int, _ method: String, _ params: JSON) -> JSON? {
         let body = JSON.object([("jsonrpc", "2.0"), ("id", JSON(id)), ("method", JSON(method)), ("params", params)]).encoded()
-        _ = try? FileDescriptor(rawValue: process.standardInput).writeAll(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        input.fileHandleForWriting.write(Data(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body))
         while true {
             while let message = nextFrame() {
                 if message["id"] == JSON(id) { return message }
             }
-            let count = (try? chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: process.standardOutput).read(into: $0) }) ?? 0
-            guard count > 0 else { return nil }
-            received += chunk[..<count]
+            let more = output.fileHandleForReading.availableData
+            guard !more.isEmpty else { return nil }
+            received += more
         }
     }
 
@@ -143,8 +138,7 @@ final class DaemonProcess {
     }
 
     func end() {
-        if inputIsOpen { close(process.standardInput) }
-        inputIsOpen = false
-        process.wait()
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }

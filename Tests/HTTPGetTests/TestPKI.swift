@@ -1,6 +1,5 @@
 import Foundation
 import Replay
-import Spawning
 
 /// A throwaway certificate authority and the certificates the TLS tests use, made with the
 /// `openssl` command in a directory of their own (removed by `remove`). Keys are P-256:
@@ -98,9 +97,18 @@ struct TestPKI {
     }
 
     private func openssl(_ arguments: [String]) throws {
-        let run = try SpawnedProcess.run(["/usr/bin/env", "openssl"] + arguments, workingDirectory: path)
-        guard run.termination == .exited(0) else {
-            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: run.errors, as: UTF8.self))")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: path)
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let said = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: said, as: UTF8.self))")
         }
     }
 }

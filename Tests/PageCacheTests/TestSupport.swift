@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PageCache
 import Basics
-import Spawning
 
 #if canImport(Glibc)
 import Glibc
@@ -114,35 +113,31 @@ final class ExerciseProcess: @unchecked Sendable {
         return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent("datasourced-cache-exercise").path
     }()
 
-    private let process: SpawnedProcess
-    private var inputIsOpen = true
+    private let process = Process()
+    private let input = Pipe(), output = Pipe(), errors = Pipe()
     private var pending: [UInt8] = []
     private let errorText = LockedValue<[UInt8]>([])
     private let errorsDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String]) throws {
-        process = try SpawnedProcess(command: [Self.executable] + arguments)
-        let errors = process.standardError
-        Thread.detachNewThread { [errorText, errorsDone] in
-            let all = ((try? FileDescriptor(rawValue: errors).readToEnd()) ?? nil) ?? []
-            errorText.withLock { $0 = all }
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        Thread.detachNewThread { [self] in
+            let all = errors.fileHandleForReading.readDataToEndOfFile()
+            errorText.withLock { $0 = [UInt8](all) }
             errorsDone.signal()
         }
     }
 
-    deinit {
-        closeInput()
-        process.kill()
-        process.wait()
-        close(process.standardOutput)
-        close(process.standardError)
-    }
-
-    var pid: pid_t { process.pid }
+    var pid: pid_t { process.processIdentifier }
 
     /// The next line of stdout, or nil at its end.
     func readLine() -> String? {
-        let descriptor = process.standardOutput
+        let descriptor = output.fileHandleForReading.fileDescriptor
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             if let newline = pending.firstIndex(of: 10) {
@@ -158,33 +153,28 @@ final class ExerciseProcess: @unchecked Sendable {
     }
 
     func send(_ line: String) {
-        guard inputIsOpen else { return }
-        _ = try? FileDescriptor(rawValue: process.standardInput).writeAll(Array((line + "\n").utf8))
-    }
-
-    private func closeInput() {
-        if inputIsOpen { close(process.standardInput) }
-        inputIsOpen = false
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
     func kill() {
-        process.kill()
+        Glibc.kill(process.processIdentifier, SIGKILL)
     }
 
     /// Waits for the end; answers the exit status and everything written to stderr.
     @discardableResult
     func finish() -> (status: Int32, stderr: String) {
-        let status = process.wait().status
+        process.waitUntilExit()
         errorsDone.wait()
-        errorsDone.signal()
-        closeInput()
+        try? input.fileHandleForWriting.close()
+        try? output.fileHandleForReading.close()
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return (status, errorText.withLock { String(decoding: $0, as: UTF8.self) })
     }
 
     /// Runs to the end: its stdout lines, exit status and stderr.
     static func run(_ arguments: [String]) throws -> (lines: [String], status: Int32, stderr: String) {
         let child = try ExerciseProcess(arguments)
-        child.closeInput()
+        try? child.input.fileHandleForWriting.close()
         var lines: [String] = []
         while let line = child.readLine() { lines.append(line) }
         let (status, stderr) = child.finish()

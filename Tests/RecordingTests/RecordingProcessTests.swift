@@ -6,32 +6,34 @@ import JSONKit
 import JSONRPC
 import Recording
 @testable import Replay
-import Spawning
 import Testing
 
 /// A `datasourced serve --record FILE` process, driven through its pipes.
 private final class RecordingDaemon {
     let process: SpawnedProcess
     private var decoder = FrameDecoder(maximumMessageSize: Int.max)
-    private(set) var termination: SpawnedProcess.Termination?
+    private(set) var exitStatus: Int32?
 
     static let executable: String = {
         URL(fileURLWithPath: Replayer.currentExecutable()).deletingLastPathComponent().appendingPathComponent("datasourced").path
     }()
 
-    /// The child starts with no signal blocked and every signal's default action (swift-subprocess
-    /// resets both). A test runs on a thread that blocks signals, and a child would otherwise
-    /// inherit its mask: with SIGXFSZ blocked, a write past a file-size limit fails with EFBIG
-    /// whatever the daemon does, and the test would prove nothing.
-    init(_ command: [String]) throws {
+    /// `defaultSignalMask`: the child starts with no signal blocked. A test runs on a thread
+    /// that blocks signals, and a child inherits its mask: with SIGXFSZ blocked, a write past a
+    /// file-size limit fails with EFBIG whatever the daemon does, and the test would prove nothing.
+    init(_ command: [String], defaultSignalMask: Bool = false) throws {
+        var saved = sigset_t(), empty = sigset_t()
+        sigemptyset(&empty)
+        if defaultSignalMask { pthread_sigmask(SIG_SETMASK, &empty, &saved) }
+        defer { if defaultSignalMask { pthread_sigmask(SIG_SETMASK, &saved, nil) } }
         process = try SpawnedProcess(command: command)
         _ = fcntl(process.standardOutput, F_SETFL, fcntl(process.standardOutput, F_GETFL) | O_NONBLOCK)
     }
 
     deinit {
-        if termination == nil {
-            process.kill()
-            wait()
+        if exitStatus == nil {
+            kill(process.pid, SIGKILL)
+            _ = wait()
         }
         close(process.standardInput)
         close(process.standardOutput)
@@ -81,11 +83,13 @@ private final class RecordingDaemon {
         return messages
     }
 
+    /// The raw status from waitpid.
     @discardableResult
-    func wait() -> SpawnedProcess.Termination {
-        let ended = process.wait()
-        termination = ended
-        return ended
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(process.pid, &status, 0) < 0, errno == EINTR {}
+        exitStatus = status
+        return status
     }
 
     func standardError() -> String {
@@ -134,16 +138,18 @@ private struct SeededGenerator: RandomNumberGenerator {
         defer { directory.remove() }
         let path = directory.path + "/session.json"
         let daemon = try RecordingDaemon(
-            [prlimit, "--fsize=65536", "--", RecordingDaemon.executable, "serve", "--record", path])
+            [prlimit, "--fsize=65536", "--", RecordingDaemon.executable, "serve", "--record", path],
+            defaultSignalMask: true)
         let pings = 800
         daemon.sendInBackground(
             [request(0, "initialize")] + (1...pings).map { request($0, "ping") }
                 + [request(pings + 1, "shutdown"), ["jsonrpc": "2.0", "method": "exit"]])
         let answers = daemon.receive(responses: pings + 2)
-        let termination = daemon.wait()
+        let status = daemon.wait()
         #expect(answers.count == pings + 2, "the daemon answered \(answers.count) of \(pings + 2) requests")
         #expect(answers.last?["id"]?.integerValue == pings + 1)
-        #expect(termination == .exited(0), "the daemon ended with \(termination)")
+        #expect(status & 0x7f == 0, "the daemon died of signal \(status & 0x7f)")
+        #expect((status >> 8) & 0xff == 0)
         let warnings = daemon.standardError()
         let saysWhy = warnings.contains("File too large") && warnings.contains("recording stops here")
         #expect(saysWhy, "stderr: \(warnings)")
@@ -200,7 +206,7 @@ private struct SeededGenerator: RandomNumberGenerator {
             daemon.sendInBackground(messages)
             let killAfter = Int.random(in: 1...80, using: &generator)
             _ = daemon.receive(responses: killAfter)
-            daemon.process.kill()
+            kill(daemon.process.pid, SIGKILL)
             daemon.wait()
 
             var outcome = replayer.replay(file: path)

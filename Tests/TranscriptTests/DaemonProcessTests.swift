@@ -4,7 +4,6 @@ import Glibc
 import JSONKit
 import JSONRPC
 @testable import Replay
-import Spawning
 import Testing
 
 /// A daemon whose pipes the test drives by hand: what it reads, and when, is the test's choice
@@ -19,8 +18,9 @@ private final class HandDrivenDaemon: @unchecked Sendable {
     }
 
     deinit {
-        process.kill()
-        process.wait()
+        kill(process.pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(process.pid, &status, 0)
         close(process.standardInput)
         close(process.standardOutput)
         close(process.standardError)

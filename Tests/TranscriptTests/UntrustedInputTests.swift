@@ -5,14 +5,13 @@ import Foundation
 import JSONKit
 import JSONRPC
 @testable import Replay
-import Spawning
 import Testing
 
 /// `datasourced` run as a careless or hostile user would (issue 27, defects 8 to 13): files
 /// from strangers, descriptors left closed, out-of-range options.
 private final class Run: @unchecked Sendable {
     let process: SpawnedProcess
-    private var exited = false
+    private var exitStatus: Int32?
     /// Closed once only: tests run in parallel, and a descriptor closed twice may by then be another's.
     private var inputIsOpen = true
 
@@ -21,9 +20,10 @@ private final class Run: @unchecked Sendable {
     }
 
     deinit {
-        if !exited {
-            process.kill()
-            process.wait()
+        if exitStatus == nil {
+            kill(process.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(process.pid, &status, 0)
         }
         closeInput()
         close(process.standardOutput)
@@ -66,9 +66,11 @@ private final class Run: @unchecked Sendable {
         guard let output = read(process.standardOutput, withinMilliseconds: milliseconds),
             let errors = read(process.standardError, withinMilliseconds: max(1, deadline - MonotonicClock.milliseconds()))
         else { return nil }
-        let status = process.wait().status
-        exited = true
-        return (status, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+        var status: Int32 = 0
+        while waitpid(process.pid, &status, 0) < 0, errno == EINTR {}
+        let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = exited
+        return (exited, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
     /// What descriptor `descriptor` of the process is (`/dev/null`, `pipe:[…]`, `anon_inode:[eventpoll]`).

@@ -13,7 +13,6 @@ import Glibc
 import Basics
 import JSONKit
 import JSONRPC
-import Spawning
 
 // MARK: - Small utilities
 
@@ -29,13 +28,6 @@ enum Clock {
 func cpuSeconds(_ usage: rusage) -> Double {
     Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
-}
-
-/// CPU seconds used so far by this process's children that have ended and been reaped.
-func childrenCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    return cpuSeconds(usage)
 }
 
 /// CPU seconds used so far by this process (all threads).
@@ -283,26 +275,35 @@ extension String {
 
 // MARK: - A spawned daemon
 
-/// A child with pipes on stdin and stdout, started by swift-subprocess (Spawning); its stderr
-/// goes to /dev/null.
+/// A child with pipes on stdin and stdout; stderr goes to /dev/null unless `keepStderr`.
 struct Child {
-    let process: SpawnedProcess
-    var pid: pid_t { process.pid }
+    let pid: pid_t
     /// Our end of its stdin (-1 once closed).
     var input: Int32
     /// Our end of its stdout.
-    var output: Int32 { process.standardOutput }
-    /// This process's children's CPU time before this one started: only one runs at a time.
-    let childrenCPUBefore: Double
+    let output: Int32
 
-    static func spawn(_ command: [String]) -> Child {
-        let before = childrenCPUSeconds()
-        do {
-            let process = try SpawnedProcess(command: command, discardingStandardError: true)
-            return Child(process: process, input: process.standardInput, childrenCPUBefore: before)
-        } catch {
-            fail("\(error)")
-        }
+    static func spawn(_ command: [String], keepStderr: Bool = false) -> Child {
+        var toChild: [Int32] = [0, 0]
+        var fromChild: [Int32] = [0, 0]
+        // Close-on-exec: our ends never leak into the child; dup2 clears it on 0 and 1.
+        // (Only this thread spawns, so setting it after pipe() is not a race.)
+        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { fail("pipe: errno \(errno)") }
+        for descriptor in toChild + fromChild { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if !keepStderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        guard result == 0 else { fail("posix_spawn \(command[0]): \(String(cString: strerror(result)))") }
+        close(toChild[0])
+        close(fromChild[1])
+        return Child(pid: pid, input: toChild[1], output: fromChild[0])
     }
 
     func send(_ bytes: [UInt8]) {
@@ -320,20 +321,16 @@ struct Child {
         }
     }
 
-    /// Closes its stdin and our stdout end, and waits for its end; returns its exit status
+    /// Closes its stdin and our stdout end, and reaps it; returns its exit status
     /// (negative: killed by that signal) and the CPU seconds (user + system) it used.
     @discardableResult
     mutating func finish() -> (status: Int32, cpuSeconds: Double) {
         closeInput()
-        let termination = process.wait()
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
         close(output)
-        // swift-subprocess reaps it (waitid, no rusage): its time is what this process's
-        // reaped children's grew by since it started.
-        let cpu = childrenCPUSeconds() - childrenCPUBefore
-        switch termination {
-        case .exited(let code): return (code, cpu)
-        case .signalled(let signal): return (-signal, cpu)
-        }
+        return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : -(status & 0x7f), cpuSeconds(usage))
     }
 }
 
