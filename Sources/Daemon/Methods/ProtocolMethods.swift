@@ -53,6 +53,7 @@ enum ProtocolMethods {
         FetchDataRequest.self,
         CancelFetchRequest.self,
         FetchNextPageRequest.self,
+        RetryRequest.self,
         WillDisplayObjectAtIndexPathRequest.self,
         SetRefreshIntervalRequest.self,
         UpdateSourceRequest.self,

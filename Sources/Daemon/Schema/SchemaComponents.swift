@@ -1236,6 +1236,73 @@ enum SchemaComponents {
             """#
         ),
         (
+            "LoadState",
+            #"""
+            {
+              "anyOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "state": {
+                      "enum": [
+                        "idle",
+                        "loading",
+                        "endReached"
+                      ]
+                    }
+                  },
+                  "required": [
+                    "state"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "state": {
+                      "const": "error"
+                    },
+                    "error": {
+                      "$ref": "#/components/schemas/FetchError"
+                    }
+                  },
+                  "required": [
+                    "state",
+                    "error"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#
+        ),
+        (
+            "LoadStates",
+            #"""
+            {
+              "type": "object",
+              "properties": {
+                "refresh": {
+                  "$ref": "#/components/schemas/LoadState"
+                },
+                "prepend": {
+                  "$ref": "#/components/schemas/LoadState"
+                },
+                "append": {
+                  "$ref": "#/components/schemas/LoadState"
+                }
+              },
+              "required": [
+                "refresh",
+                "prepend",
+                "append"
+              ],
+              "additionalProperties": false,
+              "description": "a paginated source's load state in each direction: the first page of a run, the page before the first loaded, the page after the last"
+            }
+            """#
+        ),
+        (
             "SourceDescription",
             #"""
             {
@@ -1579,6 +1646,9 @@ enum SchemaComponents {
                 "duplicatesDropped": {
                   "type": "integer",
                   "minimum": 0
+                },
+                "loadStates": {
+                  "$ref": "#/components/schemas/LoadStates"
                 },
                 "cache": {
                   "type": "object",

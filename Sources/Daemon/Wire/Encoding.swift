@@ -209,6 +209,18 @@ extension SourceDescription.NextPage: WireEncodable {
     }
 }
 
+extension LoadState: WireEncodable {
+    /// `{"state": "idle" | "loading" | "endReached"}`, or `{"state": "error", "error": {...}}`.
+    var json: JSON {
+        guard case .error(let error) = self else { return ["state": JSON(name)] }
+        return ["state": "error", "error": error.json]
+    }
+}
+
+extension LoadStates: WireEncodable {
+    var json: JSON { ["refresh": refresh.json, "prepend": prepend.json, "append": append.json] }
+}
+
 extension SourceDescription: WireEncodable {
     var json: JSON {
         var members: [(String, JSON)] = [
@@ -247,6 +259,7 @@ extension SourceDescription: WireEncodable {
                 ("nextPage", paging.next.json),
                 ("pagesLoaded", JSON(paging.pagesLoaded)),
                 ("duplicatesDropped", JSON(paging.duplicatesDropped)),
+                ("loadStates", paging.loadStates.json),
             ]
         }
         return .object(members)

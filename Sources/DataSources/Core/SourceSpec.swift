@@ -93,6 +93,7 @@ package struct SourceDescription: Sendable {
         package let pagesLoaded: Int
         /// Later duplicates of loaded objects left out in this run.
         package let duplicatesDropped: Int
+        package let loadStates: LoadStates
     }
 
     /// The next page's request, as `describeSource` shows it (URLs without credentials).

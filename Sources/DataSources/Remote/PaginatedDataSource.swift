@@ -60,6 +60,14 @@ package final class PaginatedDataSource: RemoteCollection {
     }
     private var loadedPages: [LoadedPage] = []
 
+    // Load states (Paging 3's): derived from the paging state, save what only a failure knows.
+    /// The direction of the load in flight, set before its `willLoadData`.
+    private var loadingDirection: LoadDirection?
+    /// Why the last first page of a run failed, until one arrives.
+    private var refreshError: FetchError?
+    /// What `describeSource.loadStates` and `didChangeLoadState` last said.
+    package private(set) var loadStates = LoadStates()
+
     package override var kind: String { "paginated" }
     override var metadataHeader: String? { paginator.metadataHeader }
 
@@ -79,6 +87,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func fetchData() {
         stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
+        loadingDirection = .refresh
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
             restore(cached)
@@ -104,6 +113,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package func fetchNextPage() -> Bool {
         guard nextPageRefusal == nil, let next else { return false }
         stopRefresh()
+        loadingDirection = .append
         emit(.willLoadData)
         trailingError = nil
         compose(keptHead: objects.count)
@@ -135,9 +145,77 @@ package final class PaginatedDataSource: RemoteCollection {
         trailingError = nil
         metadata = PageMetadata()
         currentPage = paginator.firstPage.addingClamped(-1)
+        refreshError = nil
+        defer { publishLoadStates() }
         guard !keepingRows else { return }
         objects = []
         setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
+    }
+
+    // MARK: Load states
+
+    /// The load states as the paging state makes them.
+    private var currentLoadStates: LoadStates {
+        func state(_ direction: LoadDirection, error: FetchError?, endReached: Bool) -> LoadState {
+            if loadingDirection == direction { return .loading }
+            if let error { return .error(error) }
+            return endReached ? .endReached : .idle
+        }
+        return LoadStates(
+            refresh: state(.refresh, error: refreshError, endReached: false),
+            prepend: state(.prepend, error: nil, endReached: loadedOnce),
+            append: state(.append, error: trailingError, endReached: loadedOnce && next == nil))
+    }
+
+    /// Sends `didChangeLoadState` when the load states differ from the ones last sent.
+    private func publishLoadStates() {
+        let states = currentLoadStates
+        guard states != loadStates else { return }
+        loadStates = states
+        emit(.didChangeLoadState(states))
+    }
+
+    /// The load-state change comes right after the `willLoadData` that starts a load and right
+    /// before the final event that ends one (Protocol.md, "Ordering guarantees").
+    override func emit(_ event: DataSourceEvent) {
+        switch event {
+        case .willLoadData:
+            super.emit(event)
+            publishLoadStates()
+        case .finishedLoading, .failedWithError:
+            loadingDirection = nil
+            publishLoadStates()
+            super.emit(event)
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState:
+            super.emit(event)
+        }
+    }
+
+    /// Why `retry` would do nothing, or nil when a direction has failed and can be asked for again.
+    package var retryRefusal: String? {
+        if isFetching { return "a fetch is in flight" }
+        if refreshError != nil { return nil }
+        if let trailingError {
+            guard next != nil else {
+                return
+                    "the append direction stopped with kind \(trailingError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
+            }
+            return nil
+        }
+        return "no direction has failed: loadStates has no error"
+    }
+
+    /// Paging 3's `retry()`: asks again for the failed direction only, the first page when the
+    /// run's first page failed, else the page after the last. Nil (and nothing happens) when
+    /// `retryRefusal` says why not.
+    @discardableResult
+    package func retry() -> LoadDirection? {
+        guard retryRefusal == nil else { return nil }
+        if refreshError != nil {
+            fetchData()
+            return .refresh
+        }
+        return fetchNextPage() ? .append : nil
     }
 
     // MARK: Requests
@@ -204,6 +282,7 @@ package final class PaginatedDataSource: RemoteCollection {
             }
             lastError = nil
             trailingError = nil
+            refreshError = nil
             compose(keptHead: objects.count)
             confirmed()
             touchCache()
@@ -211,6 +290,7 @@ package final class PaginatedDataSource: RemoteCollection {
             return
         }
         if replacing {
+            refreshError = nil
             loadedPages = []
             objects = []
             pagesLoaded = 0
@@ -414,6 +494,7 @@ package final class PaginatedDataSource: RemoteCollection {
             return
         }
         lastError = error
+        if replacing { refreshError = error }
         if loadedOnce {
             // The loaded rows stay; the trailing row shows the failure.
             if !replacing { trailingError = error }
@@ -700,6 +781,6 @@ package final class PaginatedDataSource: RemoteCollection {
                 paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
                 numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
                 hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
-                duplicatesDropped: duplicatesDropped))
+                duplicatesDropped: duplicatesDropped, loadStates: loadStates))
     }
 }
