@@ -591,6 +591,15 @@ class AsyncDataSource:
             return cast(NextPageResult, await self._request("fetchNextPage"))
         return await self._wait_for_load(self._request("fetchNextPage"), timeout)
 
+    async def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
+        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
+        rows go in at the top. Returns ``{"started": bool, "reason"?}`` (``reason`` says why
+        not: at the first page, or a strategy that cannot page backwards); with ``wait``,
+        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
+        if not wait:
+            return cast(NextPageResult, await self._request("fetchPreviousPage"))
+        return await self._wait_for_load(self._request("fetchPreviousPage"), timeout)
+
     async def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
         """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
         and only that one. Returns ``{"started": True, "direction": "refresh" | "append"}`` or

@@ -474,6 +474,12 @@ class DataSource:
         failed (calling again retries the same page)."""
         return self.client._call(self._async.fetch_next_page(wait, timeout=timeout))
 
+    def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
+        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
+        rows go in at the top. Returns ``{"started": bool, "reason"?}``; with ``wait``,
+        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
+        return self.client._call(self._async.fetch_previous_page(wait, timeout=timeout))
+
     def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
         """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
         and only that one. Returns ``{"started": True, "direction"}`` or ``{"started": False,

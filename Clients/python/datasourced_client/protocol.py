@@ -151,7 +151,7 @@ class FetchError(TypedDict, total=False):
     keyPath: str
     kind: Literal[
         "http", "timeout", "transport", "decode", "keyPath", "mapping", "cancelled", "tooLarge",
-        "loop", "crossOrigin", "tls", "proxy", "children"
+        "loop", "crossOrigin", "tls", "proxy", "outOfRange", "children"
     ]
     line: int
     maxBodyBytes: int
@@ -271,6 +271,10 @@ class Pagination(TypedDict, total=False):
     #: a dot-separated key path; a component of digits also indexes arrays
     nextURLPath: str
     offsetKey: str
+    #: (cursor) where a response gives the cursor of the page before it; a dot-separated key path
+    prevCursorPath: str
+    #: (nextURL) where a response gives the URL of the page before it; a dot-separated key path
+    previousURLPath: str
     retryAfter: RetryAfter
     strategy: Literal["pageNumber", "offset", "cursor", "nextURL", "linkHeader"]
     totalHeader: str
@@ -353,6 +357,12 @@ class SourceConfig(TypedDict, total=False):
     filter: Predicate | None  # kind filtered
     firstPage: int  # kind paginated
     identityKey: str | None
+    #: (cursor) the cursor a run starts at
+    initialCursor: str  # kind paginated
+    #: (offset) the offset a run starts at
+    initialOffset: int  # kind paginated
+    #: (pageNumber) the page a run starts at, firstPage or later
+    initialPage: int  # kind paginated
     keyPath: str  # kind remote, paginated
     limits: Limits  # kind remote, paginated
     mapping: Mapping  # kind remote, paginated
@@ -392,6 +402,9 @@ class SourceDescription(TypedDict, total=False):
     firstPage: int
     hasMorePages: bool
     identityKey: str
+    initialCursor: str
+    initialOffset: int
+    initialPage: int
     isFetching: Required[bool]
     keyPath: str
     kind: Required[SourceKind]
@@ -414,6 +427,7 @@ class SourceDescription(TypedDict, total=False):
     placeholderStorageOptions: list[PlaceholderKind]
     prefetchDistance: int
     preserveSections: bool
+    previousPage: dict[str, int] | dict[str, str] | None
     queryParameters: dict[str, str]
     #: what the last response's rate-limit headers said; absent until one did
     rateLimit: dict[str, int | str]

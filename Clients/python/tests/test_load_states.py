@@ -53,3 +53,22 @@ def test_retry_asks_again_for_the_failed_next_page_only_and_load_states_follow(d
                     if finals == 3:
                         break
         assert seen == ["idle", "idle", "loading", "error", "loading", "endReached"]
+
+
+def test_fetch_previous_page_loads_the_page_before_a_run_started_in_the_middle(daemon: str, tmp_path: Path):
+    routes = [
+        {"path": "/items", "query": {"page": "3"}, "body": page([5, 6], total=6)},
+        {"path": "/items", "query": {"page": "2"}, "body": page([3, 4], total=6)},
+        {"path": "/items", "query": {"page": "1"}, "body": page([1, 2], total=6)},
+    ]
+    with serve(daemon, tmp_path, routes) as server, Client.spawn(daemon, timeout=10) as client:
+        source = client.create_source("p", kind="paginated", identityKey="id", keyPath="items", pageSize=2, initialPage=3,
+                                      remoteConfiguration={"baseURL": server.base_url}, apiPath="/items")
+        source.fetch_data(wait=True)
+        assert source.fetch_previous_page(wait=True) == {"started": True}
+        assert source.fetch_previous_page(wait=True) == {"started": True}
+        assert [row["id"] for row in source.snapshot().objects()] == [1, 2, 3, 4, 5, 6]
+        assert source.fetch_previous_page() == {"started": False,
+                                                "reason": "the first page is loaded: there is no page before it"}
+        states = source.load_states()
+        assert states is not None and states["prepend"] == {"state": "endReached"}

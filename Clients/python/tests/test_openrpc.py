@@ -185,6 +185,7 @@ def use_the_whole_api(client: Client, api: str) -> None:
     books.is_fetching()
     books.load_states()
     books.retry()  # nothing failed: refused with a reason
+    books.fetch_previous_page()  # at the first page: refused with a reason
     by_genre.snapshot()
     everything.fetch_data(wait=True)  # didPartiallyLoad as its first child finishes
     client.source("books").describe()

@@ -53,6 +53,7 @@ enum ProtocolMethods {
         FetchDataRequest.self,
         CancelFetchRequest.self,
         FetchNextPageRequest.self,
+        FetchPreviousPageRequest.self,
         RetryRequest.self,
         WillDisplayObjectAtIndexPathRequest.self,
         SetRefreshIntervalRequest.self,

@@ -189,7 +189,8 @@ enum SchemaComponents {
                     "loop",
                     "crossOrigin",
                     "tls",
-                    "proxy"
+                    "proxy",
+                    "outOfRange"
                   ]
                 },
                 "message": {
@@ -643,6 +644,16 @@ enum SchemaComponents {
                   "minLength": 1,
                   "description": "a dot-separated key path; a component of digits also indexes arrays"
                 },
+                "prevCursorPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "(cursor) where a response gives the cursor of the page before it; a dot-separated key path"
+                },
+                "previousURLPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "(nextURL) where a response gives the URL of the page before it; a dot-separated key path"
+                },
                 "nextURLPath": {
                   "type": "string",
                   "minLength": 1,
@@ -989,6 +1000,23 @@ enum SchemaComponents {
                       "type": "integer",
                       "minimum": 0,
                       "maximum": 2147483648
+                    },
+                    "initialPage": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483648,
+                      "description": "(pageNumber) the page a run starts at, firstPage or later"
+                    },
+                    "initialOffset": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 9007199254740992,
+                      "description": "(offset) the offset a run starts at"
+                    },
+                    "initialCursor": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "(cursor) the cursor a run starts at"
                     },
                     "metadataKeyPath": {
                       "type": "string"
@@ -1538,6 +1566,17 @@ enum SchemaComponents {
                   "type": "integer",
                   "minimum": 0
                 },
+                "initialPage": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "initialOffset": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "initialCursor": {
+                  "type": "string"
+                },
                 "metadataKeyPath": {
                   "type": "string"
                 },
@@ -1584,6 +1623,62 @@ enum SchemaComponents {
                   "minimum": 0
                 },
                 "nextPage": {
+                  "anyOf": [
+                    {
+                      "type": "null"
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "page": {
+                          "type": "integer"
+                        }
+                      },
+                      "required": [
+                        "page"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "offset": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      },
+                      "required": [
+                        "offset"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "cursor": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "cursor"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "url": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "url"
+                      ],
+                      "additionalProperties": false
+                    }
+                  ]
+                },
+                "previousPage": {
                   "anyOf": [
                     {
                       "type": "null"

@@ -159,6 +159,12 @@ extension PaginatorConfiguration {
             ("requestKeys", ["currentPage": JSON(pageQueryKey), "pageSize": JSON(pageSizeQueryKey)]),
             ("firstPage", JSON(firstPage)),
         ]
+        switch initialPosition {
+        case .page(let page)?: members.append(("initialPage", JSON(page)))
+        case .offset(let offset)?: members.append(("initialOffset", JSON(offset)))
+        case .cursor(let cursor)?: members.append(("initialCursor", JSON(cursor)))
+        case nil: break
+        }
         if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
         members.append(("pagination", paginationJSON))
         members.append(("prefetchDistance", JSON(prefetchDistance)))
@@ -179,9 +185,11 @@ extension PaginatorConfiguration {
             if let cursorPath { members.append(("cursorPath", JSON(cursorPath.description))) }
             if let fromLastObject { members.append(("cursorFromLastObject", JSON(fromLastObject.description))) }
             if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+            if let previousCursorPath { members.append(("prevCursorPath", JSON(previousCursorPath.description))) }
         case .nextURL(let path, let hasMorePath):
             members.append(("nextURLPath", JSON(path.description)))
             if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+            if let previousURLPath { members.append(("previousURLPath", JSON(previousURLPath.description))) }
         }
         if let totalPath { members.append(("totalPath", JSON(totalPath.description))) }
         if let totalHeader { members.append(("totalHeader", JSON(totalHeader))) }
@@ -257,6 +265,7 @@ extension SourceDescription: WireEncodable {
                 ("hasMorePages", JSON(paging.hasMorePages)),
                 ("numberOfObjects", JSON(paging.numberOfObjects)),
                 ("nextPage", paging.next.json),
+                ("previousPage", paging.previous.json),
                 ("pagesLoaded", JSON(paging.pagesLoaded)),
                 ("duplicatesDropped", JSON(paging.duplicatesDropped)),
                 ("loadStates", paging.loadStates.json),

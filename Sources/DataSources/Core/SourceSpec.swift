@@ -94,6 +94,8 @@ package struct SourceDescription: Sendable {
         /// Later duplicates of loaded objects left out in this run.
         package let duplicatesDropped: Int
         package let loadStates: LoadStates
+        /// What the request for the page before the first one loaded will be; nil when none.
+        package let previous: NextPage?
     }
 
     /// The next page's request, as `describeSource` shows it (URLs without credentials).
