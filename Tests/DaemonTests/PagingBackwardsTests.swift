@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import JSONRPC
 import Testing
 
 /// Issue 31, item 2: paging backwards, for every strategy that can, and starting in the middle.
@@ -127,5 +128,66 @@ import Testing
         loadedLoader.respond(1, json: Machine.page([]))
         #expect(Self.ids(loaded) == [2, 3])
         #expect(loaded.lastError?.message == "initialOffset 2 is past the end of the list: its page is empty")
+    }
+}
+
+/// Issue 31, item 1: a window of pages.
+@Suite struct WindowTests {
+    typealias Machine = PaginatedStateMachineTests
+
+    static func ids(_ source: DataSource) -> [Int] { PagingBackwardsTests.ids(source) }
+
+    @Test func scrollingDownDropsTheTopPageAndScrollingBackLoadsItAgain() throws {
+        let (source, loader, recorder) = try Machine.source(extra: [("window", ["maxPages": 2])])
+        source.fetchData()
+        loader.respond(0, json: Machine.page([1, 2]))
+        source.fetchNextPage()
+        loader.respond(1, json: Machine.page([3, 4]))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 4))  // the loading row: page 3
+        recorder.reset()
+        loader.respond(2, json: Machine.page([5, 6]))
+        #expect(Self.ids(source) == [3, 4, 5, 6])
+        // Page 3's rows inserted, page 1's deleted: whole pages, with a change set.
+        let changes = recorder.changes(of: "p")
+        #expect(changes.flatMap(\.deleted) == [IndexPath(section: 0, item: 0), IndexPath(section: 0, item: 1)])
+        #expect(source.loadStates.prepend == .idle, "the dropped page is the page before")
+        #expect(source.describe().pagesDroppedCount == 1)
+        // Back to the top: the first row displayed loads page 1 again, and the bottom page goes.
+        source.willDisplayObject(at: IndexPath(section: 0, item: 0))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=1&page_size=2")
+        loader.respond(3, json: Machine.page([1, 2]))
+        #expect(Self.ids(source) == [1, 2, 3, 4])
+        #expect(source.loadStates.prepend == .endReached)
+        #expect(recorder.events.filter { $0 == "p.failed" }.isEmpty, "a page loaded again is not a loop")
+        // And down again: page 3, dropped from the bottom, is the next page once more.
+        #expect(source.fetchNextPage())
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=3&page_size=2")
+    }
+
+    @Test func maxObjectsBoundsTheRowsHeldInWholePages() throws {
+        let (source, loader, _) = try Machine.source(extra: [("window", ["maxObjects": 5])])
+        source.fetchData()
+        for index in 0..<5 {
+            if index > 0 { source.fetchNextPage() }
+            loader.respond(index, json: Machine.page([2 * index + 1, 2 * index + 2]))
+            #expect(source.allObjects.filter { Placeholder.kind(of: $0) == nil }.count <= 5)
+        }
+        #expect(Self.ids(source) == [7, 8, 9, 10])
+    }
+
+    @Test func aWindowOfZeroIsRefusedNamingTheMember() throws {
+        let zero = #expect(throws: ResponseError.self) { try Machine.source(extra: [("window", ["maxPages": 0])]) }
+        #expect(zero?.message == "Invalid params: \"window.maxPages\" must be an integer in 1...1000000, got 0")
+        let empty = #expect(throws: ResponseError.self) { try Machine.source(extra: [("window", [:])]) }
+        #expect(
+            empty?.message
+                == "Invalid params: \"window\" must give maxPages or maxObjects (or be left out: every page loaded is held)")
+    }
+}
+
+extension SourceDescription {
+    fileprivate var pagesDroppedCount: Int? {
+        guard case .paginated(_, let paging) = state else { return nil }
+        return paging.pagesDropped
     }
 }

@@ -385,6 +385,8 @@ class SourceConfig(TypedDict, total=False):
     sortDescriptors: list[SortDescriptor]  # kind sectioned
     source: str  # kind sectioned, filtered
     sources: list[str]  # kind multi
+    #: the most pages and objects held; pages far from the rows displayed are dropped, whole
+    window: dict[str, int]  # kind paginated
 
 
 class SourceDescription(TypedDict, total=False):
@@ -421,6 +423,8 @@ class SourceDescription(TypedDict, total=False):
     numberOfSections: Required[int]
     numberOfTotalResults: int | None
     pageSize: int | None
+    #: pages the window dropped in this run (with a window only)
+    pagesDropped: int
     pagesLoaded: int
     pagination: Pagination
     paginatorKeys: PaginatorKeys
@@ -443,6 +447,7 @@ class SourceDescription(TypedDict, total=False):
     sources: list[str]
     #: the rows shown came from the persisted cache and no response has confirmed them yet
     stale: bool
+    window: dict[str, int]
 
 
 class SourceSummary(TypedDict):

@@ -1018,6 +1018,24 @@ enum SchemaComponents {
                       "minLength": 1,
                       "description": "(cursor) the cursor a run starts at"
                     },
+                    "window": {
+                      "type": "object",
+                      "properties": {
+                        "maxPages": {
+                          "type": "integer",
+                          "minimum": 1,
+                          "maximum": 1000000
+                        },
+                        "maxObjects": {
+                          "type": "integer",
+                          "minimum": 1,
+                          "maximum": 2147483648
+                        }
+                      },
+                      "minProperties": 1,
+                      "additionalProperties": false,
+                      "description": "the most pages and objects held; pages far from the rows displayed are dropped, whole"
+                    },
                     "metadataKeyPath": {
                       "type": "string"
                     },
@@ -1576,6 +1594,25 @@ enum SchemaComponents {
                 },
                 "initialCursor": {
                   "type": "string"
+                },
+                "window": {
+                  "type": "object",
+                  "properties": {
+                    "maxPages": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "maxObjects": {
+                      "type": "integer",
+                      "minimum": 1
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "pagesDropped": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "pages the window dropped in this run (with a window only)"
                 },
                 "metadataKeyPath": {
                   "type": "string"

@@ -168,6 +168,12 @@ extension PaginatorConfiguration {
         if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
         members.append(("pagination", paginationJSON))
         members.append(("prefetchDistance", JSON(prefetchDistance)))
+        if let window {
+            var limits: [(String, JSON)] = []
+            if let pages = window.maximumPages { limits.append(("maxPages", JSON(pages))) }
+            if let objects = window.maximumObjects { limits.append(("maxObjects", JSON(objects))) }
+            members.append(("window", .object(limits)))
+        }
         return members
     }
 
@@ -270,6 +276,7 @@ extension SourceDescription: WireEncodable {
                 ("duplicatesDropped", JSON(paging.duplicatesDropped)),
                 ("loadStates", paging.loadStates.json),
             ]
+            if paging.paginator.window != nil { members.append(("pagesDropped", JSON(paging.pagesDropped))) }
         }
         return .object(members)
     }

@@ -509,6 +509,17 @@ enum RemoteConfigurationDecoding {
             }
         }
         paginator.initialPosition = try initialPosition(&reader, paginator: paginator)
+        if var window = try reader.optionalObject("window", expected: "an object {maxPages?, maxObjects?}") {
+            let pages = try window.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit)
+            let objects = try window.optionalInteger("maxObjects", in: 1...PaginatorConfiguration.maximumWindowObjects)
+            try window.finish()
+            guard pages != nil || objects != nil else {
+                throw FieldError(
+                    field: reader.path("window"), expected: "an object with maxPages or maxObjects", got: [:],
+                    message: "\"window\" must give maxPages or maxObjects (or be left out: every page loaded is held)")
+            }
+            paginator.window = PaginatorConfiguration.Window(maximumPages: pages, maximumObjects: objects)
+        }
         return paginator
     }
 

@@ -36,6 +36,11 @@ package final class PaginatedDataSource: RemoteCollection {
     /// number with a page size, an offset); 0 otherwise. With `objectsReceived`, where the
     /// loaded rows end, which totals are compared with.
     private var runStart = 0
+    /// The last row the client displayed (`willDisplayObjectAtIndexPath`), which the window
+    /// keeps pages around; nil before any.
+    private var displayedItem: Int?
+    /// Pages the window dropped in this run (`describeSource.pagesDropped`).
+    private var pagesDropped = 0
     /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
     private(set) var currentPage: Int
     private var hasMorePages: Bool { next != nil }
@@ -171,6 +176,7 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override func willDisplayObject(at indexPath: IndexPath) {
+        if indexPath.section == 0, indexPath.item >= 0 { displayedItem = indexPath.item }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
         // The client's item is range-checked on the wire; a library caller's may be anything.
@@ -194,6 +200,8 @@ package final class PaginatedDataSource: RemoteCollection {
         previous = nil
         prependError = nil
         runStart = 0
+        displayedItem = nil
+        pagesDropped = 0
         trailingError = nil
         metadata = PageMetadata()
         currentPage = paginator.firstPage.addingClamped(-1)
@@ -357,6 +365,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if replacing {
             refreshError = nil
             prependError = nil
+            pagesDropped = 0
             runStart = startPosition(of: page, metadata: metadataOfPage)
             loadedPages = []
             objects = []
@@ -417,8 +426,8 @@ package final class PaginatedDataSource: RemoteCollection {
                     "the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
             } else if stalledPages >= paginator.stalledPagesLimit {
                 failure = loop("\(stalledPages) pages in a row brought no new object", reason: "noNewObjects")
-            } else if pagesLoaded >= paginator.maximumPages {
-                failure = loop("\(pagesLoaded) pages loaded, the most allowed (maxPages)", reason: "maxPages")
+            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
+                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
             }
         }
         if let failure {
@@ -428,12 +437,14 @@ package final class PaginatedDataSource: RemoteCollection {
             compose(keptHead: keptHead, hashesAfterHead: keptHashes)
             confirmed()
             storeLoadedPages()
+            applyWindow(arrived: .append)
             emit(.failedWithError(.fetch(failure)))
             return
         }
         compose(keptHead: keptHead, hashesAfterHead: keptHashes)
         confirmed()
         storeLoadedPages()
+        applyWindow(arrived: .append)
         emit(.finishedLoading)
     }
 
@@ -634,8 +645,8 @@ package final class PaginatedDataSource: RemoteCollection {
             if requestsMade.contains(Self.token(before)) {
                 failure = loop(
                     "the previous request repeats one already made in this run (\(describe(before)))", reason: loopReason(before))
-            } else if pagesLoaded >= paginator.maximumPages {
-                failure = loop("\(pagesLoaded) pages loaded, the most allowed (maxPages)", reason: "maxPages")
+            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
+                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
             }
         }
         objects.insert(contentsOf: kept, at: 0)
@@ -648,11 +659,81 @@ package final class PaginatedDataSource: RemoteCollection {
             lastError = failure
             prependError = failure
             storeLoadedPages()
+            applyWindow(arrived: .prepend)
             emit(.failedWithError(.fetch(failure)))
             return
         }
         storeLoadedPages()
+        applyWindow(arrived: .prepend)
         emit(.finishedLoading)
+    }
+
+    // MARK: The window
+
+    /// What `pagination.maxPages` bounds: the pages loaded in the run, or with a window the
+    /// pages held (scrolling a long list through a window loads many more pages than it holds).
+    private var pagesCountedByLoopGuard: Int { paginator.window == nil ? pagesLoaded : loadedPages.count }
+
+    /// Drops whole pages while the window is exceeded, the page farther from the row last
+    /// displayed first (without one: the end away from the page that just `arrived`), never the
+    /// last page held. A page dropped at the top becomes the page before (`fetchPreviousPage`
+    /// and displaying the first row load it again), one at the bottom the next page; the loop
+    /// guard forgets its request, so that loading it again is not a loop.
+    private func applyWindow(arrived: LoadDirection) {
+        guard let window = paginator.window else { return }
+        while loadedPages.count > 1, window.isExceeded(pages: loadedPages.count, objects: objects.count) {
+            let dropTop: Bool
+            if let displayedItem {
+                let topEnd = loadedPages[0].kept
+                let bottomStart = objects.count - loadedPages[loadedPages.count - 1].kept
+                // Distance from the displayed row to the nearest row of each end page.
+                let toTop = max(0, displayedItem - (topEnd - 1))
+                let toBottom = max(0, bottomStart - displayedItem)
+                dropTop = toTop > toBottom || (toTop == toBottom && arrived != .prepend)
+            } else {
+                dropTop = arrived != .prepend
+            }
+            if dropTop { dropFirstPage() } else { dropLastPage() }
+            pagesDropped += 1
+        }
+    }
+
+    private func dropFirstPage() {
+        let page = loadedPages.removeFirst()
+        requestsMade.remove(Self.token(page.request))
+        objects.removeFirst(page.kept)
+        removeRows(0..<page.kept)
+        if let item = displayedItem { displayedItem = max(0, item - page.kept) }
+        objectsReceived = max(0, objectsReceived - page.received)
+        runStart = runStart.addingClamped(page.received)
+        previous = page.request
+        prependError = nil
+        forgetIdentitiesOfDroppedRows()
+    }
+
+    private func dropLastPage() {
+        let page = loadedPages.removeLast()
+        requestsMade.remove(Self.token(page.request))
+        let start = objects.count - page.kept
+        objects.removeLast(page.kept)
+        removeRows(start..<start + page.kept)
+        objectsReceived = max(0, objectsReceived - page.received)
+        next = page.request
+        trailingError = nil
+        if let last = loadedPages.last {
+            currentPage = Self.currentPage(after: last.request, pagesLoaded: loadedPages.count, paginator: paginator)
+            metadata = last.metadata
+        }
+        compose(keptHead: objects.count)
+        forgetIdentitiesOfDroppedRows()
+    }
+
+    /// A row dropped by the window may come back: it is no longer a duplicate.
+    private func forgetIdentitiesOfDroppedRows() {
+        guard paginator.duplicates == .dropLater else { return }
+        var identities = IdentitySet(identity: identity)
+        for row in objects { _ = identities.insert(row) }
+        loadedIdentities = identities
     }
 
     private func currentOffset(of page: PageRequest) -> Int {
@@ -1016,6 +1097,7 @@ package final class PaginatedDataSource: RemoteCollection {
                 paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
                 numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
                 hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
-                duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: described(previous)))
+                duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: described(previous),
+                pagesDropped: pagesDropped))
     }
 }

@@ -95,6 +95,27 @@ package struct PaginatorConfiguration: Sendable {
     package var previousURLPath: JSONKeyPath?
     /// Where a run starts, when not at the first page: `initialPage`, `initialOffset`, `initialCursor`.
     package var initialPosition: InitialPosition?
+    /// `window`: the most pages and objects held; pages far from the rows displayed are
+    /// dropped, whole, past either. Nil: every page loaded is held.
+    package var window: Window?
+
+    /// `window: {maxPages?, maxObjects?}`.
+    package struct Window: Sendable, Equatable {
+        package var maximumPages: Int?
+        package var maximumObjects: Int?
+
+        package init(maximumPages: Int? = nil, maximumObjects: Int? = nil) {
+            self.maximumPages = maximumPages
+            self.maximumObjects = maximumObjects
+        }
+
+        /// Whether `pages` pages of `objects` objects are more than the window holds.
+        func isExceeded(pages: Int, objects: Int) -> Bool {
+            if let maximumPages, pages > maximumPages { return true }
+            if let maximumObjects, objects > maximumObjects { return true }
+            return false
+        }
+    }
 
     /// `initialPage` / `initialOffset` / `initialCursor`, each of its own strategy.
     package enum InitialPosition: Sendable, Equatable {
@@ -121,6 +142,7 @@ package struct PaginatorConfiguration: Sendable {
     package static let maximumPrefetchDistance = 1_000_000
     /// Far from overflowing when a page size is added.
     package static let maximumInitialOffset = 1 << 53
+    package static let maximumWindowObjects = 1 << 31
 
     package init(
         keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
