@@ -602,7 +602,7 @@ class AsyncDataSource:
 
     async def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
         """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
-        and only that one. Returns ``{"started": True, "direction": "refresh" | "append"}`` or
+        and only that one. Returns ``{"started": True, "direction": "refresh" | "prepend" | "append"}`` or
         ``{"started": False, "reason"}``; with ``wait``, returns once that load ended and
         raises :class:`LoadFailed` if it failed again."""
         if not wait:

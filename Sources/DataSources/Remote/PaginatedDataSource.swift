@@ -255,8 +255,9 @@ package final class PaginatedDataSource: RemoteCollection {
     package var retryRefusal: String? {
         if isFetching { return "a fetch is in flight" }
         if refreshError != nil || (prependError != nil && previous != nil) { return nil }
-        if prependError != nil {
-            return "the prepend direction stopped at the loop guard, which asking again cannot change: fetchData starts a new run"
+        if let prependError {
+            return
+                "the prepend direction stopped with kind \(prependError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
         }
         if let trailingError {
             guard next != nil else {
