@@ -71,6 +71,55 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
         }
     }
 
+    // MARK: The consumer's role, for a mailbox whose items a producer may handle itself
+
+    /// Some thread holds the role of the one that handles the items (`claimAll`,
+    /// `claimOrPost`). Only touched under `lock`.
+    private var claimed = false
+    /// `release(waking: true)` asked the waiting consumer to look, items or not.
+    private var woken = false
+
+    /// Blocks until items are queued (or `release(waking:)` says to look) and no other thread
+    /// holds the role; then takes the role and everything queued. Hand the role back with
+    /// `release`.
+    package func claimAll() -> [Element] {
+        lock.withLock {
+            while (items.isEmpty && !woken) || claimed { condition.wait(releasing: lock) }
+            woken = false
+            claimed = true
+            return takeQueued()
+        }
+    }
+
+    /// When no thread holds the role: takes it, and returns everything queued followed by
+    /// `newItems`, for the caller to handle itself (then `release`). Otherwise queues
+    /// `newItems` for the thread that holds it and returns nil. A producer that can handle
+    /// what it brings (the stdin reader) then saves the wake-up of another thread.
+    package func claimOrPost(contentsOf newItems: [Element]) -> [Element]? {
+        lock.withLock {
+            if claimed {
+                let wasEmpty = items.isEmpty
+                items.append(contentsOf: newItems)
+                if wasEmpty, !items.isEmpty { condition.signal() }
+                return nil
+            }
+            claimed = true
+            var taken = takeQueued()
+            taken.append(contentsOf: newItems)
+            return taken
+        }
+    }
+
+    /// Hands the role back. Items queued meanwhile (or `waking`) wake the thread waiting in
+    /// `claimAll`.
+    package func release(waking: Bool = false) {
+        lock.withLock {
+            claimed = false
+            if waking { woken = true }
+            if !items.isEmpty || waking { condition.signal() }
+        }
+    }
+
     /// Called under `lock`.
     private func takeQueued() -> [Element] {
         // Handed over whole: keeping the capacity would copy-allocate a burst's peak size
