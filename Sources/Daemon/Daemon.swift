@@ -27,16 +27,14 @@ package struct DaemonOptions: Sendable {
     }
 }
 
-/// The daemon: events from one mailbox, each handled to the end before the next by the one
-/// thread that holds the mailbox's role (the main loop, or the stdin reader), so all state
-/// is touched by one thread at a time and the order of events on the wire is the order
-/// they were handled in.
+/// The daemon: one loop that takes events from one mailbox and handles each to the end
+/// before the next, so all state is touched by one thread and the order of events on the
+/// wire is the order they were handled in.
 ///
-/// The path of a message: transport (frame + parse, reader thread) → `handleEvent` (on the
-/// reader thread when the main loop is idle, else on the main loop) →
+/// The path of a message: transport (frame + parse, reader thread) → `handleEvent` →
 /// `handleRequest` → lifecycle gate → method table (`Wire/MethodTable.swift`: decode params →
 /// the method's handler in `Methods/<Name>.swift` → encode result) → `finish` → transport
-/// (encode + write on this thread when the pipe takes it at once, else the writer thread's).
+/// (encode + write, writer thread).
 package final class Daemon {
     enum Lifecycle {
         case uninitialized, running, shutDown
@@ -118,62 +116,21 @@ package final class Daemon {
     }
 
     /// Serves until `exit`, end of input or a dead stdout; returns the exit status.
-    ///
-    /// Events are handled one batch at a time by whichever thread holds the mailbox's role:
-    /// this one, or the stdin reader when it finds the role free. A request then is read,
-    /// handled and answered on the thread that read it, as a C server would, with no
-    /// wake-up of another thread (issue 33); timers and network completions are still
-    /// posted and handled here. Taking the role and the queued events in one step keeps the
-    /// order of events, whoever handles them.
     package func run() -> Int32 {
         let mailbox = self.mailbox
+        transport.start { events in mailbox.post(contentsOf: events.map(DaemonEvent.transport)) }
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
-        // Reached from the reader thread only while it holds the mailbox's role.
-        nonisolated(unsafe) let daemon = self
-        transport.start { events in
-            let events = events.map(DaemonEvent.transport)
-            // A burst of pipelined requests goes to this thread instead: the reader then
-            // reads and parses the next burst while this one is handled, on the other core.
-            guard events.count <= Daemon.eventsHandledByTheReader else {
-                mailbox.post(contentsOf: events)
-                return
-            }
-            guard let claimed = mailbox.claimOrPost(contentsOf: events) else { return }
-            // An event that ends the daemon wakes this thread to return its status.
-            let stopped = daemon.stoppedStatus == nil && daemon.handleClaimed(claimed) != nil
-            mailbox.release(waking: stopped)
-        }
         while true {
-            let events = mailbox.claimAll()
-            if let status = stoppedStatus ?? handleClaimed(events) {
+            if let status = handleEvents(mailbox.takeAll()) {
                 transport.flush(waitingAtMost: 500)
                 return status
             }
-            mailbox.release()
+            // The events handled, and the parsed trees of their messages, are freed by now.
+            if freedLargeMessage {
+                freedLargeMessage = false
+                releaseFreedMemory()
+            }
         }
-    }
-
-    /// The most events one read of stdin brings that the reader handles itself (when the
-    /// role is free): one request at a time is answered without a hop; a burst is handed over.
-    static let eventsHandledByTheReader = 4
-
-    /// Set, with the mailbox's role held, once an event ended the daemon: no event is
-    /// handled after it.
-    private var stoppedStatus: Int32?
-
-    /// Handles `events` with the mailbox's role held; what they send goes out in one write
-    /// once they are handled. The status when one of them ended the daemon.
-    private func handleClaimed(_ events: [DaemonEvent]) -> Int32? {
-        if let status = transport.holdingWrites({ handleEvents(events) }) {
-            stoppedStatus = status
-            return status
-        }
-        // The events handled, and the parsed trees of their messages, are freed by now.
-        if freedLargeMessage {
-            freedLargeMessage = false
-            releaseFreedMemory()
-        }
-        return nil
     }
 
     private func handleEvents(_ events: [DaemonEvent]) -> Int32? {
