@@ -174,6 +174,8 @@ extension PaginatorConfiguration {
             if let objects = window.maximumObjects { limits.append(("maxObjects", JSON(objects))) }
             members.append(("window", .object(limits)))
         }
+        // `placeholders` is describeSource's own member, with the mode asked for in it.
+        if let jumpThreshold { members.append(("jumpThreshold", JSON(jumpThreshold))) }
         return members
     }
 
@@ -277,6 +279,24 @@ extension SourceDescription: WireEncodable {
                 ("loadStates", paging.loadStates.json),
             ]
             if paging.paginator.window != nil { members.append(("pagesDropped", JSON(paging.pagesDropped))) }
+            var placeholders: [(String, JSON)] = [
+                ("requested", JSON(paging.paginator.placeholderMode.rawValue)), ("inForce", JSON(paging.placeholders.inForce.rawValue)),
+            ]
+            if let refusal = paging.placeholders.refusal { placeholders.append(("reason", JSON(refusal))) }
+            var reasons: [(String, JSON)] = []
+            if let refusal = paging.capabilities.pageBackwards { reasons.append(("pageBackwards", JSON(refusal))) }
+            if let refusal = paging.capabilities.jump { reasons.append(("jump", JSON(refusal))) }
+            members += [
+                ("placeholders", .object(placeholders)),
+                (
+                    "capabilities",
+                    .object([
+                        ("pageBackwards", JSON(paging.capabilities.pageBackwards == nil)), ("jump", JSON(paging.capabilities.jump == nil)),
+                        ("countedPlaceholders", JSON(paging.placeholders.inForce == .counted)), ("reasons", .object(reasons)),
+                    ])
+                ),
+                ("jumps", JSON(paging.jumps)),
+            ]
         }
         return .object(members)
     }

@@ -340,6 +340,52 @@ package class DataSource {
         commit(changes, edit: nil)
     }
 
+    /// Replaces every row of a one-section source without comparing them: the change set
+    /// deletes every old row and inserts every new one. For a list whose rows are positions,
+    /// not identities (a counted list taking its size), where matching a million rows by
+    /// identity would cost the million and say nothing more.
+    func replaceAllRows(_ rows: RowArray<JSON>, hashes: RowArray<Int>) {
+        precondition(layout.sections.count == 1 && rows.count == hashes.count, "one section, a hash a row")
+        var changes = ChangeSet()
+        changes.deleted = (0..<layout.sections[0].count).map { IndexPath(section: 0, item: $0) }
+        changes.inserted = (0..<rows.count).map { IndexPath(section: 0, item: $0) }
+        layout.sections[0] = rows
+        rowHashes[0] = hashes
+        index = nil
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+
+    /// Edits a one-section list whose rows keep their positions (a counted list): it grows or
+    /// shrinks at its end to `count` (new rows are `filler`), then each of `overwrites` puts a
+    /// row at its position, whatever its identity (an unloaded row becomes the object loaded
+    /// there). The change set: rows deleted or inserted at the end, the overwritten rows that
+    /// were there before as `updated`; an overwrite identical to its row changes nothing.
+    func overwriteRows(count: Int, filler: JSON, fillerHash: Int, overwrites: [(item: Int, row: JSON)]) {
+        precondition(layout.sections.count == 1 && count >= 0, "one section")
+        let oldCount = layout.sections[0].count
+        var changes = ChangeSet()
+        if count < oldCount {
+            changes.deleted = (count..<oldCount).map { IndexPath(section: 0, item: $0) }
+            layout.sections[0].removeSubrange(count...)
+            rowHashes[0].removeSubrange(count...)
+        } else if count > oldCount {
+            changes.inserted = (oldCount..<count).map { IndexPath(section: 0, item: $0) }
+            layout.sections[0].append(contentsOf: repeatElement(filler, count: count - oldCount))
+            rowHashes[0].append(contentsOf: repeatElement(fillerHash, count: count - oldCount))
+        }
+        for (item, row) in overwrites where item < count {
+            guard !layout.sections[0][item].isIdentical(to: row) else { continue }
+            layout.sections[0][item] = row
+            rowHashes[0][item] = row.isIdentical(to: filler) ? fillerHash : identity.hash(of: row)
+            if item < oldCount { changes.updated.append(IndexPath(section: 0, item: item)) }
+        }
+        changes.updated.sort { $0.item < $1.item }
+        index = nil
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+
     /// The change set of two tails that are the same storage at both ends with only new
     /// rows, or only old rows, between (a page appended before a loading row): those rows,
     /// inserted or deleted, without matching anything. Nil when rows changed on both sides,

@@ -1,0 +1,166 @@
+@testable import Daemon
+@testable import DataSources
+import JSONKit
+import Testing
+
+/// Issue 31, steps 3 and 4: counted placeholders (`placeholders: "counted"`) and jumps.
+@Suite struct CountedPlaceholdersTests {
+    typealias Machine = PaginatedStateMachineTests
+
+    /// A page of `ids` in `items`, with the list's total in `total_count`.
+    static func page(_ ids: Range<Int>, total: Int) -> JSON {
+        ["items": .array(ids.map { ["id": JSON($0)] }), "total_count": JSON(total)]
+    }
+
+    static func counted(_ extra: [(String, JSON)] = []) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
+        try Machine.source(extra: [("keyPath", "items"), ("placeholders", "counted"), ("pageSize", 10)] + extra)
+    }
+
+    static func paging(_ source: DataSource) -> SourceDescription.PagingState? {
+        guard case .paginated(_, let paging) = source.describe().state else { return nil }
+        return paging
+    }
+
+    @Test func theFirstPageGivesTheListItsFullSizeWithUnloadedRowsAfterIt() throws {
+        let (source, loader, recorder) = try Self.counted()
+        source.fetchData()
+        recorder.reset()
+        loader.respond(0, json: Self.page(0..<10, total: 1_000_000))
+        #expect(source.numberOfObjects(inSection: 0) == 1_000_000)
+        #expect(try source.object(at: IndexPath(section: 0, item: 9))["id"] == 9)
+        #expect(try source.object(at: IndexPath(section: 0, item: 10)) == ["$placeholder": "unloaded", "index": 10])
+        #expect(try source.object(at: IndexPath(section: 0, item: 999_999)) == Placeholder.unloadedRow(index: 999_999))
+        let read = try source.objects(inSection: 0, start: 500_000, count: 3)
+        #expect(read == (500_000..<500_003).map { Placeholder.unloadedRow(index: $0) })
+        #expect(Self.paging(source)?.placeholders.inForce == .counted)
+        #expect(Self.paging(source)?.capabilities.jump == nil)
+    }
+
+    @Test func aPageArrivingUpdatesItsRowsInPlace() throws {
+        let (source, loader, recorder) = try Self.counted()
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: 35))
+        recorder.reset()
+        #expect(source.fetchNextPage())
+        loader.respond(1, json: Self.page(10..<20, total: 35))
+        let changes = recorder.changes(of: "p")
+        #expect(changes.count == 1)
+        #expect(changes.first?.inserted == [] && changes.first?.deleted == [])
+        #expect(changes.first?.updated == (10..<20).map { IndexPath(section: 0, item: $0) })
+        #expect(source.numberOfObjects(inSection: 0) == 35)
+    }
+
+    @Test func displayingAFarRowJumpsToItsPageWithOneRequest() throws {
+        let (source, loader, recorder) = try Self.counted()
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: 1_000_000))
+        recorder.reset()
+        source.willDisplayObject(at: IndexPath(section: 0, item: 999_999))
+        #expect(loader.requestedURLs.count == 2)
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=100000&page_size=10")
+        loader.respond(1, json: Self.page(999_990..<1_000_000, total: 1_000_000))
+        #expect(try source.object(at: IndexPath(section: 0, item: 999_999))["id"] == 999_999)
+        // The first page's rows are unloaded again: a jump is a new run, as in Paging 3.
+        #expect(try source.object(at: IndexPath(section: 0, item: 0)) == Placeholder.unloadedRow(index: 0))
+        let changes = recorder.changes(of: "p")
+        #expect(changes.allSatisfy { $0.inserted.isEmpty && $0.deleted.isEmpty && $0.moved.isEmpty })
+        #expect(Set(changes.flatMap(\.updated).map(\.item)) == Set(Array(0..<10) + Array(999_990..<1_000_000)))
+        #expect(Self.paging(source)?.jumps == 1)
+        #expect(source.loadStates.append == .endReached)
+        // gg: the first row is far again: page 1 comes back by a jump of its own.
+        source.willDisplayObject(at: IndexPath(section: 0, item: 0))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=1&page_size=10")
+    }
+
+    @Test func aRowWithinTheJumpThresholdPagesTowardsItInsteadOfJumping() throws {
+        let (source, loader, _) = try Self.counted([("jumpThreshold", 25)])
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: 100))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 30))  // 21 rows past the last loaded
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=2&page_size=10")
+        loader.respond(1, json: Self.page(10..<20, total: 100))
+        // Still not there: the next page follows without another display.
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=3&page_size=10")
+        loader.respond(2, json: Self.page(20..<30, total: 100))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=4&page_size=10")
+        loader.respond(3, json: Self.page(30..<40, total: 100))
+        #expect(loader.requestedURLs.count == 4, "row 30 is loaded: nothing more")
+        #expect(Self.paging(source)?.jumps == 0)
+    }
+
+    @Test func aJumpSupersedesALoadInFlight() throws {
+        let (source, loader, recorder) = try Self.counted()
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: 1000))
+        #expect(source.fetchNextPage())
+        source.willDisplayObject(at: IndexPath(section: 0, item: 500))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=51&page_size=10")
+        #expect(recorder.events.contains("p.failed"), "the next page's cycle ends as cancelled")
+        loader.respond(1, json: Self.page(10..<20, total: 1000))  // too late: dropped unseen
+        loader.respond(2, json: Self.page(500..<510, total: 1000))
+        #expect(source.allObjects.compactMap { $0["id"]?.integerValue } == Array(500..<510))
+    }
+
+    @Test func aWindowDropLeavesUnloadedRowsAndScrollingBackLoadsThemAgain() throws {
+        let (source, loader, _) = try Self.counted([("window", ["maxPages": 2])])
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: 100))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 9))
+        loader.respond(1, json: Self.page(10..<20, total: 100))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 19))
+        loader.respond(2, json: Self.page(20..<30, total: 100))
+        #expect(source.numberOfObjects(inSection: 0) == 100)
+        #expect(try source.object(at: IndexPath(section: 0, item: 0)) == Placeholder.unloadedRow(index: 0))
+        #expect(source.allObjects.compactMap { $0["id"]?.integerValue } == Array(10..<30))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 5))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=1&page_size=10")
+        loader.respond(3, json: Self.page(0..<10, total: 100))
+        #expect(source.allObjects.compactMap { $0["id"]?.integerValue } == Array(0..<20))
+    }
+
+    @Test func withoutATotalTheListIsAsTodayAndSaysWhy() throws {
+        let (source, loader, _) = try Self.counted()
+        source.fetchData()
+        loader.respond(0, json: ["items": .array((0..<10).map { ["id": JSON($0)] })])
+        #expect(source.numberOfObjects(inSection: 0) == 11, "ten rows and the loading row")
+        let paging = try #require(Self.paging(source))
+        #expect(paging.placeholders.inForce == .trailing)
+        #expect(paging.placeholders.refusal?.hasPrefix("no total") == true)
+    }
+
+    @Test func anAbsurdTotalIsNotShownAsRows() throws {
+        let (source, loader, _) = try Self.counted()
+        source.fetchData()
+        loader.respond(0, json: Self.page(0..<10, total: Int.max))
+        #expect(source.numberOfObjects(inSection: 0) == 11)
+        #expect(Self.paging(source)?.placeholders.refusal?.contains("more than counted placeholders show") == true)
+    }
+
+    @Test func aCursorSourceRefusesAJumpNamingItsStrategy() throws {
+        let (source, loader, _) = try Self.counted([
+            ("pagination", ["strategy": "cursor", "cursorPath": "next"])
+        ])
+        source.fetchData()
+        loader.respond(0, json: ["items": .array((0..<10).map { ["id": JSON($0)] }), "total_count": 1000, "next": "c2"])
+        #expect(source.numberOfObjects(inSection: 0) == 1000)
+        let refusal = try #require(source.displayRefusal(at: IndexPath(section: 0, item: 900)))
+        #expect(refusal.contains("the cursor strategy cannot load the page of a far row"))
+        #expect(source.displayRefusal(at: IndexPath(section: 0, item: 12)) == nil, "near rows page as usual")
+        source.willDisplayObject(at: IndexPath(section: 0, item: 900))
+        #expect(loader.requestedURLs.count == 1)
+        #expect(Self.paging(source)?.capabilities.jump != nil)
+    }
+
+    @Test func aPageCountGivesAnEstimatedSizeThatSettlesWhenTheLastPageArrives() throws {
+        let (source, loader, recorder) = try Self.counted([("jumpThreshold", 5)])
+        source.fetchData()
+        loader.respond(0, json: ["items": .array((0..<10).map { ["id": JSON($0)] }), "number_of_pages": 3])
+        #expect(source.numberOfObjects(inSection: 0) == 30)
+        source.willDisplayObject(at: IndexPath(section: 0, item: 29))
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=3&page_size=10")
+        recorder.reset()
+        loader.respond(1, json: ["items": .array((20..<25).map { ["id": JSON($0)] }), "number_of_pages": 3])
+        #expect(source.numberOfObjects(inSection: 0) == 25)
+        #expect(recorder.changes(of: "p").flatMap(\.deleted) == (25..<30).map { IndexPath(section: 0, item: $0) })
+    }
+}
