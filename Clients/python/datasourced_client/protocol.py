@@ -20,6 +20,7 @@ __all__ = [
     "CacheState",
     "Capabilities",
     "ChangeValues",
+    "ChangedRows",
     "Changes",
     "ChildFailure",
     "FetchError",
@@ -66,6 +67,7 @@ JSON: TypeAlias = Any
 #: ``(section, item)``: an index path as the client's methods take and give it (on the wire, and in
 #: the types below, a [section, item] list).
 IndexPath: TypeAlias = tuple[int, int]
+ChangedRows: TypeAlias = list[int]
 FieldSpec: TypeAlias = str | dict[str, JSON]
 Headers: TypeAlias = dict[str, str | dict[str, str]]
 Mapping: TypeAlias = dict[str, FieldSpec]
@@ -122,12 +124,12 @@ class ChangeValues(TypedDict, total=False):
 class Changes(TypedDict, total=False):
     """The value at ``schemas/ChangeSet`` in Protocol/openrpc.json."""
 
-    deleted: list[list[int]]
+    deleted: list[ChangedRows]
     deletedSections: list[int]
-    inserted: list[list[int]]
+    inserted: list[ChangedRows]
     insertedSections: list[int]
     moved: list[Move]
-    updated: list[list[int]]
+    updated: list[ChangedRows]
 
 
 class ChildFailure(TypedDict):

@@ -17,9 +17,9 @@ enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
                 field: "indexPath", expected: "a loaded row, or an unloaded one within jumpThreshold rows of them",
                 got: [JSON(params.indexPath.section), JSON(params.indexPath.item)], message: refusal)
         }
-        let wasFetching = source.isFetching
+        let cycles = source.cyclesStarted
         source.willDisplayObject(at: params.indexPath)
-        return DisplayResult(fetchStarted: !wasFetching && source.isFetching)
+        return DisplayResult(fetchStarted: source.cyclesStarted != cycles && source.isFetching)
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).

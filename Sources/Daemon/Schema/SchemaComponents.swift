@@ -31,6 +31,28 @@ enum SchemaComponents {
             """#
         ),
         (
+            "ChangedRows",
+            #"""
+            {
+              "anyOf": [
+                {
+                  "$ref": "#/components/schemas/IndexPath"
+                },
+                {
+                  "type": "array",
+                  "items": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "minItems": 3,
+                  "maxItems": 3,
+                  "description": "[section, item, count]: count (2 or more) consecutive rows from item, sent only to clients with the changeRanges capability"
+                }
+              ]
+            }
+            """#
+        ),
+        (
             "Row",
             #"""
             {
@@ -141,13 +163,13 @@ enum SchemaComponents {
                 "deleted": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 },
                 "inserted": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 },
                 "moved": {
@@ -172,7 +194,7 @@ enum SchemaComponents {
                 "updated": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 }
               },

@@ -44,6 +44,9 @@ package class DataSource {
     package let identity: Identity
     package private(set) var layout = Layout.empty
     package private(set) var isFetching = false
+    /// Load cycles started (`willLoadData`s): a caller learns whether a call started one even
+    /// when it ended one in flight first (a jump superseding a page).
+    package private(set) var cyclesStarted = 0
     /// Each row's identity hash, parallel to `layout.sections`.
     private(set) var rowHashes: [RowArray<Int>] = []
     /// Bumped by one with every change to the rows (each `didChange`): clients match reads
@@ -170,7 +173,9 @@ package class DataSource {
 
     func emit(_ event: DataSourceEvent) {
         switch event {
-        case .willLoadData: isFetching = true
+        case .willLoadData:
+            isFetching = true
+            cyclesStarted &+= 1
         case .finishedLoading, .failedWithError: isFetching = false
         case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
         }
