@@ -164,3 +164,32 @@ import Testing
         #expect(recorder.changes(of: "p").flatMap(\.deleted) == (25..<30).map { IndexPath(section: 0, item: $0) })
     }
 }
+
+/// The window keeps the pages around the rows a client reads, as around those it displays.
+@Suite struct WindowSteeredByReadsTests {
+    typealias Machine = PaginatedStateMachineTests
+
+    @Test func aReadNearTheTopKeepsTheTopPagesWhenTheNextPageArrives() throws {
+        let (source, loader, _) = try Machine.source(extra: [("window", ["maxPages": 2])])
+        source.fetchData()
+        loader.respond(0, json: Machine.page([1, 2]))
+        source.fetchNextPage()
+        loader.respond(1, json: Machine.page([3, 4]))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 4))  // the loading row: page 3
+        // The user scrolls back up before page 3 arrives: the client reads the top rows.
+        source.didRead(IndexPath(section: 0, item: 0))
+        loader.respond(2, json: Machine.page([5, 6]))
+        #expect(PagingBackwardsTests.ids(source) == [1, 2, 3, 4], "the page far from the rows read goes")
+    }
+
+    @Test func withoutTheReadTheTopPageGoes() throws {
+        let (source, loader, _) = try Machine.source(extra: [("window", ["maxPages": 2])])
+        source.fetchData()
+        loader.respond(0, json: Machine.page([1, 2]))
+        source.fetchNextPage()
+        loader.respond(1, json: Machine.page([3, 4]))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 4))
+        loader.respond(2, json: Machine.page([5, 6]))
+        #expect(PagingBackwardsTests.ids(source) == [3, 4, 5, 6])
+    }
+}

@@ -150,6 +150,10 @@ package class DataSource {
     /// Called on the last row being displayed; paginated sources load their next page.
     package func willDisplayObject(at indexPath: IndexPath) {}
 
+    /// A client read this row (or the middle of a slice it read): a paginated source's window
+    /// keeps the pages around it. Nothing loads.
+    package func didRead(_ indexPath: IndexPath) {}
+
     /// The kind's own state for `describeSource`.
     package var kindState: SourceDescription.KindState { .simple }
 

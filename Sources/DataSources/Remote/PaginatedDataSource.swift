@@ -217,6 +217,12 @@ package final class PaginatedDataSource: RemoteCollection {
         if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
     }
 
+    package override func didRead(_ indexPath: IndexPath) {
+        guard paginator.window != nil, indexPath.section == 0, indexPath.item >= 0 else { return }
+        // In the loaded rows' coordinates without counting, the list's with it: as displays are.
+        displayedItem = indexPath.item
+    }
+
     // MARK: Counted placeholders and jumps
 
     /// In a counted list: a row displayed near either end of the loaded rows, or an unloaded one
