@@ -193,3 +193,56 @@ import Testing
         #expect(PagingBackwardsTests.ids(source) == [3, 4, 5, 6])
     }
 }
+
+/// A page the window dropped comes back from the persisted cache when the server says it is
+/// unchanged (a conditional request answered 304), or from the server when it changed.
+@Suite struct WindowReloadFromCacheTests {
+    typealias Cached = CacheEntryValidationTests
+
+    static func etag(_ value: String) -> [(name: String, value: String)] { [("ETag", value)] }
+
+    /// Pages 1 to 3 of [1, 2], [3, 4], [5, 6] through a window of two pages: page 1 dropped.
+    static func scrolledDown() throws -> (PaginatedDataSource, FakeLoader, MemoryPageStore) {
+        let store = MemoryPageStore()
+        let (source, loader, _) = try Cached.source(extra: [("window", ["maxPages": 2])], store: store)
+        source.fetchData()
+        loader.respond(0, json: PaginatedStateMachineTests.page([1, 2]), headers: etag("\"p1\""))
+        source.fetchNextPage()
+        loader.respond(1, json: PaginatedStateMachineTests.page([3, 4]), headers: etag("\"p2\""))
+        source.fetchNextPage()
+        loader.respond(2, json: PaginatedStateMachineTests.page([5, 6]), headers: etag("\"p3\""))
+        #expect(Cached.ids(source).compactMap { $0 } == [3, 4, 5, 6])
+        return (source, loader, store)
+    }
+
+    @Test func anUnchangedDroppedPageComesBackFromTheCache() throws {
+        let (source, loader, _) = try Self.scrolledDown()
+        #expect(source.fetchPreviousPage())
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=1&page_size=2")
+        #expect(loader.header("If-None-Match", of: 3) == "\"p1\"")
+        loader.respondNotModified(3)
+        #expect(Cached.ids(source).compactMap { $0 } == [1, 2, 3, 4])
+        #expect(source.loadStates.prepend == .endReached)
+    }
+
+    @Test func aChangedDroppedPageComesFromTheServer() throws {
+        let (source, loader, _) = try Self.scrolledDown()
+        #expect(source.fetchPreviousPage())
+        loader.respond(3, json: PaginatedStateMachineTests.page([0, 1]), headers: Self.etag("\"p1b\""))
+        #expect(Cached.ids(source).compactMap { $0 } == [0, 1, 3, 4])
+    }
+
+    @Test func aCursorSourceAsksAgainWithoutValidators() throws {
+        let store = MemoryPageStore()
+        let (source, loader, _) = try Cached.source(
+            ["strategy": "cursor", "cursorPath": "next", "prevCursorPath": "prev"],
+            extra: [("keyPath", "items"), ("window", ["maxPages": 1])],
+            store: store)
+        source.fetchData()
+        loader.respond(0, json: ["items": [["id": 1]], "next": "c2"], headers: Self.etag("\"c1\""))
+        source.fetchNextPage()
+        loader.respond(1, json: ["items": [["id": 2]], "next": "c3", "prev": "c1"], headers: Self.etag("\"c2\""))
+        #expect(source.fetchPreviousPage())
+        #expect(loader.header("If-None-Match", of: 2) == nil, "a cursor may not name the same rows again")
+    }
+}

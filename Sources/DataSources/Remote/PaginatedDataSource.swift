@@ -176,7 +176,8 @@ package final class PaginatedDataSource: RemoteCollection {
         emit(.willLoadData)
         prependError = nil
         retriesLeft = paginator.retryAfterRetries
-        load(previous, replacing: false, prepending: true)
+        let cached = persistedCopy(of: previous)
+        load(previous, replacing: false, prepending: true, validators: cached?.validators, cached: cached)
         return true
     }
 
@@ -198,7 +199,8 @@ package final class PaginatedDataSource: RemoteCollection {
         trailingError = nil
         compose(keptHead: objects.count)
         retriesLeft = paginator.retryAfterRetries
-        load(next, replacing: false)
+        let cached = persistedCopy(of: next)
+        load(next, replacing: false, validators: cached?.validators, cached: cached)
         return true
     }
 
@@ -534,27 +536,59 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
+    /// `cached`: the persisted copy of a page loaded again (`persistedCopy(of:)`), whose
+    /// validators make the request conditional: a `304` brings its rows back from the cache.
     private func load(
-        _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil
+        _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil,
+        cached: CachedPages.Page? = nil
     ) {
         let target = target(of: page)
         let requestURL = url(of: target)
+        let validators = validators.flatMap { $0.isEmpty ? nil : $0 }
         request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
             guard let self else { return }
+            var result = result
+            var fromCache: CachedPages.Page?
+            if !replacing, case .success(let response) = result, response.isNotModified {
+                if let cached {
+                    // The server says the stored page is current: its rows, with the 304's validators.
+                    result = .success(DecodedResponse(objects: cached.rows, document: nil, headers: response.headers))
+                    fromCache = cached
+                } else {
+                    result = .failure(
+                        FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))
+                }
+            }
             switch (result, prepending) {
             case (.success(let response), true):
-                self.receivedPrevious(response, for: page, requestURL: requestURL)
+                self.receivedPrevious(response, for: page, requestURL: requestURL, fromCache: fromCache)
             case (.success(let response), false):
-                self.received(response, for: page, requestURL: requestURL, replacing: replacing)
+                self.received(response, for: page, requestURL: requestURL, replacing: replacing, fromCache: fromCache)
             case (.failure(let error), _):
-                self.failed(error, for: page, replacing: replacing, prepending: prepending, validators: validators)
+                self.failed(error, for: page, replacing: replacing, prepending: prepending, validators: validators, cached: cached)
             }
         }
     }
 
+    /// The persisted cache's copy of `page`, when the cache is on, holds it, and the strategy
+    /// numbers its pages (a page number or an offset names the same rows in every run; a cursor
+    /// or a URL from a server may not be asked for again): a page the window dropped, scrolled
+    /// back to, is asked for conditionally and, unchanged, comes back from the cache.
+    private func persistedCopy(of page: PageRequest) -> CachedPages.Page? {
+        switch paginator.strategy {
+        case .pageNumber, .offset: break
+        case .cursor, .nextURL, .linkHeader: return nil
+        }
+        guard configuration.cache.enabled, let (cached, _) = cachedPages() else { return nil }
+        return cached.pages.first { $0.request == page && !$0.validators.isEmpty }
+    }
+
     // MARK: Responses
 
-    private func received(_ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool) {
+    /// `fromCache`: the persisted page a `304` confirmed (`response` holds its rows).
+    private func received(
+        _ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool, fromCache: CachedPages.Page? = nil
+    ) {
         if response.isNotModified {
             // The first page as loaded is current: so are the pages after it, for this fetch.
             // (Only a conditional request, made from a loaded first page, gets here.)
@@ -570,7 +604,8 @@ package final class PaginatedDataSource: RemoteCollection {
             emit(.finishedLoading)
             return
         }
-        let metadataOfPage = paginator.metadata(of: response)
+        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
+        let validatorsOfPage = Validators(headers: response, keeping: fromCache?.validators)
         if replacing, let beyond = beyondEnd(page, response: response, metadata: metadataOfPage) {
             // Like any failed first page: the rows loaded (or the previous query's) stay.
             return failed(beyond, for: page, replacing: true, prepending: false, validators: nil)
@@ -633,7 +668,7 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         loadedPages.append(
             LoadedPage(
-                request: page, validators: Validators(headers: response), kept: kept.count,
+                request: page, validators: validatorsOfPage, kept: kept.count,
                 received: received.count, next: next, metadata: metadata, previous: replacing ? previous : nil))
         if let following = next, failure == nil {
             if requestsMade.contains(Self.token(following)) {
@@ -834,7 +869,9 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
     /// change set), the rows loaded stay where they are relative to one another.
-    private func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String) {
+    private func receivedPrevious(
+        _ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page? = nil
+    ) {
         requestsMade.insert(Self.token(page))
         var received = response.objects
         if case .offset = paginator.strategy {
@@ -851,7 +888,7 @@ package final class PaginatedDataSource: RemoteCollection {
             loadedIdentities = identities
             duplicatesDropped = duplicatesDropped.addingClamped(received.count - kept.count)
         }
-        let metadataOfPage = paginator.metadata(of: response)
+        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
         var failure: FetchError?
         var before: PageRequest?
         switch previousPage(before: page, response: response, requestURL: requestURL) {
@@ -873,8 +910,8 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         loadedPages.insert(
             LoadedPage(
-                request: page, validators: Validators(headers: response), kept: kept.count, received: received.count,
-                next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
+                request: page, validators: Validators(headers: response, keeping: fromCache?.validators), kept: kept.count,
+                received: received.count, next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
         previous = before
         if let before, failure == nil {
             if requestsMade.contains(Self.token(before)) {
@@ -1022,11 +1059,14 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool, prepending: Bool, validators: Validators?) {
+    private func failed(
+        _ error: FetchError, for page: PageRequest, replacing: Bool, prepending: Bool, validators: Validators?,
+        cached: CachedPages.Page? = nil
+    ) {
         // A server that asks to wait: retried here when allowed and not too long.
         if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
             retriesLeft -= 1
-            load(page, replacing: replacing, prepending: prepending, delaySeconds: delay, validators: validators)
+            load(page, replacing: replacing, prepending: prepending, delaySeconds: delay, validators: validators, cached: cached)
             return
         }
         if prepending {
