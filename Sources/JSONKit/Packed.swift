@@ -441,27 +441,7 @@ enum PackedWriter {
     }
 
     /// `[[a, b], ...]` of the pairs.
-    static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer {
-        @inline(__always) func pairPayload(_ pair: (Int, Int)) -> Int {
-            2 + varintSize(zigzag(Int64(pair.0))) + varintSize(zigzag(Int64(pair.1)))
-        }
-        var payload = 0
-        for pair in pairs {
-            let inner = pairPayload(pair)
-            payload += 2 + varintSize(UInt64(inner)) + inner
-        }
-        return container(PackedTag.array, count: pairs.count, payload: payload) { cursor in
-            for pair in pairs {
-                put(PackedTag.array, &cursor)
-                putVarint(2, &cursor)
-                putVarint(UInt64(pairPayload(pair)), &cursor)
-                put(PackedTag.integer, &cursor)
-                putVarint(zigzag(Int64(pair.0)), &cursor)
-                put(PackedTag.integer, &cursor)
-                putVarint(zigzag(Int64(pair.1)), &cursor)
-            }
-        }
-    }
+    static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer { integerTuples(pairs.map { ($0.0, $0.1, nil) }) }
 
     /// A packed object of the members (unique keys), written straight from where their
     /// values lie: trees are packed in place, packed values copied. No tree of the object is

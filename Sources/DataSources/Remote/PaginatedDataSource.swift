@@ -1109,35 +1109,27 @@ package final class PaginatedDataSource: RemoteCollection {
         if countedRun != nil {
             // Counted no more (a new query without a total): the rows are no longer positions.
             countedRun = nil
-            let rows = trailingRows()
+            let rows = objects + (trailingPlaceholder.map { [$0] } ?? [])
             return replaceAllRows(RowArray(rows), hashes: RowArray(identity.hashes(of: rows)))
         }
         var rows = Array(objects[keptHead...])
-        if let trailingError {
-            // Without a stored error row the failed page leaves no trailing row (Protocol.md):
-            // a loading row there would claim a load that is not happening. The next
-            // fetchNextPage, or displaying the last row, asks for the failed page again.
-            if placeholders.contains(.errors) { rows.append(errorRow(for: trailingError)) }
-        } else if hasMorePages, placeholders.contains(.loading) {
-            rows.append(Placeholder.loadingRow)
-        } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
-            rows.append(Placeholder.noResultsRow)
-        }
+        if let trailingPlaceholder { rows.append(trailingPlaceholder) }
         let hashes = hashesAfterHead.map { known in known + rows[known.count...].map(identity.hash(of:)) }
         setRows(keeping: keptHead, tail: rows, hashes: hashes)
     }
 
-    /// The objects and the trailing placeholder, as `compose` makes them.
-    private func trailingRows() -> [JSON] {
-        var rows = objects
+    /// The row after the objects of a list not counted: the error, loading or no-results
+    /// placeholder (if stored), or nil.
+    private var trailingPlaceholder: JSON? {
         if let trailingError {
-            if placeholders.contains(.errors) { rows.append(errorRow(for: trailingError)) }
-        } else if hasMorePages, placeholders.contains(.loading) {
-            rows.append(Placeholder.loadingRow)
-        } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
-            rows.append(Placeholder.noResultsRow)
+            // Without a stored error row the failed page leaves no trailing row (Protocol.md):
+            // a loading row there would claim a load that is not happening. The next
+            // fetchNextPage, or displaying the last row, asks for the failed page again.
+            return placeholders.contains(.errors) ? errorRow(for: trailingError) : nil
         }
-        return rows
+        if hasMorePages { return placeholders.contains(.loading) ? Placeholder.loadingRow : nil }
+        if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) { return Placeholder.noResultsRow }
+        return nil
     }
 
     private func describe(_ page: PageRequest) -> String {
