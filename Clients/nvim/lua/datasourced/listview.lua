@@ -71,6 +71,7 @@ function ListView.new(opts)
     filter = nil, -- { name, base, query, key_paths, ready }: the list shows a filtered source over `base`
     matches_read = nil, -- the revision whose match positions are highlighted
     reading_matches = false,
+    load_states = nil, -- protocol 1.5: the source's {refresh, prepend, append}, when it is paginated
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -110,18 +111,25 @@ function ListView:attach(conn)
   self.version = self.version + 1
   self.reading, self.reloading, self.reload_again = false, false, false
   self.loaded, self.failure = false, nil
+  self.load_states = nil
   self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
   self:edit(0, -1, {})
 end
 
 --- `state` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
---- daemon exited), which the list's statusline shows, followed by "[cached 16:41]" while
---- the rows shown are cached ones the server has not confirmed yet (protocol 1.2).
+--- daemon exited), which the list's statusline shows, followed by what loads or failed
+--- above and below the rows (protocol 1.5's load states: "· loading above", "· error
+--- below: HTTP status 503 (R retries)"), then by "[cached 16:41]" while the rows shown
+--- are cached ones the server has not confirmed yet (protocol 1.2).
 function ListView:set_status(state)
   if self.detached then
     return
   end
   self.state = state
+  local directions = self:direction_text()
+  if directions then
+    state = state .. ' · ' .. directions
+  end
   local marker = self:stale_marker()
   local status = marker and (state .. ' ' .. marker) or state
   self.status = status
@@ -136,11 +144,85 @@ function ListView:set_status(state)
   end
 end
 
+-- The key that retries (init.lua sets it from the keymaps), named where a page failed.
+ListView.retry_key = 'R'
+
+local DIRECTIONS = { { 'prepend', 'above' }, { 'append', 'below' } }
+
+--- The state ('idle', 'loading', 'error', 'endReached') of a direction of the source's
+--- load states, or nil before the daemon told any (not paginated, or before 1.5).
+function ListView:direction_state(direction)
+  local states = self.load_states
+  local state = type(states) == 'table' and states[direction]
+  return type(state) == 'table' and state.state or nil
+end
+
+--- What loads or failed above and below the rows, for the status; nil when nothing does.
+--- A page that loads or fails at either end leaves the rows shown: the status says
+--- where, and the retry key asks for that page alone.
+function ListView:direction_text()
+  local parts = {}
+  for _, direction in ipairs(DIRECTIONS) do
+    local state = self.load_states and self.load_states[direction[1]]
+    local name = self:direction_state(direction[1])
+    if name == 'loading' then
+      table.insert(parts, 'loading ' .. direction[2])
+    elseif name == 'error' then
+      local retry = ListView.retry_key and (ListView.retry_key .. ' retries') or ':DatasourcedRetry retries'
+      table.insert(parts, string.format('error %s: %s (%s)', direction[2],
+        render.error_text(state.error, { short = true }), retry))
+    end
+  end
+  return #parts > 0 and table.concat(parts, ', ') or nil
+end
+
+--- Whether a load of one end (a page before or after the rows) is in flight or failed:
+--- the rows stay, and the status counts them rather than saying "loading" or "error".
+function ListView:end_in_play()
+  if self:direction_state('refresh') == 'loading' or self:direction_state('refresh') == 'error' then
+    return false
+  end
+  for _, direction in ipairs(DIRECTIONS) do
+    local name = self:direction_state(direction[1])
+    if name == 'loading' or name == 'error' then
+      return true
+    end
+  end
+  return false
+end
+
+--- A dataSource/didChangeLoadState (or a description's loadStates).
+function ListView:set_load_states(states)
+  self.load_states = type(states) == 'table' and states or nil
+  if self:end_in_play() and (self.state == 'loading' or vim.startswith(self.state or '', 'error: ')) then
+    return self:set_status(self:count_text())
+  end
+  self:set_status(self.state)
+end
+
+--- Whether the source has a page before its first row that nothing loads yet: the
+--- cursor on the first row then asks for it.
+function ListView:can_prepend()
+  return self:direction_state('prepend') == 'idle' and self:direction_state('refresh') ~= 'loading'
+end
+
+--- Whether the 1-based line holds the list's first row, an object (not a placeholder).
+function ListView:is_first_row(line)
+  local path = self:index_path_at(line)
+  if not path or path[1] ~= 0 or path[2] ~= 0 then
+    return false
+  end
+  local value = self:object_at(line)
+  return value ~= nil and not render.is_placeholder(value)
+end
+
 -- What a request was for, in a message: people did not send protocol methods.
 local REQUEST_WORDS = {
   fetchData = 'loading',
   fetchNextPage = 'loading the next page',
   willDisplayObjectAtIndexPath = 'loading the next page',
+  fetchPreviousPage = 'loading the page before',
+  retry = 'retrying',
   cancelFetch = 'cancelling',
   setRefreshInterval = 'the refresh interval',
   describeSource = 'reading the list',
@@ -448,6 +530,9 @@ function ListView:reload(callback)
     if description.kind == 'remote' or description.kind == 'paginated' then
       self:set_freshness(self.source, description.stale == true, description.cachedAt)
     end
+    -- Kept up to date only by the notifications of a client that asked for them.
+    self.load_states = self.conn.protocol_additions and type(description.loadStates) == 'table'
+      and description.loadStates or nil
     self.identity_key = description.identityKey
     -- A filtered source keeps its child's sections: headers if the child had them (the
     -- list showed the child before its first filter; adopt_sources looks when the spec
@@ -534,10 +619,14 @@ function ListView:apply(changes, values)
   --   (A list view keeps its scroll position too.)
   -- * Before the user moved it: a list just opened shows its top, whatever row the
   --   cursor happened to be on while the first rows arrived.
+  -- A page before the first row (protocol 1.5) is the exception: it arrives because the
+  -- first row was shown, and the cursor stays on that row's object, or it would ask for
+  -- the page before that one at once, and so on to the start of the list.
   local pinned = {}
+  local prepending = self:direction_state('prepend') == 'loading'
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     local line = vim.api.nvim_win_get_cursor(win)[1]
-    if line >= self.line_count or not self.user_moved[win] then
+    if not prepending and (line >= self.line_count or not self.user_moved[win]) then
       pinned[win] = line
     end
   end
@@ -895,10 +984,7 @@ end
 -- Events -------------------------------------------------------------------------------
 
 --- "loaded N": N objects shown, placeholders and rows still being read left out.
-function ListView:update_loaded_status()
-  if not self.loaded then
-    return
-  end
+function ListView:count_text()
   local count = 0
   for _, section in ipairs(self.sections) do
     for _, entry in ipairs(section.rows) do
@@ -907,7 +993,13 @@ function ListView:update_loaded_status()
       end
     end
   end
-  self:set_status('loaded ' .. count)
+  return 'loaded ' .. count
+end
+
+function ListView:update_loaded_status()
+  if self.loaded then
+    self:set_status(self:count_text())
+  end
 end
 
 --- The sources to retry after a failure: a sectioned source names its failed child in
@@ -933,6 +1025,8 @@ function ListView:on_event(kind, params)
   end
   if kind == 'didChange' then
     self:on_change(params)
+  elseif kind == 'didChangeLoadState' then
+    self:set_load_states(params.loadStates)
   elseif kind == 'willLoadData' then
     self.loaded, self.failure = false, nil
     self.refreshing, self.refresh_asked = self.refresh_asked, false
@@ -948,6 +1042,8 @@ function ListView:on_event(kind, params)
     self.failure = { error = failure, sources = failed_sources(self.source, failure) }
     if failure.kind == 'cancelled' then
       self:set_status('cancelled')
+    elseif self:end_in_play() then
+      self:set_status(self:count_text()) -- the rows stay; the status says which end failed
     else
       self:set_status('error: ' .. render.error_text(failure, { short = true }))
     end
@@ -984,7 +1080,8 @@ function ListView:adopt_state(description)
 end
 
 --- Tells the daemon that the row on `line` (1-based) is shown: the last row of a
---- paginated source (or of a view over one) loads the next page.
+--- paginated source (or of a view over one) loads the next page, its first row (when
+--- there is a page before it) the page before.
 function ListView:will_display(line)
   local path = self:index_path_at(line)
   if not path or not self.conn then
@@ -1002,11 +1099,18 @@ end
 --- After a refresh, though, page one is all that was asked for: a cursor the shorter list
 --- left on its loading row goes up to the last object, from where moving down (j, G)
 --- loads the next page as usual.
+---
+--- A cursor on the first row of a list with a page before it (a run that started in the
+--- middle, or whose first pages a window dropped) shows that row: the page before loads,
+--- and the cursor stays on its object (see apply), so one page comes, not all of them.
 function ListView:show_cursor_rows()
   local refreshed = self.refreshing
   self.refreshing = false
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     local line = vim.api.nvim_win_get_cursor(win)[1]
+    if self:can_prepend() and self:is_first_row(line) then
+      return self:will_display(line)
+    end
     if line == self.line_count and render.placeholder_kind(self:object_at(line)) == 'loading' then
       if not refreshed then
         return self:will_display(line)
