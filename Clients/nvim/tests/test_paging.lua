@@ -2,7 +2,7 @@
 -- direction, and lists of counted placeholders with jumps. Run by tests/main.lua.
 
 return function(H, ds, ctx)
-  local test, expect_equal, expect_lines, expect_status = H.test, H.expect_equal, H.expect_lines, H.expect_status
+  local test, expect, expect_equal, expect_lines, expect_status = H.test, H.expect, H.expect_equal, H.expect_lines, H.expect_status
   local press, concat, book_line, paginated = H.press, H.concat, H.book_line, H.paginated
   local PAGE1, PAGE2, PAGE3 = H.PAGE1, H.PAGE2, H.PAGE3
 
@@ -76,4 +76,101 @@ return function(H, ds, ctx)
     expect_status(buf, 'loading')
     vim.cmd('bwipeout! ' .. buf)
   end)
+
+  -- Counted placeholders and jumps, over /v1/million: 1,000,000 rows in pages of 100, of
+  -- which the fixture API serves pages 1, 2 and 10000 (any other request fails).
+  local TOTAL = 1000000
+  local function million(name)
+    return {
+      name = name, kind = 'paginated', identityKey = 'id', keyPath = 'rows', pageSize = 100,
+      placeholders = 'counted', jumpThreshold = 300, apiPath = '/v1/million',
+      remoteConfiguration = { baseURL = H.base_url },
+      format = function(row)
+        return row.title
+      end,
+    }
+  end
+  local function line(buf, n)
+    return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+  end
+  local function wait_line(buf, n, text, what)
+    H.wait_until(function()
+      return line(buf, n) == text
+    end, 30000)
+    expect_equal(text, line(buf, n), what)
+  end
+
+  --- The tests of a counted list on the daemon `cmd` (label: which one).
+  local function counted_tests(label, cmd)
+    local buf, view, counts, conn
+    test(label .. 'a counted list has its full size at once; unloaded rows are dim; only the screen is read', function()
+      conn = ds.connection(cmd)
+      counts = H.count_requests(conn)
+      buf = ds.open(million('million'), { cmd = cmd })
+      view = ds.view(buf)
+      wait_line(buf, 1, 'Row 1', 'the first row')
+      H.wait_until(function()
+        return vim.api.nvim_buf_line_count(buf) == TOTAL
+      end, 30000)
+      expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
+      expect_equal('  … row 101', line(buf, 101), 'the first unloaded row')
+      expect_equal('  … row 1000000', line(buf, TOTAL), 'the last row')
+      expect_status(buf, 'loaded 100 of 1000000')
+      expect_equal(nil, view:line_group(1), 'the group of a loaded row')
+      expect_equal('DatasourcedUnloaded', view:line_group(101), 'the group of an unloaded row')
+      expect_equal('DatasourcedUnloaded', view:line_group(TOTAL), 'the group of the last row')
+      expect_equal(vim.fn.hlID('Comment'), vim.fn.synIDtrans(vim.fn.hlID('DatasourcedUnloaded')), 'DatasourcedUnloaded links to')
+      H.request(conn, 'ping')
+      expect_equal(nil, counts.allObjects, 'allObjects requests (a million rows)')
+      -- Rows are read as they show: row 60, loaded but off screen, once the cursor is there.
+      expect_equal('  … row 60', line(buf, 60), 'row 60 before it shows')
+      press('60G')
+      wait_line(buf, 60, 'Row 60', 'row 60 once it shows')
+      H.request(conn, 'ping')
+      expect_equal(nil, counts.willDisplayObjectAtIndexPath, 'willDisplay requests (a loaded row)')
+    end)
+
+    test(label .. 'G jumps to the last row, loading its page alone; gg brings the first page back', function()
+      local _, before = H.request(conn, 'describeSource', { source = 'million' })
+      counts.willDisplayObjectAtIndexPath = nil
+      press('G')
+      wait_line(buf, TOTAL, 'Row 1000000', 'the last row')
+      expect_equal('Row 999901', line(buf, 999901), 'the first row of the last page')
+      expect_equal('  … row 999900', line(buf, 999900), 'the row before the last page')
+      wait_line(buf, 1, '  … row 1', 'the first row, unloaded again by the jump')
+      expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines (index paths never shift)')
+      expect_equal(TOTAL, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line')
+      local _, after = H.request(conn, 'describeSource', { source = 'million' })
+      expect(vim.endswith(after.lastURL or '', '/v1/million?page=10000&page_size=100'),
+        'the last request was for page 10000', after.lastURL)
+      expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
+      expect_equal(before.lastURL ~= after.lastURL, true, 'a request was made')
+      expect_status(buf, 'loaded 100 of 1000000')
+      press('gg')
+      wait_line(buf, 1, 'Row 1', 'the first row')
+      wait_line(buf, TOTAL, '  … row 1000000', 'the last row, unloaded again')
+      expect_equal(2, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
+    end)
+
+    test(label .. 'keys held down over unloaded rows ask once, where the cursor rests', function()
+      local debounce = view.DISPLAY_DEBOUNCE_MS
+      -- Long enough that the keys below, a few ticks apart, come within it.
+      view.DISPLAY_DEBOUNCE_MS = 400
+      press('100G')
+      H.request(conn, 'ping')
+      counts.willDisplayObjectAtIndexPath = nil
+      for _ = 1, 5 do
+        press('j') -- rows 101 to 105: unloaded, near page one
+      end
+      wait_line(buf, 101, 'Row 101', 'page two')
+      expect_equal('Row 105', vim.api.nvim_get_current_line(), 'the row under the cursor')
+      expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
+      expect_equal('Row 1', line(buf, 1), 'page one, kept (no jump)')
+      view.DISPLAY_DEBOUNCE_MS = debounce
+      counts.stop()
+      vim.cmd('bwipeout! ' .. buf)
+    end)
+  end
+
+  counted_tests('[stand-in daemon] ', { 'python3', ctx.here .. '/counted_daemon.py' })
 end

@@ -582,10 +582,25 @@ local function watch_buffer(buf)
         return -- the list's first showing in this window, or not a move
       end
       view.user_moved[win] = true
+      if view.lazy then
+        -- Counted placeholders: any row may be unloaded, and the rows on screen are read
+        -- as they show; both wait until the cursor rests.
+        return view:schedule_display()
+      end
       if line == view.line_count then
         view:will_display(line)
       elseif view:can_prepend() and view:is_first_row(line) then
         view:will_display(line) -- the page before (protocol 1.5)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('WinScrolled', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      local view = views[buf]
+      if view and view.lazy then
+        view:schedule_display() -- rows scrolled into view are read
       end
     end,
   })
@@ -595,6 +610,9 @@ local function watch_buffer(buf)
     callback = function()
       local view = views[buf]
       views[buf] = nil
+      if view then
+        view:close()
+      end
       pcall(vim.api.nvim_del_augroup_by_id, group)
       if view then
         drop_filter(view)
@@ -641,6 +659,7 @@ function M.open(spec, opts)
   if reused then
     -- Reopening (say, after fixing a spec the daemon refused) replaces the old list.
     views[reused].detached = true
+    views[reused]:close()
     drop_filter(views[reused])
   end
   local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })

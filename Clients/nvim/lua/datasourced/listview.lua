@@ -33,6 +33,40 @@ ListView.namespace = namespace
 local match_namespace = vim.api.nvim_create_namespace('datasourced_match')
 ListView.match_namespace = match_namespace
 
+-- Lists of counted placeholders (protocol 1.5) are read lazily: a list of 1,000,000 rows
+-- holds them all as lines, but only the rows on screen are read from the daemon. A row
+-- not read yet is this one shared entry (never changed in place: entries are replaced),
+-- shown as an unloaded row until it is read.
+local UNREAD = { unread = true }
+ListView.UNREAD = UNREAD
+
+-- How long the cursor rests on a row before a lazy list reads what is on screen and
+-- tells the daemon that an unloaded row is shown: keys held down (j, <C-d>) ask nothing
+-- on the rows they pass.
+ListView.DISPLAY_DEBOUNCE_MS = 80
+
+-- Rows read around those on screen, per window, as a share of its height.
+local READ_AROUND = 1
+
+-- Unloaded rows are highlighted as they are drawn (a decoration provider), not with an
+-- extmark per line: a list of a million rows would need a million of them.
+local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
+local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
+vim.api.nvim_set_decoration_provider(unloaded_namespace, {
+  on_win = function(_, _, buf)
+    local view = shown[buf]
+    return view ~= nil and view.lazy == true
+  end,
+  on_line = function(_, _, buf, row)
+    local view = shown[buf]
+    if view and view:line_group(row + 1) == render.groups.unloaded then
+      local text = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+      pcall(vim.api.nvim_buf_set_extmark, buf, unloaded_namespace, row, 0,
+        { end_row = row, end_col = #text, hl_group = render.groups.unloaded, ephemeral = true })
+    end
+  end,
+})
+
 local function key(section, item)
   return section .. ':' .. item
 end
@@ -72,6 +106,8 @@ function ListView.new(opts)
     matches_read = nil, -- the revision whose match positions are highlighted
     reading_matches = false,
     load_states = nil, -- protocol 1.5: the source's {refresh, prepend, append}, when it is paginated
+    lazy = false, -- a paginated source of counted placeholders: rows are read as they show
+    display_timer = nil,
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -92,6 +128,7 @@ function ListView.new(opts)
     end
   end
   self.buf = buf
+  shown[buf] = self
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
@@ -111,7 +148,7 @@ function ListView:attach(conn)
   self.version = self.version + 1
   self.reading, self.reloading, self.reload_again = false, false, false
   self.loaded, self.failure = false, nil
-  self.load_states = nil
+  self.load_states, self.lazy = nil, false
   self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
   self:edit(0, -1, {})
 end
@@ -324,9 +361,11 @@ function ListView:edit(first, last, items)
   if not vim.api.nvim_buf_is_valid(self.buf) then
     return
   end
+  -- An item is { text, group }, or a text alone (a lazy list's unloaded rows: cheaper by
+  -- the million, and highlighted by the decoration provider above).
   local texts = {}
   for i, item in ipairs(items) do
-    texts[i] = item[1]
+    texts[i] = type(item) == 'string' and item or item[1]
   end
   -- Highlights are extmarks: those of the replaced lines go first, or they would slide
   -- onto the lines that follow.
@@ -344,7 +383,7 @@ function ListView:edit(first, last, items)
   end
   vim.bo[self.buf].modifiable = false
   for i, item in ipairs(items) do
-    if item[2] and #item[1] > 0 then
+    if type(item) == 'table' and item[2] and item[2] ~= render.groups.unloaded and #item[1] > 0 then
       vim.api.nvim_buf_set_extmark(self.buf, namespace, first + i - 1, 0,
         { end_row = first + i - 1, end_col = #item[1], hl_group = item[2] })
     end
@@ -360,11 +399,33 @@ function ListView:note_cursors()
   end
 end
 
-function ListView:row_item(entry)
-  if entry.pending then
+--- The item (see edit) of `entry`, the row at item `i` (from 1) of its section.
+function ListView:row_item(entry, i)
+  if entry.unread then
+    return render.unloaded(i - 1)
+  elseif entry.pending then
     return { render.pending() }
   end
   return { render.row(entry.value, self.format) }
+end
+
+--- The highlight group of a 1-based line's row when it is an unloaded one (a counted
+--- placeholder, or a row of a lazy list not read yet); nil otherwise.
+function ListView:line_group(line)
+  local path = self:index_path_at(line)
+  local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+  if entry and (entry.unread or render.placeholder_kind(entry.value) == 'unloaded') then
+    return render.groups.unloaded
+  end
+  return nil
+end
+
+--- Whether the row on a 1-based line is one the daemon has not loaded, as far as the
+--- list knows: an unloaded placeholder, or a row not read yet.
+function ListView:unloaded_at(line)
+  local path = self:index_path_at(line)
+  local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+  return entry ~= nil and (entry.unread or entry.pending or render.placeholder_kind(entry.value) == 'unloaded')
 end
 
 function ListView:header_item(section)
@@ -381,7 +442,7 @@ function ListView:header_wanted(section)
     return true
   end
   for _, entry in ipairs(section.rows) do
-    if entry.pending or not render.is_placeholder(entry.value) then
+    if entry.pending or entry.unread or not render.is_placeholder(entry.value) then
       return true
     end
   end
@@ -426,8 +487,8 @@ function ListView:all_items()
     if section.header then
       table.insert(items, self:header_item(section))
     end
-    for _, entry in ipairs(section.rows) do
-      table.insert(items, self:row_item(entry))
+    for i, entry in ipairs(section.rows) do
+      items[#items + 1] = self:row_item(entry, i)
     end
   end
   return items
@@ -492,73 +553,101 @@ function ListView:reload(callback)
   local version = self.version
   local revisions = self.conn:has_revisions()
   local description
-  self.conn:request('describeSource', { source = self.source }, function(err, result)
+  -- The description first: a list of counted placeholders reads its rows lazily (see
+  -- UNREAD), which it tells.
+  local function read_rows(err, result)
     if err then
+      self.reloading = false
       self:set_status('error: ' .. Connection.describe_error(err))
-      self:report_rpc_error('describeSource', err)
+      return self:report_rpc_error('describeSource', err)
     end
     description = result
-  end)
-  self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(err, answer)
-    self.reloading = false
-    if not description then
-      return -- describeSource failed, and said so
+    if revisions and ListView.counted(description) then
+      return self:finish_reload(version, description, nil, description.revision)
     end
-    if err then
-      return self:report_rpc_error('allObjects', err)
-    end
-    local objects, revision = answer, nil
-    if revisions then
-      objects, revision = answer.objects, answer.revision
-    end
-    -- A change set between the two answers: they describe different layouts.
-    local torn
-    if revisions and description.revision ~= nil then
-      torn = description.revision ~= revision
-    else
-      torn = self.reload_again or self.version ~= version
-    end
-    if torn then
-      local pending_callback = self.reload_callback
-      self.reload_callback = nil
-      return self:reload(pending_callback)
-    end
-    self.version = self.version + 1 -- answers to reads made before are about the old model
-    self.revision = revision
-    self.known = true
-    self.kind = description.kind
-    if description.kind == 'remote' or description.kind == 'paginated' then
-      self:set_freshness(self.source, description.stale == true, description.cachedAt)
-    end
-    -- Kept up to date only by the notifications of a client that asked for them.
-    self.load_states = self.conn.protocol_additions and type(description.loadStates) == 'table'
-      and description.loadStates or nil
-    self.identity_key = description.identityKey
-    -- A filtered source keeps its child's sections: headers if the child had them (the
-    -- list showed the child before its first filter; adopt_sources looks when the spec
-    -- shows a filtered source).
-    if description.kind ~= 'filtered' then
-      self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
-    end
-    self.matches_read = nil
-    local sections, next_row = {}, 1
-    for s, count in ipairs(description.counts) do
-      local rows = {}
-      for _ = 1, count do
-        table.insert(rows, { value = objects[next_row] })
-        next_row = next_row + 1
+    self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(read_err, answer)
+      if read_err then
+        self.reloading = false
+        return self:report_rpc_error('allObjects', read_err)
       end
-      sections[s] = { title = description.sectionTitles[s], rows = rows }
-    end
-    self.sections = sections
-    self:edit(0, -1, self:all_items())
-    self:update_loaded_status()
-    local done = self.reload_callback
+      local objects, revision = answer, nil
+      if revisions then
+        objects, revision = answer.objects, answer.revision
+      end
+      self:finish_reload(version, description, objects, revision)
+    end)
+  end
+  self.conn:request('describeSource', { source = self.source }, read_rows)
+end
+
+--- Whether a description is of a paginated source asked for counted placeholders
+--- (protocol 1.5): its list may be a million rows long, of which few are loaded.
+function ListView.counted(description)
+  if type(description) ~= 'table' or description.kind ~= 'paginated' then
+    return false
+  end
+  local placeholders = description.placeholders
+  if type(placeholders) == 'table' then
+    return placeholders.requested == 'counted' or placeholders.inForce == 'counted'
+  end
+  return placeholders == 'counted'
+end
+
+--- The end of reload(): the model from the description and `objects` (every row; nil for
+--- a lazy list, whose rows are read as they show).
+function ListView:finish_reload(version, description, objects, revision)
+  self.reloading = false
+  local revisions = self.conn:has_revisions()
+  -- A change set between the two answers: they describe different layouts.
+  local torn
+  if revisions and description.revision ~= nil then
+    torn = description.revision ~= revision
+  else
+    torn = self.reload_again or self.version ~= version
+  end
+  if torn then
+    local pending_callback = self.reload_callback
     self.reload_callback = nil
-    if done then
-      done(description)
+    return self:reload(pending_callback)
+  end
+  self.version = self.version + 1 -- answers to reads made before are about the old model
+  self.revision = revision
+  self.known = true
+  self.kind = description.kind
+  if description.kind == 'remote' or description.kind == 'paginated' then
+    self:set_freshness(self.source, description.stale == true, description.cachedAt)
+  end
+  -- Kept up to date only by the notifications of a client that asked for them.
+  self.load_states = self.conn.protocol_additions and type(description.loadStates) == 'table'
+    and description.loadStates or nil
+  self.identity_key = description.identityKey
+  -- A filtered source keeps its child's sections: headers if the child had them (the
+  -- list showed the child before its first filter; adopt_sources looks when the spec
+  -- shows a filtered source).
+  if description.kind ~= 'filtered' then
+    self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
+  end
+  self.matches_read = nil
+  self.lazy = objects == nil
+  self.loaded_objects = self.lazy and tonumber(description.numberOfObjects) or nil
+  local sections, next_row = {}, 1
+  for s, count in ipairs(description.counts) do
+    local rows = {}
+    for i = 1, count do
+      rows[i] = objects and { value = objects[next_row] } or UNREAD
+      next_row = next_row + 1
     end
-  end)
+    sections[s] = { title = description.sectionTitles[s], rows = rows }
+  end
+  self.sections = sections
+  self:edit(0, -1, self:all_items())
+  self:update_loaded_status()
+  self:read_visible()
+  local done = self.reload_callback
+  self.reload_callback = nil
+  if done then
+    done(description)
+  end
 end
 
 --- Everything is read again because the model and the daemon disagree.
@@ -571,13 +660,22 @@ end
 
 -- Change sets --------------------------------------------------------------------------
 
+local function path_before(a, b)
+  if a[1] ~= b[1] then
+    return a[1] < b[1]
+  end
+  return a[2] < b[2]
+end
+
 local function sorted_paths(paths)
-  table.sort(paths, function(a, b)
-    if a[1] ~= b[1] then
-      return a[1] < b[1]
+  -- Change sets list their paths in order, as a rule: a million placeholders arriving
+  -- with a counted list's first page are not sorted again.
+  for n = 2, #paths do
+    if path_before(paths[n], paths[n - 1]) then
+      table.sort(paths, path_before)
+      break
     end
-    return a[2] < b[2]
-  end)
+  end
   return paths
 end
 
@@ -605,6 +703,7 @@ function ListView:on_change(params)
   if self.revision ~= nil and params.revision ~= nil and self.known then
     self.revision = params.revision
   end
+  self:read_visible()
 end
 
 --- Applies a change set (Protocol.md, "Notifications"), editing only the lines it
@@ -713,6 +812,7 @@ function ListView:apply_unprotected(changes, values)
     table.insert(placed, { move.to[1] + 1, move.to[2] + 1 })
   end
   sorted_paths(placed)
+  local any_moved, any_values = next(moved_entries) ~= nil, next(inserted_values) ~= nil
   local n = 1
   while n <= #placed do
     local s, first = placed[n][1], placed[n][2]
@@ -721,9 +821,12 @@ function ListView:apply_unprotected(changes, values)
     local items = {}
     local i = first
     repeat
-      local entry = moved_entries[key(s, i)] or inserted_values[key(s, i)] or { pending = true }
+      -- A lazy list reads a new row when it shows (a counted list's first page brings
+      -- every other row as a placeholder).
+      local entry = (any_moved and moved_entries[key(s, i)]) or (any_values and inserted_values[key(s, i)])
+        or (self.lazy and UNREAD) or { pending = true }
       table.insert(section.rows, i, entry)
-      table.insert(items, self:row_item(entry))
+      items[#items + 1] = self:row_item(entry, i)
       n, i = n + 1, i + 1
     until n > #placed or placed[n][1] ~= s or placed[n][2] ~= i
     local line = self:row_line(s, first)
@@ -733,13 +836,18 @@ function ListView:apply_unprotected(changes, values)
   -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
   for n_updated, path in ipairs(changes.updated or {}) do
     local s, i = path[1] + 1, path[2] + 1
-    local entry = assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
+    assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
     if values and type(values.updated) == 'table' then
-      entry.pending, entry.value = nil, values.updated[n_updated]
+      local entry = { value = values.updated[n_updated] }
+      self.sections[s].rows[i] = entry
       local line = self:row_line(s, i)
-      self:edit(line, line + 1, { self:row_item(entry) })
+      self:edit(line, line + 1, { self:row_item(entry, i) })
+    elseif self.lazy then
+      self.sections[s].rows[i] = UNREAD -- read again if it shows
+      local line = self:row_line(s, i)
+      self:edit(line, line + 1, { self:row_item(UNREAD, i) })
     else
-      entry.pending = true
+      self.sections[s].rows[i] = { pending = true }
     end
   end
 
@@ -755,12 +863,19 @@ function ListView:read_pending()
   if self.reading or self.reloading then
     return -- the read in flight looks again when it ends; a full read needs none
   end
+  -- One read per run of pending rows; runs closer than READ_GAP rows are read as one
+  -- (the rows between, already known, are read along and left as they are).
+  local READ_GAP = 256
   local ranges, titles_pending = {}, false
   for s, section in ipairs(self.sections) do
     titles_pending = titles_pending or section.title_pending or false
     local first, last
     for i, entry in ipairs(section.rows) do
       if entry.pending then
+        if first and i - last > READ_GAP then
+          table.insert(ranges, { section = s, first = first, last = last })
+          first = nil
+        end
         first = first or i
         last = i
       end
@@ -770,6 +885,9 @@ function ListView:read_pending()
     end
   end
   if #ranges == 0 and not titles_pending then
+    if self.display_after_read then
+      self:display_cursor_rows()
+    end
     self:update_loaded_status()
     if self.loaded then
       self:show_cursor_rows() -- every row's value is known now
@@ -834,9 +952,10 @@ function ListView:read_pending()
           local i = range.first + offset - 1
           local entry = section.rows[i]
           if entry and entry.pending then
-            entry.pending, entry.value = nil, value
+            entry = { value = value }
+            section.rows[i] = entry
             run_first = run_first or i
-            table.insert(run_items, self:row_item(entry))
+            table.insert(run_items, self:row_item(entry, i))
           else
             flush()
           end
@@ -988,10 +1107,15 @@ function ListView:count_text()
   local count = 0
   for _, section in ipairs(self.sections) do
     for _, entry in ipairs(section.rows) do
-      if not entry.pending and not render.is_placeholder(entry.value) then
+      if not entry.pending and not entry.unread and not render.is_placeholder(entry.value) then
         count = count + 1
       end
     end
+  end
+  if self.lazy then
+    -- Counted placeholders: the list has its full size, of which the daemon holds this
+    -- much (its description says: most rows were never read here).
+    return string.format('loaded %d of %d', self.loaded_objects or count, self.line_count)
   end
   return 'loaded ' .. count
 end
@@ -1033,6 +1157,10 @@ function ListView:on_event(kind, params)
     self:set_status('loading')
   elseif kind == 'finishedLoading' then
     self.loaded = true
+    if self.lazy then
+      self:schedule_display() -- a cursor still on an unloaded row asks on for its page
+      self:count_loaded()
+    end
     self:verify()
     self:read_pending() -- with nothing (more) to read: the status, and the cursor's row
     self:announce('DatasourcedLoaded')
@@ -1068,6 +1196,17 @@ function ListView:announce(event, extra)
   end
 end
 
+--- A lazy list's count of loaded objects, for the status, from the daemon.
+function ListView:count_loaded()
+  local version = self.version
+  self.conn:request('describeSource', { source = self.source }, function(err, description)
+    if not err and type(description) == 'table' and self.lazy and self.version == version then
+      self.loaded_objects = tonumber(description.numberOfObjects)
+      self:update_loaded_status()
+    end
+  end)
+end
+
 --- Sets the state from a description (after a read, when no load is asked for).
 function ListView:adopt_state(description)
   if description.isFetching then
@@ -1088,6 +1227,81 @@ function ListView:will_display(line)
     return
   end
   self:send('willDisplayObjectAtIndexPath', { indexPath = path })
+end
+
+--- A lazy list (see UNREAD): reads the rows not read yet that its windows show, and a
+--- screen's height around them.
+function ListView:read_visible()
+  if not self.lazy or not self.known or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local marked = false
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local info = vim.fn.getwininfo(win)[1]
+    if info then
+      local around = math.max(info.height, 1) * READ_AROUND
+      local from = math.max(1, info.topline - around)
+      local to = math.min(self.line_count, math.max(info.botline, info.topline + info.height) + around)
+      for line = from, to do
+        local path = self:index_path_at(line)
+        local rows = path and self.sections[path[1] + 1].rows
+        if rows and rows[path[2] + 1] == UNREAD then
+          -- Pending, but its line keeps showing it as unloaded until its value comes.
+          rows[path[2] + 1] = { pending = true }
+          marked = true
+        end
+      end
+    end
+  end
+  if marked then
+    self:read_pending()
+  end
+end
+
+--- The cursor moved (or the window scrolled) in a lazy list: once it rests, the rows on
+--- screen are read, and an unloaded row under the cursor is shown to the daemon
+--- (willDisplay), which loads its page: the one beside the loaded rows, or, farther
+--- than the source's jumpThreshold, that page alone (a jump).
+function ListView:schedule_display()
+  local uv = vim.uv or vim.loop
+  if not self.display_timer then
+    self.display_timer = uv.new_timer()
+  end
+  self.display_timer:stop()
+  self.display_timer:start(self.DISPLAY_DEBOUNCE_MS, 0, vim.schedule_wrap(function()
+    if self.detached or not self.conn or not vim.api.nvim_buf_is_valid(self.buf) then
+      return
+    end
+    self:read_visible()
+    self:display_cursor_rows()
+  end))
+end
+
+--- Sends willDisplay for the unloaded rows under the cursors of a lazy list; a row not
+--- read yet is looked at once read_pending has its value.
+function ListView:display_cursor_rows()
+  self.display_after_read = false
+  local asked = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local line = vim.api.nvim_win_get_cursor(win)[1]
+    local path = self:index_path_at(line)
+    local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+    if entry and (entry.unread or entry.pending) then
+      self.display_after_read = true
+    elseif entry and not asked[line] and render.placeholder_kind(entry.value) == 'unloaded' then
+      asked[line] = true
+      self:will_display(line)
+    end
+  end
+end
+
+--- Stops the list's timer (its buffer is gone).
+function ListView:close()
+  if self.display_timer then
+    self.display_timer:stop()
+    self.display_timer:close()
+    self.display_timer = nil
+  end
 end
 
 --- After a load, a window whose cursor sits on a trailing loading row is showing it:

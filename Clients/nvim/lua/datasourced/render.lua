@@ -9,6 +9,7 @@ M.texts = {
   noResults = '  (no results)',
   error = '  ✗ error: %s', -- %s: what failed (see error_text)
   pending = '  …', -- a row whose value is being read (for a moment)
+  unloaded = '  … row %d', -- %d: the row's number (from 1, as lines): a counted placeholder
   header = '## %s', -- %s: the section title
 }
 
@@ -20,6 +21,7 @@ M.groups = {
   noResults = 'DatasourcedNoResults',
   error = 'DatasourcedError',
   pending = 'DatasourcedLoading',
+  unloaded = 'DatasourcedUnloaded', -- rows of a counted list whose page is not loaded
   match = 'DatasourcedMatch', -- the characters a filter's query matched
 }
 
@@ -27,6 +29,7 @@ M.default_links = {
   DatasourcedHeader = 'Title',
   DatasourcedLoading = 'Comment',
   DatasourcedNoResults = 'Comment',
+  DatasourcedUnloaded = 'Comment',
   DatasourcedError = 'ErrorMsg',
   DatasourcedMatch = 'Search',
 }
@@ -44,7 +47,8 @@ function M.is_placeholder(value)
   return type(value) == 'table' and value['$placeholder'] ~= nil
 end
 
---- The placeholder's kind ("loading", "noResults", "error"), or nil for an object.
+--- The placeholder's kind ("loading", "noResults", "error", "unloaded"), or nil for an
+--- object.
 function M.placeholder_kind(value)
   return M.is_placeholder(value) and value['$placeholder'] or nil
 end
@@ -266,6 +270,8 @@ function M.row(value, format)
   local kind = M.placeholder_kind(value)
   if kind == 'error' then
     return string.format(M.texts.error, M.error_text(value.error)), M.groups.error
+  elseif kind == 'unloaded' then
+    return M.unloaded(tonumber(value.index) or 0), M.groups.unloaded
   elseif kind then
     return M.texts[kind] or ('  <' .. tostring(kind) .. '>'), M.groups[kind]
   end
@@ -274,6 +280,12 @@ function M.row(value, format)
     return '  <format failed: ' .. one_line(text) .. '>', M.groups.error
   end
   return one_line(text), nil
+end
+
+--- The line of an unloaded row (protocol 1.5's counted placeholders) at item `index`
+--- (from 0).
+function M.unloaded(index)
+  return string.format(M.texts.unloaded, index + 1)
 end
 
 function M.pending()
