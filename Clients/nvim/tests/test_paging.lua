@@ -167,6 +167,18 @@ return function(H, ds, ctx)
       expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
       expect_equal('Row 1', line(buf, 1), 'page one, kept (no jump)')
       view.DISPLAY_DEBOUNCE_MS = debounce
+    end)
+
+    test(label .. '<CR> on an unloaded row loads its page at once', function()
+      view.DISPLAY_DEBOUNCE_MS = 60000 -- the cursor's rest never comes within the test
+      press('999950G')
+      H.request(conn, 'ping')
+      counts.willDisplayObjectAtIndexPath = nil
+      expect_equal('  … row 999950', vim.api.nvim_get_current_line(), 'the row under the cursor')
+      press('<CR>')
+      wait_line(buf, 999950, 'Row 999950', 'the row, loaded')
+      expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
+      view.DISPLAY_DEBOUNCE_MS = nil -- the list's default again
       counts.stop()
       vim.cmd('bwipeout! ' .. buf)
     end)

@@ -21,7 +21,7 @@ local islist = vim.islist or vim.tbl_islist
 
 -- What each action does, for keymaps, :Datasourced and the g? help.
 M.ACTIONS = {
-  select = 'the row: on_select(object); an error row retries, a loading row loads',
+  select = 'the row: on_select(object); an error row retries, a loading or unloaded row loads',
   refresh = 'load again (a paginated source from page one; a server that answers 304 keeps the rows)',
   retry = 'after an error: the failed page again (above or below the rows), or the whole load',
   cancel = 'cancel the load in flight',
@@ -1112,7 +1112,8 @@ function M.preview(object)
 end
 
 --- What <CR> does on a line: an object goes to on_select(object, ctx), with ctx =
---- { buf, line, index_path, source, view }; an error row retries, a loading row loads.
+--- { buf, line, index_path, source, view }; an error row retries, a loading row (or an
+--- unloaded row of counted placeholders) loads.
 function M.select(buf, line)
   local view = view_for(buf)
   if not view then
@@ -1121,6 +1122,9 @@ function M.select(buf, line)
   line = line or vim.api.nvim_win_get_cursor(0)[1]
   local path = view:index_path_at(line)
   local object = view:object_at(line)
+  if path and view.lazy and view:unloaded_at(line) then
+    return view:will_display(line) -- its page loads (counted placeholders)
+  end
   if not path or object == nil then
     return -- a header, or a row still being read
   end

@@ -804,18 +804,19 @@ function ListView:apply_unprotected(changes, values)
 
   -- 3. Place inserted and moved rows top down; each run of adjacent new positions is
   --    one edit (a page of rows appended is one nvim_buf_set_lines).
+  -- The paths as the daemon sent them (from 0): a million placeholders make no copies.
   local placed = {}
   for _, path in ipairs(changes.inserted or {}) do
-    table.insert(placed, { path[1] + 1, path[2] + 1 })
+    placed[#placed + 1] = path
   end
   for _, move in ipairs(changes.moved or {}) do
-    table.insert(placed, { move.to[1] + 1, move.to[2] + 1 })
+    placed[#placed + 1] = move.to
   end
   sorted_paths(placed)
   local any_moved, any_values = next(moved_entries) ~= nil, next(inserted_values) ~= nil
   local n = 1
   while n <= #placed do
-    local s, first = placed[n][1], placed[n][2]
+    local s, first = placed[n][1] + 1, placed[n][2] + 1
     local section = assert(self.sections[s], 'inserted section out of range')
     assert(first <= #section.rows + 1, 'inserted item out of range')
     local items = {}
@@ -828,7 +829,7 @@ function ListView:apply_unprotected(changes, values)
       table.insert(section.rows, i, entry)
       items[#items + 1] = self:row_item(entry, i)
       n, i = n + 1, i + 1
-    until n > #placed or placed[n][1] ~= s or placed[n][2] ~= i
+    until n > #placed or placed[n][1] + 1 ~= s or placed[n][2] + 1 ~= i
     local line = self:row_line(s, first)
     self:edit(line, line, items)
   end
