@@ -54,8 +54,7 @@ local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
 vim.api.nvim_set_decoration_provider(unloaded_namespace, {
   on_win = function(_, _, buf)
-    local view = shown[buf]
-    return view ~= nil and view.lazy == true
+    return shown[buf] ~= nil -- a sectioned view over a counted source has unloaded rows too
   end,
   on_line = function(_, _, buf, row)
     local view = shown[buf]
@@ -414,7 +413,8 @@ end
 function ListView:line_group(line)
   local path = self:index_path_at(line)
   local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
-  if entry and (entry.unread or render.placeholder_kind(entry.value) == 'unloaded') then
+  -- A lazy list's row being read still shows as unloaded, until its value comes.
+  if entry and (entry.unread or (self.lazy and entry.pending) or render.placeholder_kind(entry.value) == 'unloaded') then
     return render.groups.unloaded
   end
   return nil
