@@ -179,7 +179,19 @@ return function(H, ds, ctx)
       wait_line(buf, 999950, 'Row 999950', 'the row, loaded')
       expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
       view.DISPLAY_DEBOUNCE_MS = nil -- the list's default again
+    end)
+
+    -- Bug: a list opened with its cursor on an unloaded row waited for a move.
+    test(label .. 'a second list opened after a jump loads the page under its cursor', function()
+      expect_equal('  … row 1', line(buf, 1), 'the first row, unloaded by the jump')
+      local spec = million('million')
+      spec.title = 'million, again'
+      local again = ds.open(spec, { cmd = cmd })
+      wait_line(again, 1, 'Row 1', 'the first row of the second list')
+      wait_line(buf, 1, 'Row 1', 'the first row of the first list')
+      expect_equal(TOTAL, vim.api.nvim_buf_line_count(again), 'lines')
       counts.stop()
+      vim.cmd('bwipeout! ' .. again)
       vim.cmd('bwipeout! ' .. buf)
     end)
   end

@@ -810,6 +810,7 @@ local function ensure_filter(view)
     query = '',
     sent = '',
     key_paths = M.match_key_paths(view),
+    lazy = view.lazy, -- over counted placeholders: the filtered rows are read as they show
     ready = false,
   }
   view.filter = filter

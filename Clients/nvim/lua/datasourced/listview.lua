@@ -562,7 +562,9 @@ function ListView:reload(callback)
       return self:report_rpc_error('describeSource', err)
     end
     description = result
-    if revisions and ListView.counted(description) then
+    -- A filter over a counted list keeps its unloaded rows: read lazily too.
+    local counted = ListView.counted(description) or (self.filter ~= nil and self.filter.lazy and self.source == self.filter.name)
+    if revisions and counted then
       return self:finish_reload(version, description, nil, description.revision)
     end
     self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(read_err, answer)
@@ -643,6 +645,10 @@ function ListView:finish_reload(version, description, objects, revision)
   self:edit(0, -1, self:all_items())
   self:update_loaded_status()
   self:read_visible()
+  if self.lazy then
+    -- A cursor that starts on an unloaded row (a list opened after a jump) shows it.
+    self:display_cursor_rows()
+  end
   local done = self.reload_callback
   self.reload_callback = nil
   if done then
