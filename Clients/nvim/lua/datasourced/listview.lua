@@ -826,14 +826,20 @@ function ListView:apply_unprotected(changes, values)
     local section = assert(self.sections[s], 'inserted section out of range')
     assert(first <= #section.rows + 1, 'inserted item out of range')
     local items = {}
+    local rows = section.rows
+    local appending = first == #rows + 1 -- rows go in at the end: no shifting (a million do)
     local i = first
     repeat
       -- A lazy list reads a new row when it shows (a counted list's first page brings
       -- every other row as a placeholder).
       local entry = (any_moved and moved_entries[key(s, i)]) or (any_values and inserted_values[key(s, i)])
         or (self.lazy and UNREAD) or { pending = true }
-      table.insert(section.rows, i, entry)
-      items[#items + 1] = self:row_item(entry, i)
+      if appending then
+        rows[i] = entry
+      else
+        table.insert(rows, i, entry)
+      end
+      items[#items + 1] = entry == UNREAD and render.unloaded(i - 1) or self:row_item(entry, i)
       n, i = n + 1, i + 1
     until n > #placed or placed[n][1] + 1 ~= s or placed[n][2] + 1 ~= i
     local line = self:row_line(s, first)
