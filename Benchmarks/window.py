@@ -13,8 +13,8 @@ dropped on the way down). The figure is the daemon's peak RSS (VmHWM) minus its 
 first page; the floor is 20 MB with the window. Without a window the scroll goes down only (it
 holds every page: there is nothing to load on the way back).
 
-Not measured here: the jump to row 999,999 and counted placeholders (issue 31, items 3 and 4),
-which the daemon does not implement yet. Prints figures only; never passes or fails.
+The jump to row 999,999 and reads of a counted list are measured by Benchmarks/counted.py,
+which uses this script's page server. Prints figures only; never passes or fails.
 """
 import argparse, json, os, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +25,7 @@ def serve(rows, page_size):
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
+            server.requests += 1
             query = parse_qs(urlparse(self.path).query)
             page = int(query.get("page", ["1"])[0])
             start = (page - 1) * page_size
@@ -40,6 +41,7 @@ def serve(rows, page_size):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.requests = 0  # requests served, for figures that count them
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, pages
 

@@ -66,6 +66,8 @@ package final class Daemon {
     /// Whether `dataSource/didChangeLoadState` is sent (the client's `loadStates` capability):
     /// a client that did not ask sees the seed's events only, as before protocol 1.5.
     var sendsLoadStates = false
+    /// Whether the client asked for runs of rows as `[section, item, count]` in change sets.
+    var sendsChangeRanges = false
     /// Sees every event handled and every message written (`--record`); set before `run()`.
     package var observer: DaemonObserver?
 

@@ -44,7 +44,7 @@ extension Daemon: DataSourceObserver {
             guard sendsLoadStates else { return }
             wireEvent = .didChangeLoadState(states)
         }
-        send(SourceNotification(source: source.name, event: wireEvent).notification)
+        send(SourceNotification(source: source.name, event: wireEvent, changeRanges: sendsChangeRanges).notification)
         switch event {
         case .willLoadData: armWaiters(of: source)
         case .finishedLoading: answerWaiters(of: source, .finished)

@@ -44,6 +44,11 @@ extension JSON {
         JSON(packed: PackedWriter.integerPairs(pairs))
     }
 
+    /// `[[a, b], [a, b, c], ...]`, packed the same way: each pair, with a third integer where given.
+    package static func integerTuples(_ tuples: [(Int, Int, Int?)]) -> JSON {
+        JSON(packed: PackedWriter.integerTuples(tuples))
+    }
+
     package static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
         let object = newReference(json_object())
         for (key, value) in members {

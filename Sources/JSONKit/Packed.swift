@@ -411,6 +411,35 @@ enum PackedWriter {
         var value: JSON.Storage
     }
 
+    /// `[[a, b], [a, b, c], ...]`: each element the pair, or with its third integer when that is
+    /// not nil.
+    static func integerTuples(_ tuples: [(Int, Int, Int?)]) -> PackedBuffer {
+        @inline(__always) func payloadSize(_ tuple: (Int, Int, Int?)) -> Int {
+            2 + varintSize(zigzag(Int64(tuple.0))) + varintSize(zigzag(Int64(tuple.1)))
+                + (tuple.2.map { 1 + varintSize(zigzag(Int64($0))) } ?? 0)
+        }
+        var payload = 0
+        for tuple in tuples {
+            let inner = payloadSize(tuple)
+            payload += 2 + varintSize(UInt64(inner)) + inner
+        }
+        return container(PackedTag.array, count: tuples.count, payload: payload) { cursor in
+            for tuple in tuples {
+                put(PackedTag.array, &cursor)
+                putVarint(tuple.2 == nil ? 2 : 3, &cursor)
+                putVarint(UInt64(payloadSize(tuple)), &cursor)
+                put(PackedTag.integer, &cursor)
+                putVarint(zigzag(Int64(tuple.0)), &cursor)
+                put(PackedTag.integer, &cursor)
+                putVarint(zigzag(Int64(tuple.1)), &cursor)
+                if let third = tuple.2 {
+                    put(PackedTag.integer, &cursor)
+                    putVarint(zigzag(Int64(third)), &cursor)
+                }
+            }
+        }
+    }
+
     /// `[[a, b], ...]` of the pairs.
     static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer {
         @inline(__always) func pairPayload(_ pair: (Int, Int)) -> Int {

@@ -75,3 +75,53 @@ def test_previous_links_after_the_window_dropped_the_first_pages(client: Client,
         # The page before goes in at the top; the window lets the bottom page go.
         assert ids(books) == list(range(first, first + 300))
     assert drf.requests == ["/books/?page=7", "/books/?page=6", "/books/?page=5"]
+
+
+def display_and_wait(client: Client, books, row: int) -> None:  # type: ignore[no-untyped-def]
+    """Displays `row` and waits for the load it starts to finish."""
+    with client.events(timeout=30, source="books") as events:
+        assert books.will_display([0, row]) is True
+        for event in events:
+            assert event.kind != "failedWithError", event.params
+            if event.kind == "finishedLoading":
+                return
+
+
+def test_counted_placeholders_and_jumps_by_page_numbers(client: Client, drf: DRFServer) -> None:
+    # DRF's `count` gives the total: the list has its 1,000 rows from the first page on, and
+    # displaying the last row loads page 10 alone, then the first row page 1 again.
+    books = client.create_source("books", kind="paginated", remoteConfiguration={"baseURL": drf.base_url},
+                                 apiPath="/books/", keyPath="results", identityKey="id", pageSize=100,
+                                 paginatorKeys={"numberOfTotalObjects": "count"}, placeholders="counted")
+    books.fetch_data(wait=True)
+    assert books.number_of_objects() == 1000
+    assert books.object_at([0, 99])["id"] == 99
+    assert books.object_at([0, 100]) == {"$placeholder": "unloaded", "index": 100}
+    display_and_wait(client, books, 999)
+    assert books.object_at([0, 999])["id"] == 999
+    assert books.object_at([0, 0]) == {"$placeholder": "unloaded", "index": 0}
+    display_and_wait(client, books, 0)
+    assert [row.get("id") for row in books.objects_in_section(0, 0, 100)] == list(range(100))
+    # Within the threshold (two pages by default) the pages between load one after another.
+    display_and_wait(client, books, 150)
+    assert books.object_at([0, 150])["id"] == 150
+    assert drf.requests == [f"/books/?page={n}&page_size=100" for n in (1, 10, 1, 2)]
+    description = books.describe()
+    assert description["placeholders"] == {"requested": "counted", "inForce": "counted"}
+    assert description["capabilities"]["jump"] is True and description["jumps"] == 2
+
+
+def test_a_next_url_source_counts_its_rows_but_cannot_jump(client: Client, drf: DRFServer) -> None:
+    books = client.create_source("books", kind="paginated", remoteConfiguration={"baseURL": drf.base_url},
+                                 apiPath="/books/", keyPath="results", identityKey="id", placeholders="counted",
+                                 pagination={"strategy": "nextURL", "totalPath": "count", "previousURLPath": "previous"})
+    books.fetch_data(wait=True)
+    assert books.number_of_objects() == 1000
+    try:
+        books.will_display([0, 999])
+    except Exception as error:  # the client raises the daemon's -32602
+        assert "the nextURL strategy cannot load the page of a far row" in str(error)
+    else:
+        raise AssertionError("a jump on a next-URL source was not refused")
+    assert drf.requests == ["/books/"]
+    assert books.describe()["capabilities"]["reasons"]["jump"].startswith("the nextURL strategy")

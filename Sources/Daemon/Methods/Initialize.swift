@@ -17,6 +17,7 @@ enum InitializeRequest: AnsweredAtOnce {
         }
         daemon.changeValuesLimit = params.changeValuesLimit
         daemon.sendsLoadStates = params.loadStates
+        daemon.sendsChangeRanges = params.changeRanges
         daemon.loader.userAgent = DaemonInfo.userAgent(clientName: params.clientName, clientVersion: params.clientVersion)
         daemon.lifecycle = .running
         return InitializeResult(
@@ -75,6 +76,10 @@ enum InitializeRequest: AnsweredAtOnce {
                   "loadStates": {
                     "type": "boolean",
                     "description": "send dataSource/didChangeLoadState (default false)"
+                  },
+                  "changeRanges": {
+                    "type": "boolean",
+                    "description": "in dataSource/didChange, send each run of two or more consecutive rows of a section as [section, item, count] (default false)"
                   }
                 },
                 "additionalProperties": true,
@@ -171,7 +176,7 @@ enum InitializeRequest: AnsweredAtOnce {
         """#
 }
 
-/// `{clientInfo?: {name?, version?}, capabilities?: {changeValues?, loadStates?}}`.
+/// `{clientInfo?: {name?, version?}, capabilities?: {changeValues?, loadStates?, changeRanges?}}`.
 struct InitializeParams: WireParams {
     var clientName: String?
     var clientVersion: String?
@@ -179,6 +184,8 @@ struct InitializeParams: WireParams {
     var changeValuesLimit: Int?
     /// Whether the client asked for `dataSource/didChangeLoadState`.
     var loadStates = false
+    /// Whether the client reads runs of rows in change sets as `[section, item, count]`.
+    var changeRanges = false
 
     static let defaultChangeValuesLimit = 1 << 20
     static let maximumChangeValuesLimit = 64 << 20
@@ -204,6 +211,7 @@ struct InitializeParams: WireParams {
                 }
             }
             loadStates = try capabilities.optionalBool("loadStates") ?? false
+            changeRanges = try capabilities.optionalBool("changeRanges") ?? false
         }
     }
 }

@@ -11,6 +11,7 @@ enum ObjectAtIndexPathRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: IndexPathParams) throws -> ObjectRead {
         let source = try daemon.source(params.source)
         let object = try source.object(at: params.indexPath)
+        source.didRead(params.indexPath)
         // Optional.none spelt out: a bare nil here would be JSON's null literal.
         let matches: JSON? = params.withMatches ? .some(MatchEncoding.json(of: object, in: source)) : .none
         return ObjectRead(object: object, revision: params.withRevision ? source.revision : nil, matches: matches)

@@ -11,6 +11,10 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: ObjectsInSectionParams) throws -> SectionSlice {
         let source = try daemon.source(params.source)
         let objects = try source.objects(inSection: params.section, start: params.start, count: params.count)
+        // A read of a counted slice is rows on screen: the window keeps pages around them.
+        if params.count != nil, !objects.isEmpty {
+            source.didRead(IndexPath(section: params.section, item: params.start + objects.count / 2))
+        }
         return SectionSlice(
             section: params.section, start: params.start, objects: objects,
             numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision,

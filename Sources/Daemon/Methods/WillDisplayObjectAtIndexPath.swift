@@ -2,7 +2,8 @@ import DataSources
 import JSONKit
 import JSONRPC
 
-/// `willDisplayObjectAtIndexPath`: a row is shown: near the end of a paginated source, the next page loads.
+/// `willDisplayObjectAtIndexPath`: a row is shown: near either end of a paginated source's loaded rows the
+/// page next to them loads; on a counted list's far unloaded row, that row's page (a jump).
 enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
     static let name = "willDisplayObjectAtIndexPath"
     typealias Params = DisplayParams
@@ -11,16 +12,21 @@ enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: DisplayParams) throws -> DisplayResult {
         let source = try daemon.source(params.source)
         try source.validate(params.indexPath)
-        let wasFetching = source.isFetching
+        if let paginated = source as? PaginatedDataSource, let refusal = paginated.displayRefusal(at: params.indexPath) {
+            throw FieldError(
+                field: "indexPath", expected: "a loaded row, or an unloaded one within jumpThreshold rows of them",
+                got: [JSON(params.indexPath.section), JSON(params.indexPath.item)], message: refusal)
+        }
+        let cycles = source.cyclesStarted
         source.willDisplayObject(at: params.indexPath)
-        return DisplayResult(fetchStarted: !wasFetching && source.isFetching)
+        return DisplayResult(fetchStarted: source.cyclesStarted != cycles && source.isFetching)
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
     static let openRPC = #"""
         {
           "name": "willDisplayObjectAtIndexPath",
-          "summary": "a row is shown: near the end of a paginated source, the next page loads",
+          "summary": "a row is shown: near either end of a paginated source's loaded rows the page next to them loads; on a counted list's far unloaded row, that row's page (a jump)",
           "paramStructure": "by-name",
           "params": [
             {

@@ -31,6 +31,28 @@ enum SchemaComponents {
             """#
         ),
         (
+            "ChangedRows",
+            #"""
+            {
+              "anyOf": [
+                {
+                  "$ref": "#/components/schemas/IndexPath"
+                },
+                {
+                  "type": "array",
+                  "items": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "minItems": 3,
+                  "maxItems": 3,
+                  "description": "[section, item, count]: count (2 or more) consecutive rows from item, sent only to clients with the changeRanges capability"
+                }
+              ]
+            }
+            """#
+        ),
+        (
             "Row",
             #"""
             {
@@ -95,6 +117,24 @@ enum SchemaComponents {
                     "error"
                   ],
                   "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "description": "a counted list's row not loaded yet, at its index",
+                  "properties": {
+                    "$placeholder": {
+                      "const": "unloaded"
+                    },
+                    "index": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  },
+                  "required": [
+                    "$placeholder",
+                    "index"
+                  ],
+                  "additionalProperties": false
                 }
               ]
             }
@@ -123,13 +163,13 @@ enum SchemaComponents {
                 "deleted": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 },
                 "inserted": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 },
                 "moved": {
@@ -154,7 +194,7 @@ enum SchemaComponents {
                 "updated": {
                   "type": "array",
                   "items": {
-                    "$ref": "#/components/schemas/IndexPath"
+                    "$ref": "#/components/schemas/ChangedRows"
                   }
                 }
               },
@@ -1036,6 +1076,19 @@ enum SchemaComponents {
                       "additionalProperties": false,
                       "description": "the most pages and objects held; pages far from the rows displayed are dropped, whole"
                     },
+                    "placeholders": {
+                      "enum": [
+                        "trailing",
+                        "counted"
+                      ],
+                      "description": "counted: with a known total the list has its full size at once, unloaded rows being {\"$placeholder\": \"unloaded\", \"index\": N}"
+                    },
+                    "jumpThreshold": {
+                      "type": "integer",
+                      "minimum": 1,
+                      "maximum": 2147483648,
+                      "description": "rows: a displayed unloaded row farther than this from the loaded ones loads its own page (a jump); default two pages"
+                    },
                     "metadataKeyPath": {
                       "type": "string"
                     },
@@ -1781,6 +1834,75 @@ enum SchemaComponents {
                 },
                 "loadStates": {
                   "$ref": "#/components/schemas/LoadStates"
+                },
+                "jumpThreshold": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "placeholders": {
+                  "type": "object",
+                  "properties": {
+                    "requested": {
+                      "enum": [
+                        "trailing",
+                        "counted"
+                      ]
+                    },
+                    "inForce": {
+                      "enum": [
+                        "trailing",
+                        "counted"
+                      ]
+                    },
+                    "reason": {
+                      "type": "string",
+                      "description": "why counted placeholders, asked for, are not in force"
+                    }
+                  },
+                  "required": [
+                    "requested",
+                    "inForce"
+                  ],
+                  "additionalProperties": false
+                },
+                "capabilities": {
+                  "type": "object",
+                  "properties": {
+                    "pageBackwards": {
+                      "type": "boolean"
+                    },
+                    "jump": {
+                      "type": "boolean"
+                    },
+                    "countedPlaceholders": {
+                      "type": "boolean"
+                    },
+                    "reasons": {
+                      "type": "object",
+                      "properties": {
+                        "pageBackwards": {
+                          "type": "string"
+                        },
+                        "jump": {
+                          "type": "string"
+                        }
+                      },
+                      "additionalProperties": false,
+                      "description": "why each capability that is false is"
+                    }
+                  },
+                  "required": [
+                    "pageBackwards",
+                    "jump",
+                    "countedPlaceholders",
+                    "reasons"
+                  ],
+                  "additionalProperties": false
+                },
+                "jumps": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "jumps made: far unloaded rows displayed, each loading its page as a new run"
                 },
                 "cache": {
                   "type": "object",

@@ -13,19 +13,39 @@ extension IndexPath: WireEncodable {
     /// A list of index paths, as `[paths].json` encodes it, made in one step (a page's
     /// change set lists a thousand).
     static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.map { ($0.section, $0.item) }) }
+
+    /// The same list with each run of two or more consecutive items of a section as one
+    /// `[section, item, count]` (the `changeRanges` capability): a counted list taking its size
+    /// inserts a million rows in one element.
+    static func rangesJSON(_ paths: [IndexPath]) -> JSON {
+        var tuples: [(Int, Int, Int?)] = []
+        var index = 0
+        while index < paths.count {
+            let start = paths[index]
+            var end = index + 1
+            while end < paths.count, paths[end].section == start.section, paths[end].item == paths[end - 1].item &+ 1 { end += 1 }
+            tuples.append((start.section, start.item, end - index > 1 ? end - index : nil))
+            index = end
+        }
+        return .integerTuples(tuples)
+    }
 }
 
 extension ChangeSet: WireEncodable {
     /// Packed, index paths and all: the main loop makes no jansson node of a page's thousand
     /// index paths; the writer builds the tree it encodes, in its scratch arena.
-    var json: JSON {
-        .packedObject([
+    var json: JSON { json(ranges: false) }
+
+    /// `ranges`: runs of consecutive rows as `[section, item, count]` (`changeRanges`).
+    func json(ranges: Bool) -> JSON {
+        func paths(_ list: [IndexPath]) -> JSON { ranges ? IndexPath.rangesJSON(list) : IndexPath.json(list) }
+        return .packedObject([
             ("deletedSections", .array(deletedSections.map { JSON($0) })),
             ("insertedSections", .array(insertedSections.map { JSON($0) })),
-            ("deleted", IndexPath.json(deleted)),
-            ("inserted", IndexPath.json(inserted)),
+            ("deleted", paths(deleted)),
+            ("inserted", paths(inserted)),
             ("moved", .array(moved.map { ["from": $0.from.json, "to": $0.to.json] })),
-            ("updated", IndexPath.json(updated)),
+            ("updated", paths(updated)),
         ])
     }
 }
@@ -174,6 +194,8 @@ extension PaginatorConfiguration {
             if let objects = window.maximumObjects { limits.append(("maxObjects", JSON(objects))) }
             members.append(("window", .object(limits)))
         }
+        // `placeholders` is describeSource's own member, with the mode asked for in it.
+        if let jumpThreshold { members.append(("jumpThreshold", JSON(jumpThreshold))) }
         return members
     }
 
@@ -277,6 +299,24 @@ extension SourceDescription: WireEncodable {
                 ("loadStates", paging.loadStates.json),
             ]
             if paging.paginator.window != nil { members.append(("pagesDropped", JSON(paging.pagesDropped))) }
+            var placeholders: [(String, JSON)] = [
+                ("requested", JSON(paging.paginator.placeholderMode.rawValue)), ("inForce", JSON(paging.placeholders.inForce.rawValue)),
+            ]
+            if let refusal = paging.placeholders.refusal { placeholders.append(("reason", JSON(refusal))) }
+            var reasons: [(String, JSON)] = []
+            if let refusal = paging.capabilities.pageBackwards { reasons.append(("pageBackwards", JSON(refusal))) }
+            if let refusal = paging.capabilities.jump { reasons.append(("jump", JSON(refusal))) }
+            members += [
+                ("placeholders", .object(placeholders)),
+                (
+                    "capabilities",
+                    .object([
+                        ("pageBackwards", JSON(paging.capabilities.pageBackwards == nil)), ("jump", JSON(paging.capabilities.jump == nil)),
+                        ("countedPlaceholders", JSON(paging.placeholders.inForce == .counted)), ("reasons", .object(reasons)),
+                    ])
+                ),
+                ("jumps", JSON(paging.jumps)),
+            ]
         }
         return .object(members)
     }

@@ -17,6 +17,8 @@ enum NotificationName: String, CaseIterable {
 struct SourceNotification {
     let source: String
     let event: Event
+    /// Whether the client asked for runs of rows as `[section, item, count]` (`changeRanges`).
+    var changeRanges = false
 
     enum Event {
         case willLoadData
@@ -56,7 +58,9 @@ struct SourceNotification {
         case .failedWithError(let failure):
             params.append(("error", failure.json))
         case .didChange(let changes, let revision, let values):
-            params += [("changes", changes.json), ("revision", JSON(revision)), ("previousRevision", JSON(revision - 1))]
+            params += [
+                ("changes", changes.json(ranges: changeRanges)), ("revision", JSON(revision)), ("previousRevision", JSON(revision - 1)),
+            ]
             if let values {
                 params.append(("values", ["inserted": .array(values.inserted), "updated": .array(values.updated)]))
             }

@@ -520,6 +520,15 @@ enum RemoteConfigurationDecoding {
             }
             paginator.window = PaginatorConfiguration.Window(maximumPages: pages, maximumObjects: objects)
         }
+        if let mode = try reader.optionalString("placeholders", nonEmpty: true) {
+            guard let known = PaginatorConfiguration.PlaceholderMode(rawValue: mode) else {
+                throw FieldError(
+                    field: reader.path("placeholders"), expected: "\"trailing\" or \"counted\"", got: JSON(mode),
+                    message: "\"placeholders\" must be \"trailing\" (the default) or \"counted\", got \"\(mode.prefix(100))\"")
+            }
+            paginator.placeholderMode = known
+        }
+        paginator.jumpThreshold = try reader.optionalInteger("jumpThreshold", in: 1...PaginatorConfiguration.maximumJumpThreshold)
         return paginator
     }
 

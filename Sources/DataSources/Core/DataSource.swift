@@ -44,6 +44,9 @@ package class DataSource {
     package let identity: Identity
     package private(set) var layout = Layout.empty
     package private(set) var isFetching = false
+    /// Load cycles started (`willLoadData`s): a caller learns whether a call started one even
+    /// when it ended one in flight first (a jump superseding a page).
+    package private(set) var cyclesStarted = 0
     /// Each row's identity hash, parallel to `layout.sections`.
     private(set) var rowHashes: [RowArray<Int>] = []
     /// Bumped by one with every change to the rows (each `didChange`): clients match reads
@@ -147,6 +150,10 @@ package class DataSource {
     /// Called on the last row being displayed; paginated sources load their next page.
     package func willDisplayObject(at indexPath: IndexPath) {}
 
+    /// A client read this row (or the middle of a slice it read): a paginated source's window
+    /// keeps the pages around it. Nothing loads.
+    package func didRead(_ indexPath: IndexPath) {}
+
     /// The kind's own state for `describeSource`.
     package var kindState: SourceDescription.KindState { .simple }
 
@@ -170,7 +177,9 @@ package class DataSource {
 
     func emit(_ event: DataSourceEvent) {
         switch event {
-        case .willLoadData: isFetching = true
+        case .willLoadData:
+            isFetching = true
+            cyclesStarted &+= 1
         case .finishedLoading, .failedWithError: isFetching = false
         case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
         }
@@ -336,6 +345,52 @@ package class DataSource {
         } else {
             index?.reindex(from: head, oldHashes: oldHashes[...], new: layout.sections, hashes: rowHashes, identity: identity)
         }
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+
+    /// Replaces every row of a one-section source without comparing them: the change set
+    /// deletes every old row and inserts every new one. For a list whose rows are positions,
+    /// not identities (a counted list taking its size), where matching a million rows by
+    /// identity would cost the million and say nothing more.
+    func replaceAllRows(_ rows: RowArray<JSON>, hashes: RowArray<Int>) {
+        precondition(layout.sections.count == 1 && rows.count == hashes.count, "one section, a hash a row")
+        var changes = ChangeSet()
+        changes.deleted = (0..<layout.sections[0].count).map { IndexPath(section: 0, item: $0) }
+        changes.inserted = (0..<rows.count).map { IndexPath(section: 0, item: $0) }
+        layout.sections[0] = rows
+        rowHashes[0] = hashes
+        index = nil
+        guard !changes.isEmpty else { return }
+        commit(changes, edit: nil)
+    }
+
+    /// Edits a one-section list whose rows keep their positions (a counted list): it grows or
+    /// shrinks at its end to `count` (new rows are `filler`), then each of `overwrites` puts a
+    /// row at its position, whatever its identity (an unloaded row becomes the object loaded
+    /// there). The change set: rows deleted or inserted at the end, the overwritten rows that
+    /// were there before as `updated`; an overwrite identical to its row changes nothing.
+    func overwriteRows(count: Int, filler: JSON, fillerHash: Int, overwrites: [(item: Int, row: JSON)]) {
+        precondition(layout.sections.count == 1 && count >= 0, "one section")
+        let oldCount = layout.sections[0].count
+        var changes = ChangeSet()
+        if count < oldCount {
+            changes.deleted = (count..<oldCount).map { IndexPath(section: 0, item: $0) }
+            layout.sections[0].removeSubrange(count...)
+            rowHashes[0].removeSubrange(count...)
+        } else if count > oldCount {
+            changes.inserted = (oldCount..<count).map { IndexPath(section: 0, item: $0) }
+            layout.sections[0].append(contentsOf: repeatElement(filler, count: count - oldCount))
+            rowHashes[0].append(contentsOf: repeatElement(fillerHash, count: count - oldCount))
+        }
+        for (item, row) in overwrites where item < count {
+            guard !layout.sections[0][item].isIdentical(to: row) else { continue }
+            layout.sections[0][item] = row
+            rowHashes[0][item] = row.isIdentical(to: filler) ? fillerHash : identity.hash(of: row)
+            if item < oldCount { changes.updated.append(IndexPath(section: 0, item: item)) }
+        }
+        changes.updated.sort { $0.item < $1.item }
+        index = nil
         guard !changes.isEmpty else { return }
         commit(changes, edit: nil)
     }

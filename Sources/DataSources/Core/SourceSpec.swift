@@ -98,6 +98,23 @@ package struct SourceDescription: Sendable {
         package let previous: NextPage?
         /// Pages the window dropped in this run.
         package let pagesDropped: Int
+        package let placeholders: PlaceholdersState
+        package let capabilities: PagingCapabilities
+        /// Jumps made (a far unloaded row displayed, its page loaded as a new run).
+        package let jumps: Int
+    }
+
+    /// The placeholder mode in force (`paginator.placeholderMode` is the one asked for), and
+    /// why counted placeholders, asked for, are not.
+    package struct PlaceholdersState: Sendable {
+        package let inForce: PaginatorConfiguration.PlaceholderMode
+        package let refusal: String?
+    }
+
+    /// What a paginated source can do: each nil when it can, else why not.
+    package struct PagingCapabilities: Sendable {
+        package let pageBackwards: String?
+        package let jump: String?
     }
 
     /// The next page's request, as `describeSource` shows it (URLs without credentials).

@@ -84,7 +84,32 @@ package final class PaginatedDataSource: RemoteCollection {
     /// What `describeSource.loadStates` and `didChangeLoadState` last said.
     package private(set) var loadStates = LoadStates()
 
+    // Counted placeholders (`placeholders: "counted"`): the list has its full size, and the
+    // loaded run sits at its place in it among unloaded rows.
+    /// The positions showing the loaded objects while the rows are counted; nil while they are not.
+    private var countedRun: Range<Int>?
+    /// Why counted placeholders, asked for, are not in force; nil when they are (or were not asked for).
+    private var countedRefusal: String?
+    /// Whether `runStart` is where the loaded run starts in the whole list: from the first page,
+    /// a page number with a page size, an offset, or a server that names no page before it.
+    private var runStartKnown = false
+    /// The row a jump is loading the page of, until it arrives or fails.
+    private var pendingJump: Int?
+    /// Where the list ends, once a page with none after it has been loaded at a known position:
+    /// a page count's estimate no longer counts after that.
+    private var listEnd: Int?
+    /// Jumps made in this source's life (`describeSource.jumps`).
+    private var jumpsMade = 0
+    /// The identity hash of `Placeholder.unloadedStored`, the same for every unloaded row.
+    private lazy var unloadedHash = identity.hash(of: Placeholder.unloadedStored)
+
     package override var kind: String { "paginated" }
+
+    /// Duplicates as this source treats them: a counted list keeps every row where the server
+    /// put it (a dropped one would move every row after it off its index).
+    private var duplicatePolicy: PaginatorConfiguration.DuplicatePolicy {
+        paginator.placeholderMode == .counted ? .keep : paginator.duplicates
+    }
     override var metadataHeader: String? { paginator.metadataHeader }
 
     package init(
@@ -151,7 +176,8 @@ package final class PaginatedDataSource: RemoteCollection {
         emit(.willLoadData)
         prependError = nil
         retriesLeft = paginator.retryAfterRetries
-        load(previous, replacing: false, prepending: true)
+        let cached = persistedCopy(of: previous)
+        load(previous, replacing: false, prepending: true, validators: cached?.validators, cached: cached)
         return true
     }
 
@@ -173,11 +199,16 @@ package final class PaginatedDataSource: RemoteCollection {
         trailingError = nil
         compose(keptHead: objects.count)
         retriesLeft = paginator.retryAfterRetries
-        load(next, replacing: false)
+        let cached = persistedCopy(of: next)
+        load(next, replacing: false, validators: cached?.validators, cached: cached)
         return true
     }
 
     package override func willDisplayObject(at indexPath: IndexPath) {
+        if countedRun != nil, indexPath.section == 0, indexPath.item >= 0 {
+            displayedItem = indexPath.item
+            return pageTowardsDisplayedRow()
+        }
         if indexPath.section == 0, indexPath.item >= 0 { displayedItem = indexPath.item }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
@@ -188,9 +219,186 @@ package final class PaginatedDataSource: RemoteCollection {
         if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
     }
 
+    package override func didRead(_ indexPath: IndexPath) {
+        guard paginator.window != nil, indexPath.section == 0, indexPath.item >= 0 else { return }
+        // In the loaded rows' coordinates without counting, the list's with it: as displays are.
+        displayedItem = indexPath.item
+    }
+
+    // MARK: Counted placeholders and jumps
+
+    /// In a counted list: a row displayed near either end of the loaded rows, or an unloaded one
+    /// within `jumpThreshold` rows of them, loads the page next to them on its side; an unloaded
+    /// row farther away is a jump (`jump(to:)`). Also called when a page arrives, so that the
+    /// pages up to a row displayed while another loaded follow one another.
+    private func pageTowardsDisplayedRow() {
+        guard let run = countedRun, let item = displayedItem, !run.isEmpty else { return }
+        let below = item >= run.upperBound
+        let distance = below ? item - (run.upperBound - 1) : run.lowerBound - item
+        // A jump goes at once, superseding a load in flight; paging waits for it.
+        if !run.contains(item), distance > jumpThreshold {
+            if jumpRefusal == nil, pendingJump.map({ jumpPage(of: $0) != jumpPage(of: item) }) ?? true { jump(to: item) }
+            return
+        }
+        guard !isFetching else { return }
+        if run.contains(item) {
+            if run.upperBound - 1 - item <= paginator.prefetchDistance, fetchNextPage() { return }
+            if item - run.lowerBound <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
+            return
+        }
+        if below { fetchNextPage() } else { fetchPreviousPage() }
+    }
+
+    /// The request of the page holding row `item`, by the page size (`jumpRefusal` is nil).
+    private func jumpPage(of item: Int) -> PageRequest {
+        let size = max(1, jumpPageSize ?? 1)
+        let pageIndex = item / size
+        switch paginator.strategy {
+        case .offset: return pageIndex == 0 ? .first : .offset(pageIndex * size)
+        default: return pageIndex == 0 ? .first : .page(paginator.firstPage.addingClamped(pageIndex))
+        }
+    }
+
+    /// Rows: a displayed unloaded row farther than this from the loaded ones is a jump.
+    private var jumpThreshold: Int {
+        paginator.jumpThreshold ?? (jumpPageSize ?? loadedPages.first?.received ?? 100).multipliedClamped(by: 2)
+    }
+
+    /// The page size a jump works out a row's page with: the configured one, else the one the
+    /// metadata gives. nil when neither says (a first page's length is no page size: it may be short).
+    private var jumpPageSize: Int? { paginator.pageSize ?? metadata.pageSize }
+
+    /// Why this source cannot jump, or nil when it can (`describeSource.capabilities`).
+    package var jumpRefusal: String? {
+        if let unsupported = paginator.jumpUnsupported { return unsupported }
+        if paginator.placeholderMode != .counted {
+            return "a jump needs placeholders \"counted\": without them a far row is not in the list"
+        }
+        if jumpPageSize == nil {
+            return "the page size is unknown (set pageSize, or the metadata's pageSize key): a row's page cannot be worked out"
+        }
+        return nil
+    }
+
+    /// Why displaying `indexPath` would be refused: an unloaded row of a counted list, farther
+    /// than `jumpThreshold` rows from the loaded ones, on a source that cannot jump. Nil otherwise.
+    package func displayRefusal(at indexPath: IndexPath) -> String? {
+        guard let run = countedRun, indexPath.section == 0, !run.isEmpty, !run.contains(indexPath.item) else { return nil }
+        let item = indexPath.item
+        let distance = item >= run.upperBound ? item - (run.upperBound - 1) : run.lowerBound - item
+        guard distance > jumpThreshold, let refusal = jumpRefusal else { return nil }
+        return
+            "row \(item) is not loaded and lies \(distance) rows from the loaded rows \(run.lowerBound)..<\(run.upperBound), more than jumpThreshold (\(jumpThreshold)): \(refusal); display rows nearer the loaded ones, or fetchNextPage"
+    }
+
+    /// Loads the page holding row `item` as a new run, as Paging 3 does past its jump threshold:
+    /// the rows loaded so far become unloaded rows again, and no page between is requested.
+    private func jump(to item: Int) {
+        let request = jumpPage(of: item)
+        stopRefresh()
+        if isFetching { endCycleAsCancelled("superseded by a jump to row \(item)") }
+        pendingJump = item
+        jumpsMade = jumpsMade.addingClamped(1)
+        loadingDirection = .refresh
+        emit(.willLoadData)
+        retriesLeft = paginator.retryAfterRetries
+        load(request, replacing: true)
+    }
+
+    /// The list's full size when counted placeholders are asked for and can be shown; else nil,
+    /// and `countedRefusal` says why (when they were asked for).
+    private func countedSize() -> Int? {
+        guard paginator.placeholderMode == .counted else {
+            countedRefusal = nil
+            return nil
+        }
+        guard loadedOnce else {
+            countedRefusal = "no page is loaded yet"
+            return nil
+        }
+        let loadedEnd = runStart.addingClamped(objects.count)
+        let total: Int
+        if let given = metadata.numberOfTotalResults {
+            total = given
+        } else if let pages = metadata.numberOfPages, let size = jumpPageSize {
+            // The last page may be short: the size shrinks when it arrives.
+            if !hasMorePages, runStartKnown, trailingError == nil { listEnd = loadedEnd }
+            total = listEnd ?? pages.multipliedClamped(by: size)
+        } else {
+            countedRefusal =
+                "no total: the responses give no total (\(paginator.keys.numberOfTotalObjects), totalPath, totalHeader) nor a page count with a page size"
+            return nil
+        }
+        if !runStartKnown {
+            countedRefusal =
+                "where the loaded rows start in the list is unknown (a run from initialCursor, or a page number without a page size)"
+            return nil
+        }
+        let size = max(total, loadedEnd)
+        if size == 0 {
+            countedRefusal = "the total is 0"
+            return nil
+        }
+        if size > Self.maximumCountedRows {
+            countedRefusal = "the total \(size) is more than counted placeholders show (\(Self.maximumCountedRows) rows)"
+            return nil
+        }
+        countedRefusal = nil
+        return size
+    }
+
+    /// The most rows a counted list has (16 bytes of memory each, unloaded).
+    package static let maximumCountedRows = 50_000_000
+
+    /// The rows of a counted list of `size`: unloaded rows, the loaded objects at `runStart`.
+    /// The first time, every row is replaced; after, rows keep their positions, and only those
+    /// of the loaded run before and now change (`updated`), with the end grown or shrunk.
+    private func composeCounted(size: Int) {
+        let run = runStart..<runStart + objects.count
+        guard let shown = countedRun else {
+            var rows = RowArray<JSON>(), hashes = RowArray<Int>()
+            rows.append(contentsOf: repeatElement(Placeholder.unloadedStored, count: run.lowerBound))
+            rows.append(contentsOf: objects)
+            rows.append(contentsOf: repeatElement(Placeholder.unloadedStored, count: size - run.upperBound))
+            hashes.append(contentsOf: repeatElement(unloadedHash, count: run.lowerBound))
+            hashes.append(contentsOf: identity.hashes(of: objects))
+            hashes.append(contentsOf: repeatElement(unloadedHash, count: size - run.upperBound))
+            countedRun = run
+            return replaceAllRows(rows, hashes: hashes)
+        }
+        var overwrites: [(item: Int, row: JSON)] = []
+        overwrites.reserveCapacity(objects.count + shown.count)
+        for item in shown where !run.contains(item) { overwrites.append((item, Placeholder.unloadedStored)) }
+        for (offset, object) in objects.enumerated() { overwrites.append((run.lowerBound + offset, object)) }
+        countedRun = run
+        overwriteRows(count: size, filler: Placeholder.unloadedStored, fillerHash: unloadedHash, overwrites: overwrites)
+    }
+
+    /// An unloaded row as clients read it: with its index.
+    private func presented(_ row: JSON, at item: Int) -> JSON {
+        row.isIdentical(to: Placeholder.unloadedStored) ? Placeholder.unloadedRow(index: item) : row
+    }
+
+    package override func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
+        presented(try super.object(at: indexPath), at: indexPath.item)
+    }
+
+    package override func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
+        let rows = try super.objects(inSection: section, start: start, count: count)
+        guard countedRun != nil else { return rows }
+        return rows.enumerated().map { presented($1, at: start + $0) }
+    }
+
+    package override var allObjects: [JSON] {
+        let rows = super.allObjects
+        guard countedRun != nil else { return rows }
+        return rows.enumerated().map { presented($1, at: $0) }
+    }
+
     package override func cancelFetch(reason: CancelReason = .cancelFetch) {
         guard isFetching else { return }
         abandonRequest()
+        pendingJump = nil
         compose(keptHead: objects.count)
         endCycleAsCancelled(reason.message)
     }
@@ -208,8 +416,12 @@ package final class PaginatedDataSource: RemoteCollection {
         metadata = PageMetadata()
         currentPage = paginator.firstPage.addingClamped(-1)
         refreshError = nil
+        runStartKnown = false
+        pendingJump = nil
+        listEnd = nil
         defer { publishLoadStates() }
         guard !keepingRows else { return }
+        countedRun = nil
         objects = []
         setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
     }
@@ -324,27 +536,59 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
+    /// `cached`: the persisted copy of a page loaded again (`persistedCopy(of:)`), whose
+    /// validators make the request conditional: a `304` brings its rows back from the cache.
     private func load(
-        _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil
+        _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil,
+        cached: CachedPages.Page? = nil
     ) {
         let target = target(of: page)
         let requestURL = url(of: target)
+        let validators = validators.flatMap { $0.isEmpty ? nil : $0 }
         request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
             guard let self else { return }
+            var result = result
+            var fromCache: CachedPages.Page?
+            if !replacing, case .success(let response) = result, response.isNotModified {
+                if let cached {
+                    // The server says the stored page is current: its rows, with the 304's validators.
+                    result = .success(DecodedResponse(objects: cached.rows, document: nil, headers: response.headers))
+                    fromCache = cached
+                } else {
+                    result = .failure(
+                        FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))
+                }
+            }
             switch (result, prepending) {
             case (.success(let response), true):
-                self.receivedPrevious(response, for: page, requestURL: requestURL)
+                self.receivedPrevious(response, for: page, requestURL: requestURL, fromCache: fromCache)
             case (.success(let response), false):
-                self.received(response, for: page, requestURL: requestURL, replacing: replacing)
+                self.received(response, for: page, requestURL: requestURL, replacing: replacing, fromCache: fromCache)
             case (.failure(let error), _):
-                self.failed(error, for: page, replacing: replacing, prepending: prepending, validators: validators)
+                self.failed(error, for: page, replacing: replacing, prepending: prepending, validators: validators, cached: cached)
             }
         }
     }
 
+    /// The persisted cache's copy of `page`, when the cache is on, holds it, and the strategy
+    /// numbers its pages (a page number or an offset names the same rows in every run; a cursor
+    /// or a URL from a server may not be asked for again): a page the window dropped, scrolled
+    /// back to, is asked for conditionally and, unchanged, comes back from the cache.
+    private func persistedCopy(of page: PageRequest) -> CachedPages.Page? {
+        switch paginator.strategy {
+        case .pageNumber, .offset: break
+        case .cursor, .nextURL, .linkHeader: return nil
+        }
+        guard configuration.cache.enabled, let (cached, _) = cachedPages() else { return nil }
+        return cached.pages.first { $0.request == page && !$0.validators.isEmpty }
+    }
+
     // MARK: Responses
 
-    private func received(_ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool) {
+    /// `fromCache`: the persisted page a `304` confirmed (`response` holds its rows).
+    private func received(
+        _ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool, fromCache: CachedPages.Page? = nil
+    ) {
         if response.isNotModified {
             // The first page as loaded is current: so are the pages after it, for this fetch.
             // (Only a conditional request, made from a loaded first page, gets here.)
@@ -360,7 +604,8 @@ package final class PaginatedDataSource: RemoteCollection {
             emit(.finishedLoading)
             return
         }
-        let metadataOfPage = paginator.metadata(of: response)
+        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
+        let validatorsOfPage = Validators(headers: response, keeping: fromCache?.validators)
         if replacing, let beyond = beyondEnd(page, response: response, metadata: metadataOfPage) {
             // Like any failed first page: the rows loaded (or the previous query's) stay.
             return failed(beyond, for: page, replacing: true, prepending: false, validators: nil)
@@ -370,6 +615,8 @@ package final class PaginatedDataSource: RemoteCollection {
             prependError = nil
             pagesDropped = 0
             runStart = startPosition(of: page, metadata: metadataOfPage)
+            runStartKnown = positionIsKnown(of: page, metadata: metadataOfPage)
+            pendingJump = nil
             loadedPages = []
             objects = []
             pagesLoaded = 0
@@ -384,7 +631,7 @@ package final class PaginatedDataSource: RemoteCollection {
         let received = response.objects
         // Hashed once, for the duplicates and for the change set (`compose`).
         var kept = received, keptHashes = identity.hashes(of: received)
-        if paginator.duplicates == .dropLater {
+        if duplicatePolicy == .dropLater {
             // Out of `self` for the loop: one exclusive access, not one a row.
             var identities = loadedIdentities
             loadedIdentities = IdentitySet(identity: identity)
@@ -421,7 +668,7 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         loadedPages.append(
             LoadedPage(
-                request: page, validators: Validators(headers: response), kept: kept.count,
+                request: page, validators: validatorsOfPage, kept: kept.count,
                 received: received.count, next: next, metadata: metadata, previous: replacing ? previous : nil))
         if let following = next, failure == nil {
             if requestsMade.contains(Self.token(following)) {
@@ -449,6 +696,7 @@ package final class PaginatedDataSource: RemoteCollection {
         storeLoadedPages()
         applyWindow(arrived: .append)
         emit(.finishedLoading)
+        pageTowardsDisplayedRow()
     }
 
     private func loop(_ message: String, reason: String) -> FetchError {
@@ -559,6 +807,15 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
+    /// Whether `startPosition(of:metadata:)` is where `page` starts in the whole list.
+    private func positionIsKnown(of page: PageRequest, metadata: PageMetadata) -> Bool {
+        switch page {
+        case .first, .offset: true
+        case .page: (paginator.pageSize ?? metadata.pageSize) != nil
+        case .cursor, .url: false
+        }
+    }
+
     /// Where `page` starts in the whole list, when its request says; else 0.
     private func startPosition(of page: PageRequest, metadata: PageMetadata) -> Int {
         switch page {
@@ -582,7 +839,7 @@ package final class PaginatedDataSource: RemoteCollection {
         let position: String
         switch page {
         case .page(let number):
-            position = "initialPage \(number)"
+            position = pendingJump.map { "the jump to row \($0) (page \(number))" } ?? "initialPage \(number)"
             let (pagesBefore, overflow) = number.subtractingReportingOverflow(paginator.firstPage)
             if let pages = metadata.numberOfPages, !overflow, pagesBefore >= pages {
                 return outOfRange(
@@ -596,7 +853,7 @@ package final class PaginatedDataSource: RemoteCollection {
                 }
             }
         case .offset(let offset):
-            position = "initialOffset \(offset)"
+            position = pendingJump.map { "the jump to row \($0) (offset \(offset))" } ?? "initialOffset \(offset)"
             if let total = metadata.numberOfTotalResults, offset >= total {
                 return outOfRange("\(position) is past the end: the list has \(total) objects")
             }
@@ -612,7 +869,9 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
     /// change set), the rows loaded stay where they are relative to one another.
-    private func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String) {
+    private func receivedPrevious(
+        _ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page? = nil
+    ) {
         requestsMade.insert(Self.token(page))
         var received = response.objects
         if case .offset = paginator.strategy {
@@ -622,14 +881,14 @@ package final class PaginatedDataSource: RemoteCollection {
             if received.count > wanted { received = Array(received.prefix(wanted)) }
         }
         var kept = received
-        if paginator.duplicates == .dropLater {
+        if duplicatePolicy == .dropLater {
             var identities = loadedIdentities
             loadedIdentities = IdentitySet(identity: identity)
             kept = received.filter { identities.insert($0) }
             loadedIdentities = identities
             duplicatesDropped = duplicatesDropped.addingClamped(received.count - kept.count)
         }
-        let metadataOfPage = paginator.metadata(of: response)
+        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
         var failure: FetchError?
         var before: PageRequest?
         switch previousPage(before: page, response: response, requestURL: requestURL) {
@@ -638,11 +897,21 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         pagesLoaded += 1
         objectsReceived = objectsReceived.addingClamped(received.count)
-        runStart = startPosition(of: page, metadata: metadataOfPage)
+        // Where a cursor's or a URL's page starts is where the run started, less what it brings.
+        runStart =
+            positionIsKnown(of: page, metadata: metadataOfPage)
+            ? startPosition(of: page, metadata: metadataOfPage) : max(0, runStart - received.count)
+        // The page before which there is none starts the list.
+        if page == .first || (failure == nil && before == nil && !response.objects.isEmpty) {
+            runStartKnown = true
+            runStart = 0
+        } else if !positionIsKnown(of: page, metadata: metadataOfPage) {
+            runStartKnown = false
+        }
         loadedPages.insert(
             LoadedPage(
-                request: page, validators: Validators(headers: response), kept: kept.count, received: received.count,
-                next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
+                request: page, validators: Validators(headers: response, keeping: fromCache?.validators), kept: kept.count,
+                received: received.count, next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
         previous = before
         if let before, failure == nil {
             if requestsMade.contains(Self.token(before)) {
@@ -653,7 +922,7 @@ package final class PaginatedDataSource: RemoteCollection {
             }
         }
         objects.insert(contentsOf: kept, at: 0)
-        insertRows(kept, at: 0)
+        if countedRun == nil { insertRows(kept, at: 0) }
         // A no-results row goes once there are objects.
         compose(keptHead: objects.count)
         lastError = nil
@@ -669,6 +938,7 @@ package final class PaginatedDataSource: RemoteCollection {
         storeLoadedPages()
         applyWindow(arrived: .prepend)
         emit(.finishedLoading)
+        pageTowardsDisplayedRow()
     }
 
     // MARK: The window
@@ -684,9 +954,15 @@ package final class PaginatedDataSource: RemoteCollection {
     /// guard forgets its request, so that loading it again is not a loop.
     private func applyWindow(arrived: LoadDirection) {
         guard let window = paginator.window else { return }
+        // A counted list's rows keep their positions: a dropped page's rows become unloaded
+        // rows, in one change once the window holds (`compose`), instead of leaving the list.
+        let counted = countedRun != nil
+        var dropped = false
+        defer { if counted, dropped { compose(keptHead: 0) } }
         while loadedPages.count > 1, window.isExceeded(pages: loadedPages.count, objects: objects.count) {
             let dropTop: Bool
-            if let displayedItem {
+            // The displayed row in the loaded rows' coordinates.
+            if let displayedItem = displayedItem.map({ counted ? $0 - runStart : $0 }) {
                 let topEnd = loadedPages[0].kept
                 let bottomStart = objects.count - loadedPages[loadedPages.count - 1].kept
                 // Distance from the displayed row to the nearest row of each end page.
@@ -696,17 +972,20 @@ package final class PaginatedDataSource: RemoteCollection {
             } else {
                 dropTop = arrived != .prepend
             }
-            if dropTop { dropFirstPage() } else { dropLastPage() }
+            if dropTop { dropFirstPage(editingRows: !counted) } else { dropLastPage(editingRows: !counted) }
             pagesDropped += 1
+            dropped = true
         }
     }
 
-    private func dropFirstPage() {
+    private func dropFirstPage(editingRows: Bool) {
         let page = loadedPages.removeFirst()
         requestsMade.remove(Self.token(page.request))
         objects.removeFirst(page.kept)
-        removeRows(0..<page.kept)
-        if let item = displayedItem { displayedItem = max(0, item - page.kept) }
+        if editingRows {
+            removeRows(0..<page.kept)
+            if let item = displayedItem { displayedItem = max(0, item - page.kept) }
+        }
         objectsReceived = max(0, objectsReceived - page.received)
         runStart = runStart.addingClamped(page.received)
         previous = page.request
@@ -714,12 +993,12 @@ package final class PaginatedDataSource: RemoteCollection {
         forgetIdentitiesOfDroppedRows()
     }
 
-    private func dropLastPage() {
+    private func dropLastPage(editingRows: Bool) {
         let page = loadedPages.removeLast()
         requestsMade.remove(Self.token(page.request))
         let start = objects.count - page.kept
         objects.removeLast(page.kept)
-        removeRows(start..<start + page.kept)
+        if editingRows { removeRows(start..<start + page.kept) }
         objectsReceived = max(0, objectsReceived - page.received)
         next = page.request
         trailingError = nil
@@ -727,13 +1006,13 @@ package final class PaginatedDataSource: RemoteCollection {
             currentPage = Self.currentPage(after: last.request, pagesLoaded: loadedPages.count, paginator: paginator)
             metadata = last.metadata
         }
-        compose(keptHead: objects.count)
+        if editingRows { compose(keptHead: objects.count) }
         forgetIdentitiesOfDroppedRows()
     }
 
     /// A row dropped by the window may come back: it is no longer a duplicate.
     private func forgetIdentitiesOfDroppedRows() {
-        guard paginator.duplicates == .dropLater else { return }
+        guard duplicatePolicy == .dropLater else { return }
         var identities = IdentitySet(identity: identity)
         for row in objects { _ = identities.insert(row) }
         loadedIdentities = identities
@@ -780,11 +1059,14 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool, prepending: Bool, validators: Validators?) {
+    private func failed(
+        _ error: FetchError, for page: PageRequest, replacing: Bool, prepending: Bool, validators: Validators?,
+        cached: CachedPages.Page? = nil
+    ) {
         // A server that asks to wait: retried here when allowed and not too long.
         if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
             retriesLeft -= 1
-            load(page, replacing: replacing, prepending: prepending, delaySeconds: delay, validators: validators)
+            load(page, replacing: replacing, prepending: prepending, delaySeconds: delay, validators: validators, cached: cached)
             return
         }
         if prepending {
@@ -803,7 +1085,10 @@ package final class PaginatedDataSource: RemoteCollection {
             return
         }
         lastError = error
-        if replacing { refreshError = error }
+        if replacing {
+            refreshError = error
+            pendingJump = nil
+        }
         if loadedOnce {
             // The loaded rows stay; the trailing row shows the failure.
             if !replacing { trailingError = error }
@@ -820,6 +1105,13 @@ package final class PaginatedDataSource: RemoteCollection {
     /// them are built and compared (see `replaceTail`). `hashesAfterHead`: the identity
     /// hashes of the objects after the head, when the caller has them.
     private func compose(keptHead: Int, hashesAfterHead: [Int]? = nil) {
+        if let size = countedSize() { return composeCounted(size: size) }
+        if countedRun != nil {
+            // Counted no more (a new query without a total): the rows are no longer positions.
+            countedRun = nil
+            let rows = trailingRows()
+            return replaceAllRows(RowArray(rows), hashes: RowArray(identity.hashes(of: rows)))
+        }
         var rows = Array(objects[keptHead...])
         if let trailingError {
             // Without a stored error row the failed page leaves no trailing row (Protocol.md):
@@ -833,6 +1125,19 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         let hashes = hashesAfterHead.map { known in known + rows[known.count...].map(identity.hash(of:)) }
         setRows(keeping: keptHead, tail: rows, hashes: hashes)
+    }
+
+    /// The objects and the trailing placeholder, as `compose` makes them.
+    private func trailingRows() -> [JSON] {
+        var rows = objects
+        if let trailingError {
+            if placeholders.contains(.errors) { rows.append(errorRow(for: trailingError)) }
+        } else if hasMorePages, placeholders.contains(.loading) {
+            rows.append(Placeholder.loadingRow)
+        } else if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) {
+            rows.append(Placeholder.noResultsRow)
+        }
+        return rows
     }
 
     private func describe(_ page: PageRequest) -> String {
@@ -901,7 +1206,7 @@ package final class PaginatedDataSource: RemoteCollection {
             if index > 0, page.request != pages[index - 1].next {
                 return "\(field).request is not the next request of pages[\(index - 1)]"
             }
-            switch paginator.duplicates {
+            switch duplicatePolicy {
             case .keep:
                 if page.received != page.rows.count {
                     return "\(field).received must be \(page.rows.count), the rows kept (duplicates are kept), got \(page.received)"
@@ -979,7 +1284,7 @@ package final class PaginatedDataSource: RemoteCollection {
         var keptHashes: [Int] = []
         for (index, var (page, pageRows)) in pages.enumerated() {
             let pageHashes = hashes?[index]
-            if paginator.duplicates == .dropLater {
+            if duplicatePolicy == .dropLater {
                 let kept = pageRows.indices.filter {
                     identities.insert(pageRows[$0], hash: pageHashes?[$0] ?? identity.hash(of: pageRows[$0]))
                 }
@@ -1119,6 +1424,11 @@ package final class PaginatedDataSource: RemoteCollection {
                 numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
                 hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
                 duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: described(previous),
-                pagesDropped: pagesDropped))
+                pagesDropped: pagesDropped,
+                placeholders: SourceDescription.PlaceholdersState(
+                    inForce: countedRun != nil ? .counted : .trailing, refusal: countedRefusal),
+                capabilities: SourceDescription.PagingCapabilities(
+                    pageBackwards: paginator.previousPageUnsupported, jump: jumpRefusal),
+                jumps: jumpsMade))
     }
 }

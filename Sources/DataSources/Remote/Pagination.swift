@@ -98,6 +98,27 @@ package struct PaginatorConfiguration: Sendable {
     /// `window`: the most pages and objects held; pages far from the rows displayed are
     /// dropped, whole, past either. Nil: every page loaded is held.
     package var window: Window?
+    /// `placeholders`: whether the list has its full size from the first page, with
+    /// `{"$placeholder": "unloaded", "index": N}` rows where nothing is loaded (`counted`),
+    /// or only the rows loaded and a trailing placeholder (`trailing`, the seed's).
+    package var placeholderMode = PlaceholderMode.trailing
+    /// `jumpThreshold`: a displayed unloaded row farther than this many rows from the loaded
+    /// ones is a jump (its page loads, not those between); nil: two pages.
+    package var jumpThreshold: Int?
+
+    package enum PlaceholderMode: String, Sendable, Equatable, CaseIterable {
+        case trailing, counted
+    }
+
+    /// Why a source of this configuration cannot jump (load the page of a far row without those
+    /// between), or nil when it can: only page numbers and offsets say where a row's page is.
+    package var jumpUnsupported: String? {
+        switch strategy {
+        case .pageNumber, .offset: nil
+        case .cursor, .nextURL, .linkHeader:
+            "the \(strategy.name) strategy cannot load the page of a far row: each page's request comes from the page before it (a jump needs the pageNumber or offset strategy)"
+        }
+    }
 
     /// `window: {maxPages?, maxObjects?}`.
     package struct Window: Sendable, Equatable {
@@ -143,6 +164,7 @@ package struct PaginatorConfiguration: Sendable {
     /// Far from overflowing when a page size is added.
     package static let maximumInitialOffset = 1 << 53
     package static let maximumWindowObjects = 1 << 31
+    package static let maximumJumpThreshold = 1 << 31
 
     package init(
         keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,
@@ -232,5 +254,12 @@ extension Int {
         let (sum, overflow) = addingReportingOverflow(other)
         guard overflow else { return sum }
         return other > 0 ? .max : .min
+    }
+
+    /// The product, or the nearest `Int` when it does not fit.
+    func multipliedClamped(by other: Int) -> Int {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        guard overflow else { return product }
+        return (self < 0) == (other < 0) ? .max : .min
     }
 }

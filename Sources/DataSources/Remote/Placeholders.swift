@@ -2,14 +2,23 @@ import JSONKit
 
 /// Rows that stand for something other than data, rendered by clients like any other
 /// object: `{"$placeholder": "loading"}`, `{"$placeholder": "noResults"}`,
-/// `{"$placeholder": "error", "error": {...}}`.
+/// `{"$placeholder": "error", "error": {...}}`, and a counted list's rows not loaded yet:
+/// `{"$placeholder": "unloaded", "index": N}`.
 package enum Placeholder: String, Sendable, CaseIterable {
-    case loading, noResults, error
+    case loading, noResults, error, unloaded
 
     package static let key = "$placeholder"
 
     package static let loadingRow: JSON = [key: "loading"]
     package static let noResultsRow: JSON = [key: "noResults"]
+
+    /// What a counted list keeps for every row not loaded: one value shared by all of them (a
+    /// million unloaded rows are a million references to it, not a million objects), given
+    /// its `index` only when read (`unloadedRow(index:)`).
+    package static let unloadedStored: JSON = [key: "unloaded"]
+
+    /// The unloaded row at `index`, as clients read it.
+    package static func unloadedRow(index: Int) -> JSON { [key: "unloaded", "index": JSON(index)] }
 
     /// An error row, given the error as the wire shows it.
     package static func errorRow(_ error: JSON) -> JSON { [key: "error", "error": error] }
