@@ -128,9 +128,18 @@ elif [ "$scene" = counted ]; then
   "${tmux[@]}" send-keys -t capture 999910G zb
   wait_for "… row 999900"
   # The unloaded rows are dim, the loaded ones are not: in the capture with its escapes, an
-  # unloaded row's text follows a colour change, a loaded row's starts its line.
-  screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
-  grep -q $'\e\[[0-9;]*m *… row 999900' <<<"$screen" && grep -q '^999905    Row 999905' <<<"$screen" || {
+  # unloaded row's text follows a colour change, a loaded row's starts its line. (Waited
+  # for, as the text: the screen may be caught between two redraws.)
+  dim=""
+  for _ in $(seq 200); do
+    screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
+    if grep -q $'\e\[[0-9;]*m *… row 999900' <<<"$screen" && grep -q '^999905    Row 999905' <<<"$screen"; then
+      dim=yes
+      break
+    fi
+    sleep 0.05
+  done
+  [ -n "$dim" ] || {
     echo "capture.sh: the unloaded rows are not drawn dim, or the loaded ones are:" >&2
     cat -v <<<"$screen" >&2
     exit 1

@@ -92,6 +92,34 @@ return function(H, ds, ctx)
     vim.cmd('bwipeout! ' .. buf)
   end)
 
+  test('change sets of ranges (changeRanges, protocol 1.6) apply without reading the list again', function()
+    local buf = ds.open({ name = 'ranges', kind = 'simple', objects = { 'a', 'b', 'c', 'd', 'e', 'f' } })
+    expect_lines(buf, { 'a', 'b', 'c', 'd', 'e', 'f' }, 'the list')
+    local view = ds.view(buf)
+    local conn = view.conn
+    local seen = {}
+    local on_change = view.on_change
+    view.on_change = function(self, params)
+      table.insert(seen, params.changes)
+      return on_change(self, params)
+    end
+    local counts = H.count_requests(conn)
+    H.request(conn, 'insertObjects', { source = 'ranges', objects = { 'x', 'y', 'z' }, index = 2 })
+    expect_lines(buf, { 'a', 'b', 'x', 'y', 'z', 'c', 'd', 'e', 'f' }, 'three rows inserted')
+    H.request(conn, 'removeObjects', { source = 'ranges', index = 5, count = 3 })
+    expect_lines(buf, { 'a', 'b', 'x', 'y', 'z', 'f' }, 'three rows removed')
+    H.request(conn, 'removeObjects', { source = 'ranges', index = 0, count = 6 })
+    expect_lines(buf, { '' }, 'every row removed')
+    counts.stop()
+    view.on_change = nil -- the class's again
+    expect_equal({ { 0, 2, 3 } }, seen[1] and seen[1].inserted, 'the insertion, as the daemon sent it')
+    expect_equal({ { 0, 5, 3 } }, seen[2] and seen[2].deleted, 'the removal, as the daemon sent it')
+    expect_equal(0, view.resyncs, 'full re-reads')
+    expect_equal(nil, counts.allObjects, 'allObjects requests')
+    expect_equal(nil, counts.objectsInSection, 'objectsInSection requests')
+    vim.cmd('bwipeout! ' .. buf)
+  end)
+
   -- Counted placeholders and jumps, over /v1/million: 1,000,000 rows in pages of 100, of
   -- which the fixture API serves pages 1, 2 and 10000 (any other request fails).
   local TOTAL = 1000000

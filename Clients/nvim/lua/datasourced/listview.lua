@@ -66,10 +66,6 @@ vim.api.nvim_set_decoration_provider(unloaded_namespace, {
   end,
 })
 
-local function key(section, item)
-  return section .. ':' .. item
-end
-
 local function is_null(title)
   return title == nil or title == vim.NIL
 end
@@ -746,17 +742,42 @@ function ListView:apply(changes, values)
   self:read_pending()
 end
 
-function ListView:apply_unprotected(changes, values)
-  local removed = {}
-  local moved_entries = {}
-  for _, path in ipairs(changes.deleted or {}) do
-    removed[key(path[1] + 1, path[2] + 1)] = true
+--- Calls fn(s, i, n) for every row a change set's list of paths names: s and i its
+--- section and item (from 1), n its place in the list (the values' order). With the
+--- changeRanges capability (protocol 1.6) an element [section, item, count] names count
+--- rows: a counted list taking its million rows is one element.
+local function each_row(paths, fn)
+  local n = 0
+  for _, path in ipairs(paths or {}) do
+    local s, first = path[1] + 1, path[2] + 1
+    for i = first, first + (tonumber(path[3]) or 1) - 1 do
+      n = n + 1
+      fn(s, i, n)
+    end
   end
+end
+
+--- Sets map[s][i] = value (maps of rows by section, then item: no key strings to make).
+local function put(map, s, i, value)
+  local items = map[s]
+  if not items then
+    items = {}
+    map[s] = items
+  end
+  items[i] = value
+end
+
+function ListView:apply_unprotected(changes, values)
+  local removed = {} -- section -> item -> true (old coordinates)
+  local moved_entries = {} -- section -> item -> entry (new coordinates)
+  each_row(changes.deleted, function(s, i)
+    put(removed, s, i, true)
+  end)
   for _, move in ipairs(changes.moved or {}) do
     local s, i = move.from[1] + 1, move.from[2] + 1
     local entry = assert(self.sections[s] and self.sections[s].rows[i], 'moved.from out of range')
-    removed[key(s, i)] = true
-    moved_entries[key(move.to[1] + 1, move.to[2] + 1)] = entry
+    put(removed, s, i, true)
+    put(moved_entries, move.to[1] + 1, move.to[2] + 1, entry)
   end
   local deleted_sections = {}
   for _, s in ipairs(changes.deletedSections or {}) do
@@ -764,36 +785,46 @@ function ListView:apply_unprotected(changes, values)
     deleted_sections[s + 1] = true
   end
   -- With change values, new rows come with their values: no round trip.
-  local inserted_values = {}
+  local inserted_values = {} -- section -> item -> entry
   if values and type(values.inserted) == 'table' then
-    for n, path in ipairs(changes.inserted or {}) do
-      inserted_values[key(path[1] + 1, path[2] + 1)] = { value = values.inserted[n] }
-    end
+    each_row(changes.inserted, function(s, i, n)
+      put(inserted_values, s, i, { value = values.inserted[n] })
+    end)
   end
 
   -- 1. Old coordinates: remove deleted sections and rows, bottom up, so that the line
-  --    numbers above stay valid; each run of adjacent removed rows is one edit.
+  --    numbers above stay valid; each run of adjacent removed rows is one edit. Only
+  --    the sections that lose rows are looked through, and only at the rows they lose.
   for s = #self.sections, 1, -1 do
     local section = self.sections[s]
     if deleted_sections[s] then
       local first = self:section_line(s)
       self:edit(first, first + (section.header and 1 or 0) + #section.rows, {})
       table.remove(self.sections, s)
-    else
-      local i = #section.rows
-      while i >= 1 do
-        if removed[key(s, i)] then
-          local last = i
-          while i > 1 and removed[key(s, i - 1)] do
-            i = i - 1
-          end
-          local line = self:row_line(s, i)
-          self:edit(line, line + (last - i + 1), {})
-          for _ = i, last do
-            table.remove(section.rows, i)
-          end
+    elseif removed[s] then
+      local items = vim.tbl_keys(removed[s])
+      table.sort(items, function(a, b)
+        return a > b
+      end)
+      local rows = section.rows
+      local k = 1
+      while k <= #items do
+        local last = items[k]
+        assert(rows[last], 'deleted out of range')
+        local i = last
+        while items[k + 1] == i - 1 do
+          k, i = k + 1, i - 1
         end
-        i = i - 1
+        local line = self:row_line(s, i)
+        self:edit(line, line + (last - i + 1), {})
+        -- The rows after the run move up (table.move: a run of a million is no worse
+        -- than a run of one), then the tail goes.
+        local count = #rows
+        table.move(rows, last + 1, count, i)
+        for gone = count - (last - i), count do
+          rows[gone] = nil
+        end
+        k = k + 1
       end
     end
   end
@@ -809,8 +840,9 @@ function ListView:apply_unprotected(changes, values)
   end
 
   -- 3. Place inserted and moved rows top down; each run of adjacent new positions is
-  --    one edit (a page of rows appended is one nvim_buf_set_lines).
-  -- The paths as the daemon sent them (from 0): a million placeholders make no copies.
+  --    one edit (a page of rows appended is one nvim_buf_set_lines). The paths are the
+  --    daemon's (from 0; a range [section, item, count] is count of them): a million
+  --    placeholders make no copies.
   local placed = {}
   for _, path in ipairs(changes.inserted or {}) do
     placed[#placed + 1] = path
@@ -819,39 +851,42 @@ function ListView:apply_unprotected(changes, values)
     placed[#placed + 1] = move.to
   end
   sorted_paths(placed)
-  local any_moved, any_values = next(moved_entries) ~= nil, next(inserted_values) ~= nil
-  local n = 1
-  while n <= #placed do
-    local s, first = placed[n][1] + 1, placed[n][2] + 1
+  local r = 1
+  while r <= #placed do
+    local s, first = placed[r][1] + 1, placed[r][2] + 1
     local section = assert(self.sections[s], 'inserted section out of range')
-    assert(first <= #section.rows + 1, 'inserted item out of range')
-    local items = {}
     local rows = section.rows
+    assert(first <= #rows + 1, 'inserted item out of range')
+    local moved_here, values_here = moved_entries[s], inserted_values[s]
     local appending = first == #rows + 1 -- rows go in at the end: no shifting (a million do)
+    local items = {}
     local i = first
     repeat
-      -- A lazy list reads a new row when it shows (a counted list's first page brings
-      -- every other row as a placeholder).
-      local entry = (any_moved and moved_entries[key(s, i)]) or (any_values and inserted_values[key(s, i)])
-        or (self.lazy and UNREAD) or { pending = true }
-      if appending then
-        rows[i] = entry
-      else
-        table.insert(rows, i, entry)
+      for _ = 1, tonumber(placed[r][3]) or 1 do
+        -- A lazy list reads a new row when it shows (a counted list's first page brings
+        -- every other row as a placeholder).
+        local entry = (moved_here and moved_here[i]) or (values_here and values_here[i]) or (self.lazy and UNREAD)
+          or { pending = true }
+        if appending then
+          rows[i] = entry
+        else
+          table.insert(rows, i, entry)
+        end
+        items[#items + 1] = entry == UNREAD and render.unloaded(i - 1) or self:row_item(entry, i)
+        i = i + 1
       end
-      items[#items + 1] = entry == UNREAD and render.unloaded(i - 1) or self:row_item(entry, i)
-      n, i = n + 1, i + 1
-    until n > #placed or placed[n][1] + 1 ~= s or placed[n][2] + 1 ~= i
+      r = r + 1
+    until r > #placed or placed[r][1] + 1 ~= s or placed[r][2] + 1 ~= i
     local line = self:row_line(s, first)
     self:edit(line, line, items)
   end
 
   -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
-  for n_updated, path in ipairs(changes.updated or {}) do
-    local s, i = path[1] + 1, path[2] + 1
+  local updated_values = values and type(values.updated) == 'table' and values.updated or nil
+  each_row(changes.updated, function(s, i, n)
     assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
-    if values and type(values.updated) == 'table' then
-      local entry = { value = values.updated[n_updated] }
+    if updated_values then
+      local entry = { value = updated_values[n] }
       self.sections[s].rows[i] = entry
       local line = self:row_line(s, i)
       self:edit(line, line + 1, { self:row_item(entry, i) })
@@ -862,7 +897,7 @@ function ListView:apply_unprotected(changes, values)
     else
       self.sections[s].rows[i] = { pending = true }
     end
-  end
+  end)
 
   -- 5. Header lines where wanted (a new section; a null section down to placeholders).
   for s = 1, #self.sections do
