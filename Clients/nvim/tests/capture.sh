@@ -12,7 +12,10 @@
 #                    from the cache while the server's answer is held (it never comes),
 #                    so the statusline marks the rows [cached HH:MM] (80x14);
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
-#                    the rows matching, ranked, shown while the user types.
+#                    the rows matching, ranked, shown while the user types;
+#   counted          a list of 1,000,000 rows of counted placeholders after G: the last
+#                    page, loaded alone, below unloaded rows drawn dim (Comment); the
+#                    capture fails if they are drawn as the loaded rows are.
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
 # $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. With
 # DATASOURCED_CAPTURE_ESCAPES=1 the capture keeps its colours (the matched characters of
@@ -22,7 +25,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
 scene="${1:-books}"
-case "$scene" in books|error|cached|filter) ;; *) echo "usage: capture.sh [books|error|cached|filter]" >&2; exit 2 ;; esac
+case "$scene" in books|error|cached|filter|counted) ;; *) echo "usage: capture.sh [books|error|cached|filter|counted]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
@@ -116,6 +119,31 @@ elif [ "$scene" = filter ]; then
     exit 1
   }
   wait_for "/ar"
+elif [ "$scene" = counted ]; then
+  wait_for "loaded 100 of 1000000"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "1000000   Row 1000000"
+  # Rows 999893 to 999910 on screen, the cursor on a loaded one: the screen's top rows are
+  # of the page before, not loaded.
+  "${tmux[@]}" send-keys -t capture 999910G zb
+  wait_for "… row 999900"
+  # The unloaded rows are dim, the loaded ones are not: in the capture with its escapes, an
+  # unloaded row's text follows a colour change, a loaded row's starts its line. (Waited
+  # for, as the text: the screen may be caught between two redraws.)
+  dim=""
+  for _ in $(seq 200); do
+    screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
+    if grep -q $'\e\[[0-9;]*m *… row 999900' <<<"$screen" && grep -q '^999905    Row 999905' <<<"$screen"; then
+      dim=yes
+      break
+    fi
+    sleep 0.05
+  done
+  [ -n "$dim" ] || {
+    echo "capture.sh: the unloaded rows are not drawn dim, or the loaded ones are:" >&2
+    cat -v <<<"$screen" >&2
+    exit 1
+  }
 else
   wait_for "~" # Neovim is up
   "${tmux[@]}" send-keys -t capture ":Datasourced open broken.json" Enter

@@ -61,7 +61,8 @@ done
 if command -v tmux >/dev/null; then
   echo "== a real screen (tests/capture.sh, ${nvims[-1]})"
   for check in "books:the list, its page two and its status" "cached:a list reopened from the cache, marked [cached]" \
-    "filter:a list filtered as / is typed, behind the open prompt"; do
+    "filter:a list filtered as / is typed, behind the open prompt" \
+    "counted:a list of a million counted placeholders after G, its unloaded rows dim"; do
     if DATASOURCED_NVIM="${nvims[-1]}" bash "$here/capture.sh" "${check%%:*}" >/dev/null; then
       echo "PASS ${check#*:} on a real screen"
       passed=$((passed + 1))

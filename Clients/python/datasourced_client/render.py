@@ -24,14 +24,29 @@ def describe_row(row: JSON) -> str:
             return "(no results)"
         if kind == "error":
             return f"✗ error: {describe_fetch_error(row.get('error') or {})}"
+        if kind == "unloaded":
+            return f"… row {_row_number(row)}"
         return f"<{kind}>"
     return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
 
 
+def _row_number(row: JSON) -> int:
+    """The number (from 1, as people count) of an unloaded row: its ``index`` plus one."""
+    index = row.get("index") if isinstance(row, dict) else None
+    return index + 1 if isinstance(index, int) else 0
+
+
+def _is_unloaded(row: JSON) -> bool:
+    return is_placeholder(row) and row["$placeholder"] == "unloaded"
+
+
 def describe_placeholders(snapshot: Snapshot) -> str:
-    """`` + ⋯ loading…`` (the placeholders a snapshot holds), or nothing."""
-    placeholders = snapshot.placeholders()
-    return f" + {', '.join(describe_row(row) for row in placeholders)}" if placeholders else ""
+    """`` + ⋯ loading…`` (the placeholders a snapshot holds), or nothing. The unloaded rows
+    of counted placeholders (protocol 1.5) are counted, not listed: ``+ 999900 unloaded``."""
+    placeholders = [row for row in snapshot.placeholders() if not _is_unloaded(row)]
+    unloaded = len(snapshot.placeholders()) - len(placeholders)
+    described = [describe_row(row) for row in placeholders] + ([f"{unloaded} unloaded"] if unloaded else [])
+    return f" + {', '.join(described)}" if described else ""
 
 
 def pick_columns(rows: Iterable[JSON], limit: int = 8) -> list[str]:
@@ -84,11 +99,25 @@ def write_table(snapshot: Snapshot, out: TextIO, columns: Sequence[str | Column]
     for section in snapshot.sections:
         if section.title != "" or sections > 1:
             print(f"## {cell(section.title) if section.title is not None else 'null'}", file=out)
+        run: list[JSON] = []  # consecutive unloaded rows, printed as one line
+
+        def end_run() -> None:
+            if len(run) == 1:
+                print(describe_row(run[0]), file=out)
+            elif run:
+                print(f"… rows {_row_number(run[0])}–{_row_number(run[-1])}", file=out)
+            run.clear()
+
         for row in section.rows:
+            if _is_unloaded(row):
+                run.append(row)
+                continue
+            end_run()
             if is_placeholder(row) or not isinstance(row, dict):
                 print(describe_row(row), file=out)
             else:
                 print(line(values(row)), file=out)
+        end_run()
     return objects
 
 

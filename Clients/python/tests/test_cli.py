@@ -20,6 +20,8 @@ import pytest
 from conftest import FIXTURES, REPO, speaks
 from datasourced_client import Client
 from datasourced_client.cli import main, parse_arguments, run
+from datasourced_client.render import write_table
+from datasourced_client.snapshot import Section, Snapshot
 
 EXAMPLE = REPO / "Clients" / "python" / "examples" / "books.toml"
 
@@ -73,6 +75,21 @@ def test_a_table_shows_placeholders_as_what_they_mean_but_does_not_count_them(da
     lines = out.strip().splitlines()
     assert lines[0] == "books (paginated): 4 objects + ⋯ loading… in 1 section"
     assert lines[-1] == "⋯ loading…"
+
+
+def test_a_table_shows_counted_placeholders_as_unloaded_rows_a_run_on_one_line():
+    # Issue 31: a list of counted placeholders holds every row of the list, most of them
+    # {"$placeholder": "unloaded", "index": N}: counted in the first line, not listed, and
+    # each run of them one line ("… rows 4–6"), as a million rows would be.
+    def unloaded(index: int) -> dict[str, Any]:
+        return {"$placeholder": "unloaded", "index": index}
+
+    rows = [unloaded(0), {"id": 2}, {"id": 3}, unloaded(3), unloaded(4), unloaded(5)]
+    snapshot = Snapshot("million", "paginated", [Section("", rows)], 3)
+    out = io.StringIO()
+    assert write_table(snapshot, out) == 2
+    assert out.getvalue().splitlines() == [
+        "million (paginated): 2 objects + 4 unloaded in 1 section", "id", "--", "… row 1", "2", "3", "… rows 4–6"]
 
 
 def test_jsonl_output_holds_data_rows_only(daemon: str):

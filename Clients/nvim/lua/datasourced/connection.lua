@@ -73,7 +73,8 @@ local function spawned_pid(rpc, children_before)
 end
 
 --- Spawns `cmd` (a list: the executable, then its arguments) and sends `initialize`
---- (asking for change values, which a 1.0 daemon ignores). handlers.notification(method,
+--- (asking for change values, load states per direction (1.5) and runs of rows as ranges
+--- in change sets (1.6): capabilities an older daemon ignores). handlers.notification(method,
 --- params) receives the daemon's notifications; handlers.on_exit(code, signal, expected)
 --- is told (on the main loop) when it ends; handlers.on_initialized(conn) once
 --- `initialize` is answered. Returns the connection, or nil and the reason.
@@ -147,7 +148,7 @@ function Connection.start(cmd, handlers)
   self.protocol_additions = Connection.protocol_additions
   self:request('initialize', {
     clientInfo = Connection.CLIENT_INFO,
-    capabilities = self.protocol_additions and { changeValues = true } or nil,
+    capabilities = self.protocol_additions and { changeValues = true, loadStates = true, changeRanges = true } or nil,
   }, function(err, result)
     if err then
       vim.notify('datasourced: initialize failed: ' .. Connection.describe_error(err), vim.log.levels.ERROR)
@@ -177,6 +178,13 @@ end
 --- Whether change sets carry the values of their rows (asked for in initialize).
 function Connection:has_change_values()
   return self.protocol_additions and self.capabilities.changeValues ~= nil and self.capabilities.changeValues ~= false
+end
+
+--- Whether the daemon serves `method` (initialize's capabilities.methods; a daemon that
+--- lists none is taken to serve it).
+function Connection:serves(method)
+  local methods = self.capabilities.methods
+  return type(methods) ~= 'table' or vim.tbl_contains(methods, method)
 end
 
 --- Sends a request; callback(err, result) runs later on the main loop, guarded. `params`

@@ -21,9 +21,9 @@ local islist = vim.islist or vim.tbl_islist
 
 -- What each action does, for keymaps, :Datasourced and the g? help.
 M.ACTIONS = {
-  select = 'the row: on_select(object); an error row retries, a loading row loads',
+  select = 'the row: on_select(object); an error row retries, a loading or unloaded row loads',
   refresh = 'load again (a paginated source from page one; a server that answers 304 keeps the rows)',
-  retry = 'after an error: the failed page again, or the whole load',
+  retry = 'after an error: the failed page again (above or below the rows), or the whole load',
   cancel = 'cancel the load in flight',
   reload = 'read every row again and redraw',
   close = 'close the list',
@@ -80,6 +80,20 @@ local function as_cmd(cmd)
   return type(cmd) == 'string' and { cmd } or cmd
 end
 
+--- The key of the retry action, which the status names where a page failed (the first
+--- in sorted order if several; nil if none).
+local function note_retry_key()
+  local keys = {}
+  for lhs, action in pairs(config.keymaps) do
+    if action == 'retry' then
+      table.insert(keys, lhs)
+    end
+  end
+  table.sort(keys)
+  ListView.retry_key = keys[1]
+end
+note_retry_key()
+
 --- setup({cmd, record, statusline, keymaps, on_select, placeholders}): every key optional.
 --- keymaps: { lhs = action name | function(buf) | false } merged over the defaults;
 --- keymaps = false turns the defaults off.
@@ -99,6 +113,7 @@ function M.setup(opts)
   elseif type(opts.keymaps) == 'table' then
     config.keymaps = vim.tbl_extend('force', vim.deepcopy(M.DEFAULT_KEYMAPS), opts.keymaps)
   end
+  note_retry_key()
   if opts.on_select ~= nil then
     config.on_select = opts.on_select
   end
@@ -567,8 +582,25 @@ local function watch_buffer(buf)
         return -- the list's first showing in this window, or not a move
       end
       view.user_moved[win] = true
+      if view.lazy then
+        -- Counted placeholders: any row may be unloaded, and the rows on screen are read
+        -- as they show; both wait until the cursor rests.
+        return view:schedule_display()
+      end
       if line == view.line_count then
         view:will_display(line)
+      elseif view:can_prepend() and view:is_first_row(line) then
+        view:will_display(line) -- the page before (protocol 1.5)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('WinScrolled', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      local view = views[buf]
+      if view and view.lazy then
+        view:schedule_display() -- rows scrolled into view are read
       end
     end,
   })
@@ -578,6 +610,9 @@ local function watch_buffer(buf)
     callback = function()
       local view = views[buf]
       views[buf] = nil
+      if view then
+        view:close()
+      end
       pcall(vim.api.nvim_del_augroup_by_id, group)
       if view then
         drop_filter(view)
@@ -624,6 +659,7 @@ function M.open(spec, opts)
   if reused then
     -- Reopening (say, after fixing a spec the daemon refused) replaces the old list.
     views[reused].detached = true
+    views[reused]:close()
     drop_filter(views[reused])
   end
   local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })
@@ -774,6 +810,7 @@ local function ensure_filter(view)
     query = '',
     sent = '',
     key_paths = M.match_key_paths(view),
+    lazy = view.lazy, -- over counted placeholders: the filtered rows are read as they show
     ready = false,
   }
   view.filter = filter
@@ -944,9 +981,11 @@ function M.cancel(buf)
   end)
 end
 
---- After a failed (or cancelled) load: when every failed source is paginated and has
---- rows, the page that failed is asked for again (fetchNextPage), keeping the rows;
---- otherwise the list loads again (fetchData).
+--- After a failed (or cancelled) load: when every failed source is paginated, `retry`
+--- (protocol 1.5) asks again for the direction that failed and only it: the page before
+--- the rows, the page after them, or the first page; with an older daemon, the page that
+--- failed (fetchNextPage) when the source has rows. Otherwise the list loads again
+--- (fetchData).
 function M.retry(buf)
   local view = view_for(buf)
   if not view then
@@ -955,16 +994,46 @@ function M.retry(buf)
   if needs_start(view) then
     return start_view(view)
   end
-  if not view.failure then
+  local failure = view.failure
+  if not failure then
+    -- A page that failed in another list of the same source: the load states say so.
+    for _, direction in ipairs({ 'refresh', 'prepend', 'append' }) do
+      if view:direction_state(direction) == 'error' then
+        failure = { sources = { view.source } }
+      end
+    end
+  end
+  if not failure then
     return notify(view.source .. ': nothing failed, nothing to retry (refresh loads again)', vim.log.levels.INFO)
   end
-  local targets = view.failure.sources
+  local targets = failure.sources
   local descriptions, answers = {}, 0
   for i, name in ipairs(targets) do
     view.conn:request('describeSource', { source = name }, function(err, description)
       answers = answers + 1
       descriptions[i] = not err and description or nil
       if answers < #targets then
+        return
+      end
+      -- `retry` asks again for a direction in error; a cancelled load left none.
+      local failed_direction = true
+      for n = 1, #targets do
+        local d = descriptions[n]
+        local states = d and d.kind == 'paginated' and type(d.loadStates) == 'table' and d.loadStates or {}
+        local any = false
+        for _, state in pairs(states) do
+          any = any or (type(state) == 'table' and state.state == 'error')
+        end
+        failed_direction = failed_direction and any
+      end
+      if failed_direction and view.conn:serves('retry') then
+        for _, target in ipairs(targets) do
+          view:send('retry', { source = target }, function(result)
+            if not result.started then
+              notify(target .. ': ' .. tostring(result.reason or 'nothing to retry'), vim.log.levels.INFO)
+            end
+          end)
+        end
         return
       end
       local next_page = true
@@ -1044,7 +1113,8 @@ function M.preview(object)
 end
 
 --- What <CR> does on a line: an object goes to on_select(object, ctx), with ctx =
---- { buf, line, index_path, source, view }; an error row retries, a loading row loads.
+--- { buf, line, index_path, source, view }; an error row retries, a loading row (or an
+--- unloaded row of counted placeholders) loads.
 function M.select(buf, line)
   local view = view_for(buf)
   if not view then
@@ -1053,6 +1123,9 @@ function M.select(buf, line)
   line = line or vim.api.nvim_win_get_cursor(0)[1]
   local path = view:index_path_at(line)
   local object = view:object_at(line)
+  if path and view.lazy and view:unloaded_at(line) then
+    return view:will_display(line) -- its page loads (counted placeholders)
+  end
   if not path or object == nil then
     return -- a header, or a row still being read
   end

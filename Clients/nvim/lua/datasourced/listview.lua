@@ -33,9 +33,38 @@ ListView.namespace = namespace
 local match_namespace = vim.api.nvim_create_namespace('datasourced_match')
 ListView.match_namespace = match_namespace
 
-local function key(section, item)
-  return section .. ':' .. item
-end
+-- Lists of counted placeholders (protocol 1.5) are read lazily: a list of 1,000,000 rows
+-- holds them all as lines, but only the rows on screen are read from the daemon. A row
+-- not read yet is this one shared entry (never changed in place: entries are replaced),
+-- shown as an unloaded row until it is read.
+local UNREAD = { unread = true }
+ListView.UNREAD = UNREAD
+
+-- How long the cursor rests on a row before a lazy list reads what is on screen and
+-- tells the daemon that an unloaded row is shown: keys held down (j, <C-d>) ask nothing
+-- on the rows they pass.
+ListView.DISPLAY_DEBOUNCE_MS = 80
+
+-- Rows read around those on screen, per window, as a share of its height.
+local READ_AROUND = 1
+
+-- Unloaded rows are highlighted as they are drawn (a decoration provider), not with an
+-- extmark per line: a list of a million rows would need a million of them.
+local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
+local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
+vim.api.nvim_set_decoration_provider(unloaded_namespace, {
+  on_win = function(_, _, buf)
+    return shown[buf] ~= nil -- a sectioned view over a counted source has unloaded rows too
+  end,
+  on_line = function(_, _, buf, row)
+    local view = shown[buf]
+    if view and view:line_group(row + 1) == render.groups.unloaded then
+      local text = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+      pcall(vim.api.nvim_buf_set_extmark, buf, unloaded_namespace, row, 0,
+        { end_row = row, end_col = #text, hl_group = render.groups.unloaded, ephemeral = true })
+    end
+  end,
+})
 
 local function is_null(title)
   return title == nil or title == vim.NIL
@@ -71,6 +100,9 @@ function ListView.new(opts)
     filter = nil, -- { name, base, query, key_paths, ready }: the list shows a filtered source over `base`
     matches_read = nil, -- the revision whose match positions are highlighted
     reading_matches = false,
+    load_states = nil, -- protocol 1.5: the source's {refresh, prepend, append}, when it is paginated
+    lazy = false, -- a paginated source of counted placeholders: rows are read as they show
+    display_timer = nil,
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -91,6 +123,7 @@ function ListView.new(opts)
     end
   end
   self.buf = buf
+  shown[buf] = self
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
@@ -110,18 +143,25 @@ function ListView:attach(conn)
   self.version = self.version + 1
   self.reading, self.reloading, self.reload_again = false, false, false
   self.loaded, self.failure = false, nil
+  self.load_states, self.lazy = nil, false
   self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
   self:edit(0, -1, {})
 end
 
 --- `state` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
---- daemon exited), which the list's statusline shows, followed by "[cached 16:41]" while
---- the rows shown are cached ones the server has not confirmed yet (protocol 1.2).
+--- daemon exited), which the list's statusline shows, followed by what loads or failed
+--- above and below the rows (protocol 1.5's load states: "· loading above", "· error
+--- below: HTTP status 503 (R retries)"), then by "[cached 16:41]" while the rows shown
+--- are cached ones the server has not confirmed yet (protocol 1.2).
 function ListView:set_status(state)
   if self.detached then
     return
   end
   self.state = state
+  local directions = self:direction_text()
+  if directions then
+    state = state .. ' · ' .. directions
+  end
   local marker = self:stale_marker()
   local status = marker and (state .. ' ' .. marker) or state
   self.status = status
@@ -136,11 +176,85 @@ function ListView:set_status(state)
   end
 end
 
+-- The key that retries (init.lua sets it from the keymaps), named where a page failed.
+ListView.retry_key = 'R'
+
+local DIRECTIONS = { { 'prepend', 'above' }, { 'append', 'below' } }
+
+--- The state ('idle', 'loading', 'error', 'endReached') of a direction of the source's
+--- load states, or nil before the daemon told any (not paginated, or before 1.5).
+function ListView:direction_state(direction)
+  local states = self.load_states
+  local state = type(states) == 'table' and states[direction]
+  return type(state) == 'table' and state.state or nil
+end
+
+--- What loads or failed above and below the rows, for the status; nil when nothing does.
+--- A page that loads or fails at either end leaves the rows shown: the status says
+--- where, and the retry key asks for that page alone.
+function ListView:direction_text()
+  local parts = {}
+  for _, direction in ipairs(DIRECTIONS) do
+    local state = self.load_states and self.load_states[direction[1]]
+    local name = self:direction_state(direction[1])
+    if name == 'loading' then
+      table.insert(parts, 'loading ' .. direction[2])
+    elseif name == 'error' then
+      local retry = ListView.retry_key and (ListView.retry_key .. ' retries') or ':DatasourcedRetry retries'
+      table.insert(parts, string.format('error %s: %s (%s)', direction[2],
+        render.error_text(state.error, { short = true }), retry))
+    end
+  end
+  return #parts > 0 and table.concat(parts, ', ') or nil
+end
+
+--- Whether a load of one end (a page before or after the rows) is in flight or failed:
+--- the rows stay, and the status counts them rather than saying "loading" or "error".
+function ListView:end_in_play()
+  if self:direction_state('refresh') == 'loading' or self:direction_state('refresh') == 'error' then
+    return false
+  end
+  for _, direction in ipairs(DIRECTIONS) do
+    local name = self:direction_state(direction[1])
+    if name == 'loading' or name == 'error' then
+      return true
+    end
+  end
+  return false
+end
+
+--- A dataSource/didChangeLoadState (or a description's loadStates).
+function ListView:set_load_states(states)
+  self.load_states = type(states) == 'table' and states or nil
+  if self:end_in_play() and (self.state == 'loading' or vim.startswith(self.state or '', 'error: ')) then
+    return self:set_status(self:count_text())
+  end
+  self:set_status(self.state)
+end
+
+--- Whether the source has a page before its first row that nothing loads yet: the
+--- cursor on the first row then asks for it.
+function ListView:can_prepend()
+  return self:direction_state('prepend') == 'idle' and self:direction_state('refresh') ~= 'loading'
+end
+
+--- Whether the 1-based line holds the list's first row, an object (not a placeholder).
+function ListView:is_first_row(line)
+  local path = self:index_path_at(line)
+  if not path or path[1] ~= 0 or path[2] ~= 0 then
+    return false
+  end
+  local value = self:object_at(line)
+  return value ~= nil and not render.is_placeholder(value)
+end
+
 -- What a request was for, in a message: people did not send protocol methods.
 local REQUEST_WORDS = {
   fetchData = 'loading',
   fetchNextPage = 'loading the next page',
   willDisplayObjectAtIndexPath = 'loading the next page',
+  fetchPreviousPage = 'loading the page before',
+  retry = 'retrying',
   cancelFetch = 'cancelling',
   setRefreshInterval = 'the refresh interval',
   describeSource = 'reading the list',
@@ -242,9 +356,11 @@ function ListView:edit(first, last, items)
   if not vim.api.nvim_buf_is_valid(self.buf) then
     return
   end
+  -- An item is { text, group }, or a text alone (a lazy list's unloaded rows: cheaper by
+  -- the million, and highlighted by the decoration provider above).
   local texts = {}
   for i, item in ipairs(items) do
-    texts[i] = item[1]
+    texts[i] = type(item) == 'string' and item or item[1]
   end
   -- Highlights are extmarks: those of the replaced lines go first, or they would slide
   -- onto the lines that follow.
@@ -262,7 +378,7 @@ function ListView:edit(first, last, items)
   end
   vim.bo[self.buf].modifiable = false
   for i, item in ipairs(items) do
-    if item[2] and #item[1] > 0 then
+    if type(item) == 'table' and item[2] and item[2] ~= render.groups.unloaded and #item[1] > 0 then
       vim.api.nvim_buf_set_extmark(self.buf, namespace, first + i - 1, 0,
         { end_row = first + i - 1, end_col = #item[1], hl_group = item[2] })
     end
@@ -278,11 +394,34 @@ function ListView:note_cursors()
   end
 end
 
-function ListView:row_item(entry)
-  if entry.pending then
+--- The item (see edit) of `entry`, the row at item `i` (from 1) of its section.
+function ListView:row_item(entry, i)
+  if entry.unread then
+    return render.unloaded(i - 1)
+  elseif entry.pending then
     return { render.pending() }
   end
   return { render.row(entry.value, self.format) }
+end
+
+--- The highlight group of a 1-based line's row when it is an unloaded one (a counted
+--- placeholder, or a row of a lazy list not read yet); nil otherwise.
+function ListView:line_group(line)
+  local path = self:index_path_at(line)
+  local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+  -- A lazy list's row being read still shows as unloaded, until its value comes.
+  if entry and (entry.unread or (self.lazy and entry.pending) or render.placeholder_kind(entry.value) == 'unloaded') then
+    return render.groups.unloaded
+  end
+  return nil
+end
+
+--- Whether the row on a 1-based line is one the daemon has not loaded, as far as the
+--- list knows: an unloaded placeholder, or a row not read yet.
+function ListView:unloaded_at(line)
+  local path = self:index_path_at(line)
+  local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+  return entry ~= nil and (entry.unread or entry.pending or render.placeholder_kind(entry.value) == 'unloaded')
 end
 
 function ListView:header_item(section)
@@ -299,7 +438,7 @@ function ListView:header_wanted(section)
     return true
   end
   for _, entry in ipairs(section.rows) do
-    if entry.pending or not render.is_placeholder(entry.value) then
+    if entry.pending or entry.unread or not render.is_placeholder(entry.value) then
       return true
     end
   end
@@ -344,8 +483,8 @@ function ListView:all_items()
     if section.header then
       table.insert(items, self:header_item(section))
     end
-    for _, entry in ipairs(section.rows) do
-      table.insert(items, self:row_item(entry))
+    for i, entry in ipairs(section.rows) do
+      items[#items + 1] = self:row_item(entry, i)
     end
   end
   return items
@@ -410,70 +549,107 @@ function ListView:reload(callback)
   local version = self.version
   local revisions = self.conn:has_revisions()
   local description
-  self.conn:request('describeSource', { source = self.source }, function(err, result)
+  -- The description first: a list of counted placeholders reads its rows lazily (see
+  -- UNREAD), which it tells.
+  local function read_rows(err, result)
     if err then
+      self.reloading = false
       self:set_status('error: ' .. Connection.describe_error(err))
-      self:report_rpc_error('describeSource', err)
+      return self:report_rpc_error('describeSource', err)
     end
     description = result
-  end)
-  self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(err, answer)
-    self.reloading = false
-    if not description then
-      return -- describeSource failed, and said so
+    -- A filter over a counted list keeps its unloaded rows: read lazily too.
+    local counted = ListView.counted(description) or (self.filter ~= nil and self.filter.lazy and self.source == self.filter.name)
+    if revisions and counted then
+      return self:finish_reload(version, description, nil, description.revision)
     end
-    if err then
-      return self:report_rpc_error('allObjects', err)
-    end
-    local objects, revision = answer, nil
-    if revisions then
-      objects, revision = answer.objects, answer.revision
-    end
-    -- A change set between the two answers: they describe different layouts.
-    local torn
-    if revisions and description.revision ~= nil then
-      torn = description.revision ~= revision
-    else
-      torn = self.reload_again or self.version ~= version
-    end
-    if torn then
-      local pending_callback = self.reload_callback
-      self.reload_callback = nil
-      return self:reload(pending_callback)
-    end
-    self.version = self.version + 1 -- answers to reads made before are about the old model
-    self.revision = revision
-    self.known = true
-    self.kind = description.kind
-    if description.kind == 'remote' or description.kind == 'paginated' then
-      self:set_freshness(self.source, description.stale == true, description.cachedAt)
-    end
-    self.identity_key = description.identityKey
-    -- A filtered source keeps its child's sections: headers if the child had them (the
-    -- list showed the child before its first filter; adopt_sources looks when the spec
-    -- shows a filtered source).
-    if description.kind ~= 'filtered' then
-      self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
-    end
-    self.matches_read = nil
-    local sections, next_row = {}, 1
-    for s, count in ipairs(description.counts) do
-      local rows = {}
-      for _ = 1, count do
-        table.insert(rows, { value = objects[next_row] })
-        next_row = next_row + 1
+    self.conn:request('allObjects', { source = self.source, withRevision = revisions or nil }, function(read_err, answer)
+      if read_err then
+        self.reloading = false
+        return self:report_rpc_error('allObjects', read_err)
       end
-      sections[s] = { title = description.sectionTitles[s], rows = rows }
-    end
-    self.sections = sections
-    self:edit(0, -1, self:all_items())
-    self:update_loaded_status()
-    local done = self.reload_callback
+      local objects, revision = answer, nil
+      if revisions then
+        objects, revision = answer.objects, answer.revision
+      end
+      self:finish_reload(version, description, objects, revision)
+    end)
+  end
+  self.conn:request('describeSource', { source = self.source }, read_rows)
+end
+
+--- Whether a description is of a paginated source asked for counted placeholders
+--- (protocol 1.5): its list may be a million rows long, of which few are loaded.
+function ListView.counted(description)
+  if type(description) ~= 'table' or description.kind ~= 'paginated' then
+    return false
+  end
+  local placeholders = description.placeholders
+  if type(placeholders) == 'table' then
+    return placeholders.requested == 'counted' or placeholders.inForce == 'counted'
+  end
+  return placeholders == 'counted'
+end
+
+--- The end of reload(): the model from the description and `objects` (every row; nil for
+--- a lazy list, whose rows are read as they show).
+function ListView:finish_reload(version, description, objects, revision)
+  self.reloading = false
+  local revisions = self.conn:has_revisions()
+  -- A change set between the two answers: they describe different layouts.
+  local torn
+  if revisions and description.revision ~= nil then
+    torn = description.revision ~= revision
+  else
+    torn = self.reload_again or self.version ~= version
+  end
+  if torn then
+    local pending_callback = self.reload_callback
     self.reload_callback = nil
-    if done then
-      done(description)
+    return self:reload(pending_callback)
+  end
+  self.version = self.version + 1 -- answers to reads made before are about the old model
+  self.revision = revision
+  self.known = true
+  self.kind = description.kind
+  if description.kind == 'remote' or description.kind == 'paginated' then
+    self:set_freshness(self.source, description.stale == true, description.cachedAt)
+  end
+  -- Kept up to date only by the notifications of a client that asked for them.
+  self.load_states = self.conn.protocol_additions and type(description.loadStates) == 'table'
+    and description.loadStates or nil
+  self.identity_key = description.identityKey
+  -- A filtered source keeps its child's sections: headers if the child had them (the
+  -- list showed the child before its first filter; adopt_sources looks when the spec
+  -- shows a filtered source).
+  if description.kind ~= 'filtered' then
+    self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
+  end
+  self.matches_read = nil
+  self.lazy = objects == nil
+  self.loaded_objects = self.lazy and tonumber(description.numberOfObjects) or nil
+  local sections, next_row = {}, 1
+  for s, count in ipairs(description.counts) do
+    local rows = {}
+    for i = 1, count do
+      rows[i] = objects and { value = objects[next_row] } or UNREAD
+      next_row = next_row + 1
     end
-  end)
+    sections[s] = { title = description.sectionTitles[s], rows = rows }
+  end
+  self.sections = sections
+  self:edit(0, -1, self:all_items())
+  self:update_loaded_status()
+  self:read_visible()
+  if self.lazy then
+    -- A cursor that starts on an unloaded row (a list opened after a jump) shows it.
+    self:display_cursor_rows()
+  end
+  local done = self.reload_callback
+  self.reload_callback = nil
+  if done then
+    done(description)
+  end
 end
 
 --- Everything is read again because the model and the daemon disagree.
@@ -486,13 +662,22 @@ end
 
 -- Change sets --------------------------------------------------------------------------
 
+local function path_before(a, b)
+  if a[1] ~= b[1] then
+    return a[1] < b[1]
+  end
+  return a[2] < b[2]
+end
+
 local function sorted_paths(paths)
-  table.sort(paths, function(a, b)
-    if a[1] ~= b[1] then
-      return a[1] < b[1]
+  -- Change sets list their paths in order, as a rule: a million placeholders arriving
+  -- with a counted list's first page are not sorted again.
+  for n = 2, #paths do
+    if path_before(paths[n], paths[n - 1]) then
+      table.sort(paths, path_before)
+      break
     end
-    return a[2] < b[2]
-  end)
+  end
   return paths
 end
 
@@ -520,6 +705,7 @@ function ListView:on_change(params)
   if self.revision ~= nil and params.revision ~= nil and self.known then
     self.revision = params.revision
   end
+  self:read_visible()
 end
 
 --- Applies a change set (Protocol.md, "Notifications"), editing only the lines it
@@ -534,10 +720,14 @@ function ListView:apply(changes, values)
   --   (A list view keeps its scroll position too.)
   -- * Before the user moved it: a list just opened shows its top, whatever row the
   --   cursor happened to be on while the first rows arrived.
+  -- A page before the first row (protocol 1.5) is the exception: it arrives because the
+  -- first row was shown, and the cursor stays on that row's object, or it would ask for
+  -- the page before that one at once, and so on to the start of the list.
   local pinned = {}
+  local prepending = self:direction_state('prepend') == 'loading'
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     local line = vim.api.nvim_win_get_cursor(win)[1]
-    if line >= self.line_count or not self.user_moved[win] then
+    if not prepending and (line >= self.line_count or not self.user_moved[win]) then
       pinned[win] = line
     end
   end
@@ -552,17 +742,42 @@ function ListView:apply(changes, values)
   self:read_pending()
 end
 
-function ListView:apply_unprotected(changes, values)
-  local removed = {}
-  local moved_entries = {}
-  for _, path in ipairs(changes.deleted or {}) do
-    removed[key(path[1] + 1, path[2] + 1)] = true
+--- Calls fn(s, i, n) for every row a change set's list of paths names: s and i its
+--- section and item (from 1), n its place in the list (the values' order). With the
+--- changeRanges capability (protocol 1.6) an element [section, item, count] names count
+--- rows: a counted list taking its million rows is one element.
+local function each_row(paths, fn)
+  local n = 0
+  for _, path in ipairs(paths or {}) do
+    local s, first = path[1] + 1, path[2] + 1
+    for i = first, first + (tonumber(path[3]) or 1) - 1 do
+      n = n + 1
+      fn(s, i, n)
+    end
   end
+end
+
+--- Sets map[s][i] = value (maps of rows by section, then item: no key strings to make).
+local function put(map, s, i, value)
+  local items = map[s]
+  if not items then
+    items = {}
+    map[s] = items
+  end
+  items[i] = value
+end
+
+function ListView:apply_unprotected(changes, values)
+  local removed = {} -- section -> item -> true (old coordinates)
+  local moved_entries = {} -- section -> item -> entry (new coordinates)
+  each_row(changes.deleted, function(s, i)
+    put(removed, s, i, true)
+  end)
   for _, move in ipairs(changes.moved or {}) do
     local s, i = move.from[1] + 1, move.from[2] + 1
     local entry = assert(self.sections[s] and self.sections[s].rows[i], 'moved.from out of range')
-    removed[key(s, i)] = true
-    moved_entries[key(move.to[1] + 1, move.to[2] + 1)] = entry
+    put(removed, s, i, true)
+    put(moved_entries, move.to[1] + 1, move.to[2] + 1, entry)
   end
   local deleted_sections = {}
   for _, s in ipairs(changes.deletedSections or {}) do
@@ -570,36 +785,46 @@ function ListView:apply_unprotected(changes, values)
     deleted_sections[s + 1] = true
   end
   -- With change values, new rows come with their values: no round trip.
-  local inserted_values = {}
+  local inserted_values = {} -- section -> item -> entry
   if values and type(values.inserted) == 'table' then
-    for n, path in ipairs(changes.inserted or {}) do
-      inserted_values[key(path[1] + 1, path[2] + 1)] = { value = values.inserted[n] }
-    end
+    each_row(changes.inserted, function(s, i, n)
+      put(inserted_values, s, i, { value = values.inserted[n] })
+    end)
   end
 
   -- 1. Old coordinates: remove deleted sections and rows, bottom up, so that the line
-  --    numbers above stay valid; each run of adjacent removed rows is one edit.
+  --    numbers above stay valid; each run of adjacent removed rows is one edit. Only
+  --    the sections that lose rows are looked through, and only at the rows they lose.
   for s = #self.sections, 1, -1 do
     local section = self.sections[s]
     if deleted_sections[s] then
       local first = self:section_line(s)
       self:edit(first, first + (section.header and 1 or 0) + #section.rows, {})
       table.remove(self.sections, s)
-    else
-      local i = #section.rows
-      while i >= 1 do
-        if removed[key(s, i)] then
-          local last = i
-          while i > 1 and removed[key(s, i - 1)] do
-            i = i - 1
-          end
-          local line = self:row_line(s, i)
-          self:edit(line, line + (last - i + 1), {})
-          for _ = i, last do
-            table.remove(section.rows, i)
-          end
+    elseif removed[s] then
+      local items = vim.tbl_keys(removed[s])
+      table.sort(items, function(a, b)
+        return a > b
+      end)
+      local rows = section.rows
+      local k = 1
+      while k <= #items do
+        local last = items[k]
+        assert(rows[last], 'deleted out of range')
+        local i = last
+        while items[k + 1] == i - 1 do
+          k, i = k + 1, i - 1
         end
-        i = i - 1
+        local line = self:row_line(s, i)
+        self:edit(line, line + (last - i + 1), {})
+        -- The rows after the run move up (table.move: a run of a million is no worse
+        -- than a run of one), then the tail goes.
+        local count = #rows
+        table.move(rows, last + 1, count, i)
+        for gone = count - (last - i), count do
+          rows[gone] = nil
+        end
+        k = k + 1
       end
     end
   end
@@ -615,44 +840,64 @@ function ListView:apply_unprotected(changes, values)
   end
 
   -- 3. Place inserted and moved rows top down; each run of adjacent new positions is
-  --    one edit (a page of rows appended is one nvim_buf_set_lines).
+  --    one edit (a page of rows appended is one nvim_buf_set_lines). The paths are the
+  --    daemon's (from 0; a range [section, item, count] is count of them): a million
+  --    placeholders make no copies.
   local placed = {}
   for _, path in ipairs(changes.inserted or {}) do
-    table.insert(placed, { path[1] + 1, path[2] + 1 })
+    placed[#placed + 1] = path
   end
   for _, move in ipairs(changes.moved or {}) do
-    table.insert(placed, { move.to[1] + 1, move.to[2] + 1 })
+    placed[#placed + 1] = move.to
   end
   sorted_paths(placed)
-  local n = 1
-  while n <= #placed do
-    local s, first = placed[n][1], placed[n][2]
+  local r = 1
+  while r <= #placed do
+    local s, first = placed[r][1] + 1, placed[r][2] + 1
     local section = assert(self.sections[s], 'inserted section out of range')
-    assert(first <= #section.rows + 1, 'inserted item out of range')
+    local rows = section.rows
+    assert(first <= #rows + 1, 'inserted item out of range')
+    local moved_here, values_here = moved_entries[s], inserted_values[s]
+    local appending = first == #rows + 1 -- rows go in at the end: no shifting (a million do)
     local items = {}
     local i = first
     repeat
-      local entry = moved_entries[key(s, i)] or inserted_values[key(s, i)] or { pending = true }
-      table.insert(section.rows, i, entry)
-      table.insert(items, self:row_item(entry))
-      n, i = n + 1, i + 1
-    until n > #placed or placed[n][1] ~= s or placed[n][2] ~= i
+      for _ = 1, tonumber(placed[r][3]) or 1 do
+        -- A lazy list reads a new row when it shows (a counted list's first page brings
+        -- every other row as a placeholder).
+        local entry = (moved_here and moved_here[i]) or (values_here and values_here[i]) or (self.lazy and UNREAD)
+          or { pending = true }
+        if appending then
+          rows[i] = entry
+        else
+          table.insert(rows, i, entry)
+        end
+        items[#items + 1] = entry == UNREAD and render.unloaded(i - 1) or self:row_item(entry, i)
+        i = i + 1
+      end
+      r = r + 1
+    until r > #placed or placed[r][1] + 1 ~= s or placed[r][2] + 1 ~= i
     local line = self:row_line(s, first)
     self:edit(line, line, items)
   end
 
   -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
-  for n_updated, path in ipairs(changes.updated or {}) do
-    local s, i = path[1] + 1, path[2] + 1
-    local entry = assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
-    if values and type(values.updated) == 'table' then
-      entry.pending, entry.value = nil, values.updated[n_updated]
+  local updated_values = values and type(values.updated) == 'table' and values.updated or nil
+  each_row(changes.updated, function(s, i, n)
+    assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
+    if updated_values then
+      local entry = { value = updated_values[n] }
+      self.sections[s].rows[i] = entry
       local line = self:row_line(s, i)
-      self:edit(line, line + 1, { self:row_item(entry) })
+      self:edit(line, line + 1, { self:row_item(entry, i) })
+    elseif self.lazy then
+      self.sections[s].rows[i] = UNREAD -- read again if it shows
+      local line = self:row_line(s, i)
+      self:edit(line, line + 1, { self:row_item(UNREAD, i) })
     else
-      entry.pending = true
+      self.sections[s].rows[i] = { pending = true }
     end
-  end
+  end)
 
   -- 5. Header lines where wanted (a new section; a null section down to placeholders).
   for s = 1, #self.sections do
@@ -666,12 +911,19 @@ function ListView:read_pending()
   if self.reading or self.reloading then
     return -- the read in flight looks again when it ends; a full read needs none
   end
+  -- One read per run of pending rows; runs closer than READ_GAP rows are read as one
+  -- (the rows between, already known, are read along and left as they are).
+  local READ_GAP = 256
   local ranges, titles_pending = {}, false
   for s, section in ipairs(self.sections) do
     titles_pending = titles_pending or section.title_pending or false
     local first, last
     for i, entry in ipairs(section.rows) do
       if entry.pending then
+        if first and i - last > READ_GAP then
+          table.insert(ranges, { section = s, first = first, last = last })
+          first = nil
+        end
         first = first or i
         last = i
       end
@@ -681,6 +933,9 @@ function ListView:read_pending()
     end
   end
   if #ranges == 0 and not titles_pending then
+    if self.display_after_read then
+      self:display_cursor_rows()
+    end
     self:update_loaded_status()
     if self.loaded then
       self:show_cursor_rows() -- every row's value is known now
@@ -745,9 +1000,10 @@ function ListView:read_pending()
           local i = range.first + offset - 1
           local entry = section.rows[i]
           if entry and entry.pending then
-            entry.pending, entry.value = nil, value
+            entry = { value = value }
+            section.rows[i] = entry
             run_first = run_first or i
-            table.insert(run_items, self:row_item(entry))
+            table.insert(run_items, self:row_item(entry, i))
           else
             flush()
           end
@@ -895,19 +1151,27 @@ end
 -- Events -------------------------------------------------------------------------------
 
 --- "loaded N": N objects shown, placeholders and rows still being read left out.
-function ListView:update_loaded_status()
-  if not self.loaded then
-    return
-  end
+function ListView:count_text()
   local count = 0
   for _, section in ipairs(self.sections) do
     for _, entry in ipairs(section.rows) do
-      if not entry.pending and not render.is_placeholder(entry.value) then
+      if not entry.pending and not entry.unread and not render.is_placeholder(entry.value) then
         count = count + 1
       end
     end
   end
-  self:set_status('loaded ' .. count)
+  if self.lazy then
+    -- Counted placeholders: the list has its full size, of which the daemon holds this
+    -- much (its description says: most rows were never read here).
+    return string.format('loaded %d of %d', self.loaded_objects or count, self.line_count)
+  end
+  return 'loaded ' .. count
+end
+
+function ListView:update_loaded_status()
+  if self.loaded then
+    self:set_status(self:count_text())
+  end
 end
 
 --- The sources to retry after a failure: a sectioned source names its failed child in
@@ -933,12 +1197,18 @@ function ListView:on_event(kind, params)
   end
   if kind == 'didChange' then
     self:on_change(params)
+  elseif kind == 'didChangeLoadState' then
+    self:set_load_states(params.loadStates)
   elseif kind == 'willLoadData' then
     self.loaded, self.failure = false, nil
     self.refreshing, self.refresh_asked = self.refresh_asked, false
     self:set_status('loading')
   elseif kind == 'finishedLoading' then
     self.loaded = true
+    if self.lazy then
+      self:schedule_display() -- a cursor still on an unloaded row asks on for its page
+      self:count_loaded()
+    end
     self:verify()
     self:read_pending() -- with nothing (more) to read: the status, and the cursor's row
     self:announce('DatasourcedLoaded')
@@ -948,6 +1218,8 @@ function ListView:on_event(kind, params)
     self.failure = { error = failure, sources = failed_sources(self.source, failure) }
     if failure.kind == 'cancelled' then
       self:set_status('cancelled')
+    elseif self:end_in_play() then
+      self:set_status(self:count_text()) -- the rows stay; the status says which end failed
     else
       self:set_status('error: ' .. render.error_text(failure, { short = true }))
     end
@@ -972,6 +1244,17 @@ function ListView:announce(event, extra)
   end
 end
 
+--- A lazy list's count of loaded objects, for the status, from the daemon.
+function ListView:count_loaded()
+  local version = self.version
+  self.conn:request('describeSource', { source = self.source }, function(err, description)
+    if not err and type(description) == 'table' and self.lazy and self.version == version then
+      self.loaded_objects = tonumber(description.numberOfObjects)
+      self:update_loaded_status()
+    end
+  end)
+end
+
 --- Sets the state from a description (after a read, when no load is asked for).
 function ListView:adopt_state(description)
   if description.isFetching then
@@ -984,13 +1267,89 @@ function ListView:adopt_state(description)
 end
 
 --- Tells the daemon that the row on `line` (1-based) is shown: the last row of a
---- paginated source (or of a view over one) loads the next page.
+--- paginated source (or of a view over one) loads the next page, its first row (when
+--- there is a page before it) the page before.
 function ListView:will_display(line)
   local path = self:index_path_at(line)
   if not path or not self.conn then
     return
   end
   self:send('willDisplayObjectAtIndexPath', { indexPath = path })
+end
+
+--- A lazy list (see UNREAD): reads the rows not read yet that its windows show, and a
+--- screen's height around them.
+function ListView:read_visible()
+  if not self.lazy or not self.known or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local marked = false
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local info = vim.fn.getwininfo(win)[1]
+    if info then
+      local around = math.max(info.height, 1) * READ_AROUND
+      local from = math.max(1, info.topline - around)
+      local to = math.min(self.line_count, math.max(info.botline, info.topline + info.height) + around)
+      for line = from, to do
+        local path = self:index_path_at(line)
+        local rows = path and self.sections[path[1] + 1].rows
+        if rows and rows[path[2] + 1] == UNREAD then
+          -- Pending, but its line keeps showing it as unloaded until its value comes.
+          rows[path[2] + 1] = { pending = true }
+          marked = true
+        end
+      end
+    end
+  end
+  if marked then
+    self:read_pending()
+  end
+end
+
+--- The cursor moved (or the window scrolled) in a lazy list: once it rests, the rows on
+--- screen are read, and an unloaded row under the cursor is shown to the daemon
+--- (willDisplay), which loads its page: the one beside the loaded rows, or, farther
+--- than the source's jumpThreshold, that page alone (a jump).
+function ListView:schedule_display()
+  local uv = vim.uv or vim.loop
+  if not self.display_timer then
+    self.display_timer = uv.new_timer()
+  end
+  self.display_timer:stop()
+  self.display_timer:start(self.DISPLAY_DEBOUNCE_MS, 0, vim.schedule_wrap(function()
+    if self.detached or not self.conn or not vim.api.nvim_buf_is_valid(self.buf) then
+      return
+    end
+    self:read_visible()
+    self:display_cursor_rows()
+  end))
+end
+
+--- Sends willDisplay for the unloaded rows under the cursors of a lazy list; a row not
+--- read yet is looked at once read_pending has its value.
+function ListView:display_cursor_rows()
+  self.display_after_read = false
+  local asked = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local line = vim.api.nvim_win_get_cursor(win)[1]
+    local path = self:index_path_at(line)
+    local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+    if entry and (entry.unread or entry.pending) then
+      self.display_after_read = true
+    elseif entry and not asked[line] and render.placeholder_kind(entry.value) == 'unloaded' then
+      asked[line] = true
+      self:will_display(line)
+    end
+  end
+end
+
+--- Stops the list's timer (its buffer is gone).
+function ListView:close()
+  if self.display_timer then
+    self.display_timer:stop()
+    self.display_timer:close()
+    self.display_timer = nil
+  end
 end
 
 --- After a load, a window whose cursor sits on a trailing loading row is showing it:
@@ -1002,11 +1361,18 @@ end
 --- After a refresh, though, page one is all that was asked for: a cursor the shorter list
 --- left on its loading row goes up to the last object, from where moving down (j, G)
 --- loads the next page as usual.
+---
+--- A cursor on the first row of a list with a page before it (a run that started in the
+--- middle, or whose first pages a window dropped) shows that row: the page before loads,
+--- and the cursor stays on its object (see apply), so one page comes, not all of them.
 function ListView:show_cursor_rows()
   local refreshed = self.refreshing
   self.refreshing = false
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     local line = vim.api.nvim_win_get_cursor(win)[1]
+    if self:can_prepend() and self:is_first_row(line) then
+      return self:will_display(line)
+    end
     if line == self.line_count and render.placeholder_kind(self:object_at(line)) == 'loading' then
       if not refreshed then
         return self:will_display(line)

@@ -9,6 +9,7 @@ M.texts = {
   noResults = '  (no results)',
   error = '  ✗ error: %s', -- %s: what failed (see error_text)
   pending = '  …', -- a row whose value is being read (for a moment)
+  unloaded = '  … row %d', -- %d: the row's number (from 1, as lines): a counted placeholder
   header = '## %s', -- %s: the section title
 }
 
@@ -20,6 +21,7 @@ M.groups = {
   noResults = 'DatasourcedNoResults',
   error = 'DatasourcedError',
   pending = 'DatasourcedLoading',
+  unloaded = 'DatasourcedUnloaded', -- rows of a counted list whose page is not loaded
   match = 'DatasourcedMatch', -- the characters a filter's query matched
 }
 
@@ -27,6 +29,7 @@ M.default_links = {
   DatasourcedHeader = 'Title',
   DatasourcedLoading = 'Comment',
   DatasourcedNoResults = 'Comment',
+  DatasourcedUnloaded = 'Comment',
   DatasourcedError = 'ErrorMsg',
   DatasourcedMatch = 'Search',
 }
@@ -44,7 +47,8 @@ function M.is_placeholder(value)
   return type(value) == 'table' and value['$placeholder'] ~= nil
 end
 
---- The placeholder's kind ("loading", "noResults", "error"), or nil for an object.
+--- The placeholder's kind ("loading", "noResults", "error", "unloaded"), or nil for an
+--- object.
 function M.placeholder_kind(value)
   return M.is_placeholder(value) and value['$placeholder'] or nil
 end
@@ -266,6 +270,8 @@ function M.row(value, format)
   local kind = M.placeholder_kind(value)
   if kind == 'error' then
     return string.format(M.texts.error, M.error_text(value.error)), M.groups.error
+  elseif kind == 'unloaded' then
+    return M.unloaded(tonumber(value.index) or 0), M.groups.unloaded
   elseif kind then
     return M.texts[kind] or ('  <' .. tostring(kind) .. '>'), M.groups[kind]
   end
@@ -274,6 +280,23 @@ function M.row(value, format)
     return '  <format failed: ' .. one_line(text) .. '>', M.groups.error
   end
   return one_line(text), nil
+end
+
+--- The line of an unloaded row (protocol 1.5's counted placeholders) at item `index`
+--- (from 0).
+local unloaded_parts = { template = nil } -- the text around its %d, for the template in force
+function M.unloaded(index)
+  -- Concatenation, not string.format: a million of them open a counted list, and
+  -- LuaJIT compiles the one, not the other (a third of the time).
+  local template = M.texts.unloaded
+  if unloaded_parts.template ~= template then
+    local before, after = template:match('^(.-)%%d(.*)$')
+    unloaded_parts = { template = template, before = before, after = after }
+  end
+  if not unloaded_parts.before then
+    return template -- no %d in a text of the user's: shown as it is
+  end
+  return unloaded_parts.before .. (index + 1) .. unloaded_parts.after
 end
 
 function M.pending()
