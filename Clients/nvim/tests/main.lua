@@ -9,7 +9,6 @@
 --   test_rough_edges.lua  what a new user hit (issue 32): reopened failures, messages...
 --   test_filter.lua     issue 30: `/` filters as you type, :Datasourced search
 --   test_paging.lua     issue 31: paging backwards, load states, retry, counted placeholders
---                       (on the daemon, and on counted_daemon.py, a stand-in of the contract)
 
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 local H = dofile(here .. '/harness.lua')

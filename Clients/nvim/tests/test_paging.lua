@@ -239,17 +239,5 @@ return function(H, ds, ctx)
     end)
   end
 
-  counted_tests('[stand-in daemon] ', { 'python3', ctx.here .. '/counted_daemon.py' })
-
-  -- The same on the daemon, once it has counted placeholders (protocol 1.5's step 3).
-  local probe = million('counted-probe')
-  probe.format = nil
-  local refused = H.request(ds.connection(), 'createSource', probe)
-  if refused then
-    H.out('SKIP [daemon] counted placeholders: this daemon refuses them ('
-      .. require('datasourced.connection').describe_error(refused) .. '); the stand-in daemon ran these tests')
-  else
-    H.request(ds.connection(), 'destroySource', { name = 'counted-probe' })
-    counted_tests('[daemon] ', nil)
-  end
+  counted_tests('[daemon] ', nil)
 end
