@@ -160,3 +160,30 @@ final class FakeLoader: RemoteLoading {
         #expect(source.nextPageRefusal == "there are no more pages")
     }
 }
+
+/// The row after the objects of a list that is not counted.
+@Suite struct TrailingPlaceholderTests {
+    typealias Machine = PaginatedStateMachineTests
+
+    // A refactor once returned JSON's null for "no row" (JSON takes the `nil` literal as null):
+    // the failed page left a null row behind where it should leave none.
+    @Test func aFailedPageWithoutAStoredErrorRowLeavesNoTrailingRow() throws {
+        let (source, loader, _) = try Machine.source()
+        source.fetchData()
+        loader.respond(0, json: Machine.page([1, 2]))
+        #expect(source.allObjects.last == Placeholder.loadingRow)
+        source.fetchNextPage()
+        loader.fail(1, FetchError(kind: .http, message: "HTTP status 503", url: "http://api.invalid/items", status: 503))
+        #expect(source.allObjects == [["id": 1], ["id": 2]])
+    }
+
+    @Test func withAStoredErrorRowTheFailedPageShowsIt() throws {
+        let (source, loader, _) = try Machine.source(extra: [("placeholderStorageOptions", 14)])
+        source.fetchData()
+        loader.respond(0, json: Machine.page([1, 2]))
+        source.fetchNextPage()
+        loader.fail(1, FetchError(kind: .http, message: "HTTP status 503", url: "http://api.invalid/items", status: 503))
+        #expect(source.allObjects.count == 3)
+        #expect(Placeholder.kind(of: source.allObjects[2]) == .error)
+    }
+}

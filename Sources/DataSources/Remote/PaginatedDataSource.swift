@@ -1125,11 +1125,13 @@ package final class PaginatedDataSource: RemoteCollection {
             // Without a stored error row the failed page leaves no trailing row (Protocol.md):
             // a loading row there would claim a load that is not happening. The next
             // fetchNextPage, or displaying the last row, asks for the failed page again.
-            return placeholders.contains(.errors) ? errorRow(for: trailingError) : nil
+            // (JSON takes `nil` as null: the placeholders are asked for with `if`, not `?:`.)
+            if placeholders.contains(.errors) { return errorRow(for: trailingError) }
+            return .none
         }
-        if hasMorePages { return placeholders.contains(.loading) ? Placeholder.loadingRow : nil }
+        if hasMorePages, placeholders.contains(.loading) { return Placeholder.loadingRow }
         if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) { return Placeholder.noResultsRow }
-        return nil
+        return .none
     }
 
     private func describe(_ page: PageRequest) -> String {
