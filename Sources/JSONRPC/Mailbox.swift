@@ -116,7 +116,9 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
         lock.withLock {
             claimed = false
             if waking { woken = true }
-            if !items.isEmpty || waking { condition.signal() }
+            // A wake-up still pending is signalled again: the consumer may have woken to it,
+            // found the role taken meanwhile by a producer, and gone back to waiting.
+            if !items.isEmpty || woken { condition.signal() }
         }
     }
 

@@ -69,3 +69,27 @@ import Testing
         mailbox.release()
     }
 }
+
+/// Issue 33: the daemon hung at exit about once in 80 sessions. The reader handled `exit` and
+/// released the role waking the main loop; before the main loop took the mailbox's lock, the
+/// reader claimed the role again (for end of input) and released it without a signal, so
+/// the main loop, back to waiting because the role was held, never saw the wake-up.
+@Suite struct MailboxRoleTests {
+    @Test func aWakeUpSurvivesAProducerThatClaimsAndReleasesBeforeTheConsumerRuns() {
+        for _ in 0..<300 {
+            let mailbox = Mailbox<Int>()
+            #expect(mailbox.claimOrPost(contentsOf: []) == [])
+            let returned = Mailbox<Bool>()
+            startThread {
+                _ = mailbox.claimAll()
+                mailbox.release()
+                returned.post(true)
+            }
+            mailbox.release(waking: true)
+            if mailbox.claimOrPost(contentsOf: []) != nil { mailbox.release() }
+            let woke = returned.takeAll(waitingAtMost: 5_000) == [true]
+            #expect(woke, "the consumer missed its wake-up")
+            if !woke { return }
+        }
+    }
+}
