@@ -203,16 +203,21 @@ if environment["DATASOURCED_FUZZ"] == "1" {
     // No top-level code: each target's entry point starts libFuzzer's driver (see its *Fuzzer.swift).
     let fuzzerSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
     package.targets += [
-        .executableTarget(name: "fuzz-framer", dependencies: ["JSONRPC"], path: "Fuzz/Framer", swiftSettings: fuzzerSettings),
-        .executableTarget(name: "fuzz-payload", dependencies: ["JSONRPC", "JSONKit"], path: "Fuzz/Payload", swiftSettings: fuzzerSettings),
+        .target(name: "FuzzSupport", path: "Fuzz/Support"),
+        .executableTarget(
+            name: "fuzz-framer", dependencies: ["FuzzSupport", "JSONRPC"], path: "Fuzz/Framer", swiftSettings: fuzzerSettings),
+        .executableTarget(
+            name: "fuzz-payload", dependencies: ["FuzzSupport", "JSONRPC", "JSONKit"], path: "Fuzz/Payload", swiftSettings: fuzzerSettings),
         .executableTarget(
             name: "fuzz-session",
             dependencies: [
-                "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+                "FuzzSupport", "Daemon", "DataSources", "JSONKit", "JSONRPC", .product(name: "Logging", package: "swift-log"),
             ], path: "Fuzz/Session", swiftSettings: fuzzerSettings),
         .executableTarget(
-            name: "fuzz-cacheentry", dependencies: ["DataSources", "JSONKit"], path: "Fuzz/CacheEntry", swiftSettings: fuzzerSettings),
+            name: "fuzz-cacheentry", dependencies: ["FuzzSupport", "DataSources", "JSONKit"], path: "Fuzz/CacheEntry",
+            swiftSettings: fuzzerSettings),
         .executableTarget(
-            name: "fuzz-transcript", dependencies: ["TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript", swiftSettings: fuzzerSettings),
+            name: "fuzz-transcript", dependencies: ["FuzzSupport", "TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript",
+            swiftSettings: fuzzerSettings),
     ]
 }

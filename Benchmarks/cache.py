@@ -10,13 +10,19 @@ revalidation saves.
 2. Warm open: a new daemon on the same cache file, timed from `fetchData` to the
    `didChange` that shows every cached row (before the revalidation's answer).
    Ratio warm / cold, medians of RUNS runs (each pair in the same run, so the ratio holds on
-   a noisy machine).
+   a noisy machine). Its yardstick (issue 33): jansson's `json_loadb` of the same bytes
+   (the PAGES bodies the server sends, about 2 MB), timed through ctypes in the same run
+   right after each warm open; the ratio warm / json_loadb is printed for each run. The
+   daemon runs with --log-level debug and logs where the warm open's time went inside it
+   (SQLite read, decode, checks, identities, change set); the rest of the time measured from
+   outside is the request's and the event's way through the daemon (the encode) and the
+   pipes, and the client reading the event.
 3. Revalidation: REFRESHES `fetchData`s of the unchanged list (each sends the first page's
    ETag: 304) and REFRESHES live refreshes (refreshIntervalSeconds 1: every loaded page
    revalidated), against the same server without validators (every request a full body):
    requests and body bytes counted by the server.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+import argparse, ctypes, ctypes.util, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -81,9 +87,55 @@ def serve(api):
     return server
 
 
+class Jansson:
+    """jansson's own parse of the same bytes: the warm open's yardstick."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL(ctypes.util.find_library("jansson") or "libjansson.so.4")
+        self.lib.json_loadb.restype = ctypes.c_void_p
+        self.lib.json_loadb.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+        self.lib.json_delete.argtypes = [ctypes.c_void_p]
+
+    def parse_seconds(self, bodies, repeats=3):
+        """The median time to parse every body once (the trees freed after the timing)."""
+        times = []
+        for _ in range(repeats):
+            trees = []
+            started = time.perf_counter()
+            for body in bodies:
+                trees.append(self.lib.json_loadb(body, len(body), 0, None))
+            times.append(time.perf_counter() - started)
+            if not all(trees):
+                raise RuntimeError("jansson refused a page body")
+            for tree in trees:
+                self.lib.json_delete(tree)
+        return statistics.median(times)
+
+
+COST_LINE = re.compile(rb"warm open of .*microseconds: (.*)")
+
+
+def warm_open_costs(log_path):
+    """The phases the daemon logged for its warm open, in milliseconds, in its order."""
+    with open(log_path, "rb") as log:
+        for line in log:
+            found = COST_LINE.search(line)
+            if found:
+                return [(name.decode(), int(value) / 1000)
+                        for name, value in (part.split(b"=") for part in found.group(1).split())]
+    return []
+
+
 class Daemon:
-    def __init__(self, path, cache_path):
-        self.process = subprocess.Popen([path, "serve", "--cache-path", cache_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, path, cache_path, log_path=None):
+        arguments = [path, "serve", "--cache-path", cache_path]
+        log = None
+        if log_path:
+            arguments += ["--log-level", "debug"]
+            log = open(log_path, "wb")
+        self.process = subprocess.Popen(arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        if log:
+            log.close()
         self.next_id = 0
         self.request("initialize", {})
 
@@ -177,25 +229,44 @@ def main():
     server = serve(api)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     scratch = tempfile.mkdtemp(prefix="datasourced-cache-bench")
+    jansson = Jansson()
+    bodies = list(api.pages.values())
     try:
-        colds, warms, fresh = [], [], []
+        colds, warms, fresh, parses, splits = [], [], [], [], []
         for run in range(args.runs):
             cache_path = os.path.join(scratch, f"run{run}.sqlite")
             first = Daemon(args.daemon, cache_path)
             create(first, base, args.pages)
             colds.append(cold_load(first, args.pages))
             first.close()
-            second = Daemon(args.daemon, cache_path)
+            log_path = os.path.join(scratch, f"run{run}.log")
+            second = Daemon(args.daemon, cache_path, log_path)
             create(second, base, args.pages)
             shown, revalidated = warm_open(second, args.rows)
+            parses.append(jansson.parse_seconds(bodies))
             warms.append(shown)
             fresh.append(revalidated)
             second.close()
+            costs = warm_open_costs(log_path)
+            inside = sum(ms for _, ms in costs)
+            splits.append(costs + [("rest", shown * 1000 - inside)])
             print(f"run {run + 1}: cold {colds[-1] * 1000:.1f} ms, cached rows shown {shown * 1000:.1f} ms "
-                  f"(ratio {shown / colds[-1]:.3f}), revalidated (304) {revalidated * 1000:.1f} ms", flush=True)
+                  f"(ratio {shown / colds[-1]:.3f}), revalidated (304) {revalidated * 1000:.1f} ms; "
+                  f"json_loadb of the {sum(map(len, bodies))} bytes {parses[-1] * 1000:.1f} ms, "
+                  f"warm / json_loadb {shown / parses[-1]:.2f}", flush=True)
+            print("    inside the daemon (ms): " + ", ".join(f"{name} {ms:.1f}" for name, ms in splits[-1]), flush=True)
         ratios = [w / c for w, c in zip(warms, colds)]
         print(f"median: cold {statistics.median(colds) * 1000:.1f} ms, cached rows shown {statistics.median(warms) * 1000:.1f} ms, "
               f"ratio {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})")
+        yardstick = [w / p for w, p in zip(warms, parses)]
+        print(f"warm open / json_loadb: median {statistics.median(yardstick):.2f} (range {min(yardstick):.2f}-{max(yardstick):.2f}); "
+              f"json_loadb median {statistics.median(parses) * 1000:.1f} ms (floor: 1.5)")
+        names = [name for name, _ in splits[0]]
+        if all([name for name, _ in split] == names for split in splits):
+            print("median split (ms): " + ", ".join(
+                f"{name} {statistics.median(split[index][1] for split in splits):.1f}" for index, name in enumerate(names)))
+        print(f"RESULT warm_open ms={statistics.median(warms) * 1000:.2f} json_loadb_ms={statistics.median(parses) * 1000:.2f} "
+              f"ratio={statistics.median(yardstick):.3f}", file=sys.stderr)
 
         if args.skip_refreshes:
             return

@@ -8,7 +8,12 @@ openrpc.json into $defs, with two changes a spec file needs:
 - a string the protocol constrains with a pattern (a baseURL's http://) also accepts a
   string holding a ${NAME} variable, as clients substitute variables before they send it;
 - the one-source shorthand is each kind of SourceSpec with the display members (title,
-  columns) allowed besides.
+  columns, search) allowed besides.
+
+The list's own members (title, show, columns, search, maxPages, pages) are the clients',
+not the protocol's: they are written here. `search` names what a client's search as you
+type uses: the query parameter that updateSource changes, its debounce, the source it
+changes, and the key paths a filtered view's match covers.
 
     python3 Protocol/make-listspec-schema.py           # writes the file
     python3 Protocol/make-listspec-schema.py --check   # exits 1 if the file is stale
@@ -29,7 +34,7 @@ OPENRPC = HERE / "openrpc.json"
 OUTPUT = HERE / "listspec.schema.json"
 COMPONENTS = "#/components/schemas/"
 VARIABLE_PATTERN = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}"
-DISPLAY_MEMBERS = ("title", "columns")
+DISPLAY_MEMBERS = ("title", "columns", "search")
 
 
 def referenced(schema: Any) -> set[str]:
@@ -106,6 +111,23 @@ def make(document: dict[str, Any]) -> dict[str, Any]:
             ]
         },
     }
+    search = {
+        "type": "object",
+        "description": "search as you type: the query parameter a client's search sets with updateSource, "
+                       "and the key paths its filter matches over (default: the columns' keys)",
+        "properties": {
+            "parameter": {"type": "string", "minLength": 1,
+                          "description": "the query parameter holding the search text (updateSource's queryParameters)"},
+            "source": {"$ref": "#/$defs/SourceName", "minLength": 1,
+                       "description": "the remote or paginated source searched; default: the only one under the list"},
+            "debounceMilliseconds": {"type": "integer", "minimum": 0, "maximum": 10000,
+                                     "description": "updateSource's debounceMilliseconds: a burst of keystrokes "
+                                                    "closer together than this makes one request"},
+            "keyPaths": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
+                         "description": "the key paths a filter's fuzzy match covers (setFilter's match.keyPaths)"},
+        },
+        "additionalProperties": False,
+    }
     list_spec = {
         "type": "object",
         "properties": {
@@ -126,6 +148,7 @@ def make(document: dict[str, Any]) -> dict[str, Any]:
                                "the CLI prints each); default: the last source",
             },
             "columns": columns,
+            "search": search,
             "maxPages": {"type": "integer", "minimum": 1,
                          "description": "the CLI stops with an error after N pages; editors ignore it"},
             "pages": {"type": "integer", "minimum": 1,

@@ -3,7 +3,8 @@
 # Swift toolchain and Python 3.11+ with pip: libjansson-dev, libsqlite3-dev (the page
 # cache, through GRDB) and pkg-config from apt, the Python client's pinned packages
 # (Clients/python/requirements.txt) from PyPI.
-# `setup.sh --tests` also installs Neovim, Vim (vim-nox) and Emacs (emacs-nox) from apt, for the editor clients' tests.
+# `setup.sh --tests` also installs Neovim, Vim (vim-nox) and Emacs (emacs-nox) from apt, for the editor clients' tests,
+# and the test suites' Python packages: jsonschema (Tests/Schema), Django REST framework (Tests/Frameworks).
 # Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,12 @@ if ! python3 -m pip freeze 2>/dev/null | grep -qxF "pygls==2.1.1" \
   echo "setup: installing Clients/python/requirements.txt" >&2
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
     -r Clients/python/requirements.txt >&2
+fi
+
+if [ "${1:-}" = "--tests" ] && ! python3 -c "import rest_framework" 2>/dev/null; then
+  echo "setup: installing Tests/Frameworks/requirements.txt" >&2
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    -r Tests/Frameworks/requirements.txt >&2
 fi
 
 if [ "${1:-}" = "--tests" ] && ! python3 -c "import jsonschema" 2>/dev/null; then

@@ -19,6 +19,8 @@ echo "== The protocol against Protocol/openrpc.json (pytest, jsonschema)"
 python3 -m pytest -q -p no:cacheprovider Tests/Schema
 echo "== The persisted cache shared by daemons: two in parallel, kill -9 during writes (pytest)"
 python3 -m pytest -q -p no:cacheprovider Tests/Cache
+echo "== A real Django REST framework API paged by the daemon (pytest)"
+python3 -m pytest -q -p no:cacheprovider Tests/Frameworks
 echo "== Python client (pytest)"
 bash Clients/python/tests/run.sh
 echo "== Neovim plugin (nvim --headless)"

@@ -23,7 +23,9 @@
 ;; placeholders as rows.  Moving point near the end of the list, or
 ;; scrolling its last row into view, loads the next page; `g' loads
 ;; again, `C-c C-k' cancels a load, `q' closes the list and the sources
-;; it created.
+;; it created.  `/' filters the rows as you type (a `filtered' source over
+;; the list's, the matched characters highlighted), and
+;; `datasourced-search' searches the server (updateSource).
 ;;
 ;; The daemon is spoken to through the built-in `jsonrpc' library
 ;; (`jsonrpc-process-connection'), as Protocol.md in the repository
@@ -105,6 +107,10 @@ Each gets one argument: the error, a plist with at least `:message'
 (defface datasourced-error
   '((t :inherit error))
   "Face of error rows.")
+
+(defface datasourced-match
+  '((t :inherit match))
+  "Face of the characters a filter's query matched.")
 
 (defvar datasourced-placeholder-texts
   '((loading . "⋯ loading…")
@@ -271,7 +277,7 @@ FILE is named in errors."
    ((vectorp value) (vconcat (mapcar (lambda (v) (datasourced--substitute v file)) value)))
    (t value)))
 
-(defconst datasourced--display-members '("title" "columns" "show" "maxPages")
+(defconst datasourced--display-members '("title" "columns" "show" "maxPages" "search")
   "Members of a one-source spec that are the client's.
 They are not createSource params.")
 
@@ -347,7 +353,32 @@ first.  Signals a `user-error' naming the file and the member at fault."
       (unless (or (null title) (stringp title))
         (user-error "%s: \"title\" must be a string" name))
       (list :sources sources :show show :title (or title show) :file file
-            :columns (and columns (datasourced--parse-columns columns name))))))
+            :columns (and columns (datasourced--parse-columns columns name))
+            :search (datasourced--parse-search (gethash "search" doc) name)))))
+
+(defun datasourced--parse-search (search file)
+  "The spec's SEARCH member (a hash table, or nil), checked.
+FILE is named in errors.  Its members: parameter (the query parameter
+`datasourced-search' sets), source, debounceMilliseconds, keyPaths (what
+`/' matches over)."
+  (when search
+    (unless (hash-table-p search)
+      (user-error "%s: \"search\" must be an object: {\"parameter\", \"source\", \"debounceMilliseconds\", \"keyPaths\"}" file))
+    (maphash (lambda (key _)
+               (unless (member key '("parameter" "source" "debounceMilliseconds" "keyPaths"))
+                 (user-error "%s: \"search.%s\" is not a member of search (parameter, source, debounceMilliseconds, keyPaths)"
+                             file key)))
+             search)
+    (dolist (key '("parameter" "source"))
+      (let ((value (gethash key search)))
+        (unless (or (null value) (and (stringp value) (not (string-empty-p value))))
+          (user-error "%s: \"search.%s\" must be a non-empty string" file key))))
+    (let ((ms (gethash "debounceMilliseconds" search)) (paths (gethash "keyPaths" search)))
+      (unless (or (null ms) (and (integerp ms) (<= 0 ms 10000)))
+        (user-error "%s: \"search.debounceMilliseconds\" must be an integer in 0...10000" file))
+      (unless (or (null paths) (and (vectorp paths) (> (length paths) 0) (cl-every #'stringp paths)))
+        (user-error "%s: \"search.keyPaths\" must be a non-empty list of key paths" file)))
+    search))
 
 ;;;; The state of a list (buffer-local)
 
@@ -356,6 +387,15 @@ first.  Signals a `user-error' naming the file and the member at fault."
 (defvar-local datasourced--source nil
   "The name of the source this list shows.")
 (defvar-local datasourced--daemon nil "The daemon serving this list.")
+(defvar-local datasourced--filter nil
+  "The list's filter, once `/' made one: a plist (:name :base :query :sent
+:key-paths :ready); the list then shows the filtered source :name.")
+(defvar-local datasourced--matches-read nil
+  "The revision whose match positions are highlighted.")
+(defvar-local datasourced--remote-sources nil
+  "The remote and paginated sources the list is made from.")
+(defvar-local datasourced--searched ""
+  "The text of the list's last search.")
 (defvar-local datasourced--created nil
   "The sources this list created, children first.")
 (defvar-local datasourced--under nil
@@ -581,6 +621,8 @@ Returns the daemon, or a string saying why it did not start."
     (define-key map (kbd "C-c C-k") #'datasourced-cancel)
     (define-key map (kbd "R") #'datasourced-retry)
     (define-key map (kbd "q") #'datasourced-quit)
+    (define-key map (kbd "/") #'datasourced-filter)
+    (define-key map (kbd "s") #'datasourced-search)
     map)
   "Keys of `datasourced-list-mode', besides those of `tabulated-list-mode'.")
 
@@ -617,14 +659,18 @@ or the last row scrolled into view loads the next page.
   (force-mode-line-update))
 
 (defun datasourced--stale-mark (cached-at)
-  "The mark of rows the server has not confirmed, cached at CACHED-AT."
+  "The mark of rows the server has not confirmed, cached at CACHED-AT.
+Stale rows with no time are a former query's, up until the new query's
+rows come (updateSource, protocol 1.4): \"[updating]\"."
   (let ((time (and (stringp cached-at) (ignore-errors (parse-iso8601-time-string cached-at)))))
-    (if (not time)
-        "[cached]"
+    (cond
+     ((null cached-at) "[updating]")
+     ((not time) "[cached]")
+     (t
       (format "[cached %s]"
               (format-time-string
                (if (equal (format-time-string "%F" time) (format-time-string "%F")) "%H:%M" "%F %H:%M")
-               time)))))
+               time))))))
 
 ;;;; Rendering
 
@@ -806,10 +852,17 @@ DONE is called with DESCRIPTION once the rows are known."
                      collect (cons title (cl-loop repeat count collect (pop objects))))
             datasourced--revision revision
             datasourced--identity-key (plist-get description :identityKey)
-            datasourced--sectioned (member (plist-get description :kind) '("sectioned" "multi"))
+            ;; A filtered source keeps its child's sections (the list showed the
+            ;; child before its first filter).
+            ;; (`datasourced--read-and-load' looks when the spec shows a filtered one.)
+            datasourced--sectioned (if (equal (plist-get description :kind) "filtered")
+                                       datasourced--sectioned
+                                     (member (plist-get description :kind) '("sectioned" "multi")))
             datasourced--known t
             datasourced--version (1+ datasourced--version))
       (datasourced--render)
+      (setq datasourced--matches-read nil)
+      (datasourced--highlight-matches)
       (when done (funcall done description))
       (datasourced--update-loaded-status))))
 
@@ -895,6 +948,7 @@ Signals an error when the change set does not fit the rows."
                 datasourced--revision revision
                 datasourced--version (1+ datasourced--version))
           (datasourced--render)
+          (datasourced--highlight-matches)
           (datasourced--update-loaded-status)))))))
 
 ;;;; Events
@@ -918,7 +972,7 @@ Signals an error when the change set does not fit the rows."
        (setq datasourced--stale (assoc-delete-all source datasourced--stale))
        (when (eq (plist-get params :stale) t)
          (push (cons source (plist-get params :cachedAt)) datasourced--stale))
-       (datasourced--set-status (replace-regexp-in-string " \\[cached[^]]*\\]\\'" "" datasourced-status))))
+       (datasourced--set-status (replace-regexp-in-string " \\[\\(?:cached[^]]*\\|updating\\)\\]\\'" "" datasourced-status))))
     ('willLoadData
      (setq datasourced--loaded nil)
      (when datasourced-last-error
@@ -928,6 +982,13 @@ Signals an error when the change set does not fit the rows."
     ('finishedLoading
      (setq datasourced--loaded t)
      (datasourced--update-loaded-status)
+     (when datasourced--filter
+       ;; A page with no row that passes leaves the loading row where point is:
+       ;; no command follows to ask for the next, so the row asks for it itself
+       ;; (the page it asked for before is in: it may ask again).
+       (setq datasourced--paged-at nil)
+       (dolist (window (get-buffer-window-list (current-buffer) nil t))
+         (with-selected-window window (datasourced--maybe-page window))))
      (run-hooks 'datasourced-loaded-hook))
     ('failedWithError
      (let ((failure (plist-get params :error)))
@@ -1013,6 +1074,11 @@ The echo area shows SHORT, or TEXT."
 
 (defun datasourced--start-list ()
   "Starts (or restarts) the list: its daemon, its sources, its rows, its load."
+  (when datasourced--filter
+    ;; A new daemon has no filtered source: the list shows its own source again.
+    (setq datasourced--created (delete (plist-get datasourced--filter :name) datasourced--created)
+          datasourced--source (plist-get datasourced--filter :base)
+          datasourced--filter nil))
   (let ((daemon (datasourced--daemon-for datasourced-command)))
     (setq datasourced--known nil datasourced--revision nil datasourced--sections nil
           datasourced--loaded nil datasourced--setup-failed nil datasourced--stale nil
@@ -1121,7 +1187,13 @@ cancelled load loads again, one reopened over loaded pages shows them."
         (lambda (descriptions)
           (when (buffer-live-p buffer)
             (with-current-buffer buffer
-              (setq datasourced--under (mapcar #'car descriptions))
+              (datasourced--headers-below-filters descriptions)
+              (setq datasourced--under (mapcar #'car descriptions)
+                    datasourced--remote-sources
+                    (sort (cl-loop for (name . d) in descriptions
+                                   when (member (plist-get d :kind) '("remote" "paginated"))
+                                   collect name)
+                          #'string<))
               (let* ((outcomes (datasourced--daemon-outcomes daemon))
                      (remote (cl-remove-if-not
                               (lambda (d) (member (plist-get (cdr d) :kind) '("remote" "paginated")))
@@ -1140,6 +1212,274 @@ cancelled load loads again, one reopened over loaded pages shows them."
                   (datasourced--request daemon 'fetchData (list :source source)))
                  (t (dolist (name unloaded)
                       (datasourced--request daemon 'fetchData (list :source name))))))))))))))
+
+;;;; Filters and searches
+
+(defun datasourced--row-positions ()
+  "The start of each row's line, by its (SECTION . ITEM)."
+  (let ((positions (make-hash-table :test #'equal)))
+    (save-excursion
+      (goto-char (point-min))
+      (while (not (eobp))
+        (let ((id (tabulated-list-get-id)))
+          (when (eq (car-safe id) 'row)
+            (puthash (cons (nth 1 id) (nth 2 id)) (point) positions)))
+        (forward-line 1)))
+    positions))
+
+(defun datasourced--highlight-row (start object match)
+  "Highlights the characters MATCH names in the line at START showing OBJECT.
+MATCH is a match position: (:score :keyPath :positions)."
+  (let ((value (datasourced--at-key-path object (or (plist-get match :keyPath) "")))
+        (end (save-excursion (goto-char start) (line-end-position))))
+    (when (and (stringp value) (not (string-empty-p value)))
+      (save-excursion
+        (goto-char start)
+        ;; The string as the line shows it: whole, or its first characters when
+        ;; a column's width cut it.
+        (let ((shown (length value)) found)
+          (while (and (> shown 0) (not found))
+            (goto-char start)
+            (if (search-forward (substring value 0 shown) end t)
+                (setq found (match-beginning 0))
+              (setq shown (1- shown))))
+          (when found
+            (dolist (position (append (plist-get match :positions) nil))
+              (when (and (integerp position) (< position shown))
+                (let ((overlay (make-overlay (+ found position) (+ found position 1))))
+                  (overlay-put overlay 'face 'datasourced-match)
+                  (overlay-put overlay 'datasourced-match t))))))))))
+
+(defun datasourced--highlight-matches ()
+  "Highlights each row's match positions while the list shows a query.
+Reads them with objectsInSection withMatches (protocol 1.4), once per
+revision; an answer about another revision is dropped."
+  (let ((filter datasourced--filter))
+    (if (not (and filter (plist-get filter :ready)
+                  (not (string-empty-p (plist-get filter :query)))
+                  (equal datasourced--source (plist-get filter :name))))
+        (progn (remove-overlays (point-min) (point-max) 'datasourced-match t)
+               (setq datasourced--matches-read nil))
+      (unless (or (not datasourced--known) (equal datasourced--matches-read datasourced--revision))
+        (let* ((buffer (current-buffer)) (revision datasourced--revision)
+               (total (length datasourced--sections))
+               (state (list :answers 0 :found nil)))
+          (setq datasourced--matches-read revision)
+          (dotimes (s total)
+            (datasourced--request
+             datasourced--daemon 'objectsInSection
+             (list :source datasourced--source :section s :withMatches t)
+             (lambda (result)
+               (plist-put state :found (cons (cons s result) (plist-get state :found)))
+               (plist-put state :answers (1+ (plist-get state :answers)))
+               (when (= (plist-get state :answers) total)
+                 (datasourced--matches-read buffer revision (plist-get state :found))))
+             (lambda (_err)
+               (plist-put state :answers (1+ (plist-get state :answers)))))))))))
+
+(defun datasourced--matches-read (buffer revision found)
+  "Highlights in BUFFER the FOUND answers ((SECTION . RESULT) ...) of REVISION."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (when (equal datasourced--revision revision)
+        (remove-overlays (point-min) (point-max) 'datasourced-match t)
+        (let ((positions (datasourced--row-positions)))
+          (pcase-dolist (`(,s . ,result) found)
+            (when (equal (plist-get result :revision) revision)
+              (cl-loop for match across (or (plist-get result :matches) [])
+                       for object across (plist-get result :objects)
+                       for i from 0
+                       for start = (gethash (cons s i) positions)
+                       when (and start (consp match))
+                       do (datasourced--highlight-row start object match)))))))))
+
+(defun datasourced--match-key-paths ()
+  "The key paths `/' matches over: the spec's search.keyPaths, else the
+columns' keys, else the string members of the first object."
+  (let ((search (plist-get datasourced--spec :search)))
+    (or (and search (gethash "keyPaths" search) (append (gethash "keyPaths" search) nil))
+        (delq nil (mapcar #'car (plist-get datasourced--spec :columns)))
+        (cl-loop for section in datasourced--sections
+                 thereis (cl-loop for value in (cdr section)
+                                  when (and (datasourced--object-p value)
+                                            (not (datasourced--placeholder-kind value)))
+                                  return (sort (cl-loop for (key val) on value by #'cddr
+                                                        when (stringp val)
+                                                        collect (substring (symbol-name key) 1))
+                                               #'string<)))
+        (list (or datasourced--identity-key "id")))))
+
+(defun datasourced--send-query ()
+  "Sends the filter's query (setFilter), once its filtered source exists.
+The daemon answers in order, each answer after its change set."
+  (let ((filter datasourced--filter))
+    (when (and filter (plist-get filter :ready)
+               (not (equal (plist-get filter :sent) (plist-get filter :query))))
+      (let ((query (plist-get filter :query)) (buffer (current-buffer)))
+        (setq datasourced--filter (plist-put filter :sent query))
+        (datasourced--request
+         datasourced--daemon 'setFilter
+         (list :source (plist-get filter :name)
+               :match (if (string-empty-p query)
+                          nil
+                        (list :query query :keyPaths (vconcat (plist-get filter :key-paths)))))
+         (lambda (_description)
+           (when (buffer-live-p buffer)
+             (with-current-buffer buffer
+               (setq datasourced--matches-read nil)
+               (datasourced--highlight-matches)))))))))
+
+(defun datasourced--ensure-filter ()
+  "Makes the list show a filtered source over its own (once per list).
+It is named after the buffer, so two lists of one source filter apart,
+and goes with the list."
+  (unless datasourced--filter
+    (let* ((buffer (current-buffer)) (daemon datasourced--daemon)
+           (name (format "%s/filter#%s" datasourced--source (buffer-name))))
+      (setq datasourced--filter (list :name name :base datasourced--source :query "" :sent ""
+                                      :key-paths (datasourced--match-key-paths) :ready nil))
+      (datasourced--request
+       daemon 'createSource (list :name name :kind "filtered" :source datasourced--source)
+       (lambda (_description)
+         (when (buffer-live-p buffer)
+           (with-current-buffer buffer
+             (when (and datasourced--filter (eq datasourced--daemon daemon))
+               (setq datasourced--filter (plist-put datasourced--filter :ready t)
+                     datasourced--source name
+                     datasourced--created (append datasourced--created (list name))
+                     datasourced--under (cons name datasourced--under)
+                     datasourced--known nil)
+               (datasourced--read (lambda (_) (datasourced--send-query)))))))
+       (lambda (err)
+         (when (buffer-live-p buffer)
+           (with-current-buffer buffer
+             (setq datasourced--filter nil)
+             (datasourced--say "%s: the daemon refused the filter: %s"
+                               datasourced--source (datasourced--rpc-error-text err)))))))))
+
+(defun datasourced-set-filter (query)
+  "Filters the list by QUERY, a fuzzy match over its shown key paths.
+The rows are ranked best first; \"\" shows every row again."
+  (interactive (list (read-string "Filter: ")))
+  (datasourced--list-buffer)
+  (unless (datasourced--running-p)
+    (user-error "%s: the daemon is not running" datasourced--source))
+  (when (or datasourced--filter (not (string-empty-p query)))
+    (datasourced--ensure-filter)
+    (setq datasourced--filter (plist-put datasourced--filter :query query))
+    (datasourced--send-query)))
+
+(defvar datasourced--prompt-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map minibuffer-local-map)
+    (define-key map [escape] #'abort-recursive-edit)
+    map)
+  "The minibuffer keys of the live prompts.
+<escape> (a terminal's ESC stays a prefix) and \[keyboard-quit] cancel.")
+
+(defun datasourced--live-read (prompt initial on-change)
+  "Reads a string with PROMPT, starting from INITIAL.
+ON-CHANGE is called in the list's buffer with the text after each
+command that changed it.  Returns the text, or nil when cancelled."
+  (let ((list-buffer (current-buffer)) (last initial))
+    (condition-case nil
+        (minibuffer-with-setup-hook
+            (lambda ()
+              (add-hook 'post-command-hook
+                        (lambda ()
+                          (let ((text (minibuffer-contents-no-properties)))
+                            (unless (equal text last)
+                              (setq last text)
+                              (when (buffer-live-p list-buffer)
+                                (with-current-buffer list-buffer
+                                  (datasourced--guarded "the prompt" on-change text))))))
+                        nil t))
+          (read-from-minibuffer prompt initial datasourced--prompt-map))
+      (quit nil))))
+
+(defun datasourced-filter ()
+  "Filters the rows as you type: each change of the prompt is a setFilter.
+\<datasourced--prompt-map>RET keeps the filter; \[abort-recursive-edit] or
+\[keyboard-quit] shows every row again."
+  (interactive)
+  (datasourced--list-buffer)
+  (unless (datasourced--running-p)
+    (user-error "%s: the daemon is not running" datasourced--source))
+  (let ((text (datasourced--live-read "Filter: " (or (plist-get datasourced--filter :query) "")
+                                      #'datasourced-set-filter)))
+    (datasourced-set-filter (or text ""))))
+
+(defun datasourced--search-target ()
+  "The source a search changes: the spec's search.source, else the list's only
+remote or paginated source; a `user-error' says why when there is none."
+  (let ((search (plist-get datasourced--spec :search)))
+    (unless (and search (gethash "parameter" search))
+      (user-error "%s: the list spec names no search parameter (add \"search\": {\"parameter\": \"q\"})"
+                  datasourced--source))
+    (or (gethash "source" search)
+        (if (= (length datasourced--remote-sources) 1)
+            (car datasourced--remote-sources)
+          (user-error "%s: %s remote sources; name the one to search in the spec's search.source"
+                      datasourced--source (if datasourced--remote-sources "several" "no"))))))
+
+(defun datasourced--send-search (text)
+  "Sets the search parameter of the list's remote source to TEXT (updateSource).
+Its other query parameters are kept; \"\" removes the parameter."
+  (let* ((target (datasourced--search-target))
+         (search (plist-get datasourced--spec :search))
+         (parameter (gethash "parameter" search))
+         (debounce (gethash "debounceMilliseconds" search))
+         (buffer (current-buffer)) (daemon datasourced--daemon))
+    (setq datasourced--searched text)
+    (datasourced--request
+     daemon 'describeSource (list :source target)
+     (lambda (description)
+       (when (and (buffer-live-p buffer)
+                  (equal (buffer-local-value 'datasourced--searched buffer) text))
+         (let ((query (make-hash-table :test #'equal)))
+           (cl-loop for (key value) on (plist-get description :queryParameters) by #'cddr
+                    do (puthash (substring (symbol-name key) 1) value query))
+           (if (string-empty-p text) (remhash parameter query) (puthash parameter text query))
+           (datasourced--request
+            daemon 'updateSource
+            (append (list :source target :queryParameters query)
+                    (and debounce (list :debounceMilliseconds debounce))))))))))
+
+(defun datasourced-search (text &optional typed)
+  "Searches the server: the list's remote source asks for TEXT.
+Its query parameter named by the spec's search.parameter becomes TEXT
+\(updateSource); the rows stay until the new query's rows replace them.
+Interactively, the search goes out as you type (the spec's
+debounceMilliseconds merges a burst of keys into one request);
+cancelling goes back to the search shown before.  TYPED says the
+prompt sent each change already: TEXT goes out only if it is not the
+last one sent."
+  (interactive
+   (progn
+     (datasourced--list-buffer)
+     (datasourced--search-target)
+     (let ((before datasourced--searched))
+       (list (or (datasourced--live-read "Search: " before #'datasourced--send-search) before) t))))
+  (datasourced--list-buffer)
+  (unless (datasourced--running-p)
+    (user-error "%s: the daemon is not running" datasourced--source))
+  (unless (and typed (equal text datasourced--searched))
+    (datasourced--send-search text)))
+
+(defun datasourced--headers-below-filters (descriptions)
+  "Header rows for a filtered source the spec shows, as its child has them.
+They are there when the source under its filters is sectioned or multi;
+DESCRIPTIONS are (NAME . DESCRIPTION)."
+  (let ((below (cdr (assoc datasourced--source descriptions))) (seen nil))
+    (when (and (equal (plist-get below :kind) "filtered") (not datasourced--filter))
+      (while (and below (equal (plist-get below :kind) "filtered")
+                  (not (member (plist-get below :source) seen)))
+        (push (plist-get below :source) seen)
+        (setq below (cdr (assoc (plist-get below :source) descriptions))))
+      (let ((sectioned (and below (member (plist-get below :kind) '("sectioned" "multi")) t)))
+        (unless (eq sectioned (and datasourced--sectioned t))
+          (setq datasourced--sectioned sectioned)
+          (datasourced--render))))))
 
 ;;;; Commands
 

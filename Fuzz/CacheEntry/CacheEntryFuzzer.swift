@@ -1,3 +1,4 @@
+import FuzzSupport
 @testable import DataSources
 import JSONKit
 
@@ -6,7 +7,8 @@ import JSONKit
 // server. Byte 0 picks the source (strategy, duplicates, mapping, cross-origin, credentials
 // in the base URL), byte 1 its maxPages, byte 2 seeds the server's answers; byte 3's low
 // bit says whether the rest is the whole payload (header, checksum and all: damage) or the
-// JSON after a header with a matching checksum (an edit by someone who knows the format).
+// packed document after a header with a matching checksum (an edit by someone who knows the
+// format).
 //
 // Checks: nothing traps; an entry the source refuses is removed and reported, shows no row
 // and the first page is asked for unconditionally; an entry it accepts decodes, and its rows
@@ -254,14 +256,8 @@ private func fail(_ message: String) -> Never {
     fatalError("cache entry invariant: \(message)")
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
+// The entry point (FUZZING.md, "Entry point"): in this file, beside the test function.
 @_cdecl("fuzz_cacheentry_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    var argc = argc, argv = argv
-    return runFuzzerDriver(&argc, &argv, cacheEntryFuzzerTestOneInput)
+    runLibFuzzer(argc, argv, cacheEntryFuzzerTestOneInput)
 }

@@ -1,3 +1,4 @@
+import FuzzSupport
 import JSONKit
 import JSONRPC
 
@@ -53,23 +54,8 @@ private func roundTrips(_ value: JSON) {
     check(parsed == value, "a value changed through encode and parse: \(String(decoding: encoded.prefix(300), as: UTF8.self))")
 }
 
-private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError(message()) }
-}
-
-// SwiftPM links an executable with its own entry point (`<module>_main`, aliased to main),
-// so libFuzzer's main never runs: this entry point starts libFuzzer's driver with the test
-// function. (Under -sanitize=fuzzer swiftc also emits the entry point under the name
-// LLVMFuzzerTestOneInput, so the test function cannot have that name: the driver is
-// handed it directly.)
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
+// The entry point (FUZZING.md, "Entry point"): in this file, beside the test function.
 @_cdecl("fuzz_payload_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    var argc = argc, argv = argv
-    return runFuzzerDriver(&argc, &argv, payloadFuzzerTestOneInput)
+    runLibFuzzer(argc, argv, payloadFuzzerTestOneInput)
 }

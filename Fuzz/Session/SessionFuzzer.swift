@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FuzzSupport
 @testable import Daemon
 import DataSources
 import JSONKit
@@ -285,19 +286,8 @@ final class OutputFile: @unchecked Sendable {
     }
 }
 
-// SwiftPM links an executable with its own entry point (`<module>_main`, aliased to main),
-// so libFuzzer's main never runs: this entry point starts libFuzzer's driver with the test
-// function. (Under -sanitize=fuzzer swiftc also emits the entry point under the name
-// LLVMFuzzerTestOneInput, so the test function cannot have that name: the driver is
-// handed it directly.)
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
+// The entry point (FUZZING.md, "Entry point"): in this file, beside the test function.
 @_cdecl("fuzz_session_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    var argc = argc, argv = argv
-    return runFuzzerDriver(&argc, &argv, sessionFuzzerTestOneInput)
+    runLibFuzzer(argc, argv, sessionFuzzerTestOneInput)
 }

@@ -1,3 +1,4 @@
+import FuzzSupport
 import JSONKit
 import TranscriptFormat
 
@@ -99,21 +100,8 @@ private func check(_ routes: [FixtureRoute], inputSize: Int) {
     check(heldBytes <= 16 * inputSize + 1024, "fixtures of \(inputSize) bytes hold \(heldBytes) bytes")
 }
 
-private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError(message()) }
-}
-
-// SwiftPM links an executable with its own entry point (`<module>_main`, aliased to main),
-// so libFuzzer's main never runs: this entry point starts libFuzzer's driver with the test
-// function (FUZZING.md, "Entry point").
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ test: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
-) -> Int32
-
+// The entry point (FUZZING.md, "Entry point"): in this file, beside the test function.
 @_cdecl("fuzz_transcript_main")
 public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
-    var argc = argc, argv = argv
-    return runFuzzerDriver(&argc, &argv, transcriptFuzzerTestOneInput)
+    runLibFuzzer(argc, argv, transcriptFuzzerTestOneInput)
 }

@@ -65,6 +65,9 @@ package final class Daemon {
     var delayTimers: [RequestToken: DispatchSourceTimer] = [:]
     /// The most bytes of row values a `didChange` carries (the client's `changeValues`); nil: none.
     var changeValuesLimit: Int?
+    /// Whether `dataSource/didChangeLoadState` is sent (the client's `loadStates` capability):
+    /// a client that did not ask sees the seed's events only, as before protocol 1.5.
+    var sendsLoadStates = false
     /// Sees every event handled and every message written (`--record`); set before `run()`.
     package var observer: DaemonObserver?
 

@@ -16,6 +16,17 @@ extension Daemon {
         }
         return simple
     }
+
+    /// The paginated source `name` names, for the methods that page.
+    func paginatedSource(_ name: String) throws(FieldError) -> PaginatedDataSource {
+        let source = try self.source(name)
+        guard let paginated = source as? PaginatedDataSource else {
+            throw FieldError(
+                field: "source", expected: "a paginated source", got: JSON(source.name),
+                message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
+        }
+        return paginated
+    }
 }
 
 extension Daemon: DataSourceObserver {
@@ -29,13 +40,16 @@ extension Daemon: DataSourceObserver {
         case .didChange(let changes):
             wireEvent = .didChange(changes, revision: source.revision, values: changeValues(of: changes, in: source))
         case .didChangeFreshness(let stale, let cachedAt): wireEvent = .didChangeFreshness(stale: stale, cachedAt: cachedAt)
+        case .didChangeLoadState(let states):
+            guard sendsLoadStates else { return }
+            wireEvent = .didChangeLoadState(states)
         }
         send(SourceNotification(source: source.name, event: wireEvent).notification)
         switch event {
         case .willLoadData: armWaiters(of: source)
         case .finishedLoading: answerWaiters(of: source, .finished)
         case .failedWithError(let failure): answerWaiters(of: source, .failed(failure))
-        case .didPartiallyLoad, .didChange, .didChangeFreshness: break
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
         }
     }
 

@@ -131,6 +131,10 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
+    package func trace(_ message: @autoclosure () -> String) {
+        logger.debug("page cache: \(message())")
+    }
+
     // MARK: Beyond the protocol
 
     /// Returns once every write made before it is done (the daemon calls it at exit).

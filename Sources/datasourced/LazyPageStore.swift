@@ -27,6 +27,7 @@ final class LazyPageStore: PageCacheStore {
     }
     func touch(_ key: PageCacheKey, storedAt: Double) { opened.touch(key, storedAt: storedAt) }
     func remove(_ key: PageCacheKey) { opened.remove(key) }
+    func trace(_ message: @autoclosure () -> String) { store?.trace(message()) }
     /// Nothing to wait for when it was never opened.
     func flush() { store?.flush() }
     /// Closed, the last connection folds the WAL back into the file and removes the -wal

@@ -131,24 +131,16 @@ import Testing
 
     // MARK: Defect 7: integrity
 
-    /// `payload` with the first `old` replaced by `new` (of the same length): a flipped byte.
-    static func replacing(_ old: String, with new: String, in payload: [UInt8]) throws -> [UInt8] {
-        let needle = Array(old.utf8)
-        let at = try #require((0...(payload.count - needle.count)).first { payload[$0..<$0 + needle.count].elementsEqual(needle) })
-        var edited = payload
-        edited.replaceSubrange(at..<at + needle.count, with: Array(new.utf8))
-        return edited
-    }
-
     @Test func aByteFlippedEntryIsDroppedAndRefetchedNotConfirmedByA304() throws {
         let store = MemoryPageStore()
         try CacheAndRefreshTests.seed(store)
         let stored = try #require(store.entries[Self.key])
-        let text = String(decoding: stored.payload, as: UTF8.self)
-        let id3 = text.contains(#""id":3"#) ? #""id":3"# : #""id": 3"#
-        store.entries[Self.key] = StoredPages(
-            payload: try Self.replacing(id3, with: id3.replacing("3", with: "9"), in: stored.payload),
-            storedAt: stored.storedAt)
+        // Packed: the key "id" inline (its length 2, shifted, and odd), then the integer 3 (tag 3, zigzag 6).
+        let id3: [UInt8] = [5] + Array("id".utf8) + [3, 6]
+        let at = try #require((0...(stored.payload.count - id3.count)).first { stored.payload[$0..<$0 + id3.count].elementsEqual(id3) })
+        var edited = stored.payload
+        edited[at + id3.count - 1] = 18
+        store.entries[Self.key] = StoredPages(payload: edited, storedAt: stored.storedAt)
         let (source, loader, _) = try Self.source(store: store)
         Self.expectRefused(source, loader, store)
         #expect(!Self.ids(source).contains(9), "a row the server never sent is never shown")
@@ -409,7 +401,7 @@ import Testing
         let pages = [Self.page(.first, [1, 2], next: nil)]
         let good = CachedPages(pages: pages, currentPage: 1, duplicatesDropped: 0).encoded()
         let header = String(decoding: good.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        #expect(header.hasPrefix("datasourced-pages 2 fnv1a64:") && header.count == "datasourced-pages 2 fnv1a64:".count + 16)
+        #expect(header.hasPrefix("datasourced-pages 3 fnv1a64w:") && header.count == "datasourced-pages 3 fnv1a64w:".count + 16)
         #expect(try Self.refusal(pages, payload: good) == nil)
         for (name, payload, reason) in [
             ("truncated", Array(good.dropLast(3)), "its checksum does not match"),
@@ -417,31 +409,83 @@ import Testing
                 "one byte flipped", good.enumerated().map { $0.offset == good.count - 5 ? $0.element ^ 1 : $0.element },
                 "its checksum does not match"
             ),
-            ("format 1", Array(#"{"format":1,"pages":[]}"#.utf8), "it is in format 1; this version reads format 2"),
-            ("format 3", Array("datasourced-pages 3 fnv1a64:0000000000000000\n{}".utf8), "it is in format \"3\""),
+            ("format 1", Array(#"{"format":1,"pages":[]}"#.utf8), "it is in format 1; this version reads format 3"),
+            (
+                "format 2 (JSON text)", Array("datasourced-pages 2 fnv1a64:0000000000000000\n{}".utf8),
+                "it is in format \"2\"; this version reads format 3"
+            ),
+            ("format 4", Array("datasourced-pages 4 fnv1a64:0000000000000000\n{}".utf8), "it is in format \"4\""),
             ("no header", Array("garbage".utf8), "it does not start with the header"),
             (
                 "a header with no end", Array("datasourced-pages 2 ".utf8) + [UInt8](repeating: 65, count: 300),
                 "its header line does not end"
             ),
-            ("a signed checksum", Array("datasourced-pages 2 fnv1a64:+000000000000000\n{}".utf8), "its header has no checksum"),
+            ("a signed checksum", Array("datasourced-pages 3 fnv1a64w:+000000000000000\n{}".utf8), "its header has no checksum"),
             ("empty", [], "it does not start with the header"),
         ] {
             #expect(try Self.refusal(pages, payload: payload)?.contains(reason) == true, "\(name)")
         }
     }
 
+    /// Taken by words, the checksum still changes with any one bit of any byte: in a whole
+    /// word, and among the last bytes short of one.
+    @Test func theChecksumChangesWithEveryBitOfEveryByte() {
+        let bytes = (0..<21).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let original = FNV1a64.hash(bytes)
+        for index in bytes.indices {
+            for bit in 0..<8 {
+                var changed = bytes
+                changed[index] ^= 1 << bit
+                #expect(FNV1a64.hash(changed) != original, "byte \(index), bit \(bit)")
+            }
+        }
+        #expect(FNV1a64.hash(bytes.dropLast()) != original)
+        #expect(FNV1a64.hash(bytes[...]) == original, "a slice hashes as the array")
+        // The format's checksum, pinned: bytes 0 to 20 (two words, then five bytes).
+        #expect(FNV1a64.hash((0..<21).map { UInt8($0) }) == 0x145c_79a6_638d_1e6f)
+    }
+
+    /// The packed document after a matching checksum is input too: cut short anywhere, it is
+    /// refused; any one bit of it flipped, it is refused or read as an entry that then passes
+    /// or fails the checks, and nothing traps.
+    @Test func aPackedDocumentCutShortOrDamagedUnderAMatchingChecksumIsRefusedNotATrap() throws {
+        let pages = [Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(2), [3, 4], next: nil, etag: nil)]
+        let entry = CachedPages(pages: pages, currentPage: 2, duplicatesDropped: 0).encoded()
+        let newline = try #require(entry.firstIndex(of: UInt8(ascii: "\n")))
+        let body = Array(entry[(newline + 1)...])
+        #expect(CachedPages.sealed(body) == entry)
+        #expect(try Self.refusal([], payload: entry) == nil)
+        for length in 0..<body.count {
+            let decoded = CachedPages.decode(CachedPages.sealed(Array(body.prefix(length))), limits: MemoryPageStore.limits)
+            guard case .failure(let problem) = decoded else {
+                Issue.record("the first \(length) of \(body.count) bytes were read as an entry")
+                continue
+            }
+            #expect(problem.reason.contains("its packed document is malformed"), "\(length) bytes: \(problem.reason)")
+        }
+        var refused = 0
+        for index in body.indices {
+            for bit in 0..<8 {
+                var damaged = body
+                damaged[index] ^= 1 << bit
+                // Through a source: whatever is read must also pass its checks to be shown.
+                if try Self.refusal([], payload: CachedPages.sealed(damaged)) != nil { refused += 1 }
+            }
+        }
+        #expect(refused > body.count)
+    }
+
     @Test func aBodyThatIsNotAnEntryIsRefusedWithAValidChecksum() throws {
+        /// The document `body` (JSON text, or bytes that are not one when nil) as an entry stores it.
         func sealed(_ body: String) -> [UInt8] {
-            let bytes = Array(body.utf8)
-            let digits = String(FNV1a64.hash(bytes), radix: 16)
-            return Array("datasourced-pages 2 fnv1a64:\(String(repeating: "0", count: 16 - digits.count))\(digits)\n".utf8) + bytes
+            guard let document = try? JSON.parse(body) else { return CachedPages.sealed([0, 5]) }
+            return CachedPages.sealed(document.portablePacked())
         }
         let page = #"{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{}}"#
         #expect(try Self.refusal([], payload: sealed(#"{"pages":[\#(page)],"currentPage":1,"duplicatesDropped":0}"#)) == nil)
         for (body, reason) in [
             ("[]", "it is not a JSON object"),
-            ("{", "its JSON is malformed"),
+            ("{", "its packed document is malformed"),
             (#"{"pages":[],"currentPage":1,"duplicatesDropped":0}"#, "pages must be a non-empty array"),
             (#"{"pages":[\#(page)],"currentPage":1.5,"duplicatesDropped":0}"#, "currentPage must be an integer"),
             (#"{"pages":[7],"currentPage":1,"duplicatesDropped":0}"#, "pages[0] must be an object, got 7"),

@@ -44,8 +44,13 @@ final class Recorder: DataSourceObserver {
     /// `isFetching` as each event was delivered.
     var fetching: [Bool] = []
     var errors: [JSON] = []
+    var loadStates: [(source: String, states: LoadStates)] = []
 
     func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+        if case .didChangeLoadState(let states) = event {
+            // Apart from `events` and `fetching`: the seed's four events keep their sequences.
+            return loadStates.append((source.name, states))
+        }
         fetching.append(source.isFetching)
         switch event {
         case .willLoadData: events.append("\(source.name).will")
@@ -59,6 +64,7 @@ final class Recorder: DataSourceObserver {
             changes.append((source.name, change))
         case .didChangeFreshness(let stale, _):
             events.append("\(source.name).\(stale ? "stale" : "fresh")")
+        case .didChangeLoadState: break
         }
     }
 
@@ -69,6 +75,7 @@ final class Recorder: DataSourceObserver {
         changes = []
         fetching = []
         errors = []
+        loadStates = []
     }
 
     /// Observes `sources` as the daemon does, then forgets what creating them emitted.

@@ -209,6 +209,8 @@ enum WireShapes {
             WireShape("fetchData", ["source": "keep"], required: ["source"], mistyped: ("wait", "no"), nearMiss: ("wiat", "wait")),
             sourceOnly("cancelFetch"),
             sourceOnly("fetchNextPage", "remote"),
+            sourceOnly("fetchPreviousPage", "remote"),
+            sourceOnly("retry", "remote"),
             WireShape(
                 "setRefreshInterval", ["source": "remote", "seconds": 3600], required: ["source", "seconds"], mistyped: ("seconds", "60"),
                 nearMiss: ("second", "seconds"),

@@ -433,5 +433,115 @@ failing.json stores no error placeholder: the row is the client's."
     (should-error (datasourced--apply '(:inserted [[0 9]]) '(:inserted [5])))
     (should-error (datasourced--apply '(:inserted [[0 0]]) nil))))
 
+;;;; Filters and searches (issue 30)
+
+(defun dst-match-texts ()
+  "The characters highlighted as a filter's matches, in buffer order."
+  (mapcar (lambda (overlay) (buffer-substring (overlay-start overlay) (overlay-end overlay)))
+          (sort (cl-remove-if-not (lambda (o) (overlay-get o 'datasourced-match))
+                                  (overlays-in (point-min) (point-max)))
+                (lambda (a b) (< (overlay-start a) (overlay-start b))))))
+
+(ert-deftest datasourced-filter-as-you-type ()
+  "/ filters as each key is typed (one setFilter per change), ranked within
+the sections, matches highlighted; RET keeps the filter, C-g clears it."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (setq dst-requests nil)
+      (dst-keys "/ a r RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "mystery"
+                                    "poetry" "3    Ariel              1956" "⋯ loading…")))
+                "the rows matching ar")
+      ;; The keys came before the filtered source was made: its first setFilter has
+      ;; the last query.
+      (should (equal (cl-count 'createSource dst-requests) 1))
+      (dst-wait (lambda () (equal (dst-match-texts) '("a" "r" "A" "r"))) "the matches highlighted")
+      (should (string-prefix-p "byGenre/filter#" datasourced--source))
+      (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                          'describeSource (list :source datasourced--source))))
+        (should (equal (plist-get description :kind) "filtered"))
+        (should (equal (plist-get description :match) '(:query "ar" :keyPaths ["id" "title" "year"]))))
+      (dst-status "loaded 2")
+      ;; Once the filter is made, each change of the prompt is a setFilter.
+      (setq dst-requests nil)
+      (dst-keys "/ C-a C-k s o RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "mystery" "poetry"
+                                    "⋯ loading…")))
+                "the rows matching so")
+      (should (equal (cl-count 'setFilter dst-requests) 3)) ; "", "s", "so"
+      (datasourced-set-filter "ar")
+      (dst-status "loaded 2")
+      ;; Paging goes on through the filter: page two has no match, so its loading row
+      ;; asks for page three, whose Leaves of Grass matches.
+      (goto-char (point-max))
+      (dst-keys "C-p")
+      (dst-wait (lambda () (member "9    Leaves of Grass    1974" (dst-trimmed-lines))) "page three, filtered")
+      (should-not (member "⋯ loading…" (dst-trimmed-lines)))
+      ;; The prompt starts from the kept query; C-g shows every row again.
+      (dst-keys "/ x C-g")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
+      (should (equal (dst-match-texts) nil)))))
+
+(ert-deftest datasourced-set-filter-and-search ()
+  "`datasourced-set-filter' filters; `datasourced-search' sets the spec's
+search parameter of the remote source in place (updateSource), as typed."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"name\": \"found\", \"kind\": \"remote\", \"identityKey\": \"id\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/search\",
+  \"keyPath\": \"books\", \"title\": \"Search\", \"columns\": [\"id\", \"title\"],
+  \"search\": {\"parameter\": \"q\", \"debounceMilliseconds\": 100}}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-status "loaded 4")
+        (datasourced-search "dune")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("1  Dune"))) "the answer to q=dune")
+        (setq dst-requests nil)
+        (dst-keys "s C-a C-k n i g h t RET")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("2  Gaudy Night"))) "the answer to q=night")
+        ;; A search per change ("", then a letter at a time); those overtaken before
+        ;; their turn send no update, and the last one's rows are shown.
+        (should (>= (cl-count 'describeSource dst-requests) 6))
+        (should (>= (cl-count 'updateSource dst-requests) 1))
+        (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                            'describeSource (list :source "found"))))
+          (should (equal (plist-get description :queryParameters) '(:q "night"))))
+        (datasourced-search "")
+        (dst-wait (lambda () (equal (length (dst-lines)) 4)) "every book: no search")
+        (datasourced-set-filter "so")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("4  Solaris"))) "filtered by so")
+        (datasourced-set-filter "")
+        (dst-wait (lambda () (equal (length (dst-lines)) 4)) "every book again")))))
+
+(ert-deftest datasourced-filtered-source-shown-by-a-spec ()
+  "A spec that shows a filtered source over a sectioned one has its headers."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"title\": \"Mysteries\", \"sources\": [
+  {\"name\": \"books\", \"kind\": \"paginated\", \"identityKey\": \"id\",
+   \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\",
+   \"keyPath\": \"books\", \"pageSize\": 4},
+  {\"name\": \"byGenre\", \"kind\": \"sectioned\", \"source\": \"books\", \"sectioningKey\": \"genre\"},
+  {\"name\": \"mysteries\", \"kind\": \"filtered\", \"source\": \"byGenre\",
+   \"filter\": {\"keyPath\": \"genre\", \"op\": \"eq\", \"value\": \"mystery\"}}],
+ \"columns\": [\"id\", \"title\"]}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                    '("science fiction" "mystery" "2  Gaudy Night" "poetry" "⋯ loading…")))
+                  "the mysteries, in sections")))))
+
+(ert-deftest datasourced-search-spec-checked ()
+  "A spec's search member is checked; a list without one says how to add it."
+  (dst-with-lists
+    (let ((bad (dst-temp-spec "{\"name\": \"found\", \"kind\": \"remote\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/search\",
+  \"search\": {\"parameter\": \"q\", \"debounce\": 100}}")))
+      (should (string-match-p "search.debounce\" is not a member"
+                              (cadr (should-error (datasourced-open bad) :type 'user-error)))))
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (should (string-match-p "names no search parameter"
+                              (cadr (should-error (datasourced-search "dune") :type 'user-error)))))))
+
 (provide 'datasourced-tests)
 ;;; datasourced-tests.el ends here

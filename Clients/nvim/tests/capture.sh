@@ -10,15 +10,19 @@
 #   cached           the books kept in the daemon's persisted cache (a file of this run):
 #                    a first Neovim loads every page and quits; a second opens the list
 #                    from the cache while the server's answer is held (it never comes),
-#                    so the statusline marks the rows [cached HH:MM] (80x14).
+#                    so the statusline marks the rows [cached HH:MM] (80x14);
+#   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
+#                    the rows matching, ranked, shown while the user types.
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
-# $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. Exits non-zero
+# $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. With
+# DATASOURCED_CAPTURE_ESCAPES=1 the capture keeps its colours (the matched characters of
+# the filter scene are highlighted). Exits non-zero
 # (showing the screen on stderr) if the screen never gets there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
 scene="${1:-books}"
-case "$scene" in books|error|cached) ;; *) echo "usage: capture.sh [books|error|cached]" >&2; exit 2 ;; esac
+case "$scene" in books|error|cached|filter) ;; *) echo "usage: capture.sh [books|error|cached|filter]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
@@ -99,10 +103,23 @@ elif [ "$scene" = books ]; then
   wait_for "loaded 4"
   "${tmux[@]}" send-keys -t capture G
   wait_for "loaded 8"
+elif [ "$scene" = filter ]; then
+  wait_for "loaded 4"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "loaded 8"
+  "${tmux[@]}" send-keys -t capture gg / a r
+  # The list behind the open prompt: Solaris and Ariel, ranked, the others gone.
+  wait_for "loaded 2"
+  "${tmux[@]}" capture-pane -p -t capture | grep -qF "The Big Sleep" && {
+    echo "capture.sh: the list behind the prompt was not filtered:" >&2
+    "${tmux[@]}" capture-pane -p -t capture >&2
+    exit 1
+  }
+  wait_for "/ar"
 else
   wait_for "~" # Neovim is up
   "${tmux[@]}" send-keys -t capture ":Datasourced open broken.json" Enter
   wait_for "error: $base_url/v1/broken: HTTP status 500"
 fi
-"${tmux[@]}" capture-pane -p -t capture
+"${tmux[@]}" capture-pane -p ${DATASOURCED_CAPTURE_ESCAPES:+-e} -t capture
 quit_nvim

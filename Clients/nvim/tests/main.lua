@@ -7,6 +7,7 @@
 --   test_freshness.lua  protocol 1.2: lists opened from the persisted cache, live lists
 --   test_listspec.lua   the list spec shared by every client (Clients/specs)
 --   test_rough_edges.lua  what a new user hit (issue 32): reopened failures, messages...
+--   test_filter.lua     issue 30: `/` filters as you type, :Datasourced search
 
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 local H = dofile(here .. '/harness.lua')
@@ -37,6 +38,7 @@ H.run(function()
   dofile(here .. '/test_freshness.lua')(H, ds, ctx)
   dofile(here .. '/test_listspec.lua')(H, ds, ctx)
   dofile(here .. '/test_rough_edges.lua')(H, ds, ctx)
+  dofile(here .. '/test_filter.lua')(H, ds, ctx)
 
   -- The lists again, as with a 1.0 daemon (no revisions, no change values): the fallback
   -- stays tested while the daemon speaks 1.1. A fresh daemon, as source names repeat,

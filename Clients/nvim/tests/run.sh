@@ -60,7 +60,8 @@ done
 # that is not redrawn. They are tests/capture.sh's scenes, on the last Neovim above.
 if command -v tmux >/dev/null; then
   echo "== a real screen (tests/capture.sh, ${nvims[-1]})"
-  for check in "books:the list, its page two and its status" "cached:a list reopened from the cache, marked [cached]"; do
+  for check in "books:the list, its page two and its status" "cached:a list reopened from the cache, marked [cached]" \
+    "filter:a list filtered as / is typed, behind the open prompt"; do
     if DATASOURCED_NVIM="${nvims[-1]}" bash "$here/capture.sh" "${check%%:*}" >/dev/null; then
       echo "PASS ${check#*:} on a real screen"
       passed=$((passed + 1))

@@ -34,7 +34,7 @@ return function(H, ds, ctx)
   test(':Datasourced runs its subcommands, and completes them and open\'s file', function()
     local subcommands = vim.fn.getcompletion('Datasourced ', 'cmdline')
     table.sort(subcommands)
-    expect_equal({ 'cancel', 'close', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'sources' }, subcommands,
+    expect_equal({ 'cancel', 'close', 'filter', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'search', 'sources' }, subcommands,
       'subcommands')
     local re = vim.fn.getcompletion('Datasourced re', 'cmdline')
     table.sort(re)
@@ -53,7 +53,7 @@ return function(H, ds, ctx)
     counts.stop()
     expect_equal(1, counts.fetchData, 'fetchData requests')
     vim.cmd('Datasourced bogus')
-    expect_note(LEVELS.ERROR, 'usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log}',
+    expect_note(LEVELS.ERROR, 'usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|sources|log}',
       'bogus')
     vim.cmd('Datasourced')
     expect_equal(2, #H.notes_with(LEVELS.ERROR, 'usage: :Datasourced'), 'usage messages')
@@ -67,11 +67,11 @@ return function(H, ds, ctx)
     expect_note(LEVELS.ERROR, 'this buffer is not a datasourced list')
   end)
 
-  test('a list has buffer-local keys: <CR> r R <C-c> q g?', function()
+  test('a list has buffer-local keys: <CR> r R <C-c> q / g?', function()
     local buf = ds.open({ name = 'keys', kind = 'simple', identityKey = 'id',
       objects = { { id = 1, name = 'Ada' }, { id = 2, name = 'Bob' } } })
     expect_lines(buf, { 'id: 1  name: Ada', 'id: 2  name: Bob' }, 'the list')
-    for lhs, action in pairs({ ['<CR>'] = 'select', r = 'refresh', R = 'retry', ['<C-C>'] = 'cancel', q = 'close', ['g?'] = 'help' }) do
+    for lhs, action in pairs({ ['<CR>'] = 'select', r = 'refresh', R = 'retry', ['<C-C>'] = 'cancel', q = 'close', ['/'] = 'filter', ['g?'] = 'help' }) do
       local map = vim.fn.maparg(lhs, 'n', false, true)
       expect_equal(1, map.buffer, lhs .. ' is mapped in the list buffer')
       expect(type(map.desc) == 'string' and map.desc:find(ds.ACTIONS[action], 1, true), lhs .. ': ' .. action, map.desc)

@@ -47,6 +47,7 @@ from .protocol import (
     FetchResult,
     IndexPath,
     InitializeResult,
+    LoadStates,
     NextPageResult,
     NotificationParams,
     SourceConfig,
@@ -107,14 +108,16 @@ class AsyncClient:
     ``True``, or the largest size in bytes), read through :attr:`Event.values`.
     ``cache``: the daemon's persisted page cache (protocol 1.2), for sources created
     with ``cache={"enabled": True}``: a file (``--cache-path PATH``), ``False`` for none
-    (``--no-cache``), ``None`` for the daemon's default file.
+    (``--no-cache``), ``None`` for the daemon's default file. ``load_states``: ask for
+    ``dataSource/didChangeLoadState`` events (protocol 1.5; kind ``didChangeLoadState``).
     """
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                  client_name: str = "datasourced-client (python)",
                  record: str | os.PathLike[str] | None = None,
-                 change_values: bool | int = False, cache: CacheOption = None):
+                 change_values: bool | int = False, cache: CacheOption = None, load_states: bool = False):
         self.command = daemon_command(command, record=record, cache=cache)
+        self.load_states = load_states
         self.timeout = timeout
         self.client_name = client_name
         self.change_values = change_values
@@ -147,12 +150,12 @@ class AsyncClient:
     def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
               client_name: str = "datasourced-client (python)",
               record: str | os.PathLike[str] | None = None,
-              change_values: bool | int = False, cache: CacheOption = None) -> Spawning:
+              change_values: bool | int = False, cache: CacheOption = None, load_states: bool = False) -> Spawning:
         """Starts the daemon and initializes the connection (see the class for the options):
         ``client = await AsyncClient.spawn(...)``, or ``async with AsyncClient.spawn(...) as
         client:``, which closes it at the end."""
         return Spawning(cls(command, timeout=timeout, client_name=client_name, record=record,
-                            change_values=change_values, cache=cache))
+                            change_values=change_values, cache=cache, load_states=load_states))
 
     async def start(self) -> None:
         """Spawns the daemon and sends ``initialize``."""
@@ -175,9 +178,14 @@ class AsyncClient:
 
     def _initialize_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"clientInfo": {"name": self.client_name, "version": package_version()}}
+        capabilities: dict[str, Any] = {}
         if self.change_values:
-            params["capabilities"] = {"changeValues": self.change_values if self.change_values is True
-                                      else {"maxBytes": int(self.change_values)}}
+            capabilities["changeValues"] = (self.change_values if self.change_values is True
+                                            else {"maxBytes": int(self.change_values)})
+        if self.load_states:
+            capabilities["loadStates"] = True
+        if capabilities:
+            params["capabilities"] = capabilities
         return params
 
     def _initialized(self, result: InitializeResult) -> None:
@@ -582,6 +590,30 @@ class AsyncDataSource:
         if not wait:
             return cast(NextPageResult, await self._request("fetchNextPage"))
         return await self._wait_for_load(self._request("fetchNextPage"), timeout)
+
+    async def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
+        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
+        rows go in at the top. Returns ``{"started": bool, "reason"?}`` (``reason`` says why
+        not: at the first page, or a strategy that cannot page backwards); with ``wait``,
+        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
+        if not wait:
+            return cast(NextPageResult, await self._request("fetchPreviousPage"))
+        return await self._wait_for_load(self._request("fetchPreviousPage"), timeout)
+
+    async def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
+        """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
+        and only that one. Returns ``{"started": True, "direction": "refresh" | "prepend" | "append"}`` or
+        ``{"started": False, "reason"}``; with ``wait``, returns once that load ended and
+        raises :class:`LoadFailed` if it failed again."""
+        if not wait:
+            return cast(dict[str, Any], await self._request("retry"))
+        return cast(dict[str, Any], await self._wait_for_load(self._request("retry"), timeout))
+
+    async def load_states(self) -> LoadStates | None:
+        """Paginated sources (protocol 1.5): ``{"refresh", "prepend", "append"}``, each
+        ``{"state": "idle" | "loading" | "endReached"}`` or ``{"state": "error", "error"}``
+        (``describeSource.loadStates``); None for other kinds."""
+        return (await self.describe()).get("loadStates")
 
     async def _wait_for_load(self, start: Awaitable[Any], timeout: float | None) -> NextPageResult:
         final = self.client._expect_final(self.name)

@@ -16,7 +16,10 @@ stderr; the rows go to stdout. A source with ``cache = {enabled = true}`` opens 
 daemon's persisted cache when it has its pages (``--cache-path FILE``): its cached rows at
 once, marked stale on stderr, then the server's answer. ``--follow SECONDS`` then prints
 each change of a live list (``refreshIntervalSeconds``, or ``--refresh SECONDS``) as it
-arrives. Exit status: 0, 1 if a load failed or a source still had pages after
+arrives. ``--filter PREDICATE`` and ``--match QUERY`` print each shown source through a
+``filtered`` source over it (protocol 1.4): the rows that pass the predicate (JSON, or the
+short ``KEYPATH OP VALUE``), ranked by a fuzzy match of QUERY over ``--match-keys`` (default:
+the spec's ``search.keyPaths``, else the columns shown). Exit status: 0, 1 if a load failed or a source still had pages after
 ``--max-pages``, 2 for a bad config or a request the daemon refused, 130 on Ctrl-C while
 loading.
 """
@@ -24,6 +27,7 @@ loading.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -40,7 +44,7 @@ from .fixtures import FixtureServer, FixtureServerError
 from .follow import ChangeFollower
 from .listspec import Column, ListSpec, ListSpecError, read_list_spec
 from .progress import Progress, local_time
-from .protocol import SourceConfig, SourceKind
+from .protocol import JSON, SourceConfig, SourceKind
 from .render import write_jsonl, write_table
 
 LOADED_KINDS = ("remote", "paginated")
@@ -80,6 +84,44 @@ def load(source: DataSource, pages: int | None, max_pages: int, progress: Progre
             progress.rows(source, "loaded")
 
 
+#: setFilter's comparison operators (Protocol.md, "Filtered sources and setFilter").
+FILTER_OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "prefix", "exists")
+
+
+def parse_filter(text: str) -> dict[str, JSON]:
+    """One ``--filter``: a JSON predicate (``{"keyPath": "year", "op": "ge", "value": 1960}``,
+    ``{"or": [...]}``...), or the short form ``KEYPATH OP VALUE``, whose VALUE is JSON when it
+    reads as JSON (``1960``, ``true``, ``["poetry", "mystery"]``, ``"1960"``) and else the text
+    itself (``genre eq science fiction``); ``KEYPATH exists`` needs no value. The daemon checks
+    the rest (an operand of the wrong kind, a predicate nested too deep) and names the field."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            predicate = json.loads(text)
+        except ValueError as error:
+            raise ConfigError(f"--filter {text!r} is not valid JSON: {error}") from error
+        if not isinstance(predicate, dict):
+            raise ConfigError(f"--filter {text!r} must be a JSON object (a predicate)")
+        return cast(dict[str, JSON], predicate)
+    parts = text.split(None, 2)
+    operators = ", ".join(FILTER_OPERATORS)
+    if len(parts) < 2:
+        raise ConfigError(f"--filter {text!r}: expected 'KEYPATH OP VALUE' (OP one of {operators}) or a JSON predicate")
+    key_path, op = parts[0], parts[1]
+    if op not in FILTER_OPERATORS:
+        raise ConfigError(f"--filter {text!r}: unknown operator {op!r}: one of {operators}")
+    if len(parts) == 2:
+        if op != "exists":
+            raise ConfigError(f"--filter {text!r}: {op} needs a value: '{key_path} {op} VALUE'")
+        return {"keyPath": key_path, "op": op}
+    value: JSON
+    try:
+        value = json.loads(parts[2])
+    except ValueError:
+        value = parts[2]
+    return {"keyPath": key_path, "op": op, "value": value}
+
+
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="datasourced-client",
@@ -101,6 +143,15 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--format", choices=("table", "jsonl"), default="table",
                         help="how rows are printed (jsonl: data rows only, no placeholders)")
     parser.add_argument("--columns", help="comma-separated object members to show in a table")
+    parser.add_argument("--filter", action="append", default=[], metavar="PREDICATE", dest="filters",
+                        help="print only the rows that pass PREDICATE: 'KEYPATH OP VALUE' (OP: "
+                             f"{', '.join(FILTER_OPERATORS)}; VALUE read as JSON when it is, else as text) or a "
+                             "JSON predicate with and/or/not; repeatable (all must pass)")
+    parser.add_argument("--match", metavar="QUERY",
+                        help="rank the rows by a fuzzy match of QUERY (as fzf), leaving out those that do not match")
+    parser.add_argument("--match-keys", metavar="KEYPATHS",
+                        help="comma-separated key paths --match looks in (default: the spec's search.keyPaths, "
+                             "else the columns shown, else the rows' string members)")
     parser.add_argument("--events", action="store_true", help="print every notification in full on stderr")
     parser.add_argument("--quiet", action="store_true", help="print no progress on stderr")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any answer (default 30)")
@@ -127,6 +178,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--follow must be a positive number of seconds")
     if arguments.max_changes is not None and arguments.follow is None:
         parser.error("--max-changes goes with --follow")
+    if arguments.match_keys is not None and arguments.match is None:
+        parser.error("--match-keys goes with --match")
+    if arguments.match_keys is not None and not all(arguments.match_keys.split(",")):
+        parser.error("--match-keys must be key paths separated by commas, got " + repr(arguments.match_keys))
     return arguments
 
 
@@ -202,6 +257,43 @@ def _stale_note(name: str, sources: dict[str, DataSource]) -> str:
     return ""
 
 
+def _match_keys(arguments: argparse.Namespace, spec: ListSpec, columns: Sequence[str | Column] | None,
+                source: DataSource) -> list[str]:
+    """The key paths ``--match`` looks in: --match-keys, the spec's search.keyPaths, the
+    columns shown, or (none of those) the string members of the source's first object."""
+    if arguments.match_keys:
+        return cast(list[str], arguments.match_keys.split(","))
+    if spec.search and spec.search.key_paths:
+        return list(spec.search.key_paths)
+    if columns:
+        return [column if isinstance(column, str) else column.key for column in columns]
+    for _, row in source.snapshot().rows():
+        if isinstance(row, dict) and "$placeholder" not in row:
+            keys = sorted(key for key, value in row.items() if isinstance(value, str))
+            if keys:
+                return keys
+    raise ConfigError(f"--match: no key paths to match {source.name!r} over: pass --match-keys KEYPATH,...")
+
+
+def _filtered_views(client: Client, arguments: argparse.Namespace, predicates: list[dict[str, JSON]], spec: ListSpec,
+                    show: list[str], sources: dict[str, DataSource],
+                    columns: Sequence[str | Column] | None) -> list[str]:
+    """For --filter and --match: a filtered source over each shown one, named NAME/filtered;
+    their names, to show instead."""
+    shown = []
+    for name in show:
+        config: dict[str, JSON] = {"source": name}
+        if predicates:
+            config["filter"] = predicates[0] if len(predicates) == 1 else {"and": cast(JSON, predicates)}
+        if arguments.match is not None:
+            keys = _match_keys(arguments, spec, columns, sources[name])
+            config["match"] = {"query": arguments.match, "keyPaths": cast(JSON, keys)}
+        view = f"{name}/filtered"
+        sources[view] = client.create_source(view, "filtered", **cast(SourceConfig, config))
+        shown.append(view)
+    return shown
+
+
 def _make_live(sources: dict[str, DataSource], seconds: float, progress: Progress | None) -> None:
     for source in sources.values():
         if source.kind in LOADED_KINDS:
@@ -217,6 +309,7 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not equals or not name:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
+    predicates = [parse_filter(text) for text in arguments.filters]  # a typo stops nothing loaded
     command = daemon_command(arguments.daemon, cache=_cache_option(arguments))
     _check_daemon(command[0])
     fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
@@ -254,6 +347,8 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         print(f"error: {failure}", file=err)
             if arguments.refresh is not None:
                 _make_live(sources, arguments.refresh, progress)
+            if arguments.filters or arguments.match is not None:
+                show = _filtered_views(client, arguments, predicates, spec, list(show), sources, columns)
             follower = ChangeFollower(client, show) if following else None
             for name in show:
                 snapshot = sources[name].snapshot()

@@ -36,6 +36,7 @@ from .protocol import (
     Capabilities,
     FetchResult,
     IndexPath,
+    LoadStates,
     NextPageResult,
     SourceConfig,
     SourceDescription,
@@ -130,17 +131,18 @@ class _Delivery:
 
 class Client:
     """One ``datasourced`` process and the connection to it (see :class:`AsyncClient`
-    for the options: ``command``, ``timeout``, ``record``, ``change_values``, ``cache``)."""
+    for the options: ``command``, ``timeout``, ``record``, ``change_values``, ``cache``,
+    ``load_states``)."""
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                  client_name: str = "datasourced-client (python)",
                  record: str | os.PathLike[str] | None = None,
-                 change_values: bool | int = False, cache: CacheOption = None):
+                 change_values: bool | int = False, cache: CacheOption = None, load_states: bool = False):
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, name="datasourced-rpc", daemon=True)
         self._delivery: _Delivery | None = None
         self._async = AsyncClient(command, timeout=timeout, client_name=client_name, record=record,
-                                  change_values=change_values, cache=cache)
+                                  change_values=change_values, cache=cache, load_states=load_states)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -148,10 +150,10 @@ class Client:
     def spawn(cls, command: DaemonCommand | None = None, *, timeout: float = 30.0,
               client_name: str = "datasourced-client (python)",
               record: str | os.PathLike[str] | None = None,
-              change_values: bool | int = False, cache: CacheOption = None) -> Client:
+              change_values: bool | int = False, cache: CacheOption = None, load_states: bool = False) -> Client:
         """Starts the daemon and initializes the connection."""
         client = cls(command, timeout=timeout, client_name=client_name, record=record,
-                     change_values=change_values, cache=cache)
+                     change_values=change_values, cache=cache, load_states=load_states)
         client.start()
         return client
 
@@ -471,6 +473,25 @@ class DataSource:
         with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
         failed (calling again retries the same page)."""
         return self.client._call(self._async.fetch_next_page(wait, timeout=timeout))
+
+    def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
+        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
+        rows go in at the top. Returns ``{"started": bool, "reason"?}``; with ``wait``,
+        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
+        return self.client._call(self._async.fetch_previous_page(wait, timeout=timeout))
+
+    def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
+        """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
+        and only that one. Returns ``{"started": True, "direction"}`` or ``{"started": False,
+        "reason"}``; with ``wait``, returns once that load ended and raises
+        :class:`LoadFailed` if it failed again."""
+        return self.client._call(self._async.retry(wait, timeout=timeout))
+
+    def load_states(self) -> LoadStates | None:
+        """Paginated sources (protocol 1.5): ``{"refresh", "prepend", "append"}``, each
+        ``{"state": "idle" | "loading" | "endReached"}`` or ``{"state": "error", "error"}``;
+        None for other kinds."""
+        return self.client._call(self._async.load_states())
 
     def fetch_all_pages(self, on_page: Callable[[int, DataSource], object] | None = None,
                         max_pages: int | None = None) -> int:

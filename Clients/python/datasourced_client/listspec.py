@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Column", "ListSpec", "ListSpecError", "read_list_spec", "parse_list_spec", "substitute"]
+__all__ = ["Column", "ListSpec", "ListSpecError", "Search", "read_list_spec", "parse_list_spec", "substitute"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: The members of a list spec (anything else is a mistake, named in the error).
-MEMBERS = ("$schema", "title", "sources", "show", "columns", "maxPages", "pages")
+MEMBERS = ("$schema", "title", "sources", "show", "columns", "search", "maxPages", "pages")
 #: The members of the one-source shorthand that are the list's, not createSource params.
-DISPLAY_MEMBERS = ("title", "columns")
+DISPLAY_MEMBERS = ("title", "columns", "search")
 
 
 class ListSpecError(ValueError):
@@ -55,6 +55,17 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Search:
+    """A list's search as you type: the query parameter updateSource sets (and its debounce,
+    and the source it changes), and the key paths a filter's match covers."""
+
+    parameter: str | None = None
+    source: str | None = None
+    debounce_milliseconds: int | None = None
+    key_paths: list[str] | None = None
+
+
+@dataclass(frozen=True)
 class ListSpec:
     """A list spec read and checked: what to create, what to show and how."""
 
@@ -64,6 +75,7 @@ class ListSpec:
     columns: list[Column] | None = None
     max_pages: int | None = None
     pages: int | None = None
+    search: Search | None = None
     path: str = field(default="the list spec", compare=False)
 
 
@@ -119,6 +131,27 @@ def _columns(value: Any, origin: str) -> list[Column]:
     return columns
 
 
+def _search(value: Any, origin: str) -> Search:
+    where = f"{origin}: search"
+    if not isinstance(value, dict):
+        raise ListSpecError(f"{where} must be an object with parameter, source, debounceMilliseconds, keyPaths; got {value!r}")
+    unknown = sorted(set(value) - {"parameter", "source", "debounceMilliseconds", "keyPaths"})
+    if unknown:
+        raise ListSpecError(f"{where} has {', '.join(unknown)}: search has only parameter, source, "
+                            "debounceMilliseconds and keyPaths")
+    for member in ("parameter", "source"):
+        if member in value and (not isinstance(value[member], str) or not value[member]):
+            raise ListSpecError(f"{where}.{member} must be a non-empty string, got {value[member]!r}")
+    debounce = value.get("debounceMilliseconds")
+    if debounce is not None and (not isinstance(debounce, int) or isinstance(debounce, bool) or not 0 <= debounce <= 10000):
+        raise ListSpecError(f"{where}.debounceMilliseconds must be a whole number in 0...10000, got {debounce!r}")
+    key_paths = value.get("keyPaths")
+    if key_paths is not None and (not isinstance(key_paths, list) or not key_paths
+                                  or not all(isinstance(path, str) and path for path in key_paths)):
+        raise ListSpecError(f"{where}.keyPaths must be a non-empty list of key paths, got {key_paths!r}")
+    return Search(value.get("parameter"), value.get("source"), debounce, list(key_paths) if key_paths else None)
+
+
 def _count(document: dict[str, Any], member: str, origin: str) -> int | None:
     value = document.get(member)
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -159,6 +192,7 @@ def parse_list_spec(document: Any, variables: dict[str, str] | None = None, orig
     if not isinstance(title, str) or not title:
         raise ListSpecError(f"{origin}: title must be a non-empty string, got {title!r}")
     columns = _columns(document["columns"], origin) if "columns" in document else None
+    search = _search(document["search"], origin) if "search" in document else None
     return ListSpec(sources=[dict(params) for params in sources], show=list(show), title=title, columns=columns,
                     max_pages=_count(document, "maxPages", origin), pages=_count(document, "pages", origin),
-                    path=origin)
+                    search=search, path=origin)

@@ -385,3 +385,96 @@ def test_refresh_makes_the_sources_live_and_jsonl_prints_each_change_as_one_line
                                 "updated": [{"id": 2, "title": "Gaudy Night (2nd ed.)", "genre": "mystery",
                                              "year": 1953}]}
     assert len(lines) == 4
+
+
+# --filter and --match (issue 30): each shown source printed through a filtered source.
+
+def table_ids(section_text: str) -> list[str]:
+    """The first cell of each data row of one printed table."""
+    return [line.split()[0] for line in section_text.splitlines()[3:] if line and not line.startswith("## ")]
+
+
+def test_filter_in_the_short_form_prints_the_rows_that_pass(daemon: str):
+    status, out, err = run_cli(daemon, str(EXAMPLE), "--fixtures", str(FIXTURES), "--show", "books", "--quiet",
+                               "--filter", "genre eq science fiction")
+    assert status == 0, err
+    assert out.splitlines()[0] == "books/filtered (filtered): 4 objects in 1 section"
+    assert table_ids(out.strip()) == ["1", "4", "7", "10"]
+
+
+def test_filters_combine_and_json_predicates_nest(daemon: str):
+    either = json.dumps({"or": [{"keyPath": "year", "op": "lt", "value": 1955},
+                                {"keyPath": "genre", "op": "in", "value": ["poetry"]}]})
+    status, out, err = run_cli(daemon, str(EXAMPLE), "--fixtures", str(FIXTURES), "--quiet",
+                               "--filter", either, "--filter", "title prefix G")
+    assert status == 0, err
+    books, by_genre = out.strip().split("\n\n")
+    assert table_ids(books) == ["2"]  # Gaudy Night: 1953, and starts with G
+    assert by_genre.splitlines()[0] == "byGenre/filtered (filtered): 1 object in 3 sections"
+    assert table_ids(by_genre) == ["2"]
+
+
+def test_match_ranks_the_rows_by_a_fuzzy_query_over_the_key_paths_given(daemon: str):
+    status, out, err = run_cli(daemon, str(EXAMPLE), "--fixtures", str(FIXTURES), "--show", "books", "--quiet",
+                               "--match", "ar", "--match-keys", "title")
+    assert status == 0, err
+    # Ariel (a word start, then the next letter) before Solaris (inside a word) before
+    # Leaves of Grass (an a, and an r later): scored as fzf scores them.
+    assert table_ids(out.strip()) == ["3", "4", "9"]
+
+
+def test_match_looks_in_the_columns_shown_by_default_and_goes_with_filter(daemon: str):
+    # The config's columns are id, title, genre, year: "myst" matches the mystery genre.
+    status, out, err = run_cli(daemon, str(EXAMPLE), "--fixtures", str(FIXTURES), "--show", "books", "--quiet",
+                               "--match", "myst", "--filter", "year ge 1960")
+    assert status == 0, err
+    assert table_ids(out.strip()) == ["5", "8"]
+
+
+def test_match_uses_the_list_specs_search_key_paths(daemon: str):
+    status, out, err = run_cli(daemon, str(REPO / "Clients" / "specs" / "search.json"), "--fixtures", str(FIXTURES),
+                               "--quiet", "--match", "so")
+    assert status == 0, err
+    # search.keyPaths is ["title"]: Solaris, not the id or the year.
+    assert table_ids(out.strip()) == ["4"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("genre eq science fiction", {"keyPath": "genre", "op": "eq", "value": "science fiction"}),
+    ("year ge 1960", {"keyPath": "year", "op": "ge", "value": 1960}),
+    ('year eq "1960"', {"keyPath": "year", "op": "eq", "value": "1960"}),
+    ('genre in ["poetry", "mystery"]', {"keyPath": "genre", "op": "in", "value": ["poetry", "mystery"]}),
+    ("author.name exists", {"keyPath": "author.name", "op": "exists"}),
+    (' {"not": {"keyPath": "year", "op": "lt", "value": 1960}} ',
+     {"not": {"keyPath": "year", "op": "lt", "value": 1960}}),
+])
+def test_the_short_filter_form_reads_its_value_as_json_when_it_is(text: str, expected: dict[str, Any]):
+    from datasourced_client.cli import parse_filter
+    assert parse_filter(text) == expected
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("genre like poetry", "unknown operator 'like': one of eq, ne, lt, le, gt, ge, in, contains, prefix, exists"),
+    ("genre", "expected 'KEYPATH OP VALUE'"),
+    ("year ge", "ge needs a value: 'year ge VALUE'"),
+    ('{"keyPath": "year", ', "is not valid JSON"),
+])
+def test_a_malformed_filter_is_refused_before_anything_is_sent(text: str, said: str):
+    from datasourced_client.cli import ConfigError, parse_filter
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        parse_filter(text)
+
+
+def test_a_filter_the_daemon_refuses_exits_2_naming_the_field(daemon: str, capsys: pytest.CaptureFixture[str]):
+    status = main([str(EXAMPLE), "--fixtures", str(FIXTURES), "--quiet", "--daemon", daemon, "--no-cache",
+                   "--show", "books", "--filter", '{"keyPath": "year", "op": "gt", "value": [1960]}'])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "filter.value" in err, err
+
+
+def test_match_keys_without_match_is_a_usage_error(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_:
+        parse_arguments(["config.json", "--match-keys", "title"])
+    assert exit_.value.code == 2
+    assert "--match-keys goes with --match" in capsys.readouterr().err

@@ -183,6 +183,9 @@ def use_the_whole_api(client: Client, api: str) -> None:
     books.fetch_all_pages(max_pages=3)
     books.has_more_pages()
     books.is_fetching()
+    books.load_states()
+    books.retry()  # nothing failed: refused with a reason
+    books.fetch_previous_page()  # at the first page: refused with a reason
     by_genre.snapshot()
     everything.fetch_data(wait=True)  # didPartiallyLoad as its first child finishes
     client.source("books").describe()
@@ -228,7 +231,7 @@ def test_every_message_of_a_session_using_the_whole_api_validates(daemon: str, a
 
     monkeypatch.setattr(AsyncClient, "request", recording)
     notes: list[tuple[str, Any]] = []
-    with Client.spawn(daemon, timeout=10, change_values=True, cache=cache_file) as client:
+    with Client.spawn(daemon, timeout=10, change_values=True, cache=cache_file, load_states=True) as client:
         client.on_event(lambda event: notes.append((event.method, event.params)))
         use_the_whole_api(client, api)
 

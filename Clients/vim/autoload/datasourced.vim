@@ -24,7 +24,9 @@ const GROUPS = {
   error: 'DatasourcedError',
   pending: 'DatasourcedLoading',
 }
-const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError']
+const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch']
+# The characters a filter's query matched (protocol 1.4's match positions).
+const MATCH_GROUP = 'DatasourcedMatch'
 
 # What each action does: keymaps, <Plug>(datasourced-ACTION) and the g? help.
 const ACTIONS = {
@@ -33,10 +35,11 @@ const ACTIONS = {
   retry: 'after an error: the failed page again, or the whole load',
   cancel: 'cancel the load in flight',
   close: 'close the list',
+  filter: 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
   help: 'show these keys',
 }
-const DEFAULT_KEYMAPS = {'<CR>': 'select', r: 'refresh', R: 'retry', '<C-c>': 'cancel', q: 'close', 'g?': 'help'}
-const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'sources', 'health', 'log']
+const DEFAULT_KEYMAPS = {'<CR>': 'select', r: 'refresh', R: 'retry', '<C-c>': 'cancel', q: 'close', '/': 'filter', 'g?': 'help'}
+const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'sources', 'health', 'log']
 
 # The statusline of list windows: the name first, so that a long state is cut, not it.
 const STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
@@ -517,7 +520,12 @@ def StaleMarker_(view: dict<any>): string
     return ''
   endif
   var times = filter(values(view.stale), (_, t) => type(t) == v:t_string)
-  return StaleMarker(empty(times) ? v:null : sort(times)[0])
+  if empty(times)
+    # Stale without a time: a former query's rows, up until updateSource's new query's
+    # rows come (protocol 1.4), not rows of the cache.
+    return '[updating]'
+  endif
+  return StaleMarker(sort(times)[0])
 enddef
 
 def SetFreshness(view: dict<any>, source: string, stale: bool, cached_at: any)
@@ -733,7 +741,12 @@ def Reload(view: dict<any>, Done: func = null_function)
     view.known = true
     view.kind = description.kind
     view.identity_key = type(get(description, 'identityKey', '')) == v:t_string ? get(description, 'identityKey', '') : ''
-    view.show_headers = description.kind == 'sectioned' || description.kind == 'multi'
+    # A filtered source keeps its child's sections: headers if the child had them (the
+    # list showed the child before its first filter).
+    if description.kind != 'filtered'
+      view.show_headers = description.kind == 'sectioned' || description.kind == 'multi'
+    endif
+    view.matches_read = -1
     if description.kind == 'remote' || description.kind == 'paginated'
       SetFreshness(view, view.source, IsTrue(get(description, 'stale', false)), get(description, 'cachedAt', v:null))
     endif
@@ -963,6 +976,7 @@ def ReadPending(view: dict<any>)
   endfor
   if empty(ranges) && !titles_pending
     UpdateLoadedStatus(view)
+    HighlightMatches(view)
     return
   endif
   view.reading = true
@@ -1062,6 +1076,7 @@ def OnEvent(view: dict<any>, kind: string, params: dict<any>)
   elseif kind == 'finishedLoading'
     view.loaded = true
     ReadPending(view)
+    ShowFilteredLoadingRow(view)
     Fire('DatasourcedLoaded', view)
   elseif kind == 'failedWithError'
     var failure = type(get(params, 'error', 0)) == v:t_dict ? params.error : {}
@@ -1079,6 +1094,23 @@ def OnEvent(view: dict<any>, kind: string, params: dict<any>)
       : [TEXTS.error .. ErrorText(failure)])
     Fire('DatasourcedFailed', view, ErrorText(failure))
   endif
+enddef
+
+# A filtered list whose page brought no row that passes leaves the cursor on its
+# trailing loading row, where no move of the cursor can show it again: that row asks for
+# the next page itself, as the user's move onto it did.
+def ShowFilteredLoadingRow(view: dict<any>)
+  if empty(view.filter) || view.source != view.filter.name
+    return
+  endif
+  for win in win_findbuf(view.buf)
+    var lnum = line('.', win)
+    var entry = EntryAt(view, lnum)
+    if lnum == view.line_count && !empty(entry) && !entry.pending && PlaceholderKind(entry.value) == 'loading'
+      WillDisplay(view, lnum)
+      return
+    endif
+  endfor
 enddef
 
 def FailedSources(own: string, failure: dict<any>): list<string>
@@ -1150,7 +1182,7 @@ def ReadSpec(path: string): dict<any>
 enddef
 
 # Members of a one-source spec (the shorthand) that are the list's, not the source's.
-const DISPLAY_MEMBERS = ['title', 'columns', 'show', 'maxPages']
+const DISPLAY_MEMBERS = ['title', 'columns', 'show', 'maxPages', 'search']
 
 # The sources (children first), the one shown, the title and columns of a spec.
 def Normalize(spec: dict<any>, file: string): dict<any>
@@ -1186,7 +1218,16 @@ def Normalize(spec: dict<any>, file: string): dict<any>
     throw 'datasourced-spec: ' .. file .. ': "columns" must be a list of keys or {"key": ..., "width": ...}'
   endif
   var title = get(spec, 'title', show)
-  return {sources: sources, show: show, columns: columns, title: type(title) == v:t_string ? title : show}
+  var search = get(spec, 'search', {})
+  if type(search) != v:t_dict
+    throw 'datasourced-spec: ' .. file .. ': "search" must be an object: {"parameter", "source", "debounceMilliseconds", "keyPaths"}'
+  endif
+  for member in keys(search)
+    if index(['parameter', 'source', 'debounceMilliseconds', 'keyPaths'], member) < 0
+      throw printf('datasourced-spec: %s: search.%s is not a member of search (parameter, source, debounceMilliseconds, keyPaths)', file, member)
+    endif
+  endfor
+  return {sources: sources, show: show, columns: columns, title: type(title) == v:t_string ? title : show, search: search}
 enddef
 
 def NewView(buf: number, normalized: dict<any>): dict<any>
@@ -1195,7 +1236,8 @@ def NewView(buf: number, normalized: dict<any>): dict<any>
     known: false, revision: -1, version: 0, reading: false, reloading: false, reload_again: false,
     reload_callback: null_function, detached: false, loaded: false, failure: {}, resyncs: 0, last_resync: '',
     cursor_lines: {}, user_moved: {}, state: 'starting', status: 'starting', stale: {}, under: {},
-    identity_key: '', show_headers: false, kind: '', setup_failed: false}
+    identity_key: '', show_headers: false, kind: '', setup_failed: false,
+    search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {}}
 enddef
 
 # The buffer of a list titled `title`: the one already showing it, else a new one.
@@ -1316,6 +1358,11 @@ def StartView(view: dict<any>)
     Fire('DatasourcedFailed', view, conn.problem)
     return
   endif
+  if !empty(view.filter)
+    # A new daemon has no filtered source: the list shows its own source again.
+    view.source = view.filter.base
+    view.filter = {}
+  endif
   view.conn = conn
   view.known = false
   view.revision = -1
@@ -1327,6 +1374,7 @@ def StartView(view: dict<any>)
   view.failure = {}
   view.stale = {}
   view.under = {[view.source]: true}
+  view.remote_sources = {}
   SetNotice(view, [])
   SetStatus(view, 'starting')
   Request(conn, 'listSources', {}, (err, existing) => {
@@ -1388,7 +1436,7 @@ enddef
 def ReadAndLoad(view: dict<any>)
   var conn = view.conn
   Reload(view, (description) => {
-    var walk: dict<any> = {seen: {}, outstanding: 0, unloaded: [], remote: 0}
+    var walk: dict<any> = {seen: {}, outstanding: 0, unloaded: [], remote: 0, kinds: {}, sources: {}}
     Visit(view, conn, view.source, walk, description)
   })
 enddef
@@ -1402,7 +1450,10 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
   Request(conn, 'describeSource', {source: name}, (err, description) => {
     if type(err) != v:t_dict && type(description) == v:t_dict
       view.under[name] = true
+      walk.kinds[name] = description.kind
+      walk.sources[name] = get(description, 'source', '')
       if description.kind == 'remote' || description.kind == 'paginated'
+        view.remote_sources[name] = true
         walk.remote += 1
         var state = get(conn.load_state, name, '')
         if state == '' || state == 'failed'
@@ -1421,6 +1472,7 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
     if walk.outstanding > 0 || view.detached || view.conn isnot conn
       return
     endif
+    ShowHeadersBelowFilters(view, walk.kinds, walk.sources)
     if empty(walk.unloaded)
       AdoptState(view, shown)
     elseif len(walk.unloaded) == walk.remote
@@ -1431,6 +1483,25 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
       endfor
     endif
   })
+enddef
+
+# A filtered source the spec shows has section headers when the source under its
+# filters is sectioned or multi (`kinds` and `sources`: each source's kind and child).
+def ShowHeadersBelowFilters(view: dict<any>, kinds: dict<any>, sources: dict<any>)
+  if get(kinds, view.source, '') != 'filtered' || !empty(view.filter)
+    return
+  endif
+  var name = view.source
+  var seen: dict<any> = {}
+  while get(kinds, name, '') == 'filtered' && !has_key(seen, name)
+    seen[name] = true
+    name = Str(get(sources, name, ''))
+  endwhile
+  var headers = index(['sectioned', 'multi'], get(kinds, name, '')) >= 0
+  if headers != view.show_headers
+    view.show_headers = headers
+    Edit(view, 0, -1, AllItems(view))
+  endif
 enddef
 
 def AdoptState(view: dict<any>, description: dict<any>)
@@ -1486,6 +1557,9 @@ def OnWipeout(buf: number)
   if empty(others)
     StopConnection(conn)
     return
+  endif
+  if !empty(view.filter) && view.filter.ready
+    Request(conn, 'destroySource', {name: view.filter.name}, (_, _) => 0)
   endif
   var used: dict<any> = {}
   for other in others
@@ -1669,8 +1743,324 @@ export def Action(name: string)
     Cancel()
   elseif name == 'close'
     Close()
+  elseif name == 'filter'
+    Filter()
   elseif name == 'help'
     Help()
+  endif
+enddef
+
+# Filters and searches ------------------------------------------------------------------------
+
+# Where the string `value` shows in `text` (a rendered line): its 0-based byte offset and
+# how many of its characters are there (whole, or cut by a column's width: its first
+# characters, then "…"); [-1, 0] when the line does not show it.
+def FindShown(text: string, value: string): list<number>
+  var start = stridx(text, value)
+  if start >= 0
+    return [start, strchars(value)]
+  endif
+  for n in range(strchars(value) - 1, 1, -1)
+    start = stridx(text, strcharpart(value, 0, n) .. '…')
+    if start >= 0
+      return [start, n]
+    endif
+  endfor
+  return [-1, 0]
+enddef
+
+# Highlights the characters of line `lnum` that `match` ({score, keyPath, positions})
+# names in `object`'s string at match.keyPath.
+def HighlightRow(view: dict<any>, lnum: number, object: any, match: dict<any>)
+  var value = AtKeyPath(object, Str(get(match, 'keyPath', '')))
+  if type(value) != v:t_string || value == '' || type(get(match, 'positions', 0)) != v:t_list
+    return
+  endif
+  var text = get(getbufline(view.buf, lnum), 0, '')
+  var [start, shown] = FindShown(text, value)
+  if start < 0
+    return  # a format that does not show the matched string as it is
+  endif
+  for position in match.positions
+    if type(position) == v:t_number && position < shown
+      # positions count Unicode scalars; byteidxcomp counts them too
+      var from = byteidxcomp(value, position)
+      var to = byteidxcomp(value, position + 1)
+      if from >= 0 && to > from
+        prop_add(lnum, start + from + 1, {bufnr: view.buf, type: MATCH_GROUP, length: to - from})
+      endif
+    endif
+  endfor
+enddef
+
+def ClearMatches(view: dict<any>)
+  if bufexists(view.buf) && view.line_count > 0
+    prop_remove({type: MATCH_GROUP, bufnr: view.buf, all: true}, 1, view.line_count)
+  endif
+enddef
+
+# Reads the match positions of every row (objectsInSection withMatches, protocol 1.4) and
+# highlights them, when the list shows a filter with a query; clears them otherwise. Once
+# per revision; an answer about another revision is dropped (the next change reads again).
+def HighlightMatches(view: dict<any>)
+  if view.detached || !bufexists(view.buf)
+    return
+  endif
+  var filter = view.filter
+  if empty(filter) || !filter.ready || filter.query == '' || view.source != filter.name
+    ClearMatches(view)
+    view.matches_read = -1
+    return
+  endif
+  if view.reading_matches || !view.known || view.matches_read == view.revision
+    return
+  endif
+  view.reading_matches = true
+  var state: dict<any> = {answers: 0, found: {}, version: view.version, revision: view.revision,
+    total: len(view.sections)}
+  if state.total == 0
+    MatchesRead(view, state)
+    return
+  endif
+  for s in range(state.total)
+    RequestMatches(view, s, state)
+  endfor
+enddef
+
+def RequestMatches(view: dict<any>, s: number, state: dict<any>)
+  Request(view.conn, 'objectsInSection', {source: view.source, section: s, withMatches: true}, (err, result) => {
+    state.answers += 1
+    if type(err) != v:t_dict && type(result) == v:t_dict && get(result, 'revision', -2) == view.revision
+      state.found[string(s)] = result
+    endif
+    if state.answers == state.total
+      MatchesRead(view, state)
+    endif
+  })
+enddef
+
+def MatchesRead(view: dict<any>, state: dict<any>)
+  view.reading_matches = false
+  if view.detached || !bufexists(view.buf)
+    return
+  endif
+  if view.version != state.version
+    ReadPending(view)  # the rows changed meanwhile: read again once their values are in
+    return
+  endif
+  ClearMatches(view)
+  var complete = true
+  for [key, result] in items(state.found)
+    var s = str2nr(key)
+    var i = 0
+    for match in get(result, 'matches', [])
+      if s < len(view.sections) && i < len(view.sections[s].rows)
+        var entry = view.sections[s].rows[i]
+        if entry.pending
+          complete = false  # its line is not written yet: highlighted on the next read
+        elseif type(match) == v:t_dict
+          HighlightRow(view, RowLine(view, s, i) + 1, result.objects[i], match)
+        endif
+      endif
+      i += 1
+    endfor
+  endfor
+  view.matches_read = complete ? state.revision : -1
+  if view.prompting
+    redraw  # the list behind the prompt shows the new rows as they come
+  endif
+enddef
+
+# The key paths `/` matches over: the spec's search.keyPaths, else its columns' keys, else
+# the string members of the first object.
+def MatchKeyPaths(view: dict<any>): list<string>
+  if type(get(view.search, 'keyPaths', 0)) == v:t_list && !empty(view.search.keyPaths)
+    return copy(view.search.keyPaths)
+  endif
+  var paths = mapnew(view.columns, (_, c) => type(c) == v:t_dict ? Str(get(c, 'key', '')) : Str(c))
+  if !empty(paths)
+    return paths
+  endif
+  for section in view.sections
+    for entry in section.rows
+      if !entry.pending && type(entry.value) == v:t_dict && !IsPlaceholder(entry.value)
+        var strings = sort(filter(keys(entry.value), (_, k) => type(entry.value[k]) == v:t_string))
+        if !empty(strings)
+          return strings
+        endif
+      endif
+    endfor
+  endfor
+  return [view.identity_key == '' ? 'id' : view.identity_key]
+enddef
+
+# Sends the filter's query (setFilter with a match over its key paths; none for ''), once
+# the filtered source exists. Answers come in order, each after its change set.
+def SendQuery(view: dict<any>)
+  var filter = view.filter
+  if empty(filter) || !filter.ready || filter.sent == filter.query
+    return
+  endif
+  filter.sent = filter.query
+  var match: any = filter.query == '' ? v:null : {query: filter.query, keyPaths: filter.key_paths}
+  Send(view, 'setFilter', {source: filter.name, match: match}, (_) => {
+    view.matches_read = -1
+    HighlightMatches(view)
+  })
+enddef
+
+# Makes the list show a filtered source over the one it shows (once per list); named after
+# the buffer, so that two lists of one source filter apart.
+def EnsureFilter(view: dict<any>)
+  if !empty(view.filter)
+    return
+  endif
+  var filter = {name: printf('%s/filter#%d', view.source, view.buf), base: view.source, query: '', sent: '',
+    key_paths: MatchKeyPaths(view), ready: false}
+  view.filter = filter
+  var conn = view.conn
+  Request(conn, 'createSource', {name: filter.name, kind: 'filtered', source: filter.base}, (err, _) => {
+    if view.filter isnot filter || view.conn isnot conn
+      return
+    endif
+    if type(err) == v:t_dict
+      view.filter = {}
+      Notify(printf('%s: the daemon refused the filter: %s', filter.base, RpcErrorText(err)))
+      return
+    endif
+    filter.ready = true
+    view.source = filter.name
+    view.under[filter.name] = true
+    Reload(view, (_) => SendQuery(view))
+  })
+enddef
+
+# Filters the list by `query`, a fuzzy match over its shown key paths ('' shows every row).
+export def SetFilter(query: string, buf: number = 0)
+  var view = RunningView(buf)
+  if empty(view)
+    return
+  endif
+  if empty(view.filter)
+    if query == ''
+      return
+    endif
+    EnsureFilter(view)
+  endif
+  view.filter.query = query
+  SendQuery(view)
+enddef
+
+# A prompt whose text goes to `OnTyped` at each key typed (CmdlineChanged); returns the
+# text entered, or v:null when cancelled (<Esc>).
+const PROMPT_CANCELLED = "datasourced-cancelled"
+var PromptHandler: func(string) = null_function
+
+def PromptChanged()
+  if PromptHandler != null_function
+    PromptHandler(getcmdline())
+  endif
+enddef
+
+def LivePrompt(prompt: string, default: string, OnTyped: func(string)): any
+  PromptHandler = OnTyped
+  augroup datasourced_prompt
+    autocmd!
+    autocmd CmdlineChanged @ PromptChanged()
+  augroup END
+  var text = PROMPT_CANCELLED
+  try
+    text = inputdialog(prompt, default, PROMPT_CANCELLED)
+  finally
+    augroup datasourced_prompt
+      autocmd!
+    augroup END
+    PromptHandler = null_function
+  endtry
+  return text == PROMPT_CANCELLED ? v:null : text
+enddef
+
+# `/` in a list: a prompt that filters the rows as you type; <CR> keeps the filter, <Esc>
+# shows every row again.
+export def Filter(buf: number = 0)
+  var view = RunningView(buf)
+  if empty(view)
+    return
+  endif
+  view.prompting = true
+  var text = LivePrompt('/', empty(view.filter) ? '' : view.filter.query, (query) => SetFilter(query, view.buf))
+  view.prompting = false
+  SetFilter(text == v:null ? '' : text, view.buf)
+enddef
+
+# The remote or paginated source a list's search changes: search.source, else the only
+# one the list is made from; '' after saying why.
+def SearchTarget(view: dict<any>): string
+  if type(get(view.search, 'parameter', 0)) != v:t_string
+    Notify(view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"})')
+    return ''
+  endif
+  if type(get(view.search, 'source', 0)) == v:t_string
+    return view.search.source
+  endif
+  var remote = sort(keys(view.remote_sources))
+  if len(remote) == 1
+    return remote[0]
+  endif
+  Notify(printf('%s: %s remote sources; name the one to search in the spec''s search.source', view.source,
+    empty(remote) ? 'no' : 'several'))
+  return ''
+enddef
+
+# Searches the server: updateSource sets the spec's search parameter of the list's remote
+# source to `text` ('' removes it), its other query parameters kept. The rows stay (the
+# status says [updating]) until the new query's rows replace them in one change set.
+export def Search(text: string, buf: number = 0)
+  var view = RunningView(buf)
+  if empty(view)
+    return
+  endif
+  var target = SearchTarget(view)
+  if target == ''
+    return
+  endif
+  view.searched = text
+  Send(view, 'describeSource', {source: target}, (description) => {
+    if view.searched != text
+      return  # a newer search sends its own update
+    endif
+    var query = type(get(description, 'queryParameters', 0)) == v:t_dict ? copy(description.queryParameters) : {}
+    if text == ''
+      if has_key(query, view.search.parameter)
+        remove(query, view.search.parameter)
+      endif
+    else
+      query[view.search.parameter] = text
+    endif
+    var params: dict<any> = {source: target, queryParameters: query}
+    if has_key(view.search, 'debounceMilliseconds')
+      params.debounceMilliseconds = view.search.debounceMilliseconds
+    endif
+    Send(view, 'updateSource', params)
+  })
+enddef
+
+# `:Datasourced search` alone: a prompt that searches as you type (the spec's
+# debounceMilliseconds merges a burst of keys into one request); <Esc> goes back to the
+# search shown before.
+export def SearchPrompt(buf: number = 0)
+  var view = RunningView(buf)
+  if empty(view) || SearchTarget(view) == ''
+    return
+  endif
+  var before = view.searched
+  view.prompting = true
+  var text = LivePrompt('search: ', before, (query) => Search(query, view.buf))
+  view.prompting = false
+  # The last key's search went out already; <Esc> goes back to the one before.
+  var final = text == v:null ? before : text
+  if final != view.searched
+    Search(final, view.buf)
   endif
 enddef
 
@@ -1790,6 +2180,14 @@ export def Command(args: string)
   var rest = trim(matchstr(args, '^\s*\S*\s*\zs.*'))
   if sub == 'open'
     Open(rest)
+  elseif sub == 'filter' && rest != ''
+    SetFilter(rest)
+  elseif sub == 'search'
+    if rest == ''
+      SearchPrompt()
+    else
+      Search(rest)
+    endif
   elseif index(SUBCOMMANDS, sub) >= 0 && rest == ''
     if sub == 'sources'
       for line in Sources()

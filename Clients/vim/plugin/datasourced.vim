@@ -13,6 +13,7 @@ nnoremap <silent> <Plug>(datasourced-refresh) <Cmd>call datasourced#Action('refr
 nnoremap <silent> <Plug>(datasourced-retry) <Cmd>call datasourced#Action('retry')<CR>
 nnoremap <silent> <Plug>(datasourced-cancel) <Cmd>call datasourced#Action('cancel')<CR>
 nnoremap <silent> <Plug>(datasourced-close) <Cmd>call datasourced#Action('close')<CR>
+nnoremap <silent> <Plug>(datasourced-filter) <Cmd>call datasourced#Action('filter')<CR>
 nnoremap <silent> <Plug>(datasourced-help) <Cmd>call datasourced#Action('help')<CR>
 
 " Default links to standard groups; a colour scheme's :highlight clear drops them, so
@@ -22,6 +23,7 @@ function s:highlights() abort
   highlight default link DatasourcedLoading Comment
   highlight default link DatasourcedNoResults Comment
   highlight default link DatasourcedError ErrorMsg
+  highlight default link DatasourcedMatch Search
 endfunction
 call s:highlights()
 augroup datasourced_plugin

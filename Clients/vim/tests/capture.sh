@@ -5,7 +5,10 @@
 #                    went to the last line once (G, which fires CursorMoved for real), so
 #                    that page two arrived: the sections and the status line;
 #   error            `:Datasourced open tests/specs/failing.json` in 100x6: the error in
-#                    the list, the short message below.
+#                    the list, the short message below;
+#   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
+#                    the rows behind it filtered as the keys come; then <Esc>, and every
+#                    row is back (checked, not printed).
 # The daemon is $DATASOURCED, else the repository's debug build; Vim is $DATASOURCED_VIM,
 # else vim on $PATH. Exits non-zero (showing the screen on stderr) if the screen never
 # gets there.
@@ -17,7 +20,7 @@ DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
 case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
 [ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
 scene="${1:-books}"
-case "$scene" in books|error) ;; *) echo "usage: capture.sh [books|error]" >&2; exit 2 ;; esac
+case "$scene" in books|error|filter) ;; *) echo "usage: capture.sh [books|error|filter]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
 
@@ -68,17 +71,34 @@ fi
      --cmd \"let g:datasourced_variables = {'baseURL': '$base_url'}\""
 wait_for "~" # Vim is up
 "${tmux[@]}" send-keys -t capture ":Datasourced open specs/$spec" Enter
-if [ "$scene" = books ]; then
+if [ "$scene" = books ] || [ "$scene" = filter ]; then
   wait_for "loaded 4"
   "${tmux[@]}" send-keys -t capture G
   wait_for "loaded 8"
   wait_for "## science fiction"
   wait_for "datasourced://Books by genre  loaded 8"
+fi
+if [ "$scene" = filter ]; then
+  "${tmux[@]}" send-keys -t capture gg / a r
+  wait_for "loaded 2" # Solaris and Ariel, behind the prompt
+  "${tmux[@]}" capture-pane -p -t capture | grep -qF "The Big Sleep" && {
+    echo "capture.sh: the list behind the prompt was not filtered:" >&2
+    "${tmux[@]}" capture-pane -p -t capture >&2
+    exit 1
+  }
+  wait_for "/ar"
+  "${tmux[@]}" capture-pane -p -t capture >"$work/filtered"
+  "${tmux[@]}" send-keys -t capture Escape
+  wait_for "The Big Sleep" # <Esc>: every row again
+  wait_for "loaded 8"
+  cat "$work/filtered"
+elif [ "$scene" = books ]; then
+  :
 else
   wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
   wait_for "datasourced: broken: HTTP status 500: the database is on fire"
 fi
-"${tmux[@]}" capture-pane -p -t capture
+[ "$scene" = filter ] || "${tmux[@]}" capture-pane -p -t capture
 # Quits Vim (which stops its daemon) and lets it finish before the session goes.
 "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
 for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done

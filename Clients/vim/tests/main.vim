@@ -5,9 +5,11 @@ vim9script
 # non-zero on any failure.
 #   test_list.vim       lists: loading, paging, change sets, errors, cancel, close
 #   test_interface.vim  what users touch: specs, commands, keys, highlights, health
+#   test_filter.vim     issue 30: `/` filters as you type, :Datasourced search
 import './harness.vim' as H
 import './test_list.vim' as TL
 import './test_interface.vim' as TI
+import './test_filter.vim' as TF
 
 const here = expand('<sfile>:p:h')
 const daemon = getenv('DATASOURCED') == v:null ? '' : getenv('DATASOURCED')
@@ -29,6 +31,7 @@ def Main()
   execute 'cd ' .. fnameescape(here)
   TL.Run(daemon)
   TI.Run(daemon)
+  TF.Run(daemon)
   H.Test('quitting Vim stops the daemon cleanly', () => {
     var buf = datasourced#Open('specs/books-flat.json')
     H.ExpectStatus(buf, 'loaded 4')

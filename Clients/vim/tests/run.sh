@@ -68,6 +68,13 @@ if command -v tmux >/dev/null; then
     echo "FAIL the books by genre, page two and the status on a real screen"
     failed=$((failed + 1))
   fi
+  if DATASOURCED_VIM="$vim" bash "$here/capture.sh" filter >/dev/null; then
+    echo "PASS / filters as keys are typed, and <Esc> shows every row again, on a real screen"
+    passed=$((passed + 1))
+  else
+    echo "FAIL / filters as keys are typed, and <Esc> shows every row again, on a real screen"
+    failed=$((failed + 1))
+  fi
 else
   echo "== no tmux: the real-screen check (tests/capture.sh) did not run"
 fi

@@ -9,12 +9,7 @@ enum FetchNextPageRequest: AnsweredAtOnce {
     typealias Result = NextPageResult
 
     static func handle(_ daemon: Daemon, _ params: SourceParams) throws -> NextPageResult {
-        let source = try daemon.source(params.source)
-        guard let paginated = source as? PaginatedDataSource else {
-            throw FieldError(
-                field: "source", expected: "a paginated source", got: JSON(source.name),
-                message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
-        }
+        let paginated = try daemon.paginatedSource(params.source)
         if let refusal = paginated.nextPageRefusal { return NextPageResult(refusal: refusal) }
         paginated.fetchNextPage()
         return NextPageResult(refusal: nil)

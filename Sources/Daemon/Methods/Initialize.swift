@@ -16,6 +16,7 @@ enum InitializeRequest: AnsweredAtOnce {
             daemon.logger.info("client", metadata: ["name": "\(params.clientName ?? "?")", "version": "\(params.clientVersion ?? "?")"])
         }
         daemon.changeValuesLimit = params.changeValuesLimit
+        daemon.sendsLoadStates = params.loadStates
         daemon.loader.userAgent = DaemonInfo.userAgent(clientName: params.clientName, clientVersion: params.clientVersion)
         daemon.lifecycle = .running
         return InitializeResult(
@@ -70,6 +71,10 @@ enum InitializeRequest: AnsweredAtOnce {
                         "additionalProperties": false
                       }
                     ]
+                  },
+                  "loadStates": {
+                    "type": "boolean",
+                    "description": "send dataSource/didChangeLoadState (default false)"
                   }
                 },
                 "additionalProperties": true,
@@ -166,12 +171,14 @@ enum InitializeRequest: AnsweredAtOnce {
         """#
 }
 
-/// `{clientInfo?: {name?, version?}, capabilities?: {changeValues?}}`.
+/// `{clientInfo?: {name?, version?}, capabilities?: {changeValues?, loadStates?}}`.
 struct InitializeParams: WireParams {
     var clientName: String?
     var clientVersion: String?
     /// The most bytes of row values a `didChange` may carry; nil: none.
     var changeValuesLimit: Int?
+    /// Whether the client asked for `dataSource/didChangeLoadState`.
+    var loadStates = false
 
     static let defaultChangeValuesLimit = 1 << 20
     static let maximumChangeValuesLimit = 64 << 20
@@ -196,6 +203,7 @@ struct InitializeParams: WireParams {
                     try options.finish()
                 }
             }
+            loadStates = try capabilities.optionalBool("loadStates") ?? false
         }
     }
 }

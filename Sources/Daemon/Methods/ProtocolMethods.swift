@@ -53,6 +53,8 @@ enum ProtocolMethods {
         FetchDataRequest.self,
         CancelFetchRequest.self,
         FetchNextPageRequest.self,
+        FetchPreviousPageRequest.self,
+        RetryRequest.self,
         WillDisplayObjectAtIndexPathRequest.self,
         SetRefreshIntervalRequest.self,
         UpdateSourceRequest.self,

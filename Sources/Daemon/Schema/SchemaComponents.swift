@@ -189,7 +189,8 @@ enum SchemaComponents {
                     "loop",
                     "crossOrigin",
                     "tls",
-                    "proxy"
+                    "proxy",
+                    "outOfRange"
                   ]
                 },
                 "message": {
@@ -643,6 +644,16 @@ enum SchemaComponents {
                   "minLength": 1,
                   "description": "a dot-separated key path; a component of digits also indexes arrays"
                 },
+                "prevCursorPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "(cursor) where a response gives the cursor of the page before it; a dot-separated key path"
+                },
+                "previousURLPath": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "(nextURL) where a response gives the URL of the page before it; a dot-separated key path"
+                },
                 "nextURLPath": {
                   "type": "string",
                   "minLength": 1,
@@ -990,6 +1001,41 @@ enum SchemaComponents {
                       "minimum": 0,
                       "maximum": 2147483648
                     },
+                    "initialPage": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483648,
+                      "description": "(pageNumber) the page a run starts at, firstPage or later"
+                    },
+                    "initialOffset": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 9007199254740992,
+                      "description": "(offset) the offset a run starts at"
+                    },
+                    "initialCursor": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "(cursor) the cursor a run starts at"
+                    },
+                    "window": {
+                      "type": "object",
+                      "properties": {
+                        "maxPages": {
+                          "type": "integer",
+                          "minimum": 1,
+                          "maximum": 1000000
+                        },
+                        "maxObjects": {
+                          "type": "integer",
+                          "minimum": 1,
+                          "maximum": 2147483648
+                        }
+                      },
+                      "minProperties": 1,
+                      "additionalProperties": false,
+                      "description": "the most pages and objects held; pages far from the rows displayed are dropped, whole"
+                    },
                     "metadataKeyPath": {
                       "type": "string"
                     },
@@ -1236,6 +1282,73 @@ enum SchemaComponents {
             """#
         ),
         (
+            "LoadState",
+            #"""
+            {
+              "anyOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "state": {
+                      "enum": [
+                        "idle",
+                        "loading",
+                        "endReached"
+                      ]
+                    }
+                  },
+                  "required": [
+                    "state"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "state": {
+                      "const": "error"
+                    },
+                    "error": {
+                      "$ref": "#/components/schemas/FetchError"
+                    }
+                  },
+                  "required": [
+                    "state",
+                    "error"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#
+        ),
+        (
+            "LoadStates",
+            #"""
+            {
+              "type": "object",
+              "properties": {
+                "refresh": {
+                  "$ref": "#/components/schemas/LoadState"
+                },
+                "prepend": {
+                  "$ref": "#/components/schemas/LoadState"
+                },
+                "append": {
+                  "$ref": "#/components/schemas/LoadState"
+                }
+              },
+              "required": [
+                "refresh",
+                "prepend",
+                "append"
+              ],
+              "additionalProperties": false,
+              "description": "a paginated source's load state in each direction: the first page of a run, the page before the first loaded, the page after the last"
+            }
+            """#
+        ),
+        (
             "SourceDescription",
             #"""
             {
@@ -1471,6 +1584,36 @@ enum SchemaComponents {
                   "type": "integer",
                   "minimum": 0
                 },
+                "initialPage": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "initialOffset": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "initialCursor": {
+                  "type": "string"
+                },
+                "window": {
+                  "type": "object",
+                  "properties": {
+                    "maxPages": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "maxObjects": {
+                      "type": "integer",
+                      "minimum": 1
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "pagesDropped": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "pages the window dropped in this run (with a window only)"
+                },
                 "metadataKeyPath": {
                   "type": "string"
                 },
@@ -1572,6 +1715,62 @@ enum SchemaComponents {
                     }
                   ]
                 },
+                "previousPage": {
+                  "anyOf": [
+                    {
+                      "type": "null"
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "page": {
+                          "type": "integer"
+                        }
+                      },
+                      "required": [
+                        "page"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "offset": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      },
+                      "required": [
+                        "offset"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "cursor": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "cursor"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "url": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "url"
+                      ],
+                      "additionalProperties": false
+                    }
+                  ]
+                },
                 "pagesLoaded": {
                   "type": "integer",
                   "minimum": 0
@@ -1579,6 +1778,9 @@ enum SchemaComponents {
                 "duplicatesDropped": {
                   "type": "integer",
                   "minimum": 0
+                },
+                "loadStates": {
+                  "$ref": "#/components/schemas/LoadStates"
                 },
                 "cache": {
                   "type": "object",

@@ -159,9 +159,21 @@ extension PaginatorConfiguration {
             ("requestKeys", ["currentPage": JSON(pageQueryKey), "pageSize": JSON(pageSizeQueryKey)]),
             ("firstPage", JSON(firstPage)),
         ]
+        switch initialPosition {
+        case .page(let page)?: members.append(("initialPage", JSON(page)))
+        case .offset(let offset)?: members.append(("initialOffset", JSON(offset)))
+        case .cursor(let cursor)?: members.append(("initialCursor", JSON(cursor)))
+        case nil: break
+        }
         if let metadataKeyPath { members.append(("metadataKeyPath", JSON(metadataKeyPath.description))) }
         members.append(("pagination", paginationJSON))
         members.append(("prefetchDistance", JSON(prefetchDistance)))
+        if let window {
+            var limits: [(String, JSON)] = []
+            if let pages = window.maximumPages { limits.append(("maxPages", JSON(pages))) }
+            if let objects = window.maximumObjects { limits.append(("maxObjects", JSON(objects))) }
+            members.append(("window", .object(limits)))
+        }
         return members
     }
 
@@ -179,9 +191,11 @@ extension PaginatorConfiguration {
             if let cursorPath { members.append(("cursorPath", JSON(cursorPath.description))) }
             if let fromLastObject { members.append(("cursorFromLastObject", JSON(fromLastObject.description))) }
             if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+            if let previousCursorPath { members.append(("prevCursorPath", JSON(previousCursorPath.description))) }
         case .nextURL(let path, let hasMorePath):
             members.append(("nextURLPath", JSON(path.description)))
             if let hasMorePath { members.append(("hasMorePath", JSON(hasMorePath.description))) }
+            if let previousURLPath { members.append(("previousURLPath", JSON(previousURLPath.description))) }
         }
         if let totalPath { members.append(("totalPath", JSON(totalPath.description))) }
         if let totalHeader { members.append(("totalHeader", JSON(totalHeader))) }
@@ -207,6 +221,18 @@ extension SourceDescription.NextPage: WireEncodable {
         case .url(let url): ["url": JSON(url)]
         }
     }
+}
+
+extension LoadState: WireEncodable {
+    /// `{"state": "idle" | "loading" | "endReached"}`, or `{"state": "error", "error": {...}}`.
+    var json: JSON {
+        guard case .error(let error) = self else { return ["state": JSON(name)] }
+        return ["state": "error", "error": error.json]
+    }
+}
+
+extension LoadStates: WireEncodable {
+    var json: JSON { ["refresh": refresh.json, "prepend": prepend.json, "append": append.json] }
 }
 
 extension SourceDescription: WireEncodable {
@@ -245,9 +271,12 @@ extension SourceDescription: WireEncodable {
                 ("hasMorePages", JSON(paging.hasMorePages)),
                 ("numberOfObjects", JSON(paging.numberOfObjects)),
                 ("nextPage", paging.next.json),
+                ("previousPage", paging.previous.json),
                 ("pagesLoaded", JSON(paging.pagesLoaded)),
                 ("duplicatesDropped", JSON(paging.duplicatesDropped)),
+                ("loadStates", paging.loadStates.json),
             ]
+            if paging.paginator.window != nil { members.append(("pagesDropped", JSON(paging.pagesDropped))) }
         }
         return .object(members)
     }

@@ -10,6 +10,7 @@ enum NotificationName: String, CaseIterable {
     case failedWithError = "dataSource/failedWithError"
     case didChange = "dataSource/didChange"
     case didChangeFreshness = "dataSource/didChangeFreshness"
+    case didChangeLoadState = "dataSource/didChangeLoadState"
 }
 
 /// A source's event as the notification that carries it.
@@ -26,6 +27,7 @@ struct SourceNotification {
         case didChange(ChangeSet, revision: Int, values: ChangeValues?)
         /// `cachedAt`: seconds since 1970, while stale.
         case didChangeFreshness(stale: Bool, cachedAt: Double?)
+        case didChangeLoadState(LoadStates)
     }
 
     /// The rows a change brought, parallel to its `inserted` and `updated` index paths.
@@ -42,6 +44,7 @@ struct SourceNotification {
         case .failedWithError: .failedWithError
         case .didChange: .didChange
         case .didChangeFreshness: .didChangeFreshness
+        case .didChangeLoadState: .didChangeLoadState
         }
     }
 
@@ -60,6 +63,8 @@ struct SourceNotification {
         case .didChangeFreshness(let stale, let cachedAt):
             params.append(("stale", JSON(stale)))
             if let cachedAt { params.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
+        case .didChangeLoadState(let states):
+            params.append(("loadStates", states.json))
         }
         // Packed, so that a change set's packed index paths stay packed until the writer.
         return Notification(method: name.rawValue, params: .packedObject(params))
@@ -228,6 +233,29 @@ extension NotificationName {
                 "required": [
                   "source",
                   "stale"
+                ],
+                "additionalProperties": false
+              }
+            }
+            """#
+        case .didChangeLoadState:
+            #"""
+            {
+              "name": "dataSource/didChangeLoadState",
+              "summary": "a paginated source's load state changed in at least one direction (sent to clients with the loadStates capability)",
+              "params": {
+                "type": "object",
+                "properties": {
+                  "source": {
+                    "$ref": "#/components/schemas/SourceName"
+                  },
+                  "loadStates": {
+                    "$ref": "#/components/schemas/LoadStates"
+                  }
+                },
+                "required": [
+                  "source",
+                  "loadStates"
                 ],
                 "additionalProperties": false
               }

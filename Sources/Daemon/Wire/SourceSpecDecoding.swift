@@ -508,7 +508,61 @@ enum RemoteConfigurationDecoding {
                 )
             }
         }
+        paginator.initialPosition = try initialPosition(&reader, paginator: paginator)
+        if var window = try reader.optionalObject("window", expected: "an object {maxPages?, maxObjects?}") {
+            let pages = try window.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit)
+            let objects = try window.optionalInteger("maxObjects", in: 1...PaginatorConfiguration.maximumWindowObjects)
+            try window.finish()
+            guard pages != nil || objects != nil else {
+                throw FieldError(
+                    field: reader.path("window"), expected: "an object with maxPages or maxObjects", got: [:],
+                    message: "\"window\" must give maxPages or maxObjects (or be left out: every page loaded is held)")
+            }
+            paginator.window = PaginatorConfiguration.Window(maximumPages: pages, maximumObjects: objects)
+        }
         return paginator
+    }
+
+    /// `initialPage` (page numbers, from `firstPage` on), `initialOffset` (offsets),
+    /// `initialCursor` (cursors): where a run starts; at most one, of the source's strategy.
+    private static func initialPosition(
+        _ reader: inout ObjectReader, paginator: PaginatorConfiguration
+    ) throws(FieldError) -> PaginatorConfiguration.InitialPosition? {
+        let page = try reader.optionalInteger("initialPage", in: paginator.firstPage...PaginatorConfiguration.maximumFirstPage)
+        let offset = try reader.optionalInteger("initialOffset", in: 0...PaginatorConfiguration.maximumInitialOffset)
+        let cursor = try reader.optionalString("initialCursor", nonEmpty: true)
+        let given: [(field: String, strategy: String, position: PaginatorConfiguration.InitialPosition)] =
+            [
+                page.map { ("initialPage", "pageNumber", .page($0)) }, offset.map { ("initialOffset", "offset", .offset($0)) },
+                cursor.map { ("initialCursor", "cursor", .cursor($0)) },
+            ].compactMap { $0 }
+        guard let first = given.first else { return nil }
+        let strategy = paginator.strategy.name
+        guard first.strategy == strategy else {
+            let own = given.first { $0.strategy == strategy }.map(\.field) ?? Self.initialMember(of: strategy)
+            throw FieldError(
+                field: reader.path(first.field), expected: "\(first.field) only with the \(first.strategy) strategy",
+                got: reader.value(first.field) ?? .null,
+                message:
+                    "\"\(first.field)\" needs pagination.strategy \"\(first.strategy)\"; this source's strategy is \(strategy)\(own.map { ", which starts from \"\($0)\"" } ?? ", which cannot start in the middle")"
+            )
+        }
+        if given.count > 1 {
+            throw FieldError(
+                field: reader.path(given[1].field), expected: "one of initialPage, initialOffset and initialCursor",
+                got: reader.value(given[1].field) ?? .null,
+                message: "\"\(given[1].field)\" and \"\(first.field)\" both say where a run starts; give one")
+        }
+        return first.position
+    }
+
+    private static func initialMember(of strategy: String) -> String? {
+        switch strategy {
+        case "pageNumber": "initialPage"
+        case "offset": "initialOffset"
+        case "cursor": "initialCursor"
+        default: nil
+        }
     }
 
     static let strategies = ["pageNumber", "offset", "cursor", "nextURL", "linkHeader"]
@@ -541,10 +595,12 @@ enum RemoteConfigurationDecoding {
             paginator.strategy = .cursor(
                 cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject,
                 hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+            paginator.previousCursorPath = try reader.optionalKeyPath("prevCursorPath")
         case "nextURL":
             paginator.strategy = .nextURL(
                 path: try reader.optionalKeyPath("nextURLPath") ?? JSONKeyPath("next"),
                 hasMorePath: try reader.optionalKeyPath("hasMorePath"))
+            paginator.previousURLPath = try reader.optionalKeyPath("previousURLPath")
         case "linkHeader":
             paginator.strategy = .linkHeader
         default:

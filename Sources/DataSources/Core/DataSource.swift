@@ -22,6 +22,10 @@ package enum DataSourceEvent: Sendable {
     /// response has confirmed yet (`stale`, stored or last confirmed at `cachedAt`, seconds
     /// since 1970), or no longer does.
     case didChangeFreshness(stale: Bool, cachedAt: Double?)
+    /// A paginated source's load state changed in at least one direction: all three, as they
+    /// now are. Comes right after the `willLoadData` of the cycle that started a load, and right
+    /// before the final event of the cycle that ended one; it is not part of the cycle.
+    case didChangeLoadState(LoadStates)
 }
 
 package protocol DataSourceObserver: AnyObject {
@@ -168,7 +172,7 @@ package class DataSource {
         switch event {
         case .willLoadData: isFetching = true
         case .finishedLoading, .failedWithError: isFetching = false
-        case .didPartiallyLoad, .didChange, .didChangeFreshness: break
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
         }
         for observation in observers {
             observation.observer?.dataSource(self, emitted: event)
@@ -192,7 +196,7 @@ package class DataSource {
         case .failedWithError(let error):
             catchUp()
             if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
-        case .didChange, .didChangeFreshness:
+        case .didChange, .didChangeFreshness, .didChangeLoadState:
             break
         }
     }

@@ -93,6 +93,11 @@ package struct SourceDescription: Sendable {
         package let pagesLoaded: Int
         /// Later duplicates of loaded objects left out in this run.
         package let duplicatesDropped: Int
+        package let loadStates: LoadStates
+        /// What the request for the page before the first one loaded will be; nil when none.
+        package let previous: NextPage?
+        /// Pages the window dropped in this run.
+        package let pagesDropped: Int
     }
 
     /// The next page's request, as `describeSource` shows it (URLs without credentials).

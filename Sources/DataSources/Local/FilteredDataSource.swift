@@ -15,31 +15,19 @@ import JSONKit
 /// diffs. `setFilter` works out its change set from which rows passed before and after,
 /// without comparing rows, and when the match query only grew (typing), searches only the
 /// rows that matched before. The load cycle mirrors the child's, as a sectioned source's does.
-package final class FilteredDataSource: DataSource, DataSourceObserver {
-    package let child: DataSource
+package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     package private(set) var filter: Predicate?
     package private(set) var match: MatchQuery?
     private var pattern: FuzzyPattern?
 
     package override var kind: String { "filtered" }
-    package override var children: [DataSource] { [child] }
-
     package init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?) {
-        self.child = child
         self.filter = filter
         self.match = match
         pattern = match.map { FuzzyPattern($0.query) }
-        super.init(name: name, identity: identity)
+        super.init(name: name, identity: identity, child: child)
         child.addObserver(self)
         recompute()
-    }
-
-    package override func fetchData() { child.fetchData() }
-    package override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
-    package override func willDisplayObject(at indexPath: IndexPath) {
-        // The last row here stands for the end of the child's rows (a next page).
-        guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
-        child.willDisplayObject(at: last)
     }
 
     package override var kindState: SourceDescription.KindState {

@@ -13,32 +13,18 @@ import JSONKit
 /// child, whose `willLoadData` opens this source's cycle), with partial loads and failures
 /// passed on (the original never finished after a failure). Section titles are compared as
 /// JSON values: `1` and `1.0` are different sections, member order in objects is not.
-package final class SectionedDataSource: DataSource, DataSourceObserver {
-    package let child: DataSource
+package final class SectionedDataSource: DerivedDataSource, DataSourceObserver {
     package let sectioningKey: JSONKeyPath
     package let sortDescriptors: [SortDescriptor]
 
     package override var kind: String { "sectioned" }
-    package override var children: [DataSource] { [child] }
-
     package init(name: String, identity: Identity, child: DataSource, sectioningKey: JSONKeyPath, sortDescriptors: [SortDescriptor]) {
-        self.child = child
         self.sectioningKey = sectioningKey
         self.sortDescriptors = sortDescriptors
-        super.init(name: name, identity: identity)
+        super.init(name: name, identity: identity, child: child)
         keepsChildRows = !(child is SimpleDataSource)
         child.addObserver(self)
         recompute()
-    }
-
-    /// Fetches the child; this source's cycle mirrors the child's, which a well-behaved child
-    /// opens at once with `willLoadData`.
-    package override func fetchData() { child.fetchData() }
-    package override func cancelFetch(reason: CancelReason = .cancelFetch) { child.cancelFetch(reason: reason) }
-    package override func willDisplayObject(at indexPath: IndexPath) {
-        // The last row here may not be the child's last row: ask about the child's.
-        guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
-        child.willDisplayObject(at: last)
     }
 
     package override var kindState: SourceDescription.KindState {

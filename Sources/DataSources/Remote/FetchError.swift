@@ -15,6 +15,8 @@ package struct FetchError: Error, Sendable, Equatable {
         case tls
         /// The proxy could not be reached, wanted credentials, or refused the tunnel.
         case proxy
+        /// A run's `initialPage` or `initialOffset` lies past the end of the list.
+        case outOfRange
     }
 
     /// Where a body stopped being JSON.

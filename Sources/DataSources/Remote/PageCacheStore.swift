@@ -22,11 +22,16 @@ package protocol PageCacheStore: AnyObject {
     /// Finishes the writes made so far and lets go of the store's files (the daemon calls it
     /// as it exits); afterwards the store answers like one that has failed.
     func close()
+    /// Logs `message` at debug level, where the store logs (a source's warm open reports where
+    /// its time went: Benchmarks/cache.py reads it).
+    func trace(_ message: @autoclosure () -> String)
 }
 
 extension PageCacheStore {
     /// A store that holds no files only has writes to finish.
     package func close() { flush() }
+    /// A store without a log says nothing.
+    package func trace(_ message: @autoclosure () -> String) {}
 }
 
 /// Names a cache entry.

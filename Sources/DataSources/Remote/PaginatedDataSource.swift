@@ -27,6 +27,20 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// The next page to load; nil when none remains (or before the first).
     private var next: PageRequest?
+    /// The page before the first one loaded; nil when none is before it, or when the strategy
+    /// cannot say (`paginator.previousPageUnsupported`).
+    private var previous: PageRequest?
+    /// Why the last page asked for before the first one failed, until one arrives.
+    private var prependError: FetchError?
+    /// Where the first loaded page starts in the whole list, when its request says (a page
+    /// number with a page size, an offset); 0 otherwise. With `objectsReceived`, where the
+    /// loaded rows end, which totals are compared with.
+    private var runStart = 0
+    /// The last row the client displayed (`willDisplayObjectAtIndexPath`), which the window
+    /// keeps pages around; nil before any.
+    private var displayedItem: Int?
+    /// Pages the window dropped in this run (`describeSource.pagesDropped`).
+    private var pagesDropped = 0
     /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
     private(set) var currentPage: Int
     private var hasMorePages: Bool { next != nil }
@@ -57,8 +71,18 @@ package final class PaginatedDataSource: RemoteCollection {
         /// The request after it, as its response said (before the loop guard).
         var next: PageRequest?
         var metadata: PageMetadata
+        /// The request before it, as its response said.
+        var previous: PageRequest? = nil
     }
     private var loadedPages: [LoadedPage] = []
+
+    // Load states (Paging 3's): derived from the paging state, save what only a failure knows.
+    /// The direction of the load in flight, set before its `willLoadData`.
+    private var loadingDirection: LoadDirection?
+    /// Why the last first page of a run failed, until one arrives.
+    private var refreshError: FetchError?
+    /// What `describeSource.loadStates` and `didChangeLoadState` last said.
+    package private(set) var loadStates = LoadStates()
 
     package override var kind: String { "paginated" }
     override var metadataHeader: String? { paginator.metadataHeader }
@@ -79,16 +103,56 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func fetchData() {
         stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
+        loadingDirection = .refresh
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
-            restore(cached)
-            compose(keptHead: 0)
+            let hashes = restore(cached)
+            compose(keptHead: 0, hashesAfterHead: hashes)
+            warmOpenCosts.mark("changeset")
             showingCachedRows(storedAt: storedAt)
+            reportWarmOpen()
         }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
-        let first = loadedPages.first.flatMap { $0.request == .first && !$0.validators.isEmpty ? $0.validators : nil }
-        load(.first, replacing: true, validators: first)
+        let start = firstRequest
+        let first = loadedPages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
+        load(start, replacing: true, validators: first)
+    }
+
+    /// The request that starts a run: the first page, or `initialPage` / `initialOffset` / `initialCursor`.
+    private var firstRequest: PageRequest {
+        switch paginator.initialPosition {
+        case .page(let number)?: number == paginator.firstPage ? .first : .page(number)
+        case .offset(let offset)?: offset == 0 ? .first : .offset(offset)
+        case .cursor(let cursor)?: .cursor(cursor)
+        case nil: .first
+        }
+    }
+
+    /// Why `fetchPreviousPage` would do nothing, or nil when it would load a page.
+    package var previousPageRefusal: String? {
+        if isFetching { return "a fetch is in flight" }
+        if !loadedOnce { return "no page is loaded yet: call fetchData first" }
+        if previous != nil { return nil }
+        if let unsupported = paginator.previousPageUnsupported { return unsupported }
+        switch loadedPages.first?.request {
+        case .first?, nil: return "the first page is loaded: there is no page before it"
+        default: return "the server named no page before the first one loaded"
+        }
+    }
+
+    /// Loads the page before the first one loaded, inserting its rows at the top; false (and
+    /// nothing happens) when `previousPageRefusal` says why not.
+    @discardableResult
+    package func fetchPreviousPage() -> Bool {
+        guard previousPageRefusal == nil, let previous else { return false }
+        stopRefresh()
+        loadingDirection = .prepend
+        emit(.willLoadData)
+        prependError = nil
+        retriesLeft = paginator.retryAfterRetries
+        load(previous, replacing: false, prepending: true)
+        return true
     }
 
     /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
@@ -104,6 +168,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package func fetchNextPage() -> Bool {
         guard nextPageRefusal == nil, let next else { return false }
         stopRefresh()
+        loadingDirection = .append
         emit(.willLoadData)
         trailingError = nil
         compose(keptHead: objects.count)
@@ -113,12 +178,14 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override func willDisplayObject(at indexPath: IndexPath) {
+        if indexPath.section == 0, indexPath.item >= 0 { displayedItem = indexPath.item }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
         // The client's item is range-checked on the wire; a library caller's may be anything.
         let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
-        guard !overflow, distance <= paginator.prefetchDistance else { return }
-        fetchNextPage()
+        if !overflow, distance <= paginator.prefetchDistance, fetchNextPage() { return }
+        // Within `prefetchDistance` rows of the first row: the page before it, when there is one.
+        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
     }
 
     package override func cancelFetch(reason: CancelReason = .cancelFetch) {
@@ -132,12 +199,90 @@ package final class PaginatedDataSource: RemoteCollection {
         loadedOnce = false
         loadedPages = []
         next = nil
+        previous = nil
+        prependError = nil
+        runStart = 0
+        displayedItem = nil
+        pagesDropped = 0
         trailingError = nil
         metadata = PageMetadata()
         currentPage = paginator.firstPage.addingClamped(-1)
+        refreshError = nil
+        defer { publishLoadStates() }
         guard !keepingRows else { return }
         objects = []
         setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
+    }
+
+    // MARK: Load states
+
+    /// The load states as the paging state makes them.
+    private var currentLoadStates: LoadStates {
+        func state(_ direction: LoadDirection, error: FetchError?, endReached: Bool) -> LoadState {
+            if loadingDirection == direction { return .loading }
+            if let error { return .error(error) }
+            return endReached ? .endReached : .idle
+        }
+        return LoadStates(
+            refresh: state(.refresh, error: refreshError, endReached: false),
+            prepend: state(.prepend, error: prependError, endReached: loadedOnce && previous == nil),
+            append: state(.append, error: trailingError, endReached: loadedOnce && next == nil))
+    }
+
+    /// Sends `didChangeLoadState` when the load states differ from the ones last sent.
+    private func publishLoadStates() {
+        let states = currentLoadStates
+        guard states != loadStates else { return }
+        loadStates = states
+        emit(.didChangeLoadState(states))
+    }
+
+    /// The load-state change comes right after the `willLoadData` that starts a load and right
+    /// before the final event that ends one (Protocol.md, "Ordering guarantees").
+    override func emit(_ event: DataSourceEvent) {
+        switch event {
+        case .willLoadData:
+            super.emit(event)
+            publishLoadStates()
+        case .finishedLoading, .failedWithError:
+            loadingDirection = nil
+            publishLoadStates()
+            super.emit(event)
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState:
+            super.emit(event)
+        }
+    }
+
+    /// Why `retry` would do nothing, or nil when a direction has failed and can be asked for again.
+    package var retryRefusal: String? {
+        if isFetching { return "a fetch is in flight" }
+        if refreshError != nil || (prependError != nil && previous != nil) { return nil }
+        if let prependError {
+            return
+                "the prepend direction stopped with kind \(prependError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
+        }
+        if let trailingError {
+            guard next != nil else {
+                return
+                    "the append direction stopped with kind \(trailingError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
+            }
+            return nil
+        }
+        return "no direction has failed: loadStates has no error"
+    }
+
+    /// Paging 3's `retry()`: asks again for the failed direction only: the first page when the
+    /// run's first page failed, else the page before the first when that failed, else the page
+    /// after the last. Nil (and nothing happens) when `retryRefusal` says why not.
+    @discardableResult
+    package func retry() -> LoadDirection? {
+        guard retryRefusal == nil else { return nil }
+        if refreshError != nil {
+            fetchData()
+            return .refresh
+        }
+        if prependError != nil, previous != nil { return fetchPreviousPage() ? .prepend : nil }
+        return fetchNextPage() ? .append : nil
     }
 
     // MARK: Requests
@@ -179,16 +324,20 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func load(_ page: PageRequest, replacing: Bool, delaySeconds: Double = 0, validators: Validators? = nil) {
+    private func load(
+        _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil
+    ) {
         let target = target(of: page)
         let requestURL = url(of: target)
         request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
             guard let self else { return }
-            switch result {
-            case .success(let response):
+            switch (result, prepending) {
+            case (.success(let response), true):
+                self.receivedPrevious(response, for: page, requestURL: requestURL)
+            case (.success(let response), false):
                 self.received(response, for: page, requestURL: requestURL, replacing: replacing)
-            case .failure(let error):
-                self.failed(error, for: page, replacing: replacing, validators: validators)
+            case (.failure(let error), _):
+                self.failed(error, for: page, replacing: replacing, prepending: prepending, validators: validators)
             }
         }
     }
@@ -204,13 +353,23 @@ package final class PaginatedDataSource: RemoteCollection {
             }
             lastError = nil
             trailingError = nil
+            refreshError = nil
             compose(keptHead: objects.count)
             confirmed()
             touchCache()
             emit(.finishedLoading)
             return
         }
+        let metadataOfPage = paginator.metadata(of: response)
+        if replacing, let beyond = beyondEnd(page, response: response, metadata: metadataOfPage) {
+            // Like any failed first page: the rows loaded (or the previous query's) stay.
+            return failed(beyond, for: page, replacing: true, prepending: false, validators: nil)
+        }
         if replacing {
+            refreshError = nil
+            prependError = nil
+            pagesDropped = 0
+            runStart = startPosition(of: page, metadata: metadataOfPage)
             loadedPages = []
             objects = []
             pagesLoaded = 0
@@ -245,11 +404,15 @@ package final class PaginatedDataSource: RemoteCollection {
         loadedOnce = true
         lastError = nil
         trailingError = nil
-        metadata = paginator.metadata(of: response)
+        metadata = metadataOfPage
         stalledPages = !received.isEmpty && kept.isEmpty ? stalledPages + 1 : 0
+        if replacing { previous = try? previousPage(before: page, response: response, requestURL: requestURL).get() ?? nil }
 
         var failure: FetchError?
-        switch nextPage(after: page, response: response, requestURL: requestURL, metadata: metadata, objectsReceived: objectsReceived) {
+        switch nextPage(
+            after: page, response: response, requestURL: requestURL, metadata: metadata,
+            objectsReceived: runStart.addingClamped(objectsReceived))
+        {
         case .success(let following):
             next = following
         case .failure(let error):
@@ -259,15 +422,15 @@ package final class PaginatedDataSource: RemoteCollection {
         loadedPages.append(
             LoadedPage(
                 request: page, validators: Validators(headers: response), kept: kept.count,
-                received: received.count, next: next, metadata: metadata))
+                received: received.count, next: next, metadata: metadata, previous: replacing ? previous : nil))
         if let following = next, failure == nil {
             if requestsMade.contains(Self.token(following)) {
                 failure = loop(
                     "the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
             } else if stalledPages >= paginator.stalledPagesLimit {
                 failure = loop("\(stalledPages) pages in a row brought no new object", reason: "noNewObjects")
-            } else if pagesLoaded >= paginator.maximumPages {
-                failure = loop("\(pagesLoaded) pages loaded, the most allowed (maxPages)", reason: "maxPages")
+            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
+                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
             }
         }
         if let failure {
@@ -277,12 +440,14 @@ package final class PaginatedDataSource: RemoteCollection {
             compose(keptHead: keptHead, hashesAfterHead: keptHashes)
             confirmed()
             storeLoadedPages()
+            applyWindow(arrived: .append)
             emit(.failedWithError(.fetch(failure)))
             return
         }
         compose(keptHead: keptHead, hashesAfterHead: keptHashes)
         confirmed()
         storeLoadedPages()
+        applyWindow(arrived: .append)
         emit(.finishedLoading)
     }
 
@@ -357,6 +522,223 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
+    /// The request for the page before `page`, nil when the response says there is none (or
+    /// the strategy cannot page backwards), or why it must not be made (a previous URL that
+    /// leaves the origin). Page numbers and offsets are arithmetic; the page before the first
+    /// one is `.first`, so that a run paged back to its start is a run from the first page.
+    private func previousPage(
+        before page: PageRequest, response: DecodedResponse, requestURL: String
+    ) -> Result<
+        PageRequest?, FetchError
+    > {
+        let document = response.document
+        switch paginator.strategy {
+        case .pageNumber:
+            guard case .page(let number) = page, number > paginator.firstPage else { return .success(nil) }
+            return .success(number - 1 == paginator.firstPage ? .first : .page(number - 1))
+        case .offset:
+            guard case .offset(let offset) = page, offset > 0 else { return .success(nil) }
+            let size = paginator.pageSize ?? paginator.metadata(of: response).pageSize ?? response.objects.count
+            guard size > 0 else { return .success(nil) }
+            return .success(offset <= size ? .first : .offset(offset - size))
+        case .cursor:
+            guard let path = paginator.previousCursorPath, let value = document?.value(at: path), let cursor = Self.cursorText(value)
+            else { return .success(nil) }
+            return .success(.cursor(cursor))
+        case .nextURL:
+            guard let path = paginator.previousURLPath, let link = document?.value(at: path)?.stringValue, !link.isEmpty else {
+                return .success(nil)
+            }
+            return follow(link, from: requestURL)
+        case .linkHeader:
+            let links = response.headerValues("link")
+            guard let link = LinkHeader.target("prev", in: links) ?? LinkHeader.target("previous", in: links), !link.isEmpty else {
+                return .success(nil)
+            }
+            return follow(link, from: requestURL)
+        }
+    }
+
+    /// Where `page` starts in the whole list, when its request says; else 0.
+    private func startPosition(of page: PageRequest, metadata: PageMetadata) -> Int {
+        switch page {
+        case .offset(let offset):
+            return offset
+        case .page(let number):
+            guard let size = paginator.pageSize ?? metadata.pageSize else { return 0 }
+            let (pagesBefore, overflow) = number.subtractingReportingOverflow(paginator.firstPage)
+            let (start, tooFar) = pagesBefore.multipliedReportingOverflow(by: size)
+            return overflow || tooFar || pagesBefore < 0 ? 0 : start
+        default:
+            return 0
+        }
+    }
+
+    /// Why a run's `initialPage` or `initialOffset` answered nothing to show: it lies past the
+    /// end of the list (by the metadata's page count or total, or an empty page). Nil otherwise,
+    /// and for every other first request.
+    private func beyondEnd(_ page: PageRequest, response: DecodedResponse, metadata: PageMetadata) -> FetchError? {
+        guard !response.isNotModified else { return nil }
+        let position: String
+        switch page {
+        case .page(let number):
+            position = "initialPage \(number)"
+            let (pagesBefore, overflow) = number.subtractingReportingOverflow(paginator.firstPage)
+            if let pages = metadata.numberOfPages, !overflow, pagesBefore >= pages {
+                return outOfRange(
+                    "\(position) is past the last page: the list has \(pages) page\(pages == 1 ? "" : "s") from page \(paginator.firstPage) (\(paginator.keys.numberOfPages))"
+                )
+            }
+            if let total = metadata.numberOfTotalResults, let size = paginator.pageSize ?? metadata.pageSize, !overflow {
+                let (start, tooFar) = pagesBefore.multipliedReportingOverflow(by: size)
+                if !tooFar, start >= total {
+                    return outOfRange("\(position) is past the end: the list has \(total) objects, \(size) a page")
+                }
+            }
+        case .offset(let offset):
+            position = "initialOffset \(offset)"
+            if let total = metadata.numberOfTotalResults, offset >= total {
+                return outOfRange("\(position) is past the end: the list has \(total) objects")
+            }
+        default:
+            return nil
+        }
+        return response.objects.isEmpty ? outOfRange("\(position) is past the end of the list: its page is empty") : nil
+    }
+
+    private func outOfRange(_ message: String) -> FetchError {
+        FetchError(kind: .outOfRange, message: message, url: lastURL)
+    }
+
+    /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
+    /// change set), the rows loaded stay where they are relative to one another.
+    private func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String) {
+        requestsMade.insert(Self.token(page))
+        var received = response.objects
+        if case .offset = paginator.strategy {
+            // The page asked for may reach past where the first loaded page starts (an offset
+            // not a multiple of the page size): only the objects before it are new.
+            let wanted = max(0, runStart - startPosition(of: page, metadata: PageMetadata()))
+            if received.count > wanted { received = Array(received.prefix(wanted)) }
+        }
+        var kept = received
+        if paginator.duplicates == .dropLater {
+            var identities = loadedIdentities
+            loadedIdentities = IdentitySet(identity: identity)
+            kept = received.filter { identities.insert($0) }
+            loadedIdentities = identities
+            duplicatesDropped = duplicatesDropped.addingClamped(received.count - kept.count)
+        }
+        let metadataOfPage = paginator.metadata(of: response)
+        var failure: FetchError?
+        var before: PageRequest?
+        switch previousPage(before: page, response: response, requestURL: requestURL) {
+        case .success(let request): before = response.objects.isEmpty ? nil : request
+        case .failure(let error): failure = error
+        }
+        pagesLoaded += 1
+        objectsReceived = objectsReceived.addingClamped(received.count)
+        runStart = startPosition(of: page, metadata: metadataOfPage)
+        loadedPages.insert(
+            LoadedPage(
+                request: page, validators: Validators(headers: response), kept: kept.count, received: received.count,
+                next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
+        previous = before
+        if let before, failure == nil {
+            if requestsMade.contains(Self.token(before)) {
+                failure = loop(
+                    "the previous request repeats one already made in this run (\(describe(before)))", reason: loopReason(before))
+            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
+                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
+            }
+        }
+        objects.insert(contentsOf: kept, at: 0)
+        insertRows(kept, at: 0)
+        // A no-results row goes once there are objects.
+        compose(keptHead: objects.count)
+        lastError = nil
+        if let failure {
+            previous = nil
+            lastError = failure
+            prependError = failure
+            storeLoadedPages()
+            applyWindow(arrived: .prepend)
+            emit(.failedWithError(.fetch(failure)))
+            return
+        }
+        storeLoadedPages()
+        applyWindow(arrived: .prepend)
+        emit(.finishedLoading)
+    }
+
+    // MARK: The window
+
+    /// What `pagination.maxPages` bounds: the pages loaded in the run, or with a window the
+    /// pages held (scrolling a long list through a window loads many more pages than it holds).
+    private var pagesCountedByLoopGuard: Int { paginator.window == nil ? pagesLoaded : loadedPages.count }
+
+    /// Drops whole pages while the window is exceeded, the page farther from the row last
+    /// displayed first (without one: the end away from the page that just `arrived`), never the
+    /// last page held. A page dropped at the top becomes the page before (`fetchPreviousPage`
+    /// and displaying the first row load it again), one at the bottom the next page; the loop
+    /// guard forgets its request, so that loading it again is not a loop.
+    private func applyWindow(arrived: LoadDirection) {
+        guard let window = paginator.window else { return }
+        while loadedPages.count > 1, window.isExceeded(pages: loadedPages.count, objects: objects.count) {
+            let dropTop: Bool
+            if let displayedItem {
+                let topEnd = loadedPages[0].kept
+                let bottomStart = objects.count - loadedPages[loadedPages.count - 1].kept
+                // Distance from the displayed row to the nearest row of each end page.
+                let toTop = max(0, displayedItem - (topEnd - 1))
+                let toBottom = max(0, bottomStart - displayedItem)
+                dropTop = toTop > toBottom || (toTop == toBottom && arrived != .prepend)
+            } else {
+                dropTop = arrived != .prepend
+            }
+            if dropTop { dropFirstPage() } else { dropLastPage() }
+            pagesDropped += 1
+        }
+    }
+
+    private func dropFirstPage() {
+        let page = loadedPages.removeFirst()
+        requestsMade.remove(Self.token(page.request))
+        objects.removeFirst(page.kept)
+        removeRows(0..<page.kept)
+        if let item = displayedItem { displayedItem = max(0, item - page.kept) }
+        objectsReceived = max(0, objectsReceived - page.received)
+        runStart = runStart.addingClamped(page.received)
+        previous = page.request
+        prependError = nil
+        forgetIdentitiesOfDroppedRows()
+    }
+
+    private func dropLastPage() {
+        let page = loadedPages.removeLast()
+        requestsMade.remove(Self.token(page.request))
+        let start = objects.count - page.kept
+        objects.removeLast(page.kept)
+        removeRows(start..<start + page.kept)
+        objectsReceived = max(0, objectsReceived - page.received)
+        next = page.request
+        trailingError = nil
+        if let last = loadedPages.last {
+            currentPage = Self.currentPage(after: last.request, pagesLoaded: loadedPages.count, paginator: paginator)
+            metadata = last.metadata
+        }
+        compose(keptHead: objects.count)
+        forgetIdentitiesOfDroppedRows()
+    }
+
+    /// A row dropped by the window may come back: it is no longer a duplicate.
+    private func forgetIdentitiesOfDroppedRows() {
+        guard paginator.duplicates == .dropLater else { return }
+        var identities = IdentitySet(identity: identity)
+        for row in objects { _ = identities.insert(row) }
+        loadedIdentities = identities
+    }
+
     private func currentOffset(of page: PageRequest) -> Int {
         if case .offset(let offset) = page { return offset }
         return 0
@@ -398,11 +780,18 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool, validators: Validators?) {
+    private func failed(_ error: FetchError, for page: PageRequest, replacing: Bool, prepending: Bool, validators: Validators?) {
         // A server that asks to wait: retried here when allowed and not too long.
         if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
             retriesLeft -= 1
-            load(page, replacing: replacing, delaySeconds: delay, validators: validators)
+            load(page, replacing: replacing, prepending: prepending, delaySeconds: delay, validators: validators)
+            return
+        }
+        if prepending {
+            // The rows stay as they are; the same page is asked for by the next fetchPreviousPage.
+            lastError = error
+            prependError = error
+            emit(.failedWithError(.fetch(error)))
             return
         }
         // Past the last page: Django REST framework answers 404 "Invalid page.".
@@ -414,6 +803,7 @@ package final class PaginatedDataSource: RemoteCollection {
             return
         }
         lastError = error
+        if replacing { refreshError = error }
         if loadedOnce {
             // The loaded rows stay; the trailing row shows the failure.
             if !replacing { trailingError = error }
@@ -459,7 +849,8 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// The run as the cache keeps it: its first `cache.maxPages` pages.
     private func storeLoadedPages() {
-        guard loadedPages.count <= configuration.cache.maximumPages else { return }
+        // A run that starts in the middle (initialPage...) is not one the cache restores.
+        guard loadedPages.count <= configuration.cache.maximumPages, loadedPages.first?.request == .first else { return }
         var pages: [CachedPages.Page] = []
         var start = 0
         for page in loadedPages {
@@ -472,16 +863,17 @@ package final class PaginatedDataSource: RemoteCollection {
         storeInCache(CachedPages(pages: pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
     }
 
-    /// Takes up a run where the cached pages left it (`cacheProblem(in:)` has checked them).
+    /// Takes up a run where the cached pages left it (`cachedPages()` has checked them and
+    /// worked out their rows' hashes); answers the hashes of the rows kept, in order.
     /// A URL was stored without credentials: it gets the configured ones back, so that it is
     /// the URL the live run requested (a relative next link keeps the base URL's userinfo).
-    private func restore(_ cached: CachedPages) {
+    private func restore(_ cached: CachedPages) -> [Int]? {
         let collectionURL = url(of: .collection(query: []))
         func withConfiguredCredentials(_ request: PageRequest) -> PageRequest {
             guard case .url(let url) = request else { return request }
             return .url(URLResolution.withCredentials(of: collectionURL, appliedTo: url))
         }
-        adopt(
+        return adopt(
             cached.pages.map {
                 (
                     LoadedPage(
@@ -489,7 +881,7 @@ package final class PaginatedDataSource: RemoteCollection {
                         received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows
                 )
             },
-            duplicatesDropped: cached.duplicatesDropped)
+            hashes: cached.pages.map(\.hashes), duplicatesDropped: cached.duplicatesDropped)
     }
 
     /// A run this source could have loaded and stored: the first page first, each page's
@@ -517,7 +909,7 @@ package final class PaginatedDataSource: RemoteCollection {
             case .dropLater:
                 // decode has checked received >= rows.count.
                 droppedByPages = droppedByPages.addingClamped(page.received - page.rows.count)
-                if let repeated = page.rows.firstIndex(where: { !identities.insert($0) }) {
+                if let repeated = page.rows.indices.first(where: { !identities.insert(page.rows[$0], hash: page.hashes[$0]) }) {
                     return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
                 }
             }
@@ -576,14 +968,30 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// Makes `pages` the run: its rows (later duplicates dropped again), counts, the loop
     /// guard's requests, and the next request after the last page, unless the guard stops it.
-    private func adopt(_ pages: [(page: LoadedPage, rows: [JSON])], duplicatesDropped dropped: Int? = nil) {
+    /// `hashes`: each page's rows' identity hashes, when the caller has them; answers the
+    /// kept rows' hashes then (else nil).
+    @discardableResult
+    private func adopt(
+        _ pages: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]]? = nil, duplicatesDropped dropped: Int? = nil
+    ) -> [Int]? {
         var rows: [JSON] = [], identities = IdentitySet(identity: identity), droppedNow = 0
         var adopted: [LoadedPage] = []
-        for var (page, pageRows) in pages {
+        var keptHashes: [Int] = []
+        for (index, var (page, pageRows)) in pages.enumerated() {
+            let pageHashes = hashes?[index]
             if paginator.duplicates == .dropLater {
-                let kept = pageRows.filter { identities.insert($0) }
+                let kept = pageRows.indices.filter {
+                    identities.insert(pageRows[$0], hash: pageHashes?[$0] ?? identity.hash(of: pageRows[$0]))
+                }
                 droppedNow += pageRows.count - kept.count
-                pageRows = kept
+                if kept.count < pageRows.count {
+                    pageRows = kept.map { pageRows[$0] }
+                    if let pageHashes { keptHashes += kept.map { pageHashes[$0] } }
+                } else if let pageHashes {
+                    keptHashes += pageHashes
+                }
+            } else if let pageHashes {
+                keptHashes += pageHashes
             }
             page.kept = pageRows.count
             rows += pageRows
@@ -604,7 +1012,11 @@ package final class PaginatedDataSource: RemoteCollection {
         currentPage =
             adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
         next = adopted.last?.next
+        previous = adopted.first?.previous
+        prependError = nil
+        runStart = adopted.first.map { startPosition(of: $0.request, metadata: $0.metadata) } ?? 0
         if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
+        return hashes == nil ? nil : keptHashes
     }
 
     // MARK: Live lists
@@ -616,7 +1028,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
         guard !isFetching, !isRefreshing, loadedOnce, !loadedPages.isEmpty else { return false }
         beginRefresh(completion)
-        refreshPage(.first, walked: [], changed: false)
+        refreshPage(loadedPages[0].request, walked: [], changed: false)
         return true
     }
 
@@ -648,13 +1060,16 @@ package final class PaginatedDataSource: RemoteCollection {
                 let following =
                     (try? self.nextPage(
                         after: page, response: response, requestURL: requestURL, metadata: metadata,
-                        objectsReceived: received
+                        objectsReceived: self.runStart.addingClamped(received)
                     ).get()) ?? nil
+                let before =
+                    walked.isEmpty ? (try? self.previousPage(before: page, response: response, requestURL: requestURL).get()) ?? nil : nil
                 walked.append(
                     (
                         LoadedPage(
                             request: page, validators: Validators(headers: response), kept: response.objects.count,
-                            received: response.objects.count, next: following, metadata: metadata), response.objects
+                            received: response.objects.count, next: following, metadata: metadata, previous: before),
+                        response.objects
                     ))
                 changed = true
             }
@@ -685,21 +1100,25 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override var kindState: SourceDescription.KindState {
-        let nextRequest: SourceDescription.NextPage?
-        switch next {
-        case nil: nextRequest = nil
-        case .first: nextRequest = .page(paginator.firstPage)
-        case .page(let number): nextRequest = .page(number)
-        case .offset(let offset): nextRequest = .offset(offset)
-        case .cursor(let cursor): nextRequest = .cursor(cursor)
-        case .url(let url): nextRequest = .url(URLResolution.redacted(url))
+        func described(_ request: PageRequest?) -> SourceDescription.NextPage? {
+            switch request {
+            case nil: nil
+            case .first:
+                if case .offset = paginator.strategy { .offset(0) } else { .page(paginator.firstPage) }
+            case .page(let number): .page(number)
+            case .offset(let offset): .offset(offset)
+            case .cursor(let cursor): .cursor(cursor)
+            case .url(let url): .url(URLResolution.redacted(url))
+            }
         }
+        let nextRequest = described(next)
         return .paginated(
             remoteState,
             SourceDescription.PagingState(
                 paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
                 numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
                 hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
-                duplicatesDropped: duplicatesDropped))
+                duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: described(previous),
+                pagesDropped: pagesDropped))
     }
 }

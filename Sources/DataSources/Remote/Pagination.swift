@@ -86,11 +86,63 @@ package struct PaginatorConfiguration: Sendable {
     /// every metadata path reads from it instead of the body (`ResponseDecoding.readingMetadata`).
     package var metadataHeader: String?
 
+    // Paging backwards (issue 31).
+    /// (`cursor`) Where a response gives the cursor of the page before it, sent under the
+    /// cursor key; nil: a cursor source cannot page backwards.
+    package var previousCursorPath: JSONKeyPath?
+    /// (`nextURL`) Where a response gives the URL of the page before it (Django REST
+    /// framework's `previous`, JSON:API's `links.prev`, HAL's `_links.prev.href`).
+    package var previousURLPath: JSONKeyPath?
+    /// Where a run starts, when not at the first page: `initialPage`, `initialOffset`, `initialCursor`.
+    package var initialPosition: InitialPosition?
+    /// `window`: the most pages and objects held; pages far from the rows displayed are
+    /// dropped, whole, past either. Nil: every page loaded is held.
+    package var window: Window?
+
+    /// `window: {maxPages?, maxObjects?}`.
+    package struct Window: Sendable, Equatable {
+        package var maximumPages: Int?
+        package var maximumObjects: Int?
+
+        package init(maximumPages: Int? = nil, maximumObjects: Int? = nil) {
+            self.maximumPages = maximumPages
+            self.maximumObjects = maximumObjects
+        }
+
+        /// Whether `pages` pages of `objects` objects are more than the window holds.
+        func isExceeded(pages: Int, objects: Int) -> Bool {
+            if let maximumPages, pages > maximumPages { return true }
+            if let maximumObjects, objects > maximumObjects { return true }
+            return false
+        }
+    }
+
+    /// `initialPage` / `initialOffset` / `initialCursor`, each of its own strategy.
+    package enum InitialPosition: Sendable, Equatable {
+        case page(Int)
+        case offset(Int)
+        case cursor(String)
+    }
+
+    /// How a source of this configuration can page backwards, or why it cannot: nil when it can.
+    package var previousPageUnsupported: String? {
+        switch strategy {
+        case .pageNumber, .offset, .linkHeader: nil
+        case .cursor:
+            previousCursorPath == nil ? "the cursor strategy pages backwards only with pagination.prevCursorPath" : nil
+        case .nextURL:
+            previousURLPath == nil ? "the nextURL strategy pages backwards only with pagination.previousURLPath" : nil
+        }
+    }
+
     /// Leaves room to count pages up without overflow (the wire layer enforces it).
     package static let maximumFirstPage = 1 << 31
     package static let maximumPageSize = 1 << 31
     package static let maximumPagesLimit = 1_000_000
     package static let maximumPrefetchDistance = 1_000_000
+    /// Far from overflowing when a page size is added.
+    package static let maximumInitialOffset = 1 << 53
+    package static let maximumWindowObjects = 1 << 31
 
     package init(
         keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,

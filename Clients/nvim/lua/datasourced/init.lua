@@ -17,6 +17,8 @@ local render = require('datasourced.render')
 
 local M = {}
 
+local islist = vim.islist or vim.tbl_islist
+
 -- What each action does, for keymaps, :Datasourced and the g? help.
 M.ACTIONS = {
   select = 'the row: on_select(object); an error row retries, a loading row loads',
@@ -25,6 +27,7 @@ M.ACTIONS = {
   cancel = 'cancel the load in flight',
   reload = 'read every row again and redraw',
   close = 'close the list',
+  filter = 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
   help = 'show these keys',
 }
 
@@ -34,6 +37,7 @@ M.DEFAULT_KEYMAPS = {
   R = 'retry',
   ['<C-c>'] = 'cancel',
   q = 'close',
+  ['/'] = 'filter',
   ['g?'] = 'help',
 }
 
@@ -51,6 +55,7 @@ local config = {
 M.STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
 
 local connections = {} -- command line (joined) -> Connection
+local drop_filter -- defined with the filters, used when a list goes
 local views = {} -- buffer number -> ListView
 
 local function notify(message, level)
@@ -212,7 +217,7 @@ end
 -- Opening a list --------------------------------------------------------------------------
 
 -- Members of a one-source spec that are the plugin's, not createSource parameters.
-local SPEC_KEYS = { format = true, columns = true, title = true, show = true, sources = true, cmd = true }
+local SPEC_KEYS = { format = true, columns = true, title = true, show = true, sources = true, cmd = true, search = true }
 
 --- `value` with `${NAME}` replaced in every string inside it (Clients/specs: the list spec
 --- shared by every client); `$$` is not special. An unknown NAME is an error naming it and
@@ -264,6 +269,36 @@ local function check_columns(columns)
   end
 end
 
+local function check_search(search)
+  if type(search) ~= 'table' or islist(search) and next(search) ~= nil then
+    return 'search must be an object: {parameter, source, debounceMilliseconds, keyPaths}, got ' .. vim.inspect(search)
+  end
+  for k in pairs(search) do
+    if not ({ parameter = true, source = true, debounceMilliseconds = true, keyPaths = true })[k] then
+      return string.format('search.%s is not a member of search (parameter, source, debounceMilliseconds, keyPaths)', tostring(k))
+    end
+  end
+  for _, k in ipairs({ 'parameter', 'source' }) do
+    if search[k] ~= nil and (type(search[k]) ~= 'string' or search[k] == '') then
+      return string.format('search.%s must be a non-empty string, got %s', k, vim.inspect(search[k]))
+    end
+  end
+  local ms = search.debounceMilliseconds
+  if ms ~= nil and (type(ms) ~= 'number' or ms % 1 ~= 0 or ms < 0 or ms > 10000) then
+    return 'search.debounceMilliseconds must be a whole number in 0...10000, got ' .. vim.inspect(ms)
+  end
+  if search.keyPaths ~= nil then
+    if type(search.keyPaths) ~= 'table' or #search.keyPaths == 0 then
+      return 'search.keyPaths must be a non-empty list of key paths, got ' .. vim.inspect(search.keyPaths)
+    end
+    for i, path in ipairs(search.keyPaths) do
+      if type(path) ~= 'string' or path == '' then
+        return string.format('search.keyPaths[%d] must be a key path, got %s', i - 1, vim.inspect(path))
+      end
+    end
+  end
+end
+
 --- The sources to create (children first), the one to show, and the options of a spec.
 local function normalize(spec)
   if type(spec) ~= 'table' then
@@ -300,6 +335,12 @@ local function normalize(spec)
       return nil, problem
     end
   end
+  if spec.search ~= nil then
+    local problem = check_search(spec.search)
+    if problem then
+      return nil, problem
+    end
+  end
   -- show: one source name, or a list of them of which a list buffer shows the first (the
   -- CLI prints each); a string is a name, never its characters.
   local show = spec.show
@@ -319,6 +360,8 @@ local function normalize(spec)
     format = spec.format or (spec.columns and render.columns_format(spec.columns)) or nil,
     title = spec.title or show,
     cmd = as_cmd(spec.cmd),
+    columns = spec.columns,
+    search = spec.search,
   }
 end
 
@@ -397,6 +440,10 @@ local function start_view(view)
     view:edit(0, -1, { { '  ✗ ' .. problem, 'DatasourcedError' } })
     return
   end
+  if view.filter then
+    -- A new daemon has no filtered source: the list shows its own source again.
+    view.source, view.filter = view.filter.base, nil
+  end
   view:attach(conn)
   conn:request('listSources', nil, function(err, existing)
     if view.detached or view.conn ~= conn then
@@ -444,6 +491,16 @@ local function start_view(view)
       end)
     end
   end)
+end
+
+-- Filters and searches ---------------------------------------------------------------------
+
+--- Destroys the filtered source a list made (its `/`), if its daemon still runs.
+drop_filter = function(view)
+  local filter = view.filter
+  if filter and filter.ready and view.conn and not view.conn.exited and not view.conn.stopping then
+    view.conn:request('destroySource', { name = filter.name }, function() end)
+  end
 end
 
 local function set_keymaps(buf)
@@ -522,6 +579,9 @@ local function watch_buffer(buf)
       local view = views[buf]
       views[buf] = nil
       pcall(vim.api.nvim_del_augroup_by_id, group)
+      if view then
+        drop_filter(view)
+      end
       -- The daemon's last list is gone: let it go too.
       if view and view.conn and #views_of(view.conn) == 0 then
         view.conn:stop()
@@ -564,9 +624,11 @@ function M.open(spec, opts)
   if reused then
     -- Reopening (say, after fixing a spec the daemon refused) replaces the old list.
     views[reused].detached = true
+    drop_filter(views[reused])
   end
   local view = ListView.new({ source = normalized.show, format = normalized.format, title = normalized.title, buf = reused })
   view.create = normalized.sources
+  view.columns, view.search = normalized.columns, normalized.search
   view.cmd = as_cmd(opts.cmd) or normalized.cmd or config.cmd
   views[view.buf] = view
   if not reused then
@@ -647,6 +709,212 @@ local function running_view(buf)
     return nil
   end
   return view
+end
+
+--- The key paths a list's `/` matches over: the spec's search.keyPaths, else its
+--- columns' keys, else the members the default format shows of the first object (its
+--- string members).
+function M.match_key_paths(view)
+  if view.search and view.search.keyPaths then
+    return vim.deepcopy(view.search.keyPaths)
+  end
+  local paths = {}
+  for _, column in ipairs(view.columns or {}) do
+    table.insert(paths, type(column) == 'table' and (column.key or column[1]) or column)
+  end
+  if #paths > 0 then
+    return paths
+  end
+  for _, section in ipairs(view.sections) do
+    for _, entry in ipairs(section.rows) do
+      local value = entry.value
+      if type(value) == 'table' and not render.is_placeholder(value) and not islist(value) then
+        for k, v in pairs(value) do
+          if type(v) == 'string' then
+            table.insert(paths, k)
+          end
+        end
+        table.sort(paths)
+        if #paths > 0 then
+          return paths
+        end
+      end
+    end
+  end
+  return { view.identity_key or 'id' }
+end
+
+--- Sends the filter's query (setFilter with a match over its key paths, or none for an
+--- empty query), once the filtered source exists. The daemon answers in order and sends
+--- the rows' change set before the answer, so the last query sent is the one shown.
+local function send_query(view)
+  local filter = view.filter
+  if not filter or not filter.ready or filter.sent == filter.query then
+    return
+  end
+  filter.sent = filter.query
+  local match = filter.query ~= '' and { query = filter.query, keyPaths = filter.key_paths } or vim.NIL
+  view:send('setFilter', { source = filter.name, match = match }, function()
+    view.matches_read = nil
+    view:highlight_matches()
+  end)
+end
+
+--- Makes the list show a filtered source over the source it shows (once per list): the
+--- filter's rows are the list's from then on, paging included (the filtered source's
+--- last row asks its child's). The filtered source is named after the list's buffer, so
+--- two lists of one source filter apart.
+local function ensure_filter(view)
+  if view.filter then
+    return view.filter
+  end
+  local filter = {
+    name = string.format('%s/filter#%d', view.source, view.buf),
+    base = view.source,
+    query = '',
+    sent = '',
+    key_paths = M.match_key_paths(view),
+    ready = false,
+  }
+  view.filter = filter
+  local conn = view.conn
+  conn:request('createSource', { name = filter.name, kind = 'filtered', source = filter.base }, function(err)
+    if view.filter ~= filter or view.conn ~= conn then
+      return
+    end
+    if err then
+      view.filter = nil
+      return notify(string.format('%s: the daemon refused the filter: %s', filter.base, Connection.describe_error(err)))
+    end
+    filter.ready = true
+    view.source = filter.name
+    view.under[filter.name] = true
+    view:reload(function()
+      send_query(view)
+    end)
+  end)
+  return filter
+end
+
+--- Filters the buffer's list by `query` (a fuzzy match over the list's shown key paths,
+--- ranked by score, matched characters highlighted); '' shows every row again.
+function M.set_filter(query, buf)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  local filter = view.filter
+  if not filter then
+    if query == '' then
+      return -- nothing filtered, nothing to clear
+    end
+    filter = ensure_filter(view)
+  end
+  filter.query = query
+  send_query(view)
+end
+
+--- A prompt at the command line whose text goes to `on_change` at each keystroke
+--- (CmdlineChanged); returns the text entered, or nil for <Esc>.
+-- No NUL in it: Neovim 0.7 passes such a string to input() as a Blob.
+local CANCELLED = '\1datasourced-cancelled'
+local function live_prompt(prompt, default, on_change)
+  local group = vim.api.nvim_create_augroup('datasourced_prompt', { clear = true })
+  vim.api.nvim_create_autocmd('CmdlineChanged', {
+    group = group,
+    pattern = '@', -- input()'s command line
+    callback = function()
+      Connection.guarded('the prompt', on_change, vim.fn.getcmdline())
+    end,
+  })
+  local ok, text = pcall(vim.fn.input, { prompt = prompt, default = default, cancelreturn = CANCELLED })
+  pcall(vim.api.nvim_del_augroup_by_id, group)
+  if not ok or text == CANCELLED then
+    return nil
+  end
+  return text
+end
+
+--- `/` in a list: a prompt that filters the rows as you type (each keystroke a setFilter);
+--- <CR> keeps the filter, <Esc> shows every row again.
+function M.filter(buf)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  view.prompting = true
+  local text = live_prompt('/', view.filter and view.filter.query or '', function(query)
+    M.set_filter(query, view.buf)
+  end)
+  view.prompting = false
+  M.set_filter(text or '', view.buf)
+end
+
+--- The remote or paginated source a list's search changes: the spec's search.source,
+--- else the only one the list is made from. nil and why otherwise.
+local function search_target(view)
+  if not view.search or not view.search.parameter then
+    return nil, view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"})'
+  end
+  if view.search.source then
+    return view.search.source
+  end
+  if #view.remote_sources == 1 then
+    return view.remote_sources[1]
+  end
+  return nil, string.format('%s: %s remote sources; name the one to search in the spec\'s search.source',
+    view.source, #view.remote_sources == 0 and 'no' or 'several')
+end
+
+--- Searches the server: updateSource sets the spec's search parameter of the list's
+--- remote source to `text` ('' removes it), keeping the other query parameters. The rows
+--- stay (marked stale) until the new query's answer replaces them in one change set.
+function M.search(text, buf)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  local target, problem = search_target(view)
+  if not target then
+    return notify(problem)
+  end
+  view.searched = text
+  view:send('describeSource', { source = target }, function(description)
+    if view.searched ~= text then
+      return -- a newer search was asked for meanwhile: it sends its own update
+    end
+    local query = type(description.queryParameters) == 'table' and vim.deepcopy(description.queryParameters) or {}
+    query[view.search.parameter] = text ~= '' and text or nil
+    if next(query) == nil then
+      query = vim.empty_dict()
+    end
+    view:send('updateSource', { source = target, queryParameters = query,
+      debounceMilliseconds = view.search.debounceMilliseconds })
+  end)
+end
+
+--- `:Datasourced search` without words: a prompt that searches the server as you type
+--- (the spec's debounceMilliseconds merges a burst of keystrokes into one request);
+--- <Esc> goes back to the search shown before.
+function M.search_prompt(buf)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  local _, problem = search_target(view)
+  if problem then
+    return notify(problem)
+  end
+  local before = view.searched or ''
+  view.prompting = true
+  local text = live_prompt('search: ', before, function(query)
+    M.search(query, view.buf)
+  end)
+  view.prompting = false
+  -- The last key's search went out already; <Esc> goes back to the one before.
+  if (text or before) ~= view.searched then
+    M.search(text or before, view.buf)
+  end
 end
 
 --- fetchData on the buffer's source: loads it again (a paginated source from page one).
@@ -872,11 +1140,12 @@ function M.log(buf)
   return file
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log}
-M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'sources', 'log' }
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|sources|log}
+M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'filter', 'search',
+  'sources', 'log' }
 
 local function usage(args)
-  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|sources|log} (got %q)',
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|sources|log} (got %q)',
     args or ''))
 end
 
@@ -891,6 +1160,18 @@ function M.command(args)
       return M.refresh_interval(seconds)
     end
     return usage(args)
+  end
+  if sub == 'filter' then
+    if rest == '' then
+      return M.filter()
+    end
+    return M.set_filter(rest)
+  end
+  if sub == 'search' then
+    if rest == '' then
+      return M.search_prompt()
+    end
+    return M.search(rest)
   end
   if vim.tbl_contains(M.SUBCOMMANDS, sub) and rest == '' then
     return M[sub]()

@@ -28,6 +28,10 @@ ListView.__index = ListView
 
 local namespace = vim.api.nvim_create_namespace('datasourced')
 ListView.namespace = namespace
+-- The characters a filter's query matched (protocol 1.4's match positions), kept apart
+-- from the rows' own highlights: they are read after the rows, and go with every filter.
+local match_namespace = vim.api.nvim_create_namespace('datasourced_match')
+ListView.match_namespace = match_namespace
 
 local function key(section, item)
   return section .. ':' .. item
@@ -64,6 +68,9 @@ function ListView.new(opts)
     stale = {}, -- source name -> cachedAt (or true): its rows are cached, not confirmed yet
     under = {}, -- names of the sources the list is made from (its own included)
     remote_sources = {}, -- the remote and paginated ones among them (for refresh-interval)
+    filter = nil, -- { name, base, query, key_paths, ready }: the list shows a filtered source over `base`
+    matches_read = nil, -- the revision whose match positions are highlighted
+    reading_matches = false,
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -146,7 +153,8 @@ function ListView:report_rpc_error(method, err)
 end
 
 --- "[cached 16:41]" while a source of the list shows cached rows the server has not
---- confirmed yet (the oldest, if several); nil when none does.
+--- confirmed yet (the oldest, if several), "[updating]" while it shows a former query's
+--- rows; nil when none does.
 function ListView:stale_marker()
   local any, oldest = false, nil
   for _, cached_at in pairs(self.stale) do
@@ -155,6 +163,11 @@ function ListView:stale_marker()
     if type(cached_at) == 'string' and (oldest == nil or cached_at < oldest) then
       oldest = cached_at
     end
+  end
+  if any and oldest == nil then
+    -- Stale without a time: rows a query changed by updateSource left up (protocol 1.4)
+    -- until the new query's rows come, not rows of the cache.
+    return '[updating]'
   end
   return any and render.stale_marker(oldest) or nil
 end
@@ -173,6 +186,20 @@ end
 --- description): their freshness concerns the list, and refresh intervals apply to the
 --- remote and paginated ones.
 function ListView:adopt_sources(descriptions)
+  -- A filtered source the spec shows has section headers when the source under its
+  -- filters is sectioned or multi.
+  local below, seen = descriptions[self.source], {}
+  if below and below.kind == 'filtered' and not self.filter then
+    while below and below.kind == 'filtered' and not seen[below.source] do
+      seen[below.source] = true
+      below = descriptions[below.source]
+    end
+    local headers = below ~= nil and (below.kind == 'sectioned' or below.kind == 'multi')
+    if headers ~= self.show_headers then
+      self.show_headers = headers
+      self:edit(0, -1, self:all_items())
+    end
+  end
   self.under, self.remote_sources = { [self.source] = true }, {}
   for name, description in pairs(descriptions) do
     self.under[name] = true
@@ -222,11 +249,13 @@ function ListView:edit(first, last, items)
   -- Highlights are extmarks: those of the replaced lines go first, or they would slide
   -- onto the lines that follow.
   vim.api.nvim_buf_clear_namespace(self.buf, namespace, first, last)
+  vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, first, last)
   vim.bo[self.buf].modifiable = true
   if was_empty or self.line_count == 0 then
     -- An empty list is one empty line: the first insertion replaces it, the last
     -- deletion leaves it.
     vim.api.nvim_buf_clear_namespace(self.buf, namespace, 0, -1)
+    vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
     vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, texts)
   else
     vim.api.nvim_buf_set_lines(self.buf, first, last, false, texts)
@@ -420,7 +449,13 @@ function ListView:reload(callback)
       self:set_freshness(self.source, description.stale == true, description.cachedAt)
     end
     self.identity_key = description.identityKey
-    self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
+    -- A filtered source keeps its child's sections: headers if the child had them (the
+    -- list showed the child before its first filter; adopt_sources looks when the spec
+    -- shows a filtered source).
+    if description.kind ~= 'filtered' then
+      self.show_headers = description.kind == 'sectioned' or description.kind == 'multi'
+    end
+    self.matches_read = nil
     local sections, next_row = {}, 1
     for s, count in ipairs(description.counts) do
       local rows = {}
@@ -650,6 +685,7 @@ function ListView:read_pending()
     if self.loaded then
       self:show_cursor_rows() -- every row's value is known now
     end
+    self:highlight_matches()
     return
   end
   self.reading = true
@@ -721,6 +757,116 @@ function ListView:read_pending()
       end
       done()
     end)
+  end
+end
+
+-- Match highlights ------------------------------------------------------------------------
+
+--- Where the string `value` shows in `text` (a rendered line), as a 1-based byte offset,
+--- and how many of its characters are there: whole, or cut by a column's width (its
+--- first characters then "…"). nil when the line does not show it.
+local function find_shown(text, value)
+  local start = text:find(value, 1, true)
+  if start then
+    return start, vim.fn.strchars(value)
+  end
+  for n = vim.fn.strchars(value) - 1, 1, -1 do
+    start = text:find(vim.fn.strcharpart(value, 0, n) .. '…', 1, true)
+    if start then
+      return start, n
+    end
+  end
+end
+
+--- Highlights the characters of `row_text` (0-based line `line`) that `match` (a match
+--- position: {score, keyPath, positions}) names in `object`'s string at match.keyPath.
+function ListView:highlight_row(line, row_text, object, match)
+  if type(match) ~= 'table' or type(match.positions) ~= 'table' then
+    return
+  end
+  local value = render.at_key_path(object, match.keyPath)
+  if type(value) ~= 'string' or value == '' then
+    return
+  end
+  local start, shown = find_shown(row_text, value)
+  if not start then
+    return -- a format that does not show the matched string as it is
+  end
+  for _, position in ipairs(match.positions) do
+    if type(position) == 'number' and position < shown then
+      -- positions count Unicode scalars; byteidxcomp counts them too (composing ones apart)
+      local from, to = vim.fn.byteidxcomp(value, position), vim.fn.byteidxcomp(value, position + 1)
+      if from >= 0 and to > from then
+        vim.api.nvim_buf_set_extmark(self.buf, match_namespace, line, start - 1 + from,
+          { end_row = line, end_col = start - 1 + to, hl_group = render.groups.match })
+      end
+    end
+  end
+end
+
+--- Reads the match positions of every row (objectsInSection withMatches, protocol 1.4)
+--- and highlights them, when the list shows a filter with a query; clears them otherwise.
+--- Read once per revision; an answer about another revision is dropped (the next
+--- change set reads again).
+function ListView:highlight_matches()
+  if self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local filter = self.filter
+  if not filter or not filter.ready or filter.query == '' or self.source ~= filter.name then
+    vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
+    self.matches_read = nil
+    return
+  end
+  if self.reading_matches or not self.known or (self.revision ~= nil and self.matches_read == self.revision) then
+    return
+  end
+  self.reading_matches = true
+  local version, revision = self.version, self.revision
+  local answers, found = 0, {}
+  local sections = #self.sections
+  local function done()
+    self.reading_matches = false
+    if self.detached then
+      return
+    end
+    if self.version ~= version then
+      -- The rows changed meanwhile: once their values are in, read_pending asks again.
+      return self:read_pending()
+    end
+    vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
+    local complete = true
+    for s, result in pairs(found) do
+      for i, match in ipairs(result.matches or {}) do
+        local entry = self.sections[s] and self.sections[s].rows[i]
+        if entry and entry.pending then
+          complete = false -- its line is not written yet: highlighted on the next read
+        elseif entry and match ~= vim.NIL then
+          local line = self:row_line(s, i)
+          local text = vim.api.nvim_buf_get_lines(self.buf, line, line + 1, false)[1] or ''
+          self:highlight_row(line, text, result.objects[i], match)
+        end
+      end
+    end
+    self.matches_read = complete and revision or nil
+    if self.prompting then
+      pcall(vim.cmd, 'redraw') -- the list behind the prompt shows the new rows as they come
+    end
+  end
+  if sections == 0 then
+    return done()
+  end
+  for s = 1, sections do
+    self.conn:request('objectsInSection', { source = self.source, section = s - 1, withMatches = true },
+      function(err, result)
+        answers = answers + 1
+        if not err and type(result) == 'table' and self:answer_fits(version, result) then
+          found[s] = result
+        end
+        if answers == sections then
+          done()
+        end
+      end)
   end
 end
 

@@ -20,6 +20,7 @@ M.groups = {
   noResults = 'DatasourcedNoResults',
   error = 'DatasourcedError',
   pending = 'DatasourcedLoading',
+  match = 'DatasourcedMatch', -- the characters a filter's query matched
 }
 
 M.default_links = {
@@ -27,6 +28,7 @@ M.default_links = {
   DatasourcedLoading = 'Comment',
   DatasourcedNoResults = 'Comment',
   DatasourcedError = 'ErrorMsg',
+  DatasourcedMatch = 'Search',
 }
 
 --- Links the groups to their defaults unless the user (or colour scheme) set them.
@@ -137,7 +139,7 @@ function M.default_format(value, identity_key)
 end
 
 --- The value at a dot key path ("author.name"), or nil.
-local function at_key_path(value, path)
+function M.at_key_path(value, path)
   for part in tostring(path):gmatch('[^.]+') do
     if type(value) ~= 'table' then
       return nil
@@ -173,7 +175,7 @@ function M.columns_format(columns)
       if type(column) == 'table' then
         path, width = column.key or column[1], column.width or column[2]
       end
-      local found = at_key_path(value, path)
+      local found = M.at_key_path(value, path)
       local text = found == nil and '' or one_line(scalar_text(found))
       if width and i < #columns then
         text = fit(text, width)
