@@ -128,8 +128,12 @@ package final class Daemon {
     package func run() -> Int32 {
         let mailbox = self.mailbox
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
-        // Reached from the reader thread only while it holds the mailbox's role.
-        nonisolated(unsafe) let daemon = self
+        // The transport's threads outlive `run`: the reader until its input ends, the writer
+        // (whose output failure is delivered through the same closure) until it is stopped.
+        // They reach the daemon through `access`, which `run` empties before it returns, so a
+        // daemon that has served is not kept alive, with every source it holds, by threads
+        // that will never handle its events again.
+        let access = ReaderAccess(self)
         transport.start { events in
             let events = events.map(DaemonEvent.transport)
             // A burst of pipelined requests goes to this thread instead: the reader then
@@ -139,6 +143,9 @@ package final class Daemon {
                 return
             }
             guard let claimed = mailbox.claimOrPost(contentsOf: events) else { return }
+            // The role is free only while `run` has not returned (it returns holding the role,
+            // for good), so the daemon is still there.
+            guard let daemon = access.daemon else { preconditionFailure("the reader took the role after run returned") }
             // An event that ends the daemon wakes this thread to return its status.
             let stopped = daemon.stoppedStatus == nil && daemon.handleClaimed(claimed) != nil
             mailbox.release(waking: stopped)
@@ -147,10 +154,22 @@ package final class Daemon {
             let events = mailbox.claimAll()
             if let status = stoppedStatus ?? handleClaimed(events) {
                 transport.flush(waitingAtMost: 500)
+                // The role stays with this thread: no event is handled after this one.
+                access.daemon = nil
+                // Nothing is sent from now on; the writer thread ends once it has written
+                // what was sent, instead of waiting on its queue for good.
+                transport.stopWriting()
                 return status
             }
             mailbox.release()
         }
+    }
+
+    /// How the transport's threads reach the daemon while `run` runs. Read and emptied only
+    /// by the thread that holds the mailbox's role, whose lock orders those accesses.
+    private final class ReaderAccess: @unchecked Sendable {
+        var daemon: Daemon?
+        init(_ daemon: Daemon) { self.daemon = daemon }
     }
 
     /// The most events one read of stdin brings that the reader handles itself (when the

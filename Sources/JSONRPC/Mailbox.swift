@@ -83,8 +83,12 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// holds the role; then takes the role and everything queued. Hand the role back with
     /// `release`.
     package func claimAll() -> [Element] {
-        lock.withLock {
-            while (items.isEmpty && !woken) || claimed { condition.wait(releasing: lock) }
+        roleSteps?(.consumerWillClaim)
+        return lock.withLock {
+            while (items.isEmpty && !woken) || claimed {
+                roleSteps?(.consumerWaits)
+                condition.wait(releasing: lock)
+            }
             woken = false
             claimed = true
             return takeQueued()
@@ -96,7 +100,7 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// `newItems` for the thread that holds it and returns nil. A producer that can handle
     /// what it brings (the stdin reader) then saves the wake-up of another thread.
     package func claimOrPost(contentsOf newItems: [Element]) -> [Element]? {
-        lock.withLock {
+        let taken: [Element]? = lock.withLock {
             if claimed {
                 let wasEmpty = items.isEmpty
                 items.append(contentsOf: newItems)
@@ -108,6 +112,8 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
             taken.append(contentsOf: newItems)
             return taken
         }
+        if taken != nil { roleSteps?(.producerClaimed) }
+        return taken
     }
 
     /// Hands the role back. Items queued meanwhile (or `waking`) wake the thread waiting in
@@ -121,6 +127,21 @@ package final class Mailbox<Element: Sendable>: @unchecked Sendable {
             if !items.isEmpty || woken { condition.signal() }
         }
     }
+
+    /// The steps of the role whose order across threads decides what a test sees.
+    package enum RoleStep: Sendable {
+        /// `claimAll` was called; the lock is not taken yet.
+        case consumerWillClaim
+        /// `claimAll` is about to wait, under the lock (the role is held, or nothing is queued).
+        case consumerWaits
+        /// `claimOrPost` gave its caller the role; the lock is released.
+        case producerClaimed
+    }
+
+    /// Tests: sees each role step on the thread that takes it, and may hold that thread there
+    /// to order it against another one, except at `consumerWaits` (the lock is held: it may
+    /// only note the step, and must not touch this mailbox). Set before the threads start.
+    package var roleSteps: (@Sendable (RoleStep) -> Void)?
 
     /// Called under `lock`.
     private func takeQueued() -> [Element] {

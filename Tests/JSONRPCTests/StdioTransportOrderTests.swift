@@ -71,25 +71,31 @@ import Testing
 }
 
 /// Issue 33: the daemon hung at exit about once in 80 sessions. The reader handled `exit` and
-/// released the role waking the main loop; before the main loop took the mailbox's lock, the
-/// reader claimed the role again (for end of input) and released it without a signal, so
-/// the main loop, back to waiting because the role was held, never saw the wake-up.
+/// released the role waking the main loop; before the main loop took the role, the reader
+/// claimed it again (for end of input); the main loop came to `claimAll`, found the role held
+/// and waited; the reader's release, with nothing queued and no wake of its own, did not
+/// signal, so the main loop never saw the wake-up still pending.
 @Suite struct MailboxRoleTests {
-    @Test func aWakeUpSurvivesAProducerThatClaimsAndReleasesBeforeTheConsumerRuns() {
-        for _ in 0..<300 {
-            let mailbox = Mailbox<Int>()
-            #expect(mailbox.claimOrPost(contentsOf: []) == [])
-            let returned = Mailbox<Bool>()
-            startThread {
-                _ = mailbox.claimAll()
-                mailbox.release()
-                returned.post(true)
-            }
-            mailbox.release(waking: true)
-            if mailbox.claimOrPost(contentsOf: []) != nil { mailbox.release() }
-            let woke = returned.takeAll(waitingAtMost: 5_000) == [true]
-            #expect(woke, "the consumer missed its wake-up")
-            if !woke { return }
+    @Test func aWakeUpStillPendingWhenTheProducerReleasesReachesTheConsumerWaitingForTheRole() {
+        let mailbox = Mailbox<Int>()
+        let consumerWaits = Mailbox<Bool>()
+        mailbox.roleSteps = { step in
+            if case .consumerWaits = step { consumerWaits.post(true) }
         }
+        // The producer handles an item that ends the consumer's work, and wakes it.
+        #expect(mailbox.claimOrPost(contentsOf: [1]) == [1])
+        mailbox.release(waking: true)
+        // It claims again before the consumer has come to take the role.
+        #expect(mailbox.claimOrPost(contentsOf: []) == [])
+        let returned = Mailbox<Bool>()
+        startThread {
+            _ = mailbox.claimAll()
+            mailbox.release()
+            returned.post(true)
+        }
+        // The consumer finds the role held and waits; only then is the role handed back.
+        #expect(consumerWaits.takeAll(waitingAtMost: 10_000) == [true], "the consumer never waited for the role")
+        mailbox.release()
+        #expect(returned.takeAll(waitingAtMost: 10_000) == [true], "the consumer missed its wake-up")
     }
 }
