@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds (release) and runs the benchmarks. Prints figures; never passes or fails on them.
 #
-#   Benchmarks/run.sh [codec|spawn|pipeline|sources|all]      (default: all)
+#   Benchmarks/run.sh [codec|spawn|pipeline|sources|floors|all]      (default: all)
+#   Benchmarks/run.sh [startup|rtt|pipelined|rttpy]   (one of floors: each figure as a ratio to the C stub, one run)
 #   Benchmarks/run.sh [objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh]   (one of sources)
 #   Benchmarks/run.sh pagefetch    (daemon CPU per page against jansson's own parse; not part of all)
 #   Benchmarks/run.sh pipeline --method M --params JSON [--cycle K] [--setup F] ...
@@ -15,6 +16,8 @@
 #   EDIT_OBJECTS="300000 1000000"  sizes for edits      EDITS=200           edits of each kind
 #   REFRESH_OBJECTS="100000 300000"  sizes for viewrefresh  REFRESHES=20   refreshes
 #   PAGES=1000            pages for pagefetch           PAGEFETCH_RUNS=2
+#   STARTUP_RUNS=30       whole-process runs            RTT_COUNT=20000, RTT_RUNS=3   round trips one at a time
+#   PIPELINED_RUNS=5      pipelined runs, each daemon then stub
 #   SCRATCH=.build-bench  SwiftPM scratch folder        DAEMON=<scratch>/release/datasourced
 #   SKIP_BUILD=1          use what is already built
 set -euo pipefail
@@ -23,8 +26,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$mode" in
-    codec|spawn|pipeline|sources|all|objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh|pagefetch) ;;
-    *) echo "usage: $0 [codec|spawn|pipeline|sources|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh" >&2; exit 2 ;;
+    codec|spawn|pipeline|sources|floors|all|objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh|pagefetch|startup|rtt|pipelined|rttpy) ;;
+    *) echo "usage: $0 [codec|spawn|pipeline|sources|floors|all] or one of objectpipeline|bigsource|sectioning|indexpath|changeset|edits|viewrefresh|startup|rtt|pipelined|rttpy" >&2; exit 2 ;;
 esac
 
 SCRATCH="${SCRATCH:-.build-bench}"
@@ -42,6 +45,10 @@ REFRESH_OBJECTS="${REFRESH_OBJECTS:-100000 300000}"
 REFRESHES="${REFRESHES:-20}"
 PAGES="${PAGES:-1000}"
 PAGEFETCH_RUNS="${PAGEFETCH_RUNS:-2}"
+STARTUP_RUNS="${STARTUP_RUNS:-30}"
+RTT_COUNT="${RTT_COUNT:-20000}"
+RTT_RUNS="${RTT_RUNS:-3}"
+PIPELINED_RUNS="${PIPELINED_RUNS:-5}"
 DAEMON="${DAEMON:-$SCRATCH/release/datasourced}"
 BENCH="$SCRATCH/release/datasourced-bench"
 BIN=Benchmarks/.bin
@@ -168,6 +175,32 @@ run_viewrefresh() {
     done
 }
 
+# Issue 33's floors: each figure a person feels, as a ratio to its yardstick from one run.
+run_startup() {
+    section "startup: the whole process (spawn, initialize, exit) / the C stub's whole process (floor: the daemon <= 10 ms)"
+    "$BENCH" startup --daemon "$DAEMON" --stub "$BIN/stub_server" --runs "$STARTUP_RUNS"
+}
+
+run_rtt() {
+    section "rtt: objectAtIndexPath one at a time, p50 / the C stub's (floor <= 1.5; Swift harness)"
+    "$BENCH" rtt --daemon "$DAEMON" --stub "$BIN/stub_server" --count "$RTT_COUNT" --runs "$RTT_RUNS"
+}
+
+run_pipelined() {
+    section "pipelined: objectAtIndexPath req/s / the C stub's (floor >= 0.9; Swift harness)"
+    "$BENCH" pipelined --daemon "$DAEMON" --stub "$BIN/stub_server" --count "$PIPELINE_COUNT" --runs "$PIPELINED_RUNS"
+}
+
+run_rttpy() {
+    section "rtt and pipelined from outside: a Python client writing $PIPELINE_COUNT requests (floors <= 1.5 and >= 0.9)"
+    python3 Benchmarks/rtt.py --daemon "$DAEMON" --stub "$BIN/stub_server" --count "$PIPELINE_COUNT" --sequential "$RTT_COUNT" --runs "$PIPELINED_RUNS"
+}
+
+run_floors() {
+    run_startup; run_rtt; run_pipelined; run_rttpy
+    section "warm open / jansson's json_loadb of the same 2 MB: Benchmarks/cache.py (the warm open's own figure; slot kept for it here)"
+}
+
 run_sources() { run_objectpipeline; run_bigsource; run_sectioning; run_indexpath; run_changeset; run_edits; run_viewrefresh; }
 
 build
@@ -184,5 +217,10 @@ case "$mode" in
     edits) run_edits ;;
     pagefetch) run_pagefetch ;;
     sources) run_sources ;;
-    all) run_codec; run_spawn; run_pipeline; run_sources ;;
+    startup) run_startup ;;
+    rtt) run_rtt ;;
+    pipelined) run_pipelined ;;
+    rttpy) run_rttpy ;;
+    floors) run_floors ;;
+    all) run_codec; run_spawn; run_pipeline; run_sources; run_floors ;;
 esac

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int cshims_pipe_cloexec(int descriptors[2]) {
@@ -23,4 +24,9 @@ int cshims_name_current_thread(const char *name) {
 
 int cshims_trim_malloc(void) {
     return malloc_trim(0);
+}
+
+ssize_t cshims_write_without_waiting(int descriptor, const void *bytes, size_t count) {
+    struct iovec piece = {(void *)bytes, count};
+    return pwritev2(descriptor, &piece, 1, -1, RWF_NOWAIT);
 }

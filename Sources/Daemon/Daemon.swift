@@ -27,14 +27,16 @@ package struct DaemonOptions: Sendable {
     }
 }
 
-/// The daemon: one loop that takes events from one mailbox and handles each to the end
-/// before the next, so all state is touched by one thread and the order of events on the
-/// wire is the order they were handled in.
+/// The daemon: events from one mailbox, each handled to the end before the next by the one
+/// thread that holds the mailbox's role (the main loop, or the stdin reader), so all state
+/// is touched by one thread at a time and the order of events on the wire is the order
+/// they were handled in.
 ///
-/// The path of a message: transport (frame + parse, reader thread) → `handleEvent` →
+/// The path of a message: transport (frame + parse, reader thread) → `handleEvent` (on the
+/// reader thread when the main loop is idle, else on the main loop) →
 /// `handleRequest` → lifecycle gate → method table (`Wire/MethodTable.swift`: decode params →
 /// the method's handler in `Methods/<Name>.swift` → encode result) → `finish` → transport
-/// (encode + write, writer thread).
+/// (encode + write on this thread when the pipe takes it at once, else the writer thread's).
 package final class Daemon {
     enum Lifecycle {
         case uninitialized, running, shutDown
@@ -118,21 +120,81 @@ package final class Daemon {
     }
 
     /// Serves until `exit`, end of input or a dead stdout; returns the exit status.
+    ///
+    /// Events are handled one batch at a time by whichever thread holds the mailbox's role:
+    /// this one, or the stdin reader when it finds the role free. A request then is read,
+    /// handled and answered on the thread that read it, as a C server would, with no
+    /// wake-up of another thread (issue 33); timers and network completions are still
+    /// posted and handled here. Taking the role and the queued events in one step keeps the
+    /// order of events, whoever handles them.
     package func run() -> Int32 {
         let mailbox = self.mailbox
-        transport.start { events in mailbox.post(contentsOf: events.map(DaemonEvent.transport)) }
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
+        // The transport's threads outlive `run`: the reader until its input ends, the writer
+        // (whose output failure is delivered through the same closure) until it is stopped.
+        // They reach the daemon through `access`, which `run` empties before it returns, so a
+        // daemon that has served is not kept alive, with every source it holds, by threads
+        // that will never handle its events again.
+        let access = ReaderAccess(self)
+        transport.start { events in
+            let events = events.map(DaemonEvent.transport)
+            // A burst of pipelined requests goes to this thread instead: the reader then
+            // reads and parses the next burst while this one is handled, on the other core.
+            guard events.count <= Daemon.eventsHandledByTheReader else {
+                mailbox.post(contentsOf: events)
+                return
+            }
+            guard let claimed = mailbox.claimOrPost(contentsOf: events) else { return }
+            // The role is free only while `run` has not returned (it returns holding the role,
+            // for good), so the daemon is still there.
+            guard let daemon = access.daemon else { preconditionFailure("the reader took the role after run returned") }
+            // An event that ends the daemon wakes this thread to return its status.
+            let stopped = daemon.stoppedStatus == nil && daemon.handleClaimed(claimed) != nil
+            mailbox.release(waking: stopped)
+        }
         while true {
-            if let status = handleEvents(mailbox.takeAll()) {
+            let events = mailbox.claimAll()
+            if let status = stoppedStatus ?? handleClaimed(events) {
                 transport.flush(waitingAtMost: 500)
+                // The role stays with this thread: no event is handled after this one.
+                access.daemon = nil
+                // Nothing is sent from now on; the writer thread ends once it has written
+                // what was sent, instead of waiting on its queue for good.
+                transport.stopWriting()
                 return status
             }
-            // The events handled, and the parsed trees of their messages, are freed by now.
-            if freedLargeMessage {
-                freedLargeMessage = false
-                releaseFreedMemory()
-            }
+            mailbox.release()
         }
+    }
+
+    /// How the transport's threads reach the daemon while `run` runs. Read and emptied only
+    /// by the thread that holds the mailbox's role, whose lock orders those accesses.
+    private final class ReaderAccess: @unchecked Sendable {
+        var daemon: Daemon?
+        init(_ daemon: Daemon) { self.daemon = daemon }
+    }
+
+    /// The most events one read of stdin brings that the reader handles itself (when the
+    /// role is free): one request at a time is answered without a hop; a burst is handed over.
+    static let eventsHandledByTheReader = 4
+
+    /// Set, with the mailbox's role held, once an event ended the daemon: no event is
+    /// handled after it.
+    private var stoppedStatus: Int32?
+
+    /// Handles `events` with the mailbox's role held; what they send goes out in one write
+    /// once they are handled. The status when one of them ended the daemon.
+    private func handleClaimed(_ events: [DaemonEvent]) -> Int32? {
+        if let status = transport.holdingWrites({ handleEvents(events) }) {
+            stoppedStatus = status
+            return status
+        }
+        // The events handled, and the parsed trees of their messages, are freed by now.
+        if freedLargeMessage {
+            freedLargeMessage = false
+            releaseFreedMemory()
+        }
+        return nil
     }
 
     private func handleEvents(_ events: [DaemonEvent]) -> Int32? {

@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import JSONKit
 import Basics
+import CSystemShims
+import JSONKit
 
 /// What the transport reports to its owner.
 package enum TransportEvent: Sendable {
@@ -17,9 +18,10 @@ package enum TransportEvent: Sendable {
     case outputFailed(errno: Int32)
 }
 
-/// JSON-RPC over two file descriptors: one reader thread (frame + parse), one writer
-/// thread (encode + write). The writer's queue is unbounded, so a client that reads
-/// slowly never stops the daemon from reading its next request.
+/// JSON-RPC over two file descriptors: one reader thread (frame + parse); answers encoded
+/// and written by the thread that sends them while the pipe takes them without waiting,
+/// else by one writer thread (encode + write) whose queue is unbounded, so a client that
+/// reads slowly never stops the daemon from reading its next request.
 package final class StdioTransport: @unchecked Sendable {
     private let input: Int32
     private let output: Int32
@@ -75,12 +77,48 @@ package final class StdioTransport: @unchecked Sendable {
         }
     }
 
+    /// Frames the sending thread encoded while the writer thread had nothing queued: written
+    /// by `push`, from the sending thread, when they can be without waiting. Only the
+    /// sending thread (the daemon's main loop) touches this and `holding`.
+    private var pending: [UInt8] = []
+    private var holding = false
+
+    /// Sends `message` after everything sent before it. When the writer thread has nothing
+    /// queued, the message is encoded here and written from this thread, as far as the pipe
+    /// takes it without waiting: a request answered at once costs no wake-up of another
+    /// thread. Whatever would wait goes to the writer thread, and so does every message
+    /// after it until that thread has written it all; so a client that reads slowly still
+    /// never stops the daemon. Call it from one thread at a time.
     package func send(_ message: Outgoing) {
-        writer.enqueue(message)
+        if pending.isEmpty, !writer.isIdle {
+            writer.enqueue(message)
+            return
+        }
+        // The message's tree (an answer's row made from its packed bytes) is built, encoded
+        // and dropped here: scratch memory, not malloc's.
+        JSON.withScratchAllocation { Framing.appendFrame(encoding: message.json, to: &pending) }
+        if !holding || pending.count >= Writer.writeSize { push() }
+    }
+
+    /// Runs `body`, writing what it sends once it returns: the answers to a burst of
+    /// pipelined requests then go out in one write, as a C server's buffered output would.
+    package func holdingWrites<R>(_ body: () throws -> R) rethrows -> R {
+        holding = true
+        defer {
+            holding = false
+            push()
+        }
+        return try body()
+    }
+
+    private func push() {
+        guard !pending.isEmpty else { return }
+        writer.write(&pending)
     }
 
     /// Waits until everything sent so far is written, or `milliseconds` pass.
     package func flush(waitingAtMost milliseconds: Int) {
+        push()
         writer.flush(waitingAtMost: milliseconds)
     }
 
@@ -92,6 +130,7 @@ package final class StdioTransport: @unchecked Sendable {
     /// inside a longer-lived process (the session fuzzer makes thousands). Nothing is
     /// written after it.
     package func stopWriting() {
+        push()
         writer.stop()
     }
 }
@@ -107,17 +146,27 @@ extension Framing {
     }
 }
 
-/// The one writer of stdout.
+/// The writer thread, and the sending thread's writes that need no wait.
 private final class Writer: @unchecked Sendable {
     private let descriptor: Int32
     private enum Item {
         case message(Outgoing)
+        /// Frames the sending thread encoded, from `offset` on (what it wrote itself is before).
+        case bytes([UInt8], offset: Int)
         case stop
     }
 
     private let queue = Mailbox<Item>()
     private let written = Mailbox<Int>()
     private let enqueued = LockedValue(0)
+    /// Items enqueued and not yet written by the thread. While it is above 0 the sending
+    /// thread writes nothing itself, so the output stays in the order it was sent. Only the
+    /// sending thread raises it; the writer thread lowers it once the items are written.
+    private let outstanding = LockedValue(0)
+    /// Whether the descriptor takes writes that do not wait (pwritev2's RWF_NOWAIT): a pipe
+    /// does; a regular file says EOPNOTSUPP, and everything then goes through the thread.
+    /// Only the sending thread reads and writes this.
+    private var writesWithoutWaiting = true
     /// Only `flush`'s caller (the main thread) reads and writes this.
     private var flushed = 0
 
@@ -140,33 +189,52 @@ private final class Writer: @unchecked Sendable {
             var failed = false
             var bytes: [UInt8] = []
             var drained = 0
+            func writeOut(_ piece: UnsafeRawBufferPointer) {
+                guard !failed, !piece.isEmpty else { return }
+                drained += piece.count
+                if let code = writeAll(piece) {
+                    failed = true
+                    onFailure(code)
+                }
+            }
+            func writeBuffered() {
+                bytes.withUnsafeBytes { writeOut($0) }
+                bytes.removeAll(keepingCapacity: bytes.capacity <= 2 * Writer.writeSize)
+            }
             while true {
                 var items = queue.takeAll()
-                let stopping = items.contains { if case .stop = $0 { true } else { false } }
-                var batch = items.compactMap { item -> Outgoing? in if case .message(let message) = item { message } else { nil } }
-                items = []
-                let count = batch.count
-                for (index, message) in batch.enumerated() where !failed {
-                    // The message's tree (an answer's row made from its packed bytes) is
-                    // built, encoded and dropped here: scratch memory, not malloc's.
-                    JSON.withScratchAllocation { Framing.appendFrame(encoding: message.json, to: &bytes) }
-                    if bytes.count >= Writer.writeSize || index == count - 1 {
-                        drained += bytes.count
-                        if let code = writeAll(bytes) {
-                            failed = true
-                            onFailure(code)
+                var stopping = false
+                var count = 0
+                for index in items.indices {
+                    switch items[index] {
+                    case .stop:
+                        stopping = true
+                    case .message(let message):
+                        count += 1
+                        if !failed {
+                            // The message's tree (an answer's row made from its packed bytes)
+                            // is built, encoded and dropped here: scratch memory, not malloc's.
+                            JSON.withScratchAllocation { Framing.appendFrame(encoding: message.json, to: &bytes) }
                         }
-                        bytes.removeAll(keepingCapacity: bytes.capacity <= 2 * Writer.writeSize)
+                    case .bytes(let frames, let offset):
+                        count += 1
+                        writeBuffered()
+                        frames.withUnsafeBytes { writeOut(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
                     }
+                    // Dropped as soon as written: a backlog's messages are freed as it drains.
+                    items[index] = .bytes([], offset: 0)
+                    if bytes.count >= Writer.writeSize || index == items.count - 1 { writeBuffered() }
                 }
-                batch = []
+                items = []
                 if drained >= Writer.largeDrainSize {
                     // A client that stopped reading leaves a backlog of messages and their
                     // trees; malloc keeps what they freed unless asked to give it back.
                     drained = 0
                     MemoryRelease.trimMalloc()
                 }
-                // Failed writes still count as done, so flush() never waits on a dead pipe.
+                // Written (or failed: failed writes still count as done, so neither flush()
+                // nor the sending thread ever waits on a dead pipe).
+                outstanding.withLock { $0 -= count }
                 // Folded into one count: only a flush takes from this mailbox, and one count
                 // per batch kept until then grew the daemon by 8 bytes a message (issue 27).
                 written.post(count, foldingInto: +=)
@@ -177,9 +245,44 @@ private final class Writer: @unchecked Sendable {
 
     var writtenTalliesQueued: Int { written.queuedCount }
 
+    /// Nothing waits to be written by the thread.
+    var isIdle: Bool { outstanding.withLock { $0 == 0 } }
+
     func enqueue(_ message: Outgoing) {
+        enqueue(.message(message))
+    }
+
+    private func enqueue(_ item: Item) {
         enqueued.withLock { $0 += 1 }
-        queue.post(.message(message))
+        outstanding.withLock { $0 += 1 }
+        queue.post(item)
+    }
+
+    /// Writes `frames` from the sending thread as far as that needs no wait, when the thread
+    /// has nothing queued; the rest goes to the thread. Leaves `frames` empty.
+    func write(_ frames: inout [UInt8]) {
+        var offset = 0
+        if writesWithoutWaiting, isIdle {
+            while offset < frames.count {
+                let count = frames.withUnsafeBytes { cshims_write_without_waiting(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+                if count > 0 {
+                    offset += count
+                } else if count < 0, errno == EINTR {
+                    continue
+                } else {
+                    // EAGAIN: the pipe is full. Any other error is the thread's to meet and
+                    // report, as it would have without this path.
+                    if count < 0, errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS { writesWithoutWaiting = false }
+                    break
+                }
+            }
+            if offset == frames.count {
+                frames.removeAll(keepingCapacity: frames.capacity <= 2 * Writer.writeSize)
+                return
+            }
+        }
+        enqueue(.bytes(frames, offset: offset))
+        frames = []
     }
 
     func stop() {
@@ -197,7 +300,7 @@ private final class Writer: @unchecked Sendable {
     }
 
     /// nil on success, else errno.
-    private func writeAll(_ bytes: [UInt8]) -> Int32? {
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Int32? {
         do {
             _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
             return nil

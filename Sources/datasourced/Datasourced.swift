@@ -28,6 +28,18 @@ struct Datasourced: ParsableCommand {
 
     static func main() {
         StandardDescriptors.openClosedOnes()
+        // The way editors start it: no arguments, or `serve` alone. Parsed by hand, since
+        // swift-argument-parser reflects over every command to parse even an empty command
+        // line: about 5 ms of a 20 ms start, most of it the runtime searching the binary's
+        // protocol conformances. Anything else is the parser's, errors and help included.
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.isEmpty || arguments.elementsEqual(["serve"]) {
+            do {
+                try ServeSettings().run()
+            } catch {
+                exit(withError: error)
+            }
+        }
         main(nil)
     }
 }
@@ -60,10 +72,10 @@ struct Serve: ParsableCommand {
     )
 
     @Option(help: "Minimum level logged to stderr: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .warning
+    var logLevel: Logger.Level = ServeSettings().logLevel
 
     @Option(help: "Largest message body accepted, in bytes; larger ones are skipped and answered with an error.")
-    var maxMessageSize: Int = 64 << 20
+    var maxMessageSize: Int = ServeSettings().maxMessageSize
 
     @Option(
         help: ArgumentHelp(
@@ -89,7 +101,7 @@ struct Serve: ParsableCommand {
     var noCache = false
 
     @Option(help: ArgumentHelp("The most bytes the persisted cache holds; least recently used entries go first.", valueName: "BYTES"))
-    var cacheMaxBytes: Int = 256 << 20
+    var cacheMaxBytes: Int = ServeSettings().cacheMaxBytes
 
     func validate() throws {
         guard maxMessageSize > 0 else { throw ValidationError("--max-message-size must be positive") }
@@ -97,15 +109,34 @@ struct Serve: ParsableCommand {
         if noCache, cachePath != nil { throw ValidationError("--no-cache and --cache-path exclude each other") }
     }
 
+    func run() throws {
+        try ServeSettings(
+            logLevel: logLevel, maxMessageSize: maxMessageSize, record: record, redact: redact, cachePath: cachePath,
+            noCache: noCache, cacheMaxBytes: cacheMaxBytes
+        ).run()
+    }
+}
+
+/// What `serve` runs with: its options once parsed, or their defaults (`Datasourced.main`'s
+/// path for a command line with none).
+struct ServeSettings {
+    var logLevel: Logger.Level = .warning
+    var maxMessageSize: Int = 64 << 20
+    var record: String?
+    var redact: [String] = []
+    var cachePath: String?
+    var noCache = false
+    var cacheMaxBytes: Int = 256 << 20
+
     /// `--record`, else a non-empty $DATASOURCED_RECORD: how an editor plugin's user records
     /// without changing the plugin's command line.
     private var recordingPath: String? {
-        guard let path = record ?? Serve.environment("DATASOURCED_RECORD"), !path.isEmpty else { return nil }
+        guard let path = record ?? ServeSettings.environment("DATASOURCED_RECORD"), !path.isEmpty else { return nil }
         return path.replacing("{pid}", with: "\(getpid())")
     }
 
     private var redactedNames: [String] {
-        (redact + [Serve.environment("DATASOURCED_REDACT") ?? ""]).flatMap { $0.split(separator: ",") }
+        (redact + [ServeSettings.environment("DATASOURCED_REDACT") ?? ""]).flatMap { $0.split(separator: ",") }
             .map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
     }
 
@@ -113,7 +144,8 @@ struct Serve: ParsableCommand {
         getenv(name).map { String(cString: $0) }
     }
 
-    func run() throws {
+    /// Serves until the session ends, then exits the process with the daemon's status.
+    func run() throws -> Never {
         nameCurrentThread("main")
         // Past a file-size limit a write fails with EFBIG, which the recording and the page cache
         // handle as a full disk, instead of the signal killing the daemon.
@@ -143,7 +175,7 @@ struct Serve: ParsableCommand {
             }
             logger.info("recording the session", metadata: ["file": "\(path)"])
         }
-        let http = HTTPGetClient()
+        let http = LazyHTTPClient()
         let fetcher = recorder?.recording(http) ?? http
         // A recording must replay as it ran: without a persisted cache, whose contents the
         // transcript could not carry.

@@ -8,8 +8,9 @@ final class LazyPageStore: PageCacheStore {
     private let open: () -> SQLitePageStore
     private var store: SQLitePageStore?
 
-    init(path: String, maximumBytes: Int, logger: Logger) {
-        open = { SQLitePageStore(path: path, maximumBytes: maximumBytes, logger: logger) }
+    /// `path` is resolved when the store opens (the default path reads the environment).
+    init(path: @escaping @autoclosure () -> String, maximumBytes: Int, logger: Logger) {
+        open = { SQLitePageStore(path: path(), maximumBytes: maximumBytes, logger: logger) }
     }
 
     private var opened: SQLitePageStore {

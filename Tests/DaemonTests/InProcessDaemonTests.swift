@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 @testable import Daemon
 import JSONKit
 import JSONRPC
@@ -14,7 +15,12 @@ private final class PipedDaemon: @unchecked Sendable {
     var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
     let exitStatus = Mailbox<Int32>()
 
-    init(additionalMethods: @escaping @Sendable (inout MethodTable) -> Void = { _ in }) {
+    /// `prepare` sees the daemon on its thread before it runs (tests: hooks, a weak reference);
+    /// the thread lets go of it before posting the exit status.
+    init(
+        additionalMethods: @escaping @Sendable (inout MethodTable) -> Void = { _ in },
+        prepare: @escaping @Sendable (Daemon) -> Void = { _ in }
+    ) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         precondition(pipe(&input) == 0 && pipe(&output) == 0)
         toDaemon = input[1]
@@ -23,10 +29,14 @@ private final class PipedDaemon: @unchecked Sendable {
         let status = exitStatus
         let box = UncheckedBox(additionalMethods)
         startThread {
-            let daemon = Daemon(
-                options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
-                input: daemonInput, output: daemonOutput, additionalMethods: box.value)
-            status.post(daemon.run())
+            let exitStatus = {
+                let daemon = Daemon(
+                    options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
+                    input: daemonInput, output: daemonOutput, additionalMethods: box.value)
+                prepare(daemon)
+                return daemon.run()
+            }()
+            status.post(exitStatus)
         }
     }
 
@@ -49,6 +59,10 @@ private final class PipedDaemon: @unchecked Sendable {
 private struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+private final class WeakDaemon: @unchecked Sendable {
+    weak var daemon: Daemon?
 }
 
 private struct Boom: Error, CustomStringConvertible {
@@ -113,5 +127,63 @@ private struct Boom: Error, CustomStringConvertible {
         #expect(daemon.receive()?["result"] == ["delayMilliseconds": 0])
         close(daemon.toDaemon)
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1], "a bound for failure on a loaded machine, as above")
+    }
+
+    /// Issue 33: the reader handles requests itself, through a closure that the reader and
+    /// writer threads keep after `run` returns. When that closure held the daemon, a daemon
+    /// that had served stayed alive with every source it made, for as long as its input was
+    /// open (the reader) or for good (the writer): under LeakSanitizer, the weak-reference side
+    /// tables and predicate boxes those sources held showed as leaks (Swift keeps the pointers
+    /// to them encoded, where LeakSanitizer cannot see them).
+    @Test func aDaemonThatHasReturnedIsFreedThoughItsInputStaysOpen() throws {
+        let weak = WeakDaemon()
+        let daemon = PipedDaemon(prepare: { weak.daemon = $0 })
+        daemon.send(["jsonrpc": "2.0", "id": 1, "method": "initialize"])
+        #expect(daemon.receive()?["id"] == 1)
+        daemon.send(["jsonrpc": "2.0", "id": 2, "method": "shutdown"])
+        #expect(daemon.receive()?["id"] == 2)
+        daemon.send(["jsonrpc": "2.0", "method": "exit"])
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [0], "a bound for failure on a loaded machine, as above")
+        // The daemon's thread has let go of it; nothing else may hold it.
+        #expect(weak.daemon == nil, "the transport's threads keep the daemon alive")
+        close(daemon.toDaemon)
+    }
+
+    /// Issue 33: the daemon hung at exit (2 in 240 sessions of a stress loop) when the reader
+    /// handled `exit`, released the role waking the main loop, then claimed the role again for
+    /// end of input; the main loop came to claim the role while the reader held it and waited,
+    /// and the reader's release did not signal the wake-up still pending. The mailbox's role
+    /// steps put the two threads in that order here.
+    @Test func endOfInputRightAfterExitOnTheReaderStillEndsTheRun() throws {
+        let mainLoopMayClaim = Mailbox<Bool>()
+        let mainLoopWaits = Mailbox<Bool>()
+        let consumerClaims = LockedValue(0), producerClaims = LockedValue(0)
+        @Sendable func counted(_ counter: LockedValue<Int>) -> Int {
+            counter.withLock {
+                $0 += 1
+                return $0
+            }
+        }
+        let steps: @Sendable (Mailbox<DaemonEvent>.RoleStep) -> Void = { step in
+            switch step {
+            case .consumerWillClaim:
+                // The main loop's first claim waits until the reader holds the role for end of input.
+                if counted(consumerClaims) == 1 { _ = mainLoopMayClaim.takeAll(waitingAtMost: 10_000) }
+            case .consumerWaits:
+                mainLoopWaits.post(true)
+            case .producerClaimed:
+                // The first claim is the reader's for `exit`, the second for end of input: the
+                // reader then holds the role until the main loop waits for it.
+                if counted(producerClaims) == 2 {
+                    mainLoopMayClaim.post(true)
+                    _ = mainLoopWaits.takeAll(waitingAtMost: 10_000)
+                }
+            }
+        }
+        let daemon = PipedDaemon(prepare: { $0.mailbox.roleSteps = steps })
+        daemon.send(["jsonrpc": "2.0", "method": "exit"])
+        close(daemon.toDaemon)
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 10_000) == [1], "the main loop missed the wake-up of exit")
+        #expect(producerClaims.withLock { $0 } == 2, "the reader did not handle exit and end of input itself")
     }
 }

@@ -5,6 +5,7 @@
 //   datasourced-bench pipeline  --daemon PATH [--method M] [--params JSON] [--count N] [--runs N]
 //                               [--cycle K] [--setup FILE] [--no-initialize] [--arg A]...
 //   datasourced-bench objectpipeline | bigsource | sectioning | indexpath | changeset   (SourceBenchmarks.swift)
+//   datasourced-bench startup | rtt | pipelined --daemon PATH --stub PATH   (FloorBenchmarks.swift)
 //   datasourced-bench barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]   (BareFetchBenchmark.swift)
 
 #if canImport(Glibc)
@@ -705,6 +706,13 @@ let usage = """
       viewrefresh [--objects 300000] [--refreshes 20] [--groups 100]
                 a refresh-style replacement of an N-object simple source (one row deleted, one inserted,
                 one updated) under two sorted, sectioned views, one recomputing and one following, in one run
+      startup   --daemon PATH --stub PATH [--runs 30]
+                whole process (spawn, initialize answered, stdin closed, exit reaped) and spawn -> answered,
+                in turn with the C stub; the ratio of the whole process's medians (FloorBenchmarks.swift)
+      rtt       --daemon PATH --stub PATH [--objects 10000] [--count 20000] [--runs 3]
+                objectAtIndexPath one request at a time: p50 round trip, daemon / stub
+      pipelined --daemon PATH --stub PATH [--objects 10000] [--count 100000] [--runs 5]
+                pipelined objectAtIndexPath req/s, runs in turn with the stub: daemon / stub
       barefetch --base URL [--path /items] [--pages 10] [--checkpoints 1,10] [--interface httpget|async]
                 CPU a page of a fresh process that only GETs each page (?page=N) with the daemon's HTTP
                 client and parses it with jansson: the platform's share of a page (Benchmarks/pagefetch.py --bare);
@@ -729,6 +737,9 @@ case "changeset": changeSetBenchmark(options)
 case "edits": editsBenchmark(options)
 case "viewrefresh": viewRefreshBenchmark(options)
 case "barefetch": bareFetchBenchmark(options)
+case "startup": startupBenchmark(options)
+case "rtt": rttBenchmark(options)
+case "pipelined": pipelinedBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default:
     say(usage)

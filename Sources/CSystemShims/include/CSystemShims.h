@@ -3,6 +3,7 @@
 #define CSYSTEMSHIMS_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 // Both ends of a new pipe, created close-on-exec in one step (pipe2 with O_CLOEXEC).
 int cshims_pipe_cloexec(int descriptors[2]);
@@ -15,5 +16,10 @@ int cshims_name_thread(pthread_t thread, const char *name);
 
 // Hands malloc's free pages back to the kernel (malloc_trim); 1 if any were released.
 int cshims_trim_malloc(void);
+
+// Writes what can be written without waiting (pwritev2 with RWF_NOWAIT at the current
+// position): the count written, or -1 with errno (EAGAIN: a full pipe; EOPNOTSUPP: a
+// descriptor that cannot say, such as a regular file).
+ssize_t cshims_write_without_waiting(int descriptor, const void *bytes, size_t count);
 
 #endif
