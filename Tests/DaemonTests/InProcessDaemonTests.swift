@@ -144,7 +144,11 @@ private struct Boom: Error, CustomStringConvertible {
         #expect(daemon.receive()?["id"] == 2)
         daemon.send(["jsonrpc": "2.0", "method": "exit"])
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [0], "a bound for failure on a loaded machine, as above")
-        // The daemon's thread has let go of it; nothing else may hold it.
+        // The daemon's thread has let go of it. The reader thread may still be leaving the
+        // handling of `exit` (a reference of its own for that long): on a loaded machine, wait
+        // for it, bounded; a thread that kept the daemon for good would hold it past the bound.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while weak.daemon != nil, ContinuousClock.now < deadline { usleep(1000) }
         #expect(weak.daemon == nil, "the transport's threads keep the daemon alive")
         close(daemon.toDaemon)
     }
