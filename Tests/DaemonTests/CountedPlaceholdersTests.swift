@@ -246,3 +246,15 @@ import Testing
         #expect(loader.header("If-None-Match", of: 2) == nil, "a cursor may not name the same rows again")
     }
 }
+
+extension WindowSteeredByReadsTests {
+    @Test func aReadOfAFarRowOfACountedListLoadsNothing() throws {
+        let (source, loader, _) = try CountedPlaceholdersTests.counted([("window", ["maxPages": 2])])
+        source.fetchData()
+        loader.respond(0, json: CountedPlaceholdersTests.page(0..<10, total: 1000))
+        #expect(source.fetchNextPage())
+        source.didRead(IndexPath(section: 0, item: 900))  // a viewport read far below
+        loader.respond(1, json: CountedPlaceholdersTests.page(10..<20, total: 1000))
+        #expect(loader.requestedURLs.count == 2, "a read steers the window, it asks for no page")
+    }
+}

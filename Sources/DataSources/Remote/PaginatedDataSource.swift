@@ -36,9 +36,12 @@ package final class PaginatedDataSource: RemoteCollection {
     /// number with a page size, an offset); 0 otherwise. With `objectsReceived`, where the
     /// loaded rows end, which totals are compared with.
     private var runStart = 0
-    /// The last row the client displayed (`willDisplayObjectAtIndexPath`), which the window
-    /// keeps pages around; nil before any.
+    /// The last row the client displayed (`willDisplayObjectAtIndexPath`), which a counted list
+    /// pages towards; nil before any.
     private var displayedItem: Int?
+    /// The row last displayed or read (`didRead`): the window keeps pages around it. Reads
+    /// steer the window only; what loads follows `displayedItem`.
+    private var windowFocus: Int?
     /// Pages the window dropped in this run (`describeSource.pagesDropped`).
     private var pagesDropped = 0
     /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
@@ -207,9 +210,13 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func willDisplayObject(at indexPath: IndexPath) {
         if countedRun != nil, indexPath.section == 0, indexPath.item >= 0 {
             displayedItem = indexPath.item
+            windowFocus = indexPath.item
             return pageTowardsDisplayedRow()
         }
-        if indexPath.section == 0, indexPath.item >= 0 { displayedItem = indexPath.item }
+        if indexPath.section == 0, indexPath.item >= 0 {
+            displayedItem = indexPath.item
+            windowFocus = indexPath.item
+        }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
         // The client's item is range-checked on the wire; a library caller's may be anything.
@@ -222,7 +229,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func didRead(_ indexPath: IndexPath) {
         guard paginator.window != nil, indexPath.section == 0, indexPath.item >= 0 else { return }
         // In the loaded rows' coordinates without counting, the list's with it: as displays are.
-        displayedItem = indexPath.item
+        windowFocus = indexPath.item
     }
 
     // MARK: Counted placeholders and jumps
@@ -411,6 +418,7 @@ package final class PaginatedDataSource: RemoteCollection {
         prependError = nil
         runStart = 0
         displayedItem = nil
+        windowFocus = nil
         pagesDropped = 0
         trailingError = nil
         metadata = PageMetadata()
@@ -962,12 +970,12 @@ package final class PaginatedDataSource: RemoteCollection {
         while loadedPages.count > 1, window.isExceeded(pages: loadedPages.count, objects: objects.count) {
             let dropTop: Bool
             // The displayed row in the loaded rows' coordinates.
-            if let displayedItem = displayedItem.map({ counted ? $0 - runStart : $0 }) {
+            if let focus = windowFocus.map({ counted ? $0 - runStart : $0 }) {
                 let topEnd = loadedPages[0].kept
                 let bottomStart = objects.count - loadedPages[loadedPages.count - 1].kept
                 // Distance from the displayed row to the nearest row of each end page.
-                let toTop = max(0, displayedItem - (topEnd - 1))
-                let toBottom = max(0, bottomStart - displayedItem)
+                let toTop = max(0, focus - (topEnd - 1))
+                let toBottom = max(0, bottomStart - focus)
                 dropTop = toTop > toBottom || (toTop == toBottom && arrived != .prepend)
             } else {
                 dropTop = arrived != .prepend
@@ -985,6 +993,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if editingRows {
             removeRows(0..<page.kept)
             if let item = displayedItem { displayedItem = max(0, item - page.kept) }
+            if let item = windowFocus { windowFocus = max(0, item - page.kept) }
         }
         objectsReceived = max(0, objectsReceived - page.received)
         runStart = runStart.addingClamped(page.received)
