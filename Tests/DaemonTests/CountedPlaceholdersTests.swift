@@ -258,3 +258,27 @@ extension WindowSteeredByReadsTests {
         #expect(loader.requestedURLs.count == 2, "a read steers the window, it asks for no page")
     }
 }
+
+extension CountedPlaceholdersTests {
+    /// A page size of 0 in the metadata is no page size: a far row's page cannot be worked out.
+    @Test func aMetadataPageSizeOfZeroRefusesJumps() throws {
+        // No pageSize in the configuration: only the metadata could give one.
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "keyPath": "items", "placeholders": "counted",
+        ]
+        guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            Issue.record("not paginated")
+            return
+        }
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
+            loader: loader, errorRow: \.placeholderRow)
+        source.fetchData()
+        loader.respond(0, json: ["items": .array((0..<2).map { ["id": JSON($0)] }), "total_count": 1000, "page_size": 0])
+        #expect(source.numberOfObjects(inSection: 0) == 1000)
+        let refusal = try #require(source.displayRefusal(at: IndexPath(section: 0, item: 900)))
+        #expect(refusal.contains("the page size is unknown"))
+    }
+}

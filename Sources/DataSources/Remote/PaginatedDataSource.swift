@@ -272,8 +272,9 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     /// The page size a jump works out a row's page with: the configured one, else the one the
-    /// metadata gives. nil when neither says (a first page's length is no page size: it may be short).
-    private var jumpPageSize: Int? { paginator.pageSize ?? metadata.pageSize }
+    /// metadata gives. nil when neither says, or the metadata says 0 (a first page's length is no
+    /// page size: it may be short).
+    private var jumpPageSize: Int? { (paginator.pageSize ?? metadata.pageSize).flatMap { $0 > 0 ? $0 : nil } }
 
     /// Why this source cannot jump, or nil when it can (`describeSource.capabilities`).
     package var jumpRefusal: String? {
