@@ -40,6 +40,7 @@ __all__ = [
     "Move",
     "NextPageResult",
     "NotificationParams",
+    "PageRequest",
     "Pagination",
     "PaginatorKeys",
     "Placeholder",
@@ -74,6 +75,7 @@ Mapping: TypeAlias = dict[str, FieldSpec]
 #: withMatches: how a row matches its filtered source's query; null for a source without a query,
 #: and for placeholders
 Matches: TypeAlias = dict[str, str | list[int] | int] | None
+PageRequest: TypeAlias = dict[str, int] | dict[str, str] | None
 PlaceholderKind: TypeAlias = Literal["loading", "noResults", "errors"]
 PlaceholderStorageOptions: TypeAlias = int | list[PlaceholderKind]
 QueryParameters: TypeAlias = dict[str, str | float | bool]
@@ -228,7 +230,8 @@ class MatchQuery(TypedDict):
 
 
 class NextPageResult(TypedDict):
-    """The result of ``fetchNextPage``: loads a paginated source's next page."""
+    """The result of fetchNextPage and fetchPreviousPage: whether the page was asked for, and
+    if not why."""
 
     reason: NotRequired[str]
     started: bool
@@ -429,7 +432,7 @@ class SourceDescription(TypedDict, total=False):
     match: MatchQuery | None
     metadataKeyPath: str
     name: Required[str]
-    nextPage: dict[str, int] | dict[str, str] | None
+    nextPage: PageRequest
     numberOfObjects: int
     numberOfPages: int | None
     numberOfSections: Required[int]
@@ -444,7 +447,7 @@ class SourceDescription(TypedDict, total=False):
     placeholders: dict[str, Literal["trailing", "counted"] | str]
     prefetchDistance: int
     preserveSections: bool
-    previousPage: dict[str, int] | dict[str, str] | None
+    previousPage: PageRequest
     queryParameters: dict[str, str]
     #: what the last response's rate-limit headers said; absent until one did
     rateLimit: dict[str, int | str]

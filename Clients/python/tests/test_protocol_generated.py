@@ -84,8 +84,8 @@ def test_a_changed_schema_changes_the_output():
 
 def test_a_place_the_generator_names_that_is_gone_is_an_error_naming_it():
     changed = copy.deepcopy(DOCUMENT)
-    changed["methods"] = [m for m in changed["methods"] if m["name"] != "fetchNextPage"]
-    with pytest.raises(generator.SchemaError, match="methods/fetchNextPage/result"):
+    changed["methods"] = [m for m in changed["methods"] if m["name"] != "fetchData"]
+    with pytest.raises(generator.SchemaError, match="methods/fetchData/result"):
         generator.generate(changed)
 
 

@@ -68,7 +68,6 @@ NAMES: dict[str, str] = {
     "methods/initialize/result": "InitializeResult",
     "methods/initialize/result.capabilities": "Capabilities",
     "methods/fetchData/result": "FetchResult",
-    "methods/fetchNextPage/result": "NextPageResult",
     "methods/listSources/result[]": "SourceSummary",
     # Event.params, whichever the notification.
     "notifications": "NotificationParams",

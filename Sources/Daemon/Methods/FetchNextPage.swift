@@ -33,36 +33,7 @@ enum FetchNextPageRequest: AnsweredAtOnce {
           "result": {
             "name": "fetchNextPageResult",
             "schema": {
-              "anyOf": [
-                {
-                  "type": "object",
-                  "properties": {
-                    "started": {
-                      "const": true
-                    }
-                  },
-                  "required": [
-                    "started"
-                  ],
-                  "additionalProperties": false
-                },
-                {
-                  "type": "object",
-                  "properties": {
-                    "started": {
-                      "const": false
-                    },
-                    "reason": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "started",
-                    "reason"
-                  ],
-                  "additionalProperties": false
-                }
-              ]
+              "$ref": "#/components/schemas/NextPageResult"
             }
           },
           "errors": [

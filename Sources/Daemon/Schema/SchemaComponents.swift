@@ -53,6 +53,105 @@ enum SchemaComponents {
             """#
         ),
         (
+            "PageRequest",
+            #"""
+            {
+              "anyOf": [
+                {
+                  "type": "null"
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "page": {
+                      "type": "integer"
+                    }
+                  },
+                  "required": [
+                    "page"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "offset": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  },
+                  "required": [
+                    "offset"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "cursor": {
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "cursor"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "url": {
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "url"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#
+        ),
+        (
+            "NextPageResult",
+            #"""
+            {
+              "description": "The result of fetchNextPage and fetchPreviousPage: whether the page was asked for, and if not why",
+              "anyOf": [
+                {
+                  "type": "object",
+                  "properties": {
+                    "started": {
+                      "const": true
+                    }
+                  },
+                  "required": [
+                    "started"
+                  ],
+                  "additionalProperties": false
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "started": {
+                      "const": false
+                    },
+                    "reason": {
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "started",
+                    "reason"
+                  ],
+                  "additionalProperties": false
+                }
+              ]
+            }
+            """#
+        ),
+        (
             "Row",
             #"""
             {
@@ -1713,116 +1812,10 @@ enum SchemaComponents {
                   "minimum": 0
                 },
                 "nextPage": {
-                  "anyOf": [
-                    {
-                      "type": "null"
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "page": {
-                          "type": "integer"
-                        }
-                      },
-                      "required": [
-                        "page"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "offset": {
-                          "type": "integer",
-                          "minimum": 0
-                        }
-                      },
-                      "required": [
-                        "offset"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "cursor": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "cursor"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "url": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "url"
-                      ],
-                      "additionalProperties": false
-                    }
-                  ]
+                  "$ref": "#/components/schemas/PageRequest"
                 },
                 "previousPage": {
-                  "anyOf": [
-                    {
-                      "type": "null"
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "page": {
-                          "type": "integer"
-                        }
-                      },
-                      "required": [
-                        "page"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "offset": {
-                          "type": "integer",
-                          "minimum": 0
-                        }
-                      },
-                      "required": [
-                        "offset"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "cursor": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "cursor"
-                      ],
-                      "additionalProperties": false
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "url": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "url"
-                      ],
-                      "additionalProperties": false
-                    }
-                  ]
+                  "$ref": "#/components/schemas/PageRequest"
                 },
                 "pagesLoaded": {
                   "type": "integer",
