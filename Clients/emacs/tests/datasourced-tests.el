@@ -430,6 +430,11 @@ failing.json stores no error placeholder: the row is the client's."
                       :inserted [[1 0] [1 2]] :moved [(:from [0 2] :to [0 0])] :updated [[0 1]])
                     '(:inserted [10 11] :updated [100]))
                    (list (cons "a" (list 3 100)) (cons "b" (list 10 4 11)))))
+    ;; Runs of rows (the changeRanges capability): [section, item, count].
+    (setq datasourced--sections (list (cons "a" (list 1 2 3)) (cons "b" (list 4 5))))
+    (should (equal (datasourced--apply '(:deleted [[0 0 2]] :inserted [[0 1 2]] :updated [[1 0 2]])
+                                       '(:inserted [10 11] :updated [40 50]))
+                   (list (cons "a" (list 3 10 11)) (cons "b" (list 40 50)))))
     (should-error (datasourced--apply '(:inserted [[0 9]]) '(:inserted [5])))
     (should-error (datasourced--apply '(:inserted [[0 0]]) nil))))
 
