@@ -1661,6 +1661,14 @@ and goes with the list."
              (datasourced--say "%s: the daemon refused the filter: %s"
                                datasourced--source (datasourced--rpc-error-text err)))))))))
 
+(defun datasourced--refuse-counted-filter ()
+  "A `user-error' when the list is counted: its filter would be read whole.
+A filtered source over a counted one has every row (a million, maybe),
+and this client reads only a counted paginated source lazily."
+  (when datasourced--counted
+    (user-error "%s: filtering a counted list of %d rows is not supported here \(its filtered rows would be read whole); use a search (s) or a spec with a filter"
+                datasourced--source (length datasourced--counted))))
+
 (defun datasourced-set-filter (query)
   "Filters the list by QUERY, a fuzzy match over its shown key paths.
 The rows are ranked best first; \"\" shows every row again."
@@ -1668,6 +1676,7 @@ The rows are ranked best first; \"\" shows every row again."
   (datasourced--list-buffer)
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
+  (datasourced--refuse-counted-filter)
   (when (or datasourced--filter (not (string-empty-p query)))
     (datasourced--ensure-filter)
     (setq datasourced--filter (plist-put datasourced--filter :query query))
@@ -1709,6 +1718,7 @@ command that changed it.  Returns the text, or nil when cancelled."
   (datasourced--list-buffer)
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
+  (datasourced--refuse-counted-filter)
   (let ((text (datasourced--live-read "Filter: " (or (plist-get datasourced--filter :query) "")
                                       #'datasourced-set-filter)))
     (datasourced-set-filter (or text ""))))
