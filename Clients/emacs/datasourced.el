@@ -1038,8 +1038,10 @@ Signals an error when the change set does not fit the rows."
            sum (cl-count-if-not #'datasourced--placeholder-kind (cdr section))))
 
 (defun datasourced--update-loaded-status ()
-  "Sets the status to `loaded N' when the last load finished."
-  (when datasourced--loaded
+  "Sets the status to `loaded N' when the last load finished.
+Not while the rows are being read: they are not the ones counted yet
+\(a counted list taking its size said `loaded 0' before its rows came)."
+  (when (and datasourced--loaded (not datasourced--reading))
     (datasourced--set-status
      (if datasourced--counted
          (format "loaded %d of %d" datasourced--counted-loaded (length datasourced--counted))

@@ -473,7 +473,16 @@ buffer, of a million lines)."
   "A counted list has its full size at once: its unloaded rows are dim
 `… row N' lines, not JSON, and only the rows shown are read."
   (dst-with-lists
-    (with-current-buffer (dst-open-million)
+    (let* ((statuses nil)
+           (watch (lambda (_symbol value operation _where)
+                    (when (eq operation 'set) (push value statuses))))
+           (buffer (progn (add-variable-watcher 'datasourced-status watch)
+                          (unwind-protect (dst-open-million)
+                            (remove-variable-watcher 'datasourced-status watch)))))
+      ;; Not "loaded 0": the list taking its size is counted once its rows are read.
+      (should (equal (cl-remove-if-not (lambda (s) (string-prefix-p "loaded" s)) statuses)
+                     '("loaded 100 of 1000000")))
+      (set-buffer buffer)
       (should (= (count-lines (point-min) (point-max)) dst-million))
       (should (equal (dst-line 101) "… row 101"))
       (should (equal (dst-line dst-million) "… row 1000000"))
