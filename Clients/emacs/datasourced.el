@@ -104,6 +104,16 @@ Each gets one argument: the error, a plist with at least `:message'
   '((t :inherit shadow))
   "Face of the loading and no-results rows.")
 
+(defcustom datasourced-display-delay 0.15
+  "Seconds point rests on an unloaded row before its page is asked for.
+Keys held down over the unloaded rows of a counted list ask once, for
+the row where point stops."
+  :type 'number)
+
+(defface datasourced-unloaded
+  '((t :inherit shadow))
+  "Face of the rows of a counted list whose page is not loaded.")
+
 (defface datasourced-error
   '((t :inherit error))
   "Face of error rows.")
@@ -114,8 +124,10 @@ Each gets one argument: the error, a plist with at least `:message'
 
 (defvar datasourced-placeholder-texts
   '((loading . "⋯ loading…")
-    (noResults . "(no results)"))
-  "How placeholder rows read, by kind.")
+    (noResults . "(no results)")
+    (unloaded . " … row %d"))
+  "How placeholder rows read, by kind.
+The unloaded text has a %d for the row's number (from 1).")
 
 ;;;; Small helpers
 
@@ -403,6 +415,18 @@ FILE is named in errors.  Its members: parameter (the query parameter
 (defvar-local datasourced--sections nil
   "The rows as the daemon has them.
 A list of (TITLE . ROWS), ROWS a list of values.")
+(defvar-local datasourced--counted nil
+  "The rows of a counted list (placeholders: \"counted\", in force), or nil.
+A vector with one element per row: nil while the row is not read, the
+symbol `pending' while it is being read, else its value.  Only the rows
+the windows show are read (objectsInSection); the others are lines
+saying their number, so a list of a million rows opens at once.")
+(defvar-local datasourced--counted-loaded 0
+  "The objects a counted list holds (describeSource's numberOfObjects).")
+(defvar-local datasourced--display-timer nil
+  "The timer that shows the unloaded row at point to the daemon.")
+(defvar-local datasourced--displayed nil
+  "The row of a counted list last shown to the daemon (willDisplay).")
 (defvar-local datasourced--identity-key nil
   "The source's identity key, shown first.")
 (defvar-local datasourced--sectioned nil
@@ -533,7 +557,7 @@ Returns the daemon, or a string saying why it did not start."
           (let ((result (jsonrpc-request
                          connection 'initialize
                          (list :clientInfo (list :name "datasourced.el" :version datasourced-version)
-                               :capabilities (list :changeValues t))
+                               :capabilities (list :changeValues t :changeRanges t))
                          :timeout 15)))
             (setf (datasourced--daemon-protocol-version daemon) (plist-get result :protocolVersion)
                   (datasourced--daemon-server-info daemon) (plist-get result :serverInfo))
@@ -704,7 +728,14 @@ rows come (updateSource, protocol 1.4): \"[updating]\"."
   "The text of a placeholder row VALUE of KIND."
   (if (eq kind 'error)
       (concat "✗ error: " (datasourced--fetch-error-text (plist-get value :error)))
-    (or (alist-get kind datasourced-placeholder-texts) (format "<%s>" kind))))
+    (let ((text (or (alist-get kind datasourced-placeholder-texts) (format "<%s>" kind))))
+      (if (eq kind 'unloaded)
+          (datasourced--unloaded-text (or (plist-get value :index) 0))
+        text))))
+
+(defun datasourced--unloaded-text (index)
+  "The text of the unloaded row at item INDEX (from 0)."
+  (format (alist-get 'unloaded datasourced-placeholder-texts) (1+ index)))
 
 (defun datasourced--header-shown-p (section)
   "Whether SECTION, (TITLE . ROWS), has a header row.
@@ -771,6 +802,7 @@ Widths are the spec's, else the widest cell's."
           (face (pcase (car id)
                   ('header 'datasourced-section)
                   ((or 'error 'failed 'message) 'datasourced-error)
+                  ('unloaded 'datasourced-unloaded)
                   (_ 'datasourced-placeholder))))
       (insert (make-string tabulated-list-padding ?\s)
               (propertize (aref cols 0) 'face face)
@@ -778,7 +810,15 @@ Widths are the spec's, else the widest cell's."
       (add-text-properties beg (point) `(tabulated-list-id ,id tabulated-list-entry ,cols)))))
 
 (defun datasourced--render ()
-  "Prints the rows again, each window keeping its row (or its line)."
+  "Prints the rows again, each window keeping its row (or its line).
+A counted list's lines are redrawn row by row instead (a failed page
+leaves its rows unloaded: there is no error row to show)."
+  (if (and datasourced--counted (not datasourced--message))
+      nil
+    (datasourced--render-rows)))
+
+(defun datasourced--render-rows ()
+  "Prints `datasourced--sections', each window keeping its row (or its line)."
   (let* ((entries (datasourced--entries))
          (windows (get-buffer-window-list (current-buffer) nil t))
          (places (mapcar (lambda (window)
@@ -817,6 +857,11 @@ DONE, if given, is called with the source's description afterwards."
       (datasourced--request
        daemon 'describeSource (list :source source)
        (lambda (description)
+         (if (datasourced--counted-description-p description)
+             (when (buffer-live-p buffer)
+               (with-current-buffer buffer
+                 (setq datasourced--reading nil)
+                 (datasourced--take-counted description done)))
          (datasourced--request
           daemon 'allObjects (list :source source :withRevision t)
           (lambda (result)
@@ -824,7 +869,7 @@ DONE, if given, is called with the source's description afterwards."
               (with-current-buffer buffer
                 (setq datasourced--reading nil)
                 (datasourced--take description result done))))
-          (lambda (err) (datasourced--read-failed buffer err))))
+          (lambda (err) (datasourced--read-failed buffer err)))))
        (lambda (err) (datasourced--read-failed buffer err))))))
 
 (defun datasourced--read-failed (buffer err)
@@ -859,6 +904,7 @@ DONE is called with DESCRIPTION once the rows are known."
                                        datasourced--sectioned
                                      (member (plist-get description :kind) '("sectioned" "multi")))
             datasourced--known t
+            datasourced--counted nil
             datasourced--version (1+ datasourced--version))
       (datasourced--render)
       (setq datasourced--matches-read nil)
@@ -872,19 +918,39 @@ DONE is called with DESCRIPTION once the rows are known."
   "PATH, a JSON [section, item], as a cons."
   (cons (aref path 0) (aref path 1)))
 
+(defun datasourced--expand-paths (paths)
+  "PATHS of a change set as [SECTION ITEM] vectors.
+A range [SECTION ITEM COUNT] (the changeRanges capability) is COUNT of them."
+  (let ((result nil))
+    (dolist (path (append paths nil))
+      (if (< (length path) 3)
+          (push path result)
+        (dotimes (k (aref path 2))
+          (push (vector (aref path 0) (+ (aref path 1) k)) result))))
+    (nreverse result)))
+
+(defun datasourced--rows-named (paths)
+  "How many rows PATHS name, ranges counted whole."
+  (cl-loop for path across (or paths []) sum (if (< (length path) 3) 1 (aref path 2))))
+
+(defun datasourced--only-updates-p (changes)
+  "Whether CHANGES only update rows in place (a counted list's pages)."
+  (cl-every (lambda (key) (zerop (length (plist-get changes key))))
+            '(:deleted :inserted :moved :deletedSections :insertedSections)))
+
 (defun datasourced--apply (changes values)
   "The rows after CHANGES (a didChange's), with the VALUES of its rows.
 Signals an error when the change set does not fit the rows."
   (let ((removed (make-hash-table :test #'equal))
         (placed (make-hash-table :test #'equal))
         (dropped (append (plist-get changes :deletedSections) nil))
-        (inserted (append (plist-get changes :inserted) nil))
+        (inserted (datasourced--expand-paths (plist-get changes :inserted)))
         (inserted-values (append (plist-get values :inserted) nil))
-        (updated (append (plist-get changes :updated) nil))
+        (updated (datasourced--expand-paths (plist-get changes :updated)))
         (updated-values (append (plist-get values :updated) nil))
         (old (apply #'vector (mapcar (lambda (s) (apply #'vector (cdr s))) datasourced--sections)))
         (titles (mapcar #'car datasourced--sections)))
-    (dolist (path (append (plist-get changes :deleted) nil))
+    (dolist (path (datasourced--expand-paths (plist-get changes :deleted)))
       (puthash (datasourced--path path) t removed))
     (dolist (move (append (plist-get changes :moved) nil))
       (let* ((from (datasourced--path (plist-get move :from))))
@@ -935,9 +1001,22 @@ Signals an error when the change set does not fit the rows."
      ((and revision datasourced--revision (<= revision datasourced--revision))) ; had it
      ((or (null revision) (not (equal (plist-get params :previousRevision) datasourced--revision))
           ;; New sections' titles come with no change set: read them all.
-          (> (length (plist-get changes :insertedSections)) 0))
+          (> (length (plist-get changes :insertedSections)) 0)
+          ;; A counted list taking its size, or changing it: read its description.
+          (and datasourced--counted (not (datasourced--only-updates-p changes)))
+          ;; A change too big to carry its values (a million placeholders) is read.
+          (and (not datasourced--counted) (null (plist-get params :values))
+               (or (> (length (plist-get changes :inserted)) 0)
+                   (> (length (plist-get changes :updated)) 0)))
+          (> (datasourced--rows-named (plist-get changes :deleted)) 10000))
       (setq datasourced--known nil)
       (datasourced--read))
+     (datasourced--counted
+      (datasourced--apply-counted changes (plist-get params :values))
+      (setq datasourced--revision revision
+            datasourced--version (1+ datasourced--version))
+      (datasourced--read-shown)
+      (datasourced--schedule-display))
      (t
       (let ((sections (condition-case nil
                           (datasourced--apply changes (plist-get params :values))
@@ -959,9 +1038,14 @@ Signals an error when the change set does not fit the rows."
            sum (cl-count-if-not #'datasourced--placeholder-kind (cdr section))))
 
 (defun datasourced--update-loaded-status ()
-  "Sets the status to `loaded N' when the last load finished."
-  (when datasourced--loaded
-    (datasourced--set-status (format "loaded %d" (datasourced--count)))))
+  "Sets the status to `loaded N' when the last load finished.
+Not while the rows are being read: they are not the ones counted yet
+\(a counted list taking its size said `loaded 0' before its rows came)."
+  (when (and datasourced--loaded (not datasourced--reading))
+    (datasourced--set-status
+     (if datasourced--counted
+         (format "loaded %d of %d" datasourced--counted-loaded (length datasourced--counted))
+       (format "loaded %d" (datasourced--count))))))
 
 (defun datasourced--on-event (kind params)
   "A dataSource/KIND notification (PARAMS) about this list's source."
@@ -981,7 +1065,9 @@ Signals an error when the change set does not fit the rows."
      (datasourced--set-status "loading"))
     ('finishedLoading
      (setq datasourced--loaded t)
-     (datasourced--update-loaded-status)
+     (if datasourced--counted
+         (datasourced--count-loaded)
+       (datasourced--update-loaded-status))
      (when datasourced--filter
        ;; A page with no row that passes leaves the loading row where point is:
        ;; no command follows to ask for the next, so the row asks for it itself
@@ -999,6 +1085,219 @@ Signals an error when the change set does not fit the rows."
             "cancelled"
           (concat "error: " (datasourced--fetch-error-text failure t))))
        (run-hook-with-args 'datasourced-failed-hook failure)))))
+
+;;;; Counted lists (placeholders: "counted", protocol 1.5)
+
+(defun datasourced--counted-description-p (description)
+  "Whether DESCRIPTION is of a source whose counted placeholders are in force.
+Its list has its full size (a million rows, maybe), so it is read lazily."
+  (let ((placeholders (plist-get description :placeholders)))
+    (and (equal (plist-get description :kind) "paginated")
+         (datasourced--object-p placeholders)
+         (equal (plist-get placeholders :inForce) "counted"))))
+
+(defun datasourced--take-counted (description done)
+  "Shows a counted list as DESCRIPTION has it: a line per row, unread.
+The rows the windows show are then read.  DONE gets DESCRIPTION."
+  (if datasourced--read-again
+      (datasourced--read done)
+    (let ((total (or (car (append (plist-get description :counts) nil)) 0)))
+      (setq datasourced--counted (make-vector total nil)
+            datasourced--counted-loaded (or (plist-get description :numberOfObjects) 0)
+            datasourced--sections nil
+            datasourced--revision (plist-get description :revision)
+            datasourced--identity-key (plist-get description :identityKey)
+            datasourced--sectioned nil
+            datasourced--known t
+            datasourced--displayed nil
+            datasourced--version (1+ datasourced--version))
+      (datasourced--render-counted)
+      (when done (funcall done description))
+      (datasourced--update-loaded-status)
+      (datasourced--read-shown)
+      (datasourced--schedule-display))))
+
+(defun datasourced--counted-format ()
+  "The `tabulated-list-format' of a counted list.
+Its rows are not all read: a column without a width of its own in the
+spec is `datasourced-column-max-width' wide."
+  (apply #'vector
+         (mapcar (lambda (column)
+                   (list (nth 1 column)
+                         (or (nth 2 column) (max (length (nth 1 column)) datasourced-column-max-width))
+                         nil))
+                 (datasourced--columns))))
+
+(defun datasourced--unloaded-line (index)
+  "The line (without its newline) of the unread or unloaded row INDEX."
+  (propertize (concat (make-string tabulated-list-padding ?\s) (datasourced--unloaded-text index))
+              'face 'datasourced-unloaded))
+
+(defun datasourced--render-counted ()
+  "Prints every row of a counted list as unread, point keeping its line."
+  (let ((inhibit-read-only t)
+        (line (line-number-at-pos))
+        (total (length datasourced--counted))
+        (parts (split-string (alist-get 'unloaded datasourced-placeholder-texts) "%d"))
+        (pad (make-string tabulated-list-padding ?\s)))
+    (setq tabulated-list-format (datasourced--counted-format)
+          tabulated-list-entries nil)
+    (tabulated-list-init-header)
+    (erase-buffer)
+    ;; A million lines: concatenation, not `format', and one face for them all.
+    (dotimes (i total)
+      (insert pad (car parts) (number-to-string (1+ i)) (or (cadr parts) "") "\n"))
+    ;; No newline after the last row: end-of-buffer is on it.
+    (when (> total 0) (delete-char -1))
+    (put-text-property (point-min) (point-max) 'face 'datasourced-unloaded)
+    (goto-char (point-min))
+    (forward-line (1- line))))
+
+(defun datasourced--redraw-rows (indices)
+  "Redraws the lines of the rows INDICES (ascending) of a counted list."
+  (let ((inhibit-read-only t) (columns (datasourced--columns)) (at 0))
+    (save-excursion
+      (goto-char (point-min))
+      (dolist (i indices)
+        ;; Forward from the row before: a page near row 999,900 is no scan per row.
+        (forward-line (- i at))
+        (setq at i)
+        (let ((start (point)) (value (aref datasourced--counted i)))
+          ;; The newline stays, so a point or window start on the next line stays there.
+          (delete-region start (line-end-position))
+          (let ((kind (and (not (memq value '(nil pending))) (datasourced--placeholder-kind value))))
+            (cond
+             ((or (memq value '(nil pending)) (eq kind 'unloaded))
+              (insert (datasourced--unloaded-line i)))
+             (kind
+              (datasourced--print-entry (list kind 0 i) (vector (datasourced--placeholder-text value kind)))
+              (delete-char -1))
+             (t
+              (tabulated-list-print-entry
+               (list 'row 0 i)
+               (apply #'vector (mapcar (lambda (c) (datasourced--cell value (car c))) columns)))
+              (delete-char -1))))
+          (goto-char start))))))
+
+(defun datasourced--apply-counted (changes values)
+  "Applies CHANGES, rows updated in place, to a counted list.
+VALUES are the didChange's; without them the rows are read again."
+  (let* ((paths (datasourced--expand-paths (plist-get changes :updated)))
+         (given (append (plist-get values :updated) nil))
+         (with-values (= (length given) (length paths)))
+         (total (length datasourced--counted))
+         (indices nil))
+    (dolist (path paths)
+      (let ((i (aref path 1)) (value (and with-values (pop given))))
+        (when (< i total)
+          (aset datasourced--counted i value)
+          (push i indices))))
+    (datasourced--redraw-rows (sort (delete-dups indices) #'<))))
+
+(defun datasourced--counted-index (&optional position)
+  "The row of a counted list at POSITION (default: point), or nil."
+  (let ((total (length datasourced--counted)))
+    (and (> total 0)
+         (min (1- total) (1- (line-number-at-pos (or position (point))))))))
+
+(defun datasourced--read-shown ()
+  "Reads the unread rows of a counted list that its windows show.
+Around point too: a command that moved it far is followed by a scroll."
+  (when (and datasourced--counted datasourced--known (datasourced--running-p))
+    (let ((total (length datasourced--counted)) (spans nil))
+      (dolist (window (get-buffer-window-list (current-buffer) nil t))
+        (let ((height (max 1 (window-body-height window)))
+              (first (datasourced--counted-index (window-start window))))
+          (when first (push (cons first (+ first height)) spans))
+          (let ((here (datasourced--counted-index (window-point window))))
+            (when here (push (cons (- here height) (+ here height)) spans)))))
+      (dolist (span spans)
+        (let ((i (max 0 (car span))) (last (min (1- total) (cdr span))))
+          (while (<= i last)
+            (if (aref datasourced--counted i)
+                (setq i (1+ i))
+              (let ((start i))
+                (while (and (<= i last) (null (aref datasourced--counted i)))
+                  (aset datasourced--counted i 'pending)
+                  (setq i (1+ i)))
+                (datasourced--read-counted start (- i start))))))))))
+
+(defun datasourced--read-counted (start count)
+  "Reads COUNT rows of a counted list from START (objectsInSection)."
+  (let ((buffer (current-buffer)) (rows datasourced--counted))
+    (datasourced--request
+     datasourced--daemon 'objectsInSection
+     (list :source datasourced--source :section 0 :start start :count count)
+     (lambda (result)
+       (when (buffer-live-p buffer)
+         (with-current-buffer buffer
+           (when (eq rows datasourced--counted)
+             (let ((fits (equal (plist-get result :revision) datasourced--revision))
+                   (objects (plist-get result :objects))
+                   (indices nil))
+               ;; Read at another revision: a change came between; the next look reads them.
+               (dotimes (k count)
+                 (let ((i (+ start k)))
+                   (when (and (< i (length rows)) (eq (aref rows i) 'pending))
+                     (aset rows i (and fits (< k (length objects)) (aref objects k)))
+                     (when fits (push i indices)))))
+               (datasourced--redraw-rows (nreverse indices))
+               (datasourced--schedule-display))))))
+     (lambda (err)
+       (when (buffer-live-p buffer)
+         (with-current-buffer buffer
+           (dotimes (k count)
+             (when (and (< (+ start k) (length rows)) (eq (aref rows (+ start k)) 'pending))
+               (aset rows (+ start k) nil)))
+           (datasourced--say "%s: reading rows %d to %d failed: %s" datasourced--source
+                             (1+ start) (+ start count) (datasourced--rpc-error-text err))))))))
+
+(defun datasourced--unloaded-p (index)
+  "Whether the row INDEX of a counted list is known to be unloaded."
+  (eq (datasourced--placeholder-kind (aref datasourced--counted index)) 'unloaded))
+
+(defun datasourced--schedule-display ()
+  "Shows the row at point to the daemon once point rests on it, if unloaded.
+Keys held down over unloaded rows ask once: the timer starts again with
+each command, and fires `datasourced-display-delay' after the last."
+  (when (timerp datasourced--display-timer)
+    (cancel-timer datasourced--display-timer))
+  (setq datasourced--display-timer nil)
+  (let ((i (and datasourced--counted (datasourced--counted-index))))
+    ;; A row that loaded may be dropped again (the window): then it asks again.
+    (when (and i (aref datasourced--counted i) (not (datasourced--unloaded-p i)))
+      (setq datasourced--displayed nil))
+    (when (and i (datasourced--unloaded-p i) (not (eql i datasourced--displayed)))
+      (let ((buffer (current-buffer)))
+        (setq datasourced--display-timer
+              (run-at-time datasourced-display-delay nil
+                           (lambda ()
+                             (when (buffer-live-p buffer)
+                               (with-current-buffer buffer
+                                 (setq datasourced--display-timer nil)
+                                 (let ((here (and datasourced--counted (datasourced--counted-index))))
+                                   (when (and here (datasourced--unloaded-p here))
+                                     (datasourced--display-row here))))))))))))
+
+(defun datasourced--display-row (index)
+  "Tells the daemon the row INDEX is shown (willDisplay): its page loads.
+A row far from the loaded ones loads its page alone (a jump)."
+  (when (and datasourced--counted (datasourced--running-p))
+    (setq datasourced--displayed index)
+    (datasourced--request datasourced--daemon 'willDisplayObjectAtIndexPath
+                          (list :source datasourced--source :indexPath (vector 0 index)))))
+
+(defun datasourced--count-loaded ()
+  "Reads how many objects a counted list holds, for its status."
+  (let ((buffer (current-buffer)))
+    (datasourced--request
+     datasourced--daemon 'describeSource (list :source datasourced--source)
+     (lambda (description)
+       (when (buffer-live-p buffer)
+         (with-current-buffer buffer
+           (when datasourced--counted
+             (setq datasourced--counted-loaded (or (plist-get description :numberOfObjects) 0)))
+           (datasourced--update-loaded-status)))))))
 
 ;;;; Paging
 
@@ -1029,15 +1328,21 @@ loading row, or, when SCROLLED, that row inside the window."
 (defun datasourced--after-command ()
   "After a command in a list: the next page when point is near its end.
 Not after a refresh, whose list shrinks under point."
-  (unless (memq this-command '(datasourced-refresh revert-buffer))
-    (datasourced--maybe-page (selected-window))))
+  (cond
+   (datasourced--counted
+    (datasourced--read-shown)
+    (datasourced--schedule-display))
+   ((not (memq this-command '(datasourced-refresh revert-buffer)))
+    (datasourced--maybe-page (selected-window)))))
 
 (defun datasourced--after-scroll (window _start)
   "WINDOW was scrolled: the next page when it shows the last row."
   (when (buffer-live-p (window-buffer window))
     (with-current-buffer (window-buffer window)
       (when (derived-mode-p 'datasourced-list-mode)
-        (datasourced--maybe-page window t)))))
+        (if datasourced--counted
+            (datasourced--read-shown)
+          (datasourced--maybe-page window t))))))
 
 ;;;; Opening a list
 
@@ -1083,7 +1388,8 @@ The echo area shows SHORT, or TEXT."
     (setq datasourced--known nil datasourced--revision nil datasourced--sections nil
           datasourced--loaded nil datasourced--setup-failed nil datasourced--stale nil
           datasourced--message nil datasourced--under (list datasourced--source)
-          datasourced--reading nil datasourced--read-again nil)
+          datasourced--reading nil datasourced--read-again nil
+          datasourced--counted nil datasourced--displayed nil)
     (if (stringp daemon)
         (progn
           (setq datasourced--daemon nil datasourced--setup-failed t)
@@ -1357,6 +1663,14 @@ and goes with the list."
              (datasourced--say "%s: the daemon refused the filter: %s"
                                datasourced--source (datasourced--rpc-error-text err)))))))))
 
+(defun datasourced--refuse-counted-filter ()
+  "A `user-error' when the list is counted: its filter would be read whole.
+A filtered source over a counted one has every row (a million, maybe),
+and this client reads only a counted paginated source lazily."
+  (when datasourced--counted
+    (user-error "%s: filtering a counted list of %d rows is not supported here \(its filtered rows would be read whole); use a search (s) or a spec with a filter"
+                datasourced--source (length datasourced--counted))))
+
 (defun datasourced-set-filter (query)
   "Filters the list by QUERY, a fuzzy match over its shown key paths.
 The rows are ranked best first; \"\" shows every row again."
@@ -1364,6 +1678,7 @@ The rows are ranked best first; \"\" shows every row again."
   (datasourced--list-buffer)
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
+  (datasourced--refuse-counted-filter)
   (when (or datasourced--filter (not (string-empty-p query)))
     (datasourced--ensure-filter)
     (setq datasourced--filter (plist-put datasourced--filter :query query))
@@ -1405,6 +1720,7 @@ command that changed it.  Returns the text, or nil when cancelled."
   (datasourced--list-buffer)
   (unless (datasourced--running-p)
     (user-error "%s: the daemon is not running" datasourced--source))
+  (datasourced--refuse-counted-filter)
   (let ((text (datasourced--live-read "Filter: " (or (plist-get datasourced--filter :query) "")
                                       #'datasourced-set-filter)))
     (datasourced-set-filter (or text ""))))
@@ -1537,12 +1853,22 @@ Starts the daemon again if it exited or did not start."
   "Shows the object of the row at point; retries on an error row."
   (interactive)
   (datasourced--list-buffer)
-  (let* ((id (tabulated-list-get-id)))
+  (let* ((id (if datasourced--counted
+                 (let* ((i (datasourced--counted-index))
+                        (value (and i (aref datasourced--counted i))))
+                   (if (or (memq value '(nil pending))
+                           (eq (datasourced--placeholder-kind value) 'unloaded))
+                       (list 'unloaded 0 i)
+                     (list 'row 0 i)))
+               (tabulated-list-get-id))))
     (pcase (car id)
+      ('unloaded (datasourced--display-row (nth 2 id)))
       ((or 'error 'failed) (datasourced-retry))
       ('loading (datasourced--maybe-page (selected-window) t))
       ('row
-       (let ((value (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections)))))
+       (let ((value (if datasourced--counted
+                        (aref datasourced--counted (nth 2 id))
+                      (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections))))))
          (with-current-buffer (get-buffer-create "*datasourced object*")
            (let ((inhibit-read-only t))
              (erase-buffer)

@@ -33,7 +33,8 @@
     (unless (funcall predicate)
       (ert-fail (list (concat "timed out waiting for " what)
                       :status (and (derived-mode-p 'datasourced-list-mode) datasourced-status)
-                      :buffer (buffer-string))))))
+                      ;; Its start: a counted list's buffer has a million lines.
+                      :buffer (buffer-substring (point-min) (min (point-max) (+ (point-min) 2000))))))))
 
 (defun dst-fixtures ()
   "Starts the fixture API (once); returns its base URL."
@@ -430,8 +431,139 @@ failing.json stores no error placeholder: the row is the client's."
                       :inserted [[1 0] [1 2]] :moved [(:from [0 2] :to [0 0])] :updated [[0 1]])
                     '(:inserted [10 11] :updated [100]))
                    (list (cons "a" (list 3 100)) (cons "b" (list 10 4 11)))))
+    ;; Runs of rows (the changeRanges capability): [section, item, count].
+    (setq datasourced--sections (list (cons "a" (list 1 2 3)) (cons "b" (list 4 5))))
+    (should (equal (datasourced--apply '(:deleted [[0 0 2]] :inserted [[0 1 2]] :updated [[1 0 2]])
+                                       '(:inserted [10 11] :updated [40 50]))
+                   (list (cons "a" (list 3 10 11)) (cons "b" (list 40 50)))))
     (should-error (datasourced--apply '(:inserted [[0 9]]) '(:inserted [5])))
     (should-error (datasourced--apply '(:inserted [[0 0]]) nil))))
+
+;;;; Counted lists (issue 31): /v1/million, 1,000,000 rows in pages of 100, of which the
+;;;; fixture API serves pages 1, 2 and 10000 (a request for any other page fails).
+
+(defconst dst-million 1000000)
+
+(defun dst-line (n)
+  "The text of line N (from 1), trimmed."
+  (save-excursion
+    (goto-char (point-min))
+    (forward-line (1- n))
+    (string-trim (buffer-substring-no-properties (line-beginning-position) (line-end-position)))))
+
+(defun dst-wait-line (n text)
+  "Waits until line N reads TEXT; fails naming what it reads (not the whole
+buffer, of a million lines)."
+  (let ((deadline (+ (float-time) 30)))
+    (while (and (not (equal (dst-line n) text)) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (unless (equal (dst-line n) text)
+      (ert-fail (list (format "timed out waiting for line %d to read %S" n text)
+                      :it-reads (dst-line n) :status datasourced-status)))))
+
+(defun dst-open-million ()
+  "Opens the counted list of a million rows and waits for its first page."
+  (let ((buffer (datasourced-open (dst-spec "million.json"))))
+    (set-buffer buffer)
+    (dst-wait (lambda () (equal datasourced-status "loaded 100 of 1000000")) "the first page" 30)
+    (dst-wait-line 1 "Row 1")
+    buffer))
+
+(ert-deftest datasourced-counted-list-full-size-dim-unloaded-rows ()
+  "A counted list has its full size at once: its unloaded rows are dim
+`… row N' lines, not JSON, and only the rows shown are read."
+  (dst-with-lists
+    (let* ((statuses nil)
+           (watch (lambda (_symbol value operation _where)
+                    (when (eq operation 'set) (push value statuses))))
+           (buffer (progn (add-variable-watcher 'datasourced-status watch)
+                          (unwind-protect (dst-open-million)
+                            (remove-variable-watcher 'datasourced-status watch)))))
+      ;; Not "loaded 0": the list taking its size is counted once its rows are read.
+      (should (equal (cl-remove-if-not (lambda (s) (string-prefix-p "loaded" s)) statuses)
+                     '("loaded 100 of 1000000")))
+      (set-buffer buffer)
+      (should (= (count-lines (point-min) (point-max)) dst-million))
+      (should (equal (dst-line 101) "… row 101"))
+      (should (equal (dst-line dst-million) "… row 1000000"))
+      (should-not (string-match-p "\\$placeholder" (buffer-substring (point-min) (+ (point-min) 20000))))
+      (goto-char (point-min))
+      (forward-line 100)
+      (should (eq (get-text-property (+ 3 (point)) 'face) 'datasourced-unloaded))
+      (should (eq (face-attribute 'datasourced-unloaded :inherit) 'shadow))
+      ;; A million rows: no allObjects once the list is loading (the one before is of
+      ;; the empty list), reads of the rows shown (objectsInSection).
+      (dst-ping)
+      (should (memq 'fetchData dst-requests))
+      (should-not (memq 'allObjects (cl-subseq dst-requests 0 (cl-position 'fetchData dst-requests))))
+      (should (memq 'objectsInSection dst-requests))
+      ;; Row 90 is loaded but far from the window: not read until point goes there.
+      (should (equal (dst-line 90) "… row 90"))
+      (setq dst-requests nil)
+      (goto-char (point-min))
+      (dst-keys "C-u 89 C-n")
+      (dst-wait-line 90 "Row 90")
+      (dst-ping)
+      (should-not (memq 'willDisplayObjectAtIndexPath dst-requests)))))
+
+(ert-deftest datasourced-counted-list-jumps-to-the-end-and-back ()
+  "M-> on a counted list loads only the last page (a jump); M-< the first again."
+  (dst-with-lists
+    (with-current-buffer (dst-open-million)
+      (setq dst-requests nil)
+      (dst-keys "M->")
+      (dst-wait-line dst-million "Row 1000000")
+      (should (equal (dst-line 999901) "Row 999901"))
+      (should (equal (dst-line 999900) "… row 999900"))
+      (should (= (line-number-at-pos) dst-million))
+      (dst-wait-line 1 "… row 1") ; page one unloaded again by the jump
+      (should (= (count-lines (point-min) (point-max)) dst-million))
+      (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                          'describeSource (list :source "million"))))
+        (should (string-suffix-p "/v1/million?page=10000&page_size=100" (plist-get description :lastURL))))
+      (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 1))
+      (dst-status "loaded 100 of 1000000")
+      (dst-keys "M-<")
+      (dst-wait-line 1 "Row 1")
+      (dst-wait-line dst-million "… row 1000000")
+      (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 2))
+      ;; g loads it again where the rows were last displayed (the daemon's window
+      ;; focus): the last page, the same rows, in a list of the full size.
+      (dst-keys "M->")
+      (dst-wait-line dst-million "Row 1000000")
+      (setq dst-requests nil)
+      (dst-keys "g")
+      (should (memq 'fetchData dst-requests))
+      (dst-ping)
+      (dst-status "loaded 100 of 1000000")
+      (dst-wait-line dst-million "Row 1000000")
+      (should (equal (dst-line 1) "… row 1"))
+      (should (= (count-lines (point-min) (point-max)) dst-million))
+      ;; A filter would read the million rows of its filtered source: refused, saying so.
+      (should (string-match-p "filtering a counted list of 1000000 rows is not supported"
+                              (cadr (should-error (datasourced-set-filter "x") :type 'user-error)))))))
+
+(ert-deftest datasourced-counted-list-held-keys-ask-once ()
+  "Keys held down over unloaded rows send one willDisplay, for the row
+where point rests; its page loads next to the loaded ones (no jump).
+RET on an unloaded row asks at once."
+  (dst-with-lists
+    (with-current-buffer (dst-open-million)
+      (goto-char (point-min))
+      (forward-line 99)
+      (dst-ping)
+      (setq dst-requests nil)
+      (dst-keys "C-n C-n C-n C-n C-n")
+      (dst-wait-line 101 "Row 101")
+      (should (equal (dst-line (line-number-at-pos)) "Row 105"))
+      (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 1))
+      (should (equal (dst-line 1) "Row 1"))
+      ;; RET, before the pause is over: at once.
+      (let ((datasourced-display-delay 600))
+        (goto-char (point-max))
+        (dst-keys "RET")
+        (dst-wait-line dst-million "Row 1000000")
+        (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 2))))))
 
 ;;;; Filters and searches (issue 30)
 
