@@ -601,7 +601,7 @@ def WriteLines(view: dict<any>, first: number, last_given: number, lines: list<s
     setbufline(buf, 1, empty(shown) ? [''] : shown)
     prop_clear(1, max([1, len(shown)]), {bufnr: buf})
     AddProps(buf, 1, view.line_count == 0 ? notice : items)
-  elseif last - first == len(lines)
+  elseif last > first && last - first == len(lines)
     # Lines rewritten in place (rows updated, read): windows' cursors stay where they are.
     setbufline(buf, first + 1, lines)
     prop_clear(first + 1, first + len(lines), {bufnr: buf})
@@ -849,8 +849,8 @@ def FinishReload(view: dict<any>, description: dict<any>, objects: any, revision
   endif
   UpdateLoadedStatus(view)
   if view.lazy
+    view.display_after_read = true  # a cursor on an unloaded row (after a jump) shows it
     ReadVisible(view)
-    view.display_after_read = true  # a cursor left on an unloaded row (a jump) shows it
   endif
   var Callback = get(view, 'reload_callback', null_function)
   view.reload_callback = null_function
@@ -1235,7 +1235,7 @@ def DisplayCursorRows(view: dict<any>)
     var kind = PlaceholderKind(entry.value)
     if entry is UNREAD
       view.display_after_read = true
-    elseif kind == 'unloaded' || (kind == 'loading' && line == view.line_count)
+    elseif kind == 'unloaded'
       asked[string(line)] = true
       WillDisplay(view, line)
     endif
@@ -1777,7 +1777,8 @@ def OnCursorMoved(buf: number)
     return
   endif
   view.user_moved[string(win)] = true
-  if view.lazy
+  var entry = EntryAt(view, line)
+  if view.lazy && !(line == view.line_count && !empty(entry) && PlaceholderKind(entry.value) == 'loading')
     ScheduleDisplay(view)
   elseif line == view.line_count
     WillDisplay(view, line)

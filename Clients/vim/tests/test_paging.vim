@@ -117,6 +117,17 @@ export def Run(daemon: string)
     WaitLine(999950, 'Row 999950', 'the row, loaded')
     H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
     view.display_debounce_ms = 80
+  })
+
+  H.Test('a second list opened after a jump, its cursor on an unloaded row, loads the page under it', () => {
+    WaitLine(1, '  … row 1', 'the first row, unloaded by the jump')
+    var spec = Million()
+    spec.title = 'million, again'
+    var again = datasourced#OpenSpec(spec, 'million, again')
+    H.Expect(H.WaitUntil(() => get(getbufline(again, 1), 0, '') == 'Row 1', 30000), 'the first row of the second list', getbufline(again, 1))
+    WaitLine(1, 'Row 1', 'the first row of the first list')
+    H.ExpectEqual(TOTAL, len(getbufline(again, 1, '$')), 'lines')
+    execute 'bwipeout! ' .. again
     execute 'bwipeout! ' .. buf
   })
 enddef
