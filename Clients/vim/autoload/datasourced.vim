@@ -2197,6 +2197,11 @@ export def SetFilter(query: string, buf: number = 0)
     if query == ''
       return
     endif
+    if view.lazy
+      # A filtered source over it is read whole (allObjects): a million rows would hang Vim.
+      Notify(view.source .. ': a counted list cannot be filtered here: the filter would read every row; use a search (:Datasourced search) instead', 'warning')
+      return
+    endif
     EnsureFilter(view)
   endif
   view.filter.query = query

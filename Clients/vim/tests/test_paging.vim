@@ -119,6 +119,13 @@ export def Run(daemon: string)
     view.display_debounce_ms = 80
   })
 
+  H.Test('a counted list refuses a filter, which would read every row, saying why', () => {
+    datasourced#SetFilter('Row 1', buf)
+    H.ExpectMessage('warning', ['million', 'cannot be filtered', 'every row'])
+    H.ExpectEqual({}, datasourced#View(buf).filter, 'the filter')
+    H.ExpectEqual('million', datasourced#View(buf).source, 'the source shown')
+  })
+
   H.Test('a second list opened after a jump, its cursor on an unloaded row, loads the page under it', () => {
     WaitLine(1, '  … row 1', 'the first row, unloaded by the jump')
     var spec = Million()
