@@ -1508,7 +1508,7 @@ def ListBuffer(title: string): number
   execute 'augroup datasourced_list_' .. buf
     autocmd!
     execute 'autocmd CursorMoved <buffer=' .. buf .. '> OnCursorMoved(' .. buf .. ')'
-    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> SetWindowOptions()'
+    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> SetWindowOptions() | ShowAgain(' .. buf .. ')'
     execute 'autocmd BufWipeout <buffer=' .. buf .. '> OnWipeout(' .. buf .. ')'
   augroup END
   return buf
@@ -1783,6 +1783,15 @@ def OnCursorMoved(buf: number)
     ScheduleDisplay(view)
   elseif line == view.line_count
     WillDisplay(view, line)
+  endif
+enddef
+
+# A list shown in a window again: a lazy list reads the rows it shows now (none were read
+# while it was hidden).
+def ShowAgain(buf: number)
+  var view = get(views, string(buf), {})
+  if !empty(view) && !view.detached && view.lazy
+    ScheduleDisplay(view)
   endif
 enddef
 

@@ -135,6 +135,21 @@ export def Run(daemon: string)
     WaitLine(1, 'Row 1', 'the first row of the first list')
     H.ExpectEqual(TOTAL, len(getbufline(again, 1, '$')), 'lines')
     execute 'bwipeout! ' .. again
+  })
+
+  H.Test('a counted list shown again after a jump while it was hidden loads the page under its cursor', () => {
+    execute 'buffer ' .. buf
+    cursor(1, 1)
+    WaitLine(1, 'Row 1', 'the first row')
+    enew
+    var conn = datasourced#View(buf).conn
+    ch_evalexpr(conn.channel, {method: 'willDisplayObjectAtIndexPath', params: {source: 'million', indexPath: [0, TOTAL - 1]}})
+    WaitLine(1, '  … row 1', 'the first row, unloaded by a jump made elsewhere')
+    # The jump's load over, and the list's own look after it (a timer) done while hidden.
+    var view = datasourced#View(buf)
+    H.Expect(H.WaitUntil(() => view.loaded && view.display_timer == 0), 'the jump loaded, the list idle', view.status)
+    execute 'buffer ' .. buf
+    WaitLine(1, 'Row 1', 'the first row, loaded again once shown')
     execute 'bwipeout! ' .. buf
   })
 enddef
