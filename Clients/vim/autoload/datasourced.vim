@@ -15,6 +15,7 @@ const TEXTS = {
   noResults: '  (no results)',
   error: '  ✗ error: ',
   pending: '  …',
+  unloaded: '  … row ',
   header: '## ',
 }
 const GROUPS = {
@@ -23,10 +24,21 @@ const GROUPS = {
   noResults: 'DatasourcedNoResults',
   error: 'DatasourcedError',
   pending: 'DatasourcedLoading',
+  unloaded: 'DatasourcedUnloaded',
 }
 const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch']
 # The characters a filter's query matched (protocol 1.4's match positions).
 const MATCH_GROUP = 'DatasourcedMatch'
+
+# Lists of counted placeholders (protocol 1.5) are read lazily: a list of 1,000,000 rows
+# has all its lines, but only the rows near the windows' view are read from the daemon.
+# A row not read yet is this one shared entry (entries are replaced, never changed in
+# place), shown as an unloaded row ("  … row N") until it is read. Unloaded rows are
+# highlighted by a syntax match, not a text property per line: a million would cost.
+const UNREAD: dict<any> = {value: {'$placeholder': 'unloaded'}, pending: false, unread: true}
+# How long the cursor rests before a lazy list reads what is shown and tells the daemon
+# that an unloaded row is displayed: keys held down (j, <C-d>) ask nothing on the way.
+const DISPLAY_DEBOUNCE_MS = 80
 
 # What each action does: keymaps, <Plug>(datasourced-ACTION) and the g? help.
 const ACTIONS = {
@@ -248,14 +260,30 @@ def Pretty(value: any, indent = '', prefix = '', suffix = ''): list<string>
   return [indent .. prefix .. json_encode(value) .. suffix]
 enddef
 
-# The text and group of a row.
-def RowItem(view: dict<any>, entry: dict<any>): list<string>
+# The text of an unloaded row at item `index` (0-based; shown from 1, as lines are).
+def UnloadedText(index: number): string
+  return TEXTS.unloaded .. (index + 1)
+enddef
+
+# The lines of `count` unloaded rows from item `first`: one string each, no list pairs
+# (a counted list taking its size makes a million of them).
+def UnloadedLines(first: number, count: number): list<string>
+  # Joined and split again: no Vim script runs per line (0.8 s for a million, not 1.2).
+  return count <= 0 ? [] : split(TEXTS.unloaded .. join(range(first + 1, first + count), "\n" .. TEXTS.unloaded), "\n")
+enddef
+
+# The text and group of a row (`index`: its item, for an unloaded row read as UNREAD).
+# Unloaded rows get no text property: a syntax match highlights them (see UNREAD).
+def RowItem(view: dict<any>, entry: dict<any>, index = -1): list<string>
   if get(entry, 'pending', false)
     return [TEXTS.pending, GROUPS.pending]
   endif
   var value = entry.value
   var kind = PlaceholderKind(value)
-  if kind == 'error'
+  if kind == 'unloaded'
+    var at = get(value, 'index', index)
+    return [UnloadedText(type(at) == v:t_number ? at : index), '']
+  elseif kind == 'error'
     return [TEXTS.error .. ErrorText(get(value, 'error', {})), GROUPS.error]
   elseif kind != ''
     return [get(TEXTS, kind, '  <' .. kind .. '>'), get(GROUPS, kind, '')]
@@ -304,6 +332,7 @@ enddef
 # Sends a request; Callback(err, result) runs when it is answered (err: v:null or the
 # error dict). A request that cannot be sent is answered with an error, later.
 def Request(conn: dict<any>, method: string, params: dict<any>, Callback: func)
+  conn.requests[method] = get(conn.requests, method, 0) + 1
   if conn.exited || ch_status(conn.channel) != 'open'
     timer_start(0, (_) => Answer(method, Callback, {error: {message: 'the daemon is not running'}}))
     return
@@ -360,7 +389,7 @@ def Spawn(cmd: list<string>, OnNotification: func, OnExit: func): dict<any>
   endif
   var conn: dict<any> = {cmd: cmd, log: [], exited: false, stopping: false, exit_code: -1,
     initialized: false, protocol_version: '', capabilities: {}, server_info: {},
-    load_state: {}, created: {}}
+    load_state: {}, created: {}, requests: {}}
   var job: job
   try
     job = job_start(cmd, {in_mode: 'lsp', out_mode: 'lsp', err_mode: 'nl', stoponexit: 'term',
@@ -376,7 +405,7 @@ def Spawn(cmd: list<string>, OnNotification: func, OnExit: func): dict<any>
   conn.job = job
   conn.channel = job_getchannel(job)
   conn.pid = job_info(job).process
-  Request(conn, 'initialize', {clientInfo: {name: 'datasourced.vim', version: VERSION}, capabilities: {changeValues: true}},
+  Request(conn, 'initialize', {clientInfo: {name: 'datasourced.vim', version: VERSION}, capabilities: {changeValues: true, changeRanges: true}},
     (err, result) => Initialized(conn, err, result))
   return conn
 enddef
@@ -544,31 +573,47 @@ enddef
 # The only writer of the buffer. A list without lines shows its notice (an error the
 # list has no row for, the daemon that did not start), or one empty line.
 def Edit(view: dict<any>, first: number, last_given: number, items: list<any>)
+  WriteLines(view, first, last_given, mapnew(items, (_, item) => item[0]), items)
+enddef
+
+# Edit for lines without highlights (unloaded rows): no [text, group] pair per line.
+def EditLines(view: dict<any>, first: number, last_given: number, lines: list<string>)
+  WriteLines(view, first, last_given, lines, [])
+enddef
+
+# `items`: the [text, group] of each of `lines`, or [] for lines without text properties.
+def WriteLines(view: dict<any>, first: number, last_given: number, lines: list<string>, items: list<any>)
   if view.detached
     return
   endif
   var last = last_given < 0 ? view.line_count : last_given
   var was_empty = view.line_count == 0
   var everything = first == 0 && last == view.line_count
-  view.line_count = view.line_count - (last - first) + len(items)
+  view.line_count = view.line_count - (last - first) + len(lines)
   var buf = view.buf
   if !bufexists(buf)
     return
   endif
   setbufvar(buf, '&modifiable', 1)
   if was_empty || everything || view.line_count == 0
-    var shown = view.line_count == 0 ? mapnew(view.notice, (_, t) => [t, GROUPS.error]) : items
+    var notice = view.line_count == 0 ? mapnew(view.notice, (_, t) => [t, GROUPS.error]) : []
+    var shown = view.line_count == 0 ? mapnew(notice, (_, item) => item[0]) : lines
     silent deletebufline(buf, 1, '$')
-    setbufline(buf, 1, empty(shown) ? [''] : mapnew(shown, (_, item) => item[0]))
+    setbufline(buf, 1, empty(shown) ? [''] : shown)
     prop_clear(1, max([1, len(shown)]), {bufnr: buf})
-    AddProps(buf, 1, shown)
+    AddProps(buf, 1, view.line_count == 0 ? notice : items)
+  elseif last > first && last - first == len(lines)
+    # Lines rewritten in place (rows updated, read): windows' cursors stay where they are.
+    setbufline(buf, first + 1, lines)
+    prop_clear(first + 1, first + len(lines), {bufnr: buf})
+    AddProps(buf, first + 1, items)
   else
     if last > first
       silent deletebufline(buf, first + 1, last)
     endif
-    if !empty(items)
-      appendbufline(buf, first, mapnew(items, (_, item) => item[0]))
-      prop_clear(first + 1, first + len(items), {bufnr: buf})
+    if !empty(lines)
+      appendbufline(buf, first, lines)
+      prop_clear(first + 1, first + len(lines), {bufnr: buf})
       AddProps(buf, first + 1, items)
     endif
   endif
@@ -700,7 +745,8 @@ def Sent(view: dict<any>, method: string, err: any, result: any, OnResult: func)
 enddef
 
 # Reads the layout and every row (describeSource, then allObjects) and redraws it all:
-# when a list opens, and whenever the copy cannot be trusted.
+# when a list opens, and whenever the copy cannot be trusted. A list of counted
+# placeholders reads the layout alone: its rows are read as they show (see UNREAD).
 def Reload(view: dict<any>, Done: func = null_function)
   view.known = false
   if Done != null_function
@@ -713,64 +759,105 @@ def Reload(view: dict<any>, Done: func = null_function)
   view.reloading = true
   view.reload_again = false
   var conn = view.conn
-  var state: dict<any> = {description: v:null}
-  Request(conn, 'describeSource', {source: view.source}, (err, result) => {
+  Request(conn, 'describeSource', {source: view.source}, (err, description) => {
+    if view.conn isnot conn || view.detached
+      view.reloading = false
+      return
+    endif
     if type(err) == v:t_dict
+      view.reloading = false
       SetStatus(view, 'error: ' .. RpcErrorText(err))
       SetNotice(view, [TEXTS.error .. view.source .. ': ' .. RpcErrorText(err)])
       Notify(view.source .. ': ' .. RpcErrorText(err))
-    else
-      state.description = result
-    endif
-  })
-  Request(conn, 'allObjects', {source: view.source, withRevision: true}, (err, answer) => {
-    view.reloading = false
-    if view.conn isnot conn || view.detached || type(state.description) != v:t_dict
       return
     endif
-    if type(err) == v:t_dict
-      Notify(view.source .. ': allObjects failed: ' .. RpcErrorText(err))
+    if Counted(description)
+      FinishReload(view, description, v:null, get(description, 'revision', -1))
       return
     endif
-    var description = state.description
-    if view.reload_again || get(description, 'revision', -1) != get(answer, 'revision', -2)
-      Reload(view)  # a change between the two answers: they describe different rows
-      return
-    endif
-    view.revision = answer.revision
-    view.known = true
-    view.kind = description.kind
-    view.identity_key = type(get(description, 'identityKey', '')) == v:t_string ? get(description, 'identityKey', '') : ''
-    # A filtered source keeps its child's sections: headers if the child had them (the
-    # list showed the child before its first filter).
-    if description.kind != 'filtered'
-      view.show_headers = description.kind == 'sectioned' || description.kind == 'multi'
-    endif
-    view.matches_read = -1
-    if description.kind == 'remote' || description.kind == 'paginated'
-      SetFreshness(view, view.source, IsTrue(get(description, 'stale', false)), get(description, 'cachedAt', v:null))
-    endif
-    var sections = []
-    var next = 0
-    var s = 0
-    for count in description.counts
-      var rows = mapnew(answer.objects[next : next + count - 1], (_, v) => ({value: v, pending: false}))
-      if count == 0
-        rows = []
+    Request(conn, 'allObjects', {source: view.source, withRevision: true}, (read_err, answer) => {
+      if view.conn isnot conn || view.detached
+        view.reloading = false
+        return
       endif
-      next += count
-      add(sections, {title: description.sectionTitles[s], title_pending: false, header: false, rows: rows})
-      s += 1
-    endfor
-    view.sections = sections
-    Edit(view, 0, -1, AllItems(view))
-    UpdateLoadedStatus(view)
-    var Callback = get(view, 'reload_callback', null_function)
-    view.reload_callback = null_function
-    if Callback != null_function
-      Callback(description)
-    endif
+      if type(read_err) == v:t_dict
+        view.reloading = false
+        Notify(view.source .. ': allObjects failed: ' .. RpcErrorText(read_err))
+        return
+      endif
+      FinishReload(view, description, answer.objects, answer.revision)
+    })
   })
+enddef
+
+# Whether a description is of a paginated source asked for counted placeholders
+# (protocol 1.5): its list may be a million rows long, of which few are loaded.
+def Counted(description: any): bool
+  if type(description) != v:t_dict || get(description, 'kind', '') != 'paginated'
+    return false
+  endif
+  var placeholders = get(description, 'placeholders', '')
+  if type(placeholders) == v:t_dict
+    return get(placeholders, 'requested', '') == 'counted' || IsTrue(get(placeholders, 'inForce', false))
+  endif
+  return type(placeholders) == v:t_string && placeholders == 'counted'
+enddef
+
+# The end of Reload: the rows from `objects` (every row; v:null for a lazy list, whose
+# rows are read as they show).
+def FinishReload(view: dict<any>, description: dict<any>, objects: any, revision: number)
+  view.reloading = false
+  if view.reload_again || get(description, 'revision', -1) != revision
+    Reload(view)  # a change between the two answers: they describe different rows
+    return
+  endif
+  view.version += 1  # answers to reads made before are about the old rows
+  view.revision = revision
+  view.known = true
+  view.kind = description.kind
+  view.identity_key = type(get(description, 'identityKey', '')) == v:t_string ? get(description, 'identityKey', '') : ''
+  # A filtered source keeps its child's sections: headers if the child had them (the
+  # list showed the child before its first filter).
+  if description.kind != 'filtered'
+    view.show_headers = description.kind == 'sectioned' || description.kind == 'multi'
+  endif
+  view.matches_read = -1
+  if description.kind == 'remote' || description.kind == 'paginated'
+    SetFreshness(view, view.source, IsTrue(get(description, 'stale', false)), get(description, 'cachedAt', v:null))
+  endif
+  view.lazy = type(objects) != v:t_list
+  var loaded = get(description, 'numberOfObjects', 0)
+  view.loaded_objects = type(loaded) == v:t_number ? loaded : 0
+  var sections = []
+  var next = 0
+  var s = 0
+  for count in description.counts
+    var rows = []
+    if view.lazy
+      rows = repeat([UNREAD], count)
+    elseif count > 0
+      rows = mapnew(objects[next : next + count - 1], (_, v) => ({value: v, pending: false}))
+    endif
+    next += count
+    add(sections, {title: description.sectionTitles[s], title_pending: false, header: false, rows: rows})
+    s += 1
+  endfor
+  view.sections = sections
+  if view.lazy && len(sections) == 1 && !HeaderWanted(view, sections[0])
+    EditLines(view, 0, -1, UnloadedLines(0, len(sections[0].rows)))
+  else
+    Edit(view, 0, -1, AllItems(view))
+  endif
+  UpdateLoadedStatus(view)
+  if view.lazy
+    view.display_after_read = true  # a cursor on an unloaded row (after a jump) shows it
+    ReadVisible(view)
+  endif
+  var Callback = get(view, 'reload_callback', null_function)
+  view.reload_callback = null_function
+  if Callback != null_function
+    Callback(description)
+  endif
 enddef
 
 def Resync(view: dict<any>, reason: string)
@@ -840,17 +927,33 @@ def Key(s: number, i: number): string
   return s .. ':' .. i
 enddef
 
+# The rows a change set's list of paths names, as runs [section, item, count]: each
+# element is [section, item], or with the changeRanges capability (protocol 1.6)
+# [section, item, count] (a counted list taking its million rows is one element).
+def Runs(paths: any): list<any>
+  if type(paths) != v:t_list
+    return []
+  endif
+  return mapnew(paths, (_, p) => [p[0], p[1], len(p) > 2 ? p[2] : 1])
+enddef
+
 def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
-  var removed: dict<any> = {}
+  var removals: dict<any> = {}  # section -> runs [item, count] leaving (old coordinates)
   var moved_entries: dict<any> = {}
-  for path in get(changes, 'deleted', [])
-    removed[Key(path[0], path[1])] = true
+  for run in Runs(get(changes, 'deleted', []))
+    if !has_key(removals, string(run[0]))
+      removals[string(run[0])] = []
+    endif
+    add(removals[string(run[0])], [run[1], run[2]])
   endfor
   for move in get(changes, 'moved', [])
     if move.from[0] >= len(view.sections) || move.from[1] >= len(view.sections[move.from[0]].rows)
       throw 'moved.from out of range'
     endif
-    removed[Key(move.from[0], move.from[1])] = true
+    if !has_key(removals, string(move.from[0]))
+      removals[string(move.from[0])] = []
+    endif
+    add(removals[string(move.from[0])], [move.from[1], 1])
     moved_entries[Key(move.to[0], move.to[1])] = view.sections[move.from[0]].rows[move.from[1]]
   endfor
   var deleted_sections: dict<any> = {}
@@ -860,17 +963,9 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     endif
     deleted_sections[string(s)] = true
   endfor
-  var inserted_values: dict<any> = {}
-  if type(get(values, 'inserted', 0)) == v:t_list
-    var n = 0
-    for path in get(changes, 'inserted', [])
-      inserted_values[Key(path[0], path[1])] = {value: values.inserted[n], pending: false}
-      n += 1
-    endfor
-  endif
 
   # 1. Old coordinates, bottom up (the lines above stay where they are): deleted
-  #    sections, and each run of adjacent removed rows as one edit.
+  #    sections, and each run of removed rows as one edit.
   for s in range(len(view.sections) - 1, 0, -1)
     var section = view.sections[s]
     if has_key(deleted_sections, string(s))
@@ -879,19 +974,15 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
       remove(view.sections, s)
       continue
     endif
-    var i = len(section.rows) - 1
-    while i >= 0
-      if has_key(removed, Key(s, i))
-        var last = i
-        while i > 0 && has_key(removed, Key(s, i - 1))
-          i -= 1
-        endwhile
-        var line = RowLine(view, s, i)
-        Edit(view, line, line + last - i + 1, [])
-        remove(section.rows, i, last)
+    for run in sort(get(removals, string(s), []), (a, b) => b[0] - a[0])
+      var [i, count] = run
+      if i + count > len(section.rows)
+        throw 'deleted out of range'
       endif
-      i -= 1
-    endwhile
+      var line = RowLine(view, s, i)
+      Edit(view, line, line + count, [])
+      remove(section.rows, i, i + count - 1)
+    endfor
   endfor
 
   # 2. New coordinates, top down: new sections, their headers and titles to come.
@@ -902,54 +993,69 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     insert(view.sections, {title: v:null, title_pending: true, header: false, rows: []}, s)
   endfor
 
-  # 3. Inserted and moved rows, top down; each run of adjacent new rows is one edit.
-  var placed = mapnew(get(changes, 'inserted', []), (_, p) => [p[0], p[1]])
+  # 3. Inserted and moved rows, top down: [section, item, count, offset of the values
+  #    (-1: a moved row)], placed run by run.
+  var inserted_values = type(get(values, 'inserted', 0)) == v:t_list ? values.inserted : v:null
+  var placed = []
+  var offset = 0
+  for run in Runs(get(changes, 'inserted', []))
+    add(placed, [run[0], run[1], run[2], offset])
+    offset += run[2]
+  endfor
   for move in get(changes, 'moved', [])
-    add(placed, [move.to[0], move.to[1]])
+    add(placed, [move.to[0], move.to[1], 1, -1])
   endfor
   sort(placed, (a, b) => a[0] != b[0] ? a[0] - b[0] : a[1] - b[1])
-  var n = 0
-  while n < len(placed)
-    var s = placed[n][0]
-    var first = placed[n][1]
+  for [s, first, count, from] in placed
     if s >= len(view.sections) || first > len(view.sections[s].rows)
       throw 'inserted row out of range'
     endif
-    var section = view.sections[s]
-    var items = []
-    var i = first
-    while true
-      var key = Key(s, i)
-      var entry = get(moved_entries, key, get(inserted_values, key, {value: v:null, pending: true}))
-      insert(section.rows, entry, i)
-      add(items, RowItem(view, entry))
-      n += 1
-      i += 1
-      if n >= len(placed) || placed[n][0] != s || placed[n][1] != i
-        break
-      endif
-    endwhile
+    var rows = view.sections[s].rows
+    var entries: list<any>
+    if from < 0
+      entries = [moved_entries[Key(s, first)]]
+    elseif type(inserted_values) == v:t_list
+      entries = mapnew(inserted_values[from : from + count - 1], (_, v) => ({value: v, pending: false}))
+    elseif view.lazy
+      entries = repeat([UNREAD], count)  # read when they show
+    else
+      entries = mapnew(range(count), (_, _) => ({value: v:null, pending: true}))
+    endif
+    if first == len(rows)
+      extend(rows, entries)
+    else
+      extend(rows, entries, first)
+    endif
     var line = RowLine(view, s, first)
-    Edit(view, line, line, items)
-  endwhile
+    if from >= 0 && type(inserted_values) != v:t_list && view.lazy
+      EditLines(view, line, line, UnloadedLines(first, count))
+    else
+      Edit(view, line, line, mapnew(entries, (k, entry) => RowItem(view, entry, first + k)))
+    endif
+  endfor
 
   # 4. Updated rows keep their line.
   var updated_values = get(values, 'updated', 0)
   var u = 0
-  for path in get(changes, 'updated', [])
-    if path[0] >= len(view.sections) || path[1] >= len(view.sections[path[0]].rows)
+  for [s, first, count] in Runs(get(changes, 'updated', []))
+    if s >= len(view.sections) || first + count > len(view.sections[s].rows)
       throw 'updated out of range'
     endif
-    var entry = view.sections[path[0]].rows[path[1]]
-    if type(updated_values) == v:t_list
-      entry.value = updated_values[u]
-      entry.pending = false
-      var line = RowLine(view, path[0], path[1])
-      Edit(view, line, line + 1, [RowItem(view, entry)])
-    else
-      entry.pending = true
+    var rows = view.sections[s].rows
+    for i in range(first, first + count - 1)
+      if type(updated_values) == v:t_list
+        rows[i] = {value: updated_values[u], pending: false}
+      elseif view.lazy
+        rows[i] = UNREAD  # read again if it shows
+      else
+        rows[i] = {value: v:null, pending: true}
+      endif
+      u += 1
+    endfor
+    if type(updated_values) == v:t_list || view.lazy
+      var line = RowLine(view, s, first)
+      Edit(view, line, line + count, mapnew(rows[first : first + count - 1], (k, entry) => RowItem(view, entry, first + k)))
     endif
-    u += 1
   endfor
 
   # 5. Header lines where wanted now.
@@ -961,6 +1067,12 @@ enddef
 # Reads what the change sets did not bring: rows without values, titles of new sections.
 def ReadPending(view: dict<any>)
   if view.reading || view.reloading
+    return
+  endif
+  if view.lazy
+    # Its rows are never pending (UNREAD instead): read as they show, not scanned here.
+    ReadVisible(view)
+    UpdateLoadedStatus(view)
     return
   endif
   var ranges = []
@@ -1044,11 +1156,136 @@ def ReadRange(view: dict<any>, range_: dict<any>, version: number, Done: func)
   })
 enddef
 
+# Lazy lists (counted placeholders) ----------------------------------------------------------
+
+# Reads the rows not read yet (UNREAD) that the list's windows show, and a window's height
+# around them, with one objectsInSection; then those lines are written again.
+def ReadVisible(view: dict<any>)
+  if !view.lazy || !view.known || view.detached || view.reading_visible || !bufexists(view.buf) || len(view.sections) != 1
+    return
+  endif
+  var rows = view.sections[0].rows
+  var header = view.sections[0].header ? 1 : 0
+  var first = -1
+  var last = -1
+  for win in win_findbuf(view.buf)
+    var height = max([1, winheight(win)])
+    var cursor = line('.', win)
+    var from = max([0, min([line('w0', win), cursor]) - 1 - header - height])
+    var to = min([len(rows) - 1, max([line('w$', win), cursor]) - 1 - header + height])
+    for i in range(from, to)
+      if rows[i] is UNREAD
+        first = first < 0 ? i : min([first, i])
+        last = max([last, i])
+      endif
+    endfor
+  endfor
+  if first < 0
+    if view.display_after_read
+      DisplayCursorRows(view)
+    endif
+    return
+  endif
+  view.reading_visible = true
+  var version = view.version
+  var conn = view.conn
+  var params = {source: view.source, section: 0, start: first, count: last - first + 1}
+  Request(conn, 'objectsInSection', params, (err, result) => {
+    view.reading_visible = false
+    if view.detached || view.conn isnot conn || !view.lazy || len(view.sections) != 1
+      return
+    endif
+    if type(err) == v:t_dict
+      Resync(view, 'objectsInSection failed: ' .. RpcErrorText(err))
+      return
+    endif
+    var revision = get(result, 'revision', -1)
+    if revision != view.revision && !(revision < 0 && view.version == version)
+      return  # about other rows: the change set still to come reads again
+    endif
+    var section = view.sections[0]
+    var n = first
+    for value in result.objects
+      if n < len(section.rows) && section.rows[n] is UNREAD
+        section.rows[n] = {value: value, pending: false}
+      endif
+      n += 1
+    endfor
+    var top = RowLine(view, 0, first)
+    var count = min([len(result.objects), len(section.rows) - first])
+    Edit(view, top, top + count, mapnew(section.rows[first : first + count - 1], (k, entry) => RowItem(view, entry, first + k)))
+    ReadVisible(view)  # the windows may have moved meanwhile
+    if view.display_after_read && !view.reading_visible
+      DisplayCursorRows(view)
+    endif
+  })
+enddef
+
+# Sends willDisplay for the unloaded rows under the cursors of a lazy list (which loads
+# its page: the one beside the loaded rows, or, farther than jumpThreshold, that page
+# alone); a row not read yet is looked at again once it is read.
+def DisplayCursorRows(view: dict<any>)
+  view.display_after_read = false
+  var asked: dict<any> = {}
+  for win in win_findbuf(view.buf)
+    var line = line('.', win)
+    var entry = EntryAt(view, line)
+    if empty(entry) || has_key(asked, string(line))
+      continue
+    endif
+    var kind = PlaceholderKind(entry.value)
+    if entry is UNREAD
+      view.display_after_read = true
+    elseif kind == 'unloaded'
+      asked[string(line)] = true
+      WillDisplay(view, line)
+    endif
+  endfor
+enddef
+
+# The cursor moved in a lazy list: once it rests (keys held down move it many times),
+# the rows shown are read and an unloaded row under the cursor is displayed.
+def ScheduleDisplay(view: dict<any>)
+  if view.display_timer > 0
+    timer_stop(view.display_timer)
+  endif
+  view.display_timer = timer_start(view.display_debounce_ms, (_) => {
+    view.display_timer = 0
+    if view.detached || empty(view.conn) || !bufexists(view.buf)
+      return
+    endif
+    view.display_after_read = true
+    ReadVisible(view)
+  })
+enddef
+
+# A lazy list's count of loaded objects, for the status, from the daemon.
+def CountLoaded(view: dict<any>)
+  var version = view.version
+  Request(view.conn, 'describeSource', {source: view.source}, (err, description) => {
+    if type(err) != v:t_dict && type(description) == v:t_dict && view.lazy && view.version == version
+      var loaded = get(description, 'numberOfObjects', 0)
+      view.loaded_objects = type(loaded) == v:t_number ? loaded : 0
+      UpdateLoadedStatus(view)
+    endif
+  })
+enddef
+
 # Events ----------------------------------------------------------------------------------
 
 # "loaded N": the objects shown, placeholders left out.
 def UpdateLoadedStatus(view: dict<any>)
   if !view.loaded
+    return
+  endif
+  if view.lazy
+    # The list has its full size, of which the daemon holds this many objects (most
+    # rows were never read here).
+    var total = 0
+    for section in view.sections
+      total += len(section.rows)
+    endfor
+    SetStatus(view, printf('loaded %d of %d', view.loaded_objects, total))
     return
   endif
   var count = 0
@@ -1075,6 +1312,10 @@ def OnEvent(view: dict<any>, kind: string, params: dict<any>)
     SetStatus(view, 'loading')
   elseif kind == 'finishedLoading'
     view.loaded = true
+    if view.lazy
+      CountLoaded(view)
+      ScheduleDisplay(view)  # a cursor still on an unloaded row asks on for its page
+    endif
     ReadPending(view)
     ShowFilteredLoadingRow(view)
     Fire('DatasourcedLoaded', view)
@@ -1237,6 +1478,8 @@ def NewView(buf: number, normalized: dict<any>): dict<any>
     reload_callback: null_function, detached: false, loaded: false, failure: {}, resyncs: 0, last_resync: '',
     cursor_lines: {}, user_moved: {}, state: 'starting', status: 'starting', stale: {}, under: {},
     identity_key: '', show_headers: false, kind: '', setup_failed: false,
+    lazy: false, loaded_objects: 0, reading_visible: false, display_after_read: false, display_timer: 0,
+    display_debounce_ms: DISPLAY_DEBOUNCE_MS,
     search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {}}
 enddef
 
@@ -1265,7 +1508,7 @@ def ListBuffer(title: string): number
   execute 'augroup datasourced_list_' .. buf
     autocmd!
     execute 'autocmd CursorMoved <buffer=' .. buf .. '> OnCursorMoved(' .. buf .. ')'
-    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> SetWindowOptions()'
+    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> SetWindowOptions() | ShowAgain(' .. buf .. ')'
     execute 'autocmd BufWipeout <buffer=' .. buf .. '> OnWipeout(' .. buf .. ')'
   augroup END
   return buf
@@ -1274,6 +1517,9 @@ enddef
 def SetWindowOptions()
   # One line per row: a long row is cut at the window's edge, not folded.
   &l:wrap = false
+  # Unloaded rows of counted lists (see UNREAD): one pattern for a million lines.
+  silent! syntax clear DatasourcedUnloaded
+  execute 'syntax match DatasourcedUnloaded /^' .. TEXTS.unloaded .. '\d\+$/'
   if get(g:, 'datasourced_statusline', true)
     &l:statusline = STATUSLINE
   endif
@@ -1532,8 +1778,20 @@ def OnCursorMoved(buf: number)
     return
   endif
   view.user_moved[string(win)] = true
-  if line == view.line_count
+  var entry = EntryAt(view, line)
+  if view.lazy && !(line == view.line_count && !empty(entry) && PlaceholderKind(entry.value) == 'loading')
+    ScheduleDisplay(view)
+  elseif line == view.line_count
     WillDisplay(view, line)
+  endif
+enddef
+
+# A list shown in a window again: a lazy list reads the rows it shows now (none were read
+# while it was hidden).
+def ShowAgain(buf: number)
+  var view = get(views, string(buf), {})
+  if !empty(view) && !view.detached && view.lazy
+    ScheduleDisplay(view)
   endif
 enddef
 
@@ -1545,6 +1803,9 @@ def OnWipeout(buf: number)
     return
   endif
   remove(views, string(buf))
+  if view.display_timer > 0
+    timer_stop(view.display_timer)
+  endif
   execute 'augroup datasourced_list_' .. buf
     autocmd!
   augroup END
@@ -1706,7 +1967,7 @@ export def Select(buf: number = 0)
   var kind = PlaceholderKind(entry.value)
   if kind == 'error'
     Retry(view.buf)
-  elseif kind == 'loading'
+  elseif kind == 'loading' || kind == 'unloaded'
     WillDisplay(view, line('.'))
   elseif kind == ''
     var OnSelect = get(g:, 'datasourced_on_select', null_function)
@@ -1943,6 +2204,11 @@ export def SetFilter(query: string, buf: number = 0)
   endif
   if empty(view.filter)
     if query == ''
+      return
+    endif
+    if view.lazy
+      # A filtered source over it is read whole (allObjects): a million rows would hang Vim.
+      Notify(view.source .. ': a counted list cannot be filtered here: the filter would read every row; use a search (:Datasourced search) instead', 'warning')
       return
     endif
     EnsureFilter(view)

@@ -24,6 +24,7 @@ function s:highlights() abort
   highlight default link DatasourcedNoResults Comment
   highlight default link DatasourcedError ErrorMsg
   highlight default link DatasourcedMatch Search
+  highlight default link DatasourcedUnloaded Comment
 endfunction
 call s:highlights()
 augroup datasourced_plugin

@@ -8,7 +8,10 @@
 #                    the list, the short message below;
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
 #                    the rows behind it filtered as the keys come; then <Esc>, and every
-#                    row is back (checked, not printed).
+#                    row is back (checked, not printed);
+#   million          `:Datasourced open tests/specs/million.json` in 80x20 (issue 31): a
+#                    counted list of 1,000,000 rows; G jumps to its last page, then the
+#                    window shows the rows just above it, unloaded ("… row N", dim).
 # The daemon is $DATASOURCED, else the repository's debug build; Vim is $DATASOURCED_VIM,
 # else vim on $PATH. Exits non-zero (showing the screen on stderr) if the screen never
 # gets there.
@@ -20,7 +23,7 @@ DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
 case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
 [ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
 scene="${1:-books}"
-case "$scene" in books|error|filter) ;; *) echo "usage: capture.sh [books|error|filter]" >&2; exit 2 ;; esac
+case "$scene" in books|error|filter|million) ;; *) echo "usage: capture.sh [books|error|filter|million]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
 
@@ -60,13 +63,16 @@ wait_for() {
   return 1
 }
 
-width=80 height=20 spec=books.json
+width=80 height=20 spec=books.json syntax=off
 if [ "$scene" = error ]; then
   width=100 height=6 spec=failing.json
+elif [ "$scene" = million ]; then
+  # Comment, which the dim rows link to, has its colours from `syntax on` (syncolor.vim).
+  spec=million.json syntax=on
 fi
 "${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$here" \
   "'$vim' -Nu NONE -i NONE --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.vim' \
-     --cmd 'set laststatus=2 noruler noshowcmd shortmess+=I' \
+     --cmd 'set laststatus=2 noruler noshowcmd shortmess+=I' --cmd 'syntax $syntax' \
      --cmd \"let g:datasourced_cmd = ['$DATASOURCED']\" \
      --cmd \"let g:datasourced_variables = {'baseURL': '$base_url'}\""
 wait_for "~" # Vim is up
@@ -94,6 +100,23 @@ if [ "$scene" = filter ]; then
   cat "$work/filtered"
 elif [ "$scene" = books ]; then
   :
+elif [ "$scene" = million ]; then
+  wait_for "loaded 100 of 1000000"
+  wait_for "Row 18"
+  "${tmux[@]}" send-keys -t capture G
+  wait_for "Row 1000000" # the last page alone: the fixture API serves no page between
+  wait_for "datasourced://million  loaded 100 of 1000000"
+  "${tmux[@]}" send-keys -t capture 999901G zb
+  wait_for "  … row 999900"
+  wait_for "Row 999901"
+  # Dim: the unloaded rows are drawn with the attributes of Comment (an escape sequence
+  # before them), the loaded row plainly.
+  "${tmux[@]}" capture-pane -p -e -t capture >"$work/attributes"
+  grep -q $'\e\[[0-9;]*m  … row 999900' "$work/attributes" || {
+    echo "capture.sh: the unloaded rows are not highlighted:" >&2
+    cat -v "$work/attributes" >&2
+    exit 1
+  }
 else
   wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
   wait_for "datasourced: broken: HTTP status 500: the database is on fire"

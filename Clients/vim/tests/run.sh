@@ -75,6 +75,13 @@ if command -v tmux >/dev/null; then
     echo "FAIL / filters as keys are typed, and <Esc> shows every row again, on a real screen"
     failed=$((failed + 1))
   fi
+  if DATASOURCED_VIM="$vim" bash "$here/capture.sh" million >/dev/null; then
+    echo "PASS a counted list of a million rows, G's jump to its last page and its dim unloaded rows, on a real screen"
+    passed=$((passed + 1))
+  else
+    echo "FAIL a counted list of a million rows, G's jump to its last page and its dim unloaded rows, on a real screen"
+    failed=$((failed + 1))
+  fi
 else
   echo "== no tmux: the real-screen check (tests/capture.sh) did not run"
 fi

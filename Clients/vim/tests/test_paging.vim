@@ -1,0 +1,155 @@
+vim9script
+# Issue 31 (protocol 1.5): lists of counted placeholders and jumps, over /v1/million of
+# Clients/fixtures.json: 1,000,000 rows in pages of 100, of which the fixture API serves
+# pages 1, 2 and 10000 (a request for any other page fails). In order: later tests use
+# the list of the first.
+import './harness.vim' as H
+
+const TOTAL = 1000000
+
+var buf = 0
+
+def Million(): dict<any>
+  return {name: 'million', kind: 'paginated', identityKey: 'id', keyPath: 'rows', pageSize: 100,
+    placeholders: 'counted', jumpThreshold: 300, apiPath: '/v1/million',
+    remoteConfiguration: {baseURL: H.base_url}, columns: ['title']}
+enddef
+
+def Line(n: number): string
+  return get(getbufline(buf, n), 0, '')
+enddef
+
+def WaitLine(n: number, text: string, what: string)
+  H.WaitUntil(() => Line(n) == text, 30000)
+  H.ExpectEqual(text, Line(n), what)
+enddef
+
+# Requests of each method the list's daemon was sent since the last Reset().
+def Requests(method: string): number
+  return get(datasourced#View(buf).conn.requests, method, 0)
+enddef
+
+def Reset()
+  var conn = datasourced#View(buf).conn
+  conn.requests = {}
+enddef
+
+def Group(n: number): string
+  return synIDattr(synID(n, 3, 1), 'name')
+enddef
+
+export def Run(daemon: string)
+  H.Test('a counted list has its full size at once; unloaded rows are dim "… row N" lines; only the rows shown are read', () => {
+    buf = datasourced#OpenSpec(Million(), 'million')
+    Reset()  # the daemon is the earlier tests' too
+    WaitLine(1, 'Row 1', 'the first row')
+    H.Expect(H.WaitUntil(() => line('$') == TOTAL, 30000), 'a line per row', line('$'))
+    H.ExpectEqual('  … row 101', Line(101), 'the first unloaded row')
+    H.ExpectEqual('  … row ' .. TOTAL, Line(TOTAL), 'the last row')
+    H.ExpectStatus(buf, 'loaded 100 of 1000000')
+    H.ExpectEqual('', Group(1), 'the group of a loaded row')
+    H.ExpectEqual('DatasourcedUnloaded', Group(101), 'the group of an unloaded row')
+    H.ExpectEqual('DatasourcedUnloaded', Group(TOTAL), 'the group of the last row')
+    H.ExpectEqual(hlID('Comment'), synIDtrans(hlID('DatasourcedUnloaded')), 'DatasourcedUnloaded links to')
+    H.Settle(buf)
+    H.ExpectEqual(0, Requests('allObjects'), 'allObjects requests (a million rows)')
+    # Rows are read as they show: row 90, loaded but off screen, once the cursor is there.
+    H.Expect(winheight(0) < 40, 'a window short enough that row 90 is off screen', winheight(0))
+    H.ExpectEqual('  … row 90', Line(90), 'row 90 before it shows')
+    var rows = datasourced#View(buf).sections[0].rows
+    H.ExpectEqual(true, get(rows[500000], 'unread', false), 'a row never shown is not read')
+    Reset()
+    H.Press('90G')
+    WaitLine(90, 'Row 90', 'row 90 once it shows')
+    H.Settle(buf)
+    H.ExpectEqual(0, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests (a loaded row)')
+    H.ExpectEqual(1, Requests('objectsInSection'), 'objectsInSection requests')
+  })
+
+  H.Test('keys held down over unloaded rows near the loaded ones ask once, where the cursor rests: the next page', () => {
+    var view = datasourced#View(buf)
+    view.display_debounce_ms = 400  # the keys below come within it
+    H.Press('100G')
+    H.Settle(buf)
+    Reset()
+    for _ in range(5)
+      H.Press('j')  # rows 101 to 105: unloaded, near page one
+    endfor
+    WaitLine(101, 'Row 101', 'page two')
+    WaitLine(105, 'Row 105', 'the row under the cursor')
+    H.ExpectEqual(105, line('.'), 'the cursor line')
+    H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
+    H.ExpectEqual('Row 1', Line(1), 'page one, kept (no jump)')
+    H.ExpectStatus(buf, 'loaded 200 of 1000000')
+    view.display_debounce_ms = 80
+  })
+
+  H.Test('G jumps to the last row, loading its page alone; gg brings the first page back', () => {
+    H.Settle(buf)
+    Reset()
+    H.Press('G')
+    WaitLine(TOTAL, 'Row 1000000', 'the last row')
+    H.ExpectEqual('Row 999901', Line(999901), 'the first row of the last page')
+    H.ExpectEqual('  … row 999900', Line(999900), 'the row before the last page')
+    WaitLine(1, '  … row 1', 'the first row, unloaded again by the jump')
+    H.ExpectEqual('DatasourcedUnloaded', Group(1), 'the group of the first row')
+    H.ExpectEqual(TOTAL, line('$'), 'lines (index paths never shift)')
+    H.ExpectEqual(TOTAL, line('.'), 'the cursor line')
+    var description = datasourced#View(buf).conn.channel->ch_evalexpr({method: 'describeSource', params: {source: 'million'}})
+    var last_url = get(get(description, 'result', {}), 'lastURL', '')
+    H.Expect(last_url =~ '/v1/million?page=10000&page_size=100$', 'the last request was for page 10000', last_url)
+    H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
+    H.ExpectStatus(buf, 'loaded 100 of 1000000')
+    H.Press('gg')
+    WaitLine(1, 'Row 1', 'the first row')
+    WaitLine(TOTAL, '  … row 1000000', 'the last row, unloaded again')
+    H.ExpectEqual(2, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
+  })
+
+  H.Test('<CR> on an unloaded row loads its page at once', () => {
+    var view = datasourced#View(buf)
+    view.display_debounce_ms = 60000  # the cursor's rest never comes within the test
+    H.Press('999950G')
+    H.Settle(buf)
+    Reset()
+    H.ExpectEqual('  … row 999950', getline('.'), 'the row under the cursor')
+    feedkeys("\<CR>", 'xt')
+    WaitLine(999950, 'Row 999950', 'the row, loaded')
+    H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
+    view.display_debounce_ms = 80
+  })
+
+  H.Test('a counted list refuses a filter, which would read every row, saying why', () => {
+    datasourced#SetFilter('Row 1', buf)
+    H.ExpectMessage('warning', ['million', 'cannot be filtered', 'every row'])
+    H.ExpectEqual({}, datasourced#View(buf).filter, 'the filter')
+    H.ExpectEqual('million', datasourced#View(buf).source, 'the source shown')
+  })
+
+  H.Test('a second list opened after a jump, its cursor on an unloaded row, loads the page under it', () => {
+    WaitLine(1, '  … row 1', 'the first row, unloaded by the jump')
+    var spec = Million()
+    spec.title = 'million, again'
+    var again = datasourced#OpenSpec(spec, 'million, again')
+    H.Expect(H.WaitUntil(() => get(getbufline(again, 1), 0, '') == 'Row 1', 30000), 'the first row of the second list', getbufline(again, 1))
+    WaitLine(1, 'Row 1', 'the first row of the first list')
+    H.ExpectEqual(TOTAL, len(getbufline(again, 1, '$')), 'lines')
+    execute 'bwipeout! ' .. again
+  })
+
+  H.Test('a counted list shown again after a jump while it was hidden loads the page under its cursor', () => {
+    execute 'buffer ' .. buf
+    cursor(1, 1)
+    WaitLine(1, 'Row 1', 'the first row')
+    enew
+    var conn = datasourced#View(buf).conn
+    ch_evalexpr(conn.channel, {method: 'willDisplayObjectAtIndexPath', params: {source: 'million', indexPath: [0, TOTAL - 1]}})
+    WaitLine(1, '  … row 1', 'the first row, unloaded by a jump made elsewhere')
+    # The jump's load over, and the list's own look after it (a timer) done while hidden.
+    var view = datasourced#View(buf)
+    H.Expect(H.WaitUntil(() => view.loaded && view.display_timer == 0), 'the jump loaded, the list idle', view.status)
+    execute 'buffer ' .. buf
+    WaitLine(1, 'Row 1', 'the first row, loaded again once shown')
+    execute 'bwipeout! ' .. buf
+  })
+enddef
