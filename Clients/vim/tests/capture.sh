@@ -27,41 +27,7 @@ case "$scene" in books|error|filter|million) ;; *) echo "usage: capture.sh [book
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
 
-work="$(mktemp -d)"
-export XDG_CACHE_HOME="$work/cache" # the daemon's persisted cache: never the user's
-# A tmux server of our own (its own socket): the user's sessions are never touched.
-tmux=(tmux -L "datasourced-vim-capture-$$" -f /dev/null)
-fixtures_pid=""
-cleanup() {
-  "${tmux[@]}" kill-server 2>/dev/null || true
-  exec 3>&- 2>/dev/null || true # the fixture server serves until its stdin closes
-  if [ -n "$fixtures_pid" ]; then
-    kill "$fixtures_pid" 2>/dev/null || true
-    wait "$fixtures_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# The fixture API on a free port; its stdin is a FIFO that we hold open on fd 3.
-mkfifo "$work/stdin"
-"$DATASOURCED" fixtures "$here/../../fixtures.json" <"$work/stdin" >"$work/announce" 2>/dev/null &
-fixtures_pid=$!
-exec 3>"$work/stdin"
-for _ in $(seq 200); do [ -s "$work/announce" ] && break; sleep 0.05; done
-base_url="$(sed -n 's/.*"baseURL" *: *"\([^"]*\)".*/\1/p' "$work/announce")"
-[ -n "$base_url" ] || { echo "capture.sh: the fixture server did not start" >&2; exit 1; }
-
-# Waits (at most 10 s) until the screen shows TEXT.
-wait_for() {
-  for _ in $(seq 200); do
-    "${tmux[@]}" capture-pane -p -t capture | grep -qF -- "$1" && return 0
-    sleep 0.05
-  done
-  echo "capture.sh: the screen never showed '$1':" >&2
-  "${tmux[@]}" capture-pane -p -t capture >&2
-  return 1
-}
+. "$here/../../tests/tmux-screen.sh" datasourced-vim-capture
 
 width=80 height=20 spec=books.json syntax=off
 if [ "$scene" = error ]; then
