@@ -49,6 +49,7 @@ __all__ = [
     "Predicate",
     "QueryParameters",
     "RefreshState",
+    "Refusal",
     "RemoteConfiguration",
     "RemoteConfigurationState",
     "RequestKeys",
@@ -304,6 +305,14 @@ class RefreshState(TypedDict):
     lastError: NotRequired[FetchError]
     #: RFC 3339, UTC, to the millisecond
     nextRefreshAt: NotRequired[str]
+
+
+class Refusal(TypedDict):
+    """A request that did nothing, and why: a page asked for where none is, a retry with no
+    failed direction."""
+
+    reason: str
+    started: Literal[False]
 
 
 class RemoteConfiguration(TypedDict, total=False):

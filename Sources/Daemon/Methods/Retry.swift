@@ -58,20 +58,7 @@ enum RetryRequest: AnsweredAtOnce {
                   "additionalProperties": false
                 },
                 {
-                  "type": "object",
-                  "properties": {
-                    "started": {
-                      "const": false
-                    },
-                    "reason": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "started",
-                    "reason"
-                  ],
-                  "additionalProperties": false
+                  "$ref": "#/components/schemas/Refusal"
                 }
               ]
             }

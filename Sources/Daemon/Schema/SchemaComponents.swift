@@ -114,6 +114,28 @@ enum SchemaComponents {
             """#
         ),
         (
+            "Refusal",
+            #"""
+            {
+              "description": "A request that did nothing, and why: a page asked for where none is, a retry with no failed direction",
+              "type": "object",
+              "properties": {
+                "started": {
+                  "const": false
+                },
+                "reason": {
+                  "type": "string"
+                }
+              },
+              "required": [
+                "started",
+                "reason"
+              ],
+              "additionalProperties": false
+            }
+            """#
+        ),
+        (
             "NextPageResult",
             #"""
             {
@@ -132,20 +154,7 @@ enum SchemaComponents {
                   "additionalProperties": false
                 },
                 {
-                  "type": "object",
-                  "properties": {
-                    "started": {
-                      "const": false
-                    },
-                    "reason": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "started",
-                    "reason"
-                  ],
-                  "additionalProperties": false
+                  "$ref": "#/components/schemas/Refusal"
                 }
               ]
             }

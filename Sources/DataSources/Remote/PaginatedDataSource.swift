@@ -208,14 +208,10 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override func willDisplayObject(at indexPath: IndexPath) {
-        if countedRun != nil, indexPath.section == 0, indexPath.item >= 0 {
-            displayedItem = indexPath.item
-            windowFocus = indexPath.item
-            return pageTowardsDisplayedRow()
-        }
         if indexPath.section == 0, indexPath.item >= 0 {
             displayedItem = indexPath.item
             windowFocus = indexPath.item
+            if countedRun != nil { return pageTowardsDisplayedRow() }
         }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
         guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
@@ -240,10 +236,8 @@ package final class PaginatedDataSource: RemoteCollection {
     /// pages up to a row displayed while another loaded follow one another.
     private func pageTowardsDisplayedRow() {
         guard let run = countedRun, let item = displayedItem, !run.isEmpty else { return }
-        let below = item >= run.upperBound
-        let distance = below ? item - (run.upperBound - 1) : run.lowerBound - item
         // A jump goes at once, superseding a load in flight; paging waits for it.
-        if !run.contains(item), distance > jumpThreshold {
+        if Self.distance(of: item, from: run) > jumpThreshold {
             if jumpRefusal == nil, pendingJump.map({ jumpPage(of: $0) != jumpPage(of: item) }) ?? true { jump(to: item) }
             return
         }
@@ -253,7 +247,13 @@ package final class PaginatedDataSource: RemoteCollection {
             if item - run.lowerBound <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
             return
         }
-        if below { fetchNextPage() } else { fetchPreviousPage() }
+        if item >= run.upperBound { fetchNextPage() } else { fetchPreviousPage() }
+    }
+
+    /// Rows from `item` to the nearest row of `run` (not empty); 0 inside it.
+    private static func distance(of item: Int, from run: Range<Int>) -> Int {
+        if item >= run.upperBound { return item - (run.upperBound - 1) }
+        return max(0, run.lowerBound - item)
     }
 
     /// The request of the page holding row `item`, by the page size (`jumpRefusal` is nil).
@@ -293,7 +293,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package func displayRefusal(at indexPath: IndexPath) -> String? {
         guard let run = countedRun, indexPath.section == 0, !run.isEmpty, !run.contains(indexPath.item) else { return nil }
         let item = indexPath.item
-        let distance = item >= run.upperBound ? item - (run.upperBound - 1) : run.lowerBound - item
+        let distance = Self.distance(of: item, from: run)
         guard distance > jumpThreshold, let refusal = jumpRefusal else { return nil }
         return
             "row \(item) is not loaded and lies \(distance) rows from the loaded rows \(run.lowerBound)..<\(run.upperBound), more than jumpThreshold (\(jumpThreshold)): \(refusal); display rows nearer the loaded ones, or fetchNextPage"
