@@ -49,6 +49,12 @@ extension JSON {
         JSON(packed: PackedWriter.integerTuples(tuples))
     }
 
+    /// `[{first: [a, b], second: [c, d]}, ...]`, packed the same way (a change set's moves:
+    /// thousands of small objects, none built as a tree).
+    package static func pairObjects(_ first: MemberName, _ second: MemberName, _ values: [(Int, Int, Int, Int)]) -> JSON {
+        JSON(packed: PackedWriter.pairObjects(first, second, values))
+    }
+
     package static func object(_ members: some Sequence<(String, JSON)>) -> JSON {
         let object = newReference(json_object())
         for (key, value) in members {

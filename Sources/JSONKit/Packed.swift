@@ -440,6 +440,48 @@ enum PackedWriter {
         }
     }
 
+    /// `[{first: [a, b], second: [c, d]}, ...]`: objects of two integer pairs each (a change
+    /// set's moves), written straight from the integers.
+    static func pairObjects(_ first: JSON.MemberName, _ second: JSON.MemberName, _ values: [(Int, Int, Int, Int)]) -> PackedBuffer {
+        @inline(__always) func pairSize(_ a: Int, _ b: Int) -> Int {
+            let inner = 2 + varintSize(zigzag(Int64(a))) + varintSize(zigzag(Int64(b)))
+            return 2 + varintSize(UInt64(inner)) + inner
+        }
+        let keys = keySize(first.reference) + keySize(second.reference)
+        @inline(__always) func objectPayload(_ value: (Int, Int, Int, Int)) -> Int {
+            keys + pairSize(value.0, value.1) + pairSize(value.2, value.3)
+        }
+        @inline(__always) func putPair(_ a: Int, _ b: Int, _ cursor: inout UnsafeMutablePointer<UInt8>) {
+            put(PackedTag.array, &cursor)
+            putVarint(2, &cursor)
+            putVarint(UInt64(2 + varintSize(zigzag(Int64(a))) + varintSize(zigzag(Int64(b)))), &cursor)
+            put(PackedTag.integer, &cursor)
+            putVarint(zigzag(Int64(a)), &cursor)
+            put(PackedTag.integer, &cursor)
+            putVarint(zigzag(Int64(b)), &cursor)
+        }
+        var payload = 0
+        for value in values {
+            let inner = objectPayload(value)
+            payload += 2 + varintSize(UInt64(inner)) + inner
+        }
+        return first.withBytes { firstKey in
+            second.withBytes { secondKey in
+                container(PackedTag.array, count: values.count, payload: payload) { cursor in
+                    for value in values {
+                        put(PackedTag.object, &cursor)
+                        putVarint(2, &cursor)
+                        putVarint(UInt64(objectPayload(value)), &cursor)
+                        putKey(first.reference, bytes: UnsafeRawPointer(firstKey.baseAddress), &cursor)
+                        putPair(value.0, value.1, &cursor)
+                        putKey(second.reference, bytes: UnsafeRawPointer(secondKey.baseAddress), &cursor)
+                        putPair(value.2, value.3, &cursor)
+                    }
+                }
+            }
+        }
+    }
+
     /// `[[a, b], ...]` of the pairs.
     static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer { integerTuples(pairs.map { ($0.0, $0.1, nil) }) }
 

@@ -32,6 +32,43 @@ import Testing
     }
 }
 
+extension PredicateTests {
+    /// `narrow` (a block of rows at a time) answers as `matches` (a row at a time), nested
+    /// `and`, `or` and `not` included, and a row already ruled out stays out.
+    @Test(arguments: 0..<40)
+    func narrowingABlockAnswersAsEachRow(seed: Int) {
+        var random = Generator(seed: seed)
+        func predicate(depth: Int) -> Predicate {
+            let leaves: [Predicate] = [
+                .field("n", [.eq, .ne, .lt, .ge][random.next(4)], JSON(random.next(6))),
+                .field("s", .prefix, ["he", "wo"][random.next(2)]),
+                .field("tags", .contains, ["a", "c"][random.next(2)]), .field("z", .exists, JSON(random.chance(50))),
+                .field("n", .in, [1, 3, 5]),
+            ]
+            guard depth < 3, random.chance(60) else { return leaves[random.next(leaves.count)] }
+            switch random.next(3) {
+            case 0: return .and((0..<random.next(4)).map { _ in predicate(depth: depth + 1) })
+            case 1: return .or((0..<random.next(4)).map { _ in predicate(depth: depth + 1) })
+            default: return .not(predicate(depth: depth + 1))
+            }
+        }
+        let rows: [JSON] = (0..<50).map { _ in
+            var row: [(String, JSON)] = [("n", JSON(random.next(6))), ("s", JSON(["hello", "world"][random.next(2)]))]
+            if random.chance(50) { row.append(("tags", ["a", "b"])) }
+            if random.chance(50) { row.append(("z", .null)) }
+            return JSON.object(row).packed()
+        }
+        for _ in 0..<20 {
+            let tested = predicate(depth: 0)
+            let excluded = (0..<rows.count).map { _ in random.chance(20) }
+            var keep = excluded.map { !$0 }
+            rows.withUnsafeBufferPointer { tested.narrow(&keep, rows: $0) }
+            let expected = rows.indices.map { !excluded[$0] && tested.matches(rows[$0]) }
+            #expect(keep == expected, "seed \(seed): \(tested)")
+        }
+    }
+}
+
 @Suite struct FuzzyMatchTests {
     static func match(_ query: String, _ text: String) -> FuzzyMatch? {
         var matcher = FuzzyMatcher()
@@ -239,6 +276,50 @@ import Testing
                 filtered.layout.sections == fresh.layout.sections && filtered.layout.titles == fresh.layout.titles,
                 "seed \(seed) step \(step): \(filtered.layout.sections) != \(fresh.layout.sections)")
             child.removeObserver(fresh)
+        }
+    }
+
+    /// Rows are evaluated a block at a time, over all cores: the same rows, in the same order,
+    /// as each row evaluated alone with `Predicate.matches` and `FuzzyMatcher.bestMatch`, over
+    /// a list long enough to be split (many chunks, past `Parallel.threshold`).
+    @Test(arguments: 0..<6)
+    func blocksOfRowsPassAsRowsOneByOne(seed: Int) {
+        var random = Generator(seed: 1000 + seed)
+        let rows = (0..<(Parallel.threshold * 2 + random.next(3000))).map { _ in Self.object(&random) }
+        let child = SimpleDataSource(name: "s", identity: Identity(key: nil), objects: rows)
+        var filter = Self.filter(&random), match = Self.match(&random, growing: nil)
+        let filtered = FilteredDataSource(name: "f", identity: Identity(key: nil), child: child, filter: filter, match: match)
+        for step in 0..<6 {
+            var matcher = FuzzyMatcher()
+            var expected: [(row: JSON, placeholder: Bool, score: Int, item: Int)] = []
+            for (item, row) in child.objects.enumerated() {
+                if Placeholder.kind(of: row) != nil {
+                    expected.append((row, true, 0, item))
+                    continue
+                }
+                guard filter?.matches(row) ?? true else { continue }
+                guard let match else {
+                    expected.append((row, false, 0, item))
+                    continue
+                }
+                let pattern = FuzzyPattern(match.query)
+                if let best = matcher.bestMatch(pattern, in: row, keyPaths: match.keyPaths, positions: false) {
+                    expected.append((row, false, best.match.score, item))
+                }
+            }
+            if match != nil {
+                expected.sort { a, b in
+                    a.placeholder != b.placeholder ? !a.placeholder : a.score != b.score ? a.score > b.score : a.item < b.item
+                }
+            }
+            let passing = expected.contains { !$0.placeholder }
+            let shown = Array(filtered.layout.sections[0]).filter { $0 != Placeholder.noResultsRow }
+            #expect(shown == expected.map(\.row), "seed \(seed) step \(step): \(String(describing: filter)) \(String(describing: match))")
+            #expect((filtered.layout.sections[0].last == Placeholder.noResultsRow) == !passing, "the no-results row when nothing passes")
+            // Half the time a query that grows, which reads only the previous matches.
+            filter = random.chance(50) ? filter : Self.filter(&random)
+            match = Self.match(&random, growing: match)
+            filtered.setFilter(filter, match: match)
         }
     }
 

@@ -32,6 +32,8 @@ extension IndexPath: WireEncodable {
 }
 
 extension ChangeSet: WireEncodable {
+    private static let from = JSON.MemberName("from"), to = JSON.MemberName("to")
+
     /// Packed, index paths and all: the main loop makes no jansson node of a page's thousand
     /// index paths; the writer builds the tree it encodes, in its scratch arena.
     var json: JSON { json(ranges: false) }
@@ -44,7 +46,7 @@ extension ChangeSet: WireEncodable {
             ("insertedSections", .array(insertedSections.map { JSON($0) })),
             ("deleted", paths(deleted)),
             ("inserted", paths(inserted)),
-            ("moved", .array(moved.map { ["from": $0.from.json, "to": $0.to.json] })),
+            ("moved", .pairObjects(Self.from, Self.to, moved.map { ($0.from.section, $0.from.item, $0.to.section, $0.to.item) })),
             ("updated", paths(updated)),
         ])
     }

@@ -57,6 +57,22 @@ enum Parallel {
         map(elements, state: { () }, { _, element in transform(element) })
     }
 
+    /// Calls `body` with each of `pieces` pieces of work (in no given order, on all cores when
+    /// the `elements` they cover in all are `threshold` or more), and returns once all are done.
+    /// `body` must only read shared state, and write only what its piece owns.
+    static func forEach(pieces: Int, elements: Int, _ body: @Sendable (Int) -> Void) {
+        guard processorCount > 1, elements >= threshold, pieces > 1 else {
+            for piece in 0..<pieces { body(piece) }
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: pieces, execute: body)
+    }
+
+    /// Storage that pieces of work write at once, each only its own part.
+    struct SharedOutput<Element>: @unchecked Sendable {
+        let start: UnsafeMutablePointer<Element>
+    }
+
     /// Two chunks a core, so that a core that finishes early takes another, and never a
     /// chunk under `threshold / 2` elements.
     static func chunkCount(for count: Int) -> Int {

@@ -86,8 +86,12 @@ package struct RowArray<Element> {
         return position == count ? nil : "count \(count), but the chunks hold \(position)"
     }
 
-    /// How many chunks there are, for tests.
+    /// How many chunks there are.
     var chunkCount: Int { chunks.count }
+
+    /// Chunk `index`'s first position and its elements, for work split by chunk (a row read
+    /// from a chunk's buffer costs no chunk lookup).
+    func chunk(_ index: Int) -> (start: Int, elements: [Element]) { (starts[index], chunks[index]) }
 
     /// Recomputes the first positions of the chunks from `chunk` on.
     private mutating func restart(from chunk: Int) {

@@ -243,6 +243,11 @@ struct FuzzyMatcher {
         }
     }
 
+    /// The best score of `pattern` in `bytes`, or nil: `match` without the positions.
+    mutating func score(_ pattern: FuzzyPattern, in bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
+        match(pattern, in: bytes, positions: false).map { Int32(clamping: $0.score) }
+    }
+
     /// The best match of `pattern` over the strings at `keyPaths` of `object`: the highest
     /// score, the first key path on ties; nil when none matches.
     mutating func bestMatch(

@@ -42,6 +42,34 @@ package indirect enum Predicate: Sendable, Equatable {
         }
     }
 
+    /// Narrows `keep` to the rows that satisfy the predicate: a row whose `keep` is false is
+    /// not read, and one that fails is set false. The same answers as `matches`, a block of
+    /// rows at a time: each part of the predicate is taken apart once for the block, where
+    /// taking it apart for every row would count references to it from every core at once,
+    /// a row at a time. `and` reads only the rows its earlier parts kept.
+    package func narrow(_ keep: inout [Bool], rows: UnsafeBufferPointer<JSON>) {
+        switch self {
+        case .comparison(let keyPath, let op, let value):
+            for index in rows.indices where keep[index] { keep[index] = Self.compare(rows[index], keyPath, op, value) }
+        case .and(let predicates):
+            for predicate in predicates { predicate.narrow(&keep, rows: rows) }
+        case .or(let predicates):
+            var passed = [Bool](repeating: false, count: keep.count)
+            for predicate in predicates {
+                // Only the rows no earlier part let through are read again.
+                var candidates = keep
+                for index in candidates.indices where passed[index] { candidates[index] = false }
+                predicate.narrow(&candidates, rows: rows)
+                for index in candidates.indices where candidates[index] { passed[index] = true }
+            }
+            keep = passed
+        case .not(let predicate):
+            var passed = keep
+            predicate.narrow(&passed, rows: rows)
+            for index in passed.indices where passed[index] { keep[index] = false }
+        }
+    }
+
     private static func compare(_ object: JSON, _ keyPath: JSONKeyPath, _ op: Operator, _ operand: Operand) -> Bool {
         switch op {
         case .eq: return operand.order(of: object, at: keyPath) == 0
