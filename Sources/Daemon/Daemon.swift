@@ -104,9 +104,9 @@ package final class Daemon {
             case .paginated(let configuration, let paginator):
                 PaginatedDataSource(
                     name: name, identity: identity, configuration: configuration, paginator: paginator,
-                    loader: loader, errorRow: \.placeholderRow)
+                    loader: loader)
             case .remote(let configuration):
-                RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: \.placeholderRow)
+                RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader)
             case .simple, .sectioned, .multi, .filtered:
                 preconditionFailure("the registry builds local kinds itself")
             }

@@ -243,8 +243,7 @@ final class MemoryPageStore: PageCacheStore {
         let store = MemoryPageStore()
         func make() -> (RemoteDataSource, Recorder) {
             let source = RemoteDataSource(
-                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader,
-                errorRow: \.placeholderRow)
+                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)
             source.attachCache(store, key: Self.key)
             return (source, Recorder().observing(source))
         }

@@ -26,7 +26,7 @@ import Testing
         }
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+            paginator: paginator, loader: loader)
         source.attachCache(store, key: key)
         return (source, loader, Recorder().observing(source))
     }
@@ -538,8 +538,7 @@ import Testing
             let store = MemoryPageStore()
             store.entries[Self.key] = StoredPages(payload: entry.encoded(), storedAt: WallClock.secondsSince1970())
             let source = RemoteDataSource(
-                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: FakeLoader(),
-                errorRow: \.placeholderRow)
+                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: FakeLoader())
             var warnings: [String] = []
             source.attachCache(store, key: Self.key, warn: { warnings.append($0) })
             source.fetchData()
@@ -662,7 +661,7 @@ import Testing
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")),
             configuration: RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"),
-            paginator: paginator, loader: FakeLoader(), errorRow: \.placeholderRow)
+            paginator: paginator, loader: FakeLoader())
         #expect(source.currentPage == Int.min)
     }
 

@@ -274,7 +274,7 @@ extension CountedPlaceholdersTests {
         }
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
-            loader: loader, errorRow: \.placeholderRow)
+            loader: loader)
         source.fetchData()
         loader.respond(0, json: ["items": .array((0..<2).map { ["id": JSON($0)] }), "total_count": 1000, "page_size": 0])
         #expect(source.numberOfObjects(inSection: 0) == 1000)

@@ -70,7 +70,7 @@ final class TokenDirectory {
         }
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+            paginator: paginator, loader: loader)
         if let store { source.attachCache(store, key: CacheAndRefreshTests.key) }
         return (source, loader, Recorder().observing(source))
     }

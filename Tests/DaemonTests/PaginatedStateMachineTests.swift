@@ -69,7 +69,7 @@ final class FakeLoader: RemoteLoading {
         }
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration,
-            paginator: paginator, loader: loader, errorRow: \.placeholderRow)
+            paginator: paginator, loader: loader)
         return (source, loader, Recorder().observing(source))
     }
 

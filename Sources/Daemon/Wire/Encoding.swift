@@ -53,36 +53,8 @@ extension ChangeSet: WireEncodable {
 }
 
 extension FetchError: WireEncodable {
-    var json: JSON {
-        var members: [(String, JSON)] = [("kind", JSON(kind.rawValue)), ("message", JSON(message))]
-        if let status { members.append(("status", JSON(status))) }
-        if let url { members.append(("url", JSON(url))) }
-        if let keyPath { members.append(("keyPath", JSON(keyPath))) }
-        if let mapping {
-            members += [
-                ("index", JSON(mapping.index)), ("field", JSON(mapping.issue.field)),
-                ("expected", JSON(mapping.issue.expected)), ("got", JSON(mapping.issue.got)),
-            ]
-        }
-        if let parsePosition {
-            members += [
-                ("line", JSON(parsePosition.line)), ("column", JSON(parsePosition.column)), ("position", JSON(parsePosition.position)),
-            ]
-        }
-        if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
-        if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
-        if let finalURL { members.append(("finalURL", JSON(finalURL))) }
-        if let serverMessage { members.append(("serverMessage", JSON(serverMessage))) }
-        if let body { members.append(("body", JSON(body))) }
-        if let retryAfterSeconds { members.append(("retryAfterSeconds", JSON(retryAfterSeconds))) }
-        if let loopReason { members.append(("reason", JSON(loopReason))) }
-        if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
-        if rateLimited { members.append(("rateLimited", true)) }
-        return .object(members)
-    }
-
-    /// The error placeholder row that stands for this failure in a list.
-    var placeholderRow: JSON { Placeholder.errorRow(json) }
+    /// The error as the model describes it (`FetchError.fields`), which its error rows hold too.
+    var json: JSON { fields }
 }
 
 extension LoadFailure: WireEncodable {

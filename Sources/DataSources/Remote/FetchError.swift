@@ -73,3 +73,40 @@ package struct FetchError: Error, Sendable, Equatable {
         self.status = status
     }
 }
+
+extension FetchError {
+    /// The error as data: its members as `failedWithError` sends them and as the error row of a
+    /// list holds them. Defined here, once, because an error row is a row like any other: the
+    /// model keeps it, derived sources filter, sort and diff it, and clients read it with the
+    /// rest of the rows. The wire layer sends this same value (`Wire/Encoding.swift`).
+    package var fields: JSON {
+        var members: [(String, JSON)] = [("kind", JSON(kind.rawValue)), ("message", JSON(message))]
+        if let status { members.append(("status", JSON(status))) }
+        if let url { members.append(("url", JSON(url))) }
+        if let keyPath { members.append(("keyPath", JSON(keyPath))) }
+        if let mapping {
+            members += [
+                ("index", JSON(mapping.index)), ("field", JSON(mapping.issue.field)),
+                ("expected", JSON(mapping.issue.expected)), ("got", JSON(mapping.issue.got)),
+            ]
+        }
+        if let parsePosition {
+            members += [
+                ("line", JSON(parsePosition.line)), ("column", JSON(parsePosition.column)), ("position", JSON(parsePosition.position)),
+            ]
+        }
+        if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
+        if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
+        if let finalURL { members.append(("finalURL", JSON(finalURL))) }
+        if let serverMessage { members.append(("serverMessage", JSON(serverMessage))) }
+        if let body { members.append(("body", JSON(body))) }
+        if let retryAfterSeconds { members.append(("retryAfterSeconds", JSON(retryAfterSeconds))) }
+        if let loopReason { members.append(("reason", JSON(loopReason))) }
+        if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
+        if rateLimited { members.append(("rateLimited", true)) }
+        return .object(members)
+    }
+
+    /// The error placeholder row that stands for this failure in a list.
+    package var placeholderRow: JSON { Placeholder.errorRow(fields) }
+}

@@ -117,12 +117,12 @@ package final class PaginatedDataSource: RemoteCollection {
 
     package init(
         name: String, identity: Identity, configuration: RemoteConfiguration, paginator: PaginatorConfiguration,
-        loader: RemoteLoading, errorRow: @escaping (FetchError) -> JSON
+        loader: RemoteLoading
     ) {
         self.paginator = paginator
         currentPage = paginator.firstPage.addingClamped(-1)
         loadedIdentities = IdentitySet(identity: identity)
-        super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
+        super.init(name: name, identity: identity, configuration: configuration, loader: loader)
     }
 
     /// Loads the first page. A list never loaded shows its persisted pages at once (if any)
@@ -1104,7 +1104,7 @@ package final class PaginatedDataSource: RemoteCollection {
             if !replacing { trailingError = error }
             compose(keptHead: objects.count)
         } else if !showsPreviousQuery {
-            setRows(placeholders.contains(.errors) ? [errorRow(for: error)] : [])
+            setRows(placeholders.contains(.errors) ? [error.placeholderRow] : [])
         }
         // Else the previous query's rows stay, still stale, as a remote source's do.
         emit(.failedWithError(.fetch(error)))
@@ -1136,7 +1136,7 @@ package final class PaginatedDataSource: RemoteCollection {
             // a loading row there would claim a load that is not happening. The next
             // fetchNextPage, or displaying the last row, asks for the failed page again.
             // (JSON takes `nil` as null: the placeholders are asked for with `if`, not `?:`.)
-            if placeholders.contains(.errors) { return errorRow(for: trailingError) }
+            if placeholders.contains(.errors) { return trailingError.placeholderRow }
             return .none
         }
         if hasMorePages, placeholders.contains(.loading) { return Placeholder.loadingRow }

@@ -13,17 +13,11 @@ package class RemoteCollection: DataSource {
     var objects: [JSON] = []
     var lastError: FetchError?
     var lastURL: String?
-    /// The error placeholder row for a failure: `{"$placeholder": "error", "error": ...}`,
-    /// with the error as the wire shows it (the daemon supplies the encoding).
-    private let errorRow: (FetchError) -> JSON
-
     init(
-        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
-        errorRow: @escaping (FetchError) -> JSON
+        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading
     ) {
         self.configuration = configuration
         self.loader = loader
-        self.errorRow = errorRow
         super.init(name: name, identity: identity)
         setRows([])
     }
@@ -139,8 +133,6 @@ package class RemoteCollection: DataSource {
         abandonRequest()
         emit(.failedWithError(.cancelled(message, url: lastURL)))
     }
-
-    func errorRow(for error: FetchError) -> JSON { errorRow(error) }
 
     var remoteState: SourceDescription.RemoteState {
         SourceDescription.RemoteState(
@@ -399,10 +391,9 @@ package final class RemoteDataSource: RemoteCollection {
     private var rowsCachedWith: String?
 
     package override init(
-        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading,
-        errorRow: @escaping (FetchError) -> JSON
+        name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading
     ) {
-        super.init(name: name, identity: identity, configuration: configuration, loader: loader, errorRow: errorRow)
+        super.init(name: name, identity: identity, configuration: configuration, loader: loader)
     }
 
     package override var kindState: SourceDescription.KindState { .remote(remoteState) }
@@ -430,7 +421,7 @@ package final class RemoteDataSource: RemoteCollection {
                 self.emit(.finishedLoading)
             case .failure(let error):
                 self.lastError = error
-                self.setRows(self.objects.isEmpty && self.placeholders.contains(.errors) ? [self.errorRow(for: error)] : self.objects)
+                self.setRows(self.objects.isEmpty && self.placeholders.contains(.errors) ? [error.placeholderRow] : self.objects)
                 self.emit(.failedWithError(.fetch(error)))
             }
         }
