@@ -57,7 +57,7 @@ extension Daemon: DataSourceObserver {
     private func changeValues(of changes: ChangeSet, in source: DataSource) -> SourceNotification.ChangeValues? {
         guard let limit = changeValuesLimit else { return nil }
         var bytes = 0
-        func rows(_ paths: [IndexPath]) -> [JSON]? {
+        func rows(_ paths: IndexPathList) -> [JSON]? {
             var rows: [JSON] = []
             rows.reserveCapacity(paths.count)
             for path in paths {

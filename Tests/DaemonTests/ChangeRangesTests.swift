@@ -5,7 +5,7 @@ import Testing
 
 /// The `changeRanges` capability: runs of consecutive rows in a change set as `[section, item, count]`.
 @Suite struct ChangeRangesTests {
-    static func paths(_ pairs: [(Int, Int)]) -> [IndexPath] { pairs.map { IndexPath(section: $0.0, item: $0.1) } }
+    static func paths(_ pairs: [(Int, Int)]) -> IndexPathList { IndexPathList(pairs.map { IndexPath(section: $0.0, item: $0.1) }) }
 
     @Test func runsOfTwoOrMoreBecomeTriplesAndSinglesStayPairs() throws {
         let paths = Self.paths([(0, 0), (0, 1), (0, 2), (0, 5), (1, 6), (1, 7), (2, 7)])
@@ -20,7 +20,7 @@ import Testing
 
     @Test func aMillionInsertedRowsAreOneElement() throws {
         var changes = ChangeSet()
-        changes.inserted = (0..<1_000_000).map { IndexPath(section: 0, item: $0) }
+        changes.inserted = IndexPathList((0..<1_000_000).map { IndexPath(section: 0, item: $0) })
         let json = changes.json(ranges: true)
         #expect(json["inserted"]?.description == "[[0,0,1000000]]")
         #expect(changes.json(ranges: false)["inserted"]?.count == 1_000_000)

@@ -46,7 +46,7 @@ import Testing
         let changes = recorder.changes(of: "p")
         #expect(changes.count == 1)
         #expect(changes.first?.inserted == [] && changes.first?.deleted == [])
-        #expect(changes.first?.updated == (10..<20).map { IndexPath(section: 0, item: $0) })
+        #expect(changes.first?.updated == IndexPathList((10..<20).map { IndexPath(section: 0, item: $0) }))
         #expect(source.numberOfObjects(inSection: 0) == 35)
     }
 

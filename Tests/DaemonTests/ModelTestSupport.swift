@@ -118,10 +118,10 @@ func changeSet(
     var changes = ChangeSet()
     changes.deletedSections = deletedSections
     changes.insertedSections = insertedSections
-    changes.deleted = deleted
-    changes.inserted = inserted
+    changes.deleted = IndexPathList(deleted)
+    changes.inserted = IndexPathList(inserted)
     changes.moved = moved.map { ChangeSet.Move(from: $0.0, to: $0.1) }
-    changes.updated = updated
+    changes.updated = IndexPathList(updated)
     return changes
 }
 
@@ -170,8 +170,8 @@ enum ChangeSetOracle {
         check(removed.allSatisfy { valid($0, in: old) }, "deleted or moved.from out of range")
         check(added.allSatisfy { valid($0, in: new) }, "inserted or moved.to out of range")
         check(
-            changes.deleted == changes.deleted.sorted() && changes.inserted == changes.inserted.sorted()
-                && changes.updated == changes.updated.sorted(),
+            Array(changes.deleted) == changes.deleted.sorted() && Array(changes.inserted) == changes.inserted.sorted()
+                && Array(changes.updated) == changes.updated.sorted(),
             "deleted, inserted, updated not in order")
         guard problems.isEmpty else { return problems }
         let removedSet = Set(removed), addedSet = Set(added)

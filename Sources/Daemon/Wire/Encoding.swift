@@ -14,20 +14,21 @@ extension IndexPath: WireEncodable {
     /// change set lists a thousand).
     static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.map { ($0.section, $0.item) }) }
 
+    /// A change set's list of paths, each as `[section, item]`.
+    static func json(_ list: IndexPathList) -> JSON {
+        var pairs: [(Int, Int)] = []
+        pairs.reserveCapacity(list.count)
+        for run in list.runs {
+            for item in run.item..<(run.item + run.count) { pairs.append((run.section, item)) }
+        }
+        return .integerPairs(pairs)
+    }
+
     /// The same list with each run of two or more consecutive items of a section as one
     /// `[section, item, count]` (the `changeRanges` capability): a counted list taking its size
-    /// inserts a million rows in one element.
-    static func rangesJSON(_ paths: [IndexPath]) -> JSON {
-        var tuples: [(Int, Int, Int?)] = []
-        var index = 0
-        while index < paths.count {
-            let start = paths[index]
-            var end = index + 1
-            while end < paths.count, paths[end].section == start.section, paths[end].item == paths[end - 1].item &+ 1 { end += 1 }
-            tuples.append((start.section, start.item, end - index > 1 ? end - index : nil))
-            index = end
-        }
-        return .integerTuples(tuples)
+    /// inserts a million rows in one element. The list keeps its paths as those runs already.
+    static func rangesJSON(_ list: IndexPathList) -> JSON {
+        .integerTuples(list.runs.map { ($0.section, $0.item, $0.count > 1 ? $0.count : nil) })
     }
 }
 
@@ -40,7 +41,7 @@ extension ChangeSet: WireEncodable {
 
     /// `ranges`: runs of consecutive rows as `[section, item, count]` (`changeRanges`).
     func json(ranges: Bool) -> JSON {
-        func paths(_ list: [IndexPath]) -> JSON { ranges ? IndexPath.rangesJSON(list) : IndexPath.json(list) }
+        func paths(_ list: IndexPathList) -> JSON { ranges ? IndexPath.rangesJSON(list) : IndexPath.json(list) }
         return .packedObject([
             ("deletedSections", .array(deletedSections.map { JSON($0) })),
             ("insertedSections", .array(insertedSections.map { JSON($0) })),

@@ -18,10 +18,10 @@ import JSONKit
 package struct ChangeSet: Sendable, Equatable {
     package var deletedSections: [Int] = []
     package var insertedSections: [Int] = []
-    package var deleted: [IndexPath] = []
-    package var inserted: [IndexPath] = []
+    package var deleted = IndexPathList()
+    package var inserted = IndexPathList()
     package var moved: [Move] = []
-    package var updated: [IndexPath] = []
+    package var updated = IndexPathList()
 
     package struct Move: Sendable, Equatable {
         package var from: IndexPath
@@ -54,10 +54,7 @@ package struct ChangeSet: Sendable, Equatable {
         let sectionMap = matchSections(old: old, new: new, into: &changes)
         if old.count == 0 {
             // Every row arrived (a source's first rows): no row to match.
-            changes.inserted.reserveCapacity(new.count)
-            for (section, rows) in new.sections.enumerated() {
-                for item in rows.indices { changes.inserted.append(IndexPath(section: section, item: item)) }
-            }
+            for (section, rows) in new.sections.enumerated() { changes.inserted.append(section: section, items: 0..<rows.count) }
             return changes
         }
         let old = FlatRows(old.sections, oldHashes), new = FlatRows(new.sections, newHashes)
@@ -196,8 +193,8 @@ private struct RowMatch {
     /// Each kept row: its old row (counted from the match's start) and its new path.
     var kept: [(oldRow: Int, to: IndexPath)] = []
     var oldKept: [Bool]
-    var inserted: [IndexPath] = []
-    var updated: [IndexPath] = []
+    var inserted = IndexPathList()
+    var updated = IndexPathList()
 
     enum Verdict: Sendable { case equal, updated, different }
 

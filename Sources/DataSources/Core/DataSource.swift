@@ -282,7 +282,7 @@ package class DataSource {
         rowHashes[0].insert(contentsOf: hashes, at: start)
         if index?.inserted(hashes, at: start, hashes: rowHashes) == false { index = nil }
         var changes = ChangeSet()
-        changes.inserted = (start..<start + rows.count).map { IndexPath(section: 0, item: $0) }
+        changes.inserted.append(section: 0, items: start..<start + rows.count)
         commit(changes, edit: .inserted(at: start, rows: rows, hashes: hashes))
     }
 
@@ -295,7 +295,7 @@ package class DataSource {
         layout.sections[0].removeSubrange(range)
         rowHashes[0].removeSubrange(range)
         var changes = ChangeSet()
-        changes.deleted = range.map { IndexPath(section: 0, item: $0) }
+        changes.deleted.append(section: 0, items: range)
         commit(changes, edit: .removed(at: range.lowerBound, rows: rows, hashes: hashes))
     }
 
@@ -312,7 +312,7 @@ package class DataSource {
         }
         guard !changed.isEmpty else { return }
         var changes = ChangeSet()
-        changes.updated = changed.map { IndexPath(section: 0, item: $0.item) }
+        changes.updated = IndexPathList(changed.map { IndexPath(section: 0, item: $0.item) })
         commit(changes, edit: .updated(changed))
     }
 
@@ -334,9 +334,9 @@ package class DataSource {
                 old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
                 new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
         func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
-        changes.deleted = changes.deleted.map(shifted)
-        changes.inserted = changes.inserted.map(shifted)
-        changes.updated = changes.updated.map(shifted)
+        changes.deleted = IndexPathList(changes.deleted.map(shifted))
+        changes.inserted = IndexPathList(changes.inserted.map(shifted))
+        changes.updated = IndexPathList(changes.updated.map(shifted))
         changes.moved = changes.moved.map { ChangeSet.Move(from: shifted($0.from), to: shifted($0.to)) }
         layout.sections[0].replaceSubrange(head..., with: tail)
         rowHashes[0].replaceSubrange(head..., with: hashes)
@@ -356,8 +356,8 @@ package class DataSource {
     func replaceAllRows(_ rows: RowArray<JSON>, hashes: RowArray<Int>) {
         precondition(layout.sections.count == 1 && rows.count == hashes.count, "one section, a hash a row")
         var changes = ChangeSet()
-        changes.deleted = (0..<layout.sections[0].count).map { IndexPath(section: 0, item: $0) }
-        changes.inserted = (0..<rows.count).map { IndexPath(section: 0, item: $0) }
+        changes.deleted.append(section: 0, items: 0..<layout.sections[0].count)
+        changes.inserted.append(section: 0, items: 0..<rows.count)
         layout.sections[0] = rows
         rowHashes[0] = hashes
         index = nil
@@ -375,11 +375,11 @@ package class DataSource {
         let oldCount = layout.sections[0].count
         var changes = ChangeSet()
         if count < oldCount {
-            changes.deleted = (count..<oldCount).map { IndexPath(section: 0, item: $0) }
+            changes.deleted.append(section: 0, items: count..<oldCount)
             layout.sections[0].removeSubrange(count...)
             rowHashes[0].removeSubrange(count...)
         } else if count > oldCount {
-            changes.inserted = (oldCount..<count).map { IndexPath(section: 0, item: $0) }
+            changes.inserted.append(section: 0, items: oldCount..<count)
             layout.sections[0].append(contentsOf: repeatElement(filler, count: count - oldCount))
             rowHashes[0].append(contentsOf: repeatElement(fillerHash, count: count - oldCount))
         }
@@ -389,7 +389,7 @@ package class DataSource {
             rowHashes[0][item] = row.isIdentical(to: filler) ? fillerHash : identity.hash(of: row)
             if item < oldCount { changes.updated.append(IndexPath(section: 0, item: item)) }
         }
-        changes.updated.sort { $0.item < $1.item }
+        changes.updated.sort()
         index = nil
         guard !changes.isEmpty else { return }
         commit(changes, edit: nil)
@@ -414,9 +414,9 @@ package class DataSource {
         guard !changedHashes.contains(where: keptHashes.contains) else { return nil }
         var changes = ChangeSet()
         if oldMiddle.isEmpty {
-            changes.inserted = newMiddle.map { IndexPath(section: 0, item: $0) }
+            changes.inserted = IndexPathList(newMiddle.map { IndexPath(section: 0, item: $0) })
         } else {
-            changes.deleted = oldMiddle.map { IndexPath(section: 0, item: $0) }
+            changes.deleted = IndexPathList(oldMiddle.map { IndexPath(section: 0, item: $0) })
         }
         return changes
     }

@@ -383,7 +383,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         var own = ChangeSet()
         var additions: [(at: IndexPath, child: IndexPath)] = [], replacements: [(at: IndexPath, child: IndexPath)] = []
         func here(_ section: Int, _ item: Int?) -> IndexPath? { item.map { IndexPath(section: section, item: $0) } }
-        own.deleted = zip(changes.deleted, deletedFrom).compactMap { here($0.section, $1) }
+        own.deleted = IndexPathList(zip(changes.deleted, deletedFrom).compactMap { here($0.section, $1) })
         for path in changes.inserted {
             guard let to = here(path.section, position(path.section, path.item)) else { continue }
             own.inserted.append(to)

@@ -135,9 +135,9 @@ package final class MultiDataSource: DataSource, DataSourceObserver {
             translateNew = { IndexPath(section: base, item: newStarts[$0.section] + $0.item) }
         }
         var own = ChangeSet()
-        own.deleted = changes.deleted.map(translateOld)
-        own.inserted = changes.inserted.map(translateNew)
-        own.updated = changes.updated.map(translateNew)
+        own.deleted = IndexPathList(changes.deleted.map(translateOld))
+        own.inserted = IndexPathList(changes.inserted.map(translateNew))
+        own.updated = IndexPathList(changes.updated.map(translateNew))
         own.moved = changes.moved.map { ChangeSet.Move(from: translateOld($0.from), to: translateNew($0.to)) }
         // Rows leave from the back, so earlier positions hold; then arrive from the front.
         let leaving = (own.deleted + own.moved.map(\.from)).sorted { ($0.section, $0.item) > ($1.section, $1.item) }

@@ -276,8 +276,8 @@ package final class SectionedDataSource: DerivedDataSource, DataSourceObserver {
         own.insertedSections = Set(arrivalPaths.map { layout.titles[$0.section] }).filter { originalSections[$0] == nil }.map {
             sectionOfTitle[$0]!
         }.sorted()
-        own.deleted = deletionPaths.sorted()
-        own.inserted = arrivalPaths.prefix(change.insertions.count).sorted()
+        own.deleted = IndexPathList(deletionPaths.sorted())
+        own.inserted = IndexPathList(arrivalPaths.prefix(change.insertions.count).sorted())
         let relocated = zip(moving, arrivalPaths.dropFirst(change.insertions.count)).map { index, to in
             (
                 index: index, from: relocationPaths[index], to: to,
@@ -287,7 +287,7 @@ package final class SectionedDataSource: DerivedDataSource, DataSourceObserver {
         let updatedInPlace = replacedAt.filter { change.relocations[$0.key].updated }.map {
             log.finalPath(of: relocationPaths[$0.key], placedAt: $0.value)
         }
-        own.updated = (updatedInPlace + relocated.filter { change.relocations[$0.index].updated }.map(\.to)).sorted()
+        own.updated = IndexPathList((updatedInPlace + relocated.filter { change.relocations[$0.index].updated }.map(\.to)).sorted())
         own.moved = moves(relocated.map { ($0.from, $0.to, $0.sameSection) }, departures: departures, arrivals: arrivalPaths)
 
         let rows = child.layout.sections[0]
@@ -310,7 +310,7 @@ package final class SectionedDataSource: DerivedDataSource, DataSourceObserver {
     /// nil when it cannot be followed.
     private func childChange(_ changes: ChangeSet) -> ChildChange? {
         let rows = child.layout.sections[0], hashes = child.rowHashes[0]
-        let paths = changes.deleted + changes.inserted + changes.updated + changes.moved.flatMap { [$0.from, $0.to] }
+        let paths = Array(changes.deleted) + changes.inserted + changes.updated + changes.moved.flatMap { [$0.from, $0.to] }
         guard paths.allSatisfy({ $0.section == 0 }), childLabels.count - changes.deleted.count + changes.inserted.count == rows.count else {
             return nil
         }
