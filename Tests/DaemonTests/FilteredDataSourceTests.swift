@@ -76,6 +76,15 @@ extension PredicateTests {
     }
 
     // Cases from fzf's own tests of its v2 algorithm (src/algo/algo_test.go).
+    /// Texts are ruled out from their bytes before they are decoded, but only ASCII ones: a
+    /// character beyond ASCII can fold onto an ASCII one (the Kelvin sign onto k).
+    @Test func aTextIsRuledOutFromItsBytesOnlyWhenItIsASCII() {
+        #expect(Self.match("wz", "Wiz") != nil && Self.match("zw", "Wiz") == nil)
+        #expect(Self.match("k", "\u{212A}elvin")?.positions == [0], "the Kelvin sign folds to k")
+        #expect(Self.match("ke", "é \u{212A}e") != nil && Self.match("ek", "é \u{212A}e") == nil)
+        #expect(Self.match("W", "wiz") == nil, "an uppercase query is case-sensitive")
+    }
+
     @Test func scoresAsFzfDoes() {
         #expect(Self.match("oBZ", "fooBarbaz1") == nil, "an uppercase letter makes the query case-sensitive")
         #expect(Self.match("obz", "fooBarbaz1") == FuzzyMatch(score: 16 * 3 + 7 - 3 - 3, positions: [2, 3, 8]))

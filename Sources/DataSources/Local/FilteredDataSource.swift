@@ -78,24 +78,33 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     ) -> Entry {
         var entry = Entry.fails
         [object].withUnsafeBufferPointer { row in
-            evaluate(row, previous: nil, filter: filter, pattern: pattern, keyPaths: keyPaths, matcher: &matcher, into: &entry)
+            evaluate(
+                row, previous: nil, narrowing: false, filter: filter, pattern: pattern, keyPaths: keyPaths, matcher: &matcher,
+                into: &entry)
         }
         return entry
     }
 
     /// The entries of a block of rows, written to `output`: placeholders pass; other rows pass
-    /// the filter, then need a match of the query at one of `keyPaths` (the best scores). With
-    /// `previous` (the block's entries under a query this one narrows), only the rows that
-    /// passed there are read. Each part of the filter, the query and each key path is taken
-    /// apart once for the block, not once a row (see `Predicate.narrow`).
+    /// the filter, then need a match of the query at one of `keyPaths` (the best scores).
+    /// `previous`: the same rows' entries under the filter and query before, which say which
+    /// rows are placeholders without reading them; when `narrowing` (a filter and query that
+    /// can only let fewer rows through), only the rows that passed there are read. Each part
+    /// of the filter, the query and each key path is taken apart once for the block, not once
+    /// a row (see `Predicate.narrow`).
     private static func evaluate(
-        _ rows: UnsafeBufferPointer<JSON>, previous: ArraySlice<Entry>?, filter: Predicate?, pattern: FuzzyPattern?,
-        keyPaths: [JSONKeyPath], matcher: inout FuzzyMatcher, into output: UnsafeMutablePointer<Entry>
+        _ rows: UnsafeBufferPointer<JSON>, previous: ArraySlice<Entry>?, narrowing: Bool, filter: Predicate?,
+        pattern: FuzzyPattern?, keyPaths: [JSONKeyPath], matcher: inout FuzzyMatcher, into output: UnsafeMutablePointer<Entry>
     ) {
         var keep = [Bool](repeating: true, count: rows.count), placeholder = [Bool](repeating: false, count: rows.count)
         for index in rows.indices {
-            if let previous, !previous[previous.startIndex + index].passes {
-                keep[index] = false
+            if let previous {
+                let before = previous[previous.startIndex + index]
+                if before.isPlaceholder {
+                    (keep[index], placeholder[index]) = (false, true)
+                } else if narrowing, !before.passes {
+                    keep[index] = false
+                }
             } else if Placeholder.kind(of: rows[index]) != nil {
                 (keep[index], placeholder[index]) = (false, true)
             }
@@ -151,14 +160,15 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         return keys.map { Int($0 & 0x7FFF_FFFF) }
     }
 
-    /// Every child row's entry; with `candidates`, only the rows that passed there are
-    /// evaluated (the others fail: a narrower query cannot let them through).
-    private func evaluate(candidates: [[Entry]]?) -> [[Entry]] {
+    /// Every child row's entry. `previous`: the entries of the same child rows (its revision
+    /// unchanged), which say which are placeholders; when `narrowing`, only the rows that
+    /// passed there are evaluated (the others fail: a narrower query cannot let them through).
+    private func evaluate(previous entries: [[Entry]]? = nil, narrowing: Bool = false) -> [[Entry]] {
         let filter = filter, pattern = pattern, keyPaths = match?.keyPaths ?? []
         var evaluated = 0
         let result = child.layout.sections.enumerated().map { section, rows -> [Entry] in
-            let previous = candidates?[section]
-            evaluated += previous.map { $0.reduce(0) { $0 + ($1.passes ? 1 : 0) } } ?? rows.count
+            let previous = entries?[section]
+            evaluated += narrowing ? previous.map { $0.reduce(0) { $0 + ($1.passes ? 1 : 0) } } ?? rows.count : rows.count
             return [Entry](unsafeUninitializedCapacity: rows.count) { buffer, initialized in
                 guard let start = buffer.baseAddress else { return }
                 let output = Parallel.SharedOutput(start: start)
@@ -168,8 +178,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
                     var matcher = FuzzyMatcher()
                     chunk.withUnsafeBufferPointer { block in
                         Self.evaluate(
-                            block, previous: previous?[first..<(first + block.count)], filter: filter, pattern: pattern,
-                            keyPaths: keyPaths, matcher: &matcher, into: output.start + first)
+                            block, previous: previous?[first..<(first + block.count)], narrowing: narrowing, filter: filter,
+                            pattern: pattern, keyPaths: keyPaths, matcher: &matcher, into: output.start + first)
                     }
                 }
                 initialized = rows.count
@@ -225,7 +235,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
 
     /// Evaluates every row and diffs.
     private func recompute() {
-        adopt(evaluate(candidates: nil))
+        adopt(evaluate())
         let (layout, hashes) = layout(for: entries.map { Self.order($0, ranked: match != nil) })
         replaceLayout(layout, hashes: hashes)
     }
@@ -251,7 +261,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         let oldEntries = entries, oldRanked = match != nil, oldShowsNoResults = showsNoResults
         let oldOrders = oldEntries.map { Self.order($0, ranked: oldRanked) }
         (filter, match, pattern) = (newFilter, newMatch, newPattern)
-        adopt(evaluate(candidates: narrows ? oldEntries : nil))
+        adopt(evaluate(previous: oldEntries, narrowing: narrows))
         let newOrders = entries.map { Self.order($0, ranked: match != nil) }
         let (layout, hashes) = layout(for: newOrders)
         guard !oldShowsNoResults, !showsNoResults else { return replaceLayout(layout, hashes: hashes) }

@@ -78,6 +78,7 @@ struct FuzzyMatcher {
     mutating func match(_ pattern: FuzzyPattern, in bytes: UnsafeBufferPointer<UInt8>, positions wantsPositions: Bool) -> FuzzyMatch? {
         let query = pattern.characters, length = query.count
         guard length > 0 else { return FuzzyMatch(score: 0, positions: []) }
+        guard Self.mayMatch(query, in: bytes, folding: !pattern.caseSensitive) else { return nil }
         decode(bytes, folding: !pattern.caseSensitive)
         let count = text.count
 
@@ -179,6 +180,23 @@ struct FuzzyMatcher {
             column -= 1
         }
         return FuzzyMatch(score: Int(best), positions: found.reversed())
+    }
+
+    /// False when the query's characters are certainly not all in the text in order: most
+    /// texts lack one, and an ASCII text is ruled out from its bytes, before anything is
+    /// decoded (fzf's `asciiFuzzyIndex` does the same). A text with any other byte may match
+    /// (folding a character beyond ASCII can give an ASCII one): it is decoded to find out.
+    static func mayMatch(_ query: [UInt32], in bytes: UnsafeBufferPointer<UInt8>, folding: Bool) -> Bool {
+        var next = 0
+        for byte in bytes {
+            if byte >= 0x80 { return true }
+            let character = folding && byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if UInt32(character) == query[next] {
+                next += 1
+                if next == query.count { return true }
+            }
+        }
+        return false
     }
 
     /// The text's scalars, as given and as matched.
