@@ -10,8 +10,6 @@ folder (Python puts the script's folder on sys.path).
 import ctypes, json, os, queue, select, subprocess, threading, time
 
 CHUNK = 1 << 16  # a pipe's capacity on Linux: a read rarely returns more
-HEADER_END = b"\r\n\r\n"
-LENGTH_FIELD = b"Content-Length:"
 
 
 def frame(body):
@@ -43,39 +41,50 @@ class Frames:
             raise EOFError(f"{self.name} closed its output")
         self.buffer += chunk
 
-    def _bounds(self, deadline):
-        """(where the first frame's body starts, where it ends), once its header is in the buffer."""
-        buffer = self.buffer
-        while True:
-            end = buffer.find(HEADER_END)
-            if end >= 0:
-                break
-            self._fill(deadline)
-        field = buffer.find(LENGTH_FIELD, 0, end)
-        if field < 0:  # the daemon and the stub spell it so; another writer may not
-            field = bytes(buffer[:end]).lower().find(LENGTH_FIELD.lower())
-            if field < 0:
-                raise ValueError(f"{self.name} wrote a frame without Content-Length: {bytes(buffer[:end])[:200]!r}")
-        line_end = buffer.find(b"\r\n", field, end)
-        length = int(buffer[field + len(LENGTH_FIELD):line_end if line_end >= 0 else end])
-        return end + len(HEADER_END), end + len(HEADER_END) + length
+    def _body_length(self, end):
+        """The length in the header that ends at `end`, had it not come as the daemon and the stub write
+        it (`Content-Length: N` last)."""
+        header = bytes(self.buffer[:end])
+        field = header.lower().find(b"content-length:")
+        if field < 0:
+            raise ValueError(f"{self.name} wrote a frame without Content-Length: {header[:200]!r}")
+        return int(header[field + 15:].split(b"\r\n")[0])
+
+    # next and skip each parse the header inline, with literals rather than names: a call or a
+    # global look-up more a frame shows in rtt.py's figures.
 
     def next(self, deadline=None):
         """The next frame's body (bytes), unparsed; `deadline` (monotonic seconds) bounds the wait."""
-        start, total = self._bounds(deadline)
-        while len(self.buffer) < total:
+        buffer = self.buffer
+        end = buffer.find(b"\r\n\r\n")
+        while end < 0:
             self._fill(deadline)
-        body = bytes(self.buffer[start:total])
-        del self.buffer[:total]
+            end = buffer.find(b"\r\n\r\n")
+        try:
+            total = end + 4 + int(buffer[buffer.rfind(b"Content-Length:", 0, end) + 15:end])
+        except ValueError:
+            total = end + 4 + self._body_length(end)
+        while len(buffer) < total:
+            self._fill(deadline)
+        body = bytes(buffer[end + 4:total])
+        del buffer[:total]
         return body
 
     def skip(self, count):
         """Reads `count` frames, looking at their headers only."""
+        buffer = self.buffer
         for _ in range(count):
-            _, total = self._bounds(None)
-            while len(self.buffer) < total:
+            end = buffer.find(b"\r\n\r\n")
+            while end < 0:
                 self._fill()
-            del self.buffer[:total]
+                end = buffer.find(b"\r\n\r\n")
+            try:
+                total = end + 4 + int(buffer[buffer.rfind(b"Content-Length:", 0, end) + 15:end])
+            except ValueError:
+                total = end + 4 + self._body_length(end)
+            while len(buffer) < total:
+                self._fill()
+            del buffer[:total]
 
 
 class Daemon:
