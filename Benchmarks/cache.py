@@ -23,10 +23,9 @@ revalidation saves.
    requests and body bytes counted by the server.
 """
 import argparse, ctypes, ctypes.util, json, os, re, shutil, statistics, sys, tempfile, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-from rpcclient import Daemon, notification
+from rpcclient import Daemon, QuietHandler, notification, serve_http
 
 
 class API:
@@ -53,11 +52,8 @@ class API:
 
 
 def serve(api):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
 
         def do_GET(self):
             if api.latency:
@@ -84,9 +80,7 @@ def serve(api):
             with api.lock:
                 api.body_bytes += len(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_http(Handler)
 
 
 class Jansson:
@@ -185,7 +179,7 @@ def main():
     args = parser.parse_args()
     api = API(args.rows, args.pages, args.latency_ms)
     server = serve(api)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     scratch = tempfile.mkdtemp(prefix="datasourced-cache-bench")
     jansson = Jansson()
     bodies = list(api.pages.values())

@@ -17,9 +17,9 @@ The bomb: `--bomb-gib` GiB of zeros gzipped (about 1 MB a GiB), sent until the d
 up, to a fresh daemon with `limits.maxBodyBytes` at its default (32 MiB) and at 8 MiB; its
 peak RSS (VmHWM) is read before and after. Prints figures only; never passes or fails.
 """
-import argparse, gzip, http.server, json, os, queue, statistics, threading, time, zlib
+import argparse, gzip, json, os, queue, statistics, threading, time, zlib
 
-from rpcclient import Daemon
+from rpcclient import Daemon, QuietHandler, serve_http
 
 def item(n):
     return {"id": n, "number": n, "title": f"Issue {n}: the widget fails to frobnicate when the moon is full",
@@ -53,12 +53,11 @@ def server(pages, bomb, counter):
         def flush(self): return self.inner.flush()
         def __getattr__(self, name): return getattr(self.inner, name)
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
         def setup(self):
             super().setup()
             self.wfile = Counting(self.wfile)
-        def log_message(self, *args): pass
         def do_GET(self):
             if self.path.startswith("/bomb"):
                 return self.send_bomb()
@@ -90,9 +89,7 @@ def server(pages, bomb, counter):
             self.close_connection = True
             done.put(sent)
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
+    return serve_http(Handler)
 
 def zero_bomb(gib):
     """A gzip stream of `gib` GiB of zeros: its start and a piece repeated (each a full flush of 1 MiB of zeros, the same bytes each time)."""
@@ -148,7 +145,7 @@ def main():
     counter = Counter()
     bomb = zero_bomb(args.bomb_gib)
     httpd = server(pages, bomb, counter)
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    base = httpd.base
     raw, packed = statistics.mean(map(len, pages.raw)), statistics.mean(map(len, pages.gzipped))
     print(f"page: {args.objects} objects, {raw / 1024:.1f} KiB as JSON, {packed / 1024:.1f} KiB gzipped ({raw / packed:.1f}x)")
 

@@ -36,7 +36,7 @@ def main():
                         help="without the changeRanges capability: every inserted row its own [section, item]")
     args = parser.parse_args()
     server, pages = serve(args.rows, args.page_size)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     print(f"{args.rows} rows in {pages} pages of {args.page_size}; daemon {args.daemon}")
     daemon = Daemon([args.daemon, "--no-cache"])
     daemon.initialize(capabilities={"changeRanges": not args.no_change_ranges})

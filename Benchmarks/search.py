@@ -12,10 +12,9 @@ the rows shown at the end are the last query's. The API is this script's own ser
 loopback; the keystrokes are timed with the monotonic clock.
 """
 import argparse, json, statistics, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-from rpcclient import Daemon, notification
+from rpcclient import Daemon, QuietHandler, notification, serve_http
 
 WORD = "thelefthandofdarknes"  # 20 letters: a query per keystroke, "t", "th", ...
 
@@ -28,11 +27,8 @@ class API:
 
 
 def serve(api):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
 
         def do_GET(self):
             query = parse_qs(urlparse(self.path).query).get("q", [""])[0]
@@ -49,9 +45,7 @@ def serve(api):
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_http(Handler)
 
 
 FINISHED = notification("finishedLoading")
@@ -64,7 +58,7 @@ def run_once(daemon_path, debounce, latency, interval):
     daemon.start_reader()  # keystrokes must not wait for answers
     try:
         daemon.initialize()
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+        base = server.base
         daemon.request("createSource", {"name": "search", "kind": "remote", "identityKey": "id",
                                         "remoteConfiguration": {"baseURL": base}, "apiPath": "/books",
                                         "queryParameters": {"q": ""}, "keyPath": "items"})

@@ -16,16 +16,15 @@ holds every page: there is nothing to load on the way back).
 The jump to row 999,999 and reads of a counted list are measured by Benchmarks/counted.py,
 which uses this script's page server. Prints figures only; never passes or fails.
 """
-import argparse, json, os, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, json, os, sys, time
 from urllib.parse import parse_qs, urlparse
 
-from rpcclient import Daemon
+from rpcclient import Daemon, QuietHandler, serve_http
 
 def serve(rows, page_size):
     pages = (rows + page_size - 1) // page_size
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self):
             server.requests += 1
             query = parse_qs(urlparse(self.path).query)
@@ -39,12 +38,8 @@ def serve(rows, page_size):
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = serve_http(Handler)
     server.requests = 0  # requests served, for figures that count them
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, pages
 
 def scroll(daemon_path, base, pages, page_size, window):
@@ -86,7 +81,7 @@ def main():
     parser.add_argument("--page-size", type=int, default=100)
     args = parser.parse_args()
     server, pages = serve(args.rows, args.page_size)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     print(f"{args.rows} rows in {pages} pages of {args.page_size}; daemon {args.daemon}")
     for label, window in (("window.maxPages 10, down and back", 10), ("no window, down", None)):
         figures = scroll(args.daemon, base, pages, args.page_size, window)
