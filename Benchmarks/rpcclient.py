@@ -2,10 +2,10 @@
 to with LSP framing (Content-Length headers), as every script under Benchmarks/ needs it; and
 the loopback APIs the daemon is pointed at (a script's own handler, or `datasourced fixtures`).
 
-Frames are written whole with os.write and read from a buffer that os.read fills 64 KiB at a
-time, so a frame costs a search for its header's end and a slice: the way Benchmarks/rtt.py
-reads 100,000 pipelined answers, and the one way here, so that no script's figures carry a
-slower reader of its own. Scripts run as `python3 Benchmarks/x.py` import it from their own
+Frames are written with os.write and read from a buffer that os.read fills 64 KiB at a time,
+so a frame costs a search for its header's end and a slice: the way Benchmarks/rtt.py reads
+100,000 pipelined answers, and the one way here, so that no script's figures carry a slower
+reader of its own. Scripts run as `python3 Benchmarks/x.py` import it from their own
 folder (Python puts the script's folder on sys.path).
 """
 import ctypes, json, os, queue, select, subprocess, threading, time
