@@ -22,9 +22,10 @@ revalidation saves.
    revalidated), against the same server without validators (every request a full body):
    requests and body bytes counted by the server.
 """
-import argparse, ctypes, ctypes.util, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, ctypes, ctypes.util, json, os, re, shutil, statistics, sys, tempfile, threading, time
 from urllib.parse import parse_qs, urlparse
+
+from rpcclient import Daemon, QuietHandler, notification, serve_http
 
 
 class API:
@@ -51,11 +52,8 @@ class API:
 
 
 def serve(api):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
 
         def do_GET(self):
             if api.latency:
@@ -82,9 +80,7 @@ def serve(api):
             with api.lock:
                 api.body_bytes += len(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_http(Handler)
 
 
 class Jansson:
@@ -126,63 +122,19 @@ def warm_open_costs(log_path):
     return []
 
 
-class Daemon:
-    def __init__(self, path, cache_path, log_path=None):
-        arguments = [path, "serve", "--cache-path", cache_path]
-        log = None
-        if log_path:
-            arguments += ["--log-level", "debug"]
-            log = open(log_path, "wb")
-        self.process = subprocess.Popen(arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
-        if log:
-            log.close()
-        self.next_id = 0
-        self.request("initialize", {})
-
-    def send(self, method, params):
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        body = json.dumps(message).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.flush()
-        return self.next_id
-
-    def message(self):
-        length = 0
-        while True:
-            line = self.process.stdout.readline()
-            if line in (b"\r\n", b""):
-                break
-            if line.lower().startswith(b"content-length"):
-                length = int(line.split(b":")[1])
-        if length == 0:
-            raise RuntimeError("the daemon closed its output")
-        return json.loads(self.process.stdout.read(length))
-
-    def until(self, predicate):
-        while True:
-            message = self.message()
-            if "error" in message:
-                raise RuntimeError(f"error: {message}")
-            if predicate(message):
-                return message
-
-    def request(self, method, params):
-        number = self.send(method, params)
-        return self.until(lambda m: m.get("id") == number)["result"]
-
-    def close(self):
-        self.request("shutdown", None)
-        body = b'{"jsonrpc":"2.0","method":"exit"}'
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+def spawn(path, cache_path, log_path=None):
+    """The daemon on `cache_path`, initialized; with `log_path`, its debug log there."""
+    arguments = [path, "serve", "--cache-path", cache_path]
+    if not log_path:
+        daemon = Daemon(arguments)
+    else:
+        with open(log_path, "wb") as log:
+            daemon = Daemon(arguments + ["--log-level", "debug"], stderr=log)
+    daemon.initialize()
+    return daemon
 
 
-def is_event(name):
-    return lambda m: m.get("method") == f"dataSource/{name}"
+CHANGED, FINISHED = notification("didChange"), notification("finishedLoading")
 
 
 def create(daemon, base, pages, refresh=None):
@@ -199,19 +151,19 @@ def cold_load(daemon, pages):
     daemon.request("fetchData", {"source": "issues", "wait": True})
     for _ in range(pages - 1):
         daemon.send("fetchNextPage", {"source": "issues"})
-        daemon.until(is_event("finishedLoading"))
+        daemon.until(FINISHED)
     return time.perf_counter() - started
 
 
 def warm_open(daemon, rows):
     started = time.perf_counter()
     daemon.send("fetchData", {"source": "issues"})
-    change = daemon.until(is_event("didChange"))
+    change = daemon.until(CHANGED)
     shown = time.perf_counter() - started
     inserted = len(change["params"]["changes"]["inserted"])
     if inserted < rows:
         raise RuntimeError(f"the first change showed {inserted} rows, not the {rows} cached")
-    daemon.until(is_event("finishedLoading"))
+    daemon.until(FINISHED)
     return shown, time.perf_counter() - started
 
 
@@ -227,7 +179,7 @@ def main():
     args = parser.parse_args()
     api = API(args.rows, args.pages, args.latency_ms)
     server = serve(api)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     scratch = tempfile.mkdtemp(prefix="datasourced-cache-bench")
     jansson = Jansson()
     bodies = list(api.pages.values())
@@ -235,12 +187,12 @@ def main():
         colds, warms, fresh, parses, splits = [], [], [], [], []
         for run in range(args.runs):
             cache_path = os.path.join(scratch, f"run{run}.sqlite")
-            first = Daemon(args.daemon, cache_path)
+            first = spawn(args.daemon, cache_path)
             create(first, base, args.pages)
             colds.append(cold_load(first, args.pages))
             first.close()
             log_path = os.path.join(scratch, f"run{run}.log")
-            second = Daemon(args.daemon, cache_path, log_path)
+            second = spawn(args.daemon, cache_path, log_path)
             create(second, base, args.pages)
             shown, revalidated = warm_open(second, args.rows)
             parses.append(jansson.parse_seconds(bodies))
@@ -274,7 +226,7 @@ def main():
         results = {}
         for validators in (True, False):
             api.validators = validators
-            daemon = Daemon(args.daemon, os.path.join(scratch, f"refresh-{validators}.sqlite"))
+            daemon = spawn(args.daemon, os.path.join(scratch, f"refresh-{validators}.sqlite"))
             create(daemon, base, args.pages)
             cold_load(daemon, args.pages)
             api.reset_counts()

@@ -17,7 +17,9 @@ The bomb: `--bomb-gib` GiB of zeros gzipped (about 1 MB a GiB), sent until the d
 up, to a fresh daemon with `limits.maxBodyBytes` at its default (32 MiB) and at 8 MiB; its
 peak RSS (VmHWM) is read before and after. Prints figures only; never passes or fails.
 """
-import argparse, ctypes, gzip, http.server, json, os, queue, statistics, subprocess, threading, time, zlib
+import argparse, gzip, json, os, queue, statistics, threading, time, zlib
+
+from rpcclient import Daemon, QuietHandler, serve_http
 
 def item(n):
     return {"id": n, "number": n, "title": f"Issue {n}: the widget fails to frobnicate when the moon is full",
@@ -51,12 +53,11 @@ def server(pages, bomb, counter):
         def flush(self): return self.inner.flush()
         def __getattr__(self, name): return getattr(self.inner, name)
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
         def setup(self):
             super().setup()
             self.wfile = Counting(self.wfile)
-        def log_message(self, *args): pass
         def do_GET(self):
             if self.path.startswith("/bomb"):
                 return self.send_bomb()
@@ -88,9 +89,7 @@ def server(pages, bomb, counter):
             self.close_connection = True
             done.put(sent)
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd
+    return serve_http(Handler)
 
 def zero_bomb(gib):
     """A gzip stream of `gib` GiB of zeros: its start and a piece repeated (each a full flush of 1 MiB of zeros, the same bytes each time)."""
@@ -101,56 +100,10 @@ def zero_bomb(gib):
     assert compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH) == piece
     return head, piece, (gib << 10) - 1, queue.Queue()
 
-class Daemon:
-    def __init__(self, path):
-        environment = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-        self.process = subprocess.Popen([path, "serve", "--no-cache"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment)
-        self.next_id = 0
-        clock = ctypes.c_int()
-        try:
-            found = ctypes.CDLL(None).clock_getcpuclockid(self.process.pid, ctypes.byref(clock)) == 0
-        except (OSError, AttributeError):
-            found = False
-        self.cpu_clock = clock.value if found else None
-
-    def send(self, method, params=None):
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
-        body = json.dumps(message).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.flush()
-        return self.next_id
-
-    def request(self, method, params=None):
-        sent = self.send(method, params)
-        return self.wait_for(lambda m: m.get("id") == sent)
-
-    def wait_for(self, predicate):
-        while True:
-            message = self.receive()
-            if predicate(message): return message
-
-    def receive(self):
-        length = None
-        while True:
-            line = self.process.stdout.readline()
-            if line in (b"\r\n", b""): break
-            if line.lower().startswith(b"content-length:"): length = int(line.split(b":")[1])
-        return json.loads(self.process.stdout.read(length))
-
-    def cpu_seconds(self):
-        if self.cpu_clock is not None:
-            return time.clock_gettime(self.cpu_clock)
-        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def status_kb(self, field):
-        for line in open(f"/proc/{self.process.pid}/status"):
-            if line.startswith(field + ":"): return int(line.split()[1])
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+def spawn(path):
+    """The daemon, without the proxy settings of this environment: the API is on loopback."""
+    environment = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    return Daemon([path, "serve", "--no-cache"], env=environment)
 
 def page_through(daemon, name, base, compression, pages, counter):
     """(wire bytes per page, CPU ms per page) paging `name` through `pages` pages."""
@@ -160,21 +113,21 @@ def page_through(daemon, name, base, compression, pages, counter):
     bytes_before, cpu_before = counter.get(), daemon.cpu_seconds()
     for page in range(pages):
         daemon.send("fetchData" if page == 0 else "fetchNextPage", {"source": name})
-        final = daemon.wait_for(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError"))
+        final = daemon.final()
         assert final["method"] == "dataSource/finishedLoading", final
     cpu, wire = daemon.cpu_seconds() - cpu_before, counter.get() - bytes_before
     daemon.request("destroySource", {"name": name})
     return wire / pages, cpu * 1000 / pages
 
 def bomb_rss(path, base, limit):
-    daemon = Daemon(path)
-    daemon.request("initialize")
+    daemon = spawn(path)
+    daemon.initialize()
     before = daemon.status_kb("VmHWM")
     params = {"name": "bomb", "kind": "remote", "apiPath": "/bomb", "remoteConfiguration": {"baseURL": base, "proxy": None}}
     if limit: params["limits"] = {"maxBodyBytes": limit}
     daemon.request("createSource", params)
     started = time.monotonic()
-    error = daemon.request("fetchData", {"source": "bomb", "wait": True})["result"].get("error", {})
+    error = daemon.request("fetchData", {"source": "bomb", "wait": True}).get("error", {})
     elapsed = time.monotonic() - started
     after = daemon.status_kb("VmHWM")
     daemon.close()
@@ -192,12 +145,12 @@ def main():
     counter = Counter()
     bomb = zero_bomb(args.bomb_gib)
     httpd = server(pages, bomb, counter)
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    base = httpd.base
     raw, packed = statistics.mean(map(len, pages.raw)), statistics.mean(map(len, pages.gzipped))
     print(f"page: {args.objects} objects, {raw / 1024:.1f} KiB as JSON, {packed / 1024:.1f} KiB gzipped ({raw / packed:.1f}x)")
 
-    daemon = Daemon(args.daemon)
-    daemon.request("initialize", {"clientInfo": {"name": "compression.py"}})
+    daemon = spawn(args.daemon)
+    daemon.initialize(clientInfo={"name": "compression.py"})
     figures = {True: [], False: []}
     for run in range(args.runs):
         for compression in (True, False):

@@ -16,10 +16,10 @@
 Usage: python3 Benchmarks/counted.py [--daemon PATH] [--rows 1000000] [--page-size 100]
 Prints figures only; never passes or fails.
 """
-import argparse, os, random, statistics, sys, time
+import argparse, os, random, statistics, time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from window import Daemon, serve  # noqa: E402  (the same page server and client)
+from rpcclient import Daemon
+from window import serve  # the same page server
 
 def timed(action):
     started = time.perf_counter()
@@ -36,10 +36,10 @@ def main():
                         help="without the changeRanges capability: every inserted row its own [section, item]")
     args = parser.parse_args()
     server, pages = serve(args.rows, args.page_size)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     print(f"{args.rows} rows in {pages} pages of {args.page_size}; daemon {args.daemon}")
-    daemon = Daemon(args.daemon)
-    daemon.request("initialize", {"capabilities": {"changeRanges": not args.no_change_ranges}})
+    daemon = Daemon([args.daemon, "--no-cache"])
+    daemon.initialize(capabilities={"changeRanges": not args.no_change_ranges})
     common = {"kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base}, "apiPath": "/items",
               "keyPath": "items", "pageSize": args.page_size}
 
@@ -55,8 +55,8 @@ def main():
     daemon.request("createSource", dict(common, name="counted", placeholders="counted"))
     requests_before = server.requests
     first_seconds, _ = timed(lambda: (daemon.request("fetchData", {"source": "counted"}), daemon.final("counted")))
-    rss_after_first = daemon.memory("VmRSS")
-    count = daemon.request("numberOfObjectsInSection", {"source": "counted", "section": 0})["result"]
+    rss_after_first = daemon.status_kb("VmRSS") * 1024
+    count = daemon.request("numberOfObjectsInSection", {"source": "counted", "section": 0})
     assert count == args.rows, f"the counted list has {count} rows"
     jumps, jump_requests = [], []
     far = random.Random(7)
@@ -65,13 +65,13 @@ def main():
         before = server.requests
         def jump():
             answer = daemon.request("willDisplayObjectAtIndexPath", {"source": "counted", "indexPath": [0, row]})
-            assert answer["result"]["fetchStarted"], (row, answer)
+            assert answer["fetchStarted"], (row, answer)
             while True:  # a prefetch the jump superseded ends first, cancelled
                 final = daemon.final("counted")
                 if final["method"] == "dataSource/finishedLoading": break
                 assert final["params"]["error"]["kind"] == "cancelled", final
         seconds, _ = timed(jump)
-        shown = daemon.request("objectAtIndexPath", {"source": "counted", "indexPath": [0, row]})["result"]
+        shown = daemon.request("objectAtIndexPath", {"source": "counted", "indexPath": [0, row]})
         assert shown.get("id") == row, shown
         jumps.append(seconds)
         jump_requests.append(server.requests - before)

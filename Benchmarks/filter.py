@@ -24,7 +24,9 @@ view (`genre eq`, a match query "e") over it: medians of 50 inserts each.
 
 Prints figures only; never passes or fails. Needs fzf (Debian's: apt-get install -y fzf).
 """
-import argparse, json, os, random, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, random, shutil, statistics, subprocess, sys, tempfile, time
+
+from rpcclient import Daemon, RPCError
 
 ADJECTIVES = ["Silver", "Hidden", "Last", "Broken", "Burning", "Silent", "Golden", "Lost", "Forgotten", "Crimson", "Winter",
               "Iron", "Shattered", "Secret", "Endless", "Dark", "Bright", "Wandering", "Hollow", "Distant"]
@@ -44,58 +46,31 @@ def titles(count, seed=30):
     return [f"{generator.choice(shapes)()} ({1800 + generator.randrange(225)})" for _ in range(count)]
 
 
-class Daemon:
-    def __init__(self, path, capabilities=None):
-        self.process = subprocess.Popen([path, "serve", "--no-cache"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, bufsize=0)
-        self.next_id = 1
-        self.request("initialize", {"capabilities": capabilities} if capabilities else {})
+def spawn(path, capabilities=None):
+    daemon = Daemon([path, "serve", "--no-cache"], stderr=subprocess.DEVNULL)
+    daemon.initialize(**({"capabilities": capabilities} if capabilities else {}))
+    return daemon
 
-    def send(self, method, params):
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        self.next_id += 1
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        return message["id"]
 
-    def receive(self):
-        length = None
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("the daemon closed its output")
-            line = line.strip()
-            if not line:
-                if length is not None:
-                    break
-                continue
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        body = b""
-        while len(body) < length:
-            body += self.process.stdout.read(length - len(body))
-        return json.loads(body)
+def timed_request(daemon, method, params, until_change_of=None):
+    """The result, and the seconds from sending to the first didChange of `until_change_of` (or to the answer)."""
+    start = time.perf_counter()
+    request_id = daemon.send(method, params)
+    changed = None
 
-    def request(self, method, params, until_change_of=None):
-        """The result, and the seconds from sending to the first didChange of `until_change_of` (or to the answer)."""
-        start = time.perf_counter()
-        request_id = self.send(method, params)
-        changed = None
-        while True:
-            message = self.receive()
-            if changed is None and until_change_of and message.get("method") == "dataSource/didChange" \
-                    and message["params"]["source"] == until_change_of:
-                changed = time.perf_counter() - start
-            if message.get("id") == request_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                # No didChange (the rows did not change): the time to the answer.
-                return message["result"], changed if changed is not None else time.perf_counter() - start
+    def answers(message):
+        nonlocal changed
+        if changed is None and until_change_of and message.get("method") == "dataSource/didChange" \
+                and message["params"]["source"] == until_change_of:
+            changed = time.perf_counter() - start
+        return message.get("id") == request_id
 
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+    try:
+        result = daemon.until(answers)["result"]
+    except RPCError as error:
+        raise RPCError(f"{method}: {error}") from None
+    # No didChange (the rows did not change): the time to the answer.
+    return result, changed if changed is not None else time.perf_counter() - start
 
 
 def create_rows(daemon, name, rows, chunk=100_000):
@@ -115,15 +90,15 @@ def fuzzy(daemon_path, query, count, runs):
         path = os.path.join(directory, "titles.txt")
         with open(path, "w") as file:
             file.write("\n".join(lines) + "\n")
-        daemon = Daemon(daemon_path)
+        daemon = spawn(daemon_path)
         create_rows(daemon, "books", [{"id": n, "title": t, "genre": GENRES[n % len(GENRES)]} for n, t in enumerate(lines)])
         daemon.request("createSource", {"name": "search", "kind": "filtered", "source": "books"})
         ours = {k: [] for k in range(1, len(query) + 1)}
         counts = {}
         for _ in range(runs):
             for k in range(1, len(query) + 1):
-                result, seconds = daemon.request("setFilter", {"source": "search", "match": {"query": query[:k], "keyPaths": ["title"]}},
-                                                 until_change_of="search")
+                result, seconds = timed_request(daemon, "setFilter", {"source": "search", "match": {"query": query[:k], "keyPaths": ["title"]}},
+                                                until_change_of="search")
                 ours[k].append(seconds)
                 counts[k] = result["counts"][0]
             daemon.request("setFilter", {"source": "search", "match": None})
@@ -149,7 +124,7 @@ def fuzzy(daemon_path, query, count, runs):
 
 def predicate(daemon_path, count, runs, change_ranges=False):
     # changeRanges: the deleted rows between two kept ones go as one [0, item, count].
-    daemon = Daemon(daemon_path, {"changeRanges": True} if change_ranges else None)
+    daemon = spawn(daemon_path, {"changeRanges": True} if change_ranges else None)
     create_rows(daemon, "big", [{"id": n, "genre": GENRES[n % len(GENRES)], "year": 1800 + n % 225} for n in range(count)])
     daemon.request("createSource", {"name": "view", "kind": "filtered", "source": "big"})
     steps = [("genre eq fantasy", {"keyPath": "genre", "op": "eq", "value": "fantasy"}),
@@ -158,7 +133,7 @@ def predicate(daemon_path, count, runs, change_ranges=False):
     figures = {name: [] for name, _ in steps}
     for _ in range(runs):
         for name, filter in steps:
-            _, seconds = daemon.request("setFilter", {"source": "view", "filter": filter}, until_change_of="view")
+            _, seconds = timed_request(daemon, "setFilter", {"source": "view", "filter": filter}, until_change_of="view")
             figures[name].append(seconds)
     daemon.close()
     print(f"\n## Predicate over {count:,} rows: setFilter → didChange (median of {runs})"
@@ -175,7 +150,7 @@ def insert(daemon_path, count, inserts=50):
     rows = [{"id": n, "title": t, "genre": GENRES[n % len(GENRES)]} for n, t in enumerate(titles(count, seed=31))]
     results = {}
     for with_view in (False, True):
-        daemon = Daemon(daemon_path)
+        daemon = spawn(daemon_path)
         create_rows(daemon, "child", rows)
         if with_view:
             daemon.request("createSource", {"name": "view", "kind": "filtered", "source": "child",
@@ -184,7 +159,7 @@ def insert(daemon_path, count, inserts=50):
         times = []
         for n in range(inserts):
             row = {"id": count + n, "title": "The Emerald Tower", "genre": "fantasy"}
-            _, seconds = daemon.request("insertObjects", {"source": "child", "objects": [row], "index": count // 2})
+            _, seconds = timed_request(daemon, "insertObjects", {"source": "child", "objects": [row], "index": count // 2})
             times.append(seconds)
         daemon.close()
         results[with_view] = statistics.median(times)

@@ -24,7 +24,9 @@ to the nanosecond) spent while paging, divided by the pages: it includes receivi
 parsing, mapping, change sets and writing the notifications, and excludes the server's time.
 Prints figures only; never passes or fails.
 """
-import argparse, ctypes, json, os, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, subprocess, tempfile, time, urllib.request
+
+from rpcclient import Daemon, FixtureServer
 
 def item(n):
     return {"id": n, "title": f"Item {n}", "category": ["books", "games", "music"][n % 3], "price": n * 1.5, "in_stock": n % 2 == 0,
@@ -33,65 +35,6 @@ def item(n):
 
 MAPPING = {"id": {"type": "integer"}, "title": {"type": "string"}, "price": {"type": "number"},
            "created": {"keyPath": "created_at", "type": "date"}, "author": {"keyPath": "author.name"}, "tags": {"items": {"type": "string"}}}
-
-class Daemon:
-    def __init__(self, path):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.next_id = 0
-        self.cpu_clock = None
-
-    def send(self, method, params=None, notify=False):
-        message = {"jsonrpc": "2.0", "method": method}
-        if params is not None: message["params"] = params
-        if not notify:
-            self.next_id += 1
-            message["id"] = self.next_id
-        body = json.dumps(message).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.flush()
-        return message.get("id")
-
-    def receive(self):
-        length = None
-        while True:
-            line = self.process.stdout.readline()
-            if line in (b"\r\n", b""): break
-            if line.lower().startswith(b"content-length:"): length = int(line.split(b":")[1])
-        return json.loads(self.process.stdout.read(length))
-
-    def wait_for(self, predicate):
-        while True:
-            message = self.receive()
-            if predicate(message): return message
-
-    def thread_cpu(self):
-        """CPU seconds by thread name, from /proc (threads that have ended are not counted)."""
-        totals = {}
-        task = f"/proc/{self.process.pid}/task"
-        for tid in os.listdir(task):
-            try:
-                name = open(f"{task}/{tid}/comm").read().strip()
-                seconds = int(open(f"{task}/{tid}/schedstat").read().split()[0]) / 1e9
-            except OSError:
-                continue
-            totals[name] = totals.get(name, 0) + seconds
-        return totals
-
-    def cpu_seconds(self):
-        """The process's CPU time (all threads, ended ones too): its CPU clock, to the
-        nanosecond, where the C library gives it; else /proc, in clock ticks (10 ms, too
-        coarse for the first pages)."""
-        if self.cpu_clock is None:
-            clock = ctypes.c_int()
-            try:
-                found = ctypes.CDLL(None).clock_getcpuclockid(self.process.pid, ctypes.byref(clock)) == 0
-            except (OSError, AttributeError):
-                found = False
-            self.cpu_clock = clock.value if found else False
-        if self.cpu_clock is not False:
-            return time.clock_gettime(self.cpu_clock)
-        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 def write_fixtures(path, pages, objects):
     """The fixture file, written page by page (a thousand pages of a thousand objects is 236 MB)."""
@@ -123,18 +66,16 @@ def bare_fetch(program, base, pages, checkpoints):
 def page_through(daemon, name, base, args, pages, checkpoints):
     """Creates source `name` and pages through `pages` pages; the daemon's CPU seconds spent
     since the source was created, at each checkpoint."""
-    daemon.send("createSource", {"name": name, "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
-                                 "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
-    daemon.receive()
+    daemon.request("createSource", {"name": name, "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
+                                    "apiPath": "/items", "keyPath": "items", **({} if args.no_mapping else {"mapping": MAPPING})})
     cpu_before, at = daemon.cpu_seconds(), {}
     daemon.send("fetchData", {"source": name})
     for page in range(pages):
-        daemon.wait_for(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError"))
+        daemon.final()
         if page + 1 in checkpoints: at[page + 1] = daemon.cpu_seconds() - cpu_before
         if page + 1 < pages:
             daemon.send("fetchNextPage", {"source": name})
-    daemon.send("numberOfObjectsInSection", {"source": name, "section": 0})
-    count = daemon.wait_for(lambda m: m.get("id") == daemon.next_id)["result"]
+    count = daemon.request("numberOfObjectsInSection", {"source": name, "section": 0})
     # Paged only partway, the list ends with its loading row.
     assert count in (pages * args.objects, pages * args.objects + 1), f"loaded {count} rows"
     return at
@@ -159,8 +100,8 @@ def main():
     handle = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
     handle.close()
     write_fixtures(handle.name, args.pages, args.objects)
-    server = subprocess.Popen([os.environ.get("FIXTURE_SERVER", args.daemon), "fixtures", handle.name], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    base = json.loads(server.stdout.readline())["baseURL"]
+    server = FixtureServer(os.environ.get("FIXTURE_SERVER", args.daemon), handle.name)
+    base = server.base
     page_body = urllib.request.urlopen(base + "/items?page=1").read()
     page_bytes = len(page_body)
     body_file = handle.name + ".page1"
@@ -170,16 +111,15 @@ def main():
 
     results, bare = [], []
     for run in range(args.runs):
-        daemon = Daemon(args.daemon)
-        daemon.send("initialize", {})
-        daemon.receive()
+        daemon = Daemon([args.daemon])
+        daemon.initialize()
         cpu_before, started, threads_before = daemon.cpu_seconds(), time.monotonic(), daemon.thread_cpu()
         at = page_through(daemon, "p", base, args, args.pages, checkpoints)
         elapsed, cpu = time.monotonic() - started, daemon.cpu_seconds() - cpu_before
         threads = {name: seconds - threads_before.get(name, 0) for name, seconds in daemon.thread_cpu().items()}
         # The same first pages again, from a new source in the same (now warm) daemon.
         again = page_through(daemon, "q", base, args, min(args.pages, 10), [1, 2, 3, min(args.pages, 10)]) if args.second_source else None
-        daemon.process.stdin.close(); daemon.process.wait()
+        daemon.close()
         results.append((elapsed, cpu, at))
         spans = ", ".join(f"first {c}: {at[c] * 1000 / c:.2f}" for c in checkpoints)
         last = checkpoints[-2] if len(checkpoints) > 1 else 0
@@ -196,7 +136,7 @@ def main():
             print("  by thread, ms/page: " + ", ".join(f"{name} {seconds * 1000 / args.pages:.2f}"
                                                       for name, seconds in sorted(threads.items(), key=lambda item: -item[1]) if seconds > 0))
     if args.c_parse: parses.append(jansson_parse(args.c_parse, body_file))
-    server.stdin.close(); server.wait(); os.unlink(handle.name); os.unlink(body_file)
+    server.close(); os.unlink(handle.name); os.unlink(body_file)
     best_elapsed = min(r[0] for r in results); best_cpu = min(r[1] for r in results)
     print(f"page body: {page_bytes} bytes ({page_bytes // args.objects} bytes/object)")
     print(f"RESULT pagefetch pages={args.pages} objects={args.objects} best_total_s={best_elapsed:.3f} "

@@ -8,38 +8,22 @@ successive thousands with it: the recorder rewrote the whole transcript after ev
 Runs the same session twice, without and with --record, one request at a time (each answered
 before the next is sent), and prints the seconds each K requests took, side by side, with the
 bytes the daemon wrote (write(2) calls: its answers on stdout and the transcript) per K requests."""
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, os, sys, tempfile, time
+
+from rpcclient import Daemon
 
 
 def session(daemon_command, method, requests, every):
-    daemon = subprocess.Popen(daemon_command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    ids = iter(range(1, 1 << 62))
+    daemon = Daemon(daemon_command)
 
     def call(name, params=None):
-        message = {"jsonrpc": "2.0", "id": next(ids), "method": name}
-        if params is not None:
-            message["params"] = params
-        body = json.dumps(message).encode()
-        daemon.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        daemon.stdin.flush()
-        while True:
-            length = 0
-            while True:
-                line = daemon.stdout.readline()
-                if line in (b"\r\n", b""):
-                    break
-                if line.lower().startswith(b"content-length"):
-                    length = int(line.split(b":")[1])
-            if length == 0:
-                sys.exit(f"the daemon stopped answering ({' '.join(daemon_command)})")
-            answer = json.loads(daemon.stdout.read(length))
-            if "id" in answer:
-                return answer
+        try:
+            return daemon.request(name, params)
+        except EOFError:
+            sys.exit(f"the daemon stopped answering ({' '.join(daemon_command)})")
 
     def written():
-        for line in open(f"/proc/{daemon.pid}/io"):
-            if line.startswith("wchar"):
-                return int(line.split()[1])
+        return daemon.proc_number("io", "wchar")
 
     call("initialize", {})
     if method == "objectAtIndexPath":
@@ -53,10 +37,7 @@ def session(daemon_command, method, requests, every):
             now, bytes_now = time.monotonic(), written()
             figures.append((now - start, bytes_now - bytes_before))
             start, bytes_before = now, bytes_now
-    call("shutdown")
-    daemon.stdin.write(b'Content-Length: 33\r\n\r\n{"jsonrpc":"2.0","method":"exit"}')
-    daemon.stdin.close()
-    daemon.wait()
+    daemon.close()
     return figures
 
 

@@ -20,9 +20,7 @@ message that the Swift harness does not, on the same 2 cores the server runs on.
 """
 import argparse, os, statistics, subprocess, sys, threading, time
 
-
-def frame(body):
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+from rpcclient import Daemon, frame
 
 
 def objects_text(count):
@@ -31,63 +29,15 @@ def objects_text(count):
         for i in range(count)) + b"]"
 
 
-class Reader:
-    """Frames from a descriptor, bodies skipped unless asked for."""
-
-    def __init__(self, fd):
-        self.fd = fd
-        self.buffer = bytearray()
-
-    def _fill(self):
-        chunk = os.read(self.fd, 1 << 16)
-        if not chunk:
-            raise EOFError("the server closed its stdout")
-        self.buffer += chunk
-
-    def next_frame(self):
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end >= 0:
-                header = bytes(self.buffer[:end])
-                length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
-                total = end + 4 + length
-                while len(self.buffer) < total:
-                    self._fill()
-                body = bytes(self.buffer[end + 4:total])
-                del self.buffer[:total]
-                return body
-            self._fill()
-
-    def count_frames(self, count):
-        """Reads `count` frames, counting them by their headers."""
-        seen = 0
-        while seen < count:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                self._fill()
-                continue
-            start = self.buffer.rfind(b"Content-Length:", 0, end)
-            length = int(self.buffer[start + 15:end])
-            total = end + 4 + length
-            while len(self.buffer) < total:
-                self._fill()
-            del self.buffer[:total]
-            seen += 1
-
-
 def spawn(command, objects):
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-    reader = Reader(process.stdout.fileno())
-    out = process.stdin.fileno()
-    os.write(out, frame(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'))
-    reader.next_frame()
-    setup = frame(b'{"jsonrpc":"2.0","id":2,"method":"createSource","params":{"name":"items","kind":"simple","identityKey":"id","objects":'
-                  + objects_text(objects) + b"}}")
-    view = memoryview(setup)
-    while view:
-        view = view[os.write(out, view):]
-    reader.next_frame()
-    return process, reader, out
+    """The daemon or the stub, initialized, with a simple source of `objects` objects (the stub refuses it: -32601)."""
+    server = Daemon(command, stderr=subprocess.DEVNULL)
+    server.write(frame(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'))
+    server.frames.next()
+    server.write(frame(b'{"jsonrpc":"2.0","id":2,"method":"createSource","params":{"name":"items","kind":"simple","identityKey":"id","objects":'
+                       + objects_text(objects) + b"}}"))
+    server.frames.next()
+    return server
 
 
 def request(n, objects):
@@ -96,37 +46,30 @@ def request(n, objects):
 
 
 def one_at_a_time(command, objects, count):
-    process, reader, out = spawn(command, objects)
+    server = spawn(command, objects)
+    out, next_frame = server.input, server.frames.next
     frames = [request(n, objects) for n in range(count)]
     times = []
     clock = time.perf_counter_ns
     for body in frames:
         start = clock()
         os.write(out, body)
-        reader.next_frame()
+        next_frame()
         times.append(clock() - start)
-    process.stdin.close()
-    process.wait()
+    server.close(shutdown=False)
     return statistics.median(times) / 1000
 
 
 def pipelined(command, objects, count):
-    process, reader, out = spawn(command, objects)
+    server = spawn(command, objects)
     payload = b"".join(request(n, objects) for n in range(count))
-
-    def write():
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(out, view[:1 << 16]):]
-
-    writer = threading.Thread(target=write)
+    writer = threading.Thread(target=server.write, args=(payload,))
     start = time.perf_counter()
     writer.start()
-    reader.count_frames(count)
+    server.frames.skip(count)
     seconds = time.perf_counter() - start
     writer.join()
-    process.stdin.close()
-    process.wait()
+    server.close(shutdown=False)
     return count / seconds
 
 

@@ -11,9 +11,10 @@ the last keystroke to the last query's rows (`didChange` + `finishedLoading`), a
 the rows shown at the end are the last query's. The API is this script's own server on
 loopback; the keystrokes are timed with the monotonic clock.
 """
-import argparse, json, statistics, subprocess, sys, threading, time, queue
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, json, statistics, sys, threading, time
 from urllib.parse import parse_qs, urlparse
+
+from rpcclient import Daemon, QuietHandler, notification, serve_http
 
 WORD = "thelefthandofdarknes"  # 20 letters: a query per keystroke, "t", "th", ...
 
@@ -26,11 +27,8 @@ class API:
 
 
 def serve(api):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
 
         def do_GET(self):
             query = parse_qs(urlparse(self.path).query).get("q", [""])[0]
@@ -47,82 +45,25 @@ def serve(api):
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_http(Handler)
 
 
-class Daemon:
-    """The daemon on pipes, its messages read by a thread of their own (keystrokes must not
-    wait for answers)."""
-
-    def __init__(self, path):
-        self.process = subprocess.Popen([path, "serve", "--no-cache"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.messages = queue.Queue()
-        self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        out = self.process.stdout
-        while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if line in (b"\r\n", b""):
-                    break
-                if line.lower().startswith(b"content-length"):
-                    length = int(line.split(b":")[1])
-            if length == 0:
-                self.messages.put(None)
-                return
-            self.messages.put((time.monotonic(), json.loads(out.read(length))))
-
-    def send(self, method, params=None):
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        body = json.dumps(message).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.flush()
-        return self.next_id
-
-    def until(self, predicate, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            item = self.messages.get(timeout=max(deadline - time.monotonic(), 0.001))
-            if item is None:
-                raise RuntimeError("the daemon closed its output")
-            at, message = item
-            if "error" in message:
-                raise RuntimeError(f"error: {message}")
-            if predicate(message):
-                return at, message
-
-    def request(self, method, params=None):
-        number = self.send(method, params)
-        return self.until(lambda m: m.get("id") == number)[1].get("result")
-
-    def close(self):
-        self.request("shutdown")
-        body = b'{"jsonrpc":"2.0","method":"exit"}'
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+FINISHED = notification("finishedLoading")
 
 
 def run_once(daemon_path, debounce, latency, interval):
     api = API(latency)
     server = serve(api)
-    daemon = Daemon(daemon_path)
+    daemon = Daemon([daemon_path, "serve", "--no-cache"])
+    daemon.start_reader()  # keystrokes must not wait for answers
     try:
-        daemon.request("initialize", {})
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+        daemon.initialize()
+        base = server.base
         daemon.request("createSource", {"name": "search", "kind": "remote", "identityKey": "id",
                                         "remoteConfiguration": {"baseURL": base}, "apiPath": "/books",
                                         "queryParameters": {"q": ""}, "keyPath": "items"})
         daemon.send("fetchData", {"source": "search", "wait": True})
-        daemon.until(lambda m: m.get("method") == "dataSource/finishedLoading")
+        daemon.until(FINISHED, timeout=30)
         with api.lock:
             api.queries.clear()
         start = time.monotonic()
@@ -135,7 +76,8 @@ def run_once(daemon_path, debounce, latency, interval):
                                          "debounceMilliseconds": debounce})
         last_keystroke = time.monotonic()
         typing = last_keystroke - start
-        done_at, _ = daemon.until(lambda m: m.get("method") == "dataSource/finishedLoading")
+        daemon.until(FINISHED, timeout=30)
+        done_at = daemon.arrived_at
         rows = daemon.request("allObjects", {"source": "search"})
         with api.lock:
             queries = list(api.queries)

@@ -16,14 +16,15 @@ holds every page: there is nothing to load on the way back).
 The jump to row 999,999 and reads of a counted list are measured by Benchmarks/counted.py,
 which uses this script's page server. Prints figures only; never passes or fails.
 """
-import argparse, json, os, subprocess, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse, json, os, sys, time
 from urllib.parse import parse_qs, urlparse
+
+from rpcclient import Daemon, QuietHandler, serve_http
 
 def serve(rows, page_size):
     pages = (rows + page_size - 1) // page_size
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self):
             server.requests += 1
             query = parse_qs(urlparse(self.path).query)
@@ -37,84 +38,38 @@ def serve(rows, page_size):
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = serve_http(Handler)
     server.requests = 0  # requests served, for figures that count them
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, pages
 
-class Daemon:
-    def __init__(self, path):
-        self.process = subprocess.Popen([path, "--no-cache"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.next_id = 0
-
-    def request(self, method, params=None):
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None: message["params"] = params
-        body = json.dumps(message).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.process.stdin.flush()
-        return self.until(lambda m: m.get("id") == self.next_id)
-
-    def receive(self):
-        length = None
-        while True:
-            line = self.process.stdout.readline()
-            if line in (b"\r\n", b""): break
-            if line.lower().startswith(b"content-length:"): length = int(line.split(b":")[1])
-        return json.loads(self.process.stdout.read(length))
-
-    def until(self, predicate):
-        while True:
-            message = self.receive()
-            if predicate(message): return message
-
-    def final(self, source):
-        return self.until(lambda m: m.get("method") in ("dataSource/finishedLoading", "dataSource/failedWithError")
-                          and m["params"]["source"] == source)
-
-    def memory(self, field):
-        with open(f"/proc/{self.process.pid}/status") as status:
-            for line in status:
-                if line.startswith(field + ":"): return int(line.split()[1]) * 1024
-        return 0
-
-    def close(self):
-        self.request("shutdown")
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-
 def scroll(daemon_path, base, pages, page_size, window):
-    daemon = Daemon(daemon_path)
-    daemon.request("initialize")
+    daemon = Daemon([daemon_path, "--no-cache"])
+    daemon.initialize()
     params = {"name": "long", "kind": "paginated", "identityKey": "id", "remoteConfiguration": {"baseURL": base},
               "apiPath": "/items", "keyPath": "items", "pageSize": page_size, "pagination": {"maxPages": 1000000}}
     if window: params["window"] = {"maxPages": window}
     daemon.request("createSource", params)
     daemon.request("fetchData", {"source": "long"})
     daemon.final("long")
-    after_first = daemon.memory("VmRSS")
+    after_first = daemon.status_kb("VmRSS") * 1024
     started = time.monotonic()
     requests = 1
     while True:
-        count = daemon.request("numberOfObjectsInSection", {"source": "long", "section": 0})["result"]
+        count = daemon.request("numberOfObjectsInSection", {"source": "long", "section": 0})
         answer = daemon.request("willDisplayObjectAtIndexPath", {"source": "long", "indexPath": [0, count - 1]})
-        if not answer["result"]["fetchStarted"]: break
+        if not answer["fetchStarted"]: break
         requests += 1
         if daemon.final("long").get("method") == "dataSource/failedWithError": sys.exit("a page failed")
     down = time.monotonic() - started
     if window:
         while True:
             answer = daemon.request("willDisplayObjectAtIndexPath", {"source": "long", "indexPath": [0, 0]})
-            if not answer["result"]["fetchStarted"]: break
+            if not answer["fetchStarted"]: break
             requests += 1
             if daemon.final("long").get("method") == "dataSource/failedWithError": sys.exit("a page failed")
     total = time.monotonic() - started
-    description = daemon.request("describeSource", {"source": "long"})["result"]
-    peak = daemon.memory("VmHWM")
+    description = daemon.request("describeSource", {"source": "long"})
+    peak = daemon.status_kb("VmHWM") * 1024
     daemon.close()
     return {"after_first": after_first, "peak": peak, "requests": requests, "down_seconds": down, "seconds": total,
             "held": description["numberOfObjects"], "dropped": description.get("pagesDropped", 0)}
@@ -126,7 +81,7 @@ def main():
     parser.add_argument("--page-size", type=int, default=100)
     args = parser.parse_args()
     server, pages = serve(args.rows, args.page_size)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = server.base
     print(f"{args.rows} rows in {pages} pages of {args.page_size}; daemon {args.daemon}")
     for label, window in (("window.maxPages 10, down and back", 10), ("no window, down", None)):
         figures = scroll(args.daemon, base, pages, args.page_size, window)
