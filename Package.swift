@@ -49,8 +49,9 @@ let package = Package(
         // Byte scans of JSON text before jansson parses it (the nesting limit).
         .target(name: "CJSONScan"),
         // What every target may import, each chore done one way: the lock (checked pthread calls),
-        // HTTP text (dates, OWS, header lookup), URLs without credentials, whole-file reads and writes.
-        .target(name: "Basics", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        // HTTP text (dates, OWS, header lookup), URLs without credentials, whole-file reads and writes,
+        // child processes (pipe2 and a spawn's working directory from CSystemShims).
+        .target(name: "Basics", dependencies: ["CSystemShims", .product(name: "SystemPackage", package: "swift-system")]),
         // A Swift value over json_t; jansson's reference rules live here and nowhere else.
         .target(name: "JSONKit", dependencies: ["CJansson", "CJSONArena", "CJSONScan", "Basics"]),
         // LSP base-protocol framing, the JSON-RPC 2.0 message model and the stdio transport.
@@ -145,7 +146,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]),
-        .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "datasourced"]),
+        .testTarget(name: "TranscriptTests", dependencies: ["Replay", "JSONKit", "Basics", "datasourced"]),
         // A cache file driven as the data-safety tests need, one process per writer; built for
         // the tests, never shipped.
         .executableTarget(

@@ -3,12 +3,17 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 int cshims_pipe_cloexec(int descriptors[2]) {
     return pipe2(descriptors, O_CLOEXEC);
+}
+
+int cshims_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
 }
 
 int cshims_name_thread(pthread_t thread, const char *name) {

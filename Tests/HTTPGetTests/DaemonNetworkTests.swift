@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import Foundation
 import JSONKit
 import NIOHTTP1
@@ -139,8 +140,8 @@ import Testing
 /// `datasourced serve` with an environment of the test's choosing (no proxy variable
 /// unless given), driven a request at a time.
 final class SpawnedDaemon {
-    private let process = Process()
-    private let input = Pipe(), output = Pipe(), errors = Pipe()
+    private let process: SpawnedProcess
+    private var inputIsOpen = true, reaped = false
     private var buffer: [UInt8] = []
     private var nextID = 1
     /// Every message the daemon sent, in order.
@@ -154,19 +155,23 @@ final class SpawnedDaemon {
     init(environment: [String: String] = [:], arguments: [String] = []) throws {
         var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
         inherited.merge(environment) { $1 }
-        process.executableURL = URL(fileURLWithPath: Self.path)
-        process.arguments = ["serve", "--no-cache"] + arguments
-        process.environment = inherited
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        process = try SpawnedProcess(
+            command: [Self.path, "serve", "--no-cache"] + arguments, environment: inherited.map { "\($0.key)=\($0.value)" })
     }
 
     deinit {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        closeInput()
+        if !reaped {
+            process.kill()
+            process.wait()
+        }
+        close(process.standardOutput)
+        close(process.standardError)
+    }
+
+    private func closeInput() {
+        if inputIsOpen { close(process.standardInput) }
+        inputIsOpen = false
     }
 
     /// Sends a request and returns its response, or `{}` after 30 s without one.
@@ -175,7 +180,7 @@ final class SpawnedDaemon {
         let id = nextID
         nextID += 1
         let body = Array(JSON.object([("jsonrpc", "2.0"), ("id", JSON(id)), ("method", JSON(method)), ("params", params)]).encoded())
-        input.fileHandleForWriting.write(Data(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body))
+        _ = try? FileDescriptor(rawValue: process.standardInput).writeAll(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             guard let message = nextMessage(until: deadline) else { break }
@@ -196,20 +201,23 @@ final class SpawnedDaemon {
 
     /// A line of /proc/PID/status such as VmHWM, in kB.
     func statusKilobytes(_ field: String) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        guard let text = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8) else { return nil }
         let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") }
         return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
     /// Ends the session (stdin closed) and returns what the daemon wrote on stderr.
     func finish() -> String {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        closeInput()
+        // Read before the wait: a daemon whose stderr pipe is full would never exit.
+        let logged = (try? FileDescriptor(rawValue: process.standardError).readToEnd()) ?? []
+        process.wait()
+        reaped = true
+        return String(decoding: logged, as: UTF8.self)
     }
 
     private func nextMessage(until deadline: Date) -> JSON? {
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = process.standardOutput
         while true {
             if let message = frame() { return message }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)

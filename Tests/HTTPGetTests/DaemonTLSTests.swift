@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import JSONKit
 import Replay
@@ -87,32 +88,29 @@ import Testing
 
 /// `datasourced serve` on pipes, spoken to one request at a time.
 final class DaemonProcess {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let process: SpawnedProcess
     private var received: [UInt8] = []
+    private var ended = false
 
     init(path: String, environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["serve"]
-        process.environment = environment
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try SpawnedProcess(
+            command: [path, "serve"], environment: environment.map { "\($0.key)=\($0.value)" }, standardError: .discarded)
     }
+
+    deinit { end() }
 
     /// The response to request `id` (notifications before it are passed over); nil if the daemon ends first.
     func request(_ id: Int, _ method: String, _ params: JSON) -> JSON? {
         let body = JSON.object([("jsonrpc", "2.0"), ("id", JSON(id)), ("method", JSON(method)), ("params", params)]).encoded()
-        input.fileHandleForWriting.write(Data(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body))
+        _ = try? FileDescriptor(rawValue: process.standardInput).writeAll(Array("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
         while true {
             while let message = nextFrame() {
                 if message["id"] == JSON(id) { return message }
             }
-            let more = output.fileHandleForReading.availableData
-            guard !more.isEmpty else { return nil }
-            received += more
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let count = (try? chunk.withUnsafeMutableBytes { try FileDescriptor(rawValue: process.standardOutput).read(into: $0) }) ?? 0
+            guard count > 0 else { return nil }
+            received += chunk[..<count]
         }
     }
 
@@ -137,8 +135,12 @@ final class DaemonProcess {
         return try? JSON.parse(body)
     }
 
+    /// Closes its stdin and waits for it to exit (a daemon exits at the end of its input).
     func end() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        guard !ended else { return }
+        ended = true
+        close(process.standardInput)
+        process.wait()
+        close(process.standardOutput)
     }
 }

@@ -1,3 +1,4 @@
+import Basics
 import DataSources
 import Foundation
 @testable import HTTPGet
@@ -90,12 +91,8 @@ import Testing
         }
         defer { directory.remove() }
         try FileManager.default.copyItem(atPath: pki.caFile, toPath: directory.path + "/ca.pem")
-        let rehash = Process()
-        rehash.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        rehash.arguments = ["openssl", "rehash", directory.path]
-        try rehash.run()
-        rehash.waitUntilExit()
-        #expect(rehash.terminationStatus == 0)
+        let rehash = try SpawnedProcess.run(["/usr/bin/env", "openssl", "rehash", directory.path])
+        #expect(rehash.termination == .exited(0), "\(String(decoding: rehash.standardError, as: UTF8.self))")
         #expect(body(await get(server.baseURL + "/items?page=4", environment: ["SSL_CERT_DIR": directory.path])) == #"[{"page":4}]"#)
 
         // SSL_CERT_FILE stands in for the system store (as for OpenSSL and curl), and caFile adds to it.

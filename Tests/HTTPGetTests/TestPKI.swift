@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Replay
 
@@ -97,18 +98,9 @@ struct TestPKI {
     }
 
     private func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: path)
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let said = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: said, as: UTF8.self))")
+        let run = try SpawnedProcess.run(["/usr/bin/env", "openssl"] + arguments, workingDirectory: path)
+        guard run.termination == .exited(0) else {
+            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: run.standardError, as: UTF8.self))")
         }
     }
 }

@@ -113,31 +113,36 @@ final class ExerciseProcess: @unchecked Sendable {
         return URL(fileURLWithPath: runner).deletingLastPathComponent().appendingPathComponent("datasourced-cache-exercise").path
     }()
 
-    private let process = Process()
-    private let input = Pipe(), output = Pipe(), errors = Pipe()
+    private let process: SpawnedProcess
+    private var inputIsOpen = true, outputIsOpen = true, finished = false
     private var pending: [UInt8] = []
     private let errorText = LockedValue<[UInt8]>([])
     private let errorsDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        Thread.detachNewThread { [self] in
-            let all = errors.fileHandleForReading.readDataToEndOfFile()
-            errorText.withLock { $0 = [UInt8](all) }
+        process = try SpawnedProcess(command: [Self.executable] + arguments)
+        let errors = FileDescriptor(rawValue: process.standardError)
+        Thread.detachNewThread { [errorText, errorsDone] in
+            let all = (try? errors.readToEnd()) ?? []
+            try? errors.close()
+            errorText.withLock { $0 = all }
             errorsDone.signal()
         }
     }
 
-    var pid: pid_t { process.processIdentifier }
+    /// A test that stopped before `finish` leaves no process behind.
+    deinit {
+        if !finished {
+            kill()
+            finish()
+        }
+    }
+
+    var pid: pid_t { process.pid }
 
     /// The next line of stdout, or nil at its end.
     func readLine() -> String? {
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = process.standardOutput
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             if let newline = pending.firstIndex(of: 10) {
@@ -153,28 +158,34 @@ final class ExerciseProcess: @unchecked Sendable {
     }
 
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        _ = try? FileDescriptor(rawValue: process.standardInput).writeAll(Array((line + "\n").utf8))
     }
 
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.kill()
     }
 
     /// Waits for the end; answers the exit status and everything written to stderr.
     @discardableResult
     func finish() -> (status: Int32, stderr: String) {
-        process.waitUntilExit()
+        finished = true
+        let status = process.wait().shellStatus
         errorsDone.wait()
-        try? input.fileHandleForWriting.close()
-        try? output.fileHandleForReading.close()
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        closeInput()
+        if outputIsOpen { close(process.standardOutput) }
+        outputIsOpen = false
         return (status, errorText.withLock { String(decoding: $0, as: UTF8.self) })
+    }
+
+    private func closeInput() {
+        if inputIsOpen { close(process.standardInput) }
+        inputIsOpen = false
     }
 
     /// Runs to the end: its stdout lines, exit status and stderr.
     static func run(_ arguments: [String]) throws -> (lines: [String], status: Int32, stderr: String) {
         let child = try ExerciseProcess(arguments)
-        try? child.input.fileHandleForWriting.close()
+        child.closeInput()
         var lines: [String] = []
         while let line = child.readLine() { lines.append(line) }
         let (status, stderr) = child.finish()

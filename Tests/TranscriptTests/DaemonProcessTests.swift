@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import JSONRPC
 @testable import Replay
@@ -18,9 +19,8 @@ private final class HandDrivenDaemon: @unchecked Sendable {
     }
 
     deinit {
-        kill(process.pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(process.pid, &status, 0)
+        process.kill()
+        process.wait()
         close(process.standardInput)
         close(process.standardOutput)
         close(process.standardError)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import Foundation
 import JSONKit
 import JSONRPC
@@ -21,9 +22,8 @@ private final class Run: @unchecked Sendable {
 
     deinit {
         if exitStatus == nil {
-            kill(process.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(process.pid, &status, 0)
+            process.kill()
+            process.wait()
         }
         closeInput()
         close(process.standardOutput)
@@ -66,9 +66,7 @@ private final class Run: @unchecked Sendable {
         guard let output = read(process.standardOutput, withinMilliseconds: milliseconds),
             let errors = read(process.standardError, withinMilliseconds: max(1, deadline - MonotonicClock.milliseconds()))
         else { return nil }
-        var status: Int32 = 0
-        while waitpid(process.pid, &status, 0) < 0, errno == EINTR {}
-        let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        let exited = process.wait().shellStatus
         exitStatus = exited
         return (exited, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }

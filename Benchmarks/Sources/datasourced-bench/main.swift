@@ -278,33 +278,20 @@ extension String {
 
 /// A child with pipes on stdin and stdout; stderr goes to /dev/null unless `keepStderr`.
 struct Child {
-    let pid: pid_t
+    let process: SpawnedProcess
     /// Our end of its stdin (-1 once closed).
     var input: Int32
+    var pid: pid_t { process.pid }
     /// Our end of its stdout.
-    let output: Int32
+    var output: Int32 { process.standardOutput }
 
     static func spawn(_ command: [String], keepStderr: Bool = false) -> Child {
-        var toChild: [Int32] = [0, 0]
-        var fromChild: [Int32] = [0, 0]
-        // Close-on-exec: our ends never leak into the child; dup2 clears it on 0 and 1.
-        // (Only this thread spawns, so setting it after pipe() is not a race.)
-        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { fail("pipe: errno \(errno)") }
-        for descriptor in toChild + fromChild { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        if !keepStderr { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
-        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
-        guard result == 0 else { fail("posix_spawn \(command[0]): \(String(cString: strerror(result)))") }
-        close(toChild[0])
-        close(fromChild[1])
-        return Child(pid: pid, input: toChild[1], output: fromChild[0])
+        do {
+            let process = try SpawnedProcess(command: command, standardError: keepStderr ? .inherited : .discarded)
+            return Child(process: process, input: process.standardInput)
+        } catch {
+            fail("\(error)")
+        }
     }
 
     func send(_ bytes: [UInt8]) {
@@ -327,11 +314,13 @@ struct Child {
     @discardableResult
     mutating func finish() -> (status: Int32, cpuSeconds: Double) {
         closeInput()
-        var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
+        let ended = process.wait(usage: &usage)
         close(output)
-        return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : -(status & 0x7f), cpuSeconds(usage))
+        switch ended {
+        case .exited(let code): return (code, cpuSeconds(usage))
+        case .signalled(let signal): return (-signal, cpuSeconds(usage))
+        }
     }
 }
 

@@ -3,10 +3,14 @@
 #define CSYSTEMSHIMS_H
 
 #include <pthread.h>
+#include <spawn.h>
 #include <sys/types.h>
 
 // Both ends of a new pipe, created close-on-exec in one step (pipe2 with O_CLOEXEC).
 int cshims_pipe_cloexec(int descriptors[2]);
+
+// Has a spawned child start in `path` (posix_spawn_file_actions_addchdir_np, glibc 2.29).
+int cshims_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *path);
 
 // Names the calling thread (pthread_setname_np); the kernel keeps 15 bytes.
 int cshims_name_current_thread(const char *name);
