@@ -25,11 +25,12 @@ final class ChildProcess: @unchecked Sendable {
         let process = try SpawnedProcess(command: command, environment: environment)
         self.pid = process.pid
         self.input = process.standardInput
-        startReaders(stdout: process.standardOutput, stderr: process.standardError)
+        startReaders(process)
     }
 
-    private func startReaders(stdout: Int32, stderr: Int32) {
-        let events = self.events, stderrText = self.stderrText, pid = self.pid
+    private func startReaders(_ process: SpawnedProcess) {
+        let events = self.events, stderrText = self.stderrText
+        let stdout = process.standardOutput, stderr = process.standardError
         startThread(named: "daemon stdout") {
             var decoder = FrameDecoder(maximumMessageSize: Int.max)
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -55,10 +56,7 @@ final class ChildProcess: @unchecked Sendable {
             }
             close(stdout)
             // Report the exit only after all output is in, so no message is lost behind it.
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            let exited = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            events.post(.exited(status: exited))
+            events.post(.exited(status: process.wait().shellStatus))
         }
         startThread(named: "daemon stderr") {
             var chunk = [UInt8](repeating: 0, count: 4096)
