@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 
 /// A header whose value is read when each request is made, from the daemon's environment
@@ -151,17 +152,14 @@ package enum ExternalValues {
         }
         guard status.st_size <= maximumFileBytes else { return .failure(Problem(message: "is larger than \(maximumFileBytes) bytes")) }
         // Read to the end, not to st_size: the file may grow meanwhile, and some report 0.
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(Problem(message: reason(errno)))
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileDescriptor(rawValue: descriptor).readToEnd(atMost: maximumFileBytes) else {
+                return .failure(Problem(message: "is larger than \(maximumFileBytes) bytes"))
             }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            if bytes.count > maximumFileBytes { return .failure(Problem(message: "is larger than \(maximumFileBytes) bytes")) }
+            bytes = read
+        } catch {
+            return .failure(Problem(message: reason(error.rawValue)))
         }
         return .success(bytes)
     }
