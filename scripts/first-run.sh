@@ -9,7 +9,7 @@
 #     CPU) and charged to the package its sources come from.
 # Measurement on demand, never run by CI: one run is a few minutes of both cores.
 #
-#   scripts/first-run.sh [--work DIR] [--no-breakdown] [--keep] [COMMIT]
+#   scripts/first-run.sh [--work DIR] [--no-demo | --no-breakdown] [--keep] [COMMIT]
 #
 # Cold means: a `git clone` of this repository (no .build) and a HOME of its own, so SwiftPM's
 # shared repository and manifest cache (~/.cache/org.swift.swiftpm, which ~/.swiftpm/cache
@@ -25,14 +25,15 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-work="" breakdown=1 keep=0 commit=HEAD
+work="" demo=1 breakdown=1 keep=0 commit=HEAD
 while [ $# -gt 0 ]; do
   case $1 in
     --work) work=$2; shift 2 ;;
     --no-breakdown) breakdown=0; shift ;;
+    --no-demo) demo=0; shift ;;
     --keep) keep=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "first-run: unknown option $1 (expected --work DIR, --no-breakdown, --keep, or a commit)" >&2; exit 2 ;;
+    -*) echo "first-run: unknown option $1 (expected --work DIR, --no-demo, --no-breakdown, --keep, or a commit)" >&2; exit 2 ;;
     *) commit=$1; shift ;;
   esac
 done
@@ -60,7 +61,7 @@ echo "first-run: $(git -C "$repo" log -1 --format='%h %s' | cut -c1-100)"
 echo "first-run: work folder $work; $(nproc) cores; swift $(swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p')"
 
 # The demo, timed from outside: its stdout and stderr are read as they come, each line stamped.
-"${cold_env[@]}" python3 - "$repo" "$work/demo.log" <<'PY'
+[ "$demo" = 1 ] && "${cold_env[@]}" python3 - "$repo" "$work/demo.log" <<'PY'
 import os, resource, selectors, subprocess, sys, threading, time
 
 repo, log_path = sys.argv[1], sys.argv[2]
@@ -145,17 +146,34 @@ PY
 # (SWIFT_DRIVER_CLANG_EXEC) run through a wrapper that writes one line a job: its start and
 # end, its CPU, and the sources it compiled. A wrapper is a bash fork and exec a job: a few
 # milliseconds each, against seconds a job.
-mkdir -p "$work/bin"
+# The wrappers sit in a bin folder beside a link to the toolchain's lib, as the tools do: the
+# driver finds its dependency scanner (lib_InternalSwiftScan) relative to the frontend.
+timed="$work/timed-toolchain"
+mkdir -p "$timed/bin"
+ln -s "$(dirname "$toolchain_bin")/lib" "$timed/lib"
 jobs_log="$work/jobs.tsv"
 : >"$jobs_log"
 for tool in swift-frontend clang; do
-  cat >"$work/bin/timed-$tool" <<EOF
+  cat >"$timed/bin/$tool" <<EOF
 #!/usr/bin/env bash
 real=$toolchain_bin/$tool
 EOF
-  cat >>"$work/bin/timed-$tool" <<'EOF'
-module="" source="" output="" previous=""
+  cat >>"$timed/bin/$tool" <<'EOF'
+# The driver passes long command lines in response files (@file, one argument a line).
+arguments=()
 for argument in "$@"; do
+  if [[ $argument == @* && -f ${argument#@} ]]; then
+    mapfile -t lines <"${argument#@}"
+    for line in "${lines[@]}"; do
+      line=${line#\"}
+      arguments+=("${line%\"}")
+    done
+  else
+    arguments+=("$argument")
+  fi
+done
+module="" source="" output="" previous=""
+for argument in "${arguments[@]}"; do
   case $previous in
     -module-name) module=$argument ;;
     -o) [ -n "$output" ] || output=$argument ;;
@@ -171,21 +189,29 @@ start=$EPOCHREALTIME
 status=0
 "$real" "$@" || status=$?
 end=$EPOCHREALTIME
-cpu=($(times))
-printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${real##*/}" "$start" "$end" "${cpu[2]}" "${cpu[3]}" \
+# The job's CPU: this shell's reaped children's user and system time, in clock ticks (proc(5):
+# cutime, cstime), read without a subshell (which `$(times)` would be, and report its own).
+read -r -a stat <"/proc/$BASHPID/stat"
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${real##*/}" "$start" "$end" "${stat[15]}" "${stat[16]}" \
   "$module" "$source" "$output" >>"$FIRST_RUN_JOBS"
 exit $status
 EOF
-  chmod +x "$work/bin/timed-$tool"
+  chmod +x "$timed/bin/$tool"
 done
 
+# Resolving is the demo's part (or, without it, done here untimed): the breakdown is the build.
+(cd "$repo" && "${cold_env[@]}" swift package resolve --scratch-path "$work/breakdown-build" >"$work/resolve.log" 2>&1) || {
+  echo "first-run: resolving the packages failed; its output: $work/resolve.log" >&2
+  keep=1
+  exit 1
+}
 echo "first-run: load average before the breakdown build: $(cut -d' ' -f1-3 /proc/loadavg)"
 build_start=$EPOCHREALTIME
 (
   cd "$repo"
   "${cold_env[@]}" FIRST_RUN_JOBS="$jobs_log" \
-    SWIFT_DRIVER_SWIFT_FRONTEND_EXEC="$work/bin/timed-swift-frontend" \
-    SWIFT_DRIVER_CLANG_EXEC="$work/bin/timed-clang" CC="$work/bin/timed-clang" \
+    SWIFT_DRIVER_SWIFT_FRONTEND_EXEC="$timed/bin/swift-frontend" \
+    SWIFT_DRIVER_CLANG_EXEC="$timed/bin/clang" CC="$timed/bin/clang" \
     swift build --product datasourced --scratch-path "$work/breakdown-build" >"$work/breakdown.log" 2>&1
 ) || {
   echo "first-run: the breakdown build failed; its output: $work/breakdown.log" >&2
@@ -196,12 +222,11 @@ build_end=$EPOCHREALTIME
 echo "first-run: load average after the breakdown build: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$jobs_log" "$repo" "$build_start" "$build_end" <<'PY'
-import collections, re, sys
+import collections, os, re, sys
 
 jobs_path, repo, build_start, build_end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-def seconds(text):  # bash's `times`: 1m2.345s
-    minutes, rest = text.split("m")
-    return int(minutes) * 60 + float(rest.rstrip("s"))
+def seconds(ticks):
+    return int(ticks) / os.sysconf("SC_CLK_TCK")
 def package_of(path):
     found = re.search(r"/checkouts/([^/]+)/", path)
     if found:
@@ -209,28 +234,39 @@ def package_of(path):
     if path.startswith(repo + "/"):
         return "datasourced (this repository)"
     return None
+def module_of(job):  # a job that names no module: its output, Modules/X.o or X.build/…
+    found = re.search(r"/Modules/([^/]+)\.o$|/([^/]+)\.build/", job["output"])
+    return (found.group(1) or found.group(2)) if found else job["module"]
 jobs = []
 for line in open(jobs_path):
     tool, start, end, user, system, module, source, output = line.rstrip("\n").split("\t")
     jobs.append(dict(tool=tool, start=float(start), end=float(end), cpu=seconds(user) + seconds(system),
                      module=module, source=source, output=output))
-# A job without a source of its own (merging or wrapping a module) belongs to its module's package.
 module_package = {}
 for job in jobs:
     package = package_of(job["source"])
     if package and job["module"]:
         module_package.setdefault(job["module"], package)
+def charged_to(job):
+    if re.search(r"/Package(@swift-[0-9.]+)?\.swift$", job["source"]) or job["output"].endswith("-manifest"):
+        return "package manifests (SwiftPM's planning)"
+    if package_of(job["source"]):
+        return package_of(job["source"])
+    if module_of(job) in module_package:
+        return module_package[module_of(job)]
+    if not job["output"]:
+        return "the driver's queries (target info, features)"
+    if job["tool"] == "clang":
+        return "linking"
+    return "other: " + job["output"].rsplit("/", 1)[-1]
 rows = collections.defaultdict(lambda: dict(jobs=0, cpu=0.0, first=float("inf"), last=0.0))
 for job in jobs:
-    package = package_of(job["source"]) or module_package.get(job["module"])
-    if package is None:
-        package = "queries and linking" if not job["output"] or job["tool"] == "clang" else "other"
-    row = rows[package]
+    row = rows[charged_to(job)]
     row["jobs"] += 1
     row["cpu"] += job["cpu"]
     row["first"] = min(row["first"], job["start"])
     row["last"] = max(row["last"], job["end"])
-total_cpu = sum(row["cpu"] for row in rows.values())
+total_cpu = sum(row["cpu"] for row in rows.values()) or float("nan")
 wall = build_end - build_start
 print(f"\nThe clean debug build of `datasourced`, per package: {wall:.1f} s wall, {total_cpu:.1f} s of compiler and linker CPU")
 print("| package | jobs | CPU s | share | first job → last job, s from the build's start |")
@@ -239,5 +275,5 @@ for package, row in sorted(rows.items(), key=lambda item: -item[1]["cpu"]):
     print(f"| {package} | {row['jobs']} | {row['cpu']:.1f} | {100 * row['cpu'] / total_cpu:.0f} % "
           f"| {row['first'] - build_start:.1f} → {row['last'] - build_start:.1f} |")
 print(f"RESULT first-run-breakdown wall_s={wall:.1f} cpu_s={total_cpu:.1f} " +
-      " ".join(f"{package.split(' ')[0]}={row['cpu']:.1f}" for package, row in sorted(rows.items())))
+      " ".join(f"{re.sub(r'[^A-Za-z0-9.-]+', '_', package.split(' (')[0])}={row['cpu']:.1f}" for package, row in sorted(rows.items())))
 PY
