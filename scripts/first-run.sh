@@ -13,7 +13,8 @@
 #
 # Cold means: a `git clone` of this repository (no .build) and a HOME of its own, so SwiftPM's
 # shared repository and manifest cache (~/.cache/org.swift.swiftpm, which ~/.swiftpm/cache
-# points to) and its fingerprints (~/.swiftpm/security) start empty. The dependencies still
+# points to), its fingerprints (~/.swiftpm/security) and clang's module cache
+# (~/.cache/clang/ModuleCache, where the manifests' modules go) start empty. The dependencies still
 # resolve as a new user's do: by URL through git, and on this machine git's system
 # configuration (/etc/gitconfig, untouched by HOME) rewrites https://github.com/ to the
 # mirrored packages. No Package.resolved is committed, so each run resolves the newest versions
@@ -47,7 +48,8 @@ else
   [ ! -e "$work" ] || { echo "first-run: --work $work exists; give a folder that does not" >&2; exit 2; }
   mkdir -p "$work"
 fi
-[ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
+# Kept with --keep, or when a step fails (its log is there).
+trap '[ "$keep" = 1 ] || rm -rf "$work"' EXIT
 
 toolchain_bin="$(dirname "$(readlink -f "$(command -v swift)")")"
 repo="$work/repo"
@@ -61,7 +63,7 @@ echo "first-run: $(git -C "$repo" log -1 --format='%h %s' | cut -c1-100)"
 echo "first-run: work folder $work; $(nproc) cores; swift $(swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p')"
 
 # The demo, timed from outside: its stdout and stderr are read as they come, each line stamped.
-[ "$demo" = 1 ] && "${cold_env[@]}" python3 - "$repo" "$work/demo.log" <<'PY'
+[ "$demo" = 0 ] || "${cold_env[@]}" python3 - "$repo" "$work/demo.log" <<'PY' || { keep=1; exit 1; }
 import os, resource, selectors, subprocess, sys, threading, time
 
 repo, log_path = sys.argv[1], sys.argv[2]
