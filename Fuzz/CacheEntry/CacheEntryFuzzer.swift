@@ -79,7 +79,7 @@ struct EntryRun {
     func makeSource(_ loader: CannedServer) -> (PaginatedDataSource, Warnings) {
         let source = PaginatedDataSource(
             name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
-            loader: loader, errorRow: { _ in ["$placeholder": "error"] })
+            loader: loader)
         let warnings = Warnings()
         source.attachCache(store, key: Self.key, warn: { warnings.lines.append($0) })
         return (source, warnings)
