@@ -44,14 +44,27 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
 
     // MARK: What passes, and where it goes
 
-    /// A child row as this source sees it.
+    /// A child row as this source sees it, in one integer ordered as rows are ranked here:
+    /// rows that pass before those that do not, data before placeholders, then the score,
+    /// highest first (bits 63, 62 and 61–30). Counting the rows that precede one is then a
+    /// comparison of integers, in a loop the compiler vectorizes: following a child's insert
+    /// into 300,000 rows is that count.
     struct Entry {
-        var passes: Bool
-        var isPlaceholder: Bool
+        let raw: UInt64
+
+        init(passes: Bool, isPlaceholder: Bool, score: Int32) {
+            let descendingScore = ~(UInt32(bitPattern: score) ^ 0x8000_0000)
+            raw = (passes ? 0 : 1 << 63) | (isPlaceholder ? 1 << 62 : 0) | UInt64(descendingScore) << 30
+        }
+
+        var passes: Bool { raw >> 63 == 0 }
+        var isPlaceholder: Bool { raw >> 62 & 1 == 1 }
         /// The match score (0 without a query).
-        var score: Int32
+        var score: Int32 { Int32(bitPattern: ~UInt32(truncatingIfNeeded: raw >> 30) ^ 0x8000_0000) }
 
         static let fails = Entry(passes: false, isPlaceholder: false, score: 0)
+        /// Child items are numbered in the 30 bits below the rank (`order`).
+        static let largestItem = 1 << 30 - 1
     }
 
     /// An entry for each of the child's rows, parallel to its sections, for `followedRevision`.
@@ -133,31 +146,18 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         }
     }
 
-    /// Whether entry `a` at child item `aItem` comes before `b` at `bItem` here: with a query,
-    /// data before placeholders, then higher scores first; then the child's order.
-    private static func precedes(_ a: Entry, _ aItem: Int, _ b: Entry, _ bItem: Int, ranked: Bool) -> Bool {
-        if ranked {
-            if a.isPlaceholder != b.isPlaceholder { return !a.isPlaceholder }
-            if a.score != b.score { return a.score > b.score }
-        }
-        return aItem < bItem
-    }
-
     /// The child items that pass, in their order here.
     private static func order(_ section: [Entry], ranked: Bool) -> [Int] {
         guard ranked else { return section.indices.filter { section[$0].passes } }
-        // One integer a row, ordered as `precedes` orders: data before placeholders, then the
-        // score, highest first, then the child's order. Integers sort several times faster
-        // than rows compared through a closure, and tens of thousands match a first keystroke.
-        precondition(section.count < 1 << 31, "more rows than a ranked order numbers")
+        // One integer a row: its rank, then its child item (ties in the child's order).
+        // Integers sort several times faster than entries compared through a closure, and
+        // tens of thousands match a first keystroke.
+        precondition(section.count <= Entry.largestItem, "more rows than a ranked order numbers")
         var keys: [UInt64] = []
         keys.reserveCapacity(section.count)
-        for (item, entry) in section.enumerated() where entry.passes {
-            let descendingScore = ~(UInt32(bitPattern: entry.score) ^ 0x8000_0000)
-            keys.append((entry.isPlaceholder ? 1 << 63 : 0) | UInt64(descendingScore) << 31 | UInt64(item))
-        }
+        for (item, entry) in section.enumerated() where entry.passes { keys.append(entry.raw | UInt64(item)) }
         keys.sort()
-        return keys.map { Int($0 & 0x7FFF_FFFF) }
+        return keys.map { Int($0 & UInt64(Entry.largestItem)) }
     }
 
     /// Every child row's entry. `previous`: the entries of the same child rows (its revision
@@ -294,19 +294,24 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
 
     // MARK: Following a change of the child
 
-    /// Where the child's row `item` of `section` is here now, or nil if it does not pass.
+    /// Where the child's row `item` of `section` is here now, or nil if it does not pass: the
+    /// passing rows ranked before it (with a query), or before it in the child (without),
+    /// counted over the section's entries as integers.
     private func position(_ section: Int, _ item: Int) -> Int? {
-        let rows = entries[section], target = rows[item]
+        let target = entries[section][item]
         guard target.passes else { return nil }
-        var count = 0
-        if match == nil {
-            for index in 0..<item where rows[index].passes { count += 1 }
-        } else {
-            for index in rows.indices where rows[index].passes && Self.precedes(rows[index], index, target, item, ranked: true) {
-                count += 1
+        let ranked = match != nil
+        return entries[section].withUnsafeBufferPointer { rows in
+            var count = 0
+            if ranked {
+                // Ranked higher, or as high and earlier in the child.
+                for entry in rows where entry.raw < target.raw { count &+= 1 }
+                for entry in rows[..<item] where entry.raw == target.raw { count &+= 1 }
+            } else {
+                for entry in rows[..<item] where entry.passes { count &+= 1 }
             }
+            return count
         }
-        return count
     }
 
     /// Applies the child's change of a few rows here: evaluates the rows that arrived or
