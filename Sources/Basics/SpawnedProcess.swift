@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemShims
+import Dispatch
 import SystemPackage
 
 // The package's one way to start a child process: replay's daemons, the tests' daemons and
@@ -64,15 +65,19 @@ package struct SpawnedProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        // Each file action checked: one not registered (out of memory) would start the child
+        // with the wrong files or in the wrong folder, and the failure would show elsewhere.
+        var actionsFailure: Int32 = 0
+        func check(_ result: Int32) { if actionsFailure == 0 { actionsFailure = result } }
+        check(posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0))
+        check(posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1))
         switch errorOutput {
-        case .pipe: posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        case .pipe: check(posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2))
         case .inherited: break
-        case .discarded: posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        case .discarded: check(posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0))
         }
-        for descriptor in closing { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        if let workingDirectory { cshims_spawn_add_chdir(&actions, workingDirectory) }
+        for descriptor in closing { check(posix_spawn_file_actions_addclose(&actions, descriptor)) }
+        if let workingDirectory { check(cshims_spawn_add_chdir(&actions, workingDirectory)) }
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let environmentStrings: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup($0) } + [nil] }
@@ -94,8 +99,10 @@ package struct SpawnedProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
         let result =
-            environmentStrings.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
-            ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+            actionsFailure != 0
+            ? actionsFailure
+            : environmentStrings.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
+                ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard result == 0 else {
             for descriptor in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] where descriptor >= 0 { close(descriptor) }
             let place = workingDirectory.map { " in \($0)" } ?? ""
@@ -163,6 +170,20 @@ package struct SpawnedProcess: Sendable {
         package let termination: Termination
         package let standardOutput: [UInt8]
         package let standardError: [UInt8]
+    }
+
+    /// Reads stdout and stderr (when piped) to their ends at the same time, stdout on another
+    /// thread: a child blocked writing to either, because nobody reads it, never ends, so a
+    /// caller about to wait for the end reads both first.
+    package func readOutputs() -> (standardOutput: [UInt8], standardError: [UInt8]) {
+        nonisolated(unsafe) var output: [UInt8] = []
+        let standardOutput = self.standardOutput, group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            output = (try? FileDescriptor(rawValue: standardOutput).readToEnd()) ?? []
+        }
+        let errors = standardError >= 0 ? (try? FileDescriptor(rawValue: standardError).readToEnd()) ?? [] : []
+        group.wait()
+        return (output, errors)
     }
 
     /// Runs `command` to its end: `input` written to its stdin, which is then closed, and its

@@ -443,6 +443,7 @@ enum PackedWriter {
     /// `[{first: [a, b], second: [c, d]}, ...]`: objects of two integer pairs each (a change
     /// set's moves), written straight from the integers.
     static func pairObjects(_ first: JSON.MemberName, _ second: JSON.MemberName, _ values: [(Int, Int, Int, Int)]) -> PackedBuffer {
+        precondition(first != second, "an object's keys are distinct")
         @inline(__always) func pairSize(_ a: Int, _ b: Int) -> Int {
             let inner = 2 + varintSize(zigzag(Int64(a))) + varintSize(zigzag(Int64(b)))
             return 2 + varintSize(UInt64(inner)) + inner

@@ -75,7 +75,6 @@ extension PredicateTests {
         return Array(text.utf8).withUnsafeBufferPointer { matcher.match(FuzzyPattern(query), in: $0, positions: true) }
     }
 
-    // Cases from fzf's own tests of its v2 algorithm (src/algo/algo_test.go).
     /// Texts are ruled out from their bytes before they are decoded, but only ASCII ones: a
     /// character beyond ASCII can fold onto an ASCII one (the Kelvin sign onto k).
     @Test func aTextIsRuledOutFromItsBytesOnlyWhenItIsASCII() {
@@ -85,6 +84,7 @@ extension PredicateTests {
         #expect(Self.match("W", "wiz") == nil, "an uppercase query is case-sensitive")
     }
 
+    // Cases from fzf's own tests of its v2 algorithm (src/algo/algo_test.go).
     @Test func scoresAsFzfDoes() {
         #expect(Self.match("oBZ", "fooBarbaz1") == nil, "an uppercase letter makes the query case-sensitive")
         #expect(Self.match("obz", "fooBarbaz1") == FuzzyMatch(score: 16 * 3 + 7 - 3 - 3, positions: [2, 3, 8]))
@@ -203,6 +203,28 @@ extension PredicateTests {
 /// Random edits of the child, and filter changes, over a filtered view of each local kind:
 /// every change set must take the old rows to the new ones (the oracle), and the rows must
 /// be what a filtered source created afresh over the same child shows.
+extension FilteredDataSourceTests {
+    /// An entry's one integer orders as rows rank: passing before failing, data before
+    /// placeholders, higher scores first; and gives back what it was made of, at any score.
+    @Test func anEntryIsOneIntegerInRankOrder() {
+        let scores: [Int32] = [.min, -1, 0, 1, 16, .max]
+        for score in scores {
+            for placeholder in [false, true] {
+                for passes in [false, true] {
+                    let entry = FilteredDataSource.Entry(passes: passes, isPlaceholder: placeholder, score: score)
+                    #expect(entry.passes == passes && entry.isPlaceholder == placeholder && entry.score == score)
+                    #expect(entry.raw & UInt64(FilteredDataSource.Entry.largestItem) == 0, "the low bits are the item's")
+                }
+            }
+        }
+        let ranked = scores.reversed().map { FilteredDataSource.Entry(passes: true, isPlaceholder: false, score: $0).raw }
+        #expect(ranked == ranked.sorted(), "higher scores first")
+        let data = FilteredDataSource.Entry(passes: true, isPlaceholder: false, score: .min)
+        let placeholder = FilteredDataSource.Entry(passes: true, isPlaceholder: true, score: .max)
+        #expect(data.raw < placeholder.raw && placeholder.raw < FilteredDataSource.Entry.fails.raw)
+    }
+}
+
 @Suite struct FilteredOracleTests {
     static let words = ["red", "green", "blue", "ring", "wing", "bring", "king", "Rust", "rust", "war", "peace"]
 

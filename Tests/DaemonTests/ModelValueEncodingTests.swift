@@ -23,6 +23,14 @@ import Testing
         ]
         #expect(try JSON.parse(changes.json.text()) == expected)
         #expect(changes.json == expected, "the packed value itself, compared with the tree")
+
+        // Enough moves that the list's own size takes a varint of several bytes.
+        changes.moved = (0..<40).map {
+            ChangeSet.Move(from: IndexPath(section: $0, item: $0 * 100_003), to: IndexPath(section: 39 - $0, item: 1 << 40 + $0))
+        }
+        let moves = JSON.array(
+            changes.moved.map { ["from": [JSON($0.from.section), JSON($0.from.item)], "to": [JSON($0.to.section), JSON($0.to.item)]] })
+        #expect(try JSON.parse(changes.json.text())["moved"] == moves)
     }
 
     @Test func anIndexPathIsAPairAndASortDescriptorNamesItsKeyPath() {

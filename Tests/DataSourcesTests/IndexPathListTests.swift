@@ -10,7 +10,7 @@ import Testing
         #expect(list.count == 6)
         #expect(Array(list) == [Self.path(0, 0), Self.path(0, 1), Self.path(0, 2), Self.path(0, 5), Self.path(1, 6), Self.path(1, 7)])
         #expect(list[3] == Self.path(0, 5) && list[5] == Self.path(1, 7), "by position")
-        #expect(Array(list.reversed()).first == Self.path(1, 7), "walked backwards across runs")
+        #expect(Array(list.reversed()) == Array(list).reversed(), "walked backwards across runs")
     }
 
     @Test func aRangeExtendsTheLastRunOnlyWhereItFollowsIt() {

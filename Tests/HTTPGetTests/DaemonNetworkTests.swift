@@ -209,8 +209,8 @@ final class SpawnedDaemon {
     /// Ends the session (stdin closed) and returns what the daemon wrote on stderr.
     func finish() -> String {
         closeInput()
-        // Read before the wait: a daemon whose stderr pipe is full would never exit.
-        let logged = (try? FileDescriptor(rawValue: process.standardError).readToEnd()) ?? []
+        // Both read before the wait: a daemon whose stdout or stderr pipe is full would never exit.
+        let logged = process.readOutputs().standardError
         process.wait()
         reaped = true
         return String(decoding: logged, as: UTF8.self)

@@ -140,6 +140,8 @@ final class DaemonProcess {
         guard !ended else { return }
         ended = true
         close(process.standardInput)
+        // Read before the wait: a daemon whose stdout pipe is full would never exit.
+        _ = process.readOutputs()
         process.wait()
         close(process.standardOutput)
     }

@@ -10,18 +10,15 @@ import JSONKit
 extension IndexPath: WireEncodable {
     var json: JSON { [JSON(section), JSON(item)] }
 
-    /// A list of index paths, as `[paths].json` encodes it, made in one step (a page's
+    /// A change set's list of paths, each as `[section, item]`, packed in one step (a page's
     /// change set lists a thousand).
-    static func json(_ paths: [IndexPath]) -> JSON { .integerPairs(paths.map { ($0.section, $0.item) }) }
-
-    /// A change set's list of paths, each as `[section, item]`.
     static func json(_ list: IndexPathList) -> JSON {
-        var pairs: [(Int, Int)] = []
+        var pairs: [(Int, Int, Int?)] = []
         pairs.reserveCapacity(list.count)
         for run in list.runs {
-            for item in run.item..<(run.item + run.count) { pairs.append((run.section, item)) }
+            for item in run.item..<(run.item + run.count) { pairs.append((run.section, item, nil)) }
         }
-        return .integerPairs(pairs)
+        return .integerTuples(pairs)
     }
 
     /// The same list with each run of two or more consecutive items of a section as one

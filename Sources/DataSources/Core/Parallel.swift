@@ -31,7 +31,7 @@ enum Parallel {
         }
         let start = elements.startIndex
         return [Result](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let output = Output(start: buffer.baseAddress!)
+            let output = SharedOutput(start: buffer.baseAddress!)
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                 let lower = count * chunk / chunks, upper = count * (chunk + 1) / chunks
                 var state = makeState()
@@ -43,11 +43,6 @@ enum Parallel {
             }
             initialized = count
         }
-    }
-
-    /// The result's storage, written by every chunk: each initializes only its own range.
-    private struct Output<Element>: @unchecked Sendable {
-        let start: UnsafeMutablePointer<Element>
     }
 
     /// The same without per-chunk state.
@@ -68,7 +63,7 @@ enum Parallel {
         DispatchQueue.concurrentPerform(iterations: pieces, execute: body)
     }
 
-    /// Storage that pieces of work write at once, each only its own part.
+    /// Storage that pieces of work (a map's chunks) write at once, each only its own part.
     struct SharedOutput<Element>: @unchecked Sendable {
         let start: UnsafeMutablePointer<Element>
     }

@@ -76,8 +76,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     private var childData = 0
     private var passingData = 0
 
-    /// Rows evaluated against the filter and the query since creation (for tests and
-    /// measurements: a query that grows evaluates only the previous matches).
+    /// Rows evaluated against the filter and the query since creation, placeholders counted
+    /// (for tests and measurements: a query that grows evaluates only the previous matches).
     package private(set) var rowsEvaluated = 0
     /// When false, every change of the child is recomputed (to measure what following saves).
     package var followsChanges = true
@@ -152,7 +152,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         // One integer a row: its rank, then its child item (ties in the child's order).
         // Integers sort several times faster than entries compared through a closure, and
         // tens of thousands match a first keystroke.
-        precondition(section.count <= Entry.largestItem, "more rows than a ranked order numbers")
+        precondition(section.count <= Entry.largestItem + 1, "more rows than a ranked order numbers")
         var keys: [UInt64] = []
         keys.reserveCapacity(section.count)
         for (item, entry) in section.enumerated() where entry.passes { keys.append(entry.raw | UInt64(item)) }
@@ -168,9 +168,13 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         var evaluated = 0
         let result = child.layout.sections.enumerated().map { section, rows -> [Entry] in
             let previous = entries?[section]
+            precondition(previous == nil || previous!.count == rows.count, "entries of another revision of the child")
             evaluated += narrowing ? previous.map { $0.reduce(0) { $0 + ($1.passes ? 1 : 0) } } ?? rows.count : rows.count
+            // Not through unsafeUninitializedCapacity when empty: that writes the count into the
+            // empty array every empty array shares (ThreadSanitizer saw it race a reader).
+            guard !rows.isEmpty else { return [] }
             return [Entry](unsafeUninitializedCapacity: rows.count) { buffer, initialized in
-                guard let start = buffer.baseAddress else { return }
+                let start = buffer.baseAddress!
                 let output = Parallel.SharedOutput(start: start)
                 // A block a chunk of the child's rows: read from the chunk's own buffer.
                 Parallel.forEach(pieces: rows.chunkCount, elements: rows.count) { index in

@@ -28,7 +28,8 @@ package indirect enum Predicate: Sendable, Equatable {
         .comparison(keyPath: JSONKeyPath(keyPath), op: op, value: Operand(value))
     }
 
-    /// Whether `object` satisfies the predicate.
+    /// Whether `object` satisfies the predicate: one row at a time, what `narrow` answers a
+    /// block at a time (the tests hold the two against each other).
     package func matches(_ object: JSON) -> Bool {
         switch self {
         case .comparison(let keyPath, let op, let value):
@@ -48,6 +49,7 @@ package indirect enum Predicate: Sendable, Equatable {
     /// taking it apart for every row would count references to it from every core at once,
     /// a row at a time. `and` reads only the rows its earlier parts kept.
     package func narrow(_ keep: inout [Bool], rows: UnsafeBufferPointer<JSON>) {
+        precondition(keep.count == rows.count, "a flag a row")
         switch self {
         case .comparison(let keyPath, let op, let value):
             for index in rows.indices where keep[index] { keep[index] = Self.compare(rows[index], keyPath, op, value) }
