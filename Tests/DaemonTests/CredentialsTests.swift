@@ -321,3 +321,22 @@ final class TokenDirectory {
         }
     }
 }
+
+/// A credential or TLS file is read whole up to its limit and refused past it; a file that
+/// reports no size (as /proc's do) is read to its end.
+@Suite struct ExternalFileReadingTests {
+    @Test func aFileIsReadWholeUpToTheLimitAndRefusedPastIt() throws {
+        let directory = TokenDirectory()
+        let limit = ExternalValues.maximumFileBytes
+        let full = directory.write("full", [UInt8](repeating: 0x61, count: limit))
+        #expect(try ExternalValues.readFile(full).get().count == limit)
+        let over = directory.write("over", [UInt8](repeating: 0x61, count: limit + 1))
+        guard case .failure(let problem) = ExternalValues.readFile(over) else {
+            Issue.record("a file past the limit was read")
+            return
+        }
+        #expect(problem.message == "is larger than \(limit) bytes")
+        // /proc files report a size of 0 and are read to their end: the limit holds by reading.
+        #expect(try ExternalValues.readFile("/proc/self/status").get().isEmpty == false)
+    }
+}
