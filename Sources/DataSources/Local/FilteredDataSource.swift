@@ -47,8 +47,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     /// A child row as this source sees it, in one integer ordered as rows are ranked here:
     /// rows that pass before those that do not, data before placeholders, then the score,
     /// highest first (bits 63, 62 and 61–30). Counting the rows that precede one is then a
-    /// comparison of integers, in a loop the compiler vectorizes: following a child's insert
-    /// into 300,000 rows is that count.
+    /// comparison of integers in a tight loop over a buffer: following a child's insert into
+    /// 300,000 rows is that count.
     struct Entry {
         let raw: UInt64
 
