@@ -31,6 +31,12 @@ import Testing
         #expect(byRange != [Self.path(2, 3), Self.path(2, 5), Self.path(2, 4)], "order counts")
     }
 
+    @Test func shiftingMovesEveryPathDownItsSection() {
+        let list: IndexPathList = [Self.path(0, 0), Self.path(0, 1), Self.path(0, 5)]
+        #expect(Array(list.shifted(by: 10)) == [Self.path(0, 10), Self.path(0, 11), Self.path(0, 15)])
+        #expect(list.shifted(by: 10).count == 3 && list.shifted(by: 0) == list)
+    }
+
     @Test func sortingOrdersThePathsAndMergesRunsThatMeet() {
         var list: IndexPathList = [Self.path(1, 0), Self.path(0, 4), Self.path(0, 2), Self.path(0, 3)]
         list.sort()

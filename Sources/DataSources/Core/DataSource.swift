@@ -334,9 +334,9 @@ package class DataSource {
                 old: Layout(sections: [RowArray(oldTail)], titles: [""]), oldHashes: [RowArray(oldHashes)],
                 new: Layout(sections: [RowArray(tail)], titles: [""]), newHashes: [RowArray(hashes)], identity: identity)
         func shifted(_ path: IndexPath) -> IndexPath { IndexPath(section: 0, item: path.item + head) }
-        changes.deleted = IndexPathList(changes.deleted.map(shifted))
-        changes.inserted = IndexPathList(changes.inserted.map(shifted))
-        changes.updated = IndexPathList(changes.updated.map(shifted))
+        changes.deleted = changes.deleted.shifted(by: head)
+        changes.inserted = changes.inserted.shifted(by: head)
+        changes.updated = changes.updated.shifted(by: head)
         changes.moved = changes.moved.map { ChangeSet.Move(from: shifted($0.from), to: shifted($0.to)) }
         layout.sections[0].replaceSubrange(head..., with: tail)
         rowHashes[0].replaceSubrange(head..., with: hashes)

@@ -43,6 +43,14 @@ package struct IndexPathList: Sendable, Equatable, ExpressibleByArrayLiteral, Bi
         for path in paths { append(path) }
     }
 
+    /// The same paths, each `items` further down its section (a change set worked out on a
+    /// slice of the rows, placed where the slice lies): the runs move whole.
+    package func shifted(by items: Int) -> IndexPathList {
+        var shifted = self
+        for index in shifted.runs.indices { shifted.runs[index].item += items }
+        return shifted
+    }
+
     /// The same paths in ascending order.
     package mutating func sort() {
         guard
