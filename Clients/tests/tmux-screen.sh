@@ -39,3 +39,17 @@ wait_for() {
   "${tmux[@]}" capture-pane -p -t capture >&2
   return 1
 }
+
+# Waits (at most 10 s) until one screen shows TEXT and not GONE: a screen caught between
+# two redraws may show one without the other.
+wait_for_without() {
+  local screen
+  for _ in $(seq 200); do
+    screen="$("${tmux[@]}" capture-pane -p -t capture)"
+    if grep -qF -- "$1" <<<"$screen" && ! grep -qF -- "$2" <<<"$screen"; then return 0; fi
+    sleep 0.05
+  done
+  echo "capture.sh: the screen never showed '$1' without '$2':" >&2
+  "${tmux[@]}" capture-pane -p -t capture >&2
+  return 1
+}
