@@ -71,11 +71,19 @@ elif [ "$scene" = million ]; then
   wait_for "  … row 999900"
   wait_for "Row 999901"
   # Dim: the unloaded rows are drawn with the attributes of Comment (an escape sequence
-  # before them), the loaded row plainly.
-  "${tmux[@]}" capture-pane -p -e -t capture >"$work/attributes"
-  grep -q $'\e\[[0-9;]*m  … row 999900' "$work/attributes" || {
+  # before them). Waited for, as the text: the screen may be caught between two redraws.
+  dim=""
+  for _ in $(seq 200); do
+    screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
+    if grep -q $'\e\[[0-9;]*m  … row 999900' <<<"$screen"; then
+      dim=yes
+      break
+    fi
+    sleep 0.05
+  done
+  [ -n "$dim" ] || {
     echo "capture.sh: the unloaded rows are not highlighted:" >&2
-    cat -v "$work/attributes" >&2
+    cat -v <<<"$screen" >&2
     exit 1
   }
 else
