@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
-        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit"]),
+        .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Basics"]),
         // The daemon in process, and the model driven through the daemon's decoding and encoding.
         .testTarget(
             name: "DaemonTests",

@@ -112,7 +112,7 @@ extension JSON {
         package static let sortedKeys = Format(rawValue: 2)
     }
 
-    private func dumpFlags(_ format: Format) -> Int {
+    static func dumpFlags(_ format: Format) -> Int {
         var flags = Int(JSON_ENCODE_ANY) | (17 << 11) /* JSON_REAL_PRECISION(17): round-trips every double */
         flags |= format.contains(.pretty) ? 2 /* JSON_INDENT(2) */ : Int(JSON_COMPACT)
         if format.contains(.sortedKeys) { flags |= Int(JSON_SORT_KEYS) }
@@ -126,8 +126,12 @@ extension JSON {
 
     /// Calls `body` with the encoded bytes, valid only during the call: for a caller that
     /// copies them once, where they go.
+    /// A large packed value is encoded in pieces on every core (JSON+PiecewiseEncoding.swift).
     package func withEncoded<R>(format: Format = [], _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        guard let dumped = withTree({ json_dumps($0, dumpFlags(format)) }) else {
+        if format.isEmpty, let size = packedSize, size >= Self.piecewiseEncodingThreshold, let bytes = piecewiseEncoded() {
+            return try bytes.withUnsafeBufferPointer(body)
+        }
+        guard let dumped = withTree({ json_dumps($0, Self.dumpFlags(format)) }) else {
             fatalError("jansson: out of memory while encoding")
         }
         defer { json_free_dumped(dumped) }

@@ -76,7 +76,9 @@ package struct Notification: Sendable {
     package var json: JSON {
         var members: [(String, JSON)] = [("jsonrpc", JSONRPCVersion.value), ("method", JSON(method))]
         if let params { members.append(("params", params)) }
-        return .object(members)
+        // Large params (a change set of a million rows) keep the message packed, so that it is
+        // encoded in pieces on every core.
+        return params?.isEncodedInPieces == true ? .packedObject(members) : .object(members)
     }
 }
 
@@ -246,6 +248,10 @@ package enum Outgoing: Sendable {
     package var json: JSON {
         switch self {
         case .response(let id, .success(let result)):
+            if result.isEncodedInPieces {
+                // As a notification's large params: the answer stays packed (a million rows read).
+                return .packedObject([("jsonrpc", JSONRPCVersion.value), ("id", id), ("result", result)])
+            }
             return JSON.object(("jsonrpc", JSONRPCVersion.value), ("id", id), ("result", result))
         case .response(let id, .failure(let error)):
             return JSON.object(("jsonrpc", JSONRPCVersion.value), ("id", id), ("error", error.json))

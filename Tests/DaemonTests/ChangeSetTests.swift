@@ -1,3 +1,4 @@
+import Basics
 @testable import DataSources
 import JSONKit
 import Testing

@@ -1,3 +1,4 @@
+import Basics
 @testable import DataSources
 import JSONKit
 import Testing
@@ -204,6 +205,25 @@ extension PredicateTests {
 /// every change set must take the old rows to the new ones (the oracle), and the rows must
 /// be what a filtered source created afresh over the same child shows.
 extension FilteredDataSourceTests {
+    /// Without a match query on either side, a new filter's change set comes from one walk
+    /// over the entries, in runs: the rows left between those kept, the rows arriving
+    /// between them, and nothing moved.
+    @Test func aFilterInTheChildsOrderChangesInRuns() {
+        func entries(_ passes: (Int) -> Bool) -> [[FilteredDataSource.Entry]] {
+            [(0..<10).map { FilteredDataSource.Entry(passes: passes($0), isPlaceholder: false, score: 0) }, []]
+        }
+        func runs(_ list: IndexPathList) -> [[Int]] { list.runs.map { [$0.section, $0.item, $0.count] } }
+        let all = entries { _ in true }, everyThird = entries { $0 % 3 == 0 }, others = entries { $0 % 3 == 1 }
+        let narrowed = FilteredDataSource.changesInChildOrder(from: all, to: everyThird)
+        #expect(runs(narrowed.deleted) == [[0, 1, 2], [0, 4, 2], [0, 7, 2]] && narrowed.inserted.isEmpty && narrowed.moved.isEmpty)
+        let widened = FilteredDataSource.changesInChildOrder(from: everyThird, to: all)
+        #expect(runs(widened.inserted) == [[0, 1, 2], [0, 4, 2], [0, 7, 2]] && widened.deleted.isEmpty)
+        // Rows 0, 3, 6, 9 leave (all four of the old list), rows 1, 4, 7 arrive.
+        let swapped = FilteredDataSource.changesInChildOrder(from: everyThird, to: others)
+        #expect(runs(swapped.deleted) == [[0, 0, 4]] && runs(swapped.inserted) == [[0, 0, 3]])
+        #expect(FilteredDataSource.changesInChildOrder(from: all, to: all).isEmpty)
+    }
+
     /// An entry's one integer orders as rows rank: passing before failing, data before
     /// placeholders, higher scores first; and gives back what it was made of, at any score.
     @Test func anEntryIsOneIntegerInRankOrder() {

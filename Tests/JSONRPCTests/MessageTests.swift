@@ -75,6 +75,28 @@ private func message(_ text: String) throws -> Message { Message(try JSON.parse(
                 == #"{"jsonrpc":"2.0","method":"n","params":{"s":"x"}}"#)
     }
 
+    /// Large packed params or a large packed result keep the message packed, so that it is
+    /// encoded in pieces (JSONKit's piecewise encoding); the bytes are those of the message
+    /// built as a tree. Small ones make a tree, as before.
+    @Test func aMessageAroundLargePackedParamsStaysPackedAndEncodesAlike() throws {
+        let rows = JSON.integerTuples((0..<60_000).map { (0, $0 * 3, 2 as Int?) })
+        let params = JSON.packedObject([("source", "s"), ("changes", JSON.packedObject([("deleted", rows)]))])
+        #expect(params.isEncodedInPieces)
+        let notification = Outgoing.notification(Notification(method: "dataSource/didChange", params: params)).json
+        let response = Outgoing.response(id: 4, result: .success(params)).json
+        let treeParams = try JSON.parse(params.encoded())
+        #expect(notification.isPacked && response.isPacked)
+        #expect(
+            notification.encoded() == Outgoing.notification(Notification(method: "dataSource/didChange", params: treeParams)).json.encoded()
+        )
+        #expect(response.encoded() == Outgoing.response(id: 4, result: .success(treeParams)).json.encoded())
+        #expect(
+            response.encoded().starts(with: Array(#"{"jsonrpc":"2.0","id":4,"result":{"source":"s","changes":{"deleted":[[0,0,2],"#.utf8)))
+        let small = JSON.packedObject([("source", "s")])
+        #expect(!Outgoing.notification(Notification(method: "n", params: small)).json.isPacked)
+        #expect(!Outgoing.response(id: 4, result: .success(small)).json.isPacked)
+    }
+
     /// A message of the usual size is handed on packed: id, params and an error's data.
     @Test func aMessageIsHandedOnPacked() throws {
         let body = #"{"jsonrpc":"2.0","id":7,"method":"insertObjects","params":{"source":"s","objects":[{"id":1,"t":"é"},2.5,null]}}"#

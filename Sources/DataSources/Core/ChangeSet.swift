@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// How a source's rows changed, in the terms a list view applies them in one batch:

@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// How a source tells two objects apart: by the value at `identityKey` when given (objects

@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// Its child's rows that pass a `filter` (a `Predicate`) and fuzzily match a `match` query,
@@ -220,8 +221,14 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
                 hashes.append(sameIdentity ? child.rowHashes[section] : RowArray(identity.hashes(of: rows)))
                 continue
             }
-            sections.append(RowArray(order.map { rows[$0] }))
-            hashes.append(RowArray(order.map { childHash(section, $0) }))
+            let passing = RowArray(order.map { rows[$0] })
+            sections.append(passing)
+            if sameIdentity {
+                let childHashes = child.rowHashes[section]
+                hashes.append(RowArray(order.map { childHashes[$0] }))
+            } else {
+                hashes.append(RowArray(identity.hashes(of: passing)))
+            }
         }
         if showsNoResults {
             sections[0].append(Placeholder.noResultsRow)
@@ -263,13 +270,16 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         case (_?, nil): narrows = false
         }
         let oldEntries = entries, oldRanked = match != nil, oldShowsNoResults = showsNoResults
-        let oldOrders = oldEntries.map { Self.order($0, ranked: oldRanked) }
         (filter, match, pattern) = (newFilter, newMatch, newPattern)
         adopt(evaluate(previous: oldEntries, narrowing: narrows))
         let newOrders = entries.map { Self.order($0, ranked: match != nil) }
         let (layout, hashes) = layout(for: newOrders)
         guard !oldShowsNoResults, !showsNoResults else { return replaceLayout(layout, hashes: hashes) }
+        guard oldRanked || match != nil else {
+            return replaceLayout(layout, hashes: hashes, knownChanges: Self.changesInChildOrder(from: oldEntries, to: entries))
+        }
 
+        let oldOrders = oldEntries.map { Self.order($0, ranked: oldRanked) }
         var changes = ChangeSet()
         for (section, (oldOrder, newOrder)) in zip(oldOrders, newOrders).enumerated() {
             let old = oldEntries[section], new = entries[section]
@@ -294,6 +304,46 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
             }
         }
         replaceLayout(layout, hashes: hashes, knownChanges: changes)
+    }
+
+    /// The change set from the rows that passed `old` to those that pass `new`, both in the
+    /// child's order (no match query on either side): rows that stay keep their order, so
+    /// nothing moves, and one walk over the entries finds the runs that leave and arrive.
+    /// A first filter over a million rows deletes 916,666 of them this way without a list
+    /// of positions.
+    static func changesInChildOrder(from old: [[Entry]], to new: [[Entry]]) -> ChangeSet {
+        var changes = ChangeSet()
+        for section in old.indices {
+            precondition(old[section].count == new[section].count, "entries of the same child rows")
+            old[section].withUnsafeBufferPointer { before in
+                new[section].withUnsafeBufferPointer { after in
+                    var oldItem = 0, newItem = 0
+                    // The run being gathered of each list: `start..<end` (empty: none yet).
+                    var deleted = 0..<0, inserted = 0..<0
+                    for row in before.indices {
+                        let was = before[row].passes, passes = after[row].passes
+                        if was, !passes {
+                            if deleted.upperBound != oldItem {
+                                changes.deleted.append(section: section, items: deleted)
+                                deleted = oldItem..<oldItem
+                            }
+                            deleted = deleted.lowerBound..<(oldItem + 1)
+                        } else if passes, !was {
+                            if inserted.upperBound != newItem {
+                                changes.inserted.append(section: section, items: inserted)
+                                inserted = newItem..<newItem
+                            }
+                            inserted = inserted.lowerBound..<(newItem + 1)
+                        }
+                        if was { oldItem += 1 }
+                        if passes { newItem += 1 }
+                    }
+                    changes.deleted.append(section: section, items: deleted)
+                    changes.inserted.append(section: section, items: inserted)
+                }
+            }
+        }
+        return changes
     }
 
     // MARK: Following a change of the child

@@ -1,3 +1,4 @@
+import Basics
 import JSONKit
 
 /// One section of objects the client gives and edits.

@@ -3,24 +3,24 @@ import Dispatch
 import Glibc
 #endif
 
-/// Per-row work over a long list (hashing its rows, packing them), split in contiguous
+/// Per-row work over a long list (hashing its rows, packing them, encoding them), split in contiguous
 /// chunks over the machine's cores and joined before returning: the caller's thread stays
 /// the only one that ever sees the source change, and the result is what a loop on it
 /// would give, in order. Short lists run on the calling thread, where handing out chunks
 /// would cost more than it saves.
-enum Parallel {
+package enum Parallel {
     /// Fewer elements than this are mapped on the calling thread. At about 0.1–1 µs a row,
     /// 8,192 rows are a millisecond or more: well above what waking a worker costs.
-    static let threshold = 8192
+    package static let threshold = 8192
 
     /// The machine's online cores, read once (affinity and cgroup quotas are not counted:
     /// with fewer cores usable, chunks only queue up).
-    static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    package static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// `transform` of each element, in order. `makeState` gives each chunk its own working
     /// storage (a packing scratch, say), so that chunks share nothing they write.
     /// `transform` must only read shared state: chunks run at the same time.
-    static func map<Elements: RandomAccessCollection & Sendable, State, Result: Sendable>(
+    package static func map<Elements: RandomAccessCollection & Sendable, State, Result: Sendable>(
         _ elements: Elements, state makeState: @Sendable () -> State, _ transform: @Sendable (inout State, Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
         let count = elements.count
@@ -46,7 +46,7 @@ enum Parallel {
     }
 
     /// The same without per-chunk state.
-    static func map<Elements: RandomAccessCollection & Sendable, Result: Sendable>(
+    package static func map<Elements: RandomAccessCollection & Sendable, Result: Sendable>(
         _ elements: Elements, _ transform: @Sendable (Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
         map(elements, state: { () }, { _, element in transform(element) })
@@ -55,7 +55,7 @@ enum Parallel {
     /// Calls `body` with each of `pieces` pieces of work (in no given order, on all cores when
     /// the `elements` they cover in all are `threshold` or more), and returns once all are done.
     /// `body` must only read shared state, and write only what its piece owns.
-    static func forEach(pieces: Int, elements: Int, _ body: @Sendable (Int) -> Void) {
+    package static func forEach(pieces: Int, elements: Int, _ body: @Sendable (Int) -> Void) {
         guard processorCount > 1, elements >= threshold, pieces > 1 else {
             for piece in 0..<pieces { body(piece) }
             return
@@ -64,13 +64,14 @@ enum Parallel {
     }
 
     /// Storage that pieces of work (a map's chunks) write at once, each only its own part.
-    struct SharedOutput<Element>: @unchecked Sendable {
-        let start: UnsafeMutablePointer<Element>
+    package struct SharedOutput<Element>: @unchecked Sendable {
+        package let start: UnsafeMutablePointer<Element>
+        package init(start: UnsafeMutablePointer<Element>) { self.start = start }
     }
 
     /// Two chunks a core, so that a core that finishes early takes another, and never a
     /// chunk under `threshold / 2` elements.
-    static func chunkCount(for count: Int) -> Int {
+    package static func chunkCount(for count: Int) -> Int {
         guard processorCount > 1, count >= threshold else { return 1 }
         return min(2 * processorCount, count / (threshold / 2))
     }

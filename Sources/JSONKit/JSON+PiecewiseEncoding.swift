@@ -1,0 +1,210 @@
+import Basics
+import CJansson
+import CJSONArena
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A large packed value (a change set of 80,000 runs, the rows of a long list) is encoded in
+// pieces, on every core, and the pieces are joined. jansson still encodes every key, every
+// scalar and every run of elements; what is written here is only the brackets, commas and
+// colons between pieces, where jansson's compact output puts them. The bytes are the ones
+// jansson gives for the whole value (JSONKitTests' PiecewiseEncodingTests compare them).
+// Encoding in one piece cost a filter over a million rows more than a third of its time:
+// jansson formats each of the change set's 250,000 integers through snprintf.
+
+extension JSON {
+    /// Packed values of this many bytes or more are encoded in pieces (`withEncoded`, compact).
+    package static let piecewiseEncodingThreshold = 256 << 10
+
+    /// Whether this is a packed value large enough to be encoded in pieces: an object made to
+    /// hold it (a message around its params) is best made packed too (`packedObject`), since
+    /// a tree of it would be encoded in one piece.
+    package var isEncodedInPieces: Bool { (packedSize ?? 0) >= Self.piecewiseEncodingThreshold }
+
+    /// The compact encoding of this packed value, made in pieces of about `pieceBytes` packed
+    /// bytes each; nil for a tree. The same bytes as encoding the value whole.
+    func piecewiseEncoded(pieceBytes: Int = 64 << 10) -> [UInt8]? {
+        guard case .packed(let reader, let offset) = storage else { return nil }
+        return withExtendedLifetime(self) {
+            var plan = PiecewisePlan(reader: reader, pieceBytes: max(1, pieceBytes))
+            plan.add(offset)
+            return plan.encoded()
+        }
+    }
+
+    /// The size of this packed value's bytes; nil for a tree.
+    package var packedSize: Int? {
+        guard case .packed(let reader, let offset) = storage else { return nil }
+        return withExtendedLifetime(self) { reader.end(of: offset) - offset }
+    }
+}
+
+/// What to write for one value, in order: bytes written here, and pieces for jansson to encode.
+private struct PiecewisePlan {
+    enum Part {
+        /// Bytes of `literals`.
+        case literal(Range<Int>)
+        /// The encoding of `pieces[index]`.
+        case piece(Int)
+    }
+
+    enum Piece {
+        /// One value, encoded whole.
+        case value(offset: Int)
+        /// `count` consecutive elements of an array from the one at `first`, encoded as
+        /// jansson encodes them between the array's brackets.
+        case elements(first: Int, count: Int)
+    }
+
+    let reader: PackedReader
+    let pieceBytes: Int
+    private(set) var literals: [UInt8] = []
+    private(set) var parts: [Part] = []
+    private(set) var pieces: [Piece] = []
+    /// The elements the pieces cover (a value counts one): what decides whether they are
+    /// encoded on every core.
+    private(set) var elements = 0
+
+    init(reader: PackedReader, pieceBytes: Int) {
+        self.reader = reader
+        self.pieceBytes = pieceBytes
+    }
+
+    private mutating func literal(_ bytes: some Collection<UInt8>) {
+        let start = literals.count
+        literals.append(contentsOf: bytes)
+        if case .literal(let range) = parts.last, range.upperBound == start {
+            parts[parts.count - 1] = .literal(range.lowerBound..<literals.count)
+        } else {
+            parts.append(.literal(start..<literals.count))
+        }
+    }
+
+    private mutating func piece(_ piece: Piece) {
+        parts.append(.piece(pieces.count))
+        pieces.append(piece)
+        if case .elements(_, let count) = piece { elements += count } else { elements += 1 }
+    }
+
+    /// Plans the value at `offset`: whole when small or a scalar; otherwise its members or
+    /// elements, in runs of about `pieceBytes`, each large one planned the same way.
+    mutating func add(_ offset: Int) {
+        let tag = reader.tag(at: offset)
+        guard tag == PackedTag.object || tag == PackedTag.array, reader.end(of: offset) - offset >= pieceBytes else {
+            return piece(.value(offset: offset))
+        }
+        let (count, first, _) = reader.container(at: offset)
+        var cursor = first
+        if tag == PackedTag.object {
+            literal("{".utf8)
+            for index in 0..<count {
+                if index > 0 { literal(",".utf8) }
+                let key = reader.key(&cursor)
+                literal(Self.encodedKey(key))
+                literal(":".utf8)
+                add(cursor)
+                cursor = reader.end(of: cursor)
+            }
+            literal("}".utf8)
+            return
+        }
+        literal("[".utf8)
+        var wrote = false, runFirst = first, runCount = 0, runBytes = 0
+        func separate(_ plan: inout PiecewisePlan) {
+            if wrote { plan.literal(",".utf8) }
+            wrote = true
+        }
+        func endRun(_ plan: inout PiecewisePlan) {
+            guard runCount > 0 else { return }
+            separate(&plan)
+            plan.piece(.elements(first: runFirst, count: runCount))
+            (runCount, runBytes) = (0, 0)
+        }
+        for _ in 0..<count {
+            let end = reader.end(of: cursor)
+            if end - cursor >= pieceBytes {
+                endRun(&self)
+                separate(&self)
+                add(cursor)
+            } else {
+                if runCount == 0 { runFirst = cursor }
+                runCount += 1
+                runBytes += end - cursor
+                if runBytes >= pieceBytes { endRun(&self) }
+            }
+            cursor = end
+        }
+        endRun(&self)
+        literal("]".utf8)
+    }
+
+    /// A key as jansson writes it in an object: a JSON string.
+    private static func encodedKey(_ key: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        // Never a null pointer: a packed key's start points into its buffer even when empty.
+        let string = key.withMemoryRebound(to: CChar.self) { json_stringn($0.baseAddress!, $0.count) }
+        guard let string else { fatalError("jansson: out of memory (or a key that is not UTF-8) while encoding") }
+        defer { json_decref(string) }
+        return dumped(string, trimming: 0)
+    }
+
+    /// jansson's compact encoding of `tree`, without `trimming` bytes at each end.
+    fileprivate static func dumped(_ tree: UnsafeMutablePointer<json_t>, trimming: Int) -> [UInt8] {
+        guard let text = json_dumps(tree, JSON.dumpFlags([])) else { fatalError("jansson: out of memory while encoding") }
+        defer { json_free_dumped(text) }
+        let length = strlen(text)
+        precondition(length >= 2 * trimming, "an array's encoding has its brackets")
+        return text.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0 + trimming, count: length - 2 * trimming))
+        }
+    }
+
+    /// Encodes the pieces (on every core when they cover `Parallel.threshold` elements or
+    /// more) and joins them with the bytes between.
+    func encoded() -> [UInt8] {
+        let work = PieceWork(reader: reader, pieces: pieces)
+        let encodedPieces = [[UInt8]](unsafeUninitializedCapacity: pieces.count) { buffer, initialized in
+            let output = Parallel.SharedOutput(start: buffer.baseAddress!)
+            Parallel.forEach(pieces: work.pieces.count, elements: elements) { index in
+                // Each piece's tree is built, encoded and dropped in the thread's own scratch
+                // arena; only its bytes leave the scope.
+                (output.start + index).initialize(to: JSON.withScratchAllocation { work.encode(index) })
+            }
+            initialized = pieces.count
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(literals.count + encodedPieces.reduce(0) { $0 + $1.count })
+        for part in parts {
+            switch part {
+            case .literal(let range): result.append(contentsOf: literals[range])
+            case .piece(let index): result.append(contentsOf: encodedPieces[index])
+            }
+        }
+        return result
+    }
+}
+
+/// The pieces as the cores read them: the packed buffer is only read, and outlives the work.
+private struct PieceWork: @unchecked Sendable {
+    let reader: PackedReader
+    let pieces: [PiecewisePlan.Piece]
+
+    func encode(_ index: Int) -> [UInt8] {
+        switch pieces[index] {
+        case .value(let offset):
+            let tree = reader.tree(at: offset)
+            defer { json_decref(tree) }
+            return PiecewisePlan.dumped(tree, trimming: 0)
+        case .elements(let first, let count):
+            guard let array = json_array() else { fatalError("jansson: out of memory while encoding") }
+            defer { json_decref(array) }
+            var cursor = first
+            for _ in 0..<count {
+                json_array_append_new(array, reader.tree(at: cursor))
+                cursor = reader.end(of: cursor)
+            }
+            // The elements between the brackets jansson writes around them.
+            return PiecewisePlan.dumped(array, trimming: 1)
+        }
+    }
+}
