@@ -18,6 +18,11 @@ import Testing
         (.field("n", .prefix, "5"), false), (.field("z", .exists, true), true), (.field("missing", .exists, true), false),
         (.field("missing", .exists, false), true), (.field("o", .eq, ["x": 1]), true), (.field("o.x", .eq, 1), true),
         (.field("b", .eq, true), true), (.field("b", .gt, false), true),
+        // An array or an object at the key path: compared whole, or read as an array's elements.
+        (.field("tags", .exists, true), true), (.field("o", .exists, false), false), (.field("o", .prefix, "x"), false),
+        (.field("tags", .in, [["a", "b"], 1]), true), (.field("tags", .in, [["b"]]), false), (.field("o", .ne, ["x": 2]), true),
+        (.field("tags", .lt, ["b"]), true), (.field("tags", .ge, ["b"]), false), (.field("o", .gt, ["a"]), false),
+        (.field("o", .contains, "x"), false), (.field("tags", .eq, ["a", "b"]), true),
     ])
     func comparisons(predicate: Predicate, expected: Bool) {
         #expect(predicate.matches(Self.row) == expected, "\(predicate)")

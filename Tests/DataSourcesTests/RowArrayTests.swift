@@ -63,6 +63,21 @@ import Testing
         #expect(forward == Array(oracle[from...]))
     }
 
+    /// Gathering rows at given positions (a filter's kept rows) builds full chunks straight,
+    /// on every core past `Parallel.threshold` positions, as an array of those rows would.
+    @Test(arguments: [0, 1, 1023, 1024, 1025, 20_000])
+    func gatheringPositionsGivesThoseRows(count: Int) {
+        var random = Generator(seed: count)
+        let source = RowArray(Array(0..<30_000).map { $0 * 7 })
+        let positions = (0..<count).map { _ in random.next(source.count) }
+        let gathered = RowArray.gathering(positions, from: source)
+        #expect(gathered.brokenInvariant == nil)
+        #expect(Array(gathered) == positions.map { $0 * 7 } && gathered.count == count)
+        var grown = gathered
+        grown.append(contentsOf: [1, 2, 3])
+        #expect(grown.brokenInvariant == nil && Array(grown) == positions.map { $0 * 7 } + [1, 2, 3])
+    }
+
     @Test func anEditMovesOneChunkNotTheList() {
         var rows = RowArray(0..<1_000_000)
         #expect(rows.chunkCount == 1_000_000 / RowArray<Int>.chunkSize + 1)

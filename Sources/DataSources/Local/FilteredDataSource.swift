@@ -129,11 +129,9 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
             // -1: no match yet (a match scores 0 or more).
             for index in rows.indices where keep[index] { scores[index] = -1 }
             for keyPath in keyPaths {
-                for index in rows.indices where keep[index] {
-                    rows[index].withScalar(at: keyPath) { scalar in
-                        guard case .string(let bytes) = scalar, let found = matcher.score(pattern, in: bytes) else { return }
-                        scores[index] = max(scores[index], found)
-                    }
+                JSON.forEachScalar(in: rows, at: keyPath, where: keep) { index, scalar in
+                    guard case .string(let bytes) = scalar, let found = matcher.score(pattern, in: bytes) else { return }
+                    scores[index] = max(scores[index], found)
                 }
             }
             for index in rows.indices where keep[index] && scores[index] < 0 { keep[index] = false }
@@ -221,7 +219,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
                 hashes.append(sameIdentity ? child.rowHashes[section] : RowArray(identity.hashes(of: rows)))
                 continue
             }
-            let passing = RowArray(order.map { rows[$0] })
+            let passing = RowArray.gathering(order, from: rows)
             sections.append(passing)
             if sameIdentity {
                 let childHashes = child.rowHashes[section]

@@ -52,7 +52,13 @@ package indirect enum Predicate: Sendable, Equatable {
         precondition(keep.count == rows.count, "a flag a row")
         switch self {
         case .comparison(let keyPath, let op, let value):
-            for index in rows.indices where keep[index] { keep[index] = Self.compare(rows[index], keyPath, op, value) }
+            // The block's scalars in one call into JSONKit; arrays and objects read whole after.
+            var whole: [Int] = []
+            let candidates = keep
+            JSON.forEachScalar(in: rows, at: keyPath, where: candidates) { index, scalar in
+                if let passes = Self.test(scalar, op, value) { keep[index] = passes } else { whole.append(index) }
+            }
+            for index in whole { keep[index] = Self.compareWhole(rows[index], keyPath, op, value) }
         case .and(let predicates):
             for predicate in predicates { predicate.narrow(&keep, rows: rows) }
         case .or(let predicates):
@@ -73,44 +79,61 @@ package indirect enum Predicate: Sendable, Equatable {
     }
 
     private static func compare(_ object: JSON, _ keyPath: JSONKeyPath, _ op: Operator, _ operand: Operand) -> Bool {
+        var answer: Bool?
+        object.withScalar(at: keyPath) { answer = test($0, op, operand) }
+        return answer ?? compareWhole(object, keyPath, op, operand)
+    }
+
+    /// The comparison answered from the scalar at the key path, read in place; nil when the
+    /// value there is an array or an object that the operator reads whole (`compareWhole`).
+    private static func test(_ scalar: JSON.Scalar, _ op: Operator, _ operand: Operand) -> Bool? {
+        if case .container = scalar {
+            switch op {
+            case .exists: return operand.value.boolValue ?? true
+            case .prefix: return false
+            default: return nil
+            }
+        }
+        switch op {
+        case .eq: return operand.order(ofScalar: scalar) == 0
+        case .ne: return operand.order(ofScalar: scalar) != 0
+        case .lt, .le, .gt, .ge: return operand.order(ofScalar: scalar, sameKindOnly: true).map { holds(op, $0) } ?? false
+        case .in: return operand.elements.contains { $0.order(ofScalar: scalar) == 0 }
+        case .exists:
+            if case .missing = scalar { return !(operand.value.boolValue ?? true) }
+            return operand.value.boolValue ?? true
+        case .prefix:
+            if case .string(let bytes) = scalar { return bytes.starts(with: operand.bytes) }
+            return false
+        case .contains:
+            if case .string(let bytes) = scalar { return operand.rank == .string && Self.contains(bytes, operand.bytes) }
+            return false
+        }
+    }
+
+    /// Whether an order (-1, 0 or 1 of the row's value against the operand) satisfies `op`.
+    private static func holds(_ op: Operator, _ order: Int) -> Bool {
+        switch op {
+        case .lt: return order < 0
+        case .le: return order <= 0
+        case .gt: return order > 0
+        default: return order >= 0
+        }
+    }
+
+    /// The comparison when the value at the key path is an array or an object: compared whole
+    /// (its encoding with sorted keys), or for `contains`, an array's elements one by one.
+    private static func compareWhole(_ object: JSON, _ keyPath: JSONKeyPath, _ op: Operator, _ operand: Operand) -> Bool {
         switch op {
         case .eq: return operand.order(of: object, at: keyPath) == 0
         case .ne: return operand.order(of: object, at: keyPath) != 0
-        case .lt, .le, .gt, .ge:
-            guard let result = operand.order(of: object, at: keyPath, sameKindOnly: true) else { return false }
-            switch op {
-            case .lt: return result < 0
-            case .le: return result <= 0
-            case .gt: return result > 0
-            default: return result >= 0
-            }
-        case .in:
-            return operand.elements.contains { $0.order(of: object, at: keyPath) == 0 }
-        case .exists:
-            var present = false
-            object.withScalar(at: keyPath) { scalar in
-                if case .missing = scalar {} else { present = true }
-            }
-            return present == (operand.value.boolValue ?? true)
-        case .prefix:
-            var result = false
-            object.withScalar(at: keyPath) { scalar in
-                if case .string(let bytes) = scalar { result = bytes.starts(with: operand.bytes) }
-            }
-            return result
+        case .lt, .le, .gt, .ge: return operand.order(of: object, at: keyPath, sameKindOnly: true).map { holds(op, $0) } ?? false
+        case .in: return operand.elements.contains { $0.order(of: object, at: keyPath) == 0 }
         case .contains:
-            var isContainer = false, result = false
-            object.withScalar(at: keyPath) { scalar in
-                switch scalar {
-                case .string(let bytes): result = operand.rank == .string && Self.contains(bytes, operand.bytes)
-                case .container: isContainer = true
-                default: break
-                }
-            }
-            if isContainer, let elements = object.value(at: keyPath)?.arrayValue {
-                result = elements.contains { operand.order(of: $0, at: Self.wholeValue) == 0 }
-            }
-            return result
+            guard let elements = object.value(at: keyPath)?.arrayValue else { return false }
+            return elements.contains { operand.order(of: $0, at: Self.wholeValue) == 0 }
+        case .exists: return operand.value.boolValue ?? true
+        case .prefix: return false
         }
     }
 
@@ -173,28 +196,7 @@ package indirect enum Predicate: Sendable, Equatable {
         func order(of object: JSON, at keyPath: JSONKeyPath, sameKindOnly: Bool = false) -> Int? {
             var result: Int?, isContainer = false
             object.withScalar(at: keyPath) { scalar in
-                let rowRank: SortKey.Rank
-                switch scalar {
-                case .missing, .null: rowRank = .null
-                case .boolean: rowRank = .boolean
-                case .integer, .real: rowRank = .number
-                case .string: rowRank = .string
-                case .container:
-                    isContainer = true
-                    return
-                }
-                guard rowRank == rank else {
-                    result = sameKindOnly ? nil : (rowRank.rawValue < rank.rawValue ? -1 : 1)
-                    return
-                }
-                switch scalar {
-                case .boolean(let flag): result = Self.sign(flag ? 1 : 0, value.boolValue == true ? 1 : 0)
-                case .integer(let number):
-                    if let integer { result = Self.sign(number, integer) } else { result = Self.sign(Double(number), real ?? 0) }
-                case .real(let number): result = Self.sign(number, integer.map(Double.init) ?? real ?? 0)
-                case .string(let text): result = Self.compare(text, bytes)
-                default: result = 0
-                }
+                if case .container = scalar { isContainer = true } else { result = order(ofScalar: scalar, sameKindOnly: sameKindOnly) }
             }
             if isContainer, let found = object.value(at: keyPath) {
                 let rowRank: SortKey.Rank = found.kind == .array ? .array : .object
@@ -202,6 +204,29 @@ package indirect enum Predicate: Sendable, Equatable {
                 return found.encoded(format: .sortedKeys).withUnsafeBufferPointer { Self.compare($0, bytes) }
             }
             return result
+        }
+
+        /// The same for a scalar read in place (not `.container`: an array or an object is
+        /// compared whole, by `order(of:at:)`).
+        func order(ofScalar scalar: JSON.Scalar, sameKindOnly: Bool = false) -> Int? {
+            let rowRank: SortKey.Rank
+            switch scalar {
+            case .missing, .null: rowRank = .null
+            case .boolean: rowRank = .boolean
+            case .integer, .real: rowRank = .number
+            case .string: rowRank = .string
+            case .container: preconditionFailure("an array or an object is compared whole")
+            }
+            guard rowRank == rank else { return sameKindOnly ? nil : (rowRank.rawValue < rank.rawValue ? -1 : 1) }
+            switch scalar {
+            case .boolean(let flag): return Self.sign(flag ? 1 : 0, value.boolValue == true ? 1 : 0)
+            case .integer(let number):
+                if let integer { return Self.sign(number, integer) }
+                return Self.sign(Double(number), real ?? 0)
+            case .real(let number): return Self.sign(number, integer.map(Double.init) ?? real ?? 0)
+            case .string(let text): return Self.compare(text, bytes)
+            default: return 0
+            }
         }
 
         private static func sign<T: Comparable>(_ left: T, _ right: T) -> Int { left < right ? -1 : (left == right ? 0 : 1) }
