@@ -29,27 +29,46 @@ for _ in $(seq 200); do [ -s "$work/announce" ] && break; sleep 0.05; done
 base_url="$(sed -n 's/.*"baseURL" *: *"\([^"]*\)".*/\1/p' "$work/announce")"
 [ -n "$base_url" ] || { echo "capture.sh: the fixture server did not start:" >&2; cat "$work/fixtures.log" >&2; exit 1; }
 
-# Waits (at most 10 s) until the screen shows TEXT.
-wait_for() {
+# Captures the screen until CHECK (a function given the capture) holds for one capture, at
+# most 10 s: a screen caught between two redraws may show part of a change. FLAGS: capture-
+# pane's (-e keeps colours and attributes). Else says WHAT and shows the last capture.
+#   wait_until WHAT FLAGS CHECK
+wait_until() {
+  local what="$1" flags="$2" check="$3" screen
   for _ in $(seq 200); do
-    "${tmux[@]}" capture-pane -p -t capture | grep -qF -- "$1" && return 0
+    screen="$("${tmux[@]}" capture-pane -p $flags -t capture)"
+    "$check" "$screen" && return 0
     sleep 0.05
   done
-  echo "capture.sh: the screen never showed '$1':" >&2
-  "${tmux[@]}" capture-pane -p -t capture >&2
+  echo "capture.sh: $what:" >&2
+  if [ -n "$flags" ]; then cat -v <<<"$screen" >&2; else cat <<<"$screen" >&2; fi
   return 1
 }
 
-# Waits (at most 10 s) until one screen shows TEXT and not GONE: a screen caught between
-# two redraws may show one without the other.
+# Waits until the screen shows TEXT.
+wait_for() {
+  local text="$1"
+  shows_text() { grep -qF -- "$text" <<<"$1"; }
+  wait_until "the screen never showed '$text'" "" shows_text
+}
+
+# Waits until one screen shows TEXT and not GONE.
 wait_for_without() {
-  local screen
-  for _ in $(seq 200); do
-    screen="$("${tmux[@]}" capture-pane -p -t capture)"
-    if grep -qF -- "$1" <<<"$screen" && ! grep -qF -- "$2" <<<"$screen"; then return 0; fi
-    sleep 0.05
-  done
-  echo "capture.sh: the screen never showed '$1' without '$2':" >&2
-  "${tmux[@]}" capture-pane -p -t capture >&2
-  return 1
+  local text="$1" gone="$2"
+  shows_text_only() { grep -qF -- "$text" <<<"$1" && ! grep -qF -- "$gone" <<<"$1"; }
+  wait_until "the screen never showed '$text' without '$gone'" "" shows_text_only
+}
+
+# Waits until one capture with its escape sequences matches every REGEX (grep's basic
+# syntax); else says WHAT is wrong.
+#   wait_for_escapes WHAT REGEX...
+wait_for_escapes() {
+  local what="$1"
+  shift
+  local patterns=("$@")
+  matches_all() {
+    local pattern
+    for pattern in "${patterns[@]}"; do grep -q -- "$pattern" <<<"$1" || return 1; done
+  }
+  wait_until "$what" -e matches_all
 }

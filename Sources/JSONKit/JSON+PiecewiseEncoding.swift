@@ -162,6 +162,10 @@ private struct PiecewisePlan {
     /// Encodes the pieces (on every core when they cover `Parallel.threshold` elements or
     /// more) and joins them with the bytes between.
     func encoded() -> [UInt8] {
+        // All brackets (an empty container cut at one byte): not through
+        // unsafeUninitializedCapacity, which writes the count into the empty array every empty
+        // array shares.
+        guard !pieces.isEmpty else { return literals }
         let work = PieceWork(reader: reader, pieces: pieces)
         let encodedPieces = [[UInt8]](unsafeUninitializedCapacity: pieces.count) { buffer, initialized in
             let output = Parallel.SharedOutput(start: buffer.baseAddress!)

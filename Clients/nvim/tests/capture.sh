@@ -91,20 +91,8 @@ elif [ "$scene" = counted ]; then
   # The unloaded rows are dim, the loaded ones are not: in the capture with its escapes, an
   # unloaded row's text follows a colour change, a loaded row's starts its line. (Waited
   # for, as the text: the screen may be caught between two redraws.)
-  dim=""
-  for _ in $(seq 200); do
-    screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
-    if grep -q $'\e\[[0-9;]*m *… row 999900' <<<"$screen" && grep -q '^999905    Row 999905' <<<"$screen"; then
-      dim=yes
-      break
-    fi
-    sleep 0.05
-  done
-  [ -n "$dim" ] || {
-    echo "capture.sh: the unloaded rows are not drawn dim, or the loaded ones are:" >&2
-    cat -v <<<"$screen" >&2
-    exit 1
-  }
+  wait_for_escapes "the unloaded rows are not drawn dim, or the loaded ones are" \
+    $'\e\[[0-9;]*m *… row 999900' '^999905    Row 999905'
 else
   wait_for "~" # Neovim is up
   "${tmux[@]}" send-keys -t capture ":Datasourced open broken.json" Enter

@@ -72,20 +72,7 @@ elif [ "$scene" = million ]; then
   wait_for "Row 999901"
   # Dim: the unloaded rows are drawn with the attributes of Comment (an escape sequence
   # before them). Waited for, as the text: the screen may be caught between two redraws.
-  dim=""
-  for _ in $(seq 200); do
-    screen="$("${tmux[@]}" capture-pane -p -e -t capture)"
-    if grep -q $'\e\[[0-9;]*m  … row 999900' <<<"$screen"; then
-      dim=yes
-      break
-    fi
-    sleep 0.05
-  done
-  [ -n "$dim" ] || {
-    echo "capture.sh: the unloaded rows are not highlighted:" >&2
-    cat -v <<<"$screen" >&2
-    exit 1
-  }
+  wait_for_escapes "the unloaded rows are not highlighted" $'\e\[[0-9;]*m  … row 999900'
 else
   wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
   wait_for "datasourced: broken: HTTP status 500: the database is on fire"
