@@ -335,6 +335,55 @@ extension FilteredDataSourceTests {
         }
     }
 
+    /// Over a paginated child (pages arriving, short, failing; its loading and error rows) and
+    /// over a filtered source over it: every change set of the view takes its old rows to its
+    /// new ones, and its rows are what a filtered source made afresh over the same child shows.
+    @Test(arguments: 0..<300)
+    func pagesAndFilteredChildrenMatchARecompute(seed: Int) throws {
+        var random = Generator(seed: 5000 + seed)
+        let (paginated, loader, _) = try PaginatedStateMachineTests.source(
+            extra: seed % 3 == 0 ? [("placeholderStorageOptions", ["errors", "loading", "noResults"])] : [])
+        let identity = paginated.identity
+        let child: DataSource =
+            seed % 2 == 0
+            ? paginated : FilteredDataSource(name: "inner", identity: identity, child: paginated, filter: .field("v", .ne, 3), match: nil)
+        var filter = Self.filter(&random), match = Self.match(&random, growing: nil)
+        let filtered = FilteredDataSource(name: "f", identity: identity, child: child, filter: filter, match: match)
+        let snapshots = SourceChangeSetTests.Snapshots()
+        snapshots.remember([filtered])
+        filtered.addObserver(snapshots)
+        var nextID = 0, answered = 0
+        paginated.fetchData()
+        for step in 0..<24 {
+            switch random.next(6) {
+            case 0...2 where answered < loader.pending.count:
+                // Mostly full pages (the page size is 2); a shorter one ends the list.
+                let rows = (0..<(random.chance(80) ? 2 : random.next(2))).map { _ -> JSON in
+                    defer { nextID += 1 }
+                    return Self.object(&random).setting("id", to: JSON(nextID))
+                }
+                loader.respond(answered, json: .array(rows.filter { Placeholder.kind(of: $0) == nil }))
+                answered += 1
+            case 3 where answered < loader.pending.count:
+                loader.fail(answered, FetchError(kind: .transport, message: "connection refused", url: nil))
+                answered += 1
+            case 4:
+                filter = random.chance(50) ? filter : Self.filter(&random)
+                match = Self.match(&random, growing: match)
+                filtered.setFilter(filter, match: match)
+            default:
+                if !paginated.fetchNextPage() { _ = paginated.retry() }
+            }
+            #expect(snapshots.problems.isEmpty, "seed \(seed) step \(step): \(snapshots.problems)")
+            snapshots.problems = []
+            let fresh = FilteredDataSource(name: "fresh", identity: identity, child: child, filter: filter, match: match)
+            #expect(
+                filtered.layout.sections == fresh.layout.sections,
+                "seed \(seed) step \(step): \(filtered.layout.sections) != \(fresh.layout.sections)")
+            child.removeObserver(fresh)
+        }
+    }
+
     /// Rows are evaluated a block at a time, over all cores: the same rows, in the same order,
     /// as each row evaluated alone with `Predicate.matches` and `FuzzyMatcher.bestMatch`, over
     /// a list long enough to be split (many chunks, past `Parallel.threshold`).
