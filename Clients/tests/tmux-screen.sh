@@ -2,7 +2,8 @@
 # capture needs before its scene. It makes a work folder (the daemon's persisted cache in it,
 # never the user's), a tmux server of its own (its own socket: the user's sessions are never
 # touched), the fixture API of Clients/fixtures.json on a free port ($base_url), a cleanup on
-# exit, and wait_for. Takes the tmux socket's name; needs $DATASOURCED set.
+# exit, and the waits on the screen (wait_until, and wait_for, wait_for_without and
+# wait_for_escapes built on it). Takes the tmux socket's name; needs $DATASOURCED set.
 #   . tmux-screen.sh SOCKET-NAME
 socket_name="$1"
 work="$(mktemp -d)"
@@ -36,7 +37,9 @@ base_url="$(sed -n 's/.*"baseURL" *: *"\([^"]*\)".*/\1/p' "$work/announce")"
 wait_until() {
   local what="$1" flags="$2" check="$3" screen
   for _ in $(seq 200); do
-    screen="$("${tmux[@]}" capture-pane -p $flags -t capture)"
+    # A capture that fails (the editor's session gone) is an empty screen: the reason below
+    # is still said.
+    screen="$("${tmux[@]}" capture-pane -p $flags -t capture)" || screen=""
     "$check" "$screen" && return 0
     sleep 0.05
   done

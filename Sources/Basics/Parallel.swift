@@ -63,6 +63,12 @@ package enum Parallel {
         DispatchQueue.concurrentPerform(iterations: pieces, execute: body)
     }
 
+    /// The same for pieces each worth a thread of its own (tens of kilobytes of work each):
+    /// on all cores whenever there are two or more.
+    package static func forEach(pieces: Int, _ body: @Sendable (Int) -> Void) {
+        forEach(pieces: pieces, elements: threshold, body)
+    }
+
     /// Storage that pieces of work (a map's chunks) write at once, each only its own part.
     package struct SharedOutput<Element>: @unchecked Sendable {
         package let start: UnsafeMutablePointer<Element>

@@ -128,7 +128,7 @@ extension JSON {
     /// copies them once, where they go.
     /// A large packed value is encoded in pieces on every core (JSON+PiecewiseEncoding.swift).
     package func withEncoded<R>(format: Format = [], _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        if format.isEmpty, let size = packedSize, size >= Self.piecewiseEncodingThreshold, let bytes = piecewiseEncoded() {
+        if format.isEmpty, isEncodedInPieces, let bytes = piecewiseEncoded() {
             return try bytes.withUnsafeBufferPointer(body)
         }
         guard let dumped = withTree({ json_dumps($0, Self.dumpFlags(format)) }) else {

@@ -52,9 +52,11 @@ private struct PiecewisePlan {
     enum Piece {
         /// One value, encoded whole.
         case value(offset: Int)
-        /// `count` consecutive elements of an array from the one at `first`, encoded as
-        /// jansson encodes them between the array's brackets.
+        /// `count` consecutive elements of an array from the one at `first`, or members of an
+        /// object from the one whose key starts at `first`: encoded as jansson encodes them
+        /// between the container's brackets (`JSON_EMBED`).
         case elements(first: Int, count: Int)
+        case members(first: Int, count: Int)
     }
 
     let reader: PackedReader
@@ -62,9 +64,6 @@ private struct PiecewisePlan {
     private(set) var literals: [UInt8] = []
     private(set) var parts: [Part] = []
     private(set) var pieces: [Piece] = []
-    /// The elements the pieces cover (a value counts one): what decides whether they are
-    /// encoded on every core.
-    private(set) var elements = 0
 
     init(reader: PackedReader, pieceBytes: Int) {
         self.reader = reader
@@ -74,7 +73,8 @@ private struct PiecewisePlan {
     private mutating func literal(_ bytes: some Collection<UInt8>) {
         let start = literals.count
         literals.append(contentsOf: bytes)
-        if case .literal(let range) = parts.last, range.upperBound == start {
+        // Literals are appended in order, so the last part, when a literal, ends at `start`.
+        if case .literal(let range) = parts.last {
             parts[parts.count - 1] = .literal(range.lowerBound..<literals.count)
         } else {
             parts.append(.literal(start..<literals.count))
@@ -84,33 +84,19 @@ private struct PiecewisePlan {
     private mutating func piece(_ piece: Piece) {
         parts.append(.piece(pieces.count))
         pieces.append(piece)
-        if case .elements(_, let count) = piece { elements += count } else { elements += 1 }
     }
 
     /// Plans the value at `offset`: whole when small or a scalar; otherwise its members or
-    /// elements, in runs of about `pieceBytes`, each large one planned the same way.
+    /// elements in runs of about `pieceBytes`, each large one planned the same way.
     mutating func add(_ offset: Int) {
         let tag = reader.tag(at: offset)
         guard tag == PackedTag.object || tag == PackedTag.array, reader.end(of: offset) - offset >= pieceBytes else {
             return piece(.value(offset: offset))
         }
+        let isObject = tag == PackedTag.object
         let (count, first, _) = reader.container(at: offset)
-        var cursor = first
-        if tag == PackedTag.object {
-            literal("{".utf8)
-            for index in 0..<count {
-                if index > 0 { literal(",".utf8) }
-                let key = reader.key(&cursor)
-                literal(Self.encodedKey(key))
-                literal(":".utf8)
-                add(cursor)
-                cursor = reader.end(of: cursor)
-            }
-            literal("}".utf8)
-            return
-        }
-        literal("[".utf8)
-        var wrote = false, runFirst = first, runCount = 0, runBytes = 0
+        literal((isObject ? "{" : "[").utf8)
+        var cursor = first, wrote = false, runFirst = first, runCount = 0, runBytes = 0
         func separate(_ plan: inout PiecewisePlan) {
             if wrote { plan.literal(",".utf8) }
             wrote = true
@@ -118,25 +104,32 @@ private struct PiecewisePlan {
         func endRun(_ plan: inout PiecewisePlan) {
             guard runCount > 0 else { return }
             separate(&plan)
-            plan.piece(.elements(first: runFirst, count: runCount))
+            plan.piece(isObject ? .members(first: runFirst, count: runCount) : .elements(first: runFirst, count: runCount))
             (runCount, runBytes) = (0, 0)
         }
         for _ in 0..<count {
+            let start = cursor
+            let key = isObject ? reader.key(&cursor) : nil
             let end = reader.end(of: cursor)
             if end - cursor >= pieceBytes {
+                // A large member or element: planned on its own, after the run before it.
                 endRun(&self)
                 separate(&self)
+                if let key {
+                    literal(Self.encodedKey(key))
+                    literal(":".utf8)
+                }
                 add(cursor)
             } else {
-                if runCount == 0 { runFirst = cursor }
+                if runCount == 0 { runFirst = start }
                 runCount += 1
-                runBytes += end - cursor
+                runBytes += end - start
                 if runBytes >= pieceBytes { endRun(&self) }
             }
             cursor = end
         }
         endRun(&self)
-        literal("]".utf8)
+        literal((isObject ? "}" : "]").utf8)
     }
 
     /// A key as jansson writes it in an object: a JSON string.
@@ -145,33 +138,33 @@ private struct PiecewisePlan {
         let string = key.withMemoryRebound(to: CChar.self) { json_stringn($0.baseAddress!, $0.count) }
         guard let string else { fatalError("jansson: out of memory (or a key that is not UTF-8) while encoding") }
         defer { json_decref(string) }
-        return dumped(string, trimming: 0)
+        return dumped(string)
     }
 
-    /// jansson's compact encoding of `tree`, without `trimming` bytes at each end.
-    fileprivate static func dumped(_ tree: UnsafeMutablePointer<json_t>, trimming: Int) -> [UInt8] {
-        guard let text = json_dumps(tree, JSON.dumpFlags([])) else { fatalError("jansson: out of memory while encoding") }
+    /// jansson's compact encoding of `tree`; with `embedded`, without the brackets around a
+    /// container's members or elements.
+    fileprivate static func dumped(_ tree: UnsafeMutablePointer<json_t>, embedded: Bool = false) -> [UInt8] {
+        let flags = JSON.dumpFlags([]) | (embedded ? Int(JSON_EMBED) : 0)
+        guard let text = json_dumps(tree, flags) else { fatalError("jansson: out of memory while encoding") }
         defer { json_free_dumped(text) }
         let length = strlen(text)
-        precondition(length >= 2 * trimming, "an array's encoding has its brackets")
-        return text.withMemoryRebound(to: UInt8.self, capacity: length) {
-            Array(UnsafeBufferPointer(start: $0 + trimming, count: length - 2 * trimming))
-        }
+        return text.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
     }
 
-    /// Encodes the pieces (on every core when they cover `Parallel.threshold` elements or
-    /// more) and joins them with the bytes between.
+    /// Encodes the pieces, on every core (each is about `pieceBytes` of work or a value
+    /// whole), and joins them with the bytes between.
     func encoded() -> [UInt8] {
-        // All brackets (an empty container cut at one byte): not through
-        // unsafeUninitializedCapacity, which writes the count into the empty array every empty
-        // array shares.
+        // With no pieces (an empty container cut at one byte), the literals are the whole
+        // encoding; and an empty array is not made through unsafeUninitializedCapacity, which
+        // writes the count into the empty array every empty array shares.
         guard !pieces.isEmpty else { return literals }
         let work = PieceWork(reader: reader, pieces: pieces)
         let encodedPieces = [[UInt8]](unsafeUninitializedCapacity: pieces.count) { buffer, initialized in
             let output = Parallel.SharedOutput(start: buffer.baseAddress!)
-            Parallel.forEach(pieces: work.pieces.count, elements: elements) { index in
-                // Each piece's tree is built, encoded and dropped in the thread's own scratch
-                // arena; only its bytes leave the scope.
+            Parallel.forEach(pieces: work.pieces.count) { index in
+                // Each piece's tree is built, encoded and dropped in a scratch arena: the
+                // worker's own, or on the calling thread the scope it has open (a message is
+                // encoded in one); only the piece's bytes are kept.
                 (output.start + index).initialize(to: JSON.withScratchAllocation { work.encode(index) })
             }
             initialized = pieces.count
@@ -189,6 +182,7 @@ private struct PiecewisePlan {
 }
 
 /// The pieces as the cores read them: the packed buffer is only read, and outlives the work.
+/// (jansson formats reals through snprintf, which reads the locale on each thread: only read.)
 private struct PieceWork: @unchecked Sendable {
     let reader: PackedReader
     let pieces: [PiecewisePlan.Piece]
@@ -198,7 +192,7 @@ private struct PieceWork: @unchecked Sendable {
         case .value(let offset):
             let tree = reader.tree(at: offset)
             defer { json_decref(tree) }
-            return PiecewisePlan.dumped(tree, trimming: 0)
+            return PiecewisePlan.dumped(tree)
         case .elements(let first, let count):
             guard let array = json_array() else { fatalError("jansson: out of memory while encoding") }
             defer { json_decref(array) }
@@ -207,8 +201,20 @@ private struct PieceWork: @unchecked Sendable {
                 json_array_append_new(array, reader.tree(at: cursor))
                 cursor = reader.end(of: cursor)
             }
-            // The elements between the brackets jansson writes around them.
-            return PiecewisePlan.dumped(array, trimming: 1)
+            return PiecewisePlan.dumped(array, embedded: true)
+        case .members(let first, let count):
+            guard let object = json_object() else { fatalError("jansson: out of memory while encoding") }
+            defer { json_decref(object) }
+            var cursor = first
+            for _ in 0..<count {
+                let key = reader.key(&cursor)
+                // Never a null pointer: a packed key's start points into its buffer even when empty.
+                key.withMemoryRebound(to: CChar.self) {
+                    _ = json_object_setn_new(object, $0.baseAddress!, $0.count, reader.tree(at: cursor))
+                }
+                cursor = reader.end(of: cursor)
+            }
+            return PiecewisePlan.dumped(object, embedded: true)
         }
     }
 }

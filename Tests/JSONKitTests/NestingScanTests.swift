@@ -69,7 +69,7 @@ import JSONKit
 }
 
 /// A small seeded generator, so that a failing round can be run again.
-private struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -78,20 +78,18 @@ private func message(_ text: String) throws -> Message { Message(try JSON.parse(
     /// Large packed params or a large packed result keep the message packed, so that it is
     /// encoded in pieces (JSONKit's piecewise encoding); the bytes are those of the message
     /// built as a tree. Small ones make a tree, as before.
-    @Test func aMessageAroundLargePackedParamsStaysPackedAndEncodesAlike() throws {
-        let rows = JSON.integerTuples((0..<60_000).map { (0, $0 * 3, 2 as Int?) })
-        let params = JSON.packedObject([("source", "s"), ("changes", JSON.packedObject([("deleted", rows)]))])
+    @Test func aMessageAroundLargePackedParamsStaysPackedAndEncodesAlike() {
+        let runs = (0..<60_000).map { (0, $0 * 3, 2 as Int?) }
+        let params = JSON.packedObject([("source", "s"), ("changes", JSON.packedObject([("deleted", .integerTuples(runs))]))])
         #expect(params.isEncodedInPieces)
         let notification = Outgoing.notification(Notification(method: "dataSource/didChange", params: params)).json
         let response = Outgoing.response(id: 4, result: .success(params)).json
-        let treeParams = try JSON.parse(params.encoded())
         #expect(notification.isPacked && response.isPacked)
+        // Written out here, independently of jansson and of the pieces.
+        let encodedParams = #"{"source":"s","changes":{"deleted":["# + runs.map { "[0,\($0.1),2]" }.joined(separator: ",") + "]}}"
         #expect(
-            notification.encoded() == Outgoing.notification(Notification(method: "dataSource/didChange", params: treeParams)).json.encoded()
-        )
-        #expect(response.encoded() == Outgoing.response(id: 4, result: .success(treeParams)).json.encoded())
-        #expect(
-            response.encoded().starts(with: Array(#"{"jsonrpc":"2.0","id":4,"result":{"source":"s","changes":{"deleted":[[0,0,2],"#.utf8)))
+            notification.encoded() == Array((#"{"jsonrpc":"2.0","method":"dataSource/didChange","params":"# + encodedParams + "}").utf8))
+        #expect(response.encoded() == Array((#"{"jsonrpc":"2.0","id":4,"result":"# + encodedParams + "}").utf8))
         let small = JSON.packedObject([("source", "s")])
         #expect(!Outgoing.notification(Notification(method: "n", params: small)).json.isPacked)
         #expect(!Outgoing.response(id: 4, result: .success(small)).json.isPacked)

@@ -203,10 +203,6 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         return (data, passing)
     }
 
-    private func childHash(_ section: Int, _ item: Int) -> Int {
-        child.identity.key == identity.key ? child.rowHashes[section][item] : identity.hash(of: child.layout.sections[section][item])
-    }
-
     /// The layout for `entries` in their orders, and its identity hashes.
     private func layout(for orders: [[Int]]) -> (Layout, [RowArray<Int>]) {
         var sections: [RowArray<JSON>] = [], hashes: [RowArray<Int>] = []
@@ -369,11 +365,13 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     /// Applies the child's change of a few rows here: evaluates the rows that arrived or
     /// changed, finds where the rows leaving were and where the rows arriving go, and edits
     /// the rows in place. False, with nothing changed, when it cannot: a change of sections,
-    /// a large change, or one into or out of "nothing matches" (the no-results row).
+    /// a large change, one into or out of "nothing matches" (the no-results row), or any change
+    /// when this source's identity is not its child's (an update in the child can then be
+    /// another row here: its hash changes, which the diff of a recompute sees).
     private func follow(_ changes: ChangeSet) -> Bool {
         let total = changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
         guard followsChanges, !showsNoResults, changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
-            total <= Self.largestFollowedChange, child.layout.sections.count == entries.count
+            total <= Self.largestFollowedChange, child.layout.sections.count == entries.count, child.identity.key == identity.key
         else { return false }
         let rows = child.layout.sections, sections = entries.count
         var leaving = [[Int]](repeating: [], count: sections), arriving = [[Int]](repeating: [], count: sections)
@@ -500,7 +498,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         for path in (own.deleted + own.moved.map(\.from)).sorted(by: >) { removeRow(at: path) }
         for addition in additions.sorted(by: { $0.at < $1.at }) {
             insertRow(
-                rows[addition.child.section][addition.child.item], hash: childHash(addition.child.section, addition.child.item),
+                rows[addition.child.section][addition.child.item], hash: child.rowHashes[addition.child.section][addition.child.item],
                 at: addition.at)
         }
         for replacement in replacements { replaceRow(at: replacement.at, with: rows[replacement.child.section][replacement.child.item]) }
