@@ -36,15 +36,9 @@ extension JSON {
         return JSON(array)
     }
 
-    /// `[[a, b], ...]`, packed in one buffer: a change set's thousand index paths cost the
-    /// main loop one allocation, where jansson nodes would cost three a pair, each freed by
-    /// the writer thread that encodes them. The writer builds the tree it encodes from this,
-    /// in its scratch arena.
-    package static func integerPairs(_ pairs: [(Int, Int)]) -> JSON {
-        JSON(packed: PackedWriter.integerPairs(pairs))
-    }
-
-    /// `[[a, b], [a, b, c], ...]`, packed the same way: each pair, with a third integer where given.
+    /// `[[a, b], [a, b, c], ...]`, packed in one buffer: each pair, with a third integer where
+    /// given. A change set's thousand index paths cost the main loop one allocation, where
+    /// jansson nodes would cost three a pair, each freed by the thread that encodes them.
     package static func integerTuples(_ tuples: [(Int, Int, Int?)]) -> JSON {
         JSON(packed: PackedWriter.integerTuples(tuples))
     }

@@ -483,9 +483,6 @@ enum PackedWriter {
         }
     }
 
-    /// `[[a, b], ...]` of the pairs.
-    static func integerPairs(_ pairs: [(Int, Int)]) -> PackedBuffer { integerTuples(pairs.map { ($0.0, $0.1, nil) }) }
-
     /// A packed object of the members (unique keys), written straight from where their
     /// values lie: trees are packed in place, packed values copied. No tree of the object is
     /// built.

@@ -2,18 +2,29 @@ import JSONKit
 import Testing
 
 @Suite struct JSONTests {
-    @Test func integerPairsAreTheArraysOfTwoIntegers() {
-        let pairs = [(0, 0), (3, -7), (Int.max, Int.min), (1, 2)]
-        let expected = JSON.array(pairs.map { [JSON($0.0), JSON($0.1)] })
-        #expect(JSON.integerPairs(pairs) == expected)
-        #expect(JSON.integerPairs(pairs).text() == "[[0,0],[3,-7],[9223372036854775807,-9223372036854775808],[1,2]]")
-        #expect(JSON.integerPairs([(Int, Int)]()).text() == "[]")
+    /// A tuple as a tree of its two or three integers.
+    static func tree(_ tuple: (Int, Int, Int?)) -> JSON {
+        var elements = [JSON(tuple.0), JSON(tuple.1)]
+        if let third = tuple.2 { elements.append(JSON(third)) }
+        return .array(elements)
+    }
+
+    @Test func integerTuplesAreTheArraysOfTwoOrThreeIntegers() {
+        let tuples: [(Int, Int, Int?)] = [(0, 0, nil), (3, -7, 2), (Int.max, Int.min, nil), (1, 2, Int.min)]
+        let expected = JSON.array(tuples.map(Self.tree))
+        #expect(JSON.integerTuples(tuples) == expected)
+        #expect(
+            JSON.integerTuples(tuples).text()
+                == "[[0,0],[3,-7,2],[9223372036854775807,-9223372036854775808],[1,2,-9223372036854775808]]")
+        #expect(JSON.integerTuples([]).text() == "[]")
         // Packed: the same bytes as the tree packed, across varint lengths and a payload
         // longer than one varint byte.
-        let many = (0..<300).map { ($0 * 1000 - 64, [63, -64, 64, -65, 127, 128, 1 << 40][$0 % 7]) }
-        let made = JSON.integerPairs(many), tree = JSON.array(many.map { [JSON($0.0), JSON($0.1)] })
+        let sizes = [63, -64, 64, -65, 127, 128, 1 << 40]
+        let many: [(Int, Int, Int?)] = (0..<300).map { index in (index * 1000 - 64, sizes[index % 7], index % 3 == 0 ? nil : index) }
+        let made = JSON.integerTuples(many)
+        let tree = JSON.array(many.map(Self.tree))
         #expect(made.isPacked && made == tree && made.hashValue == tree.hashValue && made.encoded() == tree.encoded())
-        #expect(made == tree.packed() && made[299]?[1] == JSON(many[299].1))
+        #expect(made == tree.packed() && made[299]?[1] == JSON(many[299].1) && made[299]?[2] == JSON(299))
     }
 
     @Test func roundTripsKeepingMemberOrder() throws {
