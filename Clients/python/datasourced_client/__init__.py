@@ -8,8 +8,8 @@ from ._version import package_version
 from .async_client import AsyncClient, AsyncDataSource, AsyncEventStream
 from .client import Client, DataSource, EventStream
 from .command import CacheOption, DaemonCommand, daemon_command
-from .errors import (DaemonExited, DatasourcedError, DatasourcedTimeout, IncompatibleDaemon, LoadFailed, RPCError,
-                     describe_fetch_error)
+from .errors import (CredentialRequest, DaemonExited, DatasourcedError, DatasourcedTimeout, IncompatibleDaemon,
+                     LoadFailed, RPCError, credential_requests, describe_fetch_error)
 from .events import Event, Freshness
 from .protocol import IndexPath
 from .snapshot import Section, Snapshot, is_placeholder
@@ -20,6 +20,6 @@ __all__ = [
     "Event", "Freshness", "Snapshot", "Section", "IndexPath", "is_placeholder",
     "CacheOption", "DaemonCommand", "daemon_command",
     "DatasourcedError", "DatasourcedTimeout", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
-    "describe_fetch_error",
+    "CredentialRequest", "credential_requests", "describe_fetch_error",
 ]
 __version__ = package_version()

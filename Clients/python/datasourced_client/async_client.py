@@ -68,6 +68,12 @@ SUPPORTED_PROTOCOL_MAJOR = 1
 SNAPSHOT_ATTEMPTS = 5
 
 
+def _credential_params(env: str | None, file: str | None, origin: str) -> dict[str, str]:
+    if (env is None) == (file is None):
+        raise ValueError("allow_credential takes exactly one of env= and file=")
+    return {"env": env, "origin": origin} if env is not None else {"file": str(file), "origin": origin}
+
+
 def _index_path(value: Sequence[int]) -> IndexPath:
     section, item = value
     return (int(section), int(item))
@@ -394,6 +400,16 @@ class AsyncClient:
     async def ping(self, delay_ms: int = 0) -> None:
         """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
         await self.request("ping", {"delayMilliseconds": delay_ms})
+
+    async def allow_credential(self, env: str | None = None, file: str | None = None, *,
+                               origin: str) -> dict[str, Any]:
+        """``allowCredential``: lets the daemon send the environment variable ``env`` (or the
+        file ``file``, the path as the spec writes it) to ``origin`` (``scheme://host[:port]``),
+        recorded for good in its allowances file. Returns ``{"env"|"file", "origin"
+        (normalized), "path"}`` (the allowances file). A source whose load failed with kind
+        ``credentialNotAllowed`` (:attr:`LoadFailed.credential_requests`) sends it once
+        loaded again (``fetch_data``). Exactly one of ``env`` and ``file``."""
+        return cast(dict[str, Any], await self.request("allowCredential", _credential_params(env, file, origin)))
 
 
 class AsyncEventStream:

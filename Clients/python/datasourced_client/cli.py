@@ -19,9 +19,19 @@ each change of a live list (``refreshIntervalSeconds``, or ``--refresh SECONDS``
 arrives. ``--filter PREDICATE`` and ``--match QUERY`` print each shown source through a
 ``filtered`` source over it (protocol 1.4): the rows that pass the predicate (JSON, or the
 short ``KEYPATH OP VALUE``), ranked by a fuzzy match of QUERY over ``--match-keys`` (default:
-the spec's ``search.keyPaths``, else the columns shown). Exit status: 0, 1 if a load failed or a source still had pages after
-``--max-pages``, 2 for a bad config or a request the daemon refused, 130 on Ctrl-C while
-loading.
+the spec's ``search.keyPaths``, else the columns shown).
+
+A header value read from the environment or a file (``{"env": "GITHUB_TOKEN"}``,
+``{"file": "~/.config/x/token"}``) is sent only to the origins the user allowed it for: a
+load that needs an allowance fails with kind ``credentialNotAllowed``, and when stdin is a
+terminal the tool asks (``Allow the daemon to send the environment variable GITHUB_TOKEN to
+https://api.github.com? [y/N]``), records a yes with ``allowCredential`` and loads again.
+``--allow-credential NAME=ORIGIN`` allows before loading (NAME an environment variable, or a
+path when it starts with ``/`` or ``~``); ``--allow-credentials-from-config`` starts the
+daemon with that switch (every credential sent to its source's own origin, unasked).
+
+Exit status: 0, 1 if a load failed or a source still had pages after ``--max-pages``, 2 for
+a bad config or a request the daemon refused, 130 on Ctrl-C while loading.
 """
 
 from __future__ import annotations
@@ -31,14 +41,14 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
 from ._version import package_version
 from .client import Client, DataSource
 from .command import CacheOption, daemon_command
-from .errors import DatasourcedError, LoadFailed, RPCError
+from .errors import CredentialRequest, DatasourcedError, LoadFailed, RPCError
 from .events import Freshness
 from .fixtures import FixtureServer, FixtureServerError
 from .follow import ChangeFollower
@@ -58,6 +68,72 @@ ConfigError = ListSpecError
 
 class EndlessPaging(DatasourcedError):
     """A paginated source still had more pages after the page cap."""
+
+
+#: Asks the person whether the daemon may send a credential to an origin; True for yes.
+AskCredential = Callable[[CredentialRequest], bool]
+
+
+def ask_on_terminal(request: CredentialRequest, prompt: TextIO | None = None, answers: TextIO | None = None) -> bool:
+    """Asks on stderr, reads the answer from stdin: ``Allow the daemon to send the
+    environment variable GITHUB_TOKEN to https://api.github.com? [y/N] ``. Only ``y`` or
+    ``yes`` (any case) is a yes; an empty line or the end of input is a no."""
+    prompt = prompt or sys.stderr
+    answers = answers or sys.stdin
+    prompt.write(f"{request.question()} [y/N] ")
+    prompt.flush()
+    answer = answers.readline()
+    if not answer:
+        prompt.write("\n")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def parse_allowance(text: str) -> CredentialRequest:
+    """One ``--allow-credential NAME=ORIGIN``: NAME is an environment variable, or a file
+    when it starts with ``/`` or ``~`` (the path as the spec writes it)."""
+    name, equals, origin = text.rpartition("=")
+    if not equals or not name or not origin:
+        raise ConfigError(f"--allow-credential expects NAME=ORIGIN (NAME an environment variable, or a path starting "
+                          f"with / or ~; ORIGIN such as https://api.github.com), got {text!r}")
+    return CredentialRequest(origin, file=name) if name.startswith(("/", "~")) else CredentialRequest(origin, env=name)
+
+
+def credential_hint(failure: LoadFailed) -> str | None:
+    """What to do about a load that lacked a credential's allowance; None for other failures."""
+    requests = failure.credential_requests
+    if not requests:
+        return None
+    what = "; ".join(f"{r.what} to {r.origin}" for r in requests)
+    options = " ".join(f"--allow-credential {r.option()}" for r in requests)
+    return (f"hint: the daemon sends a credential only where it is allowed ({what}): answer y when asked "
+            f"(stdin a terminal), or run again with {options}")
+
+
+def _allow(client: Client, request: CredentialRequest, progress: Progress | None) -> None:
+    allowed = client.allow_credential(request.env, request.file, origin=request.origin)
+    if progress:
+        progress.say(f"allowed {request.what} to be sent to {allowed.get('origin', request.origin)} "
+                     f"(recorded in {allowed.get('path')})")
+
+
+def load_asking(client: Client, source: DataSource, pages: int | None, max_pages: int, progress: Progress | None,
+                ask: AskCredential | None, asked: set[CredentialRequest]) -> None:
+    """:func:`load`; a load that failed for want of a credential's allowance asks ``ask``
+    about each credential it lacked (once per run: ``asked``), records the yeses with
+    ``allowCredential`` and loads again. A no, or no one to ask, raises the failure."""
+    while True:
+        try:
+            load(source, pages, max_pages, progress)
+            return
+        except LoadFailed as failure:
+            requests = [request for request in failure.credential_requests if request not in asked]
+            if ask is None or not requests:
+                raise
+            for request in requests:
+                asked.add(request)
+                if not ask(request):
+                    raise
+                _allow(client, request, progress)
 
 
 def load(source: DataSource, pages: int | None, max_pages: int, progress: Progress | None) -> None:
@@ -168,6 +244,14 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="after printing the rows, print each change of the shown sources as it arrives, "
                              "for SECONDS (Ctrl-C stops sooner)")
     parser.add_argument("--max-changes", type=int, metavar="N", help="with --follow: stop after N changes")
+    parser.add_argument("--allow-credential", action="append", default=[], metavar="NAME=ORIGIN",
+                        dest="allow_credentials",
+                        help="let the daemon send a credential of the config (an environment variable NAME, or a file "
+                             "when NAME starts with / or ~) to ORIGIN (https://host[:port]), recorded for later runs; "
+                             "repeatable. Without it, the tool asks when stdin is a terminal")
+    parser.add_argument("--allow-credentials-from-config", action="store_true",
+                        help="start the daemon with --allow-credentials-from-config: every credential of the config "
+                             "is sent to its source's own origin without asking")
     arguments = parser.parse_args(argv)
     for option in ("pages", "max_pages", "max_changes"):
         if getattr(arguments, option) is not None and getattr(arguments, option) < 1:
@@ -302,7 +386,9 @@ def _make_live(sources: dict[str, DataSource], seconds: float, progress: Progres
                 progress.say(f"{source.name}: live: refreshed every {refresh.get('intervalSeconds', seconds):g} s")
 
 
-def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(arguments: argparse.Namespace, out: TextIO, err: TextIO, ask: AskCredential | None = None) -> int:
+    """Runs the tool. ``ask`` is asked about a credential a load lacks the allowance of
+    (None: nobody is asked, and the load fails)."""
     variables: dict[str, str] = {}
     for assignment in arguments.set:
         name, equals, value = assignment.partition("=")
@@ -310,7 +396,9 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ConfigError(f"--set expects NAME=VALUE, got {assignment!r}")
         variables[name] = value
     predicates = [parse_filter(text) for text in arguments.filters]  # a typo stops nothing loaded
-    command = daemon_command(arguments.daemon, cache=_cache_option(arguments))
+    allowances = [parse_allowance(text) for text in arguments.allow_credentials]
+    command = daemon_command(arguments.daemon, cache=_cache_option(arguments),
+                             allow_credentials_from_config=arguments.allow_credentials_from_config)
     _check_daemon(command[0])
     fixtures = FixtureServer(command[0], arguments.fixtures) if arguments.fixtures else None
     try:
@@ -326,6 +414,8 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           change_values=following) as client:
             if progress:
                 client.on_event(progress.on_event)
+            for allowance in allowances:
+                _allow(client, allowance, progress)
             sources = _create_sources(client, spec)
             if progress:
                 progress.sources = sources
@@ -338,13 +428,17 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             max_pages = arguments.max_pages or spec.max_pages or DEFAULT_MAX_PAGES
 
             failures: dict[str, DatasourcedError] = {}
+            asked: set[CredentialRequest] = set(allowances)
             for source in sources.values():
                 if source.kind in LOADED_KINDS:
                     try:
-                        load(source, pages, max_pages, progress)
+                        load_asking(client, source, pages, max_pages, progress, ask, asked)
                     except (LoadFailed, EndlessPaging) as failure:
                         failures[source.name] = failure
                         print(f"error: {failure}", file=err)
+                        hint = credential_hint(failure) if isinstance(failure, LoadFailed) else None
+                        if hint:
+                            print(hint, file=err)
             if arguments.refresh is not None:
                 _make_live(sources, arguments.refresh, progress)
             if arguments.filters or arguments.match is not None:
@@ -397,7 +491,7 @@ def _follow(follower: ChangeFollower, arguments: argparse.Namespace, sources: di
 def main(argv: list[str] | None = None) -> int:
     arguments = parse_arguments(argv)
     try:
-        return run(arguments, sys.stdout, sys.stderr)
+        return run(arguments, sys.stdout, sys.stderr, ask=ask_on_terminal if sys.stdin.isatty() else None)
     except (ConfigError, RPCError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

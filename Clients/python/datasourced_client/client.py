@@ -316,6 +316,15 @@ class Client:
         """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
         self._call(self._async.ping(delay_ms))
 
+    def allow_credential(self, env: str | None = None, file: str | None = None, *, origin: str) -> dict[str, Any]:
+        """``allowCredential``: lets the daemon send the environment variable ``env`` (or the
+        file ``file``, the path as the spec writes it) to ``origin`` (``scheme://host[:port]``),
+        recorded for good in its allowances file. Returns ``{"env"|"file", "origin"
+        (normalized), "path"}`` (the allowances file). A source whose load failed with kind
+        ``credentialNotAllowed`` (:attr:`LoadFailed.credential_requests`) sends it once
+        loaded again (``fetch_data``). Exactly one of ``env`` and ``file``."""
+        return self._call(self._async.allow_credential(env, file, origin=origin))
+
 
 class EventStream:
     """Notifications as an iterator (see :meth:`Client.events`). After ``close()`` it

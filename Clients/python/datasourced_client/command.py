@@ -20,7 +20,7 @@ CacheOption: TypeAlias = str | os.PathLike[str] | bool | None
 
 
 def daemon_command(command: DaemonCommand | None = None, *, record: str | os.PathLike[str] | None = None,
-                   cache: CacheOption = None) -> list[str]:
+                   cache: CacheOption = None, allow_credentials_from_config: bool = False) -> list[str]:
     """The argument vector that starts the daemon.
 
     ``command`` is a path or a list; ``None`` takes ``$DATASOURCED``, split as a shell
@@ -28,6 +28,9 @@ def daemon_command(command: DaemonCommand | None = None, *, record: str | os.Pat
     the PATH. ``record`` adds ``--record PATH``: the daemon writes the session to PATH as a
     transcript (``datasourced replay PATH`` then replays it as a test). ``cache`` adds
     ``--cache-path PATH`` (a path) or ``--no-cache`` (``False``); see :data:`CacheOption`.
+    ``allow_credentials_from_config`` adds ``--allow-credentials-from-config``: the daemon
+    sends every credential of a spec (``{"env": ...}``, ``{"file": ...}`` header values) to
+    the source's own origin without the user's allowance (``allowCredential``).
     """
     if command is None:
         argv = shlex.split(os.environ.get("DATASOURCED", "")) or ["datasourced"]
@@ -43,4 +46,6 @@ def daemon_command(command: DaemonCommand | None = None, *, record: str | os.Pat
         argv.append("--no-cache")
     elif cache is not None and cache is not True:
         argv += ["--cache-path", os.fspath(cache)]
+    if allow_credentials_from_config:
+        argv.append("--allow-credentials-from-config")
     return argv

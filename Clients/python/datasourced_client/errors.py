@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .protocol import FetchError
 
 __all__ = ["DatasourcedError", "DatasourcedTimeout", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
-           "describe_fetch_error"]
+           "CredentialRequest", "credential_requests", "describe_fetch_error"]
 
 
 def describe_fetch_error(error: FetchError | Mapping[str, Any]) -> str:
@@ -34,6 +35,68 @@ def describe_fetch_error(error: FetchError | Mapping[str, Any]) -> str:
         text += "".join(f"; {f.get('source')}: {describe_fetch_error(f.get('error') or {})}"
                         for f in failures if isinstance(f, dict))
     return text
+
+
+@dataclass(frozen=True)
+class CredentialRequest:
+    """A credential the daemon did not send because the user has not allowed it for that
+    origin (a load failed with kind ``credentialNotAllowed``): ``env`` (an environment
+    variable's name) or ``file`` (a path, as the spec wrote it), and ``origin``
+    (``scheme://host[:port]``). :meth:`question` asks the person;
+    ``allow_credential(**request.params())`` records their yes."""
+
+    origin: str
+    env: str | None = None
+    file: str | None = None
+
+    @classmethod
+    def of(cls, error: Mapping[str, object]) -> CredentialRequest | None:
+        """The request a ``credentialNotAllowed`` error makes; None for any other error."""
+        credential = error.get("credential")
+        origin = error.get("origin")
+        if error.get("kind") != "credentialNotAllowed" or not isinstance(credential, Mapping) \
+                or not isinstance(origin, str):
+            return None
+        env, file = credential.get("env"), credential.get("file")
+        if isinstance(env, str) and env:
+            return cls(origin, env=env)
+        if isinstance(file, str) and file:
+            return cls(origin, file=file)
+        return None
+
+    @property
+    def what(self) -> str:
+        """``the environment variable GITHUB_TOKEN`` or ``the file ~/.config/x/token``."""
+        return f"the environment variable {self.env}" if self.env is not None else f"the file {self.file}"
+
+    def question(self) -> str:
+        """``Allow the daemon to send the environment variable GITHUB_TOKEN to https://api.github.com?``"""
+        return f"Allow the daemon to send {self.what} to {self.origin}?"
+
+    def params(self) -> dict[str, str]:
+        """``allowCredential``'s params: ``{"env": NAME, "origin": ORIGIN}`` or ``{"file": PATH, ...}``."""
+        if self.env is not None:
+            return {"env": self.env, "origin": self.origin}
+        return {"file": str(self.file), "origin": self.origin}
+
+    def option(self) -> str:
+        """The command line tool's ``--allow-credential`` value: ``GITHUB_TOKEN=https://api.github.com``."""
+        return f"{self.env if self.env is not None else self.file}={self.origin}"
+
+
+def credential_requests(error: Mapping[str, object]) -> list[CredentialRequest]:
+    """Every credential a failed load needed and lacked: its own, and its children's
+    (``failures`` of a multi source), each once."""
+    found: list[CredentialRequest] = []
+    request = CredentialRequest.of(error)
+    if request is not None:
+        found.append(request)
+    failures = error.get("failures")
+    if isinstance(failures, list):
+        for failure in failures:
+            if isinstance(failure, Mapping) and isinstance(failure.get("error"), Mapping):
+                found += [r for r in credential_requests(failure["error"]) if r not in found]
+    return found
 
 
 class DatasourcedError(Exception):
@@ -74,6 +137,12 @@ class LoadFailed(DatasourcedError):
         self.error = error
         self.kind = str(error.get("kind", "unknown"))
         super().__init__(f"loading {source!r} failed ({self.kind}): {describe_fetch_error(error)}")
+
+    @property
+    def credential_requests(self) -> list[CredentialRequest]:
+        """The credentials this load lacked an allowance for (kind ``credentialNotAllowed``,
+        its own or a child's): allowing them (``allow_credential``) and loading again sends them."""
+        return credential_requests(self.error)
 
 
 class DaemonExited(DatasourcedError):

@@ -3,7 +3,8 @@ fixture HTTP API it serves from Clients/fixtures.json (the demo's file too).
 
 No daemon of the tests touches the user's persisted cache: $XDG_CACHE_HOME (where a daemon
 puts its cache file unless told) is a temporary folder for the whole session, and the tests
-of the cache give each daemon a private --cache-path besides."""
+of the cache give each daemon a private --cache-path besides. Nor the user's allowed
+credentials: $XDG_CONFIG_HOME (where a daemon records them) is a temporary folder too."""
 
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         del os.environ["XDG_CACHE_HOME"]
     else:
         os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_config_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """$XDG_CONFIG_HOME for every daemon the tests start: the credentials they allow
+    (allowCredential) are written under it, never among the user's own."""
+    home = tmp_path_factory.mktemp("xdg-config")
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(home)
+    yield home
+    if before is None:
+        del os.environ["XDG_CONFIG_HOME"]
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
 
 
 @pytest.fixture

@@ -217,6 +217,9 @@ def use_the_whole_api(client: Client, api: str) -> None:
     broken.fetch_data(wait=True, raise_on_error=False)
     broken.destroy()
     books.destroy(cascade=True)
+    if "allowCredential" in METHODS:
+        # Recorded under the session's private $XDG_CONFIG_HOME (conftest.py).
+        client.allow_credential(env="DATASOURCED_TEST_TOKEN", origin=api)
 
 
 def test_every_message_of_a_session_using_the_whole_api_validates(daemon: str, api: str, cache_file: Path,
