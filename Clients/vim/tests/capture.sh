@@ -11,7 +11,11 @@
 #                    row is back (checked, not printed);
 #   million          `:Datasourced open tests/specs/million.json` in 80x20 (issue 31): a
 #                    counted list of 1,000,000 rows; G jumps to its last page, then the
-#                    window shows the rows just above it, unloaded ("… row N", dim).
+#                    window shows the rows just above it, unloaded ("… row N", dim);
+#   credential       `:Datasourced open tests/specs/credential.json` in 130x8: a list whose
+#                    request carries a token from the daemon's environment; confirm()'s
+#                    question, "y" typed, then the list's one row: the headers
+#                    /_echo/headers saw, the token among them.
 # The daemon is $DATASOURCED, else the repository's debug build; Vim is $DATASOURCED_VIM,
 # else vim on $PATH. Exits non-zero (showing the screen on stderr) if the screen never
 # gets there.
@@ -23,7 +27,7 @@ DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
 case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
 [ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
 scene="${1:-books}"
-case "$scene" in books|error|filter|million) ;; *) echo "usage: capture.sh [books|error|filter|million]" >&2; exit 2 ;; esac
+case "$scene" in books|error|filter|million|credential) ;; *) echo "usage: capture.sh [books|error|filter|million|credential]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
 
@@ -35,9 +39,11 @@ if [ "$scene" = error ]; then
 elif [ "$scene" = million ]; then
   # Comment, which the dim rows link to, has its colours from `syntax on` (syncolor.vim).
   spec=million.json syntax=on
+elif [ "$scene" = credential ]; then
+  width=130 height=8 spec=credential.json
 fi
 "${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$here" \
-  "'$vim' -Nu NONE -i NONE --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.vim' \
+  "DATASOURCED_TEST_TOKEN=s3cret-token '$vim' -Nu NONE -i NONE --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.vim' \
      --cmd 'set laststatus=2 noruler noshowcmd shortmess+=I' --cmd 'syntax $syntax' \
      --cmd \"let g:datasourced_cmd = ['$DATASOURCED']\" \
      --cmd \"let g:datasourced_variables = {'baseURL': '$base_url'}\""
@@ -61,6 +67,12 @@ if [ "$scene" = filter ]; then
   cat "$work/filtered"
 elif [ "$scene" = books ]; then
   :
+elif [ "$scene" = credential ]; then
+  wait_for "Allow the daemon to send the environment variable DATASOURCED_TEST_TOKEN to $base_url?"
+  "${tmux[@]}" send-keys -t capture y
+  wait_for "Bearer s3cret-token"
+  [ -s "$XDG_CONFIG_HOME/datasourced/allowed-credentials.json" ] ||
+    { echo "capture.sh: the yes was not recorded in $XDG_CONFIG_HOME/datasourced" >&2; exit 1; }
 elif [ "$scene" = million ]; then
   wait_for "loaded 100 of 1000000"
   wait_for "Row 18"

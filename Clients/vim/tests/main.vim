@@ -7,11 +7,13 @@ vim9script
 #   test_interface.vim  what users touch: specs, commands, keys, highlights, health
 #   test_filter.vim     issue 30: `/` filters as you type, :Datasourced search
 #   test_paging.vim     issue 31: counted placeholders (a million rows) and jumps
+#   test_credentials.vim  a credential sent only once allowed: the question, allowCredential
 import './harness.vim' as H
 import './test_list.vim' as TL
 import './test_interface.vim' as TI
 import './test_filter.vim' as TF
 import './test_paging.vim' as TP
+import './test_credentials.vim' as TC
 
 const here = expand('<sfile>:p:h')
 const daemon = getenv('DATASOURCED') == v:null ? '' : getenv('DATASOURCED')
@@ -35,6 +37,7 @@ def Main()
   TI.Run(daemon)
   TF.Run(daemon)
   TP.Run(daemon)
+  TC.Run(daemon)
   H.Test('quitting Vim stops the daemon cleanly', () => {
     var buf = datasourced#Open('specs/books-flat.json')
     H.ExpectStatus(buf, 'loaded 4')

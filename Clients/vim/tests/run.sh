@@ -20,7 +20,10 @@ grep -q '+channel' <<<"$("$vim" --version)" || { echo "run.sh: $vim lacks +chann
 # The daemons of the tests keep their persisted page cache in a folder of this run.
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME
-trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
+# Nor do they record an allowed credential (allowCredential) among the user's own.
+XDG_CONFIG_HOME="$(mktemp -d)"
+export XDG_CONFIG_HOME
+trap 'rm -rf "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"' EXIT
 
 passed=0 failed=0
 echo "== $("$vim" --version | head -n 1) ($vim)"
@@ -80,6 +83,13 @@ if command -v tmux >/dev/null; then
     passed=$((passed + 1))
   else
     echo "FAIL a counted list of a million rows, G's jump to its last page and its dim unloaded rows, on a real screen"
+    failed=$((failed + 1))
+  fi
+  if DATASOURCED_VIM="$vim" bash "$here/capture.sh" credential >/dev/null; then
+    echo "PASS a list that needs a credential asks with confirm(), y is typed, and its row loads, on a real screen"
+    passed=$((passed + 1))
+  else
+    echo "FAIL a list that needs a credential asks with confirm(), y is typed, and its row loads, on a real screen"
     failed=$((failed + 1))
   fi
 else
