@@ -465,6 +465,7 @@ One of loading, loaded N, error: ..., cancelled, daemon exited.")
   command connection (lists nil) (stopping nil) (exited nil)
   (created (make-hash-table :test #'equal)) ; name -> createSource params, encoded
   (outcomes (make-hash-table :test #'equal)) ; name -> loading, finished or failed
+  (credentials (make-hash-table :test #'equal)) ; credential key -> `datasourced--asked'
   protocol-version server-info)
 
 (defvar datasourced--daemons nil
@@ -630,12 +631,129 @@ Returns the daemon, or a string saying why it did not start."
                       (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
               (when (equal source datasourced--source) (setq shown t))
               (datasourced--guarded name #'datasourced--on-event kind params)))))
-      ;; Said once per failure, however many lists show the source.
-      (when (and shown (eq kind 'failedWithError))
+      ;; Said once per failure, however many lists show the source; a failure
+      ;; for want of a credential's allowance asks instead (the no says it).
+      (when (and shown (eq kind 'failedWithError)
+                 (not (datasourced--ask-credentials daemon source (plist-get params :error))))
         (let ((failure (plist-get params :error)))
           (if (equal (plist-get failure :kind) "cancelled")
               (datasourced--say "%s: load cancelled" source)
             (datasourced--say "%s: %s" source (datasourced--fetch-error-text failure t))))))))
+
+;;;; Credentials
+
+;; A header value the daemon reads from its environment or a file
+;; ({"env": "GITHUB_TOKEN"}, {"file": "~/.config/x/token"}) goes only to the
+;; origins the user allowed it for.  A shown list whose load failed for want of
+;; that (kind credentialNotAllowed) asks the person, once however many lists
+;; wait on the same credential and origin; a yes is recorded by the daemon
+;; (allowCredential) and the lists waiting load again (fetchData).
+
+(cl-defstruct (datasourced--asked (:constructor datasourced--asked-create))
+  "What the person was asked about one credential and origin, and who waits."
+  request (state 'asking) (sources nil))
+
+(defun datasourced-credential-requests (failure)
+  "The credentials FAILURE (a fetch error) lacked, its children's included.
+Each once, as a plist (:kind KIND :name NAME :origin ORIGIN :key KEY), KIND
+being \"env\" or \"file\"."
+  (let ((found nil) (pending (list failure)))
+    (while pending
+      (let* ((f (pop pending))
+             (credential (and (datasourced--object-p f) (plist-get f :credential)))
+             (origin (and (datasourced--object-p f) (plist-get f :origin))))
+        (when (and (equal (plist-get f :kind) "credentialNotAllowed")
+                   (datasourced--object-p credential) (stringp origin))
+          (let* ((kind (cond ((stringp (plist-get credential :env)) "env")
+                             ((stringp (plist-get credential :file)) "file")))
+                 (name (and kind (plist-get credential (intern (concat ":" kind)))))
+                 (key (and kind (concat kind "\n" name "\n" origin))))
+            (when (and kind (not (cl-find key found :key (lambda (r) (plist-get r :key)) :test #'equal)))
+              (push (list :kind kind :name name :origin origin :key key) found))))
+        (when (datasourced--object-p f)
+          (let ((failures (plist-get f :failures)))
+            (when (vectorp failures) (setq failures (append failures nil)))
+            (dolist (child (and (listp failures) failures))
+              (when (datasourced--object-p child)
+                (setq pending (append pending (list (plist-get child :error))))))))))
+    (nreverse found)))
+
+(defun datasourced--credential-what (request)
+  "\"the environment variable GITHUB_TOKEN\" or \"the file ~/.config/x/token\"."
+  (concat (if (equal (plist-get request :kind) "env") "the environment variable " "the file ")
+          (plist-get request :name)))
+
+(defun datasourced-credential-question (request)
+  "The question asked about REQUEST (from `datasourced-credential-requests')."
+  (format "Allow the daemon to send %s to %s? "
+          (datasourced--credential-what request) (plist-get request :origin)))
+
+(defun datasourced--ask-credential (daemon asked)
+  "Asks about ASKED's credential (from a timer, not inside the notification).
+A yes is sent to DAEMON, then every source waiting on it loads again."
+  (run-at-time
+   0 nil
+   (lambda ()
+     (unless (or (datasourced--daemon-exited daemon) (datasourced--daemon-stopping daemon))
+       (let ((request (datasourced--asked-request asked)))
+         (if (not (y-or-n-p (datasourced-credential-question request)))
+             (progn
+               (setf (datasourced--asked-state asked) 'declined
+                     (datasourced--asked-sources asked) nil)
+               (datasourced--say "%s not sent to %s: not allowed (%s asks again)"
+                                 (datasourced--credential-what request) (plist-get request :origin)
+                                 (substitute-command-keys
+                                  "\\<datasourced-list-mode-map>\\[revert-buffer]")))
+           (setf (datasourced--asked-state asked) 'allowing)
+           (datasourced--request
+            daemon 'allowCredential
+            (list (intern (concat ":" (plist-get request :kind))) (plist-get request :name)
+                  :origin (plist-get request :origin))
+            (lambda (result)
+              (setf (datasourced--asked-state asked) 'allowed)
+              (datasourced--say "allowed %s to be sent to %s (recorded in %s)"
+                                (datasourced--credential-what request)
+                                (or (plist-get result :origin) (plist-get request :origin))
+                                (plist-get result :path))
+              (let ((waiting (sort (copy-sequence (datasourced--asked-sources asked)) #'string<)))
+                (setf (datasourced--asked-sources asked) nil)
+                (dolist (source waiting)
+                  (datasourced--request daemon 'fetchData (list :source source)))))
+            (lambda (err)
+              (remhash (plist-get request :key) (datasourced--daemon-credentials daemon))
+              (datasourced--say "allowCredential failed: %s" (datasourced--rpc-error-text err))))))))))
+
+(defun datasourced--ask-credentials (daemon source failure)
+  "Asks about each credential FAILURE lacked that nobody was asked about yet.
+SOURCE, a source of DAEMON shown in a list, loads again after a yes.
+Returns non-nil while a question is open or a yes is being recorded for all
+of them (the failure is then not said); nil when the person said no (until
+a refresh), or the credential was allowed and the load still failed."
+  (let ((requests (datasourced-credential-requests failure))
+        (table (datasourced--daemon-credentials daemon))
+        (waiting t))
+    (dolist (request requests)
+      (let ((asked (gethash (plist-get request :key) table)))
+        (unless asked
+          (setq asked (datasourced--asked-create :request request))
+          (puthash (plist-get request :key) asked table)
+          (datasourced--ask-credential daemon asked))
+        (if (memq (datasourced--asked-state asked) '(asking allowing))
+            (cl-pushnew source (datasourced--asked-sources asked) :test #'equal)
+          (setq waiting nil)
+          (when (eq (datasourced--asked-state asked) 'allowed)
+            ;; Allowed, and still refused: said, not asked again at once (no
+            ;; loop); the next failure asks again.
+            (remhash (plist-get request :key) table)))))
+    (and requests waiting)))
+
+(defun datasourced--forget-declined (daemon)
+  "Forgets the noes said to DAEMON: the next failure asks again."
+  (let ((table (datasourced--daemon-credentials daemon)))
+    (maphash (lambda (key asked)
+               (when (eq (datasourced--asked-state asked) 'declined)
+                 (remhash key table)))
+             table)))
 
 ;;;; The list buffer
 
@@ -1818,6 +1936,7 @@ Starts the daemon again if it exited or did not start."
   (datasourced--list-buffer)
   (if (not (datasourced--running-p))
       (datasourced--start-list)
+    (datasourced--forget-declined datasourced--daemon)
     (datasourced--request datasourced--daemon 'fetchData (list :source datasourced--source))))
 
 (defun datasourced-cancel ()
@@ -1838,6 +1957,7 @@ Starts the daemon again if it exited or did not start."
   (datasourced--list-buffer)
   (if (not (datasourced--running-p))
       (datasourced--start-list)
+    (datasourced--forget-declined datasourced--daemon)
     (let ((buffer (current-buffer)) (daemon datasourced--daemon)
           (failed (or (plist-get datasourced-last-error :source) datasourced--source)))
       (datasourced--request

@@ -675,5 +675,128 @@ search parameter of the remote source in place (updateSource), as typed."
       (should (string-match-p "names no search parameter"
                               (cadr (should-error (datasourced-search "dune") :type 'user-error)))))))
 
+;;;; Credentials: asked before one is sent
+
+(defconst dst-token "DATASOURCED_TEST_TOKEN")
+(defconst dst-secret "s3cret-token")
+
+(defun dst-daemon-with-token (home)
+  "A daemon command line: the token in its environment, HOME its config folder.
+Its allowances are recorded there, never among the user's."
+  (list "env" (concat dst-token "=" dst-secret) (concat "XDG_CONFIG_HOME=" home) dst-daemon))
+
+(defun dst-echo-spec (name)
+  "A spec of one remote source NAME whose one row is the headers it sent."
+  (dst-temp-spec (format "{\"title\": \"%s\", \"columns\": [\"authorization\"], \"sources\": [
+  {\"name\": \"%s\", \"kind\": \"remote\", \"apiPath\": \"/_echo/headers\",
+   \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\",
+     \"headers\": {\"Authorization\": {\"env\": \"%s\", \"prefix\": \"Bearer \"}}}}]}"
+                         name name dst-token)))
+
+(defun dst-allowances (home)
+  "The allowances file of a daemon whose config folder is HOME."
+  (expand-file-name "datasourced/allowed-credentials.json" home))
+
+(defun dst-question ()
+  "The question about the test token and the fixture API."
+  (format "Allow the daemon to send the environment variable %s to %s? " dst-token (dst-fixtures)))
+
+(defun dst-sent-p ()
+  "Whether the list shows the headers sent with the token."
+  (equal (dst-trimmed-lines) (list (concat "Bearer " dst-secret))))
+
+(ert-deftest datasourced-credential-asked-and-allowed ()
+  "A list that needs a credential asks; a yes allows it and the list loads."
+  (dst-with-lists
+    (let* ((home (make-temp-file "datasourced-config" t))
+           (datasourced-command (dst-daemon-with-token home))
+           (asked nil))
+      (cl-letf (((symbol-function 'y-or-n-p) (lambda (question) (push question asked) t)))
+        (with-current-buffer (datasourced-open (dst-echo-spec "echoYes"))
+          (dst-wait #'dst-sent-p "the row: the headers sent, the token among them")
+          (dst-status "loaded 1")))
+      (should (equal asked (list (dst-question))))
+      (should (member (format "datasourced: allowed the environment variable %s to be sent to %s (recorded in %s)"
+                              dst-token (dst-fixtures) (dst-allowances home))
+                      dst-messages))
+      (should (file-exists-p (dst-allowances home)))
+      (should-not (string-match-p dst-secret (with-temp-buffer
+                                               (insert-file-contents (dst-allowances home))
+                                               (buffer-string))))
+      (should-not (cl-some (lambda (m) (string-match-p "credentialNotAllowed\\|was not sent" m)) dst-messages)))))
+
+(ert-deftest datasourced-credential-declined-then-asked-again ()
+  "A no leaves the failure and records nothing; g (refresh) asks again."
+  (dst-with-lists
+    (let* ((home (make-temp-file "datasourced-config" t))
+           (datasourced-command (dst-daemon-with-token home))
+           (answer nil)
+           (asked nil))
+      (cl-letf (((symbol-function 'y-or-n-p) (lambda (question) (push question asked) answer)))
+        (with-current-buffer (datasourced-open (dst-echo-spec "echoNo"))
+          (dst-wait (lambda () (member (format "datasourced: the environment variable %s not sent to %s: not allowed (g asks again)"
+                                               dst-token (dst-fixtures))
+                                       dst-messages))
+                    "the no, said")
+          (dst-wait (lambda () (string-prefix-p "error: " datasourced-status)) "the status says the load failed")
+          (should (equal (plist-get datasourced-last-error :kind) "credentialNotAllowed"))
+          (should-not (file-exists-p (dst-allowances home)))
+          (should (equal (length asked) 1))
+          (setq answer t)
+          (dst-keys "g")
+          (dst-wait #'dst-sent-p "the row after the yes")))
+      (should (equal asked (list (dst-question) (dst-question)))))))
+
+(ert-deftest datasourced-credential-asked-once-for-two-lists ()
+  "Two lists waiting on one credential ask once, and both load after the yes."
+  (dst-with-lists
+    (let* ((datasourced-command (dst-daemon-with-token (make-temp-file "datasourced-config" t)))
+           (asked nil))
+      (cl-letf (((symbol-function 'y-or-n-p) (lambda (question) (push question asked) t)))
+        (let ((first (datasourced-open (dst-echo-spec "echoFirst")))
+              (second (datasourced-open (dst-echo-spec "echoSecond"))))
+          (with-current-buffer first (dst-wait #'dst-sent-p "the first list"))
+          (with-current-buffer second (dst-wait #'dst-sent-p "the second list"))))
+      (should (equal asked (list (dst-question)))))))
+
+(ert-deftest datasourced-credential-requests-from-a-failure ()
+  "The question comes from the failure, a multi source's children included."
+  (let* ((lacked '(:kind "credentialNotAllowed" :message "m" :credential (:file "~/.config/x/token")
+                   :origin "https://api.example.com:8443"))
+         (requests (datasourced-credential-requests
+                    (list :kind "children" :message "m"
+                          :failures (vector (list :source "a" :error lacked) (list :source "b" :error lacked)
+                                            '(:source "c" :error (:kind "http" :message "HTTP status 500")))))))
+    (should (equal (length requests) 1))
+    (should (equal (datasourced-credential-question (car requests))
+                   "Allow the daemon to send the file ~/.config/x/token to https://api.example.com:8443? "))
+    (should-not (datasourced-credential-requests '(:kind "http" :message "HTTP status 500")))))
+
+(ert-deftest datasourced-credential-real-question-answered-on-stdin ()
+  "`y-or-n-p' itself, in another Emacs that reads the answer from its stdin.
+The question is printed, \"y\" answers it, and the row shows the token sent."
+  (let* ((home (make-temp-file "datasourced-config" t))
+         (spec (dst-echo-spec "echoAsked"))
+         (program
+          `(progn
+             (require 'datasourced)
+             (setq datasourced-command ',(dst-daemon-with-token home)
+                   datasourced-variables '(("baseURL" . ,(dst-fixtures))))
+             (let ((deadline (+ (float-time) ,dst-timeout)))
+               (with-current-buffer (datasourced-open ,spec)
+                 (while (and (not (string-match-p "Bearer" (buffer-string))) (< (float-time) deadline))
+                   (accept-process-output nil 0.02))
+                 (princ (format "rows: %s\n" (string-trim (buffer-string))))))
+             (datasourced-stop-all)))
+         (output (with-temp-buffer
+                   (insert "y\n")
+                   (call-process-region (point-min) (point-max) (expand-file-name invocation-name invocation-directory)
+                                        t t nil "--batch" "-Q" "-L" (expand-file-name ".." dst-here)
+                                        "--eval" (prin1-to-string program))
+                   (buffer-string))))
+    (should (string-match-p (regexp-quote (dst-question)) output))
+    (should (string-match-p (regexp-quote (concat "rows: Bearer " dst-secret)) output))
+    (should (file-exists-p (dst-allowances home)))))
+
 (provide 'datasourced-tests)
 ;;; datasourced-tests.el ends here

@@ -18,6 +18,8 @@ command -v emacs >/dev/null || { echo "run.sh: no emacs (bash scripts/setup.sh -
 # The daemons keep their persisted cache in a folder of this run, never the user's.
 scratch="$(mktemp -d)"
 export XDG_CACHE_HOME="$scratch/cache"
+# Nor do they record an allowed credential (allowCredential) among the user's own.
+export XDG_CONFIG_HOME="$scratch/config"
 trap 'rm -rf "$scratch"' EXIT
 
 echo "== $(emacs --version | head -n 1)"
