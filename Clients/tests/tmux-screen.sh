@@ -1,6 +1,6 @@
 # Sourced by the editors' capture.sh (Clients/nvim/tests, Clients/vim/tests): what a screen
-# capture needs before its scene. It makes a work folder (the daemon's persisted cache in it,
-# never the user's), a tmux server of its own (its own socket: the user's sessions are never
+# capture needs before its scene. It makes a work folder (the daemon's persisted cache and its
+# allowed credentials in it, never the user's), a tmux server of its own (its own socket: the user's sessions are never
 # touched), the fixture API of Clients/fixtures.json on a free port ($base_url), a cleanup on
 # exit, and the waits on the screen (wait_until, and wait_for, wait_for_without and
 # wait_for_escapes built on it). Takes the tmux socket's name; needs $DATASOURCED set.
@@ -8,6 +8,7 @@
 socket_name="$1"
 work="$(mktemp -d)"
 export XDG_CACHE_HOME="$work/cache"
+export XDG_CONFIG_HOME="$work/config" # credentials allowed (allowCredential) are recorded here
 tmux=(tmux -L "$socket_name-$$" -f /dev/null)
 fixtures_pid=""
 cleanup() {

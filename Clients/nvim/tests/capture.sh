@@ -16,6 +16,10 @@
 #   counted          a list of 1,000,000 rows of counted placeholders after G: the last
 #                    page, loaded alone, below unloaded rows drawn dim (Comment); the
 #                    capture fails if they are drawn as the loaded rows are.
+#   credential       `:Datasourced open echo.json`, a list whose request carries a token
+#                    from the daemon's environment ({"env": "DATASOURCED_TEST_TOKEN"}): the
+#                    question on the command line, "y" typed, then the list's one row, the
+#                    headers /_echo/headers saw, the token among them (130x8).
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
 # $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh. With
 # DATASOURCED_CAPTURE_ESCAPES=1 the capture keeps its colours (the matched characters of
@@ -25,7 +29,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/daemon.sh" capture.sh
 scene="${1:-books}"
-case "$scene" in books|error|cached|filter|counted) ;; *) echo "usage: capture.sh [books|error|cached|filter|counted]" >&2; exit 2 ;; esac
+case "$scene" in books|error|cached|filter|counted|credential) ;; *) echo "usage: capture.sh [books|error|cached|filter|counted|credential]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 nvim="${DATASOURCED_NVIM:-$(bash "$here/setup-current-nvim.sh")}"
 
@@ -41,10 +45,19 @@ fi
 if [ "$scene" = cached ]; then
   width=80 height=14
 fi
+if [ "$scene" = credential ]; then
+  width=130 height=8
+  session="lua require('datasourced').setup({ cmd = { vim.env.DATASOURCED } })"
+  printf '{"sources": [{"name": "echo", "kind": "remote", "apiPath": "/_echo/headers",
+  "remoteConfiguration": {"baseURL": "%s",
+    "headers": {"Authorization": {"env": "DATASOURCED_TEST_TOKEN", "prefix": "Bearer "}}}}],
+ "columns": ["authorization"]}\n' "$base_url" >"$work/echo.json"
+fi
 
 start_nvim() {
   "${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$work" \
     "DATASOURCED='$DATASOURCED' DATASOURCED_BASE_URL='$base_url' DATASOURCED_SCENE='$scene' \
+     DATASOURCED_TEST_TOKEN=s3cret-token \
      DATASOURCED_CACHE_PATH='$work/cache.sqlite' '$nvim' --clean -u NONE \
        --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.lua' \
        --cmd 'set laststatus=2 noruler noshowcmd' -c \"$session\""
@@ -93,6 +106,14 @@ elif [ "$scene" = counted ]; then
   # for, as the text: the screen may be caught between two redraws.)
   wait_for_escapes "the unloaded rows are not drawn dim, or the loaded ones are" \
     $'\e\[[0-9;]*m *… row 999900' '^999905    Row 999905'
+elif [ "$scene" = credential ]; then
+  wait_for "~" # Neovim is up
+  "${tmux[@]}" send-keys -t capture ":Datasourced open echo.json" Enter
+  wait_for "Allow the daemon to send the environment variable DATASOURCED_TEST_TOKEN to $base_url?"
+  "${tmux[@]}" send-keys -t capture y
+  wait_for "Bearer s3cret-token"
+  [ -s "$XDG_CONFIG_HOME/datasourced/allowed-credentials.json" ] ||
+    { echo "capture.sh: the yes was not recorded in $XDG_CONFIG_HOME/datasourced" >&2; exit 1; }
 else
   wait_for "~" # Neovim is up
   "${tmux[@]}" send-keys -t capture ":Datasourced open broken.json" Enter

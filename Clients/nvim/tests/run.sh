@@ -24,7 +24,10 @@ fi
 # this run, never in the user's ~/.cache (those that test it get a --cache-path besides).
 XDG_CACHE_HOME="$(mktemp -d)"
 export XDG_CACHE_HOME
-trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
+# Nor do they record an allowed credential (allowCredential) among the user's own.
+XDG_CONFIG_HOME="$(mktemp -d)"
+export XDG_CONFIG_HOME
+trap 'rm -rf "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"' EXIT
 
 cd "$plugin"
 passed=0 failed=0
@@ -62,7 +65,8 @@ if command -v tmux >/dev/null; then
   echo "== a real screen (tests/capture.sh, ${nvims[-1]})"
   for check in "books:the list, its page two and its status" "cached:a list reopened from the cache, marked [cached]" \
     "filter:a list filtered as / is typed, behind the open prompt" \
-    "counted:a list of a million counted placeholders after G, its unloaded rows dim"; do
+    "counted:a list of a million counted placeholders after G, its unloaded rows dim" \
+    "credential:a list that needs a credential asks, y is typed, and its row loads"; do
     if DATASOURCED_NVIM="${nvims[-1]}" bash "$here/capture.sh" "${check%%:*}" >/dev/null; then
       echo "PASS ${check#*:} on a real screen"
       passed=$((passed + 1))

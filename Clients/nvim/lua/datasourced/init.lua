@@ -146,6 +146,147 @@ local function views_of(conn)
   return found
 end
 
+-- Credentials ------------------------------------------------------------------------------
+-- A header value the daemon reads from its environment or a file ({"env": "GITHUB_TOKEN"},
+-- {"file": "~/.config/x/token"}) goes only to the origins the user allowed it for. A shown
+-- list whose load failed for want of that (kind credentialNotAllowed) asks the person,
+-- once however many lists wait on the same credential and origin; a yes is recorded by
+-- the daemon (allowCredential) and the lists waiting load again (fetchData).
+
+--- The credentials a failure lacked, its children's included (a multi source's
+--- failures), each once: { kind = 'env' | 'file', name, origin, key }.
+function M.credential_requests(failure)
+  local found, seen = {}, {}
+  local function visit(f)
+    if type(f) ~= 'table' then
+      return
+    end
+    if f.kind == 'credentialNotAllowed' and type(f.credential) == 'table' and type(f.origin) == 'string' then
+      local kind = (type(f.credential.env) == 'string' and 'env') or (type(f.credential.file) == 'string' and 'file')
+      if kind then
+        local key = kind .. '\0' .. f.credential[kind] .. '\0' .. f.origin
+        if not seen[key] then
+          seen[key] = true
+          table.insert(found, { kind = kind, name = f.credential[kind], origin = f.origin, key = key })
+        end
+      end
+    end
+    if type(f.failures) == 'table' then
+      for _, child in ipairs(f.failures) do
+        visit(type(child) == 'table' and child.error or nil)
+      end
+    end
+  end
+  visit(failure)
+  return found
+end
+
+--- "the environment variable GITHUB_TOKEN" or "the file ~/.config/x/token".
+local function credential_what(request)
+  return (request.kind == 'env' and 'the environment variable ' or 'the file ') .. request.name
+end
+
+--- The question: "Allow the daemon to send the environment variable GITHUB_TOKEN to
+--- https://api.github.com?"
+function M.credential_question(request)
+  return string.format('Allow the daemon to send %s to %s?', credential_what(request), request.origin)
+end
+
+--- The key that loads a list again (what asks again after a no).
+local function refresh_key()
+  local keys = {}
+  for lhs, action in pairs(config.keymaps) do
+    if action == 'refresh' then
+      table.insert(keys, lhs)
+    end
+  end
+  table.sort(keys)
+  return keys[1] or ':Datasourced refresh'
+end
+
+--- Asks about one credential (scheduled: not inside the notification's dispatch); a yes
+--- is sent to the daemon, then every source waiting on it loads again.
+local function ask_credential(conn, entry)
+  vim.schedule(function()
+    if conn.exited or conn.stopping then
+      return
+    end
+    local request = entry.request
+    -- confirm() on both Neovims: a yes/no question on the command line, No by default (and
+    -- the answer, 2, without a UI to ask on).
+    local answer = vim.fn.confirm(M.credential_question(request), '&Yes\n&No', 2, 'Question')
+    if answer ~= 1 then
+      entry.state, entry.sources = 'declined', {}
+      return notify(M.fit(string.format('%s not sent to %s: not allowed (%s asks again)',
+        credential_what(request), request.origin, refresh_key()), M.message_room()), vim.log.levels.WARN)
+    end
+    entry.state = 'allowing'
+    conn:request('allowCredential', { [request.kind] = request.name, origin = request.origin }, function(err, result)
+      if err then
+        conn.credentials[request.key] = nil
+        return notify('allowCredential: ' .. Connection.describe_error(err))
+      end
+      entry.state = 'allowed'
+      result = type(result) == 'table' and result or {}
+      notify(M.fit(string.format('allowed %s to be sent to %s (recorded in %s)', credential_what(request),
+        tostring(result.origin or request.origin), tostring(result.path)), M.message_room()), vim.log.levels.INFO)
+      local waiting = vim.tbl_keys(entry.sources)
+      table.sort(waiting)
+      entry.sources = {}
+      for _, source in ipairs(waiting) do
+        conn:request('fetchData', { source = source }, function(fetch_err)
+          if fetch_err then
+            notify(source .. ': ' .. Connection.describe_error(fetch_err))
+          end
+        end)
+      end
+    end)
+  end)
+end
+
+--- For a shown list's failure: asks about each credential it lacked that nobody was asked
+--- about yet, and has `source` load again after a yes. True while a question is open or
+--- a yes is being recorded for all of them (the failure is then not said); false when the
+--- person said no (until a refresh), or the credential was allowed and the load still
+--- failed: the failure is said as any other.
+local function ask_credentials(conn, source, failure)
+  local requests = M.credential_requests(failure)
+  if #requests == 0 then
+    return false
+  end
+  conn.credentials = conn.credentials or {}
+  local waiting = true
+  for _, request in ipairs(requests) do
+    local entry = conn.credentials[request.key]
+    if entry == nil then
+      entry = { state = 'asking', request = request, sources = {} }
+      conn.credentials[request.key] = entry
+      ask_credential(conn, entry)
+    end
+    if entry.state == 'asking' or entry.state == 'allowing' then
+      entry.sources[source] = true
+    else
+      waiting = false
+      if entry.state == 'allowed' then
+        -- Allowed, and still refused: said, not asked again at once (no loop); the next
+        -- failure asks again.
+        conn.credentials[request.key] = nil
+      end
+    end
+  end
+  return waiting
+end
+
+--- Forgets the noes said on this connection: the next failure for want of a credential
+--- asks again (refresh and retry, which the person asks for).
+local function forget_declined(conn)
+  for key, entry in pairs(conn and conn.credentials or {}) do
+    if entry.state == 'declined' then
+      conn.credentials[key] = nil
+    end
+  end
+end
+
 --- Routes a notification to the lists of its source; the freshness of a source also to
 --- the lists made from it (a sectioned view over a cached paginated source). Failures are
 --- said once per source, however many lists show it.
@@ -160,6 +301,9 @@ local function on_notification(conn, method, params)
       shown = shown or view.source == params.source
       Connection.guarded(method .. ' on ' .. view.source, view.on_event, view, kind, params)
     end
+  end
+  if shown and kind == 'failedWithError' and ask_credentials(conn, params.source, params.error) then
+    return -- the person is asked; their no says the failure
   end
   if shown and kind == 'failedWithError' then
     local failure = params.error or {}
@@ -225,6 +369,7 @@ function M.connection(cmd)
     return nil, problem
   end
   started.created = {} -- source name -> the createSource params we created it with
+  started.credentials = {} -- credential key -> { state, request, sources }: what the person is asked
   connections[id] = started
   return started
 end
@@ -964,6 +1109,7 @@ function M.refresh(buf)
   if needs_start(view) then
     return start_view(view)
   end
+  forget_declined(view.conn)
   view.refresh_asked = true
   view:send('fetchData')
 end
@@ -994,6 +1140,7 @@ function M.retry(buf)
   if needs_start(view) then
     return start_view(view)
   end
+  forget_declined(view.conn)
   local failure = view.failure
   if not failure then
     -- A page that failed in another list of the same source: the load states say so.
