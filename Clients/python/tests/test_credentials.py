@@ -187,6 +187,22 @@ def test_a_file_credential_is_named_by_its_path_as_the_spec_wrote_it(daemon: str
 
 
 @needs_allowances
+def test_a_file_under_home_is_allowed_by_the_path_the_shell_expands_it_to(daemon: str, api: str, config_home: Path,
+                                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # `--allow-credential ~/token=ORIGIN` unquoted reaches the tool as /home/me/token=ORIGIN.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "token").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    spec = tmp_path / "home-token.json"
+    spec.write_text(json.dumps({"sources": [echo_source(api, file="~/token")], "columns": ["authorization"]}))
+    status, out, err = run_cli(daemon, str(spec), "--allow-credential", f"{home / 'token'}={api}",
+                               ask=lambda r: pytest.fail(f"asked {r}"))
+    assert status == 0, err
+    assert f"Bearer {SECRET}" in out
+
+
+@needs_allowances
 def test_a_paginated_source_and_a_view_over_it_load_once_allowed(daemon: str, api: str, config_home: Path):
     with Client.spawn(daemon, timeout=10) as client:
         books = client.create_source(
