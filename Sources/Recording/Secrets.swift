@@ -1,3 +1,4 @@
+import Basics
 import DataSources
 
 /// What a recording never holds: values of secret headers and query parameters (the daemon's
@@ -6,7 +7,7 @@ import DataSources
 /// of the recording (an echoed token in a response body, an error message).
 struct Secrets {
     /// What stands for a secret in the recording.
-    static let placeholder = "<redacted>"
+    static let placeholder = SecretRedaction.placeholder
     /// The placeholder inside a URL's query, percent-encoded as the daemon encodes
     /// `queryParameters`: a replayed request built from `<redacted>` then carries the same text.
     static let queryPlaceholder = "%3Credacted%3E"
@@ -55,14 +56,13 @@ struct Secrets {
         return found
     }
 
-    /// `text` with every known secret value replaced by the placeholder (longest first, so
-    /// a value never leaves a tail of itself behind).
+    /// `text` with every known secret value replaced by the placeholder, as written or
+    /// JSON-escaped (`\/`, `\uXXXX`, surrogate pairs: a body or an error's quoted body is JSON
+    /// text), overlapping ones together so that none leaves a tail of itself behind: the
+    /// daemon's own redaction (`SecretRedaction`), with this type's threshold on what is
+    /// learned (`shortestScrubbed`).
     func scrubbed(_ text: String) -> String {
         guard !values.isEmpty else { return text }
-        var result = text
-        for value in values.sorted(by: { $0.count > $1.count }) where result.contains(value) {
-            result = result.replacing(value, with: Secrets.placeholder)
-        }
-        return result
+        return SecretRedaction.redacted(text, secrets: learnedInOrder)
     }
 }

@@ -40,6 +40,8 @@ package enum ResponseDecoding {
 
     /// How much of a failed response's body an error carries.
     package static let bodyExcerptLimit = 2048
+    /// How many characters of the server's own message an error carries.
+    package static let serverMessageLimit = 500
 
     /// The decoded document (nil for an empty body), or why it is unusable. `secrets` are
     /// values (header values, credentials) that must not appear in an error's body excerpt.
@@ -80,13 +82,12 @@ package enum ResponseDecoding {
         var error = FetchError(kind: .http, message: "HTTP status \(response.status)", url: response.url, status: response.status)
         error.finalURL = response.finalURL
         if !response.body.isEmpty {
-            var excerpt = String(decoding: response.body.prefix(bodyExcerptLimit), as: UTF8.self)
-            for secret in secrets where secret.count >= 4 { excerpt = excerpt.replacing(secret, with: "<redacted>") }
-            error.body = excerpt
+            // Secrets of every length, as written or JSON-escaped, whole or cut by the limit
+            // (SecretRedaction): a short one mangles the excerpt, but never shows.
+            let excerpt = SecretRedaction.excerpt(of: response.body, byteLimit: bodyExcerptLimit, secrets: secrets)
+            error.body = String(decoding: excerpt, as: UTF8.self)
             if response.body.count <= 1 << 20, let document = try? JSON.parse(response.body), let text = serverMessage(in: document) {
-                var message = String(text.prefix(500))
-                for secret in secrets where secret.count >= 4 { message = message.replacing(secret, with: "<redacted>") }
-                error.serverMessage = message
+                error.serverMessage = SecretRedaction.excerpt(of: text, characterLimit: serverMessageLimit, secrets: secrets)
             }
         }
         let now = WallClock.secondsSince1970()
