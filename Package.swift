@@ -221,5 +221,7 @@ if environment["DATASOURCED_FUZZ"] == "1" {
         .executableTarget(
             name: "fuzz-transcript", dependencies: ["FuzzSupport", "TranscriptFormat", "JSONKit"], path: "Fuzz/Transcript",
             swiftSettings: fuzzerSettings),
+        .executableTarget(
+            name: "fuzz-redaction", dependencies: ["FuzzSupport", "Basics"], path: "Fuzz/Redaction", swiftSettings: fuzzerSettings),
     ]
 }

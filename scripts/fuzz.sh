@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (see FUZZING.md) and runs each for SECONDS (default 60),
 # one after the other; fails if any of them crashes, hangs or breaks an invariant.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: framer, payload, session, cacheentry, transcript (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: framer, payload, session, cacheentry, transcript, redaction (default: all)
 # Working corpora, logs and crash files stay under .build-fuzz/ (git-ignored); the seeds
 # in Fuzz/Corpus/ are only read.
 set -euo pipefail
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer payload session cacheentry transcript)
+[ ${#targets[@]} -gt 0 ] || targets=(framer payload session cacheentry transcript redaction)
 
 scratch=.build-fuzz
 # The fuzz targets exist in the manifest only with DATASOURCED_FUZZ=1 (Package.swift).
