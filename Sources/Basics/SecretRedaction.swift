@@ -233,24 +233,17 @@ package enum SecretRedaction {
                 offset += length
             }
             guard endsCut else { return }
-            // The end of a cut text: the start of a secret, and an escape cut short that could go on with one.
+            // The end of a cut text: the longest start of a secret it ends with (all of it goes,
+            // with any escape cut short after it), or else an escape cut short that could
+            // become the secret's first unit.
             for (index, pattern) in patterns.enumerated() {
                 var state = states[index]
                 if state == pattern.units.count { state = Int(pattern.border[state - 1]) }
-                var from: Int?
-                if state > 0 { from = starts[(count - state) % longest] }
-                if let cutEscape {
-                    var length = state
-                    while true {
-                        if length < pattern.units.count, cutEscape.couldBe(pattern.units[length]) {
-                            from = length > 0 ? starts[(count - length) % longest] : cutEscape.start
-                            break
-                        }
-                        if length == 0 { break }
-                        length = Int(pattern.border[length - 1])
-                    }
+                if state > 0 {
+                    matched.append(starts[(count - state) % longest]..<text.count)
+                } else if let cutEscape, cutEscape.couldBe(pattern.units[0]) {
+                    matched.append(cutEscape.start..<text.count)
                 }
-                if let from { matched.append(from..<text.count) }
             }
         }
 

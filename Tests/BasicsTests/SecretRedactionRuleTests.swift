@@ -60,6 +60,9 @@ import Testing
         // It cannot become the € (U+20AC) of "€uro": shown as it is.
         #expect(redacted(#"x \u00"#, ["\u{20AC}uro"], endsCut: true) == #"x \u00"#)
         #expect(redacted(#"x \u20"#, ["\u{20AC}uro"], endsCut: true) == "x <redacted>")
+        // The longest start goes, even when the escape cannot continue it but could continue a
+        // shorter one ("ab" then `\u0061`): none of "abab" stays.
+        #expect(redacted(#""abab\u00"#, ["abab\u{20AC}"], endsCut: true) == #""<redacted>"#)
     }
 
     @Test func anExcerptRedactsBeforeItCutsAndKeepsAPlaceholderWhole() {
