@@ -26,10 +26,10 @@
 ///
 /// **A cut text** (`endsCut`, the text was cut from a longer one) also has its end replaced
 /// when it is the start of a secret, one character or more, in either view: `...ghp_ab` and
-/// `..."ghp_ab\/c` lose their end. An escape cut short at the very end (`\`, `\u00`) stands
-/// for any code unit it could still become: it is replaced when that unit could continue a
-/// secret (after the secret's start before it, or as its first unit), and so is the start
-/// before it.
+/// `..."ghp_ab\/c` lose their end (the longest such start, with anything after it: an escape
+/// cut short, `\` or `\u00`, goes with it). With no such start, an escape cut short at the
+/// very end is replaced when it could still become a secret's first code unit (`\u00` could
+/// be `/`, not `€`).
 ///
 /// **Cost.** With n the text's length in bytes and m secrets of L UTF-16 code units in all,
 /// `redacted` takes O(n·m + L) time (each view is decoded once, and each secret followed
