@@ -7,7 +7,9 @@ import JSONKit
 /// punctuation 8, a camelCase hump or the first digit of a number 7), the first character
 /// twice its bonus, and a run of consecutive characters keeps its first character's bonus
 /// (at least 4). Of all the ways the query fits in the text, the best scoring one (a
-/// Smith-Waterman alignment) gives the score and the positions.
+/// Smith-Waterman alignment) gives the score and the positions; when that alignment would
+/// take more than `FuzzyMatcher.defaultCellLimit` cells (query × text characters), the first
+/// way it fits, shortened from its end, as fzf's "v1" algorithm does past its slab.
 ///
 /// Smart case, as fzf: a query with no uppercase letter matches either case; one with an
 /// uppercase letter matches case exactly. The query is one pattern: a space in it is a
@@ -72,9 +74,35 @@ struct FuzzyMatcher {
     private var runs: [Int32] = []
     private var firsts: [Int] = []
 
+    /// The most cells an alignment may have (query characters × text characters from the
+    /// first place the query's first character fits to the last place its last one does):
+    /// fzf's slab, 100 × 1024. Past it the text is scored greedily (fzf's v1), as fzf does.
+    static let defaultCellLimit = 100 * 1024
+    let cellLimit: Int
+
+    init(cellLimit: Int = FuzzyMatcher.defaultCellLimit) { self.cellLimit = cellLimit }
+
+    /// What the decoded text holds, in bytes: 4 a character as given and 4 as matched,
+    /// reserved for the text's UTF-8 bytes (O(text), bounded by the body a row came in).
+    var textBytes: Int { (original.capacity + text.capacity) * MemoryLayout<UInt32>.stride }
+
+    /// What the alignment holds, in bytes: at most `cellLimit` cells of scores and of runs,
+    /// a bonus a column (at most `cellLimit` columns) and a place a query character.
+    var alignmentBytes: Int {
+        (scores.capacity + runs.capacity + bonus.capacity) * MemoryLayout<Int32>.stride + firsts.capacity * MemoryLayout<Int>.stride
+    }
+
     /// The best score of `pattern` in `bytes` (UTF-8), with positions if asked; nil when
     /// the pattern's characters are not all in the text in order. An empty pattern matches
     /// every text with score 0.
+    ///
+    /// The alignment (fzf's v2) has a cell a query character and a text character between
+    /// the first place the query's first character fits and the last place its last one
+    /// does; past `cellLimit` cells, the text is scored as fzf's v1 scores it (`greedyMatch`).
+    /// Memory: O(text + min(query × text, cellLimit)): the decoded text, 8 bytes a character
+    /// (bounded by the size of the body the row came in), and at most 12 × `cellLimit` bytes
+    /// of alignment (scores and runs, 8 bytes a cell; a bonus a column). Time:
+    /// O(text + min(query × text, cellLimit)), never more than O(query × text).
     mutating func match(_ pattern: FuzzyPattern, in bytes: UnsafeBufferPointer<UInt8>, positions wantsPositions: Bool) -> FuzzyMatch? {
         let query = pattern.characters, length = query.count
         guard length > 0 else { return FuzzyMatch(score: 0, positions: []) }
@@ -95,6 +123,7 @@ struct FuzzyMatcher {
         var last = count - 1
         while text[last] != query[length - 1] { last -= 1 }
         let start = firsts[0], width = last - start + 1
+        guard length <= cellLimit / width else { return greedyMatch(query, end: firsts[length - 1], positions: wantsPositions) }
 
         bonus.removeAll(keepingCapacity: true)
         var previous = start > 0 ? Self.characterClass(original[start - 1]) : .white
@@ -182,6 +211,55 @@ struct FuzzyMatcher {
         return FuzzyMatch(score: Int(best), positions: found.reversed())
     }
 
+    /// fzf's `FuzzyMatchV1`, for a text too long to align: the first place the query fits
+    /// (forward, the query's last character at `end`), shortened from there (back from `end`,
+    /// the last place each character fits), scored with the alignment's rules over that
+    /// window (fzf's `calculateScore`): gaps inside it cost, word starts and runs earn. The
+    /// first fit, not the best one: `foobar fb` scores `fb` at `f`...`b`, not at its end.
+    /// The score is at least 0, as fzf ranks it. O(text) time, no storage but the positions.
+    private func greedyMatch(_ query: [UInt32], end: Int, positions wantsPositions: Bool) -> FuzzyMatch {
+        var start = end, row = query.count - 1
+        while true {
+            if text[start] == query[row] {
+                if row == 0 { break }
+                row -= 1
+            }
+            start -= 1
+        }
+        var score = 0, inGap = false, consecutive = 0, firstBonus: Int32 = 0, found: [Int] = []
+        if wantsPositions { found.reserveCapacity(query.count) }
+        var previous = start > 0 ? Self.characterClass(original[start - 1]) : .white
+        row = 0
+        for index in start...end {
+            let current = Self.characterClass(original[index])
+            if row < query.count, text[index] == query[row] {
+                if wantsPositions { found.append(index) }
+                var bonus = Self.bonus(previous, current)
+                if consecutive == 0 {
+                    firstBonus = bonus
+                } else {
+                    // A word start inside a run raises the run's bonus from there.
+                    if bonus >= Self.bonusBoundary && bonus > firstBonus { firstBonus = bonus }
+                    bonus = max(bonus, firstBonus, Self.bonusConsecutive)
+                }
+                score += Int(Self.scoreMatch + (row == 0 ? bonus * Self.bonusFirstCharMultiplier : bonus))
+                inGap = false
+                consecutive += 1
+                row += 1
+            } else {
+                score += Int(inGap ? Self.scoreGapExtension : Self.scoreGapStart)
+                inGap = true
+                consecutive = 0
+                firstBonus = 0
+            }
+            previous = current
+        }
+        // fzf ranks by the score clamped to 0 (result.go, `util.AsUint16`): a long window's gaps
+        // can cost more than its characters earn, and it still matches (an alignment's cells
+        // never go below 0 either).
+        return FuzzyMatch(score: max(score, 0), positions: found)
+    }
+
     /// False when the query's characters are certainly not all in the text in order: most
     /// texts lack one, and an ASCII text is ruled out from its bytes, before anything is
     /// decoded (fzf's `asciiFuzzyIndex` does the same). A text with any other byte may match
@@ -203,6 +281,9 @@ struct FuzzyMatcher {
     private mutating func decode(_ bytes: UnsafeBufferPointer<UInt8>, folding: Bool) {
         original.removeAll(keepingCapacity: true)
         text.removeAll(keepingCapacity: true)
+        // At most a character a byte: reserved at once, not doubled as it grows.
+        original.reserveCapacity(bytes.count)
+        text.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
             let lead = bytes[index]
