@@ -1,4 +1,4 @@
-import DataSources
+@testable import DataSources
 import Testing
 
 @Suite struct LinkHeaderTests {
@@ -31,6 +31,48 @@ import Testing
         #expect(LinkHeader.parse(["<unterminated; rel=next"]).isEmpty)
         #expect(LinkHeader.parse([""]).isEmpty)
         #expect(LinkHeader.target("next", in: ["</no-rel>"]) == nil)
+    }
+
+    /// Pathological values: the links found, and the work, counted as bytes read, linear in the
+    /// value's length (no timing: speed is the benchmarks'). `<a,` repeated was quadratic: each
+    /// `<` read the rest of the value looking for its `>`.
+    @Test func pathologicalValuesCostLinearWork() throws {
+        let link = { (target: String, relations: [String], parameters: [String: String]) in
+            LinkHeader.Link(target: target, relations: relations, parameters: parameters)
+        }
+        // Each shape, repeated n times, and the links expected.
+        let shapes: [(String, (Int) -> [LinkHeader.Link])] = [
+            ("<a,", { _ in [] }),
+            (",<", { _ in [] }),
+            ("<a>;x=\"", { n in Array(repeating: link("a", [], ["x": "<a>;x="]), count: n / 2) }),  // n even
+            (";", { _ in [] }),
+            (";;<a>", { _ in [] }),
+            ("\"", { _ in [] }),
+            ("<a>;", { _ in [link("a", [], ["<a>": ""])] }),
+            ("<a>;;;;;;;;;;;;", { _ in [link("a", [], ["<a>": ""])] }),
+            ("<>;=,", { n in Array(repeating: link("", [], [:]), count: n) }),
+            ("<a>; rel=next, ", { n in Array(repeating: link("a", ["next"], [:]), count: n) }),
+        ]
+        for (shape, expected) in shapes {
+            // A few kilobytes first: before the fix, the megabytes would have taken minutes.
+            for bytes in [4096, 1 << 20] {
+                let n = bytes / shape.utf8.count / 2 * 2
+                var visits = 0, doubledVisits = 0
+                let links = LinkHeader.parse([String(repeating: shape, count: n)], visits: &visits)
+                let doubled = LinkHeader.parse([String(repeating: shape, count: 2 * n)], visits: &doubledVisits)
+                try #require(
+                    doubledVisits <= 2 * visits + 16 && visits <= 8 * n * shape.utf8.count,
+                    "\(shape) × \(n): \(visits) bytes read, × \(2 * n): \(doubledVisits)")
+                #expect(links == expected(n), "\(shape) × \(n)")
+                #expect(doubled == expected(2 * n), "\(shape) × \(2 * n)")
+            }
+        }
+        // Each value is read on its own: 3 MB of unclosed links in three headers, then a link.
+        var visits = 0
+        let unclosed = String(repeating: "<a,", count: 1 << 18)
+        let links = LinkHeader.parse([unclosed, unclosed, unclosed, "</ok>; rel=next"], visits: &visits)
+        #expect(links == [link("/ok", ["next"], [:])])
+        #expect(visits <= 8 * (3 * unclosed.utf8.count + 15), "\(visits)")
     }
 
     @Test func retryAfterInSecondsOrAsADate() {

@@ -12,8 +12,11 @@ package enum LinkHeader {
     }
 
     /// Every link in the values, in order; malformed parts are skipped, never trusted.
+    /// O(bytes): each byte is read a bounded number of times (a `<` looks ahead for its `>`
+    /// once, and the parser goes on from there), whatever the values hold.
     package static func parse(_ values: [String]) -> [Link] {
-        values.flatMap { parse(Array($0.utf8)) }
+        var visits = 0
+        return parse(values, visits: &visits)
     }
 
     /// The target of the first link with relation `relation`, if any.
@@ -22,77 +25,118 @@ package enum LinkHeader {
         return parse(values).first { $0.relations.contains(wanted) }?.target
     }
 
-    private static func parse(_ bytes: [UInt8]) -> [Link] {
+    /// `parse`, adding to `visits` the bytes it read, to count the work: a few reads a byte
+    /// (5 for a run of `;` after a link, the most in the tests' shapes).
+    static func parse(_ values: [String], visits: inout Int) -> [Link] {
         var links: [Link] = []
-        var index = 0
-        func skip(_ predicate: (UInt8) -> Bool) { while index < bytes.count, predicate(bytes[index]) { index += 1 } }
-        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 }
-        while index < bytes.count {
-            skip { isSpace($0) || $0 == UInt8(ascii: ",") }
-            guard index < bytes.count else { break }
-            guard bytes[index] == UInt8(ascii: "<"), let close = bytes[index...].firstIndex(of: UInt8(ascii: ">")) else {
-                // Not a link: skip to the next one.
-                skipToNextLink(bytes, &index)
-                continue
-            }
-            let target = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
-            index = close + 1
-            var relations: [String] = []
-            var parameters: [String: String] = [:]
-            while true {
-                skip(isSpace)
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ";") else { break }
-                index += 1
-                skip(isSpace)
-                let nameStart = index
-                skip { $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: ",") && !isSpace($0) }
-                let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
-                skip(isSpace)
-                var value = ""
-                if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
-                    index += 1
-                    skip(isSpace)
-                    value = readValue(bytes, &index)
-                }
-                guard !name.isEmpty else { continue }
-                if name == "rel" {
-                    // The first rel parameter wins (RFC 8288 §3.3).
-                    if relations.isEmpty { relations = value.lowercased().split(separator: " ").map(String.init) }
-                } else if parameters[name] == nil {
-                    parameters[name] = value
-                }
-            }
-            links.append(Link(target: target, relations: relations, parameters: parameters))
+        for value in values {
+            var parser = Parser(bytes: Array(value.utf8))
+            links += parser.links()
+            visits += parser.visits
         }
         return links
     }
 
-    /// A token, or a quoted string with `\` escapes.
-    private static func readValue(_ bytes: [UInt8], _ index: inout Int) -> String {
-        guard index < bytes.count else { return "" }
-        if bytes[index] == UInt8(ascii: "\"") {
-            index += 1
-            var value: [UInt8] = []
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                if bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count { index += 1 }
-                value.append(bytes[index])
-                index += 1
-            }
-            if index < bytes.count { index += 1 }
-            return String(decoding: value, as: UTF8.self)
-        }
-        let start = index
-        while index < bytes.count, ![UInt8(ascii: ";"), UInt8(ascii: ","), 32, 9].contains(bytes[index]) { index += 1 }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
-    }
+    /// One value's links, read from the start: `index` only moves forward, and a `<` reads
+    /// ahead to its `>`, from where reading goes on (or to the end, where it stops).
+    struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+        /// How many times a byte was read.
+        private(set) var visits = 0
 
-    /// Past the next comma outside quotes and angle brackets.
-    private static func skipToNextLink(_ bytes: [UInt8], _ index: inout Int) {
-        var quoted = false
-        while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            if byte == UInt8(ascii: "\"") { quoted.toggle() } else if byte == UInt8(ascii: ","), !quoted { return }
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        /// The byte at `at` (default: `index`), counted; nil past the end.
+        private mutating func byte(_ at: Int? = nil) -> UInt8? {
+            let at = at ?? index
+            guard at < bytes.count else { return nil }
+            visits += 1
+            return bytes[at]
+        }
+
+        private mutating func skip(_ predicate: (UInt8) -> Bool) {
+            while let byte = byte(), predicate(byte) { index += 1 }
+        }
+
+        private static func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 }
+
+        mutating func links() -> [Link] {
+            var links: [Link] = []
+            while index < bytes.count {
+                skip { Self.isSpace($0) || $0 == UInt8(ascii: ",") }
+                guard let first = byte() else { break }
+                guard first == UInt8(ascii: "<") else {
+                    // Not a link: skip to the next one.
+                    skipToNextLink()
+                    continue
+                }
+                var close = index + 1
+                while let byte = byte(close), byte != UInt8(ascii: ">") { close += 1 }
+                // No `>` to the end: nothing after this can be a link either. (Skipping to the
+                // next comma and looking again read the rest of the value from every `<`.)
+                guard close < bytes.count else { break }
+                let target = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+                index = close + 1
+                var relations: [String] = []
+                var parameters: [String: String] = [:]
+                while true {
+                    skip(Self.isSpace)
+                    guard byte() == UInt8(ascii: ";") else { break }
+                    index += 1
+                    skip(Self.isSpace)
+                    let nameStart = index
+                    skip { $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: ",") && !Self.isSpace($0) }
+                    let name = String(decoding: bytes[nameStart..<index], as: UTF8.self).lowercased()
+                    skip(Self.isSpace)
+                    var value = ""
+                    if byte() == UInt8(ascii: "=") {
+                        index += 1
+                        skip(Self.isSpace)
+                        value = readValue()
+                    }
+                    guard !name.isEmpty else { continue }
+                    if name == "rel" {
+                        // The first rel parameter wins (RFC 8288 §3.3).
+                        if relations.isEmpty { relations = value.lowercased().split(separator: " ").map(String.init) }
+                    } else if parameters[name] == nil {
+                        parameters[name] = value
+                    }
+                }
+                links.append(Link(target: target, relations: relations, parameters: parameters))
+            }
+            return links
+        }
+
+        /// A token, or a quoted string with `\` escapes.
+        private mutating func readValue() -> String {
+            guard let first = byte() else { return "" }
+            if first == UInt8(ascii: "\"") {
+                index += 1
+                var value: [UInt8] = []
+                while var character = byte(), character != UInt8(ascii: "\"") {
+                    if character == UInt8(ascii: "\\"), let escaped = byte(index + 1) {
+                        index += 1
+                        character = escaped
+                    }
+                    value.append(character)
+                    index += 1
+                }
+                if index < bytes.count { index += 1 }
+                return String(decoding: value, as: UTF8.self)
+            }
+            let start = index
+            skip { $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: ",") && !Self.isSpace($0) }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+
+        /// Past the next comma outside quotes.
+        private mutating func skipToNextLink() {
+            var quoted = false
+            while let character = byte() {
+                index += 1
+                if character == UInt8(ascii: "\"") { quoted.toggle() } else if character == UInt8(ascii: ","), !quoted { return }
+            }
         }
     }
 }
