@@ -63,15 +63,40 @@ import Testing
         #expect(client.request("listSources")["result"]?.arrayValue?.count == 2, "no source was created")
     }
 
-    @Test func aFilterDeeperThanTheBoundIsRefused() {
-        var filter: JSON = ["keyPath": "year", "op": "exists"]
-        for _ in 0..<Predicate.maximumDepth - 1 { filter = ["not": filter] }
+    /// Protocol.md: a filter nests at most 32 levels deep, each `and`, `or` and `not` a level (a
+    /// comparison is none): 32 of them around a comparison are taken, and with one more the
+    /// refusal names the 33rd, by createSource as by setFilter.
+    @Test(arguments: ["not", "and", "or", "mixed"])
+    func aFilterDeeperThanTheBoundIsRefused(nesting: String) {
+        /// `levels` operators around a comparison, and the field of the innermost operator.
+        func filter(levels: Int) -> (filter: JSON, innermost: String) {
+            var filter: JSON = ["keyPath": "year", "op": "exists"]
+            var members: [String] = []  // each level's member, outermost first
+            for level in 0..<levels {
+                let op = nesting == "mixed" ? ["not", "and", "or"][level % 3] : nesting
+                filter = op == "not" ? ["not": filter] : [op: [filter]]
+                members.insert(op == "not" ? ".not" : ".\(op)[0]", at: 0)
+            }
+            return (filter, "filter" + members.dropLast().joined())
+        }
+        #expect(Predicate.maximumDepth == 32)
         let client = Self.session()
-        #expect(client.request("setFilter", ["source": "history", "filter": filter])["result"] != nil, "32 levels are allowed")
-        let response = client.request("setFilter", ["source": "history", "filter": ["not": filter]])
-        let data = Self.refusal(response, "33 levels")
-        #expect(data["field"]?.stringValue == "filter" + String(repeating: ".not", count: Predicate.maximumDepth), "\(response)")
-        #expect(response["error"]?["message"]?.stringValue?.contains("more than 32 levels") == true, "\(response)")
+        let allowed = filter(levels: 32).filter
+        #expect(client.request("setFilter", ["source": "history", "filter": allowed])["result"] != nil, "32 levels are allowed")
+        let created = client.request("createSource", ["name": "deep", "kind": "filtered", "source": "books", "filter": allowed])
+        #expect(created["result"] != nil, "\(created)")
+        let (deeper, field) = filter(levels: 33)
+        #expect(field.hasPrefix("filter.") && field.split(separator: ".").count == 33, "\(field)")
+        for (method, params) in [
+            ("setFilter", ["source": "history", "filter": deeper] as JSON),
+            ("createSource", ["name": "deeper", "kind": "filtered", "source": "books", "filter": deeper]),
+        ] {
+            let response = client.request(method, params)
+            let data = Self.refusal(response, "\(method): 33 levels")
+            #expect(data["field"]?.stringValue == field, "\(method): \(response)")
+            #expect(response["error"]?["message"]?.stringValue?.contains("more than 32 levels") == true, "\(response)")
+        }
+        #expect(client.request("listSources")["result"]?.arrayValue?.count == 3, "the deeper one was not created")
     }
 
     @Test func aMatchNeedsKeyPathsAndSetFilterNeedsAFilteredSource() {

@@ -93,23 +93,32 @@ enum FilterDecoding {
     static let operators = Predicate.Operator.allCases.map(\.rawValue)
 
     /// `{keyPath, op, value}`, `{and: [P, ...]}`, `{or: [P, ...]}` or `{not: P}`, nested at most
-    /// `Predicate.maximumDepth` deep (`depth`: this one's level).
+    /// `Predicate.maximumDepth` levels deep, each `and`, `or` and `not` a level (Protocol.md): a
+    /// comparison alone is 0 levels, `{not: comparison}` 1; 32 nested `not`s around a
+    /// comparison are taken, and a 33rd is refused, naming its field.
     static func predicate(_ value: JSON, _ field: String) throws(FieldError) -> Predicate {
-        try predicate(value, field, depth: 1)
+        try predicate(value, field, levels: 0)
     }
 
-    private static func predicate(_ value: JSON, _ field: String, depth: Int) throws(FieldError) -> Predicate {
-        guard depth <= Predicate.maximumDepth else {
-            throw FieldError(
-                field: field, expected: "a predicate nested at most \(Predicate.maximumDepth) levels deep", got: JSON(value.kind.rawValue),
-                message: "\"\(field)\": the filter nests more than \(Predicate.maximumDepth) levels deep")
-        }
+    /// `levels`: how many `and`, `or` and `not` hold this predicate.
+    private static func predicate(_ value: JSON, _ field: String, levels: Int) throws(FieldError) -> Predicate {
         var reader = try ObjectReader(value, field: field, expected: predicateExpectation)
+        /// This predicate is an `and`, `or` or `not`: a level more than the ones holding it.
+        func level() throws(FieldError) {
+            guard levels < Predicate.maximumDepth else {
+                throw FieldError(
+                    field: field, expected: "a predicate nested at most \(Predicate.maximumDepth) levels deep (and, or, not)",
+                    got: JSON(value.kind.rawValue),
+                    message: "\"\(field)\": the filter nests more than \(Predicate.maximumDepth) levels deep (each and, or, not is a level)"
+                )
+            }
+        }
         func list(_ key: String) throws(FieldError) -> [Predicate]? {
             guard let member = reader.rawValue(key) else { return nil }
+            try level()
             var predicates: [Predicate] = []
             for (index, element) in try Decode.array(member, reader.path(key), expected: "an array of predicates").enumerated() {
-                predicates.append(try predicate(element, "\(reader.path(key))[\(index)]", depth: depth + 1))
+                predicates.append(try predicate(element, "\(reader.path(key))[\(index)]", levels: levels + 1))
             }
             return predicates
         }
@@ -119,7 +128,8 @@ enum FilterDecoding {
         } else if let predicates = try list("or") {
             result = .or(predicates)
         } else if let inner = reader.rawValue("not") {
-            result = .not(try predicate(inner, reader.path("not"), depth: depth + 1))
+            try level()
+            result = .not(try predicate(inner, reader.path("not"), levels: levels + 1))
         } else {
             let keyPath = try reader.required("keyPath", Decode.keyPath, expected: "a non-empty key path string")
             let op = try reader.required(

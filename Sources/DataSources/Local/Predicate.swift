@@ -19,8 +19,10 @@ package indirect enum Predicate: Sendable, Equatable {
         case eq, ne, lt, le, gt, ge, `in`, contains, prefix, exists
     }
 
-    /// How deep a predicate may nest (`and`, `or`, `not` each count a level): deeper ones
-    /// are refused where they are read, so evaluating never recurses without bound.
+    /// How deep a predicate may nest, `and`, `or`, `not` each counting a level and a
+    /// comparison none (Protocol.md): a comparison inside 32 of them is the deepest taken.
+    /// Deeper ones are refused where they are read (`FilterDecoding`), so evaluating never
+    /// recurses more than 33 calls deep.
     package static let maximumDepth = 32
 
     /// A comparison of the value at `keyPath` with `value`.
