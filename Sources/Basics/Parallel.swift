@@ -11,15 +11,18 @@ import Glibc
 package enum Parallel {
     /// Fewer elements than this are mapped on the calling thread. At about 0.1–1 µs a row,
     /// 8,192 rows are a millisecond or more: well above what waking a worker costs.
-    package static let threshold = 8192
+    @usableFromInline package static let threshold = 8192
 
     /// The machine's online cores, read once (affinity and cgroup quotas are not counted:
     /// with fewer cores usable, chunks only queue up).
-    package static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    @usableFromInline package static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// `transform` of each element, in order. `makeState` gives each chunk its own working
     /// storage (a packing scratch, say), so that chunks share nothing they write.
     /// `transform` must only read shared state: chunks run at the same time.
+    /// Inlinable, so that callers in other modules get it specialized for their collection:
+    /// unspecialized, each element of a slice of rows cost a look-up of generic metadata.
+    @inlinable
     package static func map<Elements: RandomAccessCollection & Sendable, State, Result: Sendable>(
         _ elements: Elements, state makeState: @Sendable () -> State, _ transform: @Sendable (inout State, Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
@@ -46,6 +49,7 @@ package enum Parallel {
     }
 
     /// The same without per-chunk state.
+    @inlinable
     package static func map<Elements: RandomAccessCollection & Sendable, Result: Sendable>(
         _ elements: Elements, _ transform: @Sendable (Elements.Element) -> Result
     ) -> [Result] where Elements.Index == Int {
@@ -70,13 +74,15 @@ package enum Parallel {
     }
 
     /// Storage that pieces of work (a map's chunks) write at once, each only its own part.
+    @usableFromInline
     package struct SharedOutput<Element>: @unchecked Sendable {
-        package let start: UnsafeMutablePointer<Element>
-        package init(start: UnsafeMutablePointer<Element>) { self.start = start }
+        @usableFromInline package let start: UnsafeMutablePointer<Element>
+        @inlinable package init(start: UnsafeMutablePointer<Element>) { self.start = start }
     }
 
     /// Two chunks a core, so that a core that finishes early takes another, and never a
     /// chunk under `threshold / 2` elements.
+    @inlinable
     package static func chunkCount(for count: Int) -> Int {
         guard processorCount > 1, count >= threshold else { return 1 }
         return min(2 * processorCount, count / (threshold / 2))

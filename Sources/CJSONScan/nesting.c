@@ -86,3 +86,39 @@ long json_nesting_exceeding(const unsigned char *bytes, size_t count, long limit
 #endif
     return scan_bytes(bytes, offset, count, &state, limit);
 }
+
+long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth) {
+    // Per open bracket: its commas so far, negative for an object (whose members are not counted).
+    // Deeper than max_depth is not looked into (json_nesting_exceeding refuses it first).
+    long commas[2050];
+    if (max_depth > 2048) max_depth = 2048;
+    long depth = 0;
+    int in_string = 0, escaped = 0;
+    for (size_t offset = 0; offset < count; offset++) {
+        unsigned char byte = bytes[offset];
+        if (in_string) {
+            if (escaped) escaped = 0;
+            else if (byte == '\\') escaped = 1;
+            else if (byte == '"') in_string = 0;
+            continue;
+        }
+        switch (byte) {
+        case '"': in_string = 1; break;
+        case '[':
+        case '{':
+            depth++;
+            if (depth <= max_depth) commas[depth] = byte == '[' ? 0 : -1;
+            break;
+        case ']':
+        case '}':
+            if (depth > 0) depth--;
+            break;
+        case ',':
+            // n commas: n + 1 elements.
+            if (depth > 0 && depth <= max_depth && commas[depth] >= 0 && ++commas[depth] >= limit) return (long)offset;
+            break;
+        default: break;
+        }
+    }
+    return -1;
+}

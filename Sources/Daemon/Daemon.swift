@@ -22,8 +22,25 @@ package enum DaemonEvent: Sendable {
 
 package struct DaemonOptions: Sendable {
     package var maximumMessageSize: Int
-    package init(maximumMessageSize: Int = 64 << 20) {
+    /// Where `allowCredential` writes, and what it wrote (CredentialAllowances.swift); nil:
+    /// `allowCredential` is refused.
+    package var credentialAllowances: CredentialAllowances?
+    /// Whether a value read from the environment or a file goes only to origins allowed in
+    /// `credentialAllowances`; false (`--allow-credentials-from-config`): to the source's own
+    /// origin, as its configuration says.
+    package var requiresCredentialAllowance: Bool
+
+    package init(
+        maximumMessageSize: Int = 64 << 20, credentialAllowances: CredentialAllowances? = nil, requiresCredentialAllowance: Bool = false
+    ) {
         self.maximumMessageSize = maximumMessageSize
+        self.credentialAllowances = credentialAllowances
+        self.requiresCredentialAllowance = requiresCredentialAllowance
+    }
+
+    /// What remote and paginated sources check their credentials against.
+    var credentialPolicy: (any CredentialPolicy)? {
+        requiresCredentialAllowance ? credentialAllowances ?? CredentialAllowances(path: nil) : nil
     }
 }
 
@@ -99,17 +116,21 @@ package final class Daemon {
         self.methods = methods
         let loader = HTTPLoader(fetcher: fetcher, mailbox: mailbox)
         self.loader = loader
+        let credentialPolicy = options.credentialPolicy
         self.registry = SourceRegistry { name, identity, kind in
+            let source: RemoteCollection
             switch kind {
             case .paginated(let configuration, let paginator):
-                PaginatedDataSource(
+                source = PaginatedDataSource(
                     name: name, identity: identity, configuration: configuration, paginator: paginator,
                     loader: loader)
             case .remote(let configuration):
-                RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader)
+                source = RemoteDataSource(name: name, identity: identity, configuration: configuration, loader: loader)
             case .simple, .sectioned, .multi, .filtered:
                 preconditionFailure("the registry builds local kinds itself")
             }
+            source.credentialPolicy = credentialPolicy
+            return source
         }
     }
 
@@ -207,7 +228,11 @@ package final class Daemon {
     /// A message at least this large leaves its parsed tree to free: memory worth handing
     /// back once the message is gone (`freedLargeMessage`).
     static let largeMessageSize = 4 << 20
-    private var freedLargeMessage = false
+    /// Set when the events being handled free much memory (a large message's tree, a large
+    /// source destroyed): it is handed back to the system once they are handled.
+    var freedLargeMessage = false
+    /// A source destroyed with at least this many rows frees memory worth handing back.
+    static let largeSourceRows = 10_000
 
     /// Hands the pages freed by a large message's tree back to the kernel. malloc keeps
     /// freed memory for reuse, and a 60 MB createSource would otherwise keep the daemon

@@ -27,8 +27,12 @@ package final class HTTPGetClient: HTTPFetching {
     static let maximumRedirects = 5
     /// The longest exchange accepted; longer requests are clamped to it (callers validate theirs).
     static let maximumTimeoutSeconds = 86_400.0
-    /// Headers that carry credentials: never sent to another origin after a redirect.
-    static let credentialHeaders: Set = ["authorization", "proxy-authorization", "cookie"]
+    /// Whether a header goes to the request's own origin only, and so is not sent on after a
+    /// redirect to another: every header the daemon treats as secret (by its name), and those
+    /// the request names (values read from the environment or a file, Basic authorization).
+    static func isOriginBound(_ name: String, in request: RemoteRequest) -> Bool {
+        RemoteConfiguration.isSecretHeader(name) || request.originBoundHeaders.contains(name.lowercased())
+    }
 
     private let client: HTTPClient
     /// The client each request goes out on: `client`, or one made for its proxy.
@@ -233,7 +237,7 @@ private final class Exchange: Sendable {
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {
-            headers.removeAll { HTTPGetClient.credentialHeaders.contains($0.name.lowercased()) }
+            headers.removeAll { HTTPGetClient.isOriginBound($0.name, in: request) }
         }
         send(to: next, headers: headers, redirects: redirects + 1)
     }

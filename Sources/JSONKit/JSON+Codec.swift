@@ -51,6 +51,15 @@ extension JSON {
         return offset < 0 ? nil : offset
     }
 
+    /// The byte offset where an array in `text` first holds more than `limit` elements (at the
+    /// comma before its element `limit + 1`); nil when none does. Arrays nested deeper than
+    /// `maximumDepth` are not counted. Reads bytes only, as `nestingDepthExceeding` does.
+    package static func arrayLongerThan(_ limit: Int, in text: UnsafeRawBufferPointer, maximumDepth: Int) -> Int? {
+        guard let base = text.baseAddress, limit >= 1 else { return nil }
+        let offset = json_array_longer_than(base.assumingMemoryBound(to: UInt8.self), text.count, limit, maximumDepth)
+        return offset < 0 ? nil : offset
+    }
+
     package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {
         let result: Result<JSON, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONParseError) -> JSON in try parse(UnsafeRawBufferPointer(buffer)) }

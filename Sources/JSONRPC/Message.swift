@@ -180,7 +180,7 @@ package enum Payload: Sendable {
         do {
             value = try JSON.parse(body)
         } catch {
-            if OversizedIntegers.isTooBig(error), let payload = OversizedIntegers.messages(in: Array(body)) {
+            if OversizedIntegers.isUnholdable(error), let payload = OversizedIntegers.messages(in: Array(body)) {
                 self = payload
                 return
             }

@@ -1,14 +1,25 @@
 import JSONKit
 
-/// Requests that hold an integer beyond 64 bits, which jansson refuses to parse. Without
-/// this, the whole message is a parse error under a null id and a client waiting on the
-/// request's id hangs; with it, each request whose own `id` is readable is answered under
-/// that id, and the other requests of a batch are served.
+/// Requests that are valid JSON but hold what jansson refuses to parse: an integer beyond 64
+/// bits, or an object key with a NUL character (`"x\u0000"`). Without this, the whole message
+/// is a parse error under a null id and a client waiting on the request's id hangs; with it,
+/// each request whose own `id` is readable is answered `-32602` under that id, and the other
+/// requests of a batch are served.
 enum OversizedIntegers {
     /// jansson's words for a number it cannot hold: "too big integer", "too big negative
     /// integer", "real number overflow".
     static func isTooBig(_ error: JSONParseError) -> Bool {
         error.message.hasPrefix("too big") || error.message.hasPrefix("real number overflow")
+    }
+
+    /// jansson's words for a key holding `\u0000`, valid JSON it does not represent.
+    static func isNulInKey(_ error: JSONParseError) -> Bool {
+        error.message.hasPrefix("NUL byte in object key")
+    }
+
+    /// Whether the body is refused for what it holds, not for its syntax.
+    static func isUnholdable(_ error: JSONParseError) -> Bool {
+        isTooBig(error) || isNulInKey(error)
     }
 
     /// The body's messages when it failed to parse only because of integers beyond 64
@@ -24,18 +35,28 @@ enum OversizedIntegers {
             do {
                 messages.append(Message(try JSON.parse(bytes)))
             } catch {
-                guard isTooBig(error) else { return nil }
+                guard isUnholdable(error) else { return nil }
                 // A notification is never answered, even to say it was refused.
                 guard let id = readableID(in: bytes) else { continue }
                 messages.append(.invalid(id: id, error: refusal(error)))
             }
         }
-        if isBatch { return messages.isEmpty ? .ignored("a batch of notifications holding integers beyond 64 bits") : .batch(messages) }
-        return messages.first.map(Payload.single) ?? .ignored("a notification holding an integer beyond 64 bits")
+        if isBatch {
+            return messages.isEmpty ? .ignored("a batch of notifications holding values the daemon cannot hold") : .batch(messages)
+        }
+        return messages.first.map(Payload.single) ?? .ignored("a notification holding a value the daemon cannot hold")
     }
 
     private static func refusal(_ error: JSONParseError) -> ResponseError {
-        .invalidParams(
+        if isNulInKey(error) {
+            return .invalidParams(
+                "a member name in the request holds a NUL character (\\u0000), which the daemon does not take (\(error.description))",
+                data: [
+                    "field": "params", "expected": "member names without NUL characters", "got": "a member name holding \\u0000",
+                    "line": JSON(error.line), "column": JSON(error.column), "position": JSON(error.position),
+                ])
+        }
+        return .invalidParams(
             "a number in the request is out of range (\(error.description)): integers must be within -2^63...2^63-1, reals finite",
             data: [
                 "field": "params", "expected": "integers within -9223372036854775808...9223372036854775807 and finite reals",

@@ -103,6 +103,14 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The most bytes the persisted cache holds; least recently used entries go first.", valueName: "BYTES"))
     var cacheMaxBytes: Int = ServeSettings().cacheMaxBytes
 
+    @Flag(
+        help: ArgumentHelp(
+            "Send header values read from the environment or a file to the source's own origin without an allowance (clients otherwise ask the person, and allowCredential records the answer).",
+            discussion:
+                "For scripts whose list specs are their own. Without it, such a value goes only to origins allowed in $XDG_CONFIG_HOME/datasourced/allowed-credentials.json (or ~/.config/datasourced/)."
+        ))
+    var allowCredentialsFromConfig = false
+
     func validate() throws {
         guard maxMessageSize > 0 else { throw ValidationError("--max-message-size must be positive") }
         guard cacheMaxBytes > 0 else { throw ValidationError("--cache-max-bytes must be positive") }
@@ -112,7 +120,7 @@ struct Serve: ParsableCommand {
     func run() throws {
         try ServeSettings(
             logLevel: logLevel, maxMessageSize: maxMessageSize, record: record, redact: redact, cachePath: cachePath,
-            noCache: noCache, cacheMaxBytes: cacheMaxBytes
+            noCache: noCache, cacheMaxBytes: cacheMaxBytes, allowCredentialsFromConfig: allowCredentialsFromConfig
         ).run()
     }
 }
@@ -127,6 +135,7 @@ struct ServeSettings {
     var cachePath: String?
     var noCache = false
     var cacheMaxBytes: Int = 256 << 20
+    var allowCredentialsFromConfig = false
 
     /// `--record`, else a non-empty $DATASOURCED_RECORD: how an editor plugin's user records
     /// without changing the plugin's command line.
@@ -185,7 +194,12 @@ struct ServeSettings {
         } else if !noCache {
             cache = LazyPageStore(path: cachePath ?? SQLitePageStore.defaultPath(), maximumBytes: cacheMaxBytes, logger: logger)
         }
-        let daemon = Daemon(options: DaemonOptions(maximumMessageSize: maxMessageSize), logger: logger, fetcher: fetcher, cache: cache)
+        let allowances = CredentialAllowances(
+            path: CredentialAllowances.defaultPath(environment: ServeSettings.environment), warn: { logger.warning("\($0)") })
+        let options = DaemonOptions(
+            maximumMessageSize: maxMessageSize, credentialAllowances: allowances,
+            requiresCredentialAllowance: !allowCredentialsFromConfig)
+        let daemon = Daemon(options: options, logger: logger, fetcher: fetcher, cache: cache)
         daemon.observer = recorder
         let status = daemon.run()
         recorder?.finish(exitStatus: status)

@@ -575,8 +575,9 @@ import Testing
             try Self.refusal([Self.page(.first, [1, 2], next: .url("http://api.invalid:8080/items"))], pagination: link)?.contains("leaves")
                 == true)
         #expect(
-            try Self.refusal([Self.page(.first, [1, 2], next: .url("/items?page=2"))], pagination: link)?.contains("leaves") == true,
-            "a URL the daemon stores is absolute")
+            try Self.refusal([Self.page(.first, [1, 2], next: .url("/items?page=2"))], pagination: link)?
+                .contains("is not an http or https URL") == true,
+            "a URL the daemon stores is absolute: a relative one cannot be requested")
         #expect(
             try Self.refusal(
                 [Self.page(.first, [1, 2], next: .url("http://elsewhere.invalid/items"))],

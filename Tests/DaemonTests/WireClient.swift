@@ -19,7 +19,10 @@ final class WireClient: @unchecked Sendable {
     private(set) var notifications: [JSON] = []
 
     /// `cache` and `logHandler`: the daemon's persisted cache and where its log goes (nowhere by default).
-    init(fetcher: HTTPFetching, cache: (any PageCacheStore & Sendable)? = nil, logHandler: LogHandler = SwiftLogNoOpLogHandler()) {
+    init(
+        fetcher: HTTPFetching, cache: (any PageCacheStore & Sendable)? = nil, options: DaemonOptions = DaemonOptions(),
+        logHandler: LogHandler = SwiftLogNoOpLogHandler()
+    ) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         precondition(pipe(&input) == 0 && pipe(&output) == 0)
         toDaemon = input[1]
@@ -27,7 +30,7 @@ final class WireClient: @unchecked Sendable {
         let daemonInput = input[0], daemonOutput = output[1], status = exitStatus
         startThread {
             let daemon = Daemon(
-                options: DaemonOptions(), logger: Logger(label: "test", factory: { _ in logHandler }),
+                options: options, logger: Logger(label: "test", factory: { _ in logHandler }),
                 fetcher: fetcher, cache: cache, input: daemonInput, output: daemonOutput)
             status.post(daemon.run())
         }

@@ -93,6 +93,7 @@ enum WireShapes {
             path: "remoteConfiguration.timeoutSeconds", rule: .number(0...RemoteConfiguration.maximumTimeoutSeconds, excludingLower: true)),
         NumericMember(path: "limits.maxBodyBytes", rule: .integer(1...RemoteConfiguration.maximumBodySizeLimit)),
         NumericMember(path: "limits.maxDepth", rule: .integer(1...RemoteConfiguration.maximumDepthLimit)),
+        NumericMember(path: "limits.maxObjectsPerPage", rule: .integer(1...RemoteConfiguration.maximumObjectsPerPageLimit)),
         NumericMember(path: "placeholderStorageOptions", rule: .placeholderBits),
         NumericMember(path: "queryParameters.q", rule: .anyNumber),
         NumericMember(path: "cache.maxAgeSeconds", rule: .number(0...CacheSettings.maximumAgeLimit, excludingLower: false)),
@@ -108,7 +109,7 @@ enum WireShapes {
         [
             "name": "probe", "kind": JSON(kind), "remoteConfiguration": ["baseURL": "http://probe.invalid", "timeoutSeconds": 5],
             "apiPath": "items", "queryParameters": ["q": 1], "placeholderStorageOptions": 14,
-            "limits": ["maxBodyBytes": 1000, "maxDepth": 8],
+            "limits": ["maxBodyBytes": 1000, "maxDepth": 8, "maxObjectsPerPage": 50],
             "cache": ["enabled": true, "maxAgeSeconds": 60, "maxPages": 3], "refreshIntervalSeconds": 3600,
         ]
     }
@@ -240,6 +241,11 @@ enum WireShapes {
             WireShape(
                 "willDisplayObjectAtIndexPath", ["source": "keep", "indexPath": [0, 0]], required: ["source", "indexPath"],
                 mistyped: ("indexPath", [0]), nearMiss: ("sourc", "source"), numbers: indexPathMembers()),
+            // The boundary tests' daemon keeps no allowances file: a valid call is decoded, then
+            // answered -32603 (CredentialAllowanceTests records one for real).
+            WireShape(
+                "allowCredential", ["env": "GITHUB_TOKEN", "origin": "https://api.github.com"], required: ["origin"],
+                mistyped: ("origin", 5), nearMiss: ("orign", "origin"), validCallRefusal: ErrorCode.internalError),
         ]
     }
 }

@@ -124,6 +124,54 @@ import Testing
         #expect(away.finalURL == other.baseURL + "/_echo/headers")
     }
 
+    /// Every header the daemon treats as secret by its name, and every one the request binds to
+    /// its origin (values read from the environment or a file, Basic authorization), stays
+    /// behind when a redirect leaves the origin; seen failing before the fix, when only
+    /// Authorization, Proxy-Authorization and Cookie were dropped.
+    @Test func secretAndOriginBoundHeadersAreNotSentOnToAnotherOrigin() async throws {
+        let other = try FixtureServer(fixtures: [])
+        defer { other.stop() }
+        let server = try FixtureServer(fixtures: [
+            ["path": "/same", "status": 302, "headers": ["Location": "/_echo/headers"]],
+            ["path": "/away", "status": 302, "headers": ["Location": JSON(other.baseURL + "/_echo/headers")]],
+        ])
+        defer { server.stop() }
+        var request = RemoteRequest(
+            url: server.baseURL + "/away",
+            headers: [
+                (name: "X-Api-Key", value: "from-env"), (name: "PRIVATE-TOKEN", value: "from-file"),
+                (name: "X-Auth-Token", value: "literal"), (name: "X-Workspace", value: "read-from-a-file"),
+                (name: "X-Trace", value: "t"),
+            ], timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        request.originBoundHeaders = ["x-workspace"]
+        let fetched = await withCheckedContinuation { continuation in
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
+        }
+        guard case .success(let away) = fetched else {
+            Issue.record("cross-origin redirect failed: \(fetched)")
+            return
+        }
+        let echo = try JSON.parse(away.body)
+        for name in ["x-api-key", "private-token", "x-auth-token", "x-workspace"] {
+            #expect(echo[name] == nil, "\(name) must not leave the origin")
+        }
+        #expect(echo["x-trace"] == "t", "other headers still go")
+
+        // Within the origin, all of them go on.
+        var same = request
+        same = RemoteRequest(url: server.baseURL + "/same", headers: request.headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        same.originBoundHeaders = ["x-workspace"]
+        let kept = await withCheckedContinuation { continuation in
+            _ = client.fetch(same) { continuation.resume(returning: $0) }
+        }
+        guard case .success(let sameResponse) = kept else {
+            Issue.record("same-origin redirect failed")
+            return
+        }
+        let sameEcho = try JSON.parse(sameResponse.body)
+        #expect(sameEcho["x-workspace"] == "read-from-a-file" && sameEcho["x-api-key"] == "from-env")
+    }
+
     @Test func redirectLoopsAndOversizedBodiesFailWithTheirKind() async throws {
         let server = try FixtureServer(fixtures: [
             ["path": "/loop", "status": 302, "headers": ["Location": "/loop"]],

@@ -24,12 +24,35 @@ import Testing
         body(home.path)
     }
 
+    /// With `--allow-credentials-from-config`: the fixture server's port is chosen as the replay
+    /// starts, so no allowance could name its origin beforehand.
     @Test func theTokenComesFromTheEnvironmentAndTheWorkspaceFromAFile() throws {
         try Self.withHome { home in
-            let command = ["/usr/bin/env", "HOME=\(home)", "GITHUB_TOKEN=\(Self.token)", TranscriptTests.daemon, "serve"]
+            let command = [
+                "/usr/bin/env", "HOME=\(home)", "GITHUB_TOKEN=\(Self.token)", TranscriptTests.daemon, "serve",
+                "--allow-credentials-from-config",
+            ]
             switch Replayer(daemonCommand: command).replay(file: Self.transcript) {
             case .passed: break
             case .failed(let report): Issue.record("github-token.json failed:\n\(report)")
+            }
+        }
+    }
+
+    /// Without an allowance (and without the switch) nothing is sent: the first load fails with
+    /// kind credentialNotAllowed, naming the variable and the fixture server's origin.
+    @Test func withoutAnAllowanceTheTokenIsNotSent() throws {
+        try Self.withHome { home in
+            let command = [
+                "/usr/bin/env", "-u", "XDG_CONFIG_HOME", "HOME=\(home)", "GITHUB_TOKEN=\(Self.token)", TranscriptTests.daemon, "serve",
+            ]
+            switch Replayer(daemonCommand: command).replay(file: Self.transcript) {
+            case .passed:
+                Issue.record("github-token.json passed without an allowance")
+            case .failed(let report):
+                #expect(report.contains("credentialNotAllowed"), "\(report)")
+                #expect(report.contains("the environment variable GITHUB_TOKEN is not allowed to go to http://127.0.0.1:"), "\(report)")
+                #expect(!report.contains(Self.token), "the token is never shown")
             }
         }
     }

@@ -9,4 +9,9 @@
 // (an unterminated string, more closing brackets than opening ones) is scanned as it is.
 long json_nesting_exceeding(const unsigned char *bytes, size_t count, long limit);
 
+// The offset of the comma at which an array holds more than `limit` elements (limit >= 1),
+// or -1 when none does: a page's row count checked before jansson makes a node of each.
+// Byte by byte, one pass; arrays nested deeper than `max_depth` (at most 2048) are not counted.
+long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth);
+
 #endif

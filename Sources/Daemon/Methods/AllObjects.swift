@@ -10,6 +10,7 @@ enum AllObjectsRequest: AnsweredAtOnce {
 
     static func handle(_ daemon: Daemon, _ params: AllObjectsParams) throws -> RevisionedRead {
         let source = try daemon.source(params.source)
+        try source.checkAllObjectsReadable()
         return RevisionedRead(member: "objects", value: .array(source.allObjects), revision: params.withRevision ? source.revision : nil)
     }
 

@@ -11,6 +11,10 @@ enum CreateSourceRequest: AnsweredAtOnce {
     static func handle(_ daemon: Daemon, _ params: CreateSourceParams) throws -> SourceDescription {
         let source = try daemon.registry.create(params.spec)
         source.addObserver(daemon)
+        if let paginated = source as? PaginatedDataSource, !daemon.sendsChangeRanges {
+            // Without runs in change sets, each row of a change is a path on the wire.
+            paginated.maximumCountedRowsForClient = PaginatedDataSource.maximumCountedRowsWithoutRanges
+        }
         if let remote = source as? RemoteCollection {
             if let cache = daemon.cache, let key = params.cacheKey {
                 remote.attachCache(cache, key: key, warn: { [logger = daemon.logger] in logger.warning("\($0)") })

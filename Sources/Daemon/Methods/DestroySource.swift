@@ -9,7 +9,11 @@ enum DestroySourceRequest: AnsweredAtOnce {
     typealias Result = DestroyedSources
 
     static func handle(_ daemon: Daemon, _ params: DestroySourceParams) throws -> DestroyedSources {
+        let rows = (try? daemon.registry.source(named: params.name))?.totalObjectCount ?? 0
         let names = try daemon.registry.destroy(params.name, cascade: params.cascade)
+        // malloc keeps what the rows took for reuse: without this, a source of millions of rows
+        // destroyed would leave the daemon at its peak size for good.
+        if rows >= Daemon.largeSourceRows { daemon.freedLargeMessage = true }
         for name in names {
             daemon.refreshTimers.disarm(name)
             daemon.debounceTimers.disarm(name)

@@ -59,5 +59,6 @@ enum ProtocolMethods {
         SetRefreshIntervalRequest.self,
         UpdateSourceRequest.self,
         SetFilterRequest.self,
+        AllowCredentialRequest.self,
     ]
 }

@@ -338,7 +338,8 @@ enum SchemaComponents {
                     "crossOrigin",
                     "tls",
                     "proxy",
-                    "outOfRange"
+                    "outOfRange",
+                    "credentialNotAllowed"
                   ]
                 },
                 "message": {
@@ -388,6 +389,10 @@ enum SchemaComponents {
                   "type": "integer",
                   "minimum": 1
                 },
+                "maxObjectsPerPage": {
+                  "type": "integer",
+                  "minimum": 1
+                },
                 "serverMessage": {
                   "type": "string"
                 },
@@ -417,6 +422,39 @@ enum SchemaComponents {
                 "source": {
                   "type": "string",
                   "description": "the child that failed, when a sectioned source passes its child's failure on"
+                },
+                "credential": {
+                  "description": "(credentialNotAllowed) the variable or file not sent, as the list spec names it: allowCredential takes it with origin",
+                  "oneOf": [
+                    {
+                      "type": "object",
+                      "properties": {
+                        "env": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "env"
+                      ],
+                      "additionalProperties": false
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "file": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "file"
+                      ],
+                      "additionalProperties": false
+                    }
+                  ]
+                },
+                "origin": {
+                  "type": "string",
+                  "description": "(credentialNotAllowed) where the value would have gone: scheme://host, with :port when not the default"
                 },
                 "rateLimited": {
                   "const": true,
@@ -683,6 +721,11 @@ enum SchemaComponents {
                   "type": "integer",
                   "minimum": 1,
                   "maximum": 2048
+                },
+                "maxObjectsPerPage": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 50000000
                 }
               },
               "required": [],

@@ -108,7 +108,13 @@ extension RemoteConfiguration {
             ("apiPath", JSON(apiPath)),
             ("queryParameters", .object(queryParameters.map { ($0.name, JSON($0.value)) })),
             ("placeholderStorageOptions", placeholders.json),
-            ("limits", ["maxBodyBytes": JSON(maximumBodySize), "maxDepth": JSON(maximumDepth)]),
+            (
+                "limits",
+                [
+                    "maxBodyBytes": JSON(maximumBodySize), "maxDepth": JSON(maximumDepth),
+                    "maxObjectsPerPage": JSON(maximumObjectsPerPage),
+                ]
+            ),
         ]
         if let keyPath { members.append(("keyPath", JSON(keyPath.description))) }
         return members

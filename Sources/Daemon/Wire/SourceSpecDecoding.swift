@@ -238,6 +238,16 @@ enum RemoteConfigurationDecoding {
         let apiPath = try reader.required(
             "apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
             expected: "a string: a path relative to baseURL, or a full URL")
+        // Credentials belong in baseURL (sent as Basic to its origin only) or a header: in a
+        // path they would be shown wherever the path is, and go wherever it leads.
+        if URLResolution.hasUserInfo(apiPath) {
+            throw FieldError(
+                field: "apiPath", expected: "a path or URL without user:password@ (give credentials in baseURL or a header)",
+                got: JSON(URLResolution.redacted(apiPath)),
+                message:
+                    "\"apiPath\" must not hold credentials (user:password@): give them in baseURL, where they are sent as Basic authorization to its origin only, or in a header"
+            )
+        }
         // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
         if let problem = URLResolution.authorityProblem(in: URLResolution.requestURL(baseURL: baseURL, apiPath: apiPath, query: [])) {
             throw FieldError(
@@ -254,10 +264,13 @@ enum RemoteConfigurationDecoding {
         let mapping = try reader.optional("mapping") { value, field throws(FieldError) in try MappingDecoding.mapping(value, field) }
         let placeholders = try reader.optional("placeholderStorageOptions", Self.placeholderOptions) ?? .standard
         var maximumBodySize = RemoteConfiguration.defaultMaximumBodySize, maximumDepth = RemoteConfiguration.defaultMaximumDepth
-        if var limits = try reader.optionalObject("limits", expected: "an object {maxBodyBytes?, maxDepth?}") {
+        var maximumObjects = RemoteConfiguration.defaultMaximumObjectsPerPage
+        if var limits = try reader.optionalObject("limits", expected: "an object {maxBodyBytes?, maxDepth?, maxObjectsPerPage?}") {
             maximumBodySize =
                 try limits.optionalInteger("maxBodyBytes", in: 1...RemoteConfiguration.maximumBodySizeLimit) ?? maximumBodySize
             maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
+            maximumObjects =
+                try limits.optionalInteger("maxObjectsPerPage", in: 1...RemoteConfiguration.maximumObjectsPerPageLimit) ?? maximumObjects
             try limits.finish()
         }
         var configuration = RemoteConfiguration(
@@ -266,6 +279,7 @@ enum RemoteConfigurationDecoding {
             placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
         configuration.compression = compression
         configuration.proxy = proxy
+        configuration.maximumObjectsPerPage = maximumObjects
         configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
         configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
         configuration.tls = tls

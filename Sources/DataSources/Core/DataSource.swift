@@ -76,6 +76,11 @@ package class DataSource {
 
     package var numberOfSections: Int { layout.sections.count }
 
+    /// Rows in every section (clamped: counts are each far below Int.max).
+    package var totalObjectCount: Int {
+        layout.sections.reduce(0) { $0.addingReportingOverflow($1.count).partialValue }
+    }
+
     package func numberOfObjects(inSection section: Int) -> Int {
         layout.sections.indices.contains(section) ? layout.sections[section].count : 0
     }
@@ -108,7 +113,32 @@ package class DataSource {
         }
         // min first: start + count could overflow for a count near Int.max.
         let end = count.map { start + min(objects.count - start, max(0, $0)) } ?? objects.count
+        guard end - start <= Self.maximumObjectsPerRead else {
+            throw FieldError(
+                field: "count", expected: "at most \(Self.maximumObjectsPerRead) rows a read",
+                got: count.map { JSON($0) } ?? JSON("nothing"),
+                message:
+                    "\"count\" would read \(end - start) rows, more than the \(Self.maximumObjectsPerRead) a read answers: read a slice at a time",
+                context: [("maxObjectsPerRead", JSON(Self.maximumObjectsPerRead)), ("numberOfObjects", JSON(objects.count))])
+        }
         return objects.elements(in: start..<end)
+    }
+
+    /// The most rows one read (`objectsInSection`, `allObjects`) answers: an answer's size, and
+    /// the memory it takes to make, stay bounded whatever the list's length.
+    package static let maximumObjectsPerRead = 1_000_000
+
+    /// Refuses `allObjects` on a source of more than `maximumObjectsPerRead` rows.
+    package func checkAllObjectsReadable() throws(FieldError) {
+        let total = totalObjectCount
+        guard total <= Self.maximumObjectsPerRead else {
+            throw FieldError(
+                field: "source", expected: "a source of at most \(Self.maximumObjectsPerRead) rows to read whole",
+                got: JSON(name),
+                message:
+                    "\"\(name)\" has \(total) rows, more than the \(Self.maximumObjectsPerRead) a read answers: read it a slice at a time with objectsInSection",
+                context: [("maxObjectsPerRead", JSON(Self.maximumObjectsPerRead)), ("numberOfObjects", JSON(total))])
+        }
     }
 
     package func validate(section: Int) throws(FieldError) {

@@ -29,7 +29,7 @@ package struct ExternalHeader: Sendable, Equatable {
     }
 
     /// Where the value comes from, for messages: never the value itself.
-    package var origin: String {
+    package var description: String {
         switch source {
         case .environment(let variable):
             return "the environment variable \(variable)"
@@ -44,20 +44,48 @@ package struct ExternalHeader: Sendable, Equatable {
         switch source {
         case .environment(let variable):
             guard let value = ExternalValues.environmentBytes(variable) else {
-                return .failure(ExternalValues.Problem(message: "\(origin) is not set"))
+                return .failure(ExternalValues.Problem(message: "\(description) is not set"))
             }
             bytes = value
         case .file(_, let path):
             switch ExternalValues.readFile(path) {
             case .success(let read): bytes = read
-            case .failure(let reason): return .failure(ExternalValues.Problem(message: "\(origin) \(reason.message)"))
+            case .failure(let reason): return .failure(ExternalValues.Problem(message: "\(description) \(reason.message)"))
             }
         }
         switch ExternalValues.headerValue(bytes) {
         case .success(let value): return .success(value)
-        case .failure(let reason): return .failure(ExternalValues.Problem(message: "\(origin) \(reason.message)"))
+        case .failure(let reason): return .failure(ExternalValues.Problem(message: "\(description) \(reason.message)"))
         }
     }
+}
+
+extension ExternalHeader.Source {
+    /// As clients name it, and as `allowCredential` takes it: `{"env": NAME}`, or `{"file": PATH}`
+    /// with the path as the list spec gave it.
+    package var reference: JSON {
+        switch self {
+        case .environment(let variable): ["env": JSON(variable)]
+        case .file(let given, _): ["file": JSON(given)]
+        }
+    }
+
+    /// For messages: `the environment variable NAME`, `the file PATH`.
+    package var description: String {
+        switch self {
+        case .environment(let variable): "the environment variable \(variable)"
+        case .file(let given, _): "the file \(given)"
+        }
+    }
+}
+
+/// Which values read from the environment or a file may be sent to which origins: the ones the
+/// person allowed (the daemon's allowances file). A source whose request would send one that is
+/// not allowed fails it with kind `credentialNotAllowed`, before anything is sent.
+package protocol CredentialPolicy: Sendable {
+    /// Whether `source`'s value may go to `origin` (`scheme://host[:port]`, as
+    /// `URLResolution.shownOrigin` writes it). Called on the main loop, once a request.
+    func allows(_ source: ExternalHeader.Source, to origin: String) -> Bool
 }
 
 /// Reading header values from the environment and from files, with the checks a value read
@@ -181,15 +209,50 @@ struct RequestCredentials {
     var headers: [(name: String, value: String)]
     /// The values read and the Basic credentials: kept out of errors and recordings.
     var secrets: [String]
+    /// Lower-cased names of the headers that go to the source's own origin only: secret ones,
+    /// those read from the environment or a file, Basic authorization. A redirect to another
+    /// origin drops them.
+    var originBound: Set<String> = []
     /// What the values read add to the cache key (nil when the source reads none): two tokens
     /// never share an entry. The store keeps only a SHA-256 hash of the key.
     var cacheMaterial: String?
 }
 
 extension RemoteConfiguration {
+    /// Where this source's requests start: the base URL with `apiPath` resolved against it
+    /// (a full URL there replaces the base's origin). Its credentials go there only.
+    package var ownOrigin: String? {
+        URLResolution.origin(of: URLResolution.requestURL(baseURL: baseURL, apiPath: apiPath, query: []))
+    }
+
     /// The headers `url` is requested with, the external values read now; or, when one cannot
-    /// be read (a variable unset, a file gone since `createSource`), the failure of the fetch.
-    func credentials(for url: String) -> Result<RequestCredentials, FetchError> {
+    /// be read (a variable unset, a file gone since `createSource`) or may not go to `url`'s
+    /// origin (`policy`; nil: every one configured may go to the source's own origin), the
+    /// failure of the fetch.
+    ///
+    /// A URL on another origin than the source's own (a next URL that `allowCrossOrigin` lets
+    /// leave) gets the configured headers that are not secret, and nothing else: no value
+    /// read from outside, no secret header, no Basic authorization.
+    func credentials(for url: String, policy: (any CredentialPolicy)? = nil) -> Result<RequestCredentials, FetchError> {
+        guard let origin = URLResolution.origin(of: url), origin == ownOrigin else {
+            return .success(
+                RequestCredentials(
+                    headers: headers.filter { !Self.isSecretHeader($0.name) }, secrets: [],
+                    cacheMaterial: externalCacheMaterial()))
+        }
+        if let policy {
+            let shown = URLResolution.shownOrigin(of: url) ?? origin
+            if let refused = externalHeaders.first(where: { !policy.allows($0.source, to: shown) }) {
+                var error = FetchError(
+                    kind: .credentialNotAllowed,
+                    message:
+                        "header \"\(refused.name)\" was not sent: \(refused.source.description) is not allowed to go to \(shown); allow it with allowCredential (clients ask you first)"
+                )
+                error.credential = refused.source
+                error.origin = shown
+                return .failure(error)
+            }
+        }
         let read: [ReadHeader]
         switch readExternalHeaders() {
         case .failure(let error): return .failure(error)
@@ -198,18 +261,21 @@ extension RemoteConfiguration {
         var headers = self.headers + read.map { ($0.name, $0.value) }
         // What was read, as sent and on its own: a server may echo the token without its "Bearer ".
         var secrets = read.flatMap { $0.value == $0.read ? [$0.value] : [$0.value, $0.read] }
+        var originBound = Set(self.headers.map { $0.name.lowercased() }.filter(Self.isSecretHeader))
+        originBound.formUnion(read.map { $0.name.lowercased() })
         // Basic authorization from `user:password@` in the base URL, as curl sends it: to the
         // base URL's origin only, and not over an Authorization header the source sets.
-        if let basic = BasicCredentials(url: baseURL), URLResolution.origin(of: url) == URLResolution.origin(of: baseURL),
+        if let basic = BasicCredentials(url: baseURL), origin == URLResolution.origin(of: baseURL),
             !headers.contains(where: { $0.name.lowercased() == "authorization" })
         {
             headers.append(("Authorization", "Basic " + basic.token))
             secrets.append(basic.token)
             if !basic.password.isEmpty { secrets.append(basic.password) }
+            originBound.insert("authorization")
         }
         return .success(
             RequestCredentials(
-                headers: headers, secrets: secrets,
+                headers: headers, secrets: secrets, originBound: originBound,
                 cacheMaterial: externalHeaders.isEmpty ? nil : Self.cacheMaterial(read.map(\.value))))
     }
 

@@ -17,6 +17,9 @@ package struct FetchError: Error, Sendable, Equatable {
         case proxy
         /// A run's `initialPage` or `initialOffset` lies past the end of the list.
         case outOfRange
+        /// A header value read from the environment or a file would go to an origin the
+        /// person has not allowed it to: nothing was sent.
+        case credentialNotAllowed
     }
 
     /// Where a body stopped being JSON.
@@ -44,6 +47,7 @@ package struct FetchError: Error, Sendable, Equatable {
     package var parsePosition: ParsePosition?
     package var maxDepth: Int?
     package var maxBodyBytes: Int?
+    package var maxObjectsPerPage: Int?
     /// The URL that answered, after redirects (without credentials), when it differs from `url`.
     package var finalURL: String?
     /// The server's own error text, from the first of the fields common APIs put it in
@@ -57,6 +61,9 @@ package struct FetchError: Error, Sendable, Equatable {
     /// `"maxPages"`), and the page count.
     package var loopReason: String?
     package var pagesLoaded: Int?
+    /// (credentialNotAllowed) The variable or file that was not sent, and where it would have gone.
+    package var credential: ExternalHeader.Source?
+    package var origin: String?
 
     // MARK: Rate limits (issue 28)
 
@@ -97,12 +104,15 @@ extension FetchError {
         }
         if let maxDepth { members.append(("maxDepth", JSON(maxDepth))) }
         if let maxBodyBytes { members.append(("maxBodyBytes", JSON(maxBodyBytes))) }
+        if let maxObjectsPerPage { members.append(("maxObjectsPerPage", JSON(maxObjectsPerPage))) }
         if let finalURL { members.append(("finalURL", JSON(finalURL))) }
         if let serverMessage { members.append(("serverMessage", JSON(serverMessage))) }
         if let body { members.append(("body", JSON(body))) }
         if let retryAfterSeconds { members.append(("retryAfterSeconds", JSON(retryAfterSeconds))) }
         if let loopReason { members.append(("reason", JSON(loopReason))) }
         if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
+        if let credential { members.append(("credential", credential.reference)) }
+        if let origin { members.append(("origin", JSON(origin))) }
         if rateLimited { members.append(("rateLimited", true)) }
         return .object(members)
     }

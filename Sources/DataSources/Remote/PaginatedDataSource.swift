@@ -266,9 +266,13 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    /// Rows: a displayed unloaded row farther than this from the loaded ones is a jump.
+    /// Rows: a displayed unloaded row farther than this from the loaded ones is a jump. Never
+    /// more than `PaginatorConfiguration.maximumPagesWalked` pages, whatever `jumpThreshold`
+    /// says: walking to a row loads each page between, one request each.
     private var jumpThreshold: Int {
-        paginator.jumpThreshold ?? (jumpPageSize ?? loadedPages.first?.received ?? 100).multipliedClamped(by: 2)
+        let pageSize = max(1, jumpPageSize ?? loadedPages.first?.received ?? 100)
+        let walked = pageSize.multipliedClamped(by: PaginatorConfiguration.maximumPagesWalked)
+        return min(paginator.jumpThreshold ?? pageSize.multipliedClamped(by: 2), walked)
     }
 
     /// The page size a jump works out a row's page with: the configured one, else the one the
@@ -351,12 +355,22 @@ package final class PaginatedDataSource: RemoteCollection {
             countedRefusal = "the total \(size) is more than counted placeholders show (\(Self.maximumCountedRows) rows)"
             return nil
         }
+        if size > maximumCountedRowsForClient {
+            countedRefusal =
+                "the total \(size) is more than counted placeholders show to a client without the changeRanges capability (\(maximumCountedRowsForClient) rows): initialize with capabilities {\"changeRanges\": true}"
+            return nil
+        }
         countedRefusal = nil
         return size
     }
 
     /// The most rows a counted list has (16 bytes of memory each, unloaded).
     package static let maximumCountedRows = 50_000_000
+    /// The most a counted list has for a client that takes change sets path by path (no
+    /// `changeRanges`): its first change set lists every row, one path each.
+    package static let maximumCountedRowsWithoutRanges = 100_000
+    /// `maximumCountedRows`, or `maximumCountedRowsWithoutRanges` for a client without ranges.
+    package var maximumCountedRowsForClient = maximumCountedRows
 
     /// The rows of a counted list of `size`: unloaded rows, the loaded objects at `runStart`.
     /// The first time, every row is replaced; after, rows keep their positions, and only those
@@ -1045,6 +1059,14 @@ package final class PaginatedDataSource: RemoteCollection {
     /// leaves the base URL's origin (unless allowed), or it has no host or a port that does
     /// not fit. Nil when it may be.
     private func refusal(ofNextURL url: String) -> FetchError? {
+        // Unusable first: a URL that cannot be requested at all is not a question of origins.
+        let scheme = URLResolution.scheme(of: url)
+        if let problem = scheme == "http" || scheme == "https" ? URLResolution.authorityProblem(in: url) : "it is not an http or https URL"
+        {
+            var error = FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL)
+            error.finalURL = URLResolution.redacted(url)
+            return error
+        }
         if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != URLResolution.origin(of: configuration.baseURL) {
             var error = FetchError(
                 kind: .crossOrigin,
@@ -1053,9 +1075,6 @@ package final class PaginatedDataSource: RemoteCollection {
                 url: lastURL)
             error.finalURL = URLResolution.redacted(url)
             return error
-        }
-        if let problem = URLResolution.authorityProblem(in: url) {
-            return FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL)
         }
         return nil
     }

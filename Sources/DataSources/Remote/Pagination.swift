@@ -165,6 +165,9 @@ package struct PaginatorConfiguration: Sendable {
     package static let maximumInitialOffset = 1 << 53
     package static let maximumWindowObjects = 1 << 31
     package static let maximumJumpThreshold = 1 << 31
+    /// The most pages loaded one after another to reach a displayed row: a row farther is a
+    /// jump (or, where jumps are impossible, refused), whatever `jumpThreshold` says.
+    package static let maximumPagesWalked = 10
 
     package init(
         keys: Keys = Keys(), pageQueryKey: String? = nil, pageSizeQueryKey: String? = nil, pageSize: Int? = nil,

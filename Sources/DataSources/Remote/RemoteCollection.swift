@@ -13,6 +13,9 @@ package class RemoteCollection: DataSource {
     var objects: [JSON] = []
     var lastError: FetchError?
     var lastURL: String?
+    /// Which values read from the environment or files may go where (the daemon's allowances);
+    /// nil: each may go to the source's own origin.
+    package var credentialPolicy: (any CredentialPolicy)?
     init(
         name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading
     ) {
@@ -71,7 +74,7 @@ package class RemoteCollection: DataSource {
         lastURL = URLResolution.redacted(url)
         let redactedURL = URLResolution.redacted(url)
         let credentials: RequestCredentials
-        switch configuration.credentials(for: url) {
+        switch configuration.credentials(for: url, policy: credentialPolicy) {
         case .success(let read):
             credentials = read
         case .failure(var error):
@@ -88,6 +91,7 @@ package class RemoteCollection: DataSource {
         request.compression = configuration.compression
         request.proxy = configuration.proxy
         request.secretValues = credentials.secrets
+        request.originBoundHeaders = credentials.originBound
         let configuration = self.configuration
         let secrets = credentials.secrets, metadataHeader = self.metadataHeader
         inFlight = loader.load(

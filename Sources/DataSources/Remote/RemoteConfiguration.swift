@@ -19,6 +19,8 @@ package struct RemoteConfiguration: Sendable {
     package var maximumBodySize: Int
     /// Deepest nesting of arrays and objects accepted in a response.
     package var maximumDepth: Int
+    /// The most elements of any array in a response: a page's rows (`limits.maxObjectsPerPage`).
+    package var maximumObjectsPerPage = defaultMaximumObjectsPerPage
     /// Whether loaded pages are kept in the daemon's persisted cache.
     package var cache = CacheSettings()
     /// A live list: the loaded pages are revalidated this often; nil: only when asked.
@@ -51,6 +53,11 @@ package struct RemoteConfiguration: Sendable {
     package static let defaultMaximumDepth = 64
     /// jansson itself stops at 2048 levels.
     package static let maximumDepthLimit = 2048
+    /// A page's rows are applied on the main loop, between other requests: this many keep that
+    /// under a few tens of milliseconds (BENCHMARKS.md, pagestall).
+    package static let defaultMaximumObjectsPerPage = 100_000
+    /// The most a source may ask for: the rows of a counted list.
+    package static let maximumObjectsPerPageLimit = 50_000_000
     /// The shortest refresh interval: a live list is not a busy loop.
     package static let minimumRefreshIntervalSeconds = 1.0
 

@@ -20,6 +20,9 @@ package struct RemoteRequest: Sendable {
     /// Header values that are secret whatever their header's name (read from the environment
     /// or a file, Basic credentials): a recording scrubs them everywhere.
     package var secretValues: [String] = []
+    /// Lower-cased names of headers sent to this URL's origin only: a redirect to another
+    /// origin drops them (and every header `RemoteConfiguration.isSecretHeader` names).
+    package var originBoundHeaders: Set<String> = []
 
     package init(
         url: String, headers: [(name: String, value: String)], timeoutSeconds: Double, maximumBodySize: Int, delaySeconds: Double = 0

@@ -45,7 +45,10 @@ package enum ResponseDecoding {
 
     /// The decoded document (nil for an empty body), or why it is unusable. `secrets` are
     /// values (header values, credentials) that must not appear in an error's body excerpt.
-    package static func document(_ response: RemoteResponse, maximumDepth: Int, secrets: [String] = []) -> Result<JSON?, FetchError> {
+    package static func document(
+        _ response: RemoteResponse, maximumDepth: Int, maximumObjects: Int = RemoteConfiguration.defaultMaximumObjectsPerPage,
+        secrets: [String] = []
+    ) -> Result<JSON?, FetchError> {
         guard (200...299).contains(response.status) else {
             return .failure(httpFailure(response, secrets: secrets))
         }
@@ -64,10 +67,30 @@ package enum ResponseDecoding {
             error.maxDepth = maximumDepth
             return .failure(error)
         }
+        // Before jansson makes a node of each: the count, not the bytes, is what the rows cost.
+        if let offset = response.body.withUnsafeBytes({ JSON.arrayLongerThan(maximumObjects, in: $0, maximumDepth: maximumDepth) }) {
+            var error = FetchError(
+                kind: .tooLarge,
+                message:
+                    "an array in the response holds more than \(maximumObjects) elements (at byte \(offset)), more than limits.maxObjectsPerPage",
+                url: response.url, status: response.status)
+            error.maxObjectsPerPage = maximumObjects
+            return .failure(error)
+        }
         do {
             // Inside `decode`, in the thread's scratch arena: its list is packed as rows and the
             // rest read for page metadata, then dropped.
             return .success(try JSON.parse(response.body))
+        } catch  where error.message.hasPrefix("too big") || error.message.hasPrefix("real number overflow") {
+            // Numbers beyond what jansson holds (unsigned 64-bit ids) are kept as strings of
+            // their exact digits, rather than failing the page.
+            if let quoted = JSON.quotingUnholdableNumbers(in: response.body), let document = try? JSON.parse(quoted) {
+                return .success(document)
+            }
+            var failure = FetchError(
+                kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
+            failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
+            return .failure(failure)
         } catch {
             var failure = FetchError(
                 kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
@@ -215,7 +238,10 @@ package enum ResponseDecoding {
         let named = RemoteResponse(
             url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         func decoded() -> Result<DecodedResponse, FetchError> {
-            document(named, maximumDepth: configuration.maximumDepth, secrets: configuration.secretValues + secrets).flatMap { document in
+            document(
+                named, maximumDepth: configuration.maximumDepth, maximumObjects: configuration.maximumObjectsPerPage,
+                secrets: configuration.secretValues + secrets
+            ).flatMap { document in
                 objects(in: document, keyPath: configuration.keyPath, mapping: configuration.mapping, url: url, status: response.status)
                     .map {
                         DecodedResponse(

@@ -149,6 +149,16 @@ package enum URLResolution {
         return "\(scheme)://\(authority)"
     }
 
+    /// `origin(of:)` as people write it, and as credential allowances hold it: without the
+    /// scheme's default port (`https://api.github.com`, `http://127.0.0.1:8080`).
+    package static func shownOrigin(of url: String) -> String? {
+        guard let origin = origin(of: url) else { return nil }
+        for suffix in ["https://": ":443", "http://": ":80"] where origin.hasPrefix(suffix.key) && origin.hasSuffix(suffix.value) {
+            return String(origin.dropLast(suffix.value.count))
+        }
+        return origin
+    }
+
     /// `url` with each of `query` whose name its query does not already have: a URL from the
     /// server keeps its own parameters, and gains the source's others.
     package static func addingMissingQuery(_ query: [(name: String, value: String)], to url: String) -> String {
@@ -178,6 +188,16 @@ package enum URLResolution {
     }
 
     /// The URL without `user:password@`, for messages and logs.
+    /// The URL's scheme, lower-cased; nil for a relative reference.
+    package static func scheme(of url: String) -> String? {
+        Components(url).scheme?.lowercased()
+    }
+
+    /// Whether the URL (or network-path reference, `//user@host/x`) has `user[:password]@`.
+    package static func hasUserInfo(_ url: String) -> Bool {
+        Components(url).authority?.contains("@") ?? false
+    }
+
     package static func redacted(_ url: String) -> String {
         URLRedaction.withoutCredentials(url)
     }

@@ -1,0 +1,151 @@
+import DataSources
+import JSONKit
+import JSONRPC
+
+/// `allowCredential`: lets a value read from an environment variable or a file go to an
+/// origin, from now on and for every later daemon (the allowances file). Clients call it only
+/// after asking the person, naming both.
+enum AllowCredentialRequest: AnsweredAtOnce {
+    static let name = "allowCredential"
+    typealias Params = AllowCredentialParams
+    typealias Result = AllowCredentialResult
+
+    static func handle(_ daemon: Daemon, _ params: AllowCredentialParams) throws -> AllowCredentialResult {
+        guard let allowances = daemon.options.credentialAllowances else {
+            throw ResponseError.internalError("this daemon keeps no credential allowances")
+        }
+        do {
+            try allowances.allow(params.entry)
+        } catch {
+            throw ResponseError.internalError("the allowance was not recorded: \(error.message)")
+        }
+        return AllowCredentialResult(params: params, path: allowances.path ?? "")
+    }
+
+    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
+    static let openRPC = #"""
+        {
+          "name": "allowCredential",
+          "summary": "lets the value of an environment variable or a file go to an origin, for this daemon and every later one; clients call it only after asking the person",
+          "paramStructure": "by-name",
+          "params": [
+            {
+              "name": "env",
+              "summary": "the environment variable; exactly one of env and file",
+              "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 256
+              },
+              "required": false
+            },
+            {
+              "name": "file",
+              "summary": "the file, as the list spec names it (absolute, or from ~/); exactly one of env and file",
+              "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4096
+              },
+              "required": false
+            },
+            {
+              "name": "origin",
+              "summary": "where the value may go: an http or https origin (https://api.github.com)",
+              "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 2048
+              },
+              "required": true
+            }
+          ],
+          "result": {
+            "name": "allowCredentialResult",
+            "schema": {
+              "type": "object",
+              "properties": {
+                "env": {
+                  "type": "string"
+                },
+                "file": {
+                  "type": "string",
+                  "description": "the path with ~ expanded, as the allowances file holds it"
+                },
+                "origin": {
+                  "type": "string",
+                  "description": "as the allowances file holds it: without the scheme's default port"
+                },
+                "path": {
+                  "type": "string",
+                  "description": "the allowances file"
+                }
+              },
+              "required": [
+                "origin",
+                "path"
+              ],
+              "additionalProperties": false
+            }
+          },
+          "errors": [
+            {
+              "$ref": "#/components/errors/InvalidParams"
+            },
+            {
+              "$ref": "#/components/errors/InternalError"
+            }
+          ]
+        }
+        """#
+}
+
+struct AllowCredentialParams: WireParams {
+    let entry: CredentialAllowances.Entry
+
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        let environment = try reader.optionalString("env")
+        let file = try reader.optionalString("file")
+        let credential: CredentialAllowances.Entry.Credential
+        switch (environment, file) {
+        case (let name?, nil):
+            guard ExternalValues.isVariableName(name) else {
+                throw FieldError(
+                    field: "env", expected: "an environment variable's name (1 to 256 bytes, no \"=\" or NUL)", got: JSON(name))
+            }
+            credential = .environment(name)
+        case (nil, let given?):
+            switch ExternalValues.expandedPath(given) {
+            case .success(let path): credential = .file(path)
+            case .failure(let problem):
+                throw FieldError(
+                    field: "file", expected: "an absolute path, or one from ~/", got: JSON(given),
+                    message: "\"file\" \(problem.message)")
+            }
+        case (.some, .some):
+            throw FieldError(field: "file", expected: "nothing: give env or file, not both", got: JSON("string"))
+        case (nil, nil):
+            throw FieldError(field: "env", expected: "a string: the variable (or \"file\": the file) to allow", got: JSON("nothing"))
+        }
+        let given = try reader.string("origin", nonEmpty: true)
+        guard let origin = CredentialAllowances.origin(given) else {
+            throw FieldError(
+                field: "origin",
+                expected: "an origin: http or https, a host and an optional port in 1...65535, no path (https://api.example.com)",
+                got: JSON(URLResolution.redacted(String(given.prefix(200)))))
+        }
+        entry = CredentialAllowances.Entry(credential: credential, origin: origin)
+    }
+}
+
+struct AllowCredentialResult: WireEncodable {
+    let params: AllowCredentialParams
+    let path: String
+
+    var json: JSON {
+        switch params.entry.credential {
+        case .environment(let name): ["env": JSON(name), "origin": JSON(params.entry.origin), "path": JSON(path)]
+        case .file(let file): ["file": JSON(file), "origin": JSON(params.entry.origin), "path": JSON(path)]
+        }
+    }
+}
