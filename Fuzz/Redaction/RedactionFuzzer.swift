@@ -27,10 +27,20 @@ public func redactionFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: In
         // A third of the secrets made mostly of what escapes are made of.
         let alphabet = choices.next(3) == 0 ? escapeAlphabet : secretAlphabet
         for _ in 0..<length { secret.unicodeScalars.append(alphabet[choices.next(alphabet.count)]) }
+        // A quarter of them repeat their start (`abab€`): starts that are also ends of starts.
+        if choices.next(4) == 0 {
+            let chunk = String(secret.unicodeScalars.prefix(1 + choices.next(3)))
+            secret =
+                String(repeating: chunk, count: 2 + choices.next(3))
+                + secret.unicodeScalars.suffix(choices.next(3)).map(String.init).joined()
+        }
         secrets.append(secret)
     }
     var text: [UInt8] = []
+    // Where each piece ends: cuts fall there half the time.
+    var pieceEnds: [Int] = []
     for _ in 0..<(1 + choices.next(12)) {
+        defer { pieceEnds.append(text.count) }
         let secret = secrets[choices.next(secrets.count)]
         switch choices.next(8) {
         case 0, 1:
@@ -45,6 +55,10 @@ public func redactionFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: In
             // An echo cut short (as written or escaped).
             let written = choices.next(2) == 0 ? Array(secret.utf8) : escaped(secret, &choices)
             text += written.prefix(choices.next(written.count + 1))
+            // Sometimes followed by the start of an escape (`\u00`), as a cut may leave it.
+            if choices.next(2) == 0 {
+                text += Array("\\u".utf8) + (0..<choices.next(4)).map { _ in Array("0026aAfF".utf8)[choices.next(8)] }
+            }
         case 6:
             text += Array(#"""#.utf8) + escaped(secret, &choices)
         default:
@@ -57,12 +71,49 @@ public func redactionFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: In
         }
     }
     let secretUnits = secrets.map { Array($0.utf16) }
-    switch choices.next(4) {
+    switch choices.next(5) {
     case 0:
         let output = SecretRedaction.redacted(text, secrets: secrets)
         checkNothingReadable(output, secretUnits, cut: false, "whole text")
+    case 4:
+        // A text cut right after the start of a secret (its first characters, as written or
+        // escaped; in a string or not), sometimes with the start of an escape after it. Alone,
+        // with nothing before it, all of it must go.
+        let alone = choices.next(2) == 0
+        if alone { text = [] }
+        let quoted = choices.next(2) == 0
+        if quoted { text += Array(#"""#.utf8) }
+        let secret = secrets[choices.next(secrets.count)]
+        let characters =
+            choices.next(2) == 0 ? secret.unicodeScalars.map { Array(String($0).utf8) } : escapedCharacters(secret, &choices)
+        let start = choices.next(characters.count)
+        text += characters.prefix(start).flatMap { $0 }
+        if choices.next(2) == 0 {
+            text += Array("\\".utf8)
+            if choices.next(3) > 0 {
+                // Mostly the start of the escape of some secret's code unit.
+                let units = Array(secrets[choices.next(secrets.count)].utf16)
+                let digits = String(units[choices.next(units.count)], radix: 16, uppercase: choices.next(2) == 0)
+                let hex = Array((String(repeating: "0", count: 4 - digits.count) + digits).utf8)
+                text += Array("u".utf8) + hex.prefix(choices.next(4))
+            }
+        } else if choices.next(2) == 0, start < characters.count {
+            // Or the next character's escape cut short.
+            text += characters[start].prefix(choices.next(characters[start].count))
+        }
+        let output = SecretRedaction.redacted(text, secrets: secrets, endsCut: true)
+        checkNothingReadable(output, secretUnits, cut: true, "text cut after a secret's start")
+        if alone, start > 0 {
+            let placeholder = Array(SecretRedaction.placeholder.utf8)
+            check(
+                output == placeholder || output == Array(#"""#.utf8) + placeholder,
+                "the start of a secret stays in \(String(decoding: output, as: UTF8.self).debugDescription)")
+        }
     case 1:
-        let cut = Array(text.prefix(choices.next(text.count + 1)))
+        let end =
+            choices.next(2) == 0
+            ? choices.next(text.count + 1) : max(0, pieceEnds[choices.next(pieceEnds.count)] - choices.next(4))
+        let cut = Array(text.prefix(end))
         let output = SecretRedaction.redacted(cut, secrets: secrets, endsCut: cut.count < text.count)
         checkNothingReadable(output, secretUnits, cut: cut.count < text.count, "text cut at \(cut.count) of \(text.count)")
     case 2:
@@ -97,7 +148,12 @@ private let fillerAlphabet: [String] = [
 
 /// `secret` JSON-escaped, each character in a form the input picks.
 private func escaped(_ secret: String, _ choices: inout Choices) -> [UInt8] {
-    var bytes: [UInt8] = []
+    escapedCharacters(secret, &choices).flatMap { $0 }
+}
+
+/// Each of `secret`'s characters (scalars) JSON-escaped in a form the input picks.
+private func escapedCharacters(_ secret: String, _ choices: inout Choices) -> [[UInt8]] {
+    var characters: [[UInt8]] = []
     func hex(_ unit: UInt16, upper: Bool) -> [UInt8] {
         let digits = String(unit, radix: 16, uppercase: upper)
         return Array(("\\u" + String(repeating: "0", count: 4 - digits.count) + digits).utf8)
@@ -109,15 +165,15 @@ private func escaped(_ secret: String, _ choices: inout Choices) -> [UInt8] {
         let mustEscape = scalar == "\"" || scalar == "\\" || scalar.value < 0x20
         switch choices.next(4) {
         case 0 where !mustEscape:
-            bytes += String(scalar).utf8
+            characters.append(Array(String(scalar).utf8))
         case 1 where short[scalar] != nil:
-            bytes += short[scalar]!.utf8
+            characters.append(Array(short[scalar]!.utf8))
         default:
             let upper = choices.next(2) == 0
-            for unit in scalar.utf16 { bytes += hex(unit, upper: upper) }
+            characters.append(scalar.utf16.flatMap { hex($0, upper: upper) })
         }
     }
-    return bytes
+    return characters
 }
 
 /// The checks: `output` shows no secret, as written or decoded, and (when it is a cut text)

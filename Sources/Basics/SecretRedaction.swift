@@ -29,7 +29,9 @@
 /// `..."ghp_ab\/c` lose their end (the longest such start, with anything after it: an escape
 /// cut short, `\` or `\u00`, goes with it). With no such start, an escape cut short at the
 /// very end is replaced when it could still become a secret's first code unit (`\u00` could
-/// be `/`, not `€`).
+/// be `/`, not `€`). As written, an escape cut short at the end counts too, whatever the
+/// backslashes before it pair with: five backslashes and `\u00` lose all of it when a secret
+/// starts with five backslashes.
 ///
 /// **Cost.** With n the text's length in bytes and m secrets of L UTF-16 code units in all,
 /// `redacted` takes O(n·m + L) time (each view is decoded once, and each secret followed
@@ -141,6 +143,28 @@ package enum SecretRedaction {
         /// The hex digits after `\u`, lower-cased; nil for `\` alone.
         let digits: [UInt8]?
 
+        /// The escape cut short that `text` ends with, if any (its backslash as the last byte, or
+        /// followed by `u` and up to three hex digits), whatever the backslashes before it pair with.
+        static func atEnd(of text: [UInt8]) -> CutEscape? {
+            guard let start = text.suffix(5).lastIndex(of: UInt8(ascii: "\\")) else { return nil }
+            let rest = text[(start + 1)...]
+            guard let first = rest.first else { return CutEscape(start: start, digits: nil) }
+            let digits = rest.dropFirst()
+            guard first == UInt8(ascii: "u"), digits.allSatisfy({ Redaction.hexValue($0) != nil }) else { return nil }
+            return CutEscape(start: start, digits: digits.map { $0 | 0x20 })
+        }
+
+        /// The character cut short that `text` ends with, if any: a UTF-8 lead byte and fewer
+        /// continuation bytes than it announces (it could still become any code unit).
+        static func characterCutShort(atEndOf text: [UInt8]) -> CutEscape? {
+            guard let start = text.suffix(3).lastIndex(where: { $0 & 0xC0 != 0x80 }), text[start] >= 0xC2 else { return nil }
+            let expected = text[start] < 0xE0 ? 2 : text[start] < 0xF0 ? 3 : text[start] < 0xF5 ? 4 : 0
+            let (_, length) = UTF8Scalars.scalar(in: text, at: start)
+            // Cut short, not ill-formed: every byte there fits the sequence so far.
+            guard text.count - start < expected, length == text.count - start else { return nil }
+            return CutEscape(start: start, digits: nil)
+        }
+
         /// Whether the escape could still become `unit`.
         func couldBe(_ unit: UInt16) -> Bool {
             guard let digits else { return true }
@@ -210,8 +234,28 @@ package enum SecretRedaction {
                     if state == pattern.units.count { matched.append(starts[(count - state) % longest]..<end) }
                 }
             }
+            // The end of a cut text: the longest start of a secret it ends with (all of it goes,
+            // with any escape cut short after it), or else an escape cut short that could
+            // become the secret's first unit.
+            func redactEnding(before cutEscape: CutEscape?) {
+                for (index, pattern) in patterns.enumerated() {
+                    var state = states[index]
+                    if state == pattern.units.count { state = Int(pattern.border[state - 1]) }
+                    if state > 0 {
+                        matched.append(starts[(count - state) % longest]..<text.count)
+                    } else if let cutEscape, cutEscape.couldBe(pattern.units[0]) {
+                        matched.append(cutEscape.start..<text.count)
+                    }
+                }
+            }
+            // As written, an escape cut short at the end may follow a secret's start written as
+            // it is (`ghp_ab\u00`), whatever the backslashes before it pair with.
+            // So may a character cut short (`\u{E2}\u{82}`, the start of `€`), in either view.
+            let writtenCut =
+                endsCut ? (decodingEscapes ? nil : CutEscape.atEnd(of: text)) ?? CutEscape.characterCutShort(atEndOf: text) : nil
             var offset = 0
             while offset < text.count {
+                if offset == writtenCut?.start { redactEnding(before: writtenCut) }
                 if decodingEscapes, text[offset] == UInt8(ascii: "\\") {
                     switch escape(in: text, at: offset) {
                     case .unit(let unit, let length)?:
@@ -232,19 +276,7 @@ package enum SecretRedaction {
                 for unit in scalar.utf16 { take(unit, from: offset, to: offset + length) }
                 offset += length
             }
-            guard endsCut else { return }
-            // The end of a cut text: the longest start of a secret it ends with (all of it goes,
-            // with any escape cut short after it), or else an escape cut short that could
-            // become the secret's first unit.
-            for (index, pattern) in patterns.enumerated() {
-                var state = states[index]
-                if state == pattern.units.count { state = Int(pattern.border[state - 1]) }
-                if state > 0 {
-                    matched.append(starts[(count - state) % longest]..<text.count)
-                } else if let cutEscape, cutEscape.couldBe(pattern.units[0]) {
-                    matched.append(cutEscape.start..<text.count)
-                }
-            }
+            if endsCut { redactEnding(before: cutEscape) }
         }
 
         enum Escape {
@@ -279,7 +311,7 @@ package enum SecretRedaction {
             }
         }
 
-        private static func hexValue(_ byte: UInt8) -> UInt8? {
+        static func hexValue(_ byte: UInt8) -> UInt8? {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -63,6 +63,14 @@ import Testing
         // The longest start goes, even when the escape cannot continue it but could continue a
         // shorter one ("ab" then `\u0061`): none of "abab" stays.
         #expect(redacted(#""abab\u00"#, ["abab\u{20AC}"], endsCut: true) == #""<redacted>"#)
+        // As written: five backslashes of a secret of eight, then `\u00` (which decoded pairs
+        // with the fifth backslash).
+        let backslashes = String(repeating: "\\", count: 5)
+        #expect(redacted(backslashes + #"\u00"#, [String(repeating: "\\", count: 8)], endsCut: true) == "<redacted>")
+        // A character cut short (the first two bytes of €) could go on with a secret too.
+        let cutEuro = Array("x ab".utf8) + [0xE2, 0x82]
+        #expect(SecretRedaction.redacted(cutEuro, secrets: ["ab\u{20AC}"], endsCut: true) == Array("x <redacted>".utf8))
+        #expect(SecretRedaction.redacted(cutEuro, secrets: ["\u{20AC}"], endsCut: true) == Array("x ab<redacted>".utf8))
     }
 
     @Test func anExcerptRedactsBeforeItCutsAndKeepsAPlaceholderWhole() {
