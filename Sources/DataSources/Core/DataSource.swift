@@ -261,7 +261,7 @@ package class DataSource {
             while tail < shorter - head, old[old.count - 1 - tail] == rows[rows.count - 1 - tail] { tail += 1 }
             if givenHashes == nil {
                 var merged = oldHashes
-                merged.replaceSubrange(head..<old.count - tail, with: identity.hashes(of: rows[head..<rows.count - tail]))
+                merged.replaceSubrange(head..<old.count - tail, with: identity.hashes(of: rows, in: head..<rows.count - tail))
                 hashes = [merged]
             }
             if index?.isShifted == true {

@@ -52,7 +52,51 @@ package struct Identity: Sendable {
         Parallel.map(objects) { hash(of: $0) }
     }
 
+    /// The same for an array, read in place: what a page's rows are hashed with.
+    func hashes(of objects: [JSON]) -> [Int] {
+        objects.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return [] }
+            let input = Parallel.SharedOutput(start: UnsafeMutablePointer(mutating: base))
+            return hashes(count: objects.count) { lower, upper, target in
+                for position in lower..<upper { (target + (position - lower)).initialize(to: hash(of: input.start[position])) }
+            }
+        }
+    }
+
+    /// The same for `range` of `rows`, read chunk by chunk. Written for these two types rather
+    /// than through the generic collection above: a page's rows are hashed on the main loop,
+    /// and generic code walking a slice of a RowArray looked up type metadata for each row
+    /// (a million rows took most of a second; Benchmarks/pagestall.py).
+    func hashes(of rows: RowArray<JSON>, in range: Range<Int>) -> [Int] {
+        hashes(count: range.count) { lower, upper, target in
+            var next = target
+            rows.forEach(from: range.lowerBound + lower) { position, row in
+                guard position < range.lowerBound + upper else { return false }
+                next.initialize(to: hash(of: row))
+                next += 1
+                return true
+            }
+        }
+    }
+
+    func hashes(of rows: RowArray<JSON>) -> [Int] { hashes(of: rows, in: 0..<rows.count) }
+
     func hashes(of sections: [RowArray<JSON>]) -> [RowArray<Int>] { sections.map { RowArray(hashes(of: $0)) } }
+
+    /// `count` hashes written by `fill(lower, upper, target)`, which initializes positions
+    /// lower..<upper at `target`; in pieces on every core for a long list.
+    private func hashes(count: Int, _ fill: @Sendable (Int, Int, UnsafeMutablePointer<Int>) -> Void) -> [Int] {
+        guard count > 0 else { return [] }
+        return [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let output = Parallel.SharedOutput(start: buffer.baseAddress!)
+            let pieces = Parallel.chunkCount(for: count)
+            Parallel.forEach(pieces: pieces, elements: count) { piece in
+                let lower = count * piece / pieces, upper = count * (piece + 1) / pieces
+                fill(lower, upper, output.start + lower)
+            }
+            initialized = count
+        }
+    }
 
     /// Whether two objects are the same object. Rows kept across an edit are usually the
     /// very same storage, which is checked first; then, with an identity key, the two
