@@ -60,10 +60,10 @@ package enum SecretRedaction {
     /// more as the longest secret needs written with an escape for each code unit), the
     /// result is cut at `byteLimit` bytes (between two characters; a `<redacted>` across the
     /// limit is kept whole), and a cut text's end is redacted when it starts a secret.
-    package static func excerpt(of text: some Collection<UInt8>, byteLimit: Int, secrets: some Sequence<String>) -> [UInt8] {
+    /// (Only that much of `text` is read or copied, however long it is.)
+    package static func excerpt(of text: [UInt8], byteLimit: Int, secrets: some Sequence<String>) -> [UInt8] {
         let patterns = Pattern.make(secrets)
         let longest = patterns.map(\.units.count).max() ?? 0
-        let text = Array(text)
         let taken = Array(text[..<characterBoundary(in: text, atOrBefore: byteLimit + 6 * longest)])
         var redaction = Redaction(taken, patterns: patterns, endsCut: taken.count < text.count)
         guard redaction.bytes.count > byteLimit else { return redaction.bytes }
