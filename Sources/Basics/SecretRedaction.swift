@@ -34,11 +34,14 @@
 /// starts with five backslashes.
 ///
 /// **Cost.** With n the text's length in bytes and m secrets of L UTF-16 code units in all,
-/// `redacted` takes O(n·m + L) time (each view is decoded once, and each secret followed
-/// through it by Knuth-Morris-Pratt) and O(n + L) memory, of which O(n) only for the output
-/// and the runs matched; the excerpts add a sort of the runs matched. The callers' inputs are
-/// bounded: an HTTP error's text is its first 2,048 bytes plus 6 bytes a code unit of the
-/// longest secret, and secrets are at most 64 KiB each.
+/// finding takes O(n·m + L) time: each of the two views is decoded once, and each secret is
+/// followed through it by Knuth-Morris-Pratt (amortized O(1) a code unit and secret, its
+/// table O(L) to build). The r byte ranges found (at most 2n·m + 2m, a few in practice) are
+/// then sorted and joined, O(r log r), and the output written, O(n). Memory is O(L + r + n),
+/// plus the escapes' ranges when the text holds backslashes. An excerpt does this twice, on
+/// its prefix only. The callers' inputs are bounded: an HTTP error's text is its first 2,048
+/// bytes plus 6 bytes a code unit of the longest secret (secrets are at most 64 KiB each),
+/// a server message is at most 1 MiB, a recording's string is what the session said.
 package enum SecretRedaction {
     /// What stands for a secret.
     package static let placeholder = "<redacted>"
