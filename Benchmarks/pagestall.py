@@ -5,6 +5,7 @@ decodes and applies it, a `ping` is sent every 2 ms and each answer's wait is me
 the source is destroyed and the daemon's resident memory read again.
 
     python3 Benchmarks/pagestall.py [--daemon PATH] [--rows N] [--limit N] [--rounds K]
+                                    [--row-bytes B] [--identity-key KEY]
 
 Prints, per round: the page's outcome (rows, or the failure's kind), the time from fetchData
 to its final event, the pings' waits (count, median, p99, max, in ms), and RSS (MB) at its peak
@@ -16,16 +17,33 @@ import argparse, gzip, statistics, threading, time
 from rpcclient import Daemon, QuietHandler, notification, serve_http
 
 
+def lazily_freed_kb(pid):
+    """LazyFree of /proc/PID/smaps_rollup: pages given back with MADV_FREE that resident size still counts."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("LazyFree:"):
+                return int(line.split()[1])
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--daemon", default=".build/release/datasourced")
     parser.add_argument("--rows", type=int, default=15_700_000)
     parser.add_argument("--limit", type=int, help="limits.maxObjectsPerPage of the source")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--identity-key", help="the source's identityKey (default: whole-value identity)")
     parser.add_argument("--interval-ms", type=float, default=2.0)
+    parser.add_argument("--row-bytes", type=int, default=0,
+                        help="rows as objects {\"id\": N, \"text\": \"xx...\"} of about this size (default: the number 0)")
     args = parser.parse_args()
 
-    body = gzip.compress(b"[" + b"0," * (args.rows - 1) + b"0]", compresslevel=9)
+    if args.row_bytes:
+        filler = "x" * max(0, args.row_bytes - 30)
+        rows = ",".join('{"id":%d,"text":"%s"}' % (i, filler) for i in range(args.rows))
+        body = gzip.compress(("[" + rows + "]").encode(), compresslevel=6)
+    else:
+        body = gzip.compress(b"[" + b"0," * (args.rows - 1) + b"0]", compresslevel=9)
 
     class Handler(QuietHandler):
         protocol_version = "HTTP/1.0"
@@ -42,10 +60,12 @@ def main():
     daemon = Daemon([args.daemon, "--no-cache"])
     daemon.initialize(capabilities={"changeRanges": True})
     daemon.start_reader()
-    print(f"page: {args.rows} rows, {len(body)} bytes gzip, {2 * args.rows} bytes inflated")
+    print(f"page: {args.rows} rows, {len(body)} bytes gzip")
     for round in range(1, args.rounds + 1):
         spec = {"name": f"big{round}", "kind": "remote", "remoteConfiguration": {"baseURL": server.base},
                 "apiPath": "/page", "limits": {"maxBodyBytes": 1 << 30}}
+        if args.identity_key:
+            spec["identityKey"] = args.identity_key
         if args.limit:
             spec["limits"]["maxObjectsPerPage"] = args.limit
         daemon.request("createSource", spec)
@@ -89,14 +109,18 @@ def main():
                 waits.append((daemon.arrived_at - sent.pop(message["id"])) * 1000)
         count = daemon.request("numberOfObjectsInSection", {"source": spec["name"], "section": 0})
         daemon.request("destroySource", {"name": spec["name"]})
+        # Memory is handed back once the answer is written: the next request's answer follows it.
+        daemon.request("ping")
         after = daemon.status_kb("VmRSS")
+        lazy = lazily_freed_kb(daemon.pid)
         waits.sort()
         p99 = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
         print(f"round {round}: {outcome} ({count} rows) in {elapsed * 1000:.0f} ms; pings {len(waits)}: "
               f"median {statistics.median(waits):.2f} ms, p99 {p99:.2f} ms, max {waits[-1]:.2f} ms; "
-              f"RSS peak {peak[0] / 1024:.0f} MB, after destroySource {after / 1024:.0f} MB")
+              f"RSS peak {peak[0] / 1024:.0f} MB, after destroySource {after / 1024:.0f} MB "
+              f"({lazy / 1024:.0f} MB of it freed lazily: MADV_FREE pages the kernel takes back when it needs them)")
         print(f"RESULT pagestall round={round} outcome={outcome.split(':')[0]} rows={count} "
-              f"ping_max_ms={waits[-1]:.2f} ping_p99_ms={p99:.2f} rss_peak_mb={peak[0] / 1024:.0f} rss_after_mb={after / 1024:.0f}")
+              f"ping_max_ms={waits[-1]:.2f} ping_p99_ms={p99:.2f} rss_peak_mb={peak[0] / 1024:.0f} rss_after_mb={after / 1024:.0f} lazyfree_mb={lazy / 1024:.0f}")
     daemon.close()
     server.shutdown()
 

@@ -653,7 +653,7 @@ package final class PaginatedDataSource: RemoteCollection {
         let keptHead = replacing ? 0 : objects.count
         let received = response.objects
         // Hashed once, for the duplicates and for the change set (`compose`).
-        var kept = received, keptHashes = identity.hashes(of: received)
+        var kept = received, keptHashes = response.hashes(by: identity)
         if duplicatePolicy == .dropLater {
             // Out of `self` for the loop: one exclusive access, not one a row.
             var identities = loadedIdentities

@@ -31,6 +31,11 @@ package class RemoteCollection: DataSource {
         replaceLayout(Layout(sections: [RowArray(rows)], titles: [""]))
     }
 
+    /// The same with the rows' identity hashes known.
+    func setRows(_ rows: [JSON], hashes: [Int]) {
+        replaceLayout(Layout(sections: [RowArray(rows)], titles: [""]), hashes: [RowArray(hashes)])
+    }
+
     /// Keeps the first `head` rows (the caller knows they are unchanged) and replaces the
     /// rest with `tail`, without copying or comparing the rows kept. `hashes`: the tail's
     /// identity hashes, when the caller has them.
@@ -93,13 +98,16 @@ package class RemoteCollection: DataSource {
         request.secretValues = credentials.secrets
         request.originBoundHeaders = credentials.originBound
         let configuration = self.configuration
-        let secrets = credentials.secrets, metadataHeader = self.metadataHeader
+        let secrets = credentials.secrets, metadataHeader = self.metadataHeader, identity = self.identity
         inFlight = loader.load(
             request,
             decode: { response in
+                // Hashed here too, off the main loop: a large page's rows cost the main loop
+                // their placing, not their hashing.
                 let decoded = ResponseDecoding.decode(
                     response, configuration: configuration, url: redactedURL, conditional: conditional,
-                    secrets: secrets)
+                    secrets: secrets
+                ).map { $0.hashed(by: identity) }
                 guard let metadataHeader else { return decoded }
                 return decoded.flatMap {
                     ResponseDecoding.readingMetadata(
@@ -497,7 +505,7 @@ package final class RemoteDataSource: RemoteCollection {
         let before = revision
         objects = loaded.objects
         validators = Validators(headers: loaded)
-        setRows(shownRows)
+        if objects.isEmpty { setRows(shownRows) } else { setRows(objects, hashes: loaded.hashes(by: identity)) }
         confirmed()
         if revision == before, cacheHoldsRows, rowsCachedWith == responseCredentials {
             touchCache()

@@ -66,6 +66,9 @@ package struct DecodedResponse: Sendable {
     package let finalURL: String?
     /// What the headers said of the rate limit, read when the response arrived.
     package let rateLimit: RateLimitStatus?
+    /// The objects' identity hashes, worked out where the response was decoded (off the main
+    /// loop) when the source's identity was known there; nil otherwise.
+    package private(set) var objectHashes: [Int]?
 
     package init(
         objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil
@@ -85,10 +88,21 @@ package struct DecodedResponse: Sendable {
         headers = response.headers
         finalURL = response.finalURL
         rateLimit = response.rateLimit
+        objectHashes = response.objectHashes
     }
 
     /// The same response with `document` as the page metadata's source.
     func replacingDocument(_ document: JSON?) -> DecodedResponse { DecodedResponse(self, document: document) }
+
+    /// The same response with its objects' identity hashes.
+    func hashed(by identity: Identity) -> DecodedResponse {
+        var hashed = self
+        hashed.objectHashes = identity.hashes(of: objects)
+        return hashed
+    }
+
+    /// `objectHashes` when they were worked out, else the objects hashed now.
+    func hashes(by identity: Identity) -> [Int] { objectHashes ?? identity.hashes(of: objects) }
 
     package func headerValues(_ name: String) -> [String] {
         headers.values(ofHeader: name)
