@@ -38,6 +38,12 @@ package final class CredentialAllowances: CredentialPolicy {
             self.origin = origin
         }
 
+        /// A file's entry names it with its links resolved, as `allows` looks it up.
+        var resolved: Entry {
+            guard case .file(let path) = credential else { return self }
+            return Entry(credential: .file(ExternalValues.resolvedPath(path)), origin: origin)
+        }
+
         var json: JSON {
             switch credential {
             case .environment(let name): ["env": JSON(name), "origin": JSON(origin)]
@@ -89,7 +95,7 @@ package final class CredentialAllowances: CredentialPolicy {
         let entry: Entry
         switch source {
         case .environment(let name): entry = Entry(credential: .environment(name), origin: origin)
-        case .file(_, let path): entry = Entry(credential: .file(path), origin: origin)
+        case .file(_, let path): entry = Entry(credential: .file(ExternalValues.resolvedPath(path)), origin: origin)
         }
         // Looked at again for every request (a stat; a read only when it changed): an
         // allowance the person removes from the file stops the next request.
@@ -235,8 +241,18 @@ package final class CredentialAllowances: CredentialPolicy {
             throw WriteProblem(message: "\(directory) cannot be opened: \(String(cString: strerror(errno)))")
         }
         defer { close(directoryDescriptor) }
-        guard flock(directoryDescriptor, LOCK_EX) == 0 else {
-            throw WriteProblem(message: "\(directory) cannot be locked: \(String(cString: strerror(errno)))")
+        // Not waited on for good: this runs on the main loop, and the daemon holding the lock
+        // may be stopped (Ctrl-Z). Two seconds, then the client is told.
+        var attempts = 0
+        while flock(directoryDescriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, attempts < 100 else {
+                throw WriteProblem(
+                    message: errno == EWOULDBLOCK
+                        ? "\(directory) is locked by another daemon writing its allowances; try again"
+                        : "\(directory) cannot be locked: \(String(cString: strerror(errno)))")
+            }
+            attempts += 1
+            usleep(20_000)
         }
         var current: Set<Entry> = []
         var status = stat()
@@ -248,6 +264,7 @@ package final class CredentialAllowances: CredentialPolicy {
         } else if errno != ENOENT {
             throw WriteProblem(message: "\(path) cannot be read: \(String(cString: strerror(errno)))")
         }
+        let entry = entry.resolved
         guard !current.contains(entry) else { return state.withLock { refresh(&$0) } }
         guard current.count < Self.maximumEntries else {
             throw WriteProblem(message: "\(path) already holds \(Self.maximumEntries) allowances, the most it may")
@@ -278,7 +295,8 @@ package final class CredentialAllowances: CredentialPolicy {
         let document: JSON = ["version": 1, "allowed": .array(sorted)]
         var bytes = document.encoded(format: .pretty)
         bytes.append(10)
-        let temporary = path + ".\(getpid()).tmp"
+        // A name no other daemon, nor this one after a crash, has left behind.
+        let temporary = path + ".\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw WriteProblem(message: "\(temporary) cannot be made: \(String(cString: strerror(errno)))") }
         var written = false

@@ -8,9 +8,30 @@ extension JSON {
         var output: [UInt8] = []
         var copied = 0, index = 0
         var changed = false
+        // Where a member name is due a number is left as it is, an error: quoted, it would make
+        // `{12345678901234567890: 1}` valid.
+        var inObject: [Bool] = [], expectingName = false
         while index < text.count {
             let byte = text[index]
+            switch byte {
+            case UInt8(ascii: "{"):
+                inObject.append(true)
+                expectingName = true
+            case UInt8(ascii: "["):
+                inObject.append(false)
+                expectingName = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                _ = inObject.popLast()
+                expectingName = false
+            case UInt8(ascii: ","):
+                expectingName = inObject.last ?? false
+            case UInt8(ascii: ":"):
+                expectingName = false
+            default:
+                break
+            }
             if byte == UInt8(ascii: "\"") {
+                expectingName = false
                 // Past the string, escapes included.
                 index += 1
                 while index < text.count, text[index] != UInt8(ascii: "\"") {
@@ -39,8 +60,9 @@ extension JSON {
                 }
                 index += 1
             }
-            // Only what JSON's grammar calls a number: anything else stays as it is, an error.
-            guard isNumberLiteral(text[start..<index]) else { continue }
+            // Only what JSON's grammar calls a number, where a value is due: anything else stays
+            // as it is, an error.
+            guard !expectingName, isNumberLiteral(text[start..<index]) else { continue }
             let number = String(decoding: text[start..<index], as: UTF8.self)
             let holdable = isInteger ? Int64(number) != nil : (Double(number).map(\.isFinite) ?? true)
             guard !holdable else { continue }

@@ -65,12 +65,101 @@ import Testing
                 Credentials.params(headers: ["PRIVATE-TOKEN": ["file": "~/token"]], baseURL: "http://127.0.0.1:8080"))
             source.credentialPolicy = allowances
             source.fetchData()
-            #expect(recorder.errors.first?["credential"] == ["file": "~/token"], "named as the spec names it")
+            #expect(recorder.errors.first?["credential"] == ["file": JSON(directory.path + "/token")], "named as it is opened")
             #expect(recorder.errors.first?["origin"] == "http://127.0.0.1:8080")
             try allowances.allow(.init(credential: .file(directory.path + "/token"), origin: "http://127.0.0.1:8080"))
             source.fetchData()
             #expect(loader.header("PRIVATE-TOKEN", of: 0) == "file-token")
         }
+    }
+
+    /// A link a cloned repository ships is asked about, and allowed, as the file it leads to;
+    /// pointed elsewhere later, it is not allowed any more.
+    @Test func aFileIsAllowedAsTheFileItsLinksLeadTo() throws {
+        let directory = TokenDirectory()
+        let target = directory.write("credentials", "secret-in-target")
+        let other = directory.write("other", "other-secret")
+        let link = directory.path + "/token-link"
+        #expect(symlink(target, link) == 0)
+        defer { unlink(link) }
+        let allowances = Self.allowances(in: directory)
+        defer { Self.cleanUp(allowances) }
+        let (source, loader, recorder) = try Credentials.source(
+            Credentials.params(headers: ["PRIVATE-TOKEN": ["file": JSON(link)]], baseURL: "https://api.example.com"))
+        source.credentialPolicy = allowances
+        source.fetchData()
+        #expect(recorder.errors.first?["credential"] == ["file": JSON(target)], "the file the link leads to")
+        #expect(recorder.errors.first?["message"]?.stringValue?.contains("the file \(link) (\(target))") == true)
+        // Allowed through the link's path: held as the target.
+        try allowances.allow(.init(credential: .file(link), origin: "https://api.example.com"))
+        #expect(allowances.entries == [.init(credential: .file(target), origin: "https://api.example.com")])
+        source.fetchData()
+        #expect(loader.header("PRIVATE-TOKEN", of: 0) == "secret-in-target")
+        // The link pointed at another file: not allowed.
+        unlink(link)
+        #expect(symlink(other, link) == 0)
+        recorder.reset()
+        source.fetchData()
+        #expect(loader.pending.count == 1, "nothing more was sent")
+        #expect(recorder.errors.last?["credential"] == ["file": JSON(other)])
+    }
+
+    /// A value read from outside is not routed through the spec's own proxy where that proxy
+    /// could read it; the environment's proxy is the person's own.
+    @Test func aSpecsOwnProxyIsRefusedForCredentialsItCouldRead() throws {
+        let directory = TokenDirectory()
+        let ca = directory.write("ca.pem", "-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0\nPT0=\n-----END CERTIFICATE-----\n")
+        try ExternalValues.$environmentOverride.withValue(["DS_PROXY_TOKEN": "t"]) {
+            let header: JSON = ["X-Api-Key": ["env": "DS_PROXY_TOKEN"]]
+            func params(_ baseURL: String, proxy: JSON?, tls: JSON? = nil) -> JSON {
+                var remote: [(String, JSON)] = [("baseURL", JSON(baseURL)), ("headers", header)]
+                if let proxy { remote.append(("proxy", proxy)) }
+                if let tls { remote.append(("tls", tls)) }
+                return ["name": "p", "kind": "remote", "remoteConfiguration": .object(remote), "apiPath": "/x"]
+            }
+            for refused in [
+                params("http://api.example.com", proxy: "http://evil.example:3128"),
+                params("https://api.example.com", proxy: "http://evil.example:3128", tls: ["caFile": JSON(ca)]),
+            ] {
+                do {
+                    _ = try SourceSpec.decoding(createSourceParams: refused)
+                    Issue.record("accepted: \(refused)")
+                } catch let error as ResponseError {
+                    #expect(error.data?["field"] == "remoteConfiguration.proxy", "\(error)")
+                }
+            }
+            for accepted in [
+                params("https://api.example.com", proxy: "http://corporate.example:3128"),
+                params("http://api.example.com", proxy: nil), params("http://api.example.com", proxy: .null),
+            ] {
+                #expect(throws: Never.self) { try SourceSpec.decoding(createSourceParams: accepted) }
+            }
+        }
+    }
+
+    /// jansson's parse error quotes the text where it stopped: an echoed token's start was
+    /// shown in `message` (found by the redaction review); and a server echoing the token of a
+    /// literal `Authorization: Bearer TOKEN` showed it.
+    @Test func aParseErrorAndAnEchoedBearerTokenShowNoSecret() throws {
+        try ExternalValues.$environmentOverride.withValue(["DS_PARSE_TOKEN": "ghp_ab/cd+ef/GH12"]) {
+            let (source, loader, recorder) = try Credentials.source(
+                Credentials.params(headers: ["X-Api-Key": ["env": "DS_PARSE_TOKEN"]]))
+            source.fetchData()
+            let body = Array(#"{"ok": true "ghp_ab/cd+ef/GH12 is yours"}"#.utf8)
+            let response = RemoteResponse(url: loader.requestedURLs[0], status: 200, contentType: "application/json", body: body)
+            loader.pending[0].completion(loader.pending[0].decode(response))
+            let error = try #require(recorder.errors.first)
+            #expect(error["kind"] == "decode")
+            #expect(!error.text().contains("ghp_ab"), "\(error)")
+            #expect(error["column"] != nil, "where it stopped is still said")
+        }
+        let (source, loader, recorder) = try Credentials.source(
+            Credentials.params(headers: ["Authorization": "Bearer literal-token-42"]))
+        source.fetchData()
+        loader.respond(0, status: 401, json: ["message": "literal-token-42 has expired"])
+        let error = try #require(recorder.errors.first)
+        #expect(error["serverMessage"] == "<redacted> has expired")
+        #expect(!error.text().contains("literal-token-42"))
     }
 
     @Test func theFileIsMadePrivateAndAnotherDaemonsAllowanceIsSeen() throws {
@@ -93,7 +182,7 @@ import Testing
         let bytes = try #require(FileDescriptor.readWhole(path))
         let text = try #require(String(validating: bytes, as: UTF8.self))
         #expect(text.contains(#""version": 1"#) && text.contains(#""env": "B""#))
-        #expect(!FileManagerless.exists(path + ".\(getpid()).tmp"), "no temporary file is left")
+        #expect(FileManagerless.entries(folder) == ["allowed-credentials.json"], "no temporary file is left")
     }
 
     @Test func aFileOthersMayWriteOrOfAnotherFormAllowsNothing() throws {
@@ -151,6 +240,7 @@ import Testing
                     baseURL: "https://user:pw@api.example.com",
                     extra: [
                         ("pagination", ["strategy": "nextURL", "nextURLPath": "next", "allowCrossOrigin": true]), ("keyPath", "items"),
+                        ("queryParameters", ["api_key": "query-secret", "q": "x"]),
                     ]))
             source.fetchData()
             #expect(loader.header("X-Api-Key", of: 0) == "next-token")
@@ -159,7 +249,8 @@ import Testing
             #expect(loader.pending[0].request.originBoundHeaders == ["x-api-key", "x-auth-token", "authorization"])
             loader.respond(0, json: ["items": [["id": 1]], "next": "https://cdn.example.net/items?page=2"])
             #expect(source.fetchNextPage())
-            #expect(loader.requestedURLs.last == "https://cdn.example.net/items?page=2")
+            #expect(loader.requestedURLs[0].contains("api_key=query-secret"), "the source's own origin gets it")
+            #expect(loader.requestedURLs.last == "https://cdn.example.net/items?page=2&q=x", "no secret query parameter")
             #expect(loader.header("X-Api-Key", of: 1) == nil)
             #expect(loader.header("X-Auth-Token", of: 1) == nil)
             #expect(loader.header("Authorization", of: 1) == nil)
@@ -259,9 +350,16 @@ extension Dictionary where Key == String, Value == String {
 
 /// What the tests ask of the file system without Foundation.
 enum FileManagerless {
-    static func exists(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0
+    /// The names in a directory, sorted, without `.` and `..`.
+    static func entries(_ directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
     }
 }
 

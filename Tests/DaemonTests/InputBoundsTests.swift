@@ -79,6 +79,12 @@ import Testing
         #expect(quoted("[1-18446744073709551616]") == nil)
         #expect(quoted("[9223372036854775807, -9223372036854775808]") == nil, "the ends of Int64 are held")
         #expect(quoted(#"["unterminated 18446744073709551616"#) == nil)
+        // Where a member name is due, a number stays: quoted, it would make invalid JSON valid.
+        #expect(quoted("{99999999999999999999: 1}") == nil)
+        #expect(quoted(#"{"a": 1, 99999999999999999999: 1}"#) == nil)
+        #expect(
+            quoted(#"[{"a": 18446744073709551616, "b": [18446744073709551617]}, 1]"#)
+                == #"[{"a": "18446744073709551616", "b": ["18446744073709551617"]}, 1]"#)
     }
 
     /// Seen failing before the fix: `jumpThreshold` 2^31 with a page size of 1 walked page by
@@ -96,6 +102,23 @@ import Testing
         nearLoader.respond(0, json: Counted.page(0..<1, total: 1_000_000))
         near.willDisplayObject(at: IndexPath(section: 0, item: 8))
         #expect(nearLoader.requestedURLs.last == "http://api.invalid/items?page=2&page_size=1")
+    }
+
+    /// A server that keeps to no page size: the threshold worked out from `pageSize` says walk,
+    /// and pages are counted as they load: ten, then one jump, then nothing more for that row.
+    @Test func aWalkCountsThePagesItLoads() throws {
+        let (source, loader, _) = try Counted.counted([("pageSize", 1000)])
+        source.fetchData()
+        loader.respond(0, json: Counted.page(0..<10, total: 1_000_000))
+        source.willDisplayObject(at: IndexPath(section: 0, item: 150))
+        var served = 1
+        while served < loader.requestedURLs.count, served < 100 {
+            let start = 10 * served
+            loader.respond(served, json: Counted.page(start..<start + 10, total: 1_000_000))
+            served += 1
+        }
+        #expect(loader.requestedURLs.count == 12, "the first page, ten walked, one jump: \(loader.requestedURLs)")
+        #expect(Counted.paging(source)?.jumps == 1)
     }
 
     /// Seen failing before the fix: a counted list of any size for a client without ranges.

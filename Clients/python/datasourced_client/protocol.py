@@ -147,8 +147,8 @@ class FetchError(TypedDict, total=False):
 
     body: str
     column: int
-    #: (credentialNotAllowed) the variable or file not sent, as the list spec names it:
-    #: allowCredential takes it with origin
+    #: (credentialNotAllowed) the variable not sent, or the file as it is opened (~ expanded,
+    #: symbolic links resolved): allowCredential takes it with origin
     credential: dict[str, str]
     expected: str
     failures: list[ChildFailure]

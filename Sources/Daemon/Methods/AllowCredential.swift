@@ -19,7 +19,7 @@ enum AllowCredentialRequest: AnsweredAtOnce {
         } catch {
             throw ResponseError.internalError("the allowance was not recorded: \(error.message)")
         }
-        return AllowCredentialResult(params: params, path: allowances.path ?? "")
+        return AllowCredentialResult(entry: params.entry.resolved, path: allowances.path ?? "")
     }
 
     /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
@@ -41,7 +41,7 @@ enum AllowCredentialRequest: AnsweredAtOnce {
             },
             {
               "name": "file",
-              "summary": "the file, as the list spec names it (absolute, or from ~/); exactly one of env and file",
+              "summary": "the file (absolute, or from ~/): held with its symbolic links resolved; exactly one of env and file",
               "schema": {
                 "type": "string",
                 "minLength": 1,
@@ -70,7 +70,7 @@ enum AllowCredentialRequest: AnsweredAtOnce {
                 },
                 "file": {
                   "type": "string",
-                  "description": "the path with ~ expanded, as the allowances file holds it"
+                  "description": "the path with ~ expanded and symbolic links resolved, as the allowances file holds it"
                 },
                 "origin": {
                   "type": "string",
@@ -132,20 +132,20 @@ struct AllowCredentialParams: WireParams {
             throw FieldError(
                 field: "origin",
                 expected: "an origin: http or https, a host and an optional port in 1...65535, no path (https://api.example.com)",
-                got: JSON(URLResolution.redacted(String(given.prefix(200)))))
+                got: JSON(URLResolution.redacted(given)))
         }
         entry = CredentialAllowances.Entry(credential: credential, origin: origin)
     }
 }
 
 struct AllowCredentialResult: WireEncodable {
-    let params: AllowCredentialParams
+    let entry: CredentialAllowances.Entry
     let path: String
 
     var json: JSON {
-        switch params.entry.credential {
-        case .environment(let name): ["env": JSON(name), "origin": JSON(params.entry.origin), "path": JSON(path)]
-        case .file(let file): ["file": JSON(file), "origin": JSON(params.entry.origin), "path": JSON(path)]
+        switch entry.credential {
+        case .environment(let name): ["env": JSON(name), "origin": JSON(entry.origin), "path": JSON(path)]
+        case .file(let file): ["file": JSON(file), "origin": JSON(entry.origin), "path": JSON(path)]
         }
     }
 }

@@ -424,7 +424,7 @@ enum SchemaComponents {
                   "description": "the child that failed, when a sectioned source passes its child's failure on"
                 },
                 "credential": {
-                  "description": "(credentialNotAllowed) the variable or file not sent, as the list spec names it: allowCredential takes it with origin",
+                  "description": "(credentialNotAllowed) the variable not sent, or the file as it is opened (~ expanded, symbolic links resolved): allowCredential takes it with origin",
                   "oneOf": [
                     {
                       "type": "object",

@@ -284,7 +284,30 @@ enum RemoteConfigurationDecoding {
         configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
         configuration.tls = tls
         configuration.externalHeaders = headers.external
+        try Self.checkCredentialRoute(configuration)
         return configuration
+    }
+
+    /// A value read from the environment or a file is allowed to an origin, not to whoever the
+    /// list spec routes it through: a proxy the spec names sees it in clear over `http`, and
+    /// over `https` too when the spec also names the CA the connection trusts. Such a spec is
+    /// refused; a proxy from the daemon's environment (the person's own) is not the spec's.
+    static func checkCredentialRoute(_ configuration: RemoteConfiguration) throws(FieldError) {
+        guard let first = configuration.externalHeaders.first, case .url(let proxy) = configuration.proxy else { return }
+        let target = URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath, query: [])
+        let plain = URLResolution.scheme(of: target) != "https"
+        guard plain || configuration.tls?.caFile != nil else { return }
+        let why =
+            plain
+            ? "the source's URL is http, so the proxy the list spec names would read it"
+            : "the list spec names both the proxy and the CA its HTTPS connections trust, so that proxy could read it"
+        throw FieldError(
+            field: "remoteConfiguration.proxy",
+            expected: "no proxy of the list spec's own when a header is read from the environment or a file over http, or with tls.caFile",
+            got: JSON(URLResolution.redacted(proxy)),
+            message:
+                "\"remoteConfiguration.proxy\": header \"\(first.name)\" is read from \(first.source.description), which is not sent through \(URLResolution.redacted(proxy)): \(why). Leave out proxy (the daemon's environment's proxy is used), or use https without tls.caFile"
+        )
     }
 
     static let cacheExpectation = "an object {enabled, maxAgeSeconds?, maxPages?}"

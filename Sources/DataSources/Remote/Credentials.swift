@@ -74,7 +74,9 @@ extension ExternalHeader.Source {
     package var description: String {
         switch self {
         case .environment(let variable): "the environment variable \(variable)"
-        case .file(let given, _): "the file \(given)"
+        case .file(let given, let path):
+            ExternalValues.resolvedPath(path) == path || ExternalValues.resolvedPath(path) == given
+                ? "the file \(given)" : "the file \(given) (\(ExternalValues.resolvedPath(path)))"
         }
     }
 }
@@ -152,6 +154,15 @@ package enum ExternalValues {
         }
         if path.utf8.count > maximumPathBytes { return .failure(Problem(message: "is longer than \(maximumPathBytes) bytes")) }
         return .success(path)
+    }
+
+    /// `path` with every symbolic link and `..` resolved (realpath), as credential allowances
+    /// hold files: a link a cloned repository ships (`token -> ~/.git-credentials`) is asked
+    /// about, and allowed, as the file it leads to. The path as it is when it cannot be resolved.
+    package static func resolvedPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     private static func homeDirectory() -> String? {
@@ -248,7 +259,14 @@ extension RemoteConfiguration {
                     message:
                         "header \"\(refused.name)\" was not sent: \(refused.source.description) is not allowed to go to \(shown); allow it with allowCredential (clients ask you first)"
                 )
-                error.credential = refused.source
+                // A file is named as it is opened, links resolved: what the person is asked
+                // about is the file that would be sent.
+                if case .file(_, let path) = refused.source {
+                    let resolved = ExternalValues.resolvedPath(path)
+                    error.credential = .file(given: resolved, path: resolved)
+                } else {
+                    error.credential = refused.source
+                }
                 error.origin = shown
                 return .failure(error)
             }

@@ -243,12 +243,29 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         guard !isFetching else { return }
         if run.contains(item) {
+            walk = nil
             if run.upperBound - 1 - item <= paginator.prefetchDistance, fetchNextPage() { return }
             if item - run.lowerBound <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
             return
         }
+        // Pages counted as they load, not only worked out from a page size the server may not
+        // keep to: a walk towards one row loads at most `maximumPagesWalked` pages, then jumps.
+        if walk?.item != item { walk = (item, 0, false) }
+        guard walk!.pages < PaginatorConfiguration.maximumPagesWalked else {
+            // Once: a jump that does not reach the row either (a server that keeps to no page
+            // size) ends the walk; displaying another row starts a new one.
+            if !walk!.jumped, jumpRefusal == nil {
+                walk!.jumped = true
+                jump(to: item)
+            }
+            return
+        }
+        walk!.pages += 1
         if item >= run.upperBound { fetchNextPage() } else { fetchPreviousPage() }
     }
+
+    /// The row being walked to, the pages loaded towards it so far, and whether it was jumped to.
+    private var walk: (item: Int, pages: Int, jumped: Bool)?
 
     /// Rows from `item` to the nearest row of `run` (not empty); 0 inside it.
     private static func distance(of item: Int, from run: Range<Int>) -> Int {
@@ -1067,11 +1084,11 @@ package final class PaginatedDataSource: RemoteCollection {
             error.finalURL = URLResolution.redacted(url)
             return error
         }
-        if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != URLResolution.origin(of: configuration.baseURL) {
+        if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != configuration.ownOrigin {
             var error = FetchError(
                 kind: .crossOrigin,
                 message:
-                    "the next page's URL \(URLResolution.redacted(url)) leaves \(URLResolution.origin(of: configuration.baseURL) ?? "the base URL's origin"); set pagination.allowCrossOrigin to follow it",
+                    "the next page's URL \(URLResolution.redacted(url)) leaves \(configuration.ownOrigin ?? "the source's origin"); set pagination.allowCrossOrigin to follow it",
                 url: lastURL)
             error.finalURL = URLResolution.redacted(url)
             return error

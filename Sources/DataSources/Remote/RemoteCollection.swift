@@ -59,7 +59,13 @@ package class RemoteCollection: DataSource {
             query += extraQuery
             return URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath, query: query)
         case .url(let url):
-            return URLResolution.addingMissingQuery(configuration.queryParameters, to: url)
+            // A URL on another origin (allowed to leave) gets no secret query parameter: secrets
+            // go to the source's own origin only.
+            let query =
+                URLResolution.origin(of: url) == configuration.ownOrigin
+                ? configuration.queryParameters
+                : configuration.queryParameters.filter { !RemoteConfiguration.isSecretQueryParameter($0.name) }
+            return URLResolution.addingMissingQuery(query, to: url)
         }
     }
 

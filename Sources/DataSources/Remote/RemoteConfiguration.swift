@@ -86,6 +86,13 @@ package struct RemoteConfiguration: Sendable {
     /// of the base URL.
     package var secretValues: [String] {
         var values = headers.filter { Self.isSecretHeader($0.name) }.map(\.value)
+        // A server echoes the token of `Bearer TOKEN`, not the whole value: the credentials after
+        // an authorization scheme are a secret of their own.
+        for value in values {
+            if let space = value.firstIndex(of: " "), case let rest = value[value.index(after: space)...].trimmingSpaces(), !rest.isEmpty {
+                values.append(String(rest))
+            }
+        }
         if let password = URLResolution.password(in: baseURL) { values.append(password) }
         if case .url(let url) = proxy, let password = URLResolution.password(in: url) { values.append(password) }
         // As sent in Basic authorization, and as a server may echo it: percent-decoded.
@@ -93,6 +100,11 @@ package struct RemoteConfiguration: Sendable {
             values.append(basic.password)
         }
         return values
+    }
+
+    /// A query parameter whose value is secret: the header rule, with `_` read as `-` (`api_key`).
+    package static func isSecretQueryParameter(_ name: String) -> Bool {
+        isSecretHeader(name) || isSecretHeader(name.replacing("_", with: "-"))
     }
 
     /// Header values that must never reach logs, errors or `describeSource`.

@@ -88,15 +88,29 @@ package enum ResponseDecoding {
                 return .success(document)
             }
             var failure = FetchError(
-                kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
+                kind: .decode, message: "malformed JSON: \(parseProblem(error, secrets: secrets))", url: response.url,
+                status: response.status)
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
             return .failure(failure)
         } catch {
             var failure = FetchError(
-                kind: .decode, message: "malformed JSON: \(error.description)", url: response.url, status: response.status)
+                kind: .decode, message: "malformed JSON: \(parseProblem(error, secrets: secrets))", url: response.url,
+                status: response.status)
             failure.parsePosition = FetchError.ParsePosition(line: error.line, column: error.column, position: error.position)
             return .failure(failure)
         }
+    }
+
+    /// jansson's words for where a body stopped being JSON. They quote up to 20 bytes of the
+    /// text there (`'}' expected near '"ghp_ab/cd+e'`), which may be the start of a secret the
+    /// server echoed: with secrets in play the quote is left out (line, column and byte
+    /// still say where), and what remains is redacted.
+    static func parseProblem(_ error: JSONParseError, secrets: [String]) -> String {
+        var text = error.description
+        if !secrets.isEmpty, let near = text.firstRange(of: " near '"), let end = text[near.upperBound...].firstRange(of: "' at line ") {
+            text.replaceSubrange(near.lowerBound..<end.upperBound, with: " at line ")
+        }
+        return SecretRedaction.redacted(text, secrets: secrets)
     }
 
     /// An HTTP error that says what the server said: the start of its body, its own message
