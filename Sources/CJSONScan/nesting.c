@@ -87,7 +87,9 @@ long json_nesting_exceeding(const unsigned char *bytes, size_t count, long limit
     return scan_bytes(bytes, offset, count, &state, limit);
 }
 
-long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth) {
+long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth, long total_limit, int *total_exceeded) {
+    long total = 0;  // commas outside strings, in arrays and objects alike: values beyond the first of each
+    *total_exceeded = 0;
     // Per open bracket: its commas so far, negative for an object (whose members are not counted).
     // Deeper than max_depth is not looked into (json_nesting_exceeding refuses it first).
     long commas[2050];
@@ -114,6 +116,10 @@ long json_array_longer_than(const unsigned char *bytes, size_t count, long limit
             if (depth > 0) depth--;
             break;
         case ',':
+            if (++total >= total_limit) {
+                *total_exceeded = 1;
+                return (long)offset;
+            }
             // n commas: n + 1 elements.
             if (depth > 0 && depth <= max_depth && commas[depth] >= 0 && ++commas[depth] >= limit) return (long)offset;
             break;

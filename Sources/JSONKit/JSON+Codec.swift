@@ -51,13 +51,23 @@ extension JSON {
         return offset < 0 ? nil : offset
     }
 
-    /// The byte offset where an array in `text` first holds more than `limit` elements (at the
-    /// comma before its element `limit + 1`); nil when none does. Arrays nested deeper than
-    /// `maximumDepth` are not counted. Reads bytes only, as `nestingDepthExceeding` does.
-    package static func arrayLongerThan(_ limit: Int, in text: UnsafeRawBufferPointer, maximumDepth: Int) -> Int? {
+    /// Where `text` first holds too many values: an array of more than `limit` elements (at the
+    /// comma before its element `limit + 1`), or more than `totalLimit` values and members in
+    /// all; nil when neither. Arrays nested deeper than `maximumDepth` are not counted on their
+    /// own. Reads bytes only, as `nestingDepthExceeding` does.
+    package static func tooManyValues(
+        _ limit: Int, totalLimit: Int, in text: UnsafeRawBufferPointer, maximumDepth: Int
+    ) -> (offset: Int, inAll: Bool)? {
         guard let base = text.baseAddress, limit >= 1 else { return nil }
-        let offset = json_array_longer_than(base.assumingMemoryBound(to: UInt8.self), text.count, limit, maximumDepth)
-        return offset < 0 ? nil : offset
+        var inAll: Int32 = 0
+        let offset = json_array_longer_than(
+            base.assumingMemoryBound(to: UInt8.self), text.count, limit, maximumDepth, max(totalLimit, 1), &inAll)
+        return offset < 0 ? nil : (offset, inAll != 0)
+    }
+
+    /// `tooManyValues` for one array's elements alone.
+    package static func arrayLongerThan(_ limit: Int, in text: UnsafeRawBufferPointer, maximumDepth: Int) -> Int? {
+        tooManyValues(limit, totalLimit: .max, in: text, maximumDepth: maximumDepth)?.offset
     }
 
     package static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSON {

@@ -29,6 +29,28 @@ import Testing
         #expect(fits.allObjects.compactMap { $0["id"]?.integerValue } == [1, 2, 3, 4, 5])
     }
 
+    /// The same values cut into arrays of fewer elements still cost a node each: past 32 a row
+    /// of the limit in all, the page fails before jansson makes them (a 30 MiB body of 157
+    /// arrays of 99,999 zeros peaked at 726 MB before).
+    @Test func valuesInAllAreBoundedWhateverTheShape() throws {
+        let (source, loader, recorder) = try Machine.source(extra: [("limits", ["maxObjectsPerPage": 2])])
+        source.fetchData()
+        // No array of more than two elements, 127 commas in all.
+        func tree(_ depth: Int) -> String { depth == 0 ? "0" : "[\(tree(depth - 1)),\(tree(depth - 1))]" }
+        let body = Array(tree(7).utf8)
+        let response = RemoteResponse(url: loader.requestedURLs[0], status: 200, contentType: "application/json", body: body)
+        loader.pending[0].completion(loader.pending[0].decode(response))
+        let error = try #require(recorder.errors.first)
+        #expect(error["kind"] == "tooLarge" && error["maxObjectsPerPage"] == 2)
+        #expect(error["message"]?.stringValue?.contains("more than 64 values in all") == true, "\(error)")
+        func longer(_ text: String, total: Int) -> (offset: Int, inAll: Bool)? {
+            Array(text.utf8).withUnsafeBytes { JSON.tooManyValues(100, totalLimit: total, in: $0, maximumDepth: 64) }
+        }
+        #expect(longer("[[1,2],[3,4]]", total: 4) == nil, "three commas")
+        #expect(longer("[[1,2],[3,4]]", total: 3).map { $0.inAll } == true)
+        #expect(longer(#"{"a":1,"b":2}"#, total: 1).map { $0.inAll } == true, "members count")
+    }
+
     @Test func theDefaultLimitAndItsRangeAreChecked() throws {
         let (source, _, _) = try Machine.source()
         #expect(source.configuration.maximumObjectsPerPage == RemoteConfiguration.defaultMaximumObjectsPerPage)

@@ -10,8 +10,11 @@
 long json_nesting_exceeding(const unsigned char *bytes, size_t count, long limit);
 
 // The offset of the comma at which an array holds more than `limit` elements (limit >= 1),
-// or -1 when none does: a page's row count checked before jansson makes a node of each.
-// Byte by byte, one pass; arrays nested deeper than `max_depth` (at most 2048) are not counted.
-long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth);
+// or at which the text holds `total_limit` commas outside strings (values and members past the
+// first of each array and object; `*total_exceeded` is then set), or -1 when neither happens: a
+// page's row count, and the nodes jansson would make, checked before it makes any. Byte by byte,
+// one pass; arrays nested deeper than `max_depth` (at most 2048) are not counted on their own.
+long json_array_longer_than(const unsigned char *bytes, size_t count, long limit, long max_depth, long total_limit,
+                            int *total_exceeded);
 
 #endif

@@ -58,6 +58,9 @@ package struct RemoteConfiguration: Sendable {
     package static let defaultMaximumObjectsPerPage = 100_000
     /// The most a source may ask for: the rows of a counted list.
     package static let maximumObjectsPerPageLimit = 50_000_000
+    /// Values and members a response may hold in all, for each of `maximumObjectsPerPage`: the
+    /// nodes jansson makes (about 50 bytes each) whatever the document's shape.
+    package static let valuesPerObject = 32
     /// The shortest refresh interval: a live list is not a busy loop.
     package static let minimumRefreshIntervalSeconds = 1.0
 

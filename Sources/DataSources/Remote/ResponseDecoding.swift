@@ -67,13 +67,19 @@ package enum ResponseDecoding {
             error.maxDepth = maximumDepth
             return .failure(error)
         }
-        // Before jansson makes a node of each: the count, not the bytes, is what the rows cost.
-        if let offset = response.body.withUnsafeBytes({ JSON.arrayLongerThan(maximumObjects, in: $0, maximumDepth: maximumDepth) }) {
+        // Before jansson makes a node of each: the count, not the bytes, is what the rows cost;
+        // and the values in all, whatever their shape (a page cut into arrays of fewer rows).
+        let totalLimit = maximumObjects.multipliedClamped(by: RemoteConfiguration.valuesPerObject)
+        if let found = response.body.withUnsafeBytes({
+            JSON.tooManyValues(maximumObjects, totalLimit: totalLimit, in: $0, maximumDepth: maximumDepth)
+        }) {
+            let what =
+                found.inAll
+                ? "more than \(totalLimit) values in all (\(RemoteConfiguration.valuesPerObject) a row of limits.maxObjectsPerPage)"
+                : "an array of more than \(maximumObjects) elements, more than limits.maxObjectsPerPage"
             var error = FetchError(
-                kind: .tooLarge,
-                message:
-                    "an array in the response holds more than \(maximumObjects) elements (at byte \(offset)), more than limits.maxObjectsPerPage",
-                url: response.url, status: response.status)
+                kind: .tooLarge, message: "the response holds \(what) (at byte \(found.offset))", url: response.url,
+                status: response.status)
             error.maxObjectsPerPage = maximumObjects
             return .failure(error)
         }
