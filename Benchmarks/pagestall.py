@@ -5,7 +5,7 @@ decodes and applies it, a `ping` is sent every 2 ms and each answer's wait is me
 the source is destroyed and the daemon's resident memory read again.
 
     python3 Benchmarks/pagestall.py [--daemon PATH] [--rows N] [--limit N] [--rounds K]
-                                    [--row-bytes B] [--identity-key KEY]
+                                    [--row-bytes B | --arrays K] [--identity-key KEY]
 
 Prints, per round: the page's outcome (rows, or the failure's kind), the time from fetchData
 to its final event, the pings' waits (count, median, p99, max, in ms), and RSS (MB) at its peak
@@ -32,13 +32,20 @@ def main():
     parser.add_argument("--rows", type=int, default=15_700_000)
     parser.add_argument("--limit", type=int, help="limits.maxObjectsPerPage of the source")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--arrays", type=int, default=0,
+                        help="the page as this many arrays of --rows / ARRAYS zeros each (default: one array of rows)")
     parser.add_argument("--identity-key", help="the source's identityKey (default: whole-value identity)")
     parser.add_argument("--interval-ms", type=float, default=2.0)
     parser.add_argument("--row-bytes", type=int, default=0,
                         help="rows as objects {\"id\": N, \"text\": \"xx...\"} of about this size (default: the number 0)")
     args = parser.parse_args()
 
-    if args.row_bytes:
+    if args.arrays:
+        # The rows cut into arrays of fewer elements each: under the per-array limit, not the total.
+        size = args.rows // args.arrays
+        inner = "[" + ",".join(["0"] * size) + "]"
+        body = gzip.compress(("[" + ",".join([inner] * args.arrays) + "]").encode(), compresslevel=9)
+    elif args.row_bytes:
         filler = "x" * max(0, args.row_bytes - 30)
         rows = ",".join('{"id":%d,"text":"%s"}' % (i, filler) for i in range(args.rows))
         body = gzip.compress(("[" + rows + "]").encode(), compresslevel=6)
