@@ -9,8 +9,10 @@ enum DestroySourceRequest: AnsweredAtOnce {
     typealias Result = DestroyedSources
 
     static func handle(_ daemon: Daemon, _ params: DestroySourceParams) throws -> DestroyedSources {
-        let rows = (try? daemon.registry.source(named: params.name))?.totalObjectCount ?? 0
+        // The rows of each source destroyed, the ones built on it with `cascade` included.
+        let rowsBefore = Dictionary(daemon.registry.all.map { ($0.name, $0.totalObjectCount) }, uniquingKeysWith: +)
         let names = try daemon.registry.destroy(params.name, cascade: params.cascade)
+        let rows = names.reduce(0) { $0.addingReportingOverflow(rowsBefore[$1] ?? 0).partialValue }
         // malloc keeps what the rows took for reuse: without this, a source of millions of rows
         // destroyed would leave the daemon at its peak size for good.
         if rows >= Daemon.largeSourceRows { daemon.freedLargeMessage = true }
