@@ -136,17 +136,19 @@ import Testing
             ["path": "/away", "status": 302, "headers": ["Location": JSON(other.baseURL + "/_echo/headers")]],
         ])
         defer { server.stop() }
-        var request = RemoteRequest(
-            url: server.baseURL + "/away",
-            headers: [
-                (name: "X-Api-Key", value: "from-env"), (name: "PRIVATE-TOKEN", value: "from-file"),
-                (name: "X-Auth-Token", value: "literal"), (name: "X-Workspace", value: "read-from-a-file"),
-                (name: "X-Trace", value: "t"),
-            ], timeoutSeconds: 20, maximumBodySize: 1 << 20)
-        request.originBoundHeaders = ["x-workspace"]
-        let fetched = await withCheckedContinuation { continuation in
-            _ = client.fetch(request) { continuation.resume(returning: $0) }
+        let headers = [
+            (name: "X-Api-Key", value: "from-env"), (name: "PRIVATE-TOKEN", value: "from-file"),
+            (name: "X-Auth-Token", value: "literal"), (name: "X-Workspace", value: "read-from-a-file"), (name: "X-Trace", value: "t"),
+        ]
+        /// One GET of `path` with those headers, X-Workspace bound to the origin as a value read from a file is.
+        func fetch(_ path: String) async -> Result<RemoteResponse, FetchError> {
+            var request = RemoteRequest(url: server.baseURL + path, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
+            request.originBoundHeaders = ["x-workspace"]
+            return await withCheckedContinuation { continuation in
+                _ = client.fetch(request) { continuation.resume(returning: $0) }
+            }
         }
+        let fetched = await fetch("/away")
         guard case .success(let away) = fetched else {
             Issue.record("cross-origin redirect failed: \(fetched)")
             return
@@ -158,13 +160,7 @@ import Testing
         #expect(echo["x-trace"] == "t", "other headers still go")
 
         // Within the origin, all of them go on.
-        var same = request
-        same = RemoteRequest(url: server.baseURL + "/same", headers: request.headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
-        same.originBoundHeaders = ["x-workspace"]
-        let kept = await withCheckedContinuation { continuation in
-            _ = client.fetch(same) { continuation.resume(returning: $0) }
-        }
-        guard case .success(let sameResponse) = kept else {
+        guard case .success(let sameResponse) = await fetch("/same") else {
             Issue.record("same-origin redirect failed")
             return
         }
