@@ -8,6 +8,8 @@ bash scripts/setup.sh --tests
 
 echo "== Module rules (ARCHITECTURE.md)"
 bash scripts/check-imports.sh
+echo "== Links and anchors between the Markdown documents"
+python3 scripts/check-doc-links.py
 echo "== Formatting (swift-format, .swift-format)"
 bash scripts/format.sh --check
 
