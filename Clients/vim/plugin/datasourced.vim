@@ -1,6 +1,7 @@
 " datasourced.vim: list buffers over the data sources of a datasourced daemon.
 " The one command, the <Plug> maps and the highlight links; the rest is in
-" autoload/datasourced.vim, loaded (and the daemon started) when a list is opened.
+" autoload/datasourced.vim and autoload/datasourced/*.vim, loaded when first used
+" (the daemon starts when a list is opened).
 " Needs Vim 9 with +channel and +job (the "lsp" channel mode). See :help datasourced.
 if has('nvim') || v:version < 900 || !has('channel') || !has('job') || exists(':Datasourced') == 2
   finish

@@ -9,7 +9,7 @@
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
 #                    the rows behind it filtered as the keys come; then <Esc>, and every
 #                    row is back (checked, not printed);
-#   million          `:Datasourced open tests/specs/million.json` in 80x20 (issue 31): a
+#   million          `:Datasourced open tests/specs/million.json` in 80x20: a
 #                    counted list of 1,000,000 rows; G jumps to its last page, then the
 #                    window shows the rows just above it, unloaded ("… row N", dim);
 #   credential       `:Datasourced open tests/specs/credential.json` in 130x8: a list whose

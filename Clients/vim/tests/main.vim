@@ -5,8 +5,8 @@ vim9script
 # non-zero on any failure.
 #   test_list.vim       lists: loading, paging, change sets, errors, cancel, close
 #   test_interface.vim  what users touch: specs, commands, keys, highlights, health
-#   test_filter.vim     issue 30: `/` filters as you type, :Datasourced search
-#   test_paging.vim     issue 31: counted placeholders (a million rows) and jumps
+#   test_filter.vim     `/` filters as you type, :Datasourced search
+#   test_paging.vim     counted placeholders (a million rows) and jumps
 #   test_credentials.vim  a credential sent only once allowed: the question, allowCredential
 import './harness.vim' as H
 import './test_list.vim' as TL

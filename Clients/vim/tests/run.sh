@@ -54,9 +54,9 @@ if [ "$spec_status" -eq 0 ]; then
   echo "PASS the test specs are valid list specs"
   passed=$((passed + 1))
 elif [ "$spec_status" -eq 2 ]; then
-  # Protocol/listspec.schema.json comes with the specs engineer's branch (issue 32,
-  # item 3); until it is merged there is nothing to check against.
-  echo "SKIP the test specs: Protocol/listspec.schema.json is not in this tree yet"
+  # validate_specs.py exits 2 when the tree has no Protocol/listspec.schema.json: there
+  # is nothing to check against.
+  echo "SKIP the test specs: Protocol/listspec.schema.json is not in this tree"
 else
   echo "FAIL the test specs are not all valid list specs"
   failed=$((failed + 1))

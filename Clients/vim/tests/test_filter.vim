@@ -1,5 +1,5 @@
 vim9script
-# Issue 30: `/` filters a list as you type (a filtered source over the list's, setFilter at
+# `/` filters a list as you type (a filtered source over the list's, setFilter at
 # each key typed, matched characters highlighted), and :Datasourced search changes a remote
 # source's query in place (updateSource). <Esc> at the prompt is checked on a real screen
 # (tests/capture.sh filter): in Ex mode, where these tests run, it ends Vim.

@@ -61,8 +61,8 @@ export def Run(daemon: string)
     H.ExpectEqual(0, datasourced#View(books).resyncs, 'full re-reads (every change set applied)')
   })
 
-  # The Neovim plugin's rough edge (issue 32): a refresh with the cursor on the last row
-  # loaded two pages, since the cursor landed on the new trailing loading row.
+  # A refresh with the cursor on the last row must load page one only: a cursor left there
+  # would land on the new trailing loading row and ask for page two at once.
   H.Test('a refresh from the last line loads page one only, the cursor at the top', () => {
     H.ExpectEqual(len(PAGE3), line('.'), 'the cursor is on the last line')
     Datasourced refresh

@@ -1,5 +1,5 @@
 vim9script
-# Issue 31 (protocol 1.5): lists of counted placeholders and jumps, over /v1/million of
+# Protocol 1.5: lists of counted placeholders and jumps, over /v1/million of
 # Clients/fixtures.json: 1,000,000 rows in pages of 100, of which the fixture API serves
 # pages 1, 2 and 10000 (a request for any other page fails). In order: later tests use
 # the list of the first.
