@@ -33,27 +33,24 @@ import itertools
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
-from typing import Any, Unpack, cast
+from typing import Any, cast
 
 from pygls.exceptions import JsonRpcException
 
 from ._version import package_version
 from .command import CacheOption, DaemonCommand, daemon_command
 from .errors import DaemonExited, DatasourcedTimeout, IncompatibleDaemon, LoadFailed, RPCError
-from .events import Event, EventCallback, Freshness
+from .events import Event, EventCallback
+from .methods import _GeneratedAsyncClientMethods, _GeneratedAsyncSourceMethods
 from .protocol import (
     JSON,
     Capabilities,
-    FetchResult,
+    FetchError,
     IndexPath,
     InitializeResult,
-    LoadStates,
     NextPageResult,
     NotificationParams,
-    SourceConfig,
     SourceDescription,
-    SourceKind,
-    SourceSummary,
 )
 from .snapshot import Section, Snapshot
 from .transport import DaemonConnection
@@ -66,17 +63,6 @@ log = logging.getLogger("datasourced.client")
 SUPPORTED_PROTOCOL_MAJOR = 1
 #: How often a snapshot is read again when the source changed between its two requests.
 SNAPSHOT_ATTEMPTS = 5
-
-
-def _credential_params(env: str | None, file: str | None, origin: str) -> dict[str, str]:
-    if (env is None) == (file is None):
-        raise ValueError("allow_credential takes exactly one of env= and file=")
-    return {"env": env, "origin": origin} if env is not None else {"file": str(file), "origin": origin}
-
-
-def _index_path(value: Sequence[int]) -> IndexPath:
-    section, item = value
-    return (int(section), int(item))
 
 
 class Spawning:
@@ -100,7 +86,7 @@ class Spawning:
         await self.client.close()
 
 
-class AsyncClient:
+class AsyncClient(_GeneratedAsyncClientMethods):
     """One ``datasourced`` process and the connection to it, for asyncio code.
 
     ``command``: the daemon, as a path (``str`` or ``Path``) or a command line (a list);
@@ -116,6 +102,10 @@ class AsyncClient:
     with ``cache={"enabled": True}``: a file (``--cache-path PATH``), ``False`` for none
     (``--no-cache``), ``None`` for the daemon's default file. ``load_states``: ask for
     ``dataSource/didChangeLoadState`` events (protocol 1.5; kind ``didChangeLoadState``).
+
+    The methods that send one request each (:meth:`create_source`, :meth:`source`,
+    :meth:`list_sources`, :meth:`ping`, :meth:`allow_credential`) are generated from
+    Protocol/openrpc.json (methods.py); this class is the session they use.
     """
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
@@ -293,6 +283,14 @@ class AsyncClient:
         self._check_running()
         self._connection.protocol.notify(method, params if params is not None else {})
 
+    async def _rpc(self, method: str, params: dict[str, Any]) -> Any:
+        """How the generated methods send their request."""
+        return await self.request(method, params)
+
+    def _handle(self, description: SourceDescription) -> AsyncDataSource:
+        """A handle on the source ``description`` describes (createSource's, describeSource's)."""
+        return AsyncDataSource(self, description["name"], description)
+
     def _background_done(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
@@ -380,37 +378,6 @@ class AsyncClient:
             if not future.done():
                 future.set_exception(DaemonExited(self.returncode, self.stderr_tail))
 
-    # -- sources --------------------------------------------------------------------------
-
-    async def create_source(self, name: str, kind: SourceKind, **config: Unpack[SourceConfig]) -> AsyncDataSource:
-        """Creates a source (``createSource``); ``config`` holds the kind's parameters as
-        Protocol.md names them (``objects``, ``source``, ``sectioningKey``,
-        ``remoteConfiguration``, ``apiPath``, ``keyPath``, ``pageSize``, ...)."""
-        description = await self.request("createSource", {"name": name, "kind": kind, **config})
-        return AsyncDataSource(self, name, description)
-
-    async def source(self, name: str) -> AsyncDataSource:
-        """A handle on an existing source."""
-        return AsyncDataSource(self, name, await self.request("describeSource", {"source": name}))
-
-    async def list_sources(self) -> list[SourceSummary]:
-        """``[{name, kind}]``, oldest first."""
-        return cast(list[SourceSummary], await self.request("listSources"))
-
-    async def ping(self, delay_ms: int = 0) -> None:
-        """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
-        await self.request("ping", {"delayMilliseconds": delay_ms})
-
-    async def allow_credential(self, env: str | None = None, file: str | None = None, *,
-                               origin: str) -> dict[str, Any]:
-        """``allowCredential``: lets the daemon send the environment variable ``env`` (or the
-        file ``file``, the path as the spec writes it) to ``origin`` (``scheme://host[:port]``),
-        recorded for good in its allowances file. Returns ``{"env"|"file", "origin"
-        (normalized), "path"}`` (the allowances file). A source whose load failed with kind
-        ``credentialNotAllowed`` (:attr:`LoadFailed.credential_requests`) sends it once
-        loaded again (``fetch_data``). Exactly one of ``env`` and ``file``."""
-        return cast(dict[str, Any], await self.request("allowCredential", _credential_params(env, file, origin)))
-
 
 class AsyncEventStream:
     """Notifications as an async iterator (see :meth:`AsyncClient.events`). After
@@ -459,10 +426,14 @@ class AsyncEventStream:
         self.close()
 
 
-class AsyncDataSource:
+class AsyncDataSource(_GeneratedAsyncSourceMethods):
     """A handle on one named source of the daemon. It holds no rows: every read is a
     request (or two), so it is current, and costs a round trip; read once with
-    :meth:`snapshot` to look at many rows."""
+    :meth:`snapshot` to look at many rows.
+
+    The methods that send one request each (:meth:`describe`, :meth:`fetch_data`,
+    :meth:`update_source`, ...) are generated from Protocol/openrpc.json (methods.py); the
+    ones here read or load with several (:meth:`snapshot`, :meth:`fetch_all_pages`)."""
 
     def __init__(self, client: AsyncClient, name: str, description: SourceDescription):
         self.client = client
@@ -474,44 +445,41 @@ class AsyncDataSource:
     def __repr__(self) -> str:
         return f"AsyncDataSource({self.name!r}, kind={self.kind!r})"
 
-    async def _request(self, method: str, **params: Any) -> Any:
-        return await self.client.request(method, {"source": self.name, **params})
+    # -- what the generated methods (methods.py) send with ----------------------------------
 
-    # -- reading (each call is a request) -------------------------------------------------
+    async def _rpc(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.client.request(method, params)
 
-    async def describe(self) -> SourceDescription:
-        """``describeSource``: kind, counts, titles, ``isFetching``, ``revision`` (1.1) and
-        the kind's state (paginated: ``currentPage``, ``hasMorePages``, ...)."""
-        self.description = cast(SourceDescription, await self._request("describeSource"))
-        return self.description
+    def _described(self, description: SourceDescription) -> SourceDescription:
+        self.description = description
+        return description
 
-    async def number_of_sections(self) -> int:
-        """How many sections the source has (``numberOfSections``)."""
-        return int(await self._request("numberOfSections"))
+    def _index_path(self, value: Sequence[int]) -> IndexPath:
+        section, item = value
+        return (int(section), int(item))
 
-    async def number_of_objects(self, section: int = 0) -> int:
-        """Rows in ``section``, placeholders included (see :meth:`count_objects` for data)."""
-        return int(await self._request("numberOfObjectsInSection", section=section))
+    async def _load(self, method: str, params: dict[str, Any], *, wait: bool, timeout: float | None = None,
+                    raise_on_error: bool = True) -> Any:
+        """Sends a request that starts a load. With ``wait``, returns once that load ended and
+        raises :class:`LoadFailed` if it failed: the daemon answers then when the request says
+        ``wait`` (fetchData), else the client waits for the source's final event. A wait given
+        up (a timeout, a cancelled task) cancels the load."""
+        if not wait:
+            return await self._rpc(method, params)
+        if not params.get("wait"):
+            return await self._wait_for_load(self._rpc(method, params), timeout)
+        try:
+            result: dict[str, Any] = await self.client.request(method, params, timeout=timeout)
+        except (asyncio.CancelledError, DatasourcedTimeout):
+            # The caller gave up the wait (task.cancel(), wait_for, a timeout): the load
+            # must not go on in the daemon as if someone still wanted it.
+            self._cancel_fetch_soon()
+            raise
+        if raise_on_error and result.get("outcome") == "failed":
+            raise LoadFailed(self.name, cast(FetchError, result.get("error") or {}))
+        return result
 
-    async def section_titles(self) -> list[JSON]:
-        """Each section's title, in order (``sectionTitles``; ``""`` when unsectioned)."""
-        return cast(list[JSON], await self._request("sectionTitles"))
-
-    async def object_at(self, index_path: Sequence[int]) -> JSON:
-        """The row at ``(section, item)`` (a placeholder is a row too)."""
-        return await self._request("objectAtIndexPath", indexPath=list(index_path))
-
-    async def index_path_for(self, obj: JSON) -> IndexPath | None:
-        """Where the first row with ``obj``'s identity is, or ``None``."""
-        found = await self._request("indexPathForObject", object=obj)
-        return None if found is None else _index_path(found)
-
-    async def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[JSON]:
-        """Rows of one section (placeholders included), from ``start``, ``count`` of them."""
-        params: dict[str, Any] = {"section": section, "start": start}
-        if count is not None:
-            params["count"] = count
-        return cast(list[JSON], (await self._request("objectsInSection", **params))["objects"])
+    # -- reading with several requests ----------------------------------------------------
 
     async def snapshot(self) -> Snapshot:
         """Every row, section by section, as they were at one revision: two requests
@@ -521,9 +489,9 @@ class AsyncDataSource:
             description = await self.describe()
             revision = description.get("revision")
             if revision is None:
-                rows, rows_revision = await self._request("allObjects"), None
+                rows, rows_revision = await self._rpc("allObjects", {"source": self.name}), None
             else:
-                answer = await self._request("allObjects", withRevision=True)
+                answer = await self._rpc("allObjects", {"source": self.name, "withRevision": True})
                 rows, rows_revision = answer["objects"], answer.get("revision")
             counts = description.get("counts", [])
             if rows_revision == revision and len(rows) == sum(counts):
@@ -551,85 +519,15 @@ class AsyncDataSource:
             return int(description["numberOfObjects"])
         return len(await self.objects())
 
-    async def has_more_pages(self) -> bool:
-        """Paginated sources: whether another page may be fetched (one ``describeSource``)."""
-        return bool((await self.describe()).get("hasMorePages"))
-
-    async def is_fetching(self) -> bool:
-        """Whether a load is in flight (one ``describeSource``)."""
-        return bool((await self.describe()).get("isFetching"))
-
-    async def freshness(self) -> Freshness:
-        """Whether the rows shown are unconfirmed rows from the persisted cache, and since
-        when (protocol 1.2; one ``describeSource``). Never stale without ``cache``."""
-        return Freshness.of(await self.describe())
-
-    # -- loading --------------------------------------------------------------------------
-
-    async def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
-                         timeout: float | None = None) -> FetchResult:
-        """Loads the source (``fetchData``); with ``wait``, returns when the load ended.
-
-        Raises :class:`LoadFailed` if it failed (unless ``raise_on_error`` is false; the
-        result's ``outcome`` and ``error`` then tell).
-        """
-        if not wait:
-            return cast(FetchResult, await self._request("fetchData"))
-        try:
-            result = cast(FetchResult, await self.client.request(
-                "fetchData", {"source": self.name, "wait": True}, timeout=timeout))
-        except (asyncio.CancelledError, DatasourcedTimeout):
-            # The caller gave up the wait (task.cancel(), wait_for, a timeout): the load
-            # must not go on in the daemon as if someone still wanted it.
-            self._cancel_fetch_soon()
-            raise
-        if raise_on_error and result.get("outcome") == "failed":
-            raise LoadFailed(self.name, result.get("error") or {})
-        return result
+    # -- loading with several requests ----------------------------------------------------
 
     def _cancel_fetch_soon(self) -> None:
         """Sends ``cancelFetch`` without waiting for its answer: the caller is leaving."""
         if self.client._closed or self.client._exited.is_set():
             return
-        task = asyncio.get_running_loop().create_task(self._request("cancelFetch"))
+        task = asyncio.get_running_loop().create_task(self.cancel_fetch())
         self.client._background.add(task)
         task.add_done_callback(self.client._background_done)
-
-    async def cancel_fetch(self) -> bool:
-        """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
-        return bool((await self._request("cancelFetch")).get("cancelled"))
-
-    async def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
-        """Paginated sources: loads the next page. Returns ``{"started": bool, "reason"?}``;
-        with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
-        failed (calling again retries the same page)."""
-        if not wait:
-            return cast(NextPageResult, await self._request("fetchNextPage"))
-        return await self._wait_for_load(self._request("fetchNextPage"), timeout)
-
-    async def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
-        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
-        rows go in at the top. Returns ``{"started": bool, "reason"?}`` (``reason`` says why
-        not: at the first page, or a strategy that cannot page backwards); with ``wait``,
-        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
-        if not wait:
-            return cast(NextPageResult, await self._request("fetchPreviousPage"))
-        return await self._wait_for_load(self._request("fetchPreviousPage"), timeout)
-
-    async def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
-        """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
-        and only that one. Returns ``{"started": True, "direction": "refresh" | "prepend" | "append"}`` or
-        ``{"started": False, "reason"}``; with ``wait``, returns once that load ended and
-        raises :class:`LoadFailed` if it failed again."""
-        if not wait:
-            return cast(dict[str, Any], await self._request("retry"))
-        return cast(dict[str, Any], await self._wait_for_load(self._request("retry"), timeout))
-
-    async def load_states(self) -> LoadStates | None:
-        """Paginated sources (protocol 1.5): ``{"refresh", "prepend", "append"}``, each
-        ``{"state": "idle" | "loading" | "endReached"}`` or ``{"state": "error", "error"}``
-        (``describeSource.loadStates``); None for other kinds."""
-        return (await self.describe()).get("loadStates")
 
     async def _wait_for_load(self, start: Awaitable[Any], timeout: float | None) -> NextPageResult:
         final = self.client._expect_final(self.name)
@@ -669,70 +567,7 @@ class AsyncDataSource:
                 await on_page(pages, self)
         return pages
 
-    async def set_refresh_interval(self, seconds: float | None) -> SourceDescription:
-        """Remote and paginated sources (protocol 1.2): revalidate the loaded pages every
-        ``seconds`` (at least 1), a live list whose changes arrive as ``didChange`` events
-        outside any load cycle (nothing when nothing changed); ``None`` stops it. Returns
-        the description, whose ``refresh`` says when the next refresh is due."""
-        self.description = cast(SourceDescription, await self._request("setRefreshInterval", seconds=seconds))
-        return self.description
-
-    async def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
-                            headers: dict[str, Any] | None = None, keep_rows: bool = True,
-                            debounce_milliseconds: int = 0) -> SourceDescription:
-        """Remote and paginated sources (protocol 1.4, ``updateSource``): change the query
-        parameters, API path or headers in place, for search as you type. A load in flight
-        ends cancelled; with ``keep_rows`` the rows stay, stale, until the new query's first
-        page replaces them in one ``didChange``. ``debounce_milliseconds`` merges updates that
-        come closer together than that: only the last one is loaded. Returns the description."""
-        params: dict[str, Any] = {"keepRows": keep_rows, "debounceMilliseconds": debounce_milliseconds}
-        if query_parameters is not None:
-            params["queryParameters"] = query_parameters
-        if api_path is not None:
-            params["apiPath"] = api_path
-        if headers is not None:
-            params["headers"] = headers
-        self.description = cast(SourceDescription, await self._request("updateSource", **params))
-        return self.description
-
-    async def set_filter(self, **changes: Any) -> SourceDescription:
-        """Filtered sources (protocol 1.4, ``setFilter``): ``filter=PREDICATE`` and/or
-        ``match={"query": ..., "keyPaths": [...]}``; ``None`` removes one, an absent one stays.
-        The rows change in one ``didChange``. Returns the description."""
-        unknown = set(changes) - {"filter", "match"}
-        if unknown:
-            raise TypeError(f"set_filter takes filter= and match=, not {', '.join(sorted(unknown))}")
-        self.description = cast(SourceDescription, await self._request("setFilter", **changes))
-        return self.description
-
-    async def will_display(self, index_path: Sequence[int]) -> bool:
-        """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
-        a paginated source loads the next page. Returns whether a fetch started."""
-        answer = await self._request("willDisplayObjectAtIndexPath", indexPath=list(index_path))
-        return bool(answer.get("fetchStarted"))
-
-    # -- editing (simple sources); each returns the new number of objects ---------------
-
-    async def replace_objects(self, objects: list[JSON]) -> int:
-        """Simple sources: the objects become ``objects``; returns the new number of objects."""
-        return int(await self._request("replaceObjects", objects=objects))
-
-    async def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
-        """Simple sources: inserts ``objects`` at ``index`` (default: the end); returns the new number of objects."""
-        params: dict[str, Any] = {"objects": objects}
-        if index is not None:
-            params["index"] = index
-        return int(await self._request("insertObjects", **params))
-
-    async def remove_objects(self, index: int, count: int = 1) -> int:
-        """Simple sources: removes ``count`` objects from ``index`` on; returns the new number of objects."""
-        return int(await self._request("removeObjects", index=index, count=count))
-
-    async def update_objects(self, objects: list[JSON]) -> int:
-        """Simple sources: each object replaces the one with its identity; returns the number of objects."""
-        return int(await self._request("updateObjects", objects=objects))
-
-    # -- events and lifetime ------------------------------------------------------------
+    # -- events ---------------------------------------------------------------------------
 
     def on_event(self, callback: EventCallback) -> Callable[[], None]:
         """Calls ``callback(event)`` for this source's notifications; returns a remover."""
@@ -741,8 +576,3 @@ class AsyncDataSource:
     def events(self, timeout: float | None = None) -> AsyncEventStream:
         """This source's notifications from now on (see :meth:`AsyncClient.events`)."""
         return self.client.events(timeout, source=self.name)
-
-    async def destroy(self, cascade: bool = False) -> list[str]:
-        """``destroySource``; returns the names of every source removed."""
-        answer = await self.client.request("destroySource", {"name": self.name, "cascade": cascade})
-        return cast(list[str], answer.get("destroyed", []))

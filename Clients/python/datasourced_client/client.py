@@ -25,24 +25,14 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypeVar, Unpack
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, TypeVar
 
 from .async_client import AsyncClient, AsyncDataSource
 from .command import CacheOption, DaemonCommand
-from .events import Event, EventCallback, Freshness
-from .protocol import (
-    JSON,
-    Capabilities,
-    FetchResult,
-    IndexPath,
-    LoadStates,
-    NextPageResult,
-    SourceConfig,
-    SourceDescription,
-    SourceKind,
-    SourceSummary,
-)
+from .events import Event, EventCallback
+from .methods import _GeneratedClientMethods, _GeneratedSourceMethods
+from .protocol import JSON, Capabilities, IndexPath, SourceDescription
 from .snapshot import Snapshot
 
 __all__ = ["Client", "DataSource", "EventStream"]
@@ -129,10 +119,11 @@ class _Delivery:
             self._delivered.notify_all()
 
 
-class Client:
+class Client(_GeneratedClientMethods):
     """One ``datasourced`` process and the connection to it (see :class:`AsyncClient`
     for the options: ``command``, ``timeout``, ``record``, ``change_values``, ``cache``,
-    ``load_states``)."""
+    ``load_states``). The methods that send one request each are generated
+    (methods.py): each runs :class:`AsyncClient`'s on the client's loop."""
 
     def __init__(self, command: DaemonCommand | None = None, *, timeout: float = 30.0,
                  client_name: str = "datasourced-client (python)",
@@ -296,34 +287,9 @@ class Client:
             raise RuntimeError("the client is not started: use spawn() or start()")
         return EventStream(self._delivery, source, timeout)
 
-    # -- sources --------------------------------------------------------------------------
-
-    def create_source(self, name: str, kind: SourceKind, **config: Unpack[SourceConfig]) -> DataSource:
-        """Creates a source (``createSource``); ``config`` holds the kind's parameters as
-        Protocol.md names them (``objects``, ``source``, ``sectioningKey``,
-        ``remoteConfiguration``, ``apiPath``, ``keyPath``, ``pageSize``, ...)."""
-        return DataSource(self, self._call(self._async.create_source(name, kind, **config)))
-
-    def source(self, name: str) -> DataSource:
-        """A handle on an existing source."""
-        return DataSource(self, self._call(self._async.source(name)))
-
-    def list_sources(self) -> list[SourceSummary]:
-        """``[{name, kind}]``, oldest first."""
-        return self._call(self._async.list_sources())
-
-    def ping(self, delay_ms: int = 0) -> None:
-        """``ping``: returns once the daemon answered (after ``delay_ms`` ms, if asked)."""
-        self._call(self._async.ping(delay_ms))
-
-    def allow_credential(self, env: str | None = None, file: str | None = None, *, origin: str) -> dict[str, Any]:
-        """``allowCredential``: lets the daemon send the environment variable ``env`` (or the
-        file ``file``, the path as the spec writes it) to ``origin`` (``scheme://host[:port]``),
-        recorded for good in its allowances file. Returns ``{"env"|"file", "origin"
-        (normalized), "path"}`` (the allowances file). A source whose load failed with kind
-        ``credentialNotAllowed`` (:attr:`LoadFailed.credential_requests`) sends it once
-        loaded again (``fetch_data``). Exactly one of ``env`` and ``file``."""
-        return self._call(self._async.allow_credential(env, file, origin=origin))
+    def _handle(self, source: AsyncDataSource) -> DataSource:
+        """The blocking face of a handle the asyncio client gave."""
+        return DataSource(self, source)
 
 
 class EventStream:
@@ -373,11 +339,11 @@ class EventStream:
         self.close()
 
 
-class DataSource:
+class DataSource(_GeneratedSourceMethods):
     """A handle on one named source of the daemon (the blocking face of
     :class:`AsyncDataSource`). It holds no rows: every read is a request (or two), so it
     is current, and costs a round trip; read once with :meth:`snapshot` to look at many
-    rows."""
+    rows. The methods that send one request each are generated (methods.py)."""
 
     def __init__(self, client: Client, source: AsyncDataSource):
         self.client = client
@@ -385,6 +351,9 @@ class DataSource:
 
     def __repr__(self) -> str:
         return f"DataSource({self.name!r}, kind={self.kind!r})"
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.client._call(coroutine)
 
     @property
     def name(self) -> str:
@@ -401,40 +370,11 @@ class DataSource:
         """The description as last read (``createSource``, :meth:`describe`); no request."""
         return self._async.description
 
-    # -- reading (each call is a request) -------------------------------------------------
-
-    def describe(self) -> SourceDescription:
-        """``describeSource``: kind, counts, titles, ``isFetching``, ``revision`` (1.1) and
-        the kind's state (paginated: ``currentPage``, ``hasMorePages``, ...)."""
-        return self.client._call(self._async.describe())
-
-    def number_of_sections(self) -> int:
-        """How many sections the source has (``numberOfSections``)."""
-        return self.client._call(self._async.number_of_sections())
-
-    def number_of_objects(self, section: int = 0) -> int:
-        """Rows in ``section``, placeholders included (see :meth:`count_objects` for data)."""
-        return self.client._call(self._async.number_of_objects(section))
-
-    def section_titles(self) -> list[JSON]:
-        """Each section's title, in order (``sectionTitles``; ``""`` when unsectioned)."""
-        return self.client._call(self._async.section_titles())
-
-    def object_at(self, index_path: Sequence[int]) -> JSON:
-        """The row at ``(section, item)`` (a placeholder is a row too)."""
-        return self.client._call(self._async.object_at(index_path))
-
-    def index_path_for(self, obj: JSON) -> IndexPath | None:
-        """Where the first row with ``obj``'s identity is, or ``None``."""
-        return self.client._call(self._async.index_path_for(obj))
-
-    def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[JSON]:
-        """Rows of one section (placeholders included), from ``start``, ``count`` of them."""
-        return self.client._call(self._async.objects_in_section(section, start, count))
+    # -- reading with several requests ----------------------------------------------------
 
     def snapshot(self) -> Snapshot:
         """Every row, section by section, as they were at one revision (two requests)."""
-        return self.client._call(self._async.snapshot())
+        return self._call(self._async.snapshot())
 
     def rows(self) -> Iterator[tuple[IndexPath, JSON]]:
         """Every row with its index path, placeholders included (one :meth:`snapshot`)."""
@@ -442,65 +382,14 @@ class DataSource:
 
     def objects(self) -> list[JSON]:
         """Every row that is data, placeholders left out (one :meth:`snapshot`)."""
-        return self.client._call(self._async.objects())
+        return self._call(self._async.objects())
 
     def count_objects(self) -> int:
         """How many rows are data, placeholders not counted. Paginated sources: one
         ``describeSource``; other kinds: a :meth:`snapshot` (every row is read)."""
-        return self.client._call(self._async.count_objects())
+        return self._call(self._async.count_objects())
 
-    def has_more_pages(self) -> bool:
-        """Paginated sources: whether another page may be fetched (one ``describeSource``)."""
-        return self.client._call(self._async.has_more_pages())
-
-    def is_fetching(self) -> bool:
-        """Whether a load is in flight (one ``describeSource``)."""
-        return self.client._call(self._async.is_fetching())
-
-    def freshness(self) -> Freshness:
-        """Whether the rows shown are unconfirmed rows from the persisted cache, and since
-        when (protocol 1.2; one ``describeSource``). Never stale without ``cache``."""
-        return self.client._call(self._async.freshness())
-
-    # -- loading --------------------------------------------------------------------------
-
-    def fetch_data(self, wait: bool = True, *, raise_on_error: bool = True,
-                   timeout: float | None = None) -> FetchResult:
-        """Loads the source (``fetchData``); with ``wait``, returns when the load ended.
-
-        Raises :class:`LoadFailed` if it failed (unless ``raise_on_error`` is false; the
-        result's ``outcome`` and ``error`` then tell).
-        """
-        return self.client._call(self._async.fetch_data(wait, raise_on_error=raise_on_error, timeout=timeout))
-
-    def cancel_fetch(self) -> bool:
-        """Ends a load in flight (its cycle fails with kind ``cancelled``); whether there was one."""
-        return self.client._call(self._async.cancel_fetch())
-
-    def fetch_next_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
-        """Paginated sources: loads the next page. Returns ``{"started": bool, "reason"?}``;
-        with ``wait``, returns once that page loaded and raises :class:`LoadFailed` if it
-        failed (calling again retries the same page)."""
-        return self.client._call(self._async.fetch_next_page(wait, timeout=timeout))
-
-    def fetch_previous_page(self, wait: bool = True, *, timeout: float | None = None) -> NextPageResult:
-        """Paginated sources (protocol 1.5): loads the page before the first one loaded, whose
-        rows go in at the top. Returns ``{"started": bool, "reason"?}``; with ``wait``,
-        returns once that page loaded and raises :class:`LoadFailed` if it failed."""
-        return self.client._call(self._async.fetch_previous_page(wait, timeout=timeout))
-
-    def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
-        """Paginated sources (protocol 1.5): asks again for the direction whose load failed,
-        and only that one. Returns ``{"started": True, "direction"}`` or ``{"started": False,
-        "reason"}``; with ``wait``, returns once that load ended and raises
-        :class:`LoadFailed` if it failed again."""
-        return self.client._call(self._async.retry(wait, timeout=timeout))
-
-    def load_states(self) -> LoadStates | None:
-        """Paginated sources (protocol 1.5): ``{"refresh", "prepend", "append"}``, each
-        ``{"state": "idle" | "loading" | "endReached"}`` or ``{"state": "error", "error"}``;
-        None for other kinds."""
-        return self.client._call(self._async.load_states())
+    # -- loading with several requests ----------------------------------------------------
 
     def fetch_all_pages(self, on_page: Callable[[int, DataSource], object] | None = None,
                         max_pages: int | None = None) -> int:
@@ -520,55 +409,7 @@ class DataSource:
                 on_page(pages, self)
         return pages
 
-    def set_refresh_interval(self, seconds: float | None) -> SourceDescription:
-        """Remote and paginated sources (protocol 1.2): revalidate the loaded pages every
-        ``seconds`` (at least 1), a live list whose changes arrive as ``didChange`` events
-        outside any load cycle (nothing when nothing changed); ``None`` stops it. Returns
-        the description, whose ``refresh`` says when the next refresh is due."""
-        return self.client._call(self._async.set_refresh_interval(seconds))
-
-    def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
-                      headers: dict[str, Any] | None = None, keep_rows: bool = True,
-                      debounce_milliseconds: int = 0) -> SourceDescription:
-        """Remote and paginated sources (protocol 1.4, ``updateSource``): change the query
-        parameters, API path or headers in place, for search as you type. A load in flight
-        ends cancelled; with ``keep_rows`` the rows stay, stale, until the new query's first
-        page replaces them in one ``didChange``. ``debounce_milliseconds`` merges updates that
-        come closer together than that: only the last one is loaded. Returns the description."""
-        return self.client._call(self._async.update_source(
-            query_parameters=query_parameters, api_path=api_path, headers=headers, keep_rows=keep_rows,
-            debounce_milliseconds=debounce_milliseconds))
-
-    def set_filter(self, **changes: Any) -> SourceDescription:
-        """Filtered sources (protocol 1.4, ``setFilter``): ``filter=PREDICATE`` and/or
-        ``match={"query": ..., "keyPaths": [...]}``; ``None`` removes one, an absent one stays.
-        The rows change in one ``didChange``. Returns the description."""
-        return self.client._call(self._async.set_filter(**changes))
-
-    def will_display(self, index_path: Sequence[int]) -> bool:
-        """Tells the daemon a row is shown (``willDisplayObjectAtIndexPath``); the last row of
-        a paginated source loads the next page. Returns whether a fetch started."""
-        return self.client._call(self._async.will_display(index_path))
-
-    # -- editing (simple sources); each returns the new number of objects ---------------
-
-    def replace_objects(self, objects: list[JSON]) -> int:
-        """Simple sources: the objects become ``objects``; returns the new number of objects."""
-        return self.client._call(self._async.replace_objects(objects))
-
-    def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
-        """Simple sources: inserts ``objects`` at ``index`` (default: the end); returns the new number of objects."""
-        return self.client._call(self._async.insert_objects(objects, index))
-
-    def remove_objects(self, index: int, count: int = 1) -> int:
-        """Simple sources: removes ``count`` objects from ``index`` on; returns the new number of objects."""
-        return self.client._call(self._async.remove_objects(index, count))
-
-    def update_objects(self, objects: list[JSON]) -> int:
-        """Simple sources: each object replaces the one with its identity; returns the number of objects."""
-        return self.client._call(self._async.update_objects(objects))
-
-    # -- events and lifetime ------------------------------------------------------------
+    # -- events ---------------------------------------------------------------------------
 
     def on_event(self, callback: EventCallback) -> Callable[[], None]:
         """Calls ``callback(event)`` for this source's notifications; returns a remover."""
@@ -577,7 +418,3 @@ class DataSource:
     def events(self, timeout: float | None = None) -> EventStream:
         """This source's notifications from now on (see :meth:`Client.events`)."""
         return self.client.events(timeout, source=self.name)
-
-    def destroy(self, cascade: bool = False) -> list[str]:
-        """``destroySource``; returns the names of every source removed."""
-        return self.client._call(self._async.destroy(cascade))

@@ -19,6 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .protocol import (
+    LIST_SPEC_COLUMNS_WIDTH_MIN,
+    LIST_SPEC_MAX_PAGES_MIN,
+    LIST_SPEC_PAGES_MIN,
+    LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MAX,
+    LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MIN,
+)
+
 __all__ = ["Column", "ListSpec", "ListSpecError", "Search", "read_list_spec", "parse_list_spec", "substitute"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -122,8 +130,10 @@ def _columns(value: Any, origin: str) -> list[Column]:
         if unknown:
             raise ListSpecError(f"{where} has {', '.join(unknown)}: a column has only key, width and title")
         width = column.get("width")
-        if width is not None and (not isinstance(width, int) or isinstance(width, bool) or width < 1):
-            raise ListSpecError(f"{where}.width must be a whole number of at least 1, got {width!r}")
+        if width is not None and (not isinstance(width, int) or isinstance(width, bool)
+                                  or width < LIST_SPEC_COLUMNS_WIDTH_MIN):
+            raise ListSpecError(f"{where}.width must be a whole number of at least {LIST_SPEC_COLUMNS_WIDTH_MIN}, "
+                                f"got {width!r}")
         title = column.get("title", column["key"])
         if not isinstance(title, str):
             raise ListSpecError(f"{where}.title must be a string, got {title!r}")
@@ -143,8 +153,10 @@ def _search(value: Any, origin: str) -> Search:
         if member in value and (not isinstance(value[member], str) or not value[member]):
             raise ListSpecError(f"{where}.{member} must be a non-empty string, got {value[member]!r}")
     debounce = value.get("debounceMilliseconds")
-    if debounce is not None and (not isinstance(debounce, int) or isinstance(debounce, bool) or not 0 <= debounce <= 10000):
-        raise ListSpecError(f"{where}.debounceMilliseconds must be a whole number in 0...10000, got {debounce!r}")
+    low, high = LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MIN, LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MAX
+    if debounce is not None and (not isinstance(debounce, int) or isinstance(debounce, bool)
+                                 or not low <= debounce <= high):
+        raise ListSpecError(f"{where}.debounceMilliseconds must be a whole number in {low}...{high}, got {debounce!r}")
     key_paths = value.get("keyPaths")
     if key_paths is not None and (not isinstance(key_paths, list) or not key_paths
                                   or not all(isinstance(path, str) and path for path in key_paths)):
@@ -152,10 +164,10 @@ def _search(value: Any, origin: str) -> Search:
     return Search(value.get("parameter"), value.get("source"), debounce, list(key_paths) if key_paths else None)
 
 
-def _count(document: dict[str, Any], member: str, origin: str) -> int | None:
+def _count(document: dict[str, Any], member: str, least: int, origin: str) -> int | None:
     value = document.get(member)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ListSpecError(f"{origin}: {member} must be a whole number of at least 1, got {value!r}")
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+        raise ListSpecError(f"{origin}: {member} must be a whole number of at least {least}, got {value!r}")
     return value
 
 
@@ -194,5 +206,6 @@ def parse_list_spec(document: Any, variables: dict[str, str] | None = None, orig
     columns = _columns(document["columns"], origin) if "columns" in document else None
     search = _search(document["search"], origin) if "search" in document else None
     return ListSpec(sources=[dict(params) for params in sources], show=list(show), title=title, columns=columns,
-                    max_pages=_count(document, "maxPages", origin), pages=_count(document, "pages", origin),
+                    max_pages=_count(document, "maxPages", LIST_SPEC_MAX_PAGES_MIN, origin),
+                    pages=_count(document, "pages", LIST_SPEC_PAGES_MIN, origin),
                     search=search, path=origin)
