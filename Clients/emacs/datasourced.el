@@ -57,7 +57,7 @@
 
 (defcustom datasourced-command '("datasourced")
   "The daemon's command line: the executable, then its arguments.
-The executable is looked up on `exec-path' unless it is a path;
+The executable is looked up on the variable `exec-path' unless it is a path;
 `.build/debug/datasourced' in the repository after `swift build'."
   :type '(repeat string))
 
@@ -170,7 +170,7 @@ The unloaded text has a %d for the row's number (from 1).")
     (and (stringp kind) (intern kind))))
 
 (defun datasourced--fetch-error-text (failure &optional short)
-  "What FAILURE (a fetch error) says, for people.
+  "FAILURE (a fetch error) as text for people.
 The URL first unless SHORT, then what happened and what the server said."
   (let* ((text (or (plist-get failure :message) (plist-get failure :kind) "unknown error"))
          (url (plist-get failure :url))
@@ -400,8 +400,9 @@ FILE is named in errors.  Its members: parameter (the query parameter
   "The name of the source this list shows.")
 (defvar-local datasourced--daemon nil "The daemon serving this list.")
 (defvar-local datasourced--filter nil
-  "The list's filter, once `/' made one: a plist (:name :base :query :sent
-:key-paths :ready); the list then shows the filtered source :name.")
+  "The list's filter, once `/' made one, or nil.
+A plist (:name :base :query :sent :key-paths :ready); the list then
+shows the filtered source :name.")
 (defvar-local datasourced--matches-read nil
   "The revision whose match positions are highlighted.")
 (defvar-local datasourced--remote-sources nil
@@ -476,7 +477,7 @@ One of loading, loaded N, error: ..., cancelled, daemon exited.")
 Each gets a name of its own: jsonrpc's buffers go by it.")
 
 (defun datasourced--executable (command)
-  "The executable COMMAND starts, or nil when there is none."
+  "The executable of COMMAND, or nil when there is none."
   (let ((program (car command)))
     (and (stringp program) (not (string-empty-p program))
          (if (file-name-absolute-p program)
@@ -493,7 +494,7 @@ M-x customize-variable RET datasourced-command, or \
           (if (and (car command) (not (file-name-absolute-p (car command)))) " on exec-path" "")))
 
 (defun datasourced--request (daemon method params &optional on-result on-error)
-  "Sends METHOD with PARAMS to DAEMON.
+  "Send METHOD with PARAMS to DAEMON.
 ON-RESULT gets the result; ON-ERROR (default: say it) the error plist.
 Failures in either are said, never raised into the connection."
   (let ((conn (datasourced--daemon-connection daemon))
@@ -511,7 +512,7 @@ Failures in either are said, never raised into the connection."
        :timeout-fn (lambda () (funcall fail (list :message (format "no answer to %s within 60 s" method))))))))
 
 (defun datasourced--guarded (what fn &rest args)
-  "Calls FN with ARGS; a failure is said, naming WHAT, instead of raised."
+  "Call FN with ARGS; a failure is said, naming WHAT, instead of raised."
   (condition-case-unless-debug failure
       (apply fn args)
     (error (datasourced--say "handling %s failed: %s" what (error-message-string failure)))))
@@ -529,8 +530,8 @@ Returns the daemon, or a string saying why it cannot start."
           (datasourced--start command executable))))))
 
 (defun datasourced--start (command executable)
-  "Starts COMMAND (its program found at EXECUTABLE) and initializes it.
-Returns the daemon, or a string saying why it did not start."
+  "Start COMMAND (its program found at EXECUTABLE) and initialize it.
+Return the daemon, or a string saying why it did not start."
   (let* ((daemon (datasourced--daemon-create :command command))
          (name (format "datasourced %d" (cl-incf datasourced--started)))
          (connection
@@ -573,7 +574,7 @@ Returns the daemon, or a string saying why it did not start."
                      ""))))))))
 
 (defun datasourced--stop (daemon)
-  "Ends DAEMON cleanly: shutdown, then exit; killed if it does not end in 2 s."
+  "End DAEMON cleanly: shutdown, then exit; killed if it does not end in 2 s."
   (unless (or (datasourced--daemon-stopping daemon) (datasourced--daemon-exited daemon))
     (setf (datasourced--daemon-stopping daemon) t)
     (setq datasourced--daemons (cl-remove daemon datasourced--daemons :key #'cdr))
@@ -598,7 +599,7 @@ Returns the daemon, or a string saying why it did not start."
       (datasourced--say "the daemon exited (status %s); g in a list starts it again" status))))
 
 (defun datasourced-stop-all ()
-  "Stops every daemon, waiting (at most a second) for them to end."
+  "Stop every daemon, waiting (at most a second) for them to end."
   (dolist (entry datasourced--daemons)
     (let* ((daemon (cdr entry)) (conn (datasourced--daemon-connection daemon)))
       (setf (datasourced--daemon-stopping daemon) t)
@@ -613,7 +614,7 @@ Returns the daemon, or a string saying why it did not start."
 (add-hook 'kill-emacs-hook #'datasourced-stop-all)
 
 (defun datasourced--on-notification (daemon method params)
-  "Routes DAEMON's notification METHOD (with PARAMS) to the lists it concerns."
+  "Route DAEMON's notification METHOD (with PARAMS) to the lists it concerns."
   (let* ((name (symbol-name method))
          (kind (and (string-prefix-p "dataSource/" name) (intern (substring name 11))))
          (source (plist-get params :source))
@@ -679,7 +680,8 @@ being \"env\" or \"file\"."
     (nreverse found)))
 
 (defun datasourced--credential-what (request)
-  "\"the environment variable GITHUB_TOKEN\" or \"the file ~/.config/x/token\"."
+  "The credential of REQUEST in words.
+That is \"the environment variable GITHUB_TOKEN\" or \"the file ~/.config/x/token\"."
   (concat (if (equal (plist-get request :kind) "env") "the environment variable " "the file ")
           (plist-get request :name)))
 
@@ -689,7 +691,7 @@ being \"env\" or \"file\"."
           (datasourced--credential-what request) (plist-get request :origin)))
 
 (defun datasourced--ask-credential (daemon asked)
-  "Asks about ASKED's credential (from a timer, not inside the notification).
+  "Ask about ASKED's credential (from a timer, not inside the notification).
 A yes is sent to DAEMON, then every source waiting on it loads again."
   (run-at-time
    0 nil
@@ -724,9 +726,9 @@ A yes is sent to DAEMON, then every source waiting on it loads again."
               (datasourced--say "allowCredential failed: %s" (datasourced--rpc-error-text err))))))))))
 
 (defun datasourced--ask-credentials (daemon source failure)
-  "Asks about each credential FAILURE lacked that nobody was asked about yet.
+  "Ask about each credential FAILURE lacked that nobody was asked about yet.
 SOURCE, a source of DAEMON shown in a list, loads again after a yes.
-Returns non-nil while a question is open or a yes is being recorded for all
+Return non-nil while a question is open or a yes is being recorded for all
 of them (the failure is then not said); nil when the person said no (until
 a refresh), or the credential was allowed and the load still failed."
   (let ((requests (datasourced-credential-requests failure))
@@ -748,7 +750,7 @@ a refresh), or the credential was allowed and the load still failed."
     (and requests waiting)))
 
 (defun datasourced--forget-declined (daemon)
-  "Forgets the noes said to DAEMON: the next failure asks again."
+  "Forget the noes said to DAEMON: the next failure asks again."
   (let ((table (datasourced--daemon-credentials daemon)))
     (maphash (lambda (key asked)
                (when (eq (datasourced--asked-state asked) 'declined)
@@ -768,6 +770,7 @@ a refresh), or the credential was allowed and the load still failed."
     map)
   "Keys of `datasourced-list-mode', besides those of `tabulated-list-mode'.")
 
+;;;###autoload
 (define-derived-mode datasourced-list-mode tabulated-list-mode "Datasourced"
   "A list of the rows of a data source of a datasourced daemon.
 Sections have a header row; loading, no-results and error rows are
@@ -793,7 +796,7 @@ or the last row scrolled into view loads the next page.
     (concat " " text)))
 
 (defun datasourced--set-status (state)
-  "Sets the list's status to STATE, followed by the cached mark while stale."
+  "Set the list's status to STATE, followed by the cached mark while stale."
   (setq datasourced-status
         (if datasourced--stale
             (concat state " " (datasourced--stale-mark (cdar datasourced--stale)))
@@ -913,7 +916,7 @@ Widths are the spec's, else the widest cell's."
     (apply #'vector (nreverse format))))
 
 (defun datasourced--print-entry (id cols)
-  "Prints the entry ID with COLS: rows as columns, the others across the list."
+  "Print the entry ID with COLS: rows as columns, the others across the list."
   (if (eq (car id) 'row)
       (tabulated-list-print-entry id cols)
     (let ((beg (point))
@@ -928,7 +931,7 @@ Widths are the spec's, else the widest cell's."
       (add-text-properties beg (point) `(tabulated-list-id ,id tabulated-list-entry ,cols)))))
 
 (defun datasourced--render ()
-  "Prints the rows again, each window keeping its row (or its line).
+  "Print the rows again, each window keeping its row (or its line).
 A counted list's lines are redrawn row by row instead (a failed page
 leaves its rows unloaded: there is no error row to show)."
   (if (and datasourced--counted (not datasourced--message))
@@ -936,7 +939,7 @@ leaves its rows unloaded: there is no error row to show)."
     (datasourced--render-rows)))
 
 (defun datasourced--render-rows ()
-  "Prints `datasourced--sections', each window keeping its row (or its line)."
+  "Print `datasourced--sections', each window keeping its row (or its line)."
   (let* ((entries (datasourced--entries))
          (windows (get-buffer-window-list (current-buffer) nil t))
          (places (mapcar (lambda (window)
@@ -966,7 +969,7 @@ leaves its rows unloaded: there is no error row to show)."
 ;;;; Reading the rows
 
 (defun datasourced--read (&optional done)
-  "Reads every row of the list from the daemon, then renders them.
+  "Read every row of the list from the daemon, then render them.
 DONE, if given, is called with the source's description afterwards."
   (if datasourced--reading
       (setq datasourced--read-again t)
@@ -998,8 +1001,8 @@ DONE, if given, is called with the source's description afterwards."
       (datasourced--set-status (concat "error: " (datasourced--rpc-error-text err))))))
 
 (defun datasourced--take (description result done)
-  "Takes the rows of RESULT (allObjects) laid out as DESCRIPTION says.
-Reads again when they describe different revisions (a change came
+  "Take the rows of RESULT (allObjects), laid out as DESCRIPTION has them.
+Read again when they describe different revisions (a change came
 between the two answers), or when a change came during the read.
 DONE is called with DESCRIPTION once the rows are known."
   (let* ((objects (append (if (vectorp result) result (plist-get result :objects)) nil))
@@ -1052,13 +1055,15 @@ A range [SECTION ITEM COUNT] (the changeRanges capability) is COUNT of them."
   (cl-loop for path across (or paths []) sum (if (< (length path) 3) 1 (aref path 2))))
 
 (defun datasourced--only-updates-p (changes)
-  "Whether CHANGES only update rows in place (a counted list's pages)."
+  "Whether a change set has only rows updated in place (a counted list's pages).
+CHANGES is the change set."
   (cl-every (lambda (key) (zerop (length (plist-get changes key))))
             '(:deleted :inserted :moved :deletedSections :insertedSections)))
 
 (defun datasourced--apply (changes values)
-  "The rows after CHANGES (a didChange's), with the VALUES of its rows.
-Signals an error when the change set does not fit the rows."
+  "The rows after a didChange's change set, with the VALUES of its rows.
+CHANGES is the change set; an error is signalled when it does not fit
+the rows."
   (let ((removed (make-hash-table :test #'equal))
         (placed (make-hash-table :test #'equal))
         (dropped (append (plist-get changes :deletedSections) nil))
@@ -1156,7 +1161,7 @@ Signals an error when the change set does not fit the rows."
            sum (cl-count-if-not #'datasourced--placeholder-kind (cdr section))))
 
 (defun datasourced--update-loaded-status ()
-  "Sets the status to `loaded N' when the last load finished.
+  "Set the status to `loaded N' when the last load finished.
 Not while the rows are being read: they are not the ones counted yet
 \(a counted list taking its size said `loaded 0' before its rows came)."
   (when (and datasourced--loaded (not datasourced--reading))
@@ -1215,7 +1220,7 @@ Its list has its full size (a million rows, maybe), so it is read lazily."
          (equal (plist-get placeholders :inForce) "counted"))))
 
 (defun datasourced--take-counted (description done)
-  "Shows a counted list as DESCRIPTION has it: a line per row, unread.
+  "Show a counted list as DESCRIPTION has it: a line per row, unread.
 The rows the windows show are then read.  DONE gets DESCRIPTION."
   (if datasourced--read-again
       (datasourced--read done)
@@ -1252,7 +1257,7 @@ spec is `datasourced-column-max-width' wide."
               'face 'datasourced-unloaded))
 
 (defun datasourced--render-counted ()
-  "Prints every row of a counted list as unread, point keeping its line."
+  "Print every row of a counted list as unread, point keeping its line."
   (let ((inhibit-read-only t)
         (line (line-number-at-pos))
         (total (length datasourced--counted))
@@ -1272,7 +1277,7 @@ spec is `datasourced-column-max-width' wide."
     (forward-line (1- line))))
 
 (defun datasourced--redraw-rows (indices)
-  "Redraws the lines of the rows INDICES (ascending) of a counted list."
+  "Redraw the lines of the rows INDICES (ascending) of a counted list."
   (let ((inhibit-read-only t) (columns (datasourced--columns)) (at 0))
     (save-excursion
       (goto-char (point-min))
@@ -1298,8 +1303,9 @@ spec is `datasourced-column-max-width' wide."
           (goto-char start))))))
 
 (defun datasourced--apply-counted (changes values)
-  "Applies CHANGES, rows updated in place, to a counted list.
-VALUES are the didChange's; without them the rows are read again."
+  "Apply a change set of rows updated in place to a counted list.
+CHANGES is the change set and VALUES the didChange's values; without
+them the rows are read again."
   (let* ((paths (datasourced--expand-paths (plist-get changes :updated)))
          (given (append (plist-get values :updated) nil))
          (with-values (= (length given) (length paths)))
@@ -1319,7 +1325,7 @@ VALUES are the didChange's; without them the rows are read again."
          (min (1- total) (1- (line-number-at-pos (or position (point))))))))
 
 (defun datasourced--read-shown ()
-  "Reads the unread rows of a counted list that its windows show.
+  "Read the unread rows of a counted list that its windows show.
 Around point too: a command that moved it far is followed by a scroll."
   (when (and datasourced--counted datasourced--known (datasourced--running-p))
     (let ((total (length datasourced--counted)) (spans nil))
@@ -1341,7 +1347,7 @@ Around point too: a command that moved it far is followed by a scroll."
                 (datasourced--read-counted start (- i start))))))))))
 
 (defun datasourced--read-counted (start count)
-  "Reads COUNT rows of a counted list from START (objectsInSection)."
+  "Read COUNT rows of a counted list from START (objectsInSection)."
   (let ((buffer (current-buffer)) (rows datasourced--counted))
     (datasourced--request
      datasourced--daemon 'objectsInSection
@@ -1375,7 +1381,7 @@ Around point too: a command that moved it far is followed by a scroll."
   (eq (datasourced--placeholder-kind (aref datasourced--counted index)) 'unloaded))
 
 (defun datasourced--schedule-display ()
-  "Shows the row at point to the daemon once point rests on it, if unloaded.
+  "Show the row at point to the daemon once point rests on it, if unloaded.
 Keys held down over unloaded rows ask once: the timer starts again with
 each command, and fires `datasourced-display-delay' after the last."
   (when (timerp datasourced--display-timer)
@@ -1398,7 +1404,7 @@ each command, and fires `datasourced-display-delay' after the last."
                                      (datasourced--display-row here))))))))))))
 
 (defun datasourced--display-row (index)
-  "Tells the daemon the row INDEX is shown (willDisplay): its page loads.
+  "Tell the daemon the row INDEX is shown (willDisplay), to load its page.
 A row far from the loaded ones loads its page alone (a jump)."
   (when (and datasourced--counted (datasourced--running-p))
     (setq datasourced--displayed index)
@@ -1406,7 +1412,7 @@ A row far from the loaded ones loads its page alone (a jump)."
                           (list :source datasourced--source :indexPath (vector 0 index)))))
 
 (defun datasourced--count-loaded ()
-  "Reads how many objects a counted list holds, for its status."
+  "Read the number of objects a counted list has, for its status."
   (let ((buffer (current-buffer)))
     (datasourced--request
      datasourced--daemon 'describeSource (list :source datasourced--source)
@@ -1428,7 +1434,7 @@ A row far from the loaded ones loads its page alone (a jump)."
       (cons s (1- (length (cdr section)))))))
 
 (defun datasourced--maybe-page (window &optional scrolled)
-  "Asks for the next page when WINDOW shows the end of the list.
+  "Ask for the next page when the end of the list is in WINDOW.
 That is point within `datasourced-page-ahead' lines of a trailing
 loading row, or, when SCROLLED, that row inside the window."
   (let ((path (and datasourced--known datasourced--daemon (datasourced--last-loading-row))))
@@ -1454,7 +1460,7 @@ Not after a refresh, whose list shrinks under point."
     (datasourced--maybe-page (selected-window)))))
 
 (defun datasourced--after-scroll (window _start)
-  "WINDOW was scrolled: the next page when it shows the last row."
+  "Ask for the next page after WINDOW scrolled, if its last row is in view."
   (when (buffer-live-p (window-buffer window))
     (with-current-buffer (window-buffer window)
       (when (derived-mode-p 'datasourced-list-mode)
@@ -1470,7 +1476,7 @@ Not after a refresh, whose list shrinks under point."
 
 ;;;###autoload
 (defun datasourced-open (file)
-  "Opens the list of the spec FILE (JSON, or TOML) in a list buffer.
+  "Open the list of the spec FILE (JSON, or TOML) in a list buffer.
 A spec names the sources to create and the one to show; see the
 README.  ${NAME} in it takes its value from `datasourced-variables'."
   (interactive
@@ -1489,14 +1495,14 @@ README.  ${NAME} in it takes its value from `datasourced-variables'."
     buffer))
 
 (defun datasourced--show-message (text &optional short)
-  "Shows TEXT in the list instead of its rows.
+  "Show TEXT in the list instead of its rows.
 The echo area shows SHORT, or TEXT."
   (setq datasourced--message text)
   (datasourced--render)
   (datasourced--say "%s" (or short text)))
 
 (defun datasourced--start-list ()
-  "Starts (or restarts) the list: its daemon, its sources, its rows, its load."
+  "Start (or restart) the list: its daemon, its sources, its rows, its load."
   (when datasourced--filter
     ;; A new daemon has no filtered source: the list shows its own source again.
     (setq datasourced--created (delete (plist-get datasourced--filter :name) datasourced--created)
@@ -1533,7 +1539,7 @@ The echo area shows SHORT, or TEXT."
                 (mapcar (lambda (s) (plist-get s :name)) existing))))))))))
 
 (defun datasourced--create-missing (existing)
-  "Creates the spec's sources that are not among EXISTING, then loads the list."
+  "Create the spec's sources that are not among EXISTING, then load the list."
   (let* ((buffer (current-buffer))
          (daemon datasourced--daemon)
          (created (datasourced--daemon-created daemon))
@@ -1573,7 +1579,7 @@ settings; the list shows that one (close its lists to change it)" name)))))
       (next))))
 
 (defun datasourced--walk (daemon name done)
-  "Describes NAME and every source under it on DAEMON.
+  "Describe NAME and every source under it on DAEMON.
 DONE gets the descriptions, as (NAME . DESCRIPTION)."
   (let ((seen nil) (descriptions nil) (outstanding 0))
     (cl-labels
@@ -1599,7 +1605,7 @@ DONE gets the descriptions, as (NAME . DESCRIPTION)."
       (visit name))))
 
 (defun datasourced--read-and-load ()
-  "Reads the rows, then loads the sources under the list that need a load.
+  "Read the rows, then load the sources under the list that need a load.
 A remote or paginated source needs one unless its last load on this
 daemon finished or is in flight: a list reopened after a failed or
 cancelled load loads again, one reopened over loaded pages shows them."
@@ -1652,7 +1658,7 @@ cancelled load loads again, one reopened over loaded pages shows them."
     positions))
 
 (defun datasourced--highlight-row (start object match)
-  "Highlights the characters MATCH names in the line at START showing OBJECT.
+  "Highlight the characters MATCH names in the line at START showing OBJECT.
 MATCH is a match position: (:score :keyPath :positions)."
   (let ((value (datasourced--at-key-path object (or (plist-get match :keyPath) "")))
         (end (save-excursion (goto-char start) (line-end-position))))
@@ -1675,8 +1681,8 @@ MATCH is a match position: (:score :keyPath :positions)."
                   (overlay-put overlay 'datasourced-match t))))))))))
 
 (defun datasourced--highlight-matches ()
-  "Highlights each row's match positions while the list shows a query.
-Reads them with objectsInSection withMatches (protocol 1.4), once per
+  "Highlight each row's match positions while a query filters the list.
+Read them with objectsInSection withMatches (protocol 1.4), once per
 revision; an answer about another revision is dropped."
   (let ((filter datasourced--filter))
     (if (not (and filter (plist-get filter :ready)
@@ -1702,7 +1708,7 @@ revision; an answer about another revision is dropped."
                (plist-put state :answers (1+ (plist-get state :answers)))))))))))
 
 (defun datasourced--matches-read (buffer revision found)
-  "Highlights in BUFFER the FOUND answers ((SECTION . RESULT) ...) of REVISION."
+  "Highlight in BUFFER the FOUND answers ((SECTION . RESULT) ...) of REVISION."
   (when (buffer-live-p buffer)
     (with-current-buffer buffer
       (when (equal datasourced--revision revision)
@@ -1718,8 +1724,9 @@ revision; an answer about another revision is dropped."
                        do (datasourced--highlight-row start object match)))))))))
 
 (defun datasourced--match-key-paths ()
-  "The key paths `/' matches over: the spec's search.keyPaths, else the
-columns' keys, else the string members of the first object."
+  "The key paths `/' matches over.
+They are the spec's search.keyPaths, else the columns' keys, else the
+string members of the first object."
   (let ((search (plist-get datasourced--spec :search)))
     (or (and search (gethash "keyPaths" search) (append (gethash "keyPaths" search) nil))
         (delq nil (mapcar #'car (plist-get datasourced--spec :columns)))
@@ -1734,7 +1741,7 @@ columns' keys, else the string members of the first object."
         (list (or datasourced--identity-key "id")))))
 
 (defun datasourced--send-query ()
-  "Sends the filter's query (setFilter), once its filtered source exists.
+  "Send the filter's query (setFilter), once its filtered source exists.
 The daemon answers in order, each answer after its change set."
   (let ((filter datasourced--filter))
     (when (and filter (plist-get filter :ready)
@@ -1754,7 +1761,7 @@ The daemon answers in order, each answer after its change set."
                (datasourced--highlight-matches)))))))))
 
 (defun datasourced--ensure-filter ()
-  "Makes the list show a filtered source over its own (once per list).
+  "Make the list show a filtered source over its own (once per list).
 It is named after the buffer, so two lists of one source filter apart,
 and goes with the list."
   (unless datasourced--filter
@@ -1789,8 +1796,9 @@ and this client reads only a counted paginated source lazily."
     (user-error "%s: filtering a counted list of %d rows is not supported here \(its filtered rows would be read whole); use a search (s) or a spec with a filter"
                 datasourced--source (length datasourced--counted))))
 
+;;;###autoload
 (defun datasourced-set-filter (query)
-  "Filters the list by QUERY, a fuzzy match over its shown key paths.
+  "Filter the list by QUERY, a fuzzy match over its shown key paths.
 The rows are ranked best first; \"\" shows every row again."
   (interactive (list (read-string "Filter: ")))
   (datasourced--list-buffer)
@@ -1811,9 +1819,9 @@ The rows are ranked best first; \"\" shows every row again."
 <escape> (a terminal's ESC stays a prefix) and \[keyboard-quit] cancel.")
 
 (defun datasourced--live-read (prompt initial on-change)
-  "Reads a string with PROMPT, starting from INITIAL.
+  "Read a string with PROMPT, starting from INITIAL.
 ON-CHANGE is called in the list's buffer with the text after each
-command that changed it.  Returns the text, or nil when cancelled."
+command that changed it.  Return the text, or nil when cancelled."
   (let ((list-buffer (current-buffer)) (last initial))
     (condition-case nil
         (minibuffer-with-setup-hook
@@ -1830,8 +1838,9 @@ command that changed it.  Returns the text, or nil when cancelled."
           (read-from-minibuffer prompt initial datasourced--prompt-map))
       (quit nil))))
 
+;;;###autoload
 (defun datasourced-filter ()
-  "Filters the rows as you type: each change of the prompt is a setFilter.
+  "Filter the rows as you type: each change of the prompt is a setFilter.
 \<datasourced--prompt-map>RET keeps the filter; \[abort-recursive-edit] or
 \[keyboard-quit] shows every row again."
   (interactive)
@@ -1844,8 +1853,9 @@ command that changed it.  Returns the text, or nil when cancelled."
     (datasourced-set-filter (or text ""))))
 
 (defun datasourced--search-target ()
-  "The source a search changes: the spec's search.source, else the list's only
-remote or paginated source; a `user-error' says why when there is none."
+  "The source a search of the list is sent to.
+It is the spec's search.source, else the list's only remote or paginated
+source; a `user-error' says why when there is none."
   (let ((search (plist-get datasourced--spec :search)))
     (unless (and search (gethash "parameter" search))
       (user-error "%s: the list spec names no search parameter (add \"search\": {\"parameter\": \"q\"})"
@@ -1857,7 +1867,7 @@ remote or paginated source; a `user-error' says why when there is none."
                       datasourced--source (if datasourced--remote-sources "several" "no"))))))
 
 (defun datasourced--send-search (text)
-  "Sets the search parameter of the list's remote source to TEXT (updateSource).
+  "Set the search parameter of the list's remote source to TEXT (updateSource).
 Its other query parameters are kept; \"\" removes the parameter."
   (let* ((target (datasourced--search-target))
          (search (plist-get datasourced--spec :search))
@@ -1879,8 +1889,9 @@ Its other query parameters are kept; \"\" removes the parameter."
             (append (list :source target :queryParameters query)
                     (and debounce (list :debounceMilliseconds debounce))))))))))
 
+;;;###autoload
 (defun datasourced-search (text &optional typed)
-  "Searches the server: the list's remote source asks for TEXT.
+  "Search the server: the list's remote source asks for TEXT.
 Its query parameter named by the spec's search.parameter becomes TEXT
 \(updateSource); the rows stay until the new query's rows replace them.
 Interactively, the search goes out as you type (the spec's
@@ -1901,7 +1912,7 @@ last one sent."
     (datasourced--send-search text)))
 
 (defun datasourced--headers-below-filters (descriptions)
-  "Header rows for a filtered source the spec shows, as its child has them.
+  "Give the list's filtered source the header rows of the source below it.
 They are there when the source under its filters is sectioned or multi;
 DESCRIPTIONS are (NAME . DESCRIPTION)."
   (let ((below (cdr (assoc datasourced--source descriptions))) (seen nil))
@@ -1924,14 +1935,15 @@ DESCRIPTIONS are (NAME . DESCRIPTION)."
   (current-buffer))
 
 (defun datasourced--running-p ()
-  "Whether this list's daemon runs and its sources were made."
+  "Whether this list's daemon is running and its sources were made."
   (and datasourced--daemon (not datasourced--setup-failed)
        (not (datasourced--daemon-exited datasourced--daemon))
        (not (datasourced--daemon-stopping datasourced--daemon))))
 
+;;;###autoload
 (defun datasourced-refresh ()
-  "Loads the list again (a paginated source from page one).
-Starts the daemon again if it exited or did not start."
+  "Load the list again (a paginated source from page one).
+Start the daemon again if it exited or did not start."
   (interactive)
   (datasourced--list-buffer)
   (if (not (datasourced--running-p))
@@ -1939,8 +1951,9 @@ Starts the daemon again if it exited or did not start."
     (datasourced--forget-declined datasourced--daemon)
     (datasourced--request datasourced--daemon 'fetchData (list :source datasourced--source))))
 
+;;;###autoload
 (defun datasourced-cancel ()
-  "Cancels the load in flight."
+  "Cancel the load in flight."
   (interactive)
   (datasourced--list-buffer)
   (if (not (datasourced--running-p))
@@ -1951,8 +1964,9 @@ Starts the daemon again if it exited or did not start."
                               (unless (eq (plist-get result :cancelled) t)
                                 (datasourced--say "%s is not loading: nothing to cancel" source)))))))
 
+;;;###autoload
 (defun datasourced-retry ()
-  "After a failed page, asks for it again keeping the rows; else loads again."
+  "Ask again for a failed page, keeping the rows; else load the list again."
   (interactive)
   (datasourced--list-buffer)
   (if (not (datasourced--running-p))
@@ -1969,8 +1983,9 @@ Starts the daemon again if it exited or did not start."
            (when (buffer-live-p buffer)
              (with-current-buffer buffer (datasourced-refresh)))))))))
 
+;;;###autoload
 (defun datasourced-select ()
-  "Shows the object of the row at point; retries on an error row."
+  "Show the object of the row at point; retry on an error row."
   (interactive)
   (datasourced--list-buffer)
   (let* ((id (if datasourced--counted
@@ -2000,7 +2015,7 @@ Starts the daemon again if it exited or did not start."
            (display-buffer (current-buffer))))))))
 
 (defun datasourced--release ()
-  "Lets the list's daemon go: the sources it created, then the daemon if last."
+  "Let the list's daemon go: the sources it created, then the daemon if last."
   (let ((daemon datasourced--daemon) (buffer (current-buffer)))
     (when daemon
       (setq datasourced--daemon nil)
@@ -2018,13 +2033,15 @@ Starts the daemon again if it exited or did not start."
               (remhash name (datasourced--daemon-outcomes daemon))
               (datasourced--request daemon 'destroySource (list :name name) nil #'ignore))))))))
 
+;;;###autoload
 (defun datasourced-quit ()
-  "Closes the list: the sources it created go, and its daemon if it was the last."
+  "Close the list: the sources it created go, and its daemon if it was last."
   (interactive)
   (kill-buffer (datasourced--list-buffer)))
 
+;;;###autoload
 (defun datasourced-events ()
-  "Shows the log of the current list's daemon.
+  "Show the log of the current list's daemon.
 It holds the messages exchanged too if `datasourced-events-buffer-size' says so."
   (interactive)
   (let ((daemon (or (and (derived-mode-p 'datasourced-list-mode) datasourced--daemon)
@@ -2032,8 +2049,9 @@ It holds the messages exchanged too if `datasourced-events-buffer-size' says so.
     (unless daemon (user-error "No datasourced daemon is running"))
     (display-buffer (jsonrpc-events-buffer (datasourced--daemon-connection daemon)))))
 
+;;;###autoload
 (defun datasourced-sources ()
-  "Lists the open lists, their sources and their daemons."
+  "List the open lists, their sources and their daemons."
   (interactive)
   (let ((lines nil))
     (dolist (buffer (buffer-list))
@@ -2058,8 +2076,9 @@ It holds the messages exchanged too if `datasourced-events-buffer-size' says so.
       (display-buffer (current-buffer))
       (current-buffer))))
 
+;;;###autoload
 (defun datasourced-health ()
-  "Says whether the daemon is found and answers, its version, and a round trip."
+  "Say whether the daemon is found and answers, its version, and a round trip."
   (interactive)
   (let* ((command datasourced-command)
          (executable (datasourced--executable command))

@@ -439,7 +439,7 @@ failing.json stores no error placeholder: the row is the client's."
     (should-error (datasourced--apply '(:inserted [[0 9]]) '(:inserted [5])))
     (should-error (datasourced--apply '(:inserted [[0 0]]) nil))))
 
-;;;; Counted lists (issue 31): /v1/million, 1,000,000 rows in pages of 100, of which the
+;;;; Counted lists: /v1/million, 1,000,000 rows in pages of 100, of which the
 ;;;; fixture API serves pages 1, 2 and 10000 (a request for any other page fails).
 
 (defconst dst-million 1000000)
@@ -565,7 +565,7 @@ RET on an unloaded row asks at once."
         (dst-wait-line dst-million "Row 1000000")
         (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 2))))))
 
-;;;; Filters and searches (issue 30)
+;;;; Filters and searches
 
 (defun dst-match-texts ()
   "The characters highlighted as a filter's matches, in buffer order."
@@ -797,6 +797,71 @@ The question is printed, \"y\" answers it, and the row shows the token sent."
     (should (string-match-p (regexp-quote (dst-question)) output))
     (should (string-match-p (regexp-quote (concat "rows: Bearer " dst-secret)) output))
     (should (file-exists-p (dst-allowances home)))))
+
+;;;; Autoloads: every command before datasourced.el is loaded
+
+(defun dst-commands ()
+  "The commands datasourced.el defines, sorted by name."
+  (let ((commands nil))
+    (mapatoms (lambda (symbol)
+                (when (and (commandp symbol)
+                           (string-prefix-p "datasourced-" (symbol-name symbol))
+                           (equal (file-name-base (or (symbol-file symbol 'defun) "")) "datasourced"))
+                  (push symbol commands))))
+    (sort commands (lambda (a b) (string< a b)))))
+
+(ert-deftest datasourced-commands-autoloaded ()
+  "Every command is an autoload, which works before datasourced.el is loaded.
+The autoloads are made from datasourced.el's cookies as package.el makes
+them, in a temporary folder; another Emacs loads them alone.  There every
+command is an interactive autoload, `datasourced-search' outside a list
+says it is not one (it loads the package), and `datasourced-health'
+reports the daemon and a round trip."
+  (require 'package)
+  (let* ((commands (dst-commands))
+         (dir (make-temp-file "datasourced-autoloads" t))
+         (autoloads (expand-file-name "datasourced-autoloads.el" dir)))
+    (unwind-protect
+        (progn
+          ;; The commands are read from the loaded package, so a new one is checked too.
+          (dolist (command '(datasourced-open datasourced-search datasourced-health datasourced-refresh))
+            (should (memq command commands)))
+          (copy-file (expand-file-name "../datasourced.el" dst-here) (expand-file-name "datasourced.el" dir))
+          (package-generate-autoloads "datasourced" dir)
+          (let* ((program
+                  `(progn
+                     (load ,autoloads nil t)
+                     (let ((before (mapcar (lambda (command)
+                                             (list command (autoloadp (symbol-function command)) (commandp command)))
+                                           ',commands))
+                           (loaded (featurep 'datasourced))
+                           (search (condition-case failure
+                                       (progn (call-interactively 'datasourced-search) 'no-error)
+                                     (error failure))))
+                       (setq datasourced-command (list ,dst-daemon))
+                       (let ((health (condition-case failure
+                                         (with-current-buffer (call-interactively 'datasourced-health)
+                                           (buffer-string))
+                                       (error (format "%S" failure)))))
+                         (when (fboundp 'datasourced-stop-all)
+                           (datasourced-stop-all))
+                         (princ (format "RESULT %S\n" (list :before before :loaded-before loaded
+                                                            :search search :health health)))))))
+                 (output (with-temp-buffer
+                           (call-process (expand-file-name invocation-name invocation-directory) nil t nil
+                                         "--batch" "-Q" "-L" (expand-file-name ".." dst-here)
+                                         "--eval" (prin1-to-string program))
+                           (buffer-string)))
+                 (result (and (string-match "^RESULT " output)
+                              (read (substring output (match-end 0))))))
+            (unless result
+              (ert-fail (list "the other Emacs said no RESULT" output)))
+            (should (equal (plist-get result :before) (mapcar (lambda (command) (list command t t)) commands)))
+            (should-not (plist-get result :loaded-before))
+            (should (equal (plist-get result :search) '(user-error "This buffer is not a datasourced list")))
+            (should (string-match-p "^OK datasourced .*, protocol 1\\.[0-9]" (plist-get result :health)))
+            (should (string-match-p "^OK a round trip takes" (plist-get result :health)))))
+      (delete-directory dir t))))
 
 (provide 'datasourced-tests)
 ;;; datasourced-tests.el ends here

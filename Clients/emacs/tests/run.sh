@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the Emacs client's tests in `emacs --batch` against the real daemon ($DATASOURCED,
 # else the repository's debug build): first the byte-compilation of datasourced.el with
-# warnings as errors (in a temporary folder: no .elc is left behind), then the ERT tests
-# of tests/datasourced-tests.el, which start the fixture API (Clients/fixtures.json)
-# themselves. Prints PASS/FAIL per check and ERT's report, then "N passed, M failed";
-# exits non-zero if anything failed (or the run hung: an outer timeout ends it).
+# warnings as errors (in a temporary folder: no .elc is left behind) and checkdoc (any
+# report fails), then the ERT tests of tests/datasourced-tests.el, which start the
+# fixture API (Clients/fixtures.json) themselves. Prints PASS/FAIL per check and ERT's
+# report, then "N passed, M failed"; exits non-zero if anything failed (or the run hung:
+# an outer timeout ends it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 client="$(cd "$here/.." && pwd)"
@@ -37,7 +38,22 @@ else
   failed=$((failed + 1))
 fi
 
-# The test specs against the shared spec format's JSON Schema (issue 32, item 3).
+# checkdoc, as `M-x checkdoc' would: datasourced.el's doc strings, comments and messages
+# as Emacs's conventions have them. Anything it reports is a failure.
+mkdir -p "$scratch/checkdoc"
+cp "$client/datasourced.el" "$scratch/checkdoc/"
+if (cd "$scratch/checkdoc" && timeout 120 emacs --batch -Q --eval '(progn (require (quote checkdoc))
+      (setq checkdoc-diagnostic-buffer "*warn*") (checkdoc-file "datasourced.el"))') >"$scratch/checkdoc.log" 2>&1 \
+    && [ ! -s "$scratch/checkdoc.log" ]; then
+  echo "PASS checkdoc reports nothing for datasourced.el"
+  passed=$((passed + 1))
+else
+  echo "FAIL checkdoc reports for datasourced.el:"
+  grep -v '^Warning (emacs): *$' "$scratch/checkdoc.log" | sed 's/^/  /' || true
+  failed=$((failed + 1))
+fi
+
+# The test specs against the shared spec format's JSON Schema.
 schema="$repo/Protocol/listspec.schema.json"
 if [ -f "$schema" ]; then
   if python3 - "$schema" "$here"/specs/*.json <<'PY' >"$scratch/schema.log" 2>&1; then
@@ -55,7 +71,7 @@ PY
     failed=$((failed + 1))
   fi
 else
-  echo "SKIP the specs' schema check: no Protocol/listspec.schema.json in this tree yet"
+  echo "SKIP the specs' schema check: no Protocol/listspec.schema.json in this tree"
 fi
 
 status=0
