@@ -71,12 +71,15 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]),
+        // The wire's declared shapes: each field with its range, default and doc, from which both the
+        // range-checked decoding (ObjectReader) and the JSON Schema of Protocol/openrpc.json come.
+        .target(name: "WireSchema", dependencies: ["JSONKit", "DataSources", "Basics"]),
         // The method table, lifecycle and registry: decode params, call the model, encode results.
         // HTTP is injected (HTTPFetching): the daemon core builds and fuzzes without SwiftNIO.
         .target(
             name: "Daemon",
             dependencies: [
-                "JSONKit", "JSONRPC", "DataSources", "Basics",
+                "JSONKit", "JSONRPC", "DataSources", "WireSchema", "Basics",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The persisted page cache (PageCacheStore) on SQLite: one file two daemons share (CACHE.md).
@@ -93,7 +96,7 @@ let package = Package(
         .target(name: "Recording", dependencies: ["Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics"]),
         // The transcript and fixture file formats, decoded with the daemon's range-checked reader;
         // without SwiftNIO, so the transcript fuzzer builds it with the core.
-        .target(name: "TranscriptFormat", dependencies: ["Daemon", "DataSources", "JSONKit", "Basics"]),
+        .target(name: "TranscriptFormat", dependencies: ["WireSchema", "DataSources", "JSONKit", "Basics"]),
         // Transcript replay: drives a spawned daemon and matches what it says.
         .target(
             name: "Replay",
@@ -132,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "DataSources", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
+                "Daemon", "DataSources", "WireSchema", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).

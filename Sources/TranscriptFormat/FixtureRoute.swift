@@ -1,5 +1,5 @@
 import Basics
-import Daemon
+import WireSchema
 import DataSources
 import JSONKit
 

@@ -1,4 +1,4 @@
-import Daemon
+import WireSchema
 import DataSources
 import JSONKit
 

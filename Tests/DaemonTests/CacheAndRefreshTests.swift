@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import WireSchema
 import Testing
 
 /// A persisted cache in memory: what the model reads and writes, with no SQLite.

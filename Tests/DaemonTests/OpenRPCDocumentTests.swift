@@ -60,7 +60,7 @@ import Testing
         }
         collect(document)
         let schemas = Set(SchemaComponents.schemas.map { "#/components/schemas/\($0.name)" })
-        let errors = Set(SchemaComponents.errors.map { "#/components/errors/\($0.name)" })
+        let errors = Set(ErrorComponent.allCases.map { "#/components/errors/\($0.name)" })
         #expect(references.subtracting(schemas).subtracting(errors).isEmpty, "\(references.subtracting(schemas).subtracting(errors))")
         #expect(schemas.subtracting(references).isEmpty, "components nothing refers to: \(schemas.subtracting(references))")
     }

@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 @testable import JSONKit
+@testable import WireSchema
 import Testing
 
 @Suite struct URLResolutionTests {

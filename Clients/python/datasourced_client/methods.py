@@ -95,7 +95,10 @@ class _GeneratedAsyncClientMethods:
         return cast(list[SourceSummary], result)
 
     async def ping(self, delay_ms: int = 0) -> None:
-        """Answers, after an optional delay (``ping``)."""
+        """Answers, after an optional delay (``ping``).
+
+        ``delay_ms``: answer after this long.
+        """
         params: dict[str, Any] = {"delayMilliseconds": delay_ms}
         await self._rpc("ping", params)
 
@@ -136,6 +139,9 @@ class _GeneratedAsyncSourceMethods:
     async def destroy(self, cascade: bool = False) -> list[str]:
         """Destroys a source (and, with cascade, the sources built on it) (``destroySource``).
         Returns its ``destroyed``.
+
+        ``cascade``: also destroy the sources built on it; else a source with dependents is
+        refused.
         """
         params: dict[str, Any] = {"name": self.name, "cascade": cascade}
         result = await self._rpc("destroySource", params)
@@ -201,6 +207,8 @@ class _GeneratedAsyncSourceMethods:
     async def index_path_for(self, obj: JSON) -> IndexPath | None:
         """Where the first row with the same identity is (``indexPathForObject``). Returns the
         index path, a ``(section, item)`` tuple (or None).
+
+        ``obj``: a row, or any value with the same identity.
         """
         params: dict[str, Any] = {"source": self.name, "object": obj}
         result = await self._rpc("indexPathForObject", params)
@@ -208,6 +216,10 @@ class _GeneratedAsyncSourceMethods:
 
     async def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
         """Inserts into a simple source (``insertObjects``).
+
+        ``objects``: the objects to insert.
+
+        ``index``: where the first goes; absent: at the end.
 
         A parameter left None is not sent.
         """
@@ -253,6 +265,10 @@ class _GeneratedAsyncSourceMethods:
                                  count: int | None = None) -> list[JSON]:
         """A slice of a section, at a revision (``objectsInSection``). Returns its ``objects``.
 
+        ``start``: the first row of the slice.
+
+        ``count``: the most rows answered; absent: to the end of the section.
+
         A parameter left None is not sent.
         """
         params: dict[str, Any] = {"source": self.name, "section": section, "start": start}
@@ -262,13 +278,21 @@ class _GeneratedAsyncSourceMethods:
         return cast(list[JSON], result["objects"])
 
     async def remove_objects(self, index: int, count: int = 1) -> int:
-        """Removes from a simple source (``removeObjects``)."""
+        """Removes from a simple source (``removeObjects``).
+
+        ``index``: the first row removed.
+
+        ``count``: how many rows.
+        """
         params: dict[str, Any] = {"source": self.name, "index": index, "count": count}
         result = await self._rpc("removeObjects", params)
         return cast(int, result)
 
     async def replace_objects(self, objects: list[JSON]) -> int:
-        """Replaces a simple source's objects (``replaceObjects``)."""
+        """Replaces a simple source's objects (``replaceObjects``).
+
+        ``objects``: the objects, as the source will hold them.
+        """
         params: dict[str, Any] = {"source": self.name, "objects": objects}
         result = await self._rpc("replaceObjects", params)
         return cast(int, result)
@@ -316,7 +340,10 @@ class _GeneratedAsyncSourceMethods:
         return self._described(cast(SourceDescription, result))
 
     async def update_objects(self, objects: list[JSON]) -> int:
-        """Replaces objects of a simple source by identity (``updateObjects``)."""
+        """Replaces objects of a simple source by identity (``updateObjects``).
+
+        ``objects``: the objects, as the source will hold them.
+        """
         params: dict[str, Any] = {"source": self.name, "objects": objects}
         result = await self._rpc("updateObjects", params)
         return cast(int, result)
@@ -328,6 +355,8 @@ class _GeneratedAsyncSourceMethods:
         (``updateSource``). Returns the description, kept as :attr:`description`.
 
         ``query_parameters``: replaces the configured query parameters.
+
+        ``api_path``: replaces the API path.
 
         ``headers``: replaces remoteConfiguration.headers.
 
@@ -354,6 +383,8 @@ class _GeneratedAsyncSourceMethods:
         """A row is shown: near either end of a paginated source's loaded rows the page next to
         them loads; on a counted list's far unloaded row, that row's page (a jump)
         (``willDisplayObjectAtIndexPath``). Returns its ``fetchStarted``.
+
+        ``index_path``: the row shown.
         """
         params: dict[str, Any] = {"source": self.name, "indexPath": list(index_path)}
         result = await self._rpc("willDisplayObjectAtIndexPath", params)
@@ -399,7 +430,10 @@ class _GeneratedClientMethods:
         return self._call(self._async.list_sources())
 
     def ping(self, delay_ms: int = 0) -> None:
-        """Answers, after an optional delay (``ping``)."""
+        """Answers, after an optional delay (``ping``).
+
+        ``delay_ms``: answer after this long.
+        """
         self._call(self._async.ping(delay_ms))
 
     def source(self, name: str) -> DataSource:
@@ -429,6 +463,9 @@ class _GeneratedSourceMethods:
     def destroy(self, cascade: bool = False) -> list[str]:
         """Destroys a source (and, with cascade, the sources built on it) (``destroySource``).
         Returns its ``destroyed``.
+
+        ``cascade``: also destroy the sources built on it; else a source with dependents is
+        refused.
         """
         return self._call(self._async.destroy(cascade))
 
@@ -481,11 +518,17 @@ class _GeneratedSourceMethods:
     def index_path_for(self, obj: JSON) -> IndexPath | None:
         """Where the first row with the same identity is (``indexPathForObject``). Returns the
         index path, a ``(section, item)`` tuple (or None).
+
+        ``obj``: a row, or any value with the same identity.
         """
         return self._call(self._async.index_path_for(obj))
 
     def insert_objects(self, objects: list[JSON], index: int | None = None) -> int:
         """Inserts into a simple source (``insertObjects``).
+
+        ``objects``: the objects to insert.
+
+        ``index``: where the first goes; absent: at the end.
 
         A parameter left None is not sent.
         """
@@ -516,16 +559,28 @@ class _GeneratedSourceMethods:
     def objects_in_section(self, section: int = 0, start: int = 0, count: int | None = None) -> list[JSON]:
         """A slice of a section, at a revision (``objectsInSection``). Returns its ``objects``.
 
+        ``start``: the first row of the slice.
+
+        ``count``: the most rows answered; absent: to the end of the section.
+
         A parameter left None is not sent.
         """
         return self._call(self._async.objects_in_section(section, start, count))
 
     def remove_objects(self, index: int, count: int = 1) -> int:
-        """Removes from a simple source (``removeObjects``)."""
+        """Removes from a simple source (``removeObjects``).
+
+        ``index``: the first row removed.
+
+        ``count``: how many rows.
+        """
         return self._call(self._async.remove_objects(index, count))
 
     def replace_objects(self, objects: list[JSON]) -> int:
-        """Replaces a simple source's objects (``replaceObjects``)."""
+        """Replaces a simple source's objects (``replaceObjects``).
+
+        ``objects``: the objects, as the source will hold them.
+        """
         return self._call(self._async.replace_objects(objects))
 
     def retry(self, wait: bool = True, *, timeout: float | None = None) -> dict[str, Any]:
@@ -560,7 +615,10 @@ class _GeneratedSourceMethods:
         return self._call(self._async.set_refresh_interval(seconds))
 
     def update_objects(self, objects: list[JSON]) -> int:
-        """Replaces objects of a simple source by identity (``updateObjects``)."""
+        """Replaces objects of a simple source by identity (``updateObjects``).
+
+        ``objects``: the objects, as the source will hold them.
+        """
         return self._call(self._async.update_objects(objects))
 
     def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
@@ -570,6 +628,8 @@ class _GeneratedSourceMethods:
         (``updateSource``). Returns the description, kept as :attr:`description`.
 
         ``query_parameters``: replaces the configured query parameters.
+
+        ``api_path``: replaces the API path.
 
         ``headers``: replaces remoteConfiguration.headers.
 
@@ -589,5 +649,7 @@ class _GeneratedSourceMethods:
         """A row is shown: near either end of a paginated source's loaded rows the page next to
         them loads; on a counted list's far unloaded row, that row's page (a jump)
         (``willDisplayObjectAtIndexPath``). Returns its ``fetchStarted``.
+
+        ``index_path``: the row shown.
         """
         return self._call(self._async.will_display(index_path))

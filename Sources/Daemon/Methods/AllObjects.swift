@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `allObjects`: every row, section after section.
 enum AllObjectsRequest: AnsweredAtOnce {
     static let name = "allObjects"
+    static let section = "reading"
     typealias Params = AllObjectsParams
     typealias Result = RevisionedRead
 
@@ -14,75 +16,22 @@ enum AllObjectsRequest: AnsweredAtOnce {
         return RevisionedRead(member: "objects", value: .array(source.allObjects), revision: params.withRevision ? source.revision : nil)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "allObjects",
-          "summary": "every row, section after section",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "withRevision",
-              "schema": {
-                "type": "boolean"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "allObjectsResult",
-            "schema": {
-              "anyOf": [
-                {
-                  "type": "array",
-                  "items": {
-                    "$ref": "#/components/schemas/Row"
-                  }
-                },
-                {
-                  "type": "object",
-                  "properties": {
-                    "objects": {
-                      "type": "array",
-                      "items": {
-                        "$ref": "#/components/schemas/Row"
-                      }
-                    },
-                    "revision": {
-                      "type": "integer",
-                      "minimum": 0
-                    }
-                  },
-                  "required": [
-                    "objects",
-                    "revision"
-                  ],
-                  "additionalProperties": false
-                }
-              ]
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "every row, section after section"
+    static let resultSchema: Schema = .anyOf([
+        .array(of: .ref("Row")),
+        .object(
+            [
+                "objects": .array(of: .ref("Row")),
+                "revision": .integer(in: 0...Int.max),
+            ],
+            required: ["objects", "revision"]),
+    ])
 }
 
-struct AllObjectsParams: WireParams {
+struct AllObjectsParams: DeclaredParams {
     var source: String
     var withRevision: Bool
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        withRevision = try reader.optionalBool("withRevision") ?? false
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .flag("withRevision", default: false, doc: "answer {objects, revision}: the revision the rows were read at"),
+        as: AllObjectsParams.init)
 }

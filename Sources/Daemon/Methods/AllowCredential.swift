@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `allowCredential`: lets a value read from an environment variable or a file go to an
@@ -7,6 +8,7 @@ import JSONRPC
 /// after asking the person, naming both.
 enum AllowCredentialRequest: AnsweredAtOnce {
     static let name = "allowCredential"
+    static let section = "allowed-credentials-and-allowcredential"
     typealias Params = AllowCredentialParams
     typealias Result = AllowCredentialResult
 
@@ -22,90 +24,35 @@ enum AllowCredentialRequest: AnsweredAtOnce {
         return AllowCredentialResult(entry: params.entry.resolved, path: allowances.path ?? "")
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "allowCredential",
-          "summary": "lets the value of an environment variable or a file go to an origin, for this daemon and every later one; clients call it only after asking the person",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "env",
-              "summary": "the environment variable; exactly one of env and file",
-              "schema": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 256
-              },
-              "required": false
-            },
-            {
-              "name": "file",
-              "summary": "the file (absolute, or from ~/): held with its symbolic links resolved; exactly one of env and file",
-              "schema": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4096
-              },
-              "required": false
-            },
-            {
-              "name": "origin",
-              "summary": "where the value may go: an http or https origin (https://api.github.com)",
-              "schema": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 2048
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "allowCredentialResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "env": {
-                  "type": "string"
-                },
-                "file": {
-                  "type": "string",
-                  "description": "the path with ~ expanded and symbolic links resolved, as the allowances file holds it"
-                },
-                "origin": {
-                  "type": "string",
-                  "description": "as the allowances file holds it: without the scheme's default port"
-                },
-                "path": {
-                  "type": "string",
-                  "description": "the allowances file"
-                }
-              },
-              "required": [
-                "origin",
-                "path"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            },
-            {
-              "$ref": "#/components/errors/InternalError"
-            }
-          ]
-        }
-        """#
+    static let summary =
+        "lets the value of an environment variable or a file go to an origin, for this daemon and every later one; clients call it only after asking the person"
+    static let resultSchema: Schema = .object(
+        [
+            "env": .string,
+            "file": .string.described("the path with ~ expanded and symbolic links resolved, as the allowances file holds it"),
+            "origin": .string.described("as the allowances file holds it: without the scheme's default port"),
+            "path": .string.described("the allowances file"),
+        ],
+        required: ["origin", "path"])
+    static let errors: [ErrorComponent] = [.invalidParams, .internalError]
 }
 
-struct AllowCredentialParams: WireParams {
+struct AllowCredentialParams: DeclaredParams {
     let entry: CredentialAllowances.Entry
 
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        let environment = try reader.optionalString("env")
-        let file = try reader.optionalString("file")
+    static let declaration = ObjectDeclaration(
+        .optional(
+            "env", Shape.string.documented(.string(minLength: 1, maxLength: 256)),
+            doc: "the environment variable; exactly one of env and file"),
+        .optional(
+            "file", Shape.string.documented(.string(minLength: 1, maxLength: 4096)),
+            doc: "the file (absolute, or from ~/): held with its symbolic links resolved; exactly one of env and file"),
+        .required(
+            "origin", Shape.nonEmptyString.documented(.string(minLength: 1, maxLength: 2048)),
+            doc: "where the value may go: an http or https origin (https://api.github.com)"),
+        as: AllowCredentialParams.init)
+
+    init(environment: String?, file: String?, origin given: String) throws(FieldError) {
         let credential: CredentialAllowances.Entry.Credential
         switch (environment, file) {
         case (let name?, nil):
@@ -127,7 +74,6 @@ struct AllowCredentialParams: WireParams {
         case (nil, nil):
             throw FieldError(field: "env", expected: "a string: the variable (or \"file\": the file) to allow", got: JSON("nothing"))
         }
-        let given = try reader.string("origin", nonEmpty: true)
         guard let origin = CredentialAllowances.origin(given) else {
             throw FieldError(
                 field: "origin",

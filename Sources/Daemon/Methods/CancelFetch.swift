@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `cancelFetch`: ends a load in flight.
 enum CancelFetchRequest: AnsweredAtOnce {
     static let name = "cancelFetch"
+    static let section = "loading"
     typealias Params = SourceParams
     typealias Result = CancelResult
 
@@ -15,43 +17,12 @@ enum CancelFetchRequest: AnsweredAtOnce {
         return CancelResult(cancelled: wasFetching && !source.isFetching)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "cancelFetch",
-          "summary": "ends a load in flight",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "cancelFetchResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "cancelled": {
-                  "type": "boolean"
-                }
-              },
-              "required": [
-                "cancelled"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "ends a load in flight"
+    static let resultSchema: Schema = .object(
+        [
+            "cancelled": .boolean
+        ],
+        required: ["cancelled"])
 }
 
 struct CancelResult: WireEncodable {

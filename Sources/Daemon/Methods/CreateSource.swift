@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `createSource`: creates a named data source.
@@ -26,36 +27,12 @@ enum CreateSourceRequest: AnsweredAtOnce {
         return source.describe()
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "createSource",
-          "summary": "creates a named data source",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "spec",
-              "schema": {
-                "$ref": "#/components/schemas/SourceSpec"
-              },
-              "required": true,
-              "description": "the params object itself (every member of SourceSpec is a param)"
-            }
-          ],
-          "x-params-schema": {
-            "$ref": "#/components/schemas/SourceSpec"
-          },
-          "result": {
-            "name": "createSourceResult",
-            "schema": {
-              "$ref": "#/components/schemas/SourceDescription"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "creates a named data source"
+
+    /// The params are a SourceSpec, whose kinds OpenRPC's by-name params cannot say: the
+    /// whole object's schema goes beside them.
+    static var openRPC: JSON {
+        defaultOpenRPC.setting("x-params-schema", to: Schema.ref("SourceSpec").json)
+    }
+    static let resultSchema: Schema = .ref("SourceDescription")
 }

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `describeSource`: a source's state.
 enum DescribeSourceRequest: AnsweredAtOnce {
     static let name = "describeSource"
+    static let section = "reading"
     typealias Params = SourceParams
     typealias Result = SourceDescription
 
@@ -12,32 +14,6 @@ enum DescribeSourceRequest: AnsweredAtOnce {
         try daemon.source(params.source).describe()
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "describeSource",
-          "summary": "a source's state",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "describeSourceResult",
-            "schema": {
-              "$ref": "#/components/schemas/SourceDescription"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "a source's state"
+    static let resultSchema: Schema = .ref("SourceDescription")
 }

@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `destroySource`: destroys a source (and, with cascade, the sources built on it).
@@ -24,62 +25,21 @@ enum DestroySourceRequest: AnsweredAtOnce {
         return DestroyedSources(names: names)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "destroySource",
-          "summary": "destroys a source (and, with cascade, the sources built on it)",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "name",
-              "schema": {
-                "type": "string"
-              },
-              "required": true
-            },
-            {
-              "name": "cascade",
-              "schema": {
-                "type": "boolean"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "destroySourceResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "destroyed": {
-                  "type": "array",
-                  "items": {
-                    "type": "string"
-                  }
-                }
-              },
-              "required": [
-                "destroyed"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "destroys a source (and, with cascade, the sources built on it)"
+    static let resultSchema: Schema = .object(
+        [
+            "destroyed": .array(of: .string)
+        ],
+        required: ["destroyed"])
 }
 
-struct DestroySourceParams: WireParams {
+struct DestroySourceParams: DeclaredParams {
     var name: String
     var cascade: Bool
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        name = try reader.string("name")
-        cascade = try reader.optionalBool("cascade") ?? false
-    }
+    static let declaration = ObjectDeclaration(
+        .required("name", .string, doc: "the source to destroy"),
+        .flag("cascade", default: false, doc: "also destroy the sources built on it; else a source with dependents is refused"),
+        as: DestroySourceParams.init)
 }
 
 struct DestroyedSources: WireEncodable {

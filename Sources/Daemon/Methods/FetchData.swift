@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `fetchData`: starts a load cycle; with wait, answers when it ends.
 enum FetchDataRequest: RequestMethod {
     static let name = "fetchData"
+    static let section = "loading"
     typealias Params = FetchDataParams
     typealias Result = FetchDataResult
 
@@ -24,99 +26,34 @@ enum FetchDataRequest: RequestMethod {
         return .later
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "fetchData",
-          "summary": "starts a load cycle; with wait, answers when it ends",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "wait",
-              "schema": {
-                "type": "boolean"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "fetchDataResult",
-            "schema": {
-              "anyOf": [
-                {
-                  "type": "object",
-                  "properties": {
-                    "isFetching": {
-                      "type": "boolean"
-                    }
-                  },
-                  "required": [
-                    "isFetching"
-                  ],
-                  "additionalProperties": false
-                },
-                {
-                  "type": "object",
-                  "properties": {
-                    "isFetching": {
-                      "const": false
-                    },
-                    "outcome": {
-                      "const": "finished"
-                    }
-                  },
-                  "required": [
-                    "isFetching",
-                    "outcome"
-                  ],
-                  "additionalProperties": false
-                },
-                {
-                  "type": "object",
-                  "properties": {
-                    "isFetching": {
-                      "const": false
-                    },
-                    "outcome": {
-                      "const": "failed"
-                    },
-                    "error": {
-                      "$ref": "#/components/schemas/LoadFailure"
-                    }
-                  },
-                  "required": [
-                    "isFetching",
-                    "outcome",
-                    "error"
-                  ],
-                  "additionalProperties": false
-                }
-              ]
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "starts a load cycle; with wait, answers when it ends"
+    static let resultSchema: Schema = .anyOf([
+        .object(
+            [
+                "isFetching": .boolean
+            ],
+            required: ["isFetching"]),
+        .object(
+            [
+                "isFetching": .constant(false),
+                "outcome": .constant("finished"),
+            ],
+            required: ["isFetching", "outcome"]),
+        .object(
+            [
+                "isFetching": .constant(false),
+                "outcome": .constant("failed"),
+                "error": .ref("LoadFailure"),
+            ],
+            required: ["isFetching", "outcome", "error"]),
+    ])
 }
 
-struct FetchDataParams: WireParams {
+struct FetchDataParams: DeclaredParams {
     var source: String
     var wait: Bool
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        wait = try reader.optionalBool("wait") ?? false
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .flag("wait", default: false, doc: "answer when the cycle ends, with its outcome"), as: FetchDataParams.init)
 }
 
 /// `fetchData`: whether a cycle is in flight, or with `wait: true` how it ended.

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `fetchNextPage`: loads a paginated source's next page.
 enum FetchNextPageRequest: AnsweredAtOnce {
     static let name = "fetchNextPage"
+    static let section = "loading"
     typealias Params = SourceParams
     typealias Result = NextPageResult
 
@@ -15,34 +17,8 @@ enum FetchNextPageRequest: AnsweredAtOnce {
         return NextPageResult(refusal: nil)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "fetchNextPage",
-          "summary": "loads a paginated source's next page",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "fetchNextPageResult",
-            "schema": {
-              "$ref": "#/components/schemas/NextPageResult"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "loads a paginated source's next page"
+    static let resultSchema: Schema = .ref("NextPageResult")
 }
 
 struct NextPageResult: WireEncodable {

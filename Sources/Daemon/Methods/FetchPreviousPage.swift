@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `fetchPreviousPage`: loads the page before the first one a paginated source has loaded.
 enum FetchPreviousPageRequest: AnsweredAtOnce {
     static let name = "fetchPreviousPage"
+    static let section = "paging-backwards"
     typealias Params = SourceParams
     typealias Result = NextPageResult
 
@@ -15,32 +17,6 @@ enum FetchPreviousPageRequest: AnsweredAtOnce {
         return NextPageResult(refusal: nil)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "fetchPreviousPage",
-          "summary": "loads the page before the first one a paginated source has loaded, inserting its rows at the top",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "fetchPreviousPageResult",
-            "schema": {
-              "$ref": "#/components/schemas/NextPageResult"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "loads the page before the first one a paginated source has loaded, inserting its rows at the top"
+    static let resultSchema: Schema = .ref("NextPageResult")
 }

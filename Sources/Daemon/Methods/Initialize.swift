@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `initialize`: the first request of a session.
@@ -25,159 +26,33 @@ enum InitializeRequest: AnsweredAtOnce {
             maxMessageSize: daemon.options.maximumMessageSize, changeValues: true)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "initialize",
-          "summary": "the first request of a session",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "clientInfo",
-              "schema": {
-                "type": "object",
-                "properties": {
-                  "name": {
-                    "type": "string"
-                  },
-                  "version": {
-                    "type": "string"
-                  }
-                },
-                "required": [],
-                "additionalProperties": false
-              },
-              "required": false
-            },
-            {
-              "name": "capabilities",
-              "schema": {
-                "type": "object",
-                "properties": {
-                  "changeValues": {
-                    "anyOf": [
-                      {
-                        "type": "boolean"
-                      },
-                      {
-                        "type": "object",
-                        "properties": {
-                          "maxBytes": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "maximum": 67108864
-                          }
-                        },
-                        "required": [],
-                        "additionalProperties": false
-                      }
-                    ]
-                  },
-                  "loadStates": {
-                    "type": "boolean",
-                    "description": "send dataSource/didChangeLoadState (default false)"
-                  },
-                  "changeRanges": {
-                    "type": "boolean",
-                    "description": "in dataSource/didChange, send each run of two or more consecutive rows of a section as [section, item, count] (default false)"
-                  }
-                },
-                "additionalProperties": true,
-                "description": "unknown client capabilities are ignored"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "initializeResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "protocolVersion": {
-                  "type": "string"
-                },
-                "serverInfo": {
-                  "type": "object",
-                  "properties": {
-                    "name": {
-                      "type": "string"
-                    },
-                    "version": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "name",
-                    "version"
-                  ],
-                  "additionalProperties": false
-                },
-                "capabilities": {
-                  "type": "object",
-                  "properties": {
-                    "methods": {
-                      "type": "array",
-                      "items": {
-                        "type": "string"
-                      }
-                    },
-                    "sourceKinds": {
-                      "type": "array",
-                      "items": {
-                        "type": "string"
-                      }
-                    },
-                    "notifications": {
-                      "type": "array",
-                      "items": {
-                        "type": "string"
-                      }
-                    },
-                    "batches": {
-                      "type": "boolean"
-                    },
-                    "cancelRequest": {
-                      "type": "boolean"
-                    },
-                    "maxMessageSize": {
-                      "type": "integer",
-                      "minimum": 1
-                    },
-                    "changeValues": {
-                      "type": "boolean"
-                    }
-                  },
-                  "required": [
-                    "methods",
-                    "sourceKinds",
-                    "notifications",
-                    "batches",
-                    "cancelRequest",
-                    "maxMessageSize",
-                    "changeValues"
-                  ],
-                  "additionalProperties": false
-                }
-              },
-              "required": [
-                "protocolVersion",
-                "serverInfo",
-                "capabilities"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "the first request of a session"
+    static let resultSchema: Schema = .object(
+        [
+            "protocolVersion": .string,
+            "serverInfo": .object(
+                [
+                    "name": .string,
+                    "version": .string,
+                ],
+                required: ["name", "version"]),
+            "capabilities": .object(
+                [
+                    "methods": .array(of: .string),
+                    "sourceKinds": .array(of: .string),
+                    "notifications": .array(of: .string),
+                    "batches": .boolean,
+                    "cancelRequest": .boolean,
+                    "maxMessageSize": .integer(in: 1...Int.max),
+                    "changeValues": .boolean,
+                ],
+                required: ["methods", "sourceKinds", "notifications", "batches", "cancelRequest", "maxMessageSize", "changeValues"]),
+        ],
+        required: ["protocolVersion", "serverInfo", "capabilities"])
 }
 
 /// `{clientInfo?: {name?, version?}, capabilities?: {changeValues?, loadStates?, changeRanges?}}`.
-struct InitializeParams: WireParams {
+struct InitializeParams: DeclaredParams {
     var clientName: String?
     var clientVersion: String?
     /// The most bytes of row values a `didChange` may carry; nil: none.
@@ -190,30 +65,46 @@ struct InitializeParams: WireParams {
     static let defaultChangeValuesLimit = 1 << 20
     static let maximumChangeValuesLimit = 64 << 20
 
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        if var client = try reader.optionalObject("clientInfo", expected: "an object {name?, version?}") {
-            clientName = try client.optionalString("name")
-            clientVersion = try client.optionalString("version")
-            try client.finish()
-        }
+    static let declaration = ObjectDeclaration(
+        .optional("clientInfo", clientInfo.shape(expected: "an object {name?, version?}")),
         // Client capabilities this daemon does not know are ignored, as in LSP: a newer
         // client must be able to talk to an older daemon.
-        if var capabilities = try reader.optionalObject("capabilities", expected: "an object of client capabilities") {
-            if let value = capabilities.value("changeValues") {
-                let field = capabilities.path("changeValues")
-                if let enabled = value.boolValue {
-                    changeValuesLimit = enabled ? Self.defaultChangeValuesLimit : nil
-                } else {
-                    var options = try ObjectReader(value, field: field, expected: "a boolean or an object {maxBytes?}")
-                    changeValuesLimit =
-                        try options.optionalInteger("maxBytes", in: 0...Self.maximumChangeValuesLimit) ?? Self.defaultChangeValuesLimit
-                    try options.finish()
-                }
-            }
-            loadStates = try capabilities.optionalBool("loadStates") ?? false
-            changeRanges = try capabilities.optionalBool("changeRanges") ?? false
-        }
+        .optional(
+            "capabilities", capabilities.shape(expected: "an object of client capabilities", othersIgnored: true),
+            doc: "unknown client capabilities are ignored"),
+        as: { client, capabilities in
+            InitializeParams(
+                clientName: client?.name, clientVersion: client?.version, changeValuesLimit: capabilities?.changeValuesLimit,
+                loadStates: capabilities?.loadStates ?? false, changeRanges: capabilities?.changeRanges ?? false)
+        })
+
+    private static let clientInfo = ObjectDeclaration(
+        .optional("name", Shape.string, doc: "the client's name, for the daemon's log and User-Agent"),
+        .optional("version", Shape.string, doc: "the client's version"), as: { (name: $0, version: $1) })
+
+    private static let capabilities = ObjectDeclaration(
+        .optional("changeValues", changeValues),
+        .flag("loadStates", default: false, doc: "send dataSource/didChangeLoadState"),
+        .flag(
+            "changeRanges", default: false,
+            doc: "in dataSource/didChange, send each run of two or more consecutive rows of a section as [section, item, count]"),
+        as: { (changeValuesLimit: $0 ?? nil, loadStates: $1, changeRanges: $2) })
+
+    /// `true` (the default limit), `false` (none) or `{maxBytes?}`: the limit.
+    private static let changeValues = Shape<Int?>(
+        .anyOf([.boolean, changeValuesOptions.schema()]).described(
+            "send the rows a change brings in dataSource/didChange; true: up to 1 MiB of them"),
+        expected: "a boolean or an object {maxBytes?}"
+    ) { value, field throws(FieldError) in
+        if let enabled = value.boolValue { return enabled ? defaultChangeValuesLimit : nil }
+        return try changeValuesOptions.shape(expected: "a boolean or an object {maxBytes?}").decode(value, field)
     }
+
+    private static let changeValuesOptions = ObjectDeclaration(
+        .optional(
+            "maxBytes", .integer(in: 0...maximumChangeValuesLimit), default: defaultChangeValuesLimit,
+            doc: "the most bytes of row values one didChange carries"),
+        as: { $0 })
 }
 
 struct InitializeResult: WireEncodable {

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `insertObjects`: inserts into a simple source.
 enum InsertObjectsRequest: AnsweredAtOnce {
     static let name = "insertObjects"
+    static let section = "editing-a-simple-source"
     typealias Params = InsertObjectsParams
     typealias Result = Int
 
@@ -14,60 +16,15 @@ enum InsertObjectsRequest: AnsweredAtOnce {
         return source.objects.count
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "insertObjects",
-          "summary": "inserts into a simple source",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "objects",
-              "schema": {
-                "type": "array"
-              },
-              "required": true
-            },
-            {
-              "name": "index",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "insertObjectsResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "inserts into a simple source"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }
 
-struct InsertObjectsParams: WireParams {
+struct InsertObjectsParams: DeclaredParams {
     var source: String
     var objects: [JSON]
     var index: Int?
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        objects = try reader.required(
-            "objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
-        index = try reader.optionalInteger("index", in: 0...Int.max)
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .required("objects", .array, doc: "the objects to insert"),
+        .optional("index", .integer(in: 0...Int.max), doc: "where the first goes; absent: at the end"), as: InsertObjectsParams.init)
 }

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `listSources`: every source, oldest first.
 enum ListSourcesRequest: AnsweredAtOnce {
     static let name = "listSources"
+    static let section = "reading"
     typealias Params = NoParams
     typealias Result = [SourceListing]
 
@@ -12,42 +14,14 @@ enum ListSourcesRequest: AnsweredAtOnce {
         daemon.registry.all.map { SourceListing(name: $0.name, kind: $0.kind) }
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "listSources",
-          "summary": "every source, oldest first",
-          "paramStructure": "by-name",
-          "params": [],
-          "result": {
-            "name": "listSourcesResult",
-            "schema": {
-              "type": "array",
-              "items": {
-                "type": "object",
-                "properties": {
-                  "name": {
-                    "type": "string"
-                  },
-                  "kind": {
-                    "type": "string"
-                  }
-                },
-                "required": [
-                  "name",
-                  "kind"
-                ],
-                "additionalProperties": false
-              }
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "every source, oldest first"
+    static let resultSchema: Schema = .array(
+        of: .object(
+            [
+                "name": .string,
+                "kind": .string,
+            ],
+            required: ["name", "kind"]))
 }
 
 struct SourceListing: WireEncodable {

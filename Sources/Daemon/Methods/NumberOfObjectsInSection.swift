@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `numberOfObjectsInSection`: the number of rows in a section.
 enum NumberOfObjectsInSectionRequest: AnsweredAtOnce {
     static let name = "numberOfObjectsInSection"
+    static let section = "reading"
     typealias Params = SectionParams
     typealias Result = Int
 
@@ -14,50 +16,12 @@ enum NumberOfObjectsInSectionRequest: AnsweredAtOnce {
         return source.numberOfObjects(inSection: params.section)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "numberOfObjectsInSection",
-          "summary": "the number of rows in a section",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "section",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "numberOfObjectsInSectionResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "the number of rows in a section"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }
 
-struct SectionParams: WireParams {
+struct SectionParams: DeclaredParams {
     var source: String
     var section: Int
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        section = try reader.integer("section", in: 0...Int.max)
-    }
+    static let declaration = ObjectDeclaration(.source(), .required("section", .integer(in: 0...Int.max)), as: SectionParams.init)
 }

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `numberOfSections`: the number of sections.
 enum NumberOfSectionsRequest: AnsweredAtOnce {
     static let name = "numberOfSections"
+    static let section = "reading"
     typealias Params = SourceParams
     typealias Result = Int
 
@@ -12,33 +14,6 @@ enum NumberOfSectionsRequest: AnsweredAtOnce {
         try daemon.source(params.source).numberOfSections
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "numberOfSections",
-          "summary": "the number of sections",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "numberOfSectionsResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "the number of sections"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }

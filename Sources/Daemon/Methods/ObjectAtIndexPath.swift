@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `objectAtIndexPath`: one row; with withRevision or withMatches, {object, revision?, matches?}.
 enum ObjectAtIndexPathRequest: AnsweredAtOnce {
     static let name = "objectAtIndexPath"
+    static let section = "reading"
     typealias Params = IndexPathParams
     typealias Result = ObjectRead
 
@@ -17,94 +19,28 @@ enum ObjectAtIndexPathRequest: AnsweredAtOnce {
         return ObjectRead(object: object, revision: params.withRevision ? source.revision : nil, matches: matches)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "objectAtIndexPath",
-          "summary": "one row; with withRevision or withMatches, {object, revision?, matches?}",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "indexPath",
-              "schema": {
-                "$ref": "#/components/schemas/IndexPath"
-              },
-              "required": true
-            },
-            {
-              "name": "withRevision",
-              "schema": {
-                "type": "boolean"
-              },
-              "required": false
-            },
-            {
-              "name": "withMatches",
-              "schema": {
-                "type": "boolean",
-                "description": "also answer how the row matches its filtered source's query (matches)"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "objectAtIndexPathResult",
-            "schema": {
-              "anyOf": [
-                {
-                  "$ref": "#/components/schemas/Row"
-                },
-                {
-                  "type": "object",
-                  "properties": {
-                    "object": {
-                      "$ref": "#/components/schemas/Row"
-                    },
-                    "revision": {
-                      "type": "integer",
-                      "minimum": 0
-                    },
-                    "matches": {
-                      "$ref": "#/components/schemas/Matches"
-                    }
-                  },
-                  "required": [
-                    "object"
-                  ],
-                  "additionalProperties": false
-                }
-              ]
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "one row; with withRevision or withMatches, {object, revision?, matches?}"
+    static let resultSchema: Schema = .anyOf([
+        .ref("Row"),
+        .object(
+            [
+                "object": .ref("Row"),
+                "revision": .integer(in: 0...Int.max),
+                "matches": .ref("Matches"),
+            ],
+            required: ["object"]),
+    ])
 }
 
-struct IndexPathParams: WireParams {
+struct IndexPathParams: DeclaredParams {
     var source: String
     var indexPath: IndexPath
     var withRevision: Bool
     var withMatches: Bool
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        indexPath = try reader.required(
-            "indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath,
-            expected: "[section, item], an array of two non-negative integers")
-        withRevision = try reader.optionalBool("withRevision") ?? false
-        withMatches = try reader.optionalBool("withMatches") ?? false
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .indexPath(), .flag("withRevision", default: false, doc: "answer {object, revision}"),
+        .flag("withMatches", default: false, doc: "also answer how the row matches its filtered source's query (matches)"),
+        as: IndexPathParams.init)
 }
 
 /// `objectAtIndexPath`: the row as it is (the 1.0 shape), or with `withRevision` or

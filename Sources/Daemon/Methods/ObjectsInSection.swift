@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `objectsInSection`: a slice of a section, at a revision.
 enum ObjectsInSectionRequest: AnsweredAtOnce {
     static let name = "objectsInSection"
+    static let section = "reading"
     typealias Params = ObjectsInSectionParams
     typealias Result = SectionSlice
 
@@ -21,119 +23,33 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
             matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "objectsInSection",
-          "summary": "a slice of a section, at a revision",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "section",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": true
-            },
-            {
-              "name": "start",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": false
-            },
-            {
-              "name": "count",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": false
-            },
-            {
-              "name": "withMatches",
-              "schema": {
-                "type": "boolean",
-                "description": "also answer how each row matches its filtered source's query (matches, parallel to objects)"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "objectsInSectionResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "section": {
-                  "type": "integer",
-                  "minimum": 0
-                },
-                "start": {
-                  "type": "integer",
-                  "minimum": 0
-                },
-                "objects": {
-                  "type": "array",
-                  "items": {
-                    "$ref": "#/components/schemas/Row"
-                  }
-                },
-                "numberOfObjects": {
-                  "type": "integer",
-                  "minimum": 0
-                },
-                "revision": {
-                  "type": "integer",
-                  "minimum": 0
-                },
-                "matches": {
-                  "type": "array",
-                  "items": {
-                    "$ref": "#/components/schemas/Matches"
-                  }
-                }
-              },
-              "required": [
-                "section",
-                "start",
-                "objects",
-                "numberOfObjects",
-                "revision"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "a slice of a section, at a revision"
+    static let resultSchema: Schema = .object(
+        [
+            "section": .integer(in: 0...Int.max),
+            "start": .integer(in: 0...Int.max),
+            "objects": .array(of: .ref("Row")),
+            "numberOfObjects": .integer(in: 0...Int.max),
+            "revision": .integer(in: 0...Int.max),
+            "matches": .array(of: .ref("Matches")),
+        ],
+        required: ["section", "start", "objects", "numberOfObjects", "revision"])
 }
 
-struct ObjectsInSectionParams: WireParams {
+struct ObjectsInSectionParams: DeclaredParams {
     var source: String
     var section: Int
     var start: Int
     var count: Int?
     var withMatches: Bool
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        section = try reader.integer("section", in: 0...Int.max)
-        start = try reader.optionalInteger("start", in: 0...Int.max) ?? 0
-        count = try reader.optionalInteger("count", in: 0...Int.max)
-        withMatches = try reader.optionalBool("withMatches") ?? false
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .required("section", .integer(in: 0...Int.max)),
+        .optional("start", .integer(in: 0...Int.max), default: 0, doc: "the first row of the slice"),
+        .optional("count", .integer(in: 0...Int.max), doc: "the most rows answered; absent: to the end of the section"),
+        .flag(
+            "withMatches", default: false,
+            doc: "also answer how each row matches its filtered source's query (matches, parallel to objects)"),
+        as: ObjectsInSectionParams.init)
 }
 
 /// `objectsInSection`: a slice of one section, and the revision it was read at.

@@ -1,6 +1,7 @@
 import DataSources
 import Dispatch
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `ping`: answers, after an optional delay.
@@ -21,54 +22,18 @@ enum PingRequest: RequestMethod {
         return .later
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "ping",
-          "summary": "answers, after an optional delay",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "delayMilliseconds",
-              "schema": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 60000
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "pingResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "delayMilliseconds": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "maximum": 60000
-                }
-              },
-              "required": [
-                "delayMilliseconds"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "answers, after an optional delay"
+    static let resultSchema: Schema = .object(
+        [
+            "delayMilliseconds": .integer(in: 0...60000)
+        ],
+        required: ["delayMilliseconds"])
 }
 
-struct PingParams: WireParams {
+struct PingParams: DeclaredParams {
     var delayMilliseconds: Int
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        delayMilliseconds = try reader.optionalInteger("delayMilliseconds", in: 0...60_000) ?? 0
-    }
+    static let declaration = ObjectDeclaration(
+        .optional("delayMilliseconds", .integer(in: 0...60_000), default: 0, doc: "answer after this long"), as: PingParams.init)
 }
 
 struct PingResult: WireEncodable {

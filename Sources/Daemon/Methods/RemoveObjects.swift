@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `removeObjects`: removes from a simple source.
 enum RemoveObjectsRequest: AnsweredAtOnce {
     static let name = "removeObjects"
+    static let section = "editing-a-simple-source"
     typealias Params = RemoveObjectsParams
     typealias Result = Int
 
@@ -14,60 +16,15 @@ enum RemoveObjectsRequest: AnsweredAtOnce {
         return source.objects.count
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "removeObjects",
-          "summary": "removes from a simple source",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "index",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": true
-            },
-            {
-              "name": "count",
-              "schema": {
-                "type": "integer",
-                "minimum": 0
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "removeObjectsResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "removes from a simple source"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }
 
-struct RemoveObjectsParams: WireParams {
+struct RemoveObjectsParams: DeclaredParams {
     var source: String
     var index: Int
     var count: Int
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        index = try reader.integer("index", in: 0...Int.max)
-        count = try reader.optionalInteger("count", in: 0...Int.max) ?? 1
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .required("index", .integer(in: 0...Int.max), doc: "the first row removed"),
+        .optional("count", .integer(in: 0...Int.max), default: 1, doc: "how many rows"), as: RemoveObjectsParams.init)
 }

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `replaceObjects`: replaces a simple source's objects.
 enum ReplaceObjectsRequest: AnsweredAtOnce {
     static let name = "replaceObjects"
+    static let section = "editing-a-simple-source"
     typealias Params = ObjectsParams
     typealias Result = Int
 
@@ -14,40 +16,6 @@ enum ReplaceObjectsRequest: AnsweredAtOnce {
         return source.objects.count
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "replaceObjects",
-          "summary": "replaces a simple source's objects",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "objects",
-              "schema": {
-                "type": "array"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "replaceObjectsResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "replaces a simple source's objects"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }

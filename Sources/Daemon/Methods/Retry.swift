@@ -1,11 +1,13 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `retry`: asks a paginated source again for the direction that failed, and only that one
 /// (Paging 3's `retry()`).
 enum RetryRequest: AnsweredAtOnce {
     static let name = "retry"
+    static let section = "load-states-and-retry"
     typealias Params = SourceParams
     typealias Result = RetryResult
 
@@ -18,58 +20,16 @@ enum RetryRequest: AnsweredAtOnce {
         return RetryResult(outcome: .started(direction))
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "retry",
-          "summary": "asks a paginated source again for the direction whose load failed, and only that one",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "retryResult",
-            "schema": {
-              "anyOf": [
-                {
-                  "type": "object",
-                  "properties": {
-                    "started": {
-                      "const": true
-                    },
-                    "direction": {
-                      "enum": [
-                        "refresh",
-                        "prepend",
-                        "append"
-                      ]
-                    }
-                  },
-                  "required": [
-                    "started",
-                    "direction"
-                  ],
-                  "additionalProperties": false
-                },
-                {
-                  "$ref": "#/components/schemas/Refusal"
-                }
-              ]
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "asks a paginated source again for the direction whose load failed, and only that one"
+    static let resultSchema: Schema = .anyOf([
+        .object(
+            [
+                "started": .constant(true),
+                "direction": .oneOfValues(["refresh", "prepend", "append"]),
+            ],
+            required: ["started", "direction"]),
+        .ref("Refusal"),
+    ])
 }
 
 struct RetryResult: WireEncodable {

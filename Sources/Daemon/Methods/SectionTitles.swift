@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `sectionTitles`: the sections' titles.
 enum SectionTitlesRequest: AnsweredAtOnce {
     static let name = "sectionTitles"
+    static let section = "reading"
     typealias Params = SourceParams
     typealias Result = [JSON]
 
@@ -12,32 +14,6 @@ enum SectionTitlesRequest: AnsweredAtOnce {
         try daemon.source(params.source).sectionTitles
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "sectionTitles",
-          "summary": "the sections' titles",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "sectionTitlesResult",
-            "schema": {
-              "type": "array"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "the sections' titles"
+    static let resultSchema: Schema = .type("array")
 }

@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `setFilter`: changes a filtered source's filter or match query, with one didChange.
@@ -19,80 +20,19 @@ enum SetFilterRequest: AnsweredAtOnce {
         return filtered.describe()
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "setFilter",
-          "summary": "changes a filtered source's filter or match query, with one didChange",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "filter",
-              "schema": {
-                "anyOf": [
-                  {
-                    "$ref": "#/components/schemas/Predicate"
-                  },
-                  {
-                    "type": "null"
-                  }
-                ],
-                "description": "the new filter; null: none; absent: unchanged"
-              },
-              "required": false
-            },
-            {
-              "name": "match",
-              "schema": {
-                "anyOf": [
-                  {
-                    "$ref": "#/components/schemas/MatchQuery"
-                  },
-                  {
-                    "type": "null"
-                  }
-                ],
-                "description": "the new match query; null: none; absent: unchanged"
-              },
-              "required": false
-            }
-          ],
-          "result": {
-            "name": "setFilterResult",
-            "schema": {
-              "$ref": "#/components/schemas/SourceDescription"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "changes a filtered source's filter or match query, with one didChange"
+    static let resultSchema: Schema = .ref("SourceDescription")
 }
 
 /// `setFilter`: `{source, filter?, match?}`; each absent keeps what the source has, null
 /// removes it.
-struct SetFilterParams: WireParams {
+struct SetFilterParams: DeclaredParams {
     var source: String
     /// nil: unchanged; `.some(nil)`: removed.
     var filter: Predicate??
     var match: MatchQuery??
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        if let value = reader.rawValue("filter") {
-            filter = .some(value.isNull ? nil : try FilterDecoding.predicate(value, "filter"))
-        }
-        if let value = reader.rawValue("match") {
-            match = .some(value.isNull ? nil : try FilterDecoding.match(value, "match"))
-        }
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .replacing("filter", FilterDecoding.predicateShape, doc: "the new filter; null removes it, absent keeps it"),
+        .replacing("match", FilterDecoding.matchShape, doc: "the new match query; null removes it, absent keeps it"),
+        as: SetFilterParams.init)
 }

@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `setRefreshInterval`: makes a remote or paginated source live (or stops it).
 enum SetRefreshIntervalRequest: AnsweredAtOnce {
     static let name = "setRefreshInterval"
+    static let section = "live-lists"
     typealias Params = SetRefreshIntervalParams
     typealias Result = SourceDescription
 
@@ -19,63 +21,18 @@ enum SetRefreshIntervalRequest: AnsweredAtOnce {
         return remote.describe()
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "setRefreshInterval",
-          "summary": "makes a remote or paginated source live (or stops it)",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "seconds",
-              "schema": {
-                "anyOf": [
-                  {
-                    "type": "number",
-                    "minimum": 1,
-                    "maximum": 86400
-                  },
-                  {
-                    "type": "null"
-                  }
-                ],
-                "description": "seconds between refreshes of a live list; null: none"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "setRefreshIntervalResult",
-            "schema": {
-              "$ref": "#/components/schemas/SourceDescription"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "makes a remote or paginated source live (or stops it)"
+    static let resultSchema: Schema = .ref("SourceDescription")
 }
 
 /// `setRefreshInterval`: `{source, seconds}`, seconds a number or null (no refreshes).
-struct SetRefreshIntervalParams: WireParams {
+struct SetRefreshIntervalParams: DeclaredParams {
     var source: String
     var seconds: Double?
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        // null is a value here (no refreshes), not an absent member.
-        guard let value = reader.rawValue("seconds") else {
-            throw .missing("seconds", expected: "a number of seconds in 1...86400, or null")
-        }
-        seconds = try RemoteConfigurationDecoding.refreshInterval(value, "seconds")
-    }
+    // null is a value here (no refreshes), not an absent member.
+    static let declaration = ObjectDeclaration(
+        .source(),
+        .requiredAllowingNull(
+            "seconds", RemoteConfigurationDecoding.refreshIntervalShape, doc: "seconds between refreshes of a live list; null: none"),
+        as: SetRefreshIntervalParams.init)
 }

@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `shutdown`: ends loads in flight and waiting requests; then only exit is accepted.
@@ -27,24 +28,6 @@ enum ShutdownRequest: RequestMethod {
         return .now(NullResult())
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "shutdown",
-          "summary": "ends loads in flight and waiting requests; then only exit is accepted",
-          "paramStructure": "by-name",
-          "params": [],
-          "result": {
-            "name": "shutdownResult",
-            "schema": {
-              "type": "null"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "ends loads in flight and waiting requests; then only exit is accepted"
+    static let resultSchema: Schema = .null
 }

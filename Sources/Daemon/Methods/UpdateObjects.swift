@@ -1,10 +1,12 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `updateObjects`: replaces objects of a simple source by identity.
 enum UpdateObjectsRequest: AnsweredAtOnce {
     static let name = "updateObjects"
+    static let section = "editing-a-simple-source"
     typealias Params = ObjectsParams
     typealias Result = Int
 
@@ -14,40 +16,6 @@ enum UpdateObjectsRequest: AnsweredAtOnce {
         return source.objects.count
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "updateObjects",
-          "summary": "replaces objects of a simple source by identity",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "objects",
-              "schema": {
-                "type": "array"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "updateObjectsResult",
-            "schema": {
-              "type": "integer",
-              "minimum": 0
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "replaces objects of a simple source by identity"
+    static let resultSchema: Schema = .integer(in: 0...Int.max)
 }

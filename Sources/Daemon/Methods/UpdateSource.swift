@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `updateSource`: changes a remote or paginated source's query parameters, API path or
@@ -12,6 +13,7 @@ import JSONRPC
 /// update since; a source never fetched only changes, and its first `fetchData` loads it.
 enum UpdateSourceRequest: AnsweredAtOnce {
     static let name = "updateSource"
+    static let section = "changing-the-query-updatesource"
     typealias Params = UpdateSourceParams
     typealias Result = SourceDescription
 
@@ -59,81 +61,14 @@ enum UpdateSourceRequest: AnsweredAtOnce {
         source.fetchData()
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "updateSource",
-          "summary": "changes a remote or paginated source's query parameters, API path or headers in place",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "queryParameters",
-              "schema": {
-                "$ref": "#/components/schemas/QueryParameters"
-              },
-              "required": false,
-              "description": "replaces the configured query parameters"
-            },
-            {
-              "name": "apiPath",
-              "schema": {
-                "type": "string"
-              },
-              "required": false
-            },
-            {
-              "name": "headers",
-              "schema": {
-                "$ref": "#/components/schemas/Headers"
-              },
-              "required": false,
-              "description": "replaces remoteConfiguration.headers"
-            },
-            {
-              "name": "keepRows",
-              "schema": {
-                "type": "boolean"
-              },
-              "required": false,
-              "description": "default true: the rows stay, stale, until the new query's first page replaces them in one didChange"
-            },
-            {
-              "name": "debounceMilliseconds",
-              "schema": {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 10000
-              },
-              "required": false,
-              "description": "default 0: load at once; else load when no update follows within this time"
-            }
-          ],
-          "result": {
-            "name": "updateSourceResult",
-            "schema": {
-              "$ref": "#/components/schemas/SourceDescription"
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary = "changes a remote or paginated source's query parameters, API path or headers in place"
+    static let resultSchema: Schema = .ref("SourceDescription")
 }
 
 /// `{source, queryParameters?, apiPath?, headers?, keepRows?, debounceMilliseconds?}`. The
 /// members are checked here with their own names; `createSource`'s decoding then checks them
 /// against the rest of the source's params (an `apiPath` that leaves the base URL's host).
-struct UpdateSourceParams: WireParams {
+struct UpdateSourceParams: DeclaredParams {
     var source: String
     var queryParameters: JSON?
     var apiPath: JSON?
@@ -141,23 +76,15 @@ struct UpdateSourceParams: WireParams {
     var keepRows: Bool
     var debounceMilliseconds: Int
 
-    static let maximumDebounceMilliseconds = 10_000
-
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        if let value = reader.rawValue("queryParameters") {
-            _ = try RemoteConfigurationDecoding.queryParameters(value, "queryParameters")
-            queryParameters = value
-        }
-        if let value = reader.rawValue("apiPath") {
-            _ = try Decode.string(value, "apiPath")
-            apiPath = value
-        }
-        if let value = reader.rawValue("headers") {
-            _ = try RemoteConfigurationDecoding.headers(value, "headers")
-            headers = value
-        }
-        keepRows = try reader.optionalBool("keepRows") ?? true
-        debounceMilliseconds = try reader.optionalInteger("debounceMilliseconds", in: 0...Self.maximumDebounceMilliseconds) ?? 0
-    }
+    static let declaration = ObjectDeclaration(
+        .source(),
+        .optionalRefusingNull(
+            "queryParameters", RemoteConfigurationDecoding.queryParametersValue, doc: "replaces the configured query parameters"),
+        .optionalRefusingNull("apiPath", Shape.string.map { _, value, _ in value }, doc: "replaces the API path"),
+        .optionalRefusingNull("headers", RemoteConfigurationDecoding.headersValue, doc: "replaces remoteConfiguration.headers"),
+        .flag("keepRows", default: true, doc: "the rows stay, stale, until the new query's first page replaces them in one didChange"),
+        .optional(
+            "debounceMilliseconds", .integer(in: 0...10_000), default: 0,
+            doc: "load at once; else load when no update follows within this time"),
+        as: UpdateSourceParams.init)
 }

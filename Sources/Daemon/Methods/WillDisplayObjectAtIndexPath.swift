@@ -1,11 +1,13 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// `willDisplayObjectAtIndexPath`: a row is shown: near either end of a paginated source's loaded rows the
 /// page next to them loads; on a counted list's far unloaded row, that row's page (a jump).
 enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
     static let name = "willDisplayObjectAtIndexPath"
+    static let section = "loading"
     typealias Params = DisplayParams
     typealias Result = DisplayResult
 
@@ -22,62 +24,20 @@ enum WillDisplayObjectAtIndexPathRequest: AnsweredAtOnce {
         return DisplayResult(fetchStarted: source.cyclesStarted != cycles && source.isFetching)
     }
 
-    /// This method in Protocol/openrpc.json (`datasourced schema` prints the whole document).
-    static let openRPC = #"""
-        {
-          "name": "willDisplayObjectAtIndexPath",
-          "summary": "a row is shown: near either end of a paginated source's loaded rows the page next to them loads; on a counted list's far unloaded row, that row's page (a jump)",
-          "paramStructure": "by-name",
-          "params": [
-            {
-              "name": "source",
-              "schema": {
-                "$ref": "#/components/schemas/SourceName"
-              },
-              "required": true
-            },
-            {
-              "name": "indexPath",
-              "schema": {
-                "$ref": "#/components/schemas/IndexPath"
-              },
-              "required": true
-            }
-          ],
-          "result": {
-            "name": "willDisplayObjectAtIndexPathResult",
-            "schema": {
-              "type": "object",
-              "properties": {
-                "fetchStarted": {
-                  "type": "boolean"
-                }
-              },
-              "required": [
-                "fetchStarted"
-              ],
-              "additionalProperties": false
-            }
-          },
-          "errors": [
-            {
-              "$ref": "#/components/errors/InvalidParams"
-            }
-          ]
-        }
-        """#
+    static let summary =
+        "a row is shown: near either end of a paginated source's loaded rows the page next to them loads; on a counted list's far unloaded row, that row's page (a jump)"
+    static let resultSchema: Schema = .object(
+        [
+            "fetchStarted": .boolean
+        ],
+        required: ["fetchStarted"])
 }
 
 /// `willDisplayObjectAtIndexPath`: no revision to ask for.
-struct DisplayParams: WireParams {
+struct DisplayParams: DeclaredParams {
     var source: String
     var indexPath: IndexPath
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        indexPath = try reader.required(
-            "indexPath", inPlace: Decode.indexPath(inPlace:), Decode.indexPath,
-            expected: "[section, item], an array of two non-negative integers")
-    }
+    static let declaration = ObjectDeclaration(.source(), .indexPath(doc: "the row shown"), as: DisplayParams.init)
 }
 
 struct DisplayResult: WireEncodable {

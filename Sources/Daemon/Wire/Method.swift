@@ -1,10 +1,26 @@
 import DataSources
 import JSONKit
+import WireSchema
 
 /// A request's params, decoded and checked: every method has one such type.
 protocol WireParams {
     /// Reads the members it knows; the caller refuses the rest (`ObjectReader.finish`).
     init(_ reader: inout ObjectReader) throws(FieldError)
+    /// The members as Protocol/openrpc.json lists them.
+    static var members: [Member] { get }
+}
+
+/// Params declared once, as fields: the decoding and the members both come from `declaration`.
+protocol DeclaredParams: WireParams {
+    static var declaration: ObjectDeclaration<Self> { get }
+}
+
+extension DeclaredParams {
+    init(_ reader: inout ObjectReader) throws(FieldError) {
+        self = try Self.declaration.decode(&reader)
+    }
+
+    static var members: [Member] { declaration.members }
 }
 
 /// A value the protocol sends: a result or a notification's params.
@@ -31,8 +47,8 @@ enum Reply<Result: WireEncodable> {
 }
 
 /// Params for methods that take none.
-struct NoParams: WireParams {
-    init(_ reader: inout ObjectReader) {}
+struct NoParams: DeclaredParams {
+    static let declaration = ObjectDeclaration(as: { NoParams() })
 }
 
 extension JSON: WireEncodable {

@@ -1,5 +1,6 @@
 import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 
 /// The method table: names to handlers that decode params, run, and encode the result.

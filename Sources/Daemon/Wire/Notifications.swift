@@ -1,6 +1,7 @@
 import DataSources
 import JSONKit
 import JSONRPC
+import WireSchema
 
 /// Every notification the daemon sends; `initialize` lists them from here.
 enum NotificationName: String, CaseIterable {
@@ -76,195 +77,95 @@ struct SourceNotification {
 }
 
 extension NotificationName {
-    /// This notification in Protocol/openrpc.json's `x-notifications`.
-    var openRPC: String {
+    /// One line: when the daemon sends it.
+    var summary: String {
+        switch self {
+        case .willLoadData: "a load cycle begins"
+        case .didPartiallyLoad: "part of a cycle's load arrived (multi and sectioned sources)"
+        case .finishedLoading: "a cycle ended with its data"
+        case .failedWithError: "a cycle ended with a failure"
+        case .didChange: "the rows changed"
+        case .didChangeFreshness: "the rows shown started or stopped being unconfirmed rows from the persisted cache"
+        case .didChangeLoadState:
+            "a paginated source's load state changed in at least one direction (sent to clients with the loadStates capability)"
+        }
+    }
+
+    /// Its params.
+    var paramsSchema: Schema {
         switch self {
         case .willLoadData:
-            #"""
-            {
-              "name": "dataSource/willLoadData",
-              "summary": "a load cycle begins",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  }
-                },
-                "required": [
-                  "source"
+            .object(
+                [
+                    "source": .ref("SourceName")
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source"])
         case .didPartiallyLoad:
-            #"""
-            {
-              "name": "dataSource/didPartiallyLoad",
-              "summary": "part of a cycle's load arrived (multi and sectioned sources)",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  }
-                },
-                "required": [
-                  "source"
+            .object(
+                [
+                    "source": .ref("SourceName")
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source"])
         case .finishedLoading:
-            #"""
-            {
-              "name": "dataSource/finishedLoading",
-              "summary": "a cycle ended with its data",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  }
-                },
-                "required": [
-                  "source"
+            .object(
+                [
+                    "source": .ref("SourceName")
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source"])
         case .failedWithError:
-            #"""
-            {
-              "name": "dataSource/failedWithError",
-              "summary": "a cycle ended with a failure",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  },
-                  "error": {
-                    "$ref": "#/components/schemas/LoadFailure"
-                  }
-                },
-                "required": [
-                  "source",
-                  "error"
+            .object(
+                [
+                    "source": .ref("SourceName"),
+                    "error": .ref("LoadFailure"),
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source", "error"])
         case .didChange:
-            #"""
-            {
-              "name": "dataSource/didChange",
-              "summary": "the rows changed",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  },
-                  "changes": {
-                    "$ref": "#/components/schemas/ChangeSet"
-                  },
-                  "revision": {
-                    "type": "integer",
-                    "minimum": 1
-                  },
-                  "previousRevision": {
-                    "type": "integer",
-                    "minimum": 0
-                  },
-                  "values": {
-                    "type": "object",
-                    "properties": {
-                      "inserted": {
-                        "type": "array",
-                        "items": {
-                          "$ref": "#/components/schemas/Row"
-                        }
-                      },
-                      "updated": {
-                        "type": "array",
-                        "items": {
-                          "$ref": "#/components/schemas/Row"
-                        }
-                      }
-                    },
-                    "required": [
-                      "inserted",
-                      "updated"
-                    ],
-                    "additionalProperties": false
-                  }
-                },
-                "required": [
-                  "source",
-                  "changes",
-                  "revision",
-                  "previousRevision"
+            .object(
+                [
+                    "source": .ref("SourceName"),
+                    "changes": .ref("ChangeSet"),
+                    "revision": .integer(in: 1...Int.max),
+                    "previousRevision": .integer(in: 0...Int.max),
+                    "values": .object(
+                        [
+                            "inserted": .array(of: .ref("Row")),
+                            "updated": .array(of: .ref("Row")),
+                        ],
+                        required: ["inserted", "updated"]),
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source", "changes", "revision", "previousRevision"])
         case .didChangeFreshness:
-            #"""
-            {
-              "name": "dataSource/didChangeFreshness",
-              "summary": "the rows shown started or stopped being unconfirmed rows from the persisted cache",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  },
-                  "stale": {
-                    "type": "boolean"
-                  },
-                  "cachedAt": {
-                    "type": "string",
-                    "format": "date-time",
-                    "description": "RFC 3339, UTC, to the millisecond"
-                  }
-                },
-                "required": [
-                  "source",
-                  "stale"
+            .object(
+                [
+                    "source": .ref("SourceName"),
+                    "stale": .boolean,
+                    "cachedAt": .string(format: "date-time").described("RFC 3339, UTC, to the millisecond"),
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source", "stale"])
         case .didChangeLoadState:
-            #"""
-            {
-              "name": "dataSource/didChangeLoadState",
-              "summary": "a paginated source's load state changed in at least one direction (sent to clients with the loadStates capability)",
-              "params": {
-                "type": "object",
-                "properties": {
-                  "source": {
-                    "$ref": "#/components/schemas/SourceName"
-                  },
-                  "loadStates": {
-                    "$ref": "#/components/schemas/LoadStates"
-                  }
-                },
-                "required": [
-                  "source",
-                  "loadStates"
+            .object(
+                [
+                    "source": .ref("SourceName"),
+                    "loadStates": .ref("LoadStates"),
                 ],
-                "additionalProperties": false
-              }
-            }
-            """#
+                required: ["source", "loadStates"])
         }
+    }
+
+    /// The anchor of its section in Protocol.md.
+    var section: String {
+        switch self {
+        case .didChangeFreshness: "persisted-cache"
+        case .didChangeLoadState: "load-states-and-retry"
+        default: "notifications"
+        }
+    }
+
+    /// This notification in Protocol/openrpc.json's `x-notifications`.
+    var openRPC: JSON {
+        .object([
+            ("name", JSON(rawValue)), ("summary", JSON(summary)), ("params", paramsSchema.json),
+            ("externalDocs", .object([("description", "its prose"), ("url", JSON("Protocol.md#\(section)"))])),
+        ])
     }
 }

@@ -1,27 +1,23 @@
 import DataSources
 import JSONKit
+import WireSchema
 
 // Params and results that several methods share; each method's own are in its file under
 // Methods/. Indices and counts are checked against the rows that exist by the model, which
 // never adds two client numbers without checking.
 
 /// `{source}`: the methods that read or drive one whole source.
-struct SourceParams: WireParams {
+struct SourceParams: DeclaredParams {
     var source: String
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-    }
+    static let declaration = ObjectDeclaration(.source(), as: SourceParams.init)
 }
 
 /// `replaceObjects`, `updateObjects`: `{source, objects}`.
-struct ObjectsParams: WireParams {
+struct ObjectsParams: DeclaredParams {
     var source: String
     var objects: [JSON]
-    init(_ reader: inout ObjectReader) throws(FieldError) {
-        source = try reader.string("source")
-        objects = try reader.required(
-            "objects", { value, field throws(FieldError) in try Decode.array(value, field) }, expected: "an array")
-    }
+    static let declaration = ObjectDeclaration(
+        .source(), .required("objects", .array, doc: "the objects, as the source will hold them"), as: ObjectsParams.init)
 }
 
 /// `$/cancelRequest` (a notification): `{id}`, the id of the request to cancel.

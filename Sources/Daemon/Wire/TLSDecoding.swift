@@ -4,6 +4,7 @@ import Glibc
 import Basics
 import DataSources
 import JSONKit
+import WireSchema
 
 /// `remoteConfiguration.tls: {caFile?, certificateFile?, keyFile?}`: paths of PEM files,
 /// each checked here, when the source is created, so that a missing, unreadable or non-PEM

@@ -91,7 +91,7 @@ package struct ObjectReader {
 
     /// The same, trying `inPlace` on the member where it lies first; it answers nil for
     /// anything it does not take, which `decode` then refuses by name.
-    mutating func required<T>(
+    package mutating func required<T>(
         _ key: String, inPlace: (JSON.Cursor) -> T?, _ decode: (JSON, String) throws(FieldError) -> T,
         expected: String
     ) throws(FieldError) -> T {
@@ -125,7 +125,7 @@ package struct ObjectReader {
         try optional(key) { value, field throws(FieldError) in try Decode.integer(value, field, in: range) }
     }
 
-    mutating func optionalNumber(
+    package mutating func optionalNumber(
         _ key: String, in range: ClosedRange<Double>, excludingLowerBound: Bool = false
     ) throws(FieldError) -> Double? {
         try optional(key) { value, field throws(FieldError) in
@@ -139,7 +139,7 @@ package struct ObjectReader {
         return try optional(key) { value, field throws(FieldError) in try Decode.bool(value, field) }
     }
 
-    mutating func optionalKeyPath(_ key: String) throws(FieldError) -> JSONKeyPath? {
+    package mutating func optionalKeyPath(_ key: String) throws(FieldError) -> JSONKeyPath? {
         try optional(key) { value, field throws(FieldError) in try Decode.keyPath(value, field) }
     }
 
@@ -153,14 +153,14 @@ package struct ObjectReader {
 
     /// The known name a typo most likely meant: same letters ignoring case, or within a
     /// small edit distance.
-    static func closest(to key: String, among known: [String]) -> String? {
+    package static func closest(to key: String, among known: [String]) -> String? {
         let lower = key.lowercased()
         if let same = known.first(where: { $0.lowercased() == lower }) { return same }
         let scored = known.map { ($0, editDistance(lower, $0.lowercased())) }.filter { $0.1 <= max(2, key.count / 3) }
         return scored.min { $0.1 < $1.1 }?.0
     }
 
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    package static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a.utf8.prefix(64)), b = Array(b.utf8.prefix(64))
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         var previous = Array(0...b.count)
@@ -203,7 +203,7 @@ package enum Decode {
     }
 
     /// A finite number within `range` (integers accepted).
-    static func number(
+    package static func number(
         _ value: JSON, _ field: String, in range: ClosedRange<Double>, excludingLowerBound: Bool
     ) throws(FieldError) -> Double {
         let lower = excludingLowerBound ? "(\(format(range.lowerBound))" : "[\(format(range.lowerBound))"
@@ -224,7 +224,7 @@ package enum Decode {
         return bool
     }
 
-    static func keyPath(_ value: JSON, _ field: String) throws(FieldError) -> JSONKeyPath {
+    package static func keyPath(_ value: JSON, _ field: String) throws(FieldError) -> JSONKeyPath {
         let expected = "a non-empty key path string"
         guard let text = value.stringValue else { throw .mistyped(field, expected: expected, got: value) }
         guard !text.isEmpty else { throw .invalid(field, expected: expected, got: value) }
@@ -232,7 +232,7 @@ package enum Decode {
     }
 
     /// The name of a source (its existence is the registry's to check).
-    static func sourceName(_ value: JSON, _ field: String) throws(FieldError) -> String {
+    package static func sourceName(_ value: JSON, _ field: String) throws(FieldError) -> String {
         guard let text = value.stringValue else { throw .mistyped(field, expected: "the name of an existing source", got: value) }
         return text
     }
@@ -243,7 +243,7 @@ package enum Decode {
     }
 
     /// `[section, item]`, both non-negative integers.
-    static func indexPath(_ value: JSON, _ field: String) throws(FieldError) -> IndexPath {
+    package static func indexPath(_ value: JSON, _ field: String) throws(FieldError) -> IndexPath {
         let expected = "[section, item], an array of two non-negative integers"
         if let indexPath = indexPath(inPlace: value.cursor) { return indexPath }
         guard let elements = value.arrayValue, elements.count == 2 else { throw .mistyped(field, expected: expected, got: value) }
@@ -254,7 +254,7 @@ package enum Decode {
 
     /// A valid index path read where it lies, with no value made of its elements (most
     /// requests carry one); nil for anything else, which `indexPath(_:_:)` refuses by name.
-    static func indexPath(inPlace value: JSON.Cursor) -> IndexPath? {
+    package static func indexPath(inPlace value: JSON.Cursor) -> IndexPath? {
         var count = 0, first: Int64 = -1, second: Int64 = -1
         value.forEachElement { index, element in
             count += 1
