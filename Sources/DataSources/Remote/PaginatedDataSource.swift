@@ -16,20 +16,8 @@ import JSONKit
 package final class PaginatedDataSource: RemoteCollection {
     package let paginator: PaginatorConfiguration
 
-    /// One page's request.
-    enum PageRequest: Equatable, Sendable {
-        case first
-        case page(Int)
-        case offset(Int)
-        case cursor(String)
-        case url(String)
-    }
-
-    /// The next page to load; nil when none remains (or before the first).
-    private var next: PageRequest?
-    /// The page before the first one loaded; nil when none is before it, or when the strategy
-    /// cannot say (`paginator.previousPageUnsupported`).
-    private var previous: PageRequest?
+    /// Which page comes next, in either direction, and the loop guard.
+    private var plan: RequestPlan
     /// Why the last page asked for before the first one failed, until one arrives.
     private var prependError: FetchError?
     /// Where the first loaded page starts in the whole list, when its request says (a page
@@ -46,37 +34,20 @@ package final class PaginatedDataSource: RemoteCollection {
     private var pagesDropped = 0
     /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
     private(set) var currentPage: Int
-    private var hasMorePages: Bool { next != nil }
+    private var hasMorePages: Bool { plan.next != nil }
     private var metadata = PageMetadata()
     private var trailingError: FetchError?
     private var loadedOnce = false
 
     // The paging run since the first page.
-    private var pagesLoaded = 0
     /// Objects the server has sent in this run (duplicates included): the next offset, and
     /// what totals are compared with.
     private var objectsReceived = 0
-    private var requestsMade: Set<String> = []
-    private var stalledPages = 0
     private var loadedIdentities: IdentitySet
     private(set) var duplicatesDropped = 0
     private var retriesLeft = 0
 
-    /// Each page of the run, in order: what revalidates it (a refresh, the cache) and how many
-    /// of `objects` it holds.
-    private struct LoadedPage {
-        var request: PageRequest
-        var validators: Validators
-        /// Rows kept from it (later duplicates dropped).
-        var kept: Int
-        /// Objects the server sent in it.
-        var received: Int
-        /// The request after it, as its response said (before the loop guard).
-        var next: PageRequest?
-        var metadata: PageMetadata
-        /// The request before it, as its response said.
-        var previous: PageRequest? = nil
-    }
+    /// Each page of the run, in order.
     private var loadedPages: [LoadedPage] = []
 
     // Load states (Paging 3's): derived from the paging state, save what only a failure knows.
@@ -120,6 +91,7 @@ package final class PaginatedDataSource: RemoteCollection {
         loader: RemoteLoading
     ) {
         self.paginator = paginator
+        plan = RequestPlan(paginator: paginator)
         currentPage = paginator.firstPage.addingClamped(-1)
         loadedIdentities = IdentitySet(identity: identity)
         super.init(name: name, identity: identity, configuration: configuration, loader: loader)
@@ -142,26 +114,16 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
-        let start = firstRequest
+        let start = paginator.firstRequest
         let first = loadedPages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
         load(start, replacing: true, validators: first)
-    }
-
-    /// The request that starts a run: the first page, or `initialPage` / `initialOffset` / `initialCursor`.
-    private var firstRequest: PageRequest {
-        switch paginator.initialPosition {
-        case .page(let number)?: number == paginator.firstPage ? .first : .page(number)
-        case .offset(let offset)?: offset == 0 ? .first : .offset(offset)
-        case .cursor(let cursor)?: .cursor(cursor)
-        case nil: .first
-        }
     }
 
     /// Why `fetchPreviousPage` would do nothing, or nil when it would load a page.
     package var previousPageRefusal: String? {
         if isFetching { return "a fetch is in flight" }
         if !loadedOnce { return "no page is loaded yet: call fetchData first" }
-        if previous != nil { return nil }
+        if plan.previous != nil { return nil }
         if let unsupported = paginator.previousPageUnsupported { return unsupported }
         switch loadedPages.first?.request {
         case .first?, nil: return "the first page is loaded: there is no page before it"
@@ -173,7 +135,7 @@ package final class PaginatedDataSource: RemoteCollection {
     /// nothing happens) when `previousPageRefusal` says why not.
     @discardableResult
     package func fetchPreviousPage() -> Bool {
-        guard previousPageRefusal == nil, let previous else { return false }
+        guard previousPageRefusal == nil, let previous = plan.previous else { return false }
         stopRefresh()
         loadingDirection = .prepend
         emit(.willLoadData)
@@ -195,7 +157,7 @@ package final class PaginatedDataSource: RemoteCollection {
     /// Loads the next page; false (and nothing happens) while fetching or when none remain.
     @discardableResult
     package func fetchNextPage() -> Bool {
-        guard nextPageRefusal == nil, let next else { return false }
+        guard nextPageRefusal == nil, let next = plan.next else { return false }
         stopRefresh()
         loadingDirection = .append
         emit(.willLoadData)
@@ -219,7 +181,7 @@ package final class PaginatedDataSource: RemoteCollection {
         let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
         if !overflow, distance <= paginator.prefetchDistance, fetchNextPage() { return }
         // Within `prefetchDistance` rows of the first row: the page before it, when there is one.
-        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
+        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, plan.previous != nil { fetchPreviousPage() }
     }
 
     package override func didRead(_ indexPath: IndexPath) {
@@ -245,7 +207,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if run.contains(item) {
             walk = nil
             if run.upperBound - 1 - item <= paginator.prefetchDistance, fetchNextPage() { return }
-            if item - run.lowerBound <= paginator.prefetchDistance, previous != nil { fetchPreviousPage() }
+            if item - run.lowerBound <= paginator.prefetchDistance, plan.previous != nil { fetchPreviousPage() }
             return
         }
         // Pages counted as they load, not only worked out from a page size the server may not
@@ -445,8 +407,7 @@ package final class PaginatedDataSource: RemoteCollection {
     override func startNewQuery(keepingRows: Bool) {
         loadedOnce = false
         loadedPages = []
-        next = nil
-        previous = nil
+        plan.forgetNeighbours()
         prependError = nil
         runStart = 0
         displayedItem = nil
@@ -477,8 +438,8 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         return LoadStates(
             refresh: state(.refresh, error: refreshError, endReached: false),
-            prepend: state(.prepend, error: prependError, endReached: loadedOnce && previous == nil),
-            append: state(.append, error: trailingError, endReached: loadedOnce && next == nil))
+            prepend: state(.prepend, error: prependError, endReached: loadedOnce && plan.previous == nil),
+            append: state(.append, error: trailingError, endReached: loadedOnce && plan.next == nil))
     }
 
     /// Sends `didChangeLoadState` when the load states differ from the ones last sent.
@@ -508,13 +469,13 @@ package final class PaginatedDataSource: RemoteCollection {
     /// Why `retry` would do nothing, or nil when a direction has failed and can be asked for again.
     package var retryRefusal: String? {
         if isFetching { return "a fetch is in flight" }
-        if refreshError != nil || (prependError != nil && previous != nil) { return nil }
+        if refreshError != nil || (prependError != nil && plan.previous != nil) { return nil }
         if let prependError {
             return
                 "the prepend direction stopped with kind \(prependError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
         }
         if let trailingError {
-            guard next != nil else {
+            guard plan.next != nil else {
                 return
                     "the append direction stopped with kind \(trailingError.kind.rawValue), which asking again cannot change: fetchData starts a new run"
             }
@@ -533,48 +494,11 @@ package final class PaginatedDataSource: RemoteCollection {
             fetchData()
             return .refresh
         }
-        if prependError != nil, previous != nil { return fetchPreviousPage() ? .prepend : nil }
+        if prependError != nil, plan.previous != nil { return fetchPreviousPage() ? .prepend : nil }
         return fetchNextPage() ? .append : nil
     }
 
     // MARK: Requests
-
-    private func target(of page: PageRequest) -> RequestTarget {
-        var query: [(name: String, value: String)] = []
-        switch (paginator.strategy, page) {
-        case (.pageNumber, .first):
-            query = [(paginator.pageQueryKey, String(paginator.firstPage))]
-        case (.pageNumber, .page(let number)):
-            query = [(paginator.pageQueryKey, String(number))]
-        case (.offset(let offsetKey, _, _), .first):
-            query = [(offsetKey, "0")]
-        case (.offset(let offsetKey, _, _), .offset(let offset)):
-            query = [(offsetKey, String(offset))]
-        case (.cursor(let cursorKey, _, _, _), .cursor(let cursor)):
-            query = [(cursorKey, cursor)]
-        case (_, .url(let url)):
-            return .url(url)
-        default:
-            break
-        }
-        if let pageSize = paginator.pageSize {
-            let key: String
-            if case .offset(_, let limitKey, _) = paginator.strategy { key = limitKey } else { key = paginator.pageSizeQueryKey }
-            query.append((key, String(pageSize)))
-        }
-        return .collection(query: query)
-    }
-
-    /// What names a request in the loop guard.
-    private static func token(_ page: PageRequest) -> String {
-        switch page {
-        case .first: "first"
-        case .page(let number): "page:\(number)"
-        case .offset(let offset): "offset:\(offset)"
-        case .cursor(let cursor): "cursor:\(cursor)"
-        case .url(let url): "url:\(url)"
-        }
-    }
 
     /// `cached`: the persisted copy of a page loaded again (`persistedCopy(of:)`), whose
     /// validators make the request conditional: a `304` brings its rows back from the cache.
@@ -582,7 +506,7 @@ package final class PaginatedDataSource: RemoteCollection {
         _ page: PageRequest, replacing: Bool, prepending: Bool = false, delaySeconds: Double = 0, validators: Validators? = nil,
         cached: CachedPages.Page? = nil
     ) {
-        let target = target(of: page)
+        let target = paginator.target(of: page)
         let requestURL = url(of: target)
         let validators = validators.flatMap { $0.isEmpty ? nil : $0 }
         request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
@@ -646,7 +570,9 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
         let validatorsOfPage = Validators(headers: response, keeping: fromCache?.validators)
-        if replacing, let beyond = beyondEnd(page, response: response, metadata: metadataOfPage) {
+        if replacing,
+            let beyond = plan.beyondEnd(page, response: response, metadata: metadataOfPage, jumpingTo: pendingJump, errorURL: lastURL)
+        {
             // Like any failed first page: the rows loaded (or the previous query's) stay.
             return failed(beyond, for: page, replacing: true, prepending: false, validators: nil)
         }
@@ -654,19 +580,16 @@ package final class PaginatedDataSource: RemoteCollection {
             refreshError = nil
             prependError = nil
             pagesDropped = 0
-            runStart = startPosition(of: page, metadata: metadataOfPage)
-            runStartKnown = positionIsKnown(of: page, metadata: metadataOfPage)
+            runStart = paginator.startPosition(of: page, metadata: metadataOfPage)
+            runStartKnown = paginator.positionIsKnown(of: page, metadata: metadataOfPage)
             pendingJump = nil
             loadedPages = []
             objects = []
-            pagesLoaded = 0
             objectsReceived = 0
-            requestsMade = []
-            stalledPages = 0
+            plan.startRun()
             loadedIdentities = IdentitySet(identity: identity)
             duplicatesDropped = 0
         }
-        requestsMade.insert(Self.token(page))
         let keptHead = replacing ? 0 : objects.count
         let received = response.objects
         // Hashed once, for the duplicates and for the change set (`compose`).
@@ -685,43 +608,21 @@ package final class PaginatedDataSource: RemoteCollection {
             (kept, keptHashes) = (keptRows, hashesKept)
         }
         objects.append(contentsOf: kept)
-        pagesLoaded += 1
         objectsReceived = objectsReceived.addingClamped(received.count)
-        currentPage = Self.currentPage(after: page, pagesLoaded: pagesLoaded, paginator: paginator)
         loadedOnce = true
         lastError = nil
         trailingError = nil
         metadata = metadataOfPage
-        stalledPages = !received.isEmpty && kept.isEmpty ? stalledPages + 1 : 0
-        if replacing { previous = try? previousPage(before: page, response: response, requestURL: requestURL).get() ?? nil }
-
-        var failure: FetchError?
-        switch nextPage(
-            after: page, response: response, requestURL: requestURL, metadata: metadata,
-            objectsReceived: runStart.addingClamped(objectsReceived))
-        {
-        case .success(let following):
-            next = following
-        case .failure(let error):
-            next = nil
-            failure = error
-        }
+        var failure = plan.nextPageArrived(
+            page, response: response, metadata: metadata, kept: kept.count, receivedInRun: runStart.addingClamped(objectsReceived),
+            startsRun: replacing, links: links(requestURL))
+        currentPage = paginator.currentPage(after: page, pagesLoaded: plan.pagesLoaded)
         loadedPages.append(
             LoadedPage(
                 request: page, validators: validatorsOfPage, kept: kept.count,
-                received: received.count, next: next, metadata: metadata, previous: replacing ? previous : nil))
-        if let following = next, failure == nil {
-            if requestsMade.contains(Self.token(following)) {
-                failure = loop(
-                    "the next request repeats one already made in this run (\(describe(following)))", reason: loopReason(following))
-            } else if stalledPages >= paginator.stalledPagesLimit {
-                failure = loop("\(stalledPages) pages in a row brought no new object", reason: "noNewObjects")
-            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
-                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
-            }
-        }
+                received: received.count, next: plan.next, metadata: metadata, previous: replacing ? plan.previous : nil))
+        if failure == nil { failure = plan.guardNext(pagesHeld: loadedPages.count, errorURL: lastURL) }
         if let failure {
-            next = nil
             lastError = failure
             trailingError = failure
             compose(keptHead: keptHead, hashesAfterHead: keptHashes)
@@ -739,172 +640,8 @@ package final class PaginatedDataSource: RemoteCollection {
         pageTowardsDisplayedRow()
     }
 
-    private func loop(_ message: String, reason: String) -> FetchError {
-        var error = FetchError(kind: .loop, message: "pagination stopped: \(message)", url: lastURL)
-        error.loopReason = reason
-        error.pagesLoaded = pagesLoaded
-        return error
-    }
-
-    private func loopReason(_ page: PageRequest) -> String {
-        switch page {
-        case .first: "first"
-        case .page: "page"
-        case .offset: "offset"
-        case .cursor: "cursor"
-        case .url: "url"
-        }
-    }
-
-    /// The next page's request, nil when the response says there is none, or why paging
-    /// must stop (a next URL that leaves the origin).
-    private func nextPage(
-        after page: PageRequest, response: DecodedResponse, requestURL: String, metadata: PageMetadata,
-        objectsReceived: Int
-    ) -> Result<PageRequest?, FetchError> {
-        if response.objects.isEmpty { return .success(nil) }
-        if let total = metadata.numberOfTotalResults, objectsReceived >= total { return .success(nil) }
-        let document = response.document
-        func flag(_ path: JSONKeyPath?) -> Bool? { path.flatMap { document?.value(at: $0)?.boolValue } }
-        switch paginator.strategy {
-        case .pageNumber:
-            let number: Int
-            switch page {
-            case .page(let current): number = current
-            default: number = paginator.firstPage
-            }
-            guard
-                metadata.hasMorePages(
-                    after: number, firstPage: paginator.firstPage, received: response.objects.count,
-                    loaded: objectsReceived)
-            else { return .success(nil) }
-            let (following, overflow) = number.addingReportingOverflow(1)
-            return .success(overflow ? nil : .page(following))
-        case .offset(_, _, let nextOffsetPath):
-            if let nextOffsetPath, let value = document?.value(at: nextOffsetPath) {
-                guard !value.isNull else { return .success(nil) }
-                guard let offset = PaginatorConfiguration.count(value) else { return .success(nil) }
-                return .success(.offset(offset))
-            }
-            let (offset, overflow) = currentOffset(of: page).addingReportingOverflow(response.objects.count)
-            return .success(overflow ? nil : .offset(offset))
-        case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath):
-            if flag(hasMorePath) == false { return .success(nil) }
-            if let fromLastObject {
-                guard let last = response.objects.last?.value(at: fromLastObject), let cursor = Self.cursorText(last) else {
-                    return .success(nil)
-                }
-                return .success(.cursor(cursor))
-            }
-            guard let cursorPath, let value = document?.value(at: cursorPath), let cursor = Self.cursorText(value) else {
-                return .success(nil)
-            }
-            return .success(.cursor(cursor))
-        case .nextURL(let path, let hasMorePath):
-            if flag(hasMorePath) == false { return .success(nil) }
-            guard let link = document?.value(at: path)?.stringValue, !link.isEmpty else { return .success(nil) }
-            return follow(link, from: requestURL)
-        case .linkHeader:
-            guard let link = LinkHeader.target("next", in: response.headerValues("link")), !link.isEmpty else { return .success(nil) }
-            return follow(link, from: requestURL)
-        }
-    }
-
-    /// The request for the page before `page`, nil when the response says there is none (or
-    /// the strategy cannot page backwards), or why it must not be made (a previous URL that
-    /// leaves the origin). Page numbers and offsets are arithmetic; the page before the first
-    /// one is `.first`, so that a run paged back to its start is a run from the first page.
-    private func previousPage(
-        before page: PageRequest, response: DecodedResponse, requestURL: String
-    ) -> Result<
-        PageRequest?, FetchError
-    > {
-        let document = response.document
-        switch paginator.strategy {
-        case .pageNumber:
-            guard case .page(let number) = page, number > paginator.firstPage else { return .success(nil) }
-            return .success(number - 1 == paginator.firstPage ? .first : .page(number - 1))
-        case .offset:
-            guard case .offset(let offset) = page, offset > 0 else { return .success(nil) }
-            let size = paginator.pageSize ?? paginator.metadata(of: response).pageSize ?? response.objects.count
-            guard size > 0 else { return .success(nil) }
-            return .success(offset <= size ? .first : .offset(offset - size))
-        case .cursor:
-            guard let path = paginator.previousCursorPath, let value = document?.value(at: path), let cursor = Self.cursorText(value)
-            else { return .success(nil) }
-            return .success(.cursor(cursor))
-        case .nextURL:
-            guard let path = paginator.previousURLPath, let link = document?.value(at: path)?.stringValue, !link.isEmpty else {
-                return .success(nil)
-            }
-            return follow(link, from: requestURL)
-        case .linkHeader:
-            let links = response.headerValues("link")
-            guard let link = LinkHeader.target("prev", in: links) ?? LinkHeader.target("previous", in: links), !link.isEmpty else {
-                return .success(nil)
-            }
-            return follow(link, from: requestURL)
-        }
-    }
-
-    /// Whether `startPosition(of:metadata:)` is where `page` starts in the whole list.
-    private func positionIsKnown(of page: PageRequest, metadata: PageMetadata) -> Bool {
-        switch page {
-        case .first, .offset: true
-        case .page: (paginator.pageSize ?? metadata.pageSize) != nil
-        case .cursor, .url: false
-        }
-    }
-
-    /// Where `page` starts in the whole list, when its request says; else 0.
-    private func startPosition(of page: PageRequest, metadata: PageMetadata) -> Int {
-        switch page {
-        case .offset(let offset):
-            return offset
-        case .page(let number):
-            guard let size = paginator.pageSize ?? metadata.pageSize else { return 0 }
-            let (pagesBefore, overflow) = number.subtractingReportingOverflow(paginator.firstPage)
-            let (start, tooFar) = pagesBefore.multipliedReportingOverflow(by: size)
-            return overflow || tooFar || pagesBefore < 0 ? 0 : start
-        default:
-            return 0
-        }
-    }
-
-    /// Why a run's `initialPage` or `initialOffset` answered nothing to show: it lies past the
-    /// end of the list (by the metadata's page count or total, or an empty page). Nil otherwise,
-    /// and for every other first request.
-    private func beyondEnd(_ page: PageRequest, response: DecodedResponse, metadata: PageMetadata) -> FetchError? {
-        guard !response.isNotModified else { return nil }
-        let position: String
-        switch page {
-        case .page(let number):
-            position = pendingJump.map { "the jump to row \($0) (page \(number))" } ?? "initialPage \(number)"
-            let (pagesBefore, overflow) = number.subtractingReportingOverflow(paginator.firstPage)
-            if let pages = metadata.numberOfPages, !overflow, pagesBefore >= pages {
-                return outOfRange(
-                    "\(position) is past the last page: the list has \(pages) page\(pages == 1 ? "" : "s") from page \(paginator.firstPage) (\(paginator.keys.numberOfPages))"
-                )
-            }
-            if let total = metadata.numberOfTotalResults, let size = paginator.pageSize ?? metadata.pageSize, !overflow {
-                let (start, tooFar) = pagesBefore.multipliedReportingOverflow(by: size)
-                if !tooFar, start >= total {
-                    return outOfRange("\(position) is past the end: the list has \(total) objects, \(size) a page")
-                }
-            }
-        case .offset(let offset):
-            position = pendingJump.map { "the jump to row \($0) (offset \(offset))" } ?? "initialOffset \(offset)"
-            if let total = metadata.numberOfTotalResults, offset >= total {
-                return outOfRange("\(position) is past the end: the list has \(total) objects")
-            }
-        default:
-            return nil
-        }
-        return response.objects.isEmpty ? outOfRange("\(position) is past the end of the list: its page is empty") : nil
-    }
-
-    private func outOfRange(_ message: String) -> FetchError {
-        FetchError(kind: .outOfRange, message: message, url: lastURL)
+    private func links(_ requestURL: String) -> LinkContext {
+        LinkContext(requestURL: requestURL, ownOrigin: configuration.ownOrigin, errorURL: lastURL)
     }
 
     /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
@@ -912,12 +649,11 @@ package final class PaginatedDataSource: RemoteCollection {
     private func receivedPrevious(
         _ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page? = nil
     ) {
-        requestsMade.insert(Self.token(page))
         var received = response.objects
         if case .offset = paginator.strategy {
             // The page asked for may reach past where the first loaded page starts (an offset
             // not a multiple of the page size): only the objects before it are new.
-            let wanted = max(0, runStart - startPosition(of: page, metadata: PageMetadata()))
+            let wanted = max(0, runStart - paginator.startPosition(of: page, metadata: PageMetadata()))
             if received.count > wanted { received = Array(received.prefix(wanted)) }
         }
         var kept = received
@@ -929,45 +665,31 @@ package final class PaginatedDataSource: RemoteCollection {
             duplicatesDropped = duplicatesDropped.addingClamped(received.count - kept.count)
         }
         let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
-        var failure: FetchError?
-        var before: PageRequest?
-        switch previousPage(before: page, response: response, requestURL: requestURL) {
-        case .success(let request): before = response.objects.isEmpty ? nil : request
-        case .failure(let error): failure = error
-        }
-        pagesLoaded += 1
+        var failure = plan.previousPageArrived(page, response: response, links: links(requestURL))
         objectsReceived = objectsReceived.addingClamped(received.count)
+        let positionKnown = paginator.positionIsKnown(of: page, metadata: metadataOfPage)
         // Where a cursor's or a URL's page starts is where the run started, less what it brings.
-        runStart =
-            positionIsKnown(of: page, metadata: metadataOfPage)
-            ? startPosition(of: page, metadata: metadataOfPage) : max(0, runStart - received.count)
+        runStart = positionKnown ? paginator.startPosition(of: page, metadata: metadataOfPage) : max(0, runStart - received.count)
         // The page before which there is none starts the list.
-        if page == .first || (failure == nil && before == nil && !response.objects.isEmpty) {
+        if page == .first || (failure == nil && plan.previous == nil && !response.objects.isEmpty) {
             runStartKnown = true
             runStart = 0
-        } else if !positionIsKnown(of: page, metadata: metadataOfPage) {
+        } else if !positionKnown {
             runStartKnown = false
         }
         loadedPages.insert(
             LoadedPage(
                 request: page, validators: Validators(headers: response, keeping: fromCache?.validators), kept: kept.count,
-                received: received.count, next: loadedPages.first?.request, metadata: metadataOfPage, previous: before), at: 0)
-        previous = before
-        if let before, failure == nil {
-            if requestsMade.contains(Self.token(before)) {
-                failure = loop(
-                    "the previous request repeats one already made in this run (\(describe(before)))", reason: loopReason(before))
-            } else if pagesCountedByLoopGuard >= paginator.maximumPages {
-                failure = loop("\(pagesCountedByLoopGuard) pages loaded, the most allowed (maxPages)", reason: "maxPages")
-            }
-        }
+                received: received.count, next: loadedPages.first?.request, metadata: metadataOfPage, previous: plan.previous),
+            at: 0)
+        if failure == nil { failure = plan.guardPrevious(pagesHeld: loadedPages.count, errorURL: lastURL) }
         objects.insert(contentsOf: kept, at: 0)
         if countedRun == nil { insertRows(kept, at: 0) }
         // A no-results row goes once there are objects.
         compose(keptHead: objects.count)
         lastError = nil
         if let failure {
-            previous = nil
+            plan.stopPagingBack()
             lastError = failure
             prependError = failure
             storeLoadedPages()
@@ -982,10 +704,6 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     // MARK: The window
-
-    /// What `pagination.maxPages` bounds: the pages loaded in the run, or with a window the
-    /// pages held (scrolling a long list through a window loads many more pages than it holds).
-    private var pagesCountedByLoopGuard: Int { paginator.window == nil ? pagesLoaded : loadedPages.count }
 
     /// Drops whole pages while the window is exceeded, the page farther from the row last
     /// displayed first (without one: the end away from the page that just `arrived`), never the
@@ -1020,7 +738,7 @@ package final class PaginatedDataSource: RemoteCollection {
 
     private func dropFirstPage(editingRows: Bool) {
         let page = loadedPages.removeFirst()
-        requestsMade.remove(Self.token(page.request))
+        plan.droppedFirstPage(page)
         objects.removeFirst(page.kept)
         if editingRows {
             removeRows(0..<page.kept)
@@ -1029,22 +747,20 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         objectsReceived = max(0, objectsReceived - page.received)
         runStart = runStart.addingClamped(page.received)
-        previous = page.request
         prependError = nil
         forgetIdentitiesOfDroppedRows()
     }
 
     private func dropLastPage(editingRows: Bool) {
         let page = loadedPages.removeLast()
-        requestsMade.remove(Self.token(page.request))
+        plan.droppedLastPage(page)
         let start = objects.count - page.kept
         objects.removeLast(page.kept)
         if editingRows { removeRows(start..<start + page.kept) }
         objectsReceived = max(0, objectsReceived - page.received)
-        next = page.request
         trailingError = nil
         if let last = loadedPages.last {
-            currentPage = Self.currentPage(after: last.request, pagesLoaded: loadedPages.count, paginator: paginator)
+            currentPage = paginator.currentPage(after: last.request, pagesLoaded: loadedPages.count)
             metadata = last.metadata
         }
         if editingRows { compose(keptHead: objects.count) }
@@ -1057,52 +773,6 @@ package final class PaginatedDataSource: RemoteCollection {
         var identities = IdentitySet(identity: identity)
         for row in objects { _ = identities.insert(row) }
         loadedIdentities = identities
-    }
-
-    private func currentOffset(of page: PageRequest) -> Int {
-        if case .offset(let offset) = page { return offset }
-        return 0
-    }
-
-    /// A next link resolved against the request's URL (RFC 3986); refused when it leaves the
-    /// base URL's origin, unless allowed: the source's headers (credentials) go with it.
-    private func follow(_ link: String, from requestURL: String) -> Result<PageRequest?, FetchError> {
-        let resolved = URLResolution.resolve(link, against: requestURL)
-        if let refusal = refusal(ofNextURL: resolved) { return .failure(refusal) }
-        return .success(.url(resolved))
-    }
-
-    /// Why a next URL (a server's, or one restored from the cache) must not be requested: it
-    /// leaves the base URL's origin (unless allowed), or it has no host or a port that does
-    /// not fit. Nil when it may be.
-    private func refusal(ofNextURL url: String) -> FetchError? {
-        // Unusable first: a URL that cannot be requested at all is not a question of origins.
-        let scheme = URLResolution.scheme(of: url)
-        if let problem = scheme == "http" || scheme == "https" ? URLResolution.authorityProblem(in: url) : "it is not an http or https URL"
-        {
-            var error = FetchError(kind: .transport, message: "the next page's URL is unusable: \(problem)", url: lastURL)
-            error.finalURL = URLResolution.redacted(url)
-            return error
-        }
-        if !paginator.allowCrossOrigin, URLResolution.origin(of: url) != configuration.ownOrigin {
-            var error = FetchError(
-                kind: .crossOrigin,
-                message:
-                    "the next page's URL \(URLResolution.redacted(url)) leaves \(configuration.ownOrigin ?? "the source's origin"); set pagination.allowCrossOrigin to follow it",
-                url: lastURL)
-            error.finalURL = URLResolution.redacted(url)
-            return error
-        }
-        return nil
-    }
-
-    /// A cursor as sent in a query: a non-empty string, or a number as JSON writes it.
-    private static func cursorText(_ value: JSON) -> String? {
-        switch value.kind {
-        case .string: return value.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        case .integer, .real: return value.description
-        default: return nil
-        }
     }
 
     private func failed(
@@ -1124,7 +794,7 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         // Past the last page: Django REST framework answers 404 "Invalid page.".
         if !replacing, loadedOnce, error.kind == .http, error.status == 404, paginator.endOnNotFound {
-            next = nil
+            plan.endReached()
             trailingError = nil
             compose(keptHead: objects.count)
             emit(.finishedLoading)
@@ -1178,16 +848,6 @@ package final class PaginatedDataSource: RemoteCollection {
         if hasMorePages, placeholders.contains(.loading) { return Placeholder.loadingRow }
         if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) { return Placeholder.noResultsRow }
         return .none
-    }
-
-    private func describe(_ page: PageRequest) -> String {
-        switch page {
-        case .first: "the first page"
-        case .page(let number): "page \(number)"
-        case .offset(let offset): "offset \(offset)"
-        case .cursor(let cursor): "cursor \"\(cursor.prefix(100))\""
-        case .url(let url): URLResolution.redacted(url)
-        }
     }
 
     // MARK: The persisted cache
@@ -1265,7 +925,7 @@ package final class PaginatedDataSource: RemoteCollection {
             return
                 "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
         }
-        let expectedPage = Self.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count, paginator: paginator)
+        let expectedPage = paginator.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count)
         if cached.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(cached.currentPage)" }
         return nil
     }
@@ -1285,26 +945,19 @@ package final class PaginatedDataSource: RemoteCollection {
         case (.offset(_, _, let nextOffsetPath), .offset(let offset)):
             // With a nextOffsetPath the server chose it; otherwise it is where this page ended.
             guard nextOffsetPath == nil else { return nil }
-            let (expected, overflow) = currentOffset(of: page.request).addingReportingOverflow(page.received)
+            let (expected, overflow) = page.request.offsetAsked.addingReportingOverflow(page.received)
             if overflow {
-                return "follows offset \(currentOffset(of: page.request)) and \(page.received) objects, past the last offset there can be"
+                return "follows offset \(page.request.offsetAsked) and \(page.received) objects, past the last offset there can be"
             }
             return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
         case (.cursor, .cursor):
             return nil
         case (.nextURL, .url(let url)), (.linkHeader, .url(let url)):
-            return refusal(ofNextURL: url).map { "is refused as a server's would be: \($0.message)" }
+            return plan.refusal(ofNextURL: url, ownOrigin: configuration.ownOrigin, errorURL: lastURL).map {
+                "is refused as a server's would be: \($0.message)"
+            }
         default:
-            return "is a \(loopReason(next)) request, which the \(paginator.strategy.name) strategy never makes"
-        }
-    }
-
-    /// `currentPage` after a page: its number when pages are numbered, else the pages loaded.
-    private static func currentPage(after request: PageRequest, pagesLoaded: Int, paginator: PaginatorConfiguration) -> Int {
-        switch (paginator.strategy, request) {
-        case (_, .page(let number)): number
-        case (.pageNumber, .first): paginator.firstPage
-        default: pagesLoaded
+            return "is a \(next.kindName) request, which the \(paginator.strategy.name) strategy never makes"
         }
     }
 
@@ -1346,21 +999,15 @@ package final class PaginatedDataSource: RemoteCollection {
         loadedPages = adopted
         loadedIdentities = identities
         duplicatesDropped = dropped ?? droppedNow
-        pagesLoaded = adopted.count
+        plan.adopt(adopted)
         objectsReceived = adopted.reduce(0) { $0.addingClamped($1.received) }
-        requestsMade = Set(adopted.map { Self.token($0.request) })
-        stalledPages = 0
         loadedOnce = true
         lastError = nil
         trailingError = nil
         metadata = adopted.last?.metadata ?? PageMetadata()
-        currentPage =
-            adopted.last.map { Self.currentPage(after: $0.request, pagesLoaded: pagesLoaded, paginator: paginator) } ?? currentPage
-        next = adopted.last?.next
-        previous = adopted.first?.previous
+        currentPage = adopted.last.map { paginator.currentPage(after: $0.request, pagesLoaded: plan.pagesLoaded) } ?? currentPage
         prependError = nil
-        runStart = adopted.first.map { startPosition(of: $0.request, metadata: $0.metadata) } ?? 0
-        if let following = next, requestsMade.contains(Self.token(following)) || pagesLoaded >= paginator.maximumPages { next = nil }
+        runStart = adopted.first.map { paginator.startPosition(of: $0.request, metadata: $0.metadata) } ?? 0
         return hashes == nil ? nil : keptHashes
     }
 
@@ -1380,7 +1027,7 @@ package final class PaginatedDataSource: RemoteCollection {
     private func refreshPage(_ page: PageRequest, walked: [(page: LoadedPage, rows: [JSON])], changed: Bool) {
         let index = walked.count
         let old = loadedPages[index].request == page ? loadedPages[index] : nil
-        let target = target(of: page)
+        let target = paginator.target(of: page)
         let requestURL = url(of: target)
         request(target, validators: old?.validators) { [weak self] result in
             guard let self else { return }
@@ -1402,13 +1049,14 @@ package final class PaginatedDataSource: RemoteCollection {
             case .success(let response):
                 let received = walked.reduce(0) { $0.addingClamped($1.page.received) }.addingClamped(response.objects.count)
                 let metadata = self.paginator.metadata(of: response)
+                let links = self.links(requestURL)
                 let following =
-                    (try? self.nextPage(
-                        after: page, response: response, requestURL: requestURL, metadata: metadata,
-                        objectsReceived: self.runStart.addingClamped(received)
+                    (try? self.plan.nextPage(
+                        after: page, response: response, metadata: metadata, objectsReceived: self.runStart.addingClamped(received),
+                        links: links
                     ).get()) ?? nil
                 let before =
-                    walked.isEmpty ? (try? self.previousPage(before: page, response: response, requestURL: requestURL).get()) ?? nil : nil
+                    walked.isEmpty ? (try? self.plan.previousPage(before: page, response: response, links: links).get()) ?? nil : nil
                 walked.append(
                     (
                         LoadedPage(
@@ -1445,25 +1093,14 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override var kindState: SourceDescription.KindState {
-        func described(_ request: PageRequest?) -> SourceDescription.NextPage? {
-            switch request {
-            case nil: nil
-            case .first:
-                if case .offset = paginator.strategy { .offset(0) } else { .page(paginator.firstPage) }
-            case .page(let number): .page(number)
-            case .offset(let offset): .offset(offset)
-            case .cursor(let cursor): .cursor(cursor)
-            case .url(let url): .url(URLResolution.redacted(url))
-            }
-        }
-        let nextRequest = described(next)
+        let nextRequest = paginator.shown(plan.next)
         return .paginated(
             remoteState,
             SourceDescription.PagingState(
                 paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
                 numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
-                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: pagesLoaded,
-                duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: described(previous),
+                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: nextRequest, pagesLoaded: plan.pagesLoaded,
+                duplicatesDropped: duplicatesDropped, loadStates: loadStates, previous: paginator.shown(plan.previous),
                 pagesDropped: pagesDropped,
                 placeholders: SourceDescription.PlaceholdersState(
                     inForce: countedRun != nil ? .counted : .trailing, refusal: countedRefusal),
