@@ -8,24 +8,27 @@ extension Daemon {
     }
 
     func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {
-        let source = try self.source(name)
-        guard let simple = source as? SimpleDataSource else {
-            throw FieldError(
-                field: "source", expected: "a simple source", got: JSON(source.name),
-                message: "\"source\" must name a simple source to be edited; \"\(source.name)\" is \(source.kind)")
-        }
-        return simple
+        try source(name, as: SimpleDataSource.self, "a simple source", for: " to be edited")
     }
 
     /// The paginated source `name` names, for the methods that page.
     func paginatedSource(_ name: String) throws(FieldError) -> PaginatedDataSource {
+        try source(name, as: PaginatedDataSource.self, "a paginated source")
+    }
+
+    /// The source `name` names, when it is of `kind`; refused naming what it is otherwise.
+    func source<Kind: DataSource>(
+        _ name: String, as kind: Kind.Type, _ expected: String, for purpose: String = ""
+    )
+        throws(FieldError) -> Kind
+    {
         let source = try self.source(name)
-        guard let paginated = source as? PaginatedDataSource else {
+        guard let typed = source as? Kind else {
             throw FieldError(
-                field: "source", expected: "a paginated source", got: JSON(source.name),
-                message: "\"source\" must name a paginated source; \"\(source.name)\" is \(source.kind)")
+                field: "source", expected: expected, got: JSON(source.name),
+                message: "\"source\" must name \(expected)\(purpose); \"\(source.name)\" is \(source.kind)")
         }
-        return paginated
+        return typed
     }
 }
 

@@ -29,6 +29,19 @@ package struct Shape<Value>: Sendable {
     }
 }
 
+extension Shape {
+    /// An array of `element`s, each reported as `field[index]`.
+    package static func array<Element>(of element: Shape<Element>, expected: String) -> Shape<Value> where Value == [Element] {
+        Shape(.array(of: element.schema), expected: expected) { value, field throws(FieldError) in
+            var elements: [Element] = []
+            for (index, item) in try Decode.array(value, field, expected: expected).enumerated() {
+                elements.append(try element.decode(item, "\(field)[\(index)]"))
+            }
+            return elements
+        }
+    }
+}
+
 extension Shape where Value == String {
     package static let string = Shape(.string, expected: "a string") { value, field throws(FieldError) in
         try Decode.string(value, field)
@@ -135,9 +148,9 @@ package struct Field<Value>: Sendable {
         }
     }
 
-    /// A member that may be absent, but not null: null is refused by `shape` as any other
-    /// value it does not take.
-    package static func optionalRefusingNull<Wrapped>(_ name: String, _ shape: Shape<Wrapped>, doc: String? = nil) -> Field
+    /// A member that may be absent; null, when sent, goes to `shape`, which takes it as a
+    /// value (a proxy of null: none) or refuses it as any other it does not take.
+    package static func optionalIncludingNull<Wrapped>(_ name: String, _ shape: Shape<Wrapped>, doc: String? = nil) -> Field
     where Value == Wrapped? {
         Field(Member(name: name, schema: shape.schema, isRequired: false, description: doc)) { reader throws(FieldError) in
             guard let value = reader.rawValue(name) else { return nil }
@@ -146,10 +159,13 @@ package struct Field<Value>: Sendable {
     }
 
     /// A member that may be absent or null, read as `defaultValue` then; the doc says
-    /// "default VALUE: ...".
-    package static func optional(_ name: String, _ shape: Shape<Value>, default defaultValue: Value, doc: String) -> Field
-    where Value: Sendable {
-        let description = "default \(Self.describe(defaultValue)): \(doc)"
+    /// "default VALUE: ..." (`defaultText` when the value's own text is not what a person
+    /// reads, as for a struct).
+    package static func optional(
+        _ name: String, _ shape: Shape<Value>, default defaultValue: Value, defaultText: String? = nil, doc: String? = nil
+    ) -> Field where Value: Sendable {
+        let shown = "default \(defaultText ?? Self.describe(defaultValue))"
+        let description = doc.map { "\(shown): \($0)" } ?? shown
         return Field(Member(name: name, schema: shape.schema, isRequired: false, description: description)) { reader throws(FieldError) in
             try reader.optional(name, shape.decode) ?? defaultValue
         }
@@ -239,6 +255,29 @@ package struct ObjectDeclaration<Value>: Sendable {
         decodeMembers = { (reader: inout ObjectReader) throws(FieldError) -> Value in
             try make(repeat try (each fields).read(&reader))
         }
+    }
+
+    /// Members read by hand-written decoding, for the few objects whose members depend on one
+    /// another's values (a source's kind, a paging strategy).
+    package init(members: [Member], decode: @escaping @Sendable (inout ObjectReader) throws(FieldError) -> Value) {
+        self.members = members
+        decodeMembers = decode
+    }
+
+    /// These members, then `next`'s, read from one object (a paginated source's members are a
+    /// remote source's and its paging's).
+    package func followed<Next, Combined>(
+        by next: ObjectDeclaration<Next>, as combine: @escaping @Sendable (Value, Next) throws(FieldError) -> Combined
+    ) -> ObjectDeclaration<Combined> {
+        ObjectDeclaration<Combined>(members: members + next.members) { reader throws(FieldError) in
+            let first = try decode(&reader)
+            return try combine(first, try next.decode(&reader))
+        }
+    }
+
+    /// The same members, their value changed by `transform`.
+    package func map<Other>(_ transform: @escaping @Sendable (Value) throws(FieldError) -> Other) -> ObjectDeclaration<Other> {
+        ObjectDeclaration<Other>(members: members) { reader throws(FieldError) in try transform(try decode(&reader)) }
     }
 
     /// Reads the members from `reader`; the caller refuses the ones nobody read (`finish`).

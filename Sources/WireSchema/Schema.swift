@@ -133,35 +133,15 @@ extension Schema {
         return schema
     }
 
-    package static func constant(_ value: JSON) -> Schema {
-        var schema = Schema()
-        schema.constant = value
-        return schema
-    }
+    package static func constant(_ value: JSON) -> Schema { Schema().with { $0.constant = value } }
 
-    package static func oneOfValues(_ values: [JSON]) -> Schema {
-        var schema = Schema()
-        schema.enumeration = values
-        return schema
-    }
+    package static func oneOfValues(_ values: [JSON]) -> Schema { Schema().with { $0.enumeration = values } }
 
-    package static func anyOf(_ schemas: [Schema]) -> Schema {
-        var schema = Schema()
-        schema.anyOf = schemas
-        return schema
-    }
+    package static func anyOf(_ schemas: [Schema]) -> Schema { Schema().with { $0.anyOf = schemas } }
 
-    package static func oneOf(_ schemas: [Schema]) -> Schema {
-        var schema = Schema()
-        schema.oneOf = schemas
-        return schema
-    }
+    package static func oneOf(_ schemas: [Schema]) -> Schema { Schema().with { $0.oneOf = schemas } }
 
-    package static func not(_ excluded: Schema) -> Schema {
-        var schema = Schema()
-        schema.not = [excluded]
-        return schema
-    }
+    package static func not(_ excluded: Schema) -> Schema { Schema().with { $0.not = [excluded] } }
 
     /// The same schema with a one-line description for people.
     package func described(_ text: String?) -> Schema {

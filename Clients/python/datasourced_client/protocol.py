@@ -98,6 +98,7 @@ class CacheSettings(TypedDict, total=False):
 
     enabled: Required[bool]
     maxAgeSeconds: float
+    #: default 20
     maxPages: int
 
 
@@ -216,8 +217,11 @@ class InitializeResult(TypedDict):
 class Limits(TypedDict, total=False):
     """The value at ``schemas/Limits`` in Protocol/openrpc.json."""
 
+    #: default 33554432: the most bytes of a response body, decoded
     maxBodyBytes: int
+    #: default 64: the deepest nesting of a response
     maxDepth: int
+    #: default 100000: the most rows one page may bring
     maxObjectsPerPage: int
 
 
@@ -333,8 +337,9 @@ class RemoteConfiguration(TypedDict, total=False):
     """The value at ``schemas/RemoteConfiguration`` in Protocol/openrpc.json."""
 
     baseURL: Required[str]
-    #: false: no Accept-Encoding is sent (a gzip or deflate body is still decoded); default true
+    #: default true: false sends no Accept-Encoding (a gzip or deflate body is still decoded)
     compression: bool
+    #: default {}
     headers: Headers
     #: http://[user:password@]host[:port], or null for a direct connection; absent: from the
     #: daemon's environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)
@@ -372,6 +377,7 @@ class RetryAfter(TypedDict, total=False):
 class SortDescriptor(TypedDict):
     """The value at ``schemas/SortDescriptor`` in Protocol/openrpc.json."""
 
+    #: default true: descending when false
     ascending: NotRequired[bool]
     #: a dot-separated key path; a component of digits also indexes arrays
     keyPath: str
@@ -383,6 +389,7 @@ class SourceConfig(TypedDict, total=False):
     apiPath: str  # kind remote, paginated
     cache: CacheSettings  # kind remote, paginated
     filter: Predicate | None  # kind filtered
+    #: default 1
     firstPage: int  # kind paginated
     identityKey: str | None
     #: (cursor) the cursor a run starts at
@@ -399,6 +406,7 @@ class SourceConfig(TypedDict, total=False):
     mapping: Mapping  # kind remote, paginated
     match: MatchQuery | None  # kind filtered
     metadataKeyPath: str  # kind paginated
+    #: default []: the rows, in order
     objects: list[JSON]  # kind simple
     pageSize: int  # kind paginated
     pagination: Pagination  # kind paginated
@@ -407,18 +415,23 @@ class SourceConfig(TypedDict, total=False):
     #: counted: with a known total the list has its full size at once, unloaded rows being
     #: {"$placeholder": "unloaded", "index": N}
     placeholders: Literal["trailing", "counted"]  # kind paginated
+    #: default 0
     prefetchDistance: int  # kind paginated
+    #: default false: each source's sections stay its own; else each source is a section
     preserveSections: bool  # kind multi
     queryParameters: QueryParameters  # kind remote, paginated
     #: seconds between refreshes of a live list; null: none
     refreshIntervalSeconds: float | None  # kind remote, paginated
     remoteConfiguration: RemoteConfiguration  # kind remote, paginated
     requestKeys: RequestKeys  # kind paginated
-    #: a dot-separated key path; a component of digits also indexes arrays
+    #: the rows' section title
     sectioningKey: str  # kind sectioned
+    #: default []: the order within each section
     sortDescriptors: list[SortDescriptor]  # kind sectioned
-    source: str  # kind sectioned, filtered
-    sources: list[str]  # kind multi
+    #: the source whose rows are sectioned
+    source: SourceName  # kind sectioned, filtered
+    #: the sources, in order
+    sources: list[SourceName]  # kind multi
     #: the most pages and objects held; pages far from the rows displayed are dropped, whole
     window: dict[str, int]  # kind paginated
 

@@ -10,12 +10,7 @@ enum SetFilterRequest: AnsweredAtOnce {
     typealias Result = SourceDescription
 
     static func handle(_ daemon: Daemon, _ params: SetFilterParams) throws -> SourceDescription {
-        let source = try daemon.source(params.source)
-        guard let filtered = source as? FilteredDataSource else {
-            throw FieldError(
-                field: "source", expected: "a filtered source", got: JSON(source.name),
-                message: "\"source\" must name a filtered source to set its filter; \"\(source.name)\" is \(source.kind)")
-        }
+        let filtered = try daemon.source(params.source, as: FilteredDataSource.self, "a filtered source", for: " to set its filter")
         filtered.setFilter(params.filter ?? filtered.filter, match: params.match ?? filtered.match)
         return filtered.describe()
     }

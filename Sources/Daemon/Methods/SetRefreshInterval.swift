@@ -11,12 +11,7 @@ enum SetRefreshIntervalRequest: AnsweredAtOnce {
     typealias Result = SourceDescription
 
     static func handle(_ daemon: Daemon, _ params: SetRefreshIntervalParams) throws -> SourceDescription {
-        let source = try daemon.source(params.source)
-        guard let remote = source as? RemoteCollection else {
-            throw FieldError(
-                field: "source", expected: "a remote or paginated source", got: JSON(source.name),
-                message: "\"source\" must name a remote or paginated source to refresh; \"\(source.name)\" is \(source.kind)")
-        }
+        let remote = try daemon.source(params.source, as: RemoteCollection.self, "a remote or paginated source", for: " to refresh")
         daemon.setRefreshInterval(params.seconds, of: remote)
         return remote.describe()
     }

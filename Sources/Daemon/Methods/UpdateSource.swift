@@ -78,10 +78,10 @@ struct UpdateSourceParams: DeclaredParams {
 
     static let declaration = ObjectDeclaration(
         .source(),
-        .optionalRefusingNull(
+        .optionalIncludingNull(
             "queryParameters", RemoteConfigurationDecoding.queryParametersValue, doc: "replaces the configured query parameters"),
-        .optionalRefusingNull("apiPath", Shape.string.map { _, value, _ in value }, doc: "replaces the API path"),
-        .optionalRefusingNull("headers", RemoteConfigurationDecoding.headersValue, doc: "replaces remoteConfiguration.headers"),
+        .optionalIncludingNull("apiPath", Shape.string.map { _, value, _ in value }, doc: "replaces the API path"),
+        .optionalIncludingNull("headers", RemoteConfigurationDecoding.headersValue, doc: "replaces remoteConfiguration.headers"),
         .flag("keepRows", default: true, doc: "the rows stay, stale, until the new query's first page replaces them in one didChange"),
         .optional(
             "debounceMilliseconds", .integer(in: 0...10_000), default: 0,

@@ -2,22 +2,6 @@ import WireSchema
 
 // Components of Protocol/openrpc.json: what a remote or paginated source is configured with.
 extension SchemaComponents {
-    static let remoteConfiguration: Schema = .object(
-        [
-            "baseURL": .string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"),
-            "headers": .ref("Headers"),
-            "timeoutSeconds": .number(in: 0...86400, excludingLowerBound: true),
-            "tls": .ref("TLSFiles"),
-            "compression": .boolean.described("false: no Accept-Encoding is sent (a gzip or deflate body is still decoded); default true"),
-            "proxy": .anyOf([
-                .string(pattern: "^[Hh][Tt][Tt][Pp]://"),
-                .null,
-            ]).described(
-                "http://[user:password@]host[:port], or null for a direct connection; absent: from the daemon's environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"
-            ),
-        ],
-        required: ["baseURL"])
-
     static let headers: Schema = .map(
         of: .anyOf([
             .string,
@@ -55,13 +39,6 @@ extension SchemaComponents {
         .integer(in: 0...14),
         .array(of: .oneOfValues(["loading", "noResults", "errors"])),
     ])
-
-    static let limits: Schema = .object(
-        [
-            "maxBodyBytes": .integer(in: 1...1073741824),
-            "maxDepth": .integer(in: 1...2048),
-            "maxObjectsPerPage": .integer(in: 1...50000000),
-        ])
 
     static let fieldSpec: Schema = .anyOf([
         .string,
@@ -108,12 +85,4 @@ extension SchemaComponents {
                 "a response header holding the page metadata as JSON (flask-smorest's X-Pagination)"),
         ])
 
-    static let cacheSettings: Schema = .object(
-        [
-            "enabled": .boolean,
-            "maxAgeSeconds": .number(in: 0...315360000),
-            "maxPages": .integer(in: 1...10000),
-        ],
-        required: ["enabled"]
-    ).described("opt in to the persisted cache")
 }

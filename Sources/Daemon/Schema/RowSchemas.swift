@@ -63,13 +63,6 @@ extension SchemaComponents {
         ],
         required: ["deletedSections", "insertedSections", "deleted", "inserted", "moved", "updated"])
 
-    static let sortDescriptor: Schema = .object(
-        [
-            "keyPath": keyPath,
-            "ascending": .boolean,
-        ],
-        required: ["keyPath"])
-
     static let predicate: Schema = .oneOf([
         .object(
             [

@@ -17,17 +17,17 @@ enum SchemaComponents {
         ("ChangeSet", changeSet),
         ("FetchError", fetchError),
         ("LoadFailure", loadFailure),
-        ("SortDescriptor", sortDescriptor),
-        ("RemoteConfiguration", remoteConfiguration),
+        ("SortDescriptor", CreateSourceParams.sortDescriptor.schema()),
+        ("RemoteConfiguration", RemoteConfigurationDecoding.remoteConfiguration.schema()),
         ("Headers", headers),
         ("QueryParameters", queryParameters),
         ("TLSFiles", tLSFiles),
         ("PlaceholderStorageOptions", placeholderStorageOptions),
-        ("Limits", limits),
+        ("Limits", RemoteConfigurationDecoding.limits.schema()),
         ("FieldSpec", fieldSpec),
         ("Mapping", mapping),
         ("Pagination", pagination),
-        ("SourceSpec", sourceSpec),
+        ("SourceSpec", CreateSourceParams.schema),
         ("Predicate", predicate),
         ("MatchQuery", matchQuery),
         ("Matches", matches),
@@ -35,8 +35,10 @@ enum SchemaComponents {
         ("LoadStates", loadStates),
         ("SourceDescription", sourceDescription),
         ("FieldErrorData", fieldErrorData),
-        ("CacheSettings", cacheSettings),
+        ("CacheSettings", RemoteConfigurationDecoding.cache.schema().described("opt in to the persisted cache")),
     ]
+
+    static let keyPath = Schema.string(minLength: 1).described("a dot-separated key path; a component of digits also indexes arrays")
 }
 
 /// `components.errors`: the JSON-RPC errors the daemon answers with, each with the shape of its `data`.

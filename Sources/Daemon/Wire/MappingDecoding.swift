@@ -5,6 +5,11 @@ import WireSchema
 
 /// `mapping`: output field names to a key path string or `{keyPath?, type?, default?, mapping?, items?}`.
 enum MappingDecoding {
+    static let shape = Shape<ObjectMapping>(.ref("Mapping"), expected: "an object of output field names") {
+        value, field throws(FieldError) in
+        try mapping(value, field)
+    }
+
     static func mapping(_ value: JSON, _ field: String) throws(FieldError) -> ObjectMapping {
         guard let members = value.objectMembers else {
             throw .mistyped(field, expected: "an object of output field names to field specifications", got: value)

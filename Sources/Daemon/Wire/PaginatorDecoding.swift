@@ -4,100 +4,145 @@ import JSONKit
 import WireSchema
 
 extension RemoteConfigurationDecoding {
-    /// The paginated members: `paginatorKeys?`, `requestKeys?`, `pageSize?`, `firstPage?`, `metadataKeyPath?`.
-    static func paginator(_ reader: inout ObjectReader) throws(FieldError) -> PaginatorConfiguration {
-        var keys = PaginatorConfiguration.Keys()
-        if var given = try reader.optionalObject(
-            "paginatorKeys", expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}")
-        {
-            keys.pageSize = try given.optionalString("pageSize", nonEmpty: true) ?? keys.pageSize
-            keys.currentPage = try given.optionalString("currentPage", nonEmpty: true) ?? keys.currentPage
-            keys.numberOfPages = try given.optionalString("numberOfPages", nonEmpty: true) ?? keys.numberOfPages
-            keys.numberOfTotalObjects = try given.optionalString("numberOfTotalObjects", nonEmpty: true) ?? keys.numberOfTotalObjects
-            try given.finish()
+    /// A paginated source's own members (after a remote source's), declared once.
+    static let pagingMembers = ObjectDeclaration(
+        .optional(
+            "paginatorKeys", paginatorKeys.shape(expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}")),
+        .optional("requestKeys", requestKeys.shape(expected: "an object {currentPage?, pageSize?}")),
+        .optional("pageSize", .integer(in: 1...PaginatorConfiguration.maximumPageSize)),
+        .optional("firstPage", .integer(in: 0...PaginatorConfiguration.maximumFirstPage), default: 1),
+        .optional("metadataKeyPath", optionalKeyPath),
+        .optional("prefetchDistance", .integer(in: 0...PaginatorConfiguration.maximumPrefetchDistance), default: 0),
+        .optional("pagination", paginationShape),
+        .optional(
+            "initialPage", .integer(in: 0...PaginatorConfiguration.maximumFirstPage),
+            doc: "(pageNumber) the page a run starts at, firstPage or later"),
+        .optional(
+            "initialOffset", .integer(in: 0...PaginatorConfiguration.maximumInitialOffset), doc: "(offset) the offset a run starts at"),
+        .optional("initialCursor", Shape.nonEmptyString, doc: "(cursor) the cursor a run starts at"),
+        .optional("window", windowShape, doc: "the most pages and objects held; pages far from the rows displayed are dropped, whole"),
+        .optional(
+            "placeholders", placeholdersShape,
+            doc:
+                "counted: with a known total the list has its full size at once, unloaded rows being {\"$placeholder\": \"unloaded\", \"index\": N}"
+        ),
+        .optional(
+            "jumpThreshold", .integer(in: 1...PaginatorConfiguration.maximumJumpThreshold),
+            doc: "rows: a displayed unloaded row farther than this from the loaded ones loads its own page (a jump); default two pages"),
+        as: {
+            keys, requestKeys, pageSize, firstPage, metadataKeyPath, prefetchDistance, pagination, initialPage, initialOffset,
+            initialCursor, window, placeholders, jumpThreshold throws(FieldError) in
+            // The strategy's members come with `pagination`; the rest are set over them.
+            var paginator = pagination ?? PaginatorConfiguration()
+            paginator.keys = keys ?? PaginatorConfiguration.Keys()
+            paginator.pageQueryKey = requestKeys?.currentPage ?? paginator.keys.currentPage
+            paginator.pageSizeQueryKey = requestKeys?.pageSize ?? paginator.keys.pageSize
+            paginator.pageSize = pageSize
+            paginator.firstPage = firstPage
+            paginator.metadataKeyPath = metadataKeyPath ?? nil
+            paginator.prefetchDistance = prefetchDistance
+            paginator.initialPosition = try initialPosition(
+                page: initialPage, offset: initialOffset, cursor: initialCursor, paginator: paginator)
+            paginator.window = window
+            if let placeholders { paginator.placeholderMode = placeholders }
+            paginator.jumpThreshold = jumpThreshold
+            return paginator
+        })
+
+    private static let paginatorKeys = ObjectDeclaration(
+        .optional("pageSize", Shape.nonEmptyString), .optional("currentPage", Shape.nonEmptyString),
+        .optional("numberOfPages", Shape.nonEmptyString), .optional("numberOfTotalObjects", Shape.nonEmptyString),
+        as: { pageSize, currentPage, numberOfPages, numberOfTotalObjects in
+            var keys = PaginatorConfiguration.Keys()
+            keys.pageSize = pageSize ?? keys.pageSize
+            keys.currentPage = currentPage ?? keys.currentPage
+            keys.numberOfPages = numberOfPages ?? keys.numberOfPages
+            keys.numberOfTotalObjects = numberOfTotalObjects ?? keys.numberOfTotalObjects
+            return keys
+        })
+
+    private static let requestKeys = ObjectDeclaration(
+        .optional("currentPage", Shape.nonEmptyString), .optional("pageSize", Shape.nonEmptyString),
+        as: { (currentPage: $0, pageSize: $1) })
+
+    /// `pagination`: the strategy, the members of that strategy, and the rules every
+    /// strategy shares (read by hand: which members exist depends on the strategy).
+    private static let paginationShape = Shape<PaginatorConfiguration>(.ref("Pagination"), expected: "an object {strategy, ...}") {
+        value, field throws(FieldError) in
+        var reader = try ObjectReader(value, field: field, expected: "an object {strategy, ...}")
+        var paginator = PaginatorConfiguration()
+        try pagination(&reader, into: &paginator)
+        // Unknown members first: a misspelt "cursorPath" is named as such.
+        try reader.finish()
+        if case .cursor(_, nil, nil, _) = paginator.strategy {
+            throw FieldError(
+                field: reader.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
+                message:
+                    "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)"
+            )
         }
-        var pageQueryKey: String?, pageSizeQueryKey: String?
-        if var given = try reader.optionalObject("requestKeys", expected: "an object {currentPage?, pageSize?}") {
-            pageQueryKey = try given.optionalString("currentPage", nonEmpty: true)
-            pageSizeQueryKey = try given.optionalString("pageSize", nonEmpty: true)
-            try given.finish()
-        }
-        let pageSize = try reader.optionalInteger("pageSize", in: 1...PaginatorConfiguration.maximumPageSize)
-        let firstPage = try reader.optionalInteger("firstPage", in: 0...PaginatorConfiguration.maximumFirstPage) ?? 1
-        let metadataKeyPath =
-            try reader.optional("metadataKeyPath") { value, field throws(FieldError) in
-                let text = try Decode.string(value, field)
-                return text.isEmpty ? nil : JSONKeyPath(text)
-            } ?? nil
-        var paginator = PaginatorConfiguration(
-            keys: keys, pageQueryKey: pageQueryKey, pageSizeQueryKey: pageSizeQueryKey, pageSize: pageSize,
-            firstPage: firstPage, metadataKeyPath: metadataKeyPath)
-        paginator.prefetchDistance =
-            try reader.optionalInteger("prefetchDistance", in: 0...PaginatorConfiguration.maximumPrefetchDistance) ?? 0
-        if var pagination = try reader.optionalObject("pagination", expected: "an object {strategy, ...}") {
-            try Self.pagination(&pagination, into: &paginator)
-            // Unknown members first: a misspelt "cursorPath" is named as such.
-            try pagination.finish()
-            if case .cursor(_, nil, nil, _) = paginator.strategy {
-                throw FieldError(
-                    field: pagination.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
-                    message:
-                        "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)"
-                )
-            }
-        }
-        paginator.initialPosition = try initialPosition(&reader, paginator: paginator)
-        if var window = try reader.optionalObject("window", expected: "an object {maxPages?, maxObjects?}") {
-            let pages = try window.optionalInteger("maxPages", in: 1...PaginatorConfiguration.maximumPagesLimit)
-            let objects = try window.optionalInteger("maxObjects", in: 1...PaginatorConfiguration.maximumWindowObjects)
-            try window.finish()
-            guard pages != nil || objects != nil else {
-                throw FieldError(
-                    field: reader.path("window"), expected: "an object with maxPages or maxObjects", got: [:],
-                    message: "\"window\" must give maxPages or maxObjects (or be left out: every page loaded is held)")
-            }
-            paginator.window = PaginatorConfiguration.Window(maximumPages: pages, maximumObjects: objects)
-        }
-        if let mode = try reader.optionalString("placeholders", nonEmpty: true) {
-            guard let known = PaginatorConfiguration.PlaceholderMode(rawValue: mode) else {
-                throw FieldError(
-                    field: reader.path("placeholders"), expected: "\"trailing\" or \"counted\"", got: JSON(mode),
-                    message: "\"placeholders\" must be \"trailing\" (the default) or \"counted\", got \"\(mode.prefix(100))\"")
-            }
-            paginator.placeholderMode = known
-        }
-        paginator.jumpThreshold = try reader.optionalInteger("jumpThreshold", in: 1...PaginatorConfiguration.maximumJumpThreshold)
         return paginator
+    }
+
+    private static let window = ObjectDeclaration(
+        .optional("maxPages", .integer(in: 1...PaginatorConfiguration.maximumPagesLimit)),
+        .optional("maxObjects", .integer(in: 1...PaginatorConfiguration.maximumWindowObjects)),
+        as: { PaginatorConfiguration.Window(maximumPages: $0, maximumObjects: $1) })
+
+    private static let windowShape = window.shape(expected: "an object {maxPages?, maxObjects?}").documented(
+        window.schema().with {
+            $0.required = nil
+            $0.minProperties = 1
+        }
+    ).map { window, _, field throws(FieldError) in
+        guard window.maximumPages != nil || window.maximumObjects != nil else {
+            throw FieldError(
+                field: field, expected: "an object with maxPages or maxObjects", got: [:],
+                message: "\"window\" must give maxPages or maxObjects (or be left out: every page loaded is held)")
+        }
+        return window
+    }
+
+    private static let placeholdersShape = Shape.nonEmptyString.documented(.oneOfValues(["trailing", "counted"])).map {
+        mode, _, field throws(FieldError) -> PaginatorConfiguration.PlaceholderMode in
+        guard let known = PaginatorConfiguration.PlaceholderMode(rawValue: mode) else {
+            throw FieldError(
+                field: field, expected: "\"trailing\" or \"counted\"", got: JSON(mode),
+                message: "\"placeholders\" must be \"trailing\" (the default) or \"counted\", got \"\(mode.prefix(100))\"")
+        }
+        return known
     }
 
     /// `initialPage` (page numbers, from `firstPage` on), `initialOffset` (offsets),
     /// `initialCursor` (cursors): where a run starts; at most one, of the source's strategy.
     private static func initialPosition(
-        _ reader: inout ObjectReader, paginator: PaginatorConfiguration
+        page: Int?, offset: Int?, cursor: String?, paginator: PaginatorConfiguration
     ) throws(FieldError) -> PaginatorConfiguration.InitialPosition? {
-        let page = try reader.optionalInteger("initialPage", in: paginator.firstPage...PaginatorConfiguration.maximumFirstPage)
-        let offset = try reader.optionalInteger("initialOffset", in: 0...PaginatorConfiguration.maximumInitialOffset)
-        let cursor = try reader.optionalString("initialCursor", nonEmpty: true)
-        let given: [(field: String, strategy: String, position: PaginatorConfiguration.InitialPosition)] =
+        // Pages before firstPage do not exist: the range checked is the one the source has.
+        if let page, page < paginator.firstPage {
+            throw .invalid(
+                "initialPage", expected: Decode.integerExpectation(paginator.firstPage...PaginatorConfiguration.maximumFirstPage),
+                got: JSON(page))
+        }
+        let given: [(field: String, strategy: String, position: PaginatorConfiguration.InitialPosition, value: JSON)] =
             [
-                page.map { ("initialPage", "pageNumber", .page($0)) }, offset.map { ("initialOffset", "offset", .offset($0)) },
-                cursor.map { ("initialCursor", "cursor", .cursor($0)) },
+                page.map { ("initialPage", "pageNumber", .page($0), JSON($0)) },
+                offset.map { ("initialOffset", "offset", .offset($0), JSON($0)) },
+                cursor.map { ("initialCursor", "cursor", .cursor($0), JSON($0)) },
             ].compactMap { $0 }
         guard let first = given.first else { return nil }
         let strategy = paginator.strategy.name
         guard first.strategy == strategy else {
             let own = given.first { $0.strategy == strategy }.map(\.field) ?? Self.initialMember(of: strategy)
             throw FieldError(
-                field: reader.path(first.field), expected: "\(first.field) only with the \(first.strategy) strategy",
-                got: reader.value(first.field) ?? .null,
+                field: first.field, expected: "\(first.field) only with the \(first.strategy) strategy", got: first.value,
                 message:
                     "\"\(first.field)\" needs pagination.strategy \"\(first.strategy)\"; this source's strategy is \(strategy)\(own.map { ", which starts from \"\($0)\"" } ?? ", which cannot start in the middle")"
             )
         }
         if given.count > 1 {
             throw FieldError(
-                field: reader.path(given[1].field), expected: "one of initialPage, initialOffset and initialCursor",
-                got: reader.value(given[1].field) ?? .null,
+                field: given[1].field, expected: "one of initialPage, initialOffset and initialCursor", got: given[1].value,
                 message: "\"\(given[1].field)\" and \"\(first.field)\" both say where a run starts; give one")
         }
         return first.position

@@ -5,75 +5,129 @@ import WireSchema
 
 /// The collection fetcher's members of `createSource` (remote and paginated).
 enum RemoteConfigurationDecoding {
-    static func configuration(_ reader: inout ObjectReader) throws(FieldError) -> RemoteConfiguration {
-        guard var remote = try reader.optionalObject("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
-        else {
-            throw .missing("remoteConfiguration", expected: "an object {baseURL, headers?, timeoutSeconds?}")
-        }
-        let baseURL = try remote.required("baseURL", baseURLValue, expected: "an http or https URL string")
-        let headers = try remote.optional("headers", Self.headers) ?? HeaderValues()
-        let timeout = try remote.optionalNumber(
-            "timeoutSeconds", in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)
-        // TLS (issue 28): trust and client certificate files, checked here (TLSDecoding).
-        let tls = try remote.optional("tls", TLSDecoding.files) ?? nil
-        // Networks: compression and proxy.
-        let compression = try remote.optionalBool("compression") ?? true
-        var proxy = ProxySetting.environment
-        if let value = remote.rawValue("proxy") { proxy = try Self.proxy(value, remote.path("proxy")) }
-        try remote.finish()
+    /// A remote source's members (a paginated source's first ones), declared once: their
+    /// decoding and their part of SourceSpec's schema.
+    static let members = ObjectDeclaration(
+        .required(
+            "remoteConfiguration",
+            remoteConfiguration.shape(expected: "an object {baseURL, headers?, timeoutSeconds?}").documented(.ref("RemoteConfiguration"))),
+        .required("apiPath", apiPathShape),
+        .optional("queryParameters", queryParametersShape),
+        .optional("keyPath", optionalKeyPath),
+        .optional("mapping", MappingDecoding.shape),
+        .optional("placeholderStorageOptions", placeholderShape),
+        .optional("limits", limits.shape(expected: "an object {maxBodyBytes?, maxDepth?, maxObjectsPerPage?}").documented(.ref("Limits"))),
+        .optional("cache", cacheShape),
+        .optional("refreshIntervalSeconds", refreshIntervalShape, doc: "seconds between refreshes of a live list; null: none"),
+        as: { remote, apiPath, query, keyPath, mapping, placeholders, limits, cache, refreshInterval throws(FieldError) in
+            // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
+            let target = URLResolution.requestURL(baseURL: remote.baseURL, apiPath: apiPath, query: [])
+            if let problem = URLResolution.authorityProblem(in: target) {
+                throw FieldError(
+                    field: "apiPath", expected: "a path relative to baseURL, or a full URL with a host and a port in 1...65535",
+                    got: JSON(URLResolution.redacted(apiPath)),
+                    message: "\"apiPath\" must resolve against baseURL to a URL with a host and a port in 1...65535: \(problem)")
+            }
+            var configuration = RemoteConfiguration(
+                baseURL: remote.baseURL, headers: remote.headers.literal,
+                timeoutSeconds: remote.timeout ?? RemoteConfiguration.defaultTimeoutSeconds, apiPath: apiPath,
+                queryParameters: query ?? [], keyPath: keyPath ?? nil, mapping: mapping, placeholders: placeholders ?? .standard,
+                maximumBodySize: limits?.maximumBodySize ?? RemoteConfiguration.defaultMaximumBodySize,
+                maximumDepth: limits?.maximumDepth ?? RemoteConfiguration.defaultMaximumDepth)
+            configuration.compression = remote.compression
+            configuration.proxy = remote.proxy ?? .environment
+            configuration.maximumObjectsPerPage = limits?.maximumObjects ?? RemoteConfiguration.defaultMaximumObjectsPerPage
+            configuration.cache = cache ?? CacheSettings()
+            configuration.refreshIntervalSeconds = refreshInterval ?? nil
+            configuration.tls = remote.tls ?? nil
+            configuration.externalHeaders = remote.headers.external
+            try checkCredentialRoute(configuration)
+            return configuration
+        })
 
-        let apiPath = try reader.required(
-            "apiPath", { value, field throws(FieldError) in try Decode.string(value, field) },
-            expected: "a string: a path relative to baseURL, or a full URL")
+    /// `remoteConfiguration`: where the source's server is and how it is reached.
+    struct Remote: Sendable {
+        var baseURL: String
+        var headers: HeaderValues
+        var timeout: Double?
+        var tls: TLSFiles??
+        var compression: Bool
+        var proxy: ProxySetting?
+    }
+
+    static let remoteConfiguration = ObjectDeclaration(
+        .required(
+            "baseURL", Shape(.string(pattern: "^[Hh][Tt][Tt][Pp][Ss]?://"), expected: "an http or https URL string", decode: baseURLValue)),
+        .optional("headers", headersShape, default: HeaderValues(), defaultText: "{}"),
+        .optional("timeoutSeconds", .number(in: 0...RemoteConfiguration.maximumTimeoutSeconds, excludingLowerBound: true)),
+        .optional("tls", TLSDecoding.shape),
+        .flag("compression", default: true, doc: "false sends no Accept-Encoding (a gzip or deflate body is still decoded)"),
+        .optionalIncludingNull(
+            "proxy", Shape(.anyOf([.string(pattern: "^[Hh][Tt][Tt][Pp]://"), .null]), expected: proxyExpectation, decode: proxy),
+            doc:
+                "http://[user:password@]host[:port], or null for a direct connection; absent: from the daemon's environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY)"
+        ),
+        as: Remote.init)
+
+    /// A path relative to baseURL, or a full URL; never with credentials.
+    static let apiPathShape = Shape<String>(.string, expected: "a string: a path relative to baseURL, or a full URL") {
+        value, field throws(FieldError) in
+        let apiPath = try Decode.string(value, field)
         // Credentials belong in baseURL (sent as Basic to its origin only) or a header: in a
         // path they would be shown wherever the path is, and go wherever it leads.
         if URLResolution.hasUserInfo(apiPath) {
             throw FieldError(
-                field: "apiPath", expected: "a path or URL without user:password@ (give credentials in baseURL or a header)",
+                field: field, expected: "a path or URL without user:password@ (give credentials in baseURL or a header)",
                 got: JSON(URLResolution.redacted(apiPath)),
                 message:
                     "\"apiPath\" must not hold credentials (user:password@): give them in baseURL, where they are sent as Basic authorization to its origin only, or in a header"
             )
         }
-        // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
-        if let problem = URLResolution.authorityProblem(in: URLResolution.requestURL(baseURL: baseURL, apiPath: apiPath, query: [])) {
-            throw FieldError(
-                field: "apiPath", expected: "a path relative to baseURL, or a full URL with a host and a port in 1...65535",
-                got: JSON(URLResolution.redacted(apiPath)),
-                message: "\"apiPath\" must resolve against baseURL to a URL with a host and a port in 1...65535: \(problem)")
-        }
-        let query = try reader.optional("queryParameters", Self.queryParameters) ?? []
-        let keyPath =
-            try reader.optional("keyPath") { value, field throws(FieldError) in
-                let text = try Decode.string(value, field)
-                return text.isEmpty ? nil : JSONKeyPath(text)
-            } ?? nil
-        let mapping = try reader.optional("mapping") { value, field throws(FieldError) in try MappingDecoding.mapping(value, field) }
-        let placeholders = try reader.optional("placeholderStorageOptions", Self.placeholderOptions) ?? .standard
-        var maximumBodySize = RemoteConfiguration.defaultMaximumBodySize, maximumDepth = RemoteConfiguration.defaultMaximumDepth
-        var maximumObjects = RemoteConfiguration.defaultMaximumObjectsPerPage
-        if var limits = try reader.optionalObject("limits", expected: "an object {maxBodyBytes?, maxDepth?, maxObjectsPerPage?}") {
-            maximumBodySize =
-                try limits.optionalInteger("maxBodyBytes", in: 1...RemoteConfiguration.maximumBodySizeLimit) ?? maximumBodySize
-            maximumDepth = try limits.optionalInteger("maxDepth", in: 1...RemoteConfiguration.maximumDepthLimit) ?? maximumDepth
-            maximumObjects =
-                try limits.optionalInteger("maxObjectsPerPage", in: 1...RemoteConfiguration.maximumObjectsPerPageLimit) ?? maximumObjects
-            try limits.finish()
-        }
-        var configuration = RemoteConfiguration(
-            baseURL: baseURL, headers: headers.literal, timeoutSeconds: timeout ?? RemoteConfiguration.defaultTimeoutSeconds,
-            apiPath: apiPath, queryParameters: query, keyPath: keyPath, mapping: mapping,
-            placeholders: placeholders, maximumBodySize: maximumBodySize, maximumDepth: maximumDepth)
-        configuration.compression = compression
-        configuration.proxy = proxy
-        configuration.maximumObjectsPerPage = maximumObjects
-        configuration.cache = try reader.optional("cache", cacheSettings) ?? CacheSettings()
-        configuration.refreshIntervalSeconds = try reader.optional("refreshIntervalSeconds", refreshInterval) ?? nil
-        configuration.tls = tls
-        configuration.externalHeaders = headers.external
-        try Self.checkCredentialRoute(configuration)
-        return configuration
+        return apiPath
     }
+
+    /// A key path, or none when empty.
+    static let optionalKeyPath = Shape<JSONKeyPath?>(.string, expected: "a string") { value, field throws(FieldError) in
+        let text = try Decode.string(value, field)
+        return text.isEmpty ? nil : JSONKeyPath(text)
+    }
+
+    struct Limits: Sendable {
+        var maximumBodySize: Int
+        var maximumDepth: Int
+        var maximumObjects: Int
+    }
+
+    static let limits = ObjectDeclaration(
+        .optional(
+            "maxBodyBytes", .integer(in: 1...RemoteConfiguration.maximumBodySizeLimit), default: RemoteConfiguration.defaultMaximumBodySize,
+            doc: "the most bytes of a response body, decoded"),
+        .optional(
+            "maxDepth", .integer(in: 1...RemoteConfiguration.maximumDepthLimit), default: RemoteConfiguration.defaultMaximumDepth,
+            doc: "the deepest nesting of a response"),
+        .optional(
+            "maxObjectsPerPage", .integer(in: 1...RemoteConfiguration.maximumObjectsPerPageLimit),
+            default: RemoteConfiguration.defaultMaximumObjectsPerPage, doc: "the most rows one page may bring"),
+        as: Limits.init)
+
+    static let queryParametersShape = Shape<[(name: String, value: String)]>(
+        .ref("QueryParameters"), expected: "an object of query parameters", decode: queryParameters)
+
+    static let placeholderShape = Shape<PlaceholderStorageOptions>(
+        .ref("PlaceholderStorageOptions"), expected: placeholderExpectation, decode: placeholderOptions)
+
+    static let headersShape = Shape<HeaderValues>(.ref("Headers"), expected: "an object of headers", decode: headers)
+
+    static let cacheExpectation = "an object {enabled, maxAgeSeconds?, maxPages?}"
+
+    /// `cache: {enabled, maxAgeSeconds?, maxPages?}`.
+    static let cache = ObjectDeclaration(
+        .required("enabled", Shape.bool),
+        .optional("maxAgeSeconds", .number(in: 0...CacheSettings.maximumAgeLimit)),
+        .optional("maxPages", .integer(in: 1...CacheSettings.maximumPagesLimit), default: CacheSettings.defaultMaximumPages),
+        as: { CacheSettings(enabled: $0, maximumAgeSeconds: $1, maximumPages: $2) })
+
+    static let cacheShape = cache.shape(expected: cacheExpectation).documented(.ref("CacheSettings"))
 
     /// A value read from the environment or a file is allowed to an origin, not to whoever the
     /// list spec routes it through: a proxy the spec names sees it in clear over `http`, and
@@ -95,19 +149,6 @@ enum RemoteConfigurationDecoding {
             message:
                 "\"remoteConfiguration.proxy\": header \"\(first.name)\" is read from \(first.source.description), which is not sent through \(URLResolution.redacted(proxy)): \(why). Leave out proxy (the daemon's environment's proxy is used), or use https without tls.caFile"
         )
-    }
-
-    static let cacheExpectation = "an object {enabled, maxAgeSeconds?, maxPages?}"
-
-    /// `cache: {enabled, maxAgeSeconds?, maxPages?}`.
-    static func cacheSettings(_ value: JSON, _ field: String) throws(FieldError) -> CacheSettings {
-        var reader = try ObjectReader(value, field: field, expected: cacheExpectation)
-        let enabled = try reader.required("enabled", Decode.bool, expected: "a boolean")
-        let maximumAge = try reader.optionalNumber("maxAgeSeconds", in: 0...CacheSettings.maximumAgeLimit)
-        let maximumPages = try reader.optionalInteger("maxPages", in: 1...CacheSettings.maximumPagesLimit)
-        try reader.finish()
-        return CacheSettings(
-            enabled: enabled, maximumAgeSeconds: maximumAge, maximumPages: maximumPages ?? CacheSettings.defaultMaximumPages)
     }
 
     static let refreshIntervalRange = RemoteConfiguration.minimumRefreshIntervalSeconds...RemoteConfiguration.maximumTimeoutSeconds
@@ -184,7 +225,7 @@ enum RemoteConfigurationDecoding {
     }
 
     /// `headers`: each value a string, or read when each request is made (issue 28).
-    struct HeaderValues {
+    struct HeaderValues: Sendable {
         var literal: [(name: String, value: String)] = []
         var external: [ExternalHeader] = []
     }

@@ -25,51 +25,99 @@ struct CreateSourceParams: WireParams {
     ]
 
     init(_ reader: inout ObjectReader) throws(FieldError) {
-        let name = try reader.string("name", nonEmpty: true)
-        guard let kindValue = reader.value("kind") else { throw .missing("kind", expected: "one of \(Self.kinds.joined(separator: ", "))") }
-        let kindName = try Decode.string(kindValue, "kind")
-        let identityKey = try reader.optionalKeyPath("identityKey")
-        let kind: SourceSpec.Kind
-        switch kindName {
-        case "simple":
-            let objects = try reader.optional("objects") { value, field throws(FieldError) in try Decode.array(value, field) } ?? []
-            kind = .simple(objects: objects)
-        case "sectioned":
-            kind = .sectioned(
-                source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
-                sectioningKey: try reader.required("sectioningKey", Decode.keyPath, expected: "a non-empty key path string"),
-                sortDescriptors: try reader.optional("sortDescriptors", Self.sortDescriptors) ?? [])
-        case "multi":
-            let names = try reader.required(
-                "sources",
-                { value, field throws(FieldError) in
-                    try Decode.array(value, field, expected: "an array of source names").enumerated().map {
-                        index, element throws(FieldError) in
-                        try Decode.sourceName(element, "\(field)[\(index)]")
-                    }
-                }, expected: "an array of source names")
-            kind = .multi(sources: names, preserveSections: try reader.optionalBool("preserveSections") ?? false)
-        case "filtered":
-            kind = .filtered(
-                source: try reader.required("source", Decode.sourceName, expected: "the name of an existing source"),
-                filter: try reader.optional("filter", FilterDecoding.predicate),
-                match: try reader.optional("match", FilterDecoding.match))
-        case "remote":
-            let configuration = try RemoteConfigurationDecoding.configuration(&reader)
-            kind = .remote(configuration)
-            cacheKey = Self.cacheKey(reader.wholeObject, configuration)
-        case "paginated":
-            let configuration = try RemoteConfigurationDecoding.configuration(&reader)
-            kind = .paginated(configuration, try RemoteConfigurationDecoding.paginator(&reader))
-            cacheKey = Self.cacheKey(reader.wholeObject, configuration)
-        default:
-            throw FieldError(
-                field: "kind", expected: "one of \(Self.kinds.joined(separator: ", "))", got: kindValue,
-                message: "\"kind\" must be one of \(Self.kinds.joined(separator: ", ")), got \"\(kindName)\"")
+        let (name, kindName, identityKey) = try Self.common.decode(&reader)
+        guard let kind = Self.kindDeclarations.first(where: { $0.kind == kindName }) else {
+            preconditionFailure("the kind's shape takes only the kinds declared")
         }
-        spec = SourceSpec(name: name, identityKey: identityKey, kind: kind)
+        let decoded = try kind.members.decode(&reader)
+        switch decoded {
+        case .remote(let configuration), .paginated(let configuration, _):
+            cacheKey = Self.cacheKey(reader.wholeObject, configuration)
+        case .simple, .sectioned, .multi, .filtered:
+            break
+        }
+        spec = SourceSpec(name: name, identityKey: identityKey, kind: decoded)
         wire = reader.wholeObject
     }
+
+    /// What every kind has, read first.
+    static let common = ObjectDeclaration(
+        .required("name", Shape.nonEmptyString), .required("kind", kindShape),
+        .optional("identityKey", Shape.keyPath.documented(.anyOf([SchemaComponents.keyPath, .null]))),
+        as: { (name: $0, kind: $1, identityKey: $2) })
+
+    static let kindShape = Shape<String>(.string, expected: "one of \(kinds.joined(separator: ", "))") { value, field throws(FieldError) in
+        let name = try Decode.string(value, field)
+        guard kinds.contains(name) else {
+            throw FieldError(
+                field: field, expected: "one of \(kinds.joined(separator: ", "))", got: value,
+                message: "\"kind\" must be one of \(kinds.joined(separator: ", ")), got \"\(name)\"")
+        }
+        return name
+    }
+
+    /// One kind: the members it has besides the common ones, declared once for its decoding
+    /// and for its branch of SourceSpec's schema.
+    struct KindDeclaration: Sendable {
+        let kind: String
+        let members: ObjectDeclaration<SourceSpec.Kind>
+    }
+
+    static let kindDeclarations = [
+        KindDeclaration(
+            kind: "simple",
+            members: ObjectDeclaration(
+                .optional("objects", Shape.array, default: [], doc: "the rows, in order"), as: { SourceSpec.Kind.simple(objects: $0) })),
+        KindDeclaration(
+            kind: "sectioned",
+            members: ObjectDeclaration(
+                .required("source", Shape.sourceName, doc: "the source whose rows are sectioned"),
+                .required("sectioningKey", Shape.keyPath.documented(SchemaComponents.keyPath), doc: "the rows' section title"),
+                .optional("sortDescriptors", sortDescriptors, default: [], defaultText: "[]", doc: "the order within each section"),
+                as: { SourceSpec.Kind.sectioned(source: $0, sectioningKey: $1, sortDescriptors: $2) })),
+        KindDeclaration(
+            kind: "multi",
+            members: ObjectDeclaration(
+                .required("sources", Shape.array(of: Shape.sourceName, expected: "an array of source names"), doc: "the sources, in order"),
+                .flag("preserveSections", default: false, doc: "each source's sections stay its own; else each source is a section"),
+                as: { SourceSpec.Kind.multi(sources: $0, preserveSections: $1) })),
+        KindDeclaration(kind: "remote", members: RemoteConfigurationDecoding.members.map { .remote($0) }),
+        KindDeclaration(
+            kind: "paginated",
+            members: RemoteConfigurationDecoding.members.followed(by: RemoteConfigurationDecoding.pagingMembers) {
+                .paginated($0, $1)
+            }),
+        KindDeclaration(
+            kind: "filtered",
+            members: ObjectDeclaration(
+                .required("source", Shape.sourceName, doc: "the source whose rows are filtered"),
+                .optional("filter", FilterDecoding.predicateShape.documented(.anyOf([.ref("Predicate"), .null]))),
+                .optional("match", FilterDecoding.matchShape.documented(.anyOf([.ref("MatchQuery"), .null]))),
+                as: { SourceSpec.Kind.filtered(source: $0, filter: $1, match: $2) })),
+    ]
+
+    /// SourceSpec: one branch a kind, each the common members (its kind as a constant) and its own.
+    static var schema: Schema {
+        .oneOf(
+            kindDeclarations.map { declaration in
+                let common = Self.common.members.map { member in
+                    member.name == "kind"
+                        ? Member(name: "kind", schema: .constant(JSON(declaration.kind)), isRequired: true, description: nil) : member
+                }
+                return ObjectDeclaration<Void>(members: common + declaration.members.members) { _ throws(FieldError) in }.schema()
+            }
+        ).described("createSource params, by kind")
+    }
+
+    /// `[{keyPath, ascending?}]`.
+    static let sortDescriptor = ObjectDeclaration(
+        .required("keyPath", Shape.keyPath.documented(SchemaComponents.keyPath)),
+        .flag("ascending", default: true, doc: "descending when false"),
+        as: { SortDescriptor(keyPath: $0, ascending: $1) })
+
+    static let sortDescriptors = Shape.array(
+        of: sortDescriptor.shape(expected: "an object {keyPath, ascending}").documented(.ref("SortDescriptor")),
+        expected: "an array of {keyPath, ascending}")
 
     private static func cacheKey(_ params: JSON, _ configuration: RemoteConfiguration) -> PageCacheKey {
         var material = params
@@ -79,19 +127,6 @@ struct CreateSourceParams: WireParams {
                 baseURL: configuration.baseURL, apiPath: configuration.apiPath,
                 query: []))
         return PageCacheKey(material: "datasourced-cache-key-1 " + material.text(format: .sortedKeys), label: label)
-    }
-
-    /// `[{keyPath, ascending?}]`.
-    private static func sortDescriptors(_ value: JSON, _ field: String) throws(FieldError) -> [SortDescriptor] {
-        var descriptors: [SortDescriptor] = []
-        for (index, element) in try Decode.array(value, field, expected: "an array of {keyPath, ascending}").enumerated() {
-            var reader = try ObjectReader(element, field: "\(field)[\(index)]", expected: "an object {keyPath, ascending}")
-            let keyPath = try reader.required("keyPath", Decode.keyPath, expected: "a non-empty key path string")
-            let ascending = try reader.optionalBool("ascending") ?? true
-            try reader.finish()
-            descriptors.append(SortDescriptor(keyPath: keyPath, ascending: ascending))
-        }
-        return descriptors
     }
 }
 

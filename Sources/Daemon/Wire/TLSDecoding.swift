@@ -18,6 +18,8 @@ import WireSchema
 /// naming the member.
 enum TLSDecoding {
     static let expectation = "an object {caFile?, certificateFile?, keyFile?}"
+
+    static let shape = Shape<TLSFiles?>(.ref("TLSFiles"), expected: expectation, decode: files)
     /// A bundle of every package root is about 200 KB.
     static let maximumFileSize = 16 << 20
 
