@@ -19,17 +19,12 @@ import JSONKit
 package final class PaginatedDataSource: RemoteCollection {
     package let paginator: PaginatorConfiguration
 
-    private var plan: RequestPlan
-    private var window: PageWindow
-    private var duplicates: DuplicateFilter
+    private var run: PagingRun
     private var loads = LoadStateMachine()
     private var counted: CountedPlaceholders
     private var jumps: Jumps
     private let cache: CacheRestore
     private var liveRefresh = LiveRefresh()
-    /// The page number of the last page loaded (page numbers), else the pages loaded in this run.
-    private(set) var currentPage: Int
-    private var metadata = PageMetadata()
     private var loadedOnce = false
     private var retriesLeft = 0
     /// The identity hash of `Placeholder.unloadedStored`, the same for every unloaded row.
@@ -37,10 +32,11 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// What `describeSource.loadStates` and `didChangeLoadState` last said.
     package var loadStates: LoadStates { loads.published }
-    var duplicatesDropped: Int { duplicates.dropped }
+    var duplicatesDropped: Int { run.duplicates.dropped }
+    var currentPage: Int { run.currentPage }
     /// The rows the loaded pages account for (equal to the objects held): for the fuzzers.
-    var rowsKeptByPages: Int { window.rowsKept }
-    private var hasMorePages: Bool { plan.next != nil }
+    var rowsKeptByPages: Int { run.window.rowsKept }
+    private var hasMorePages: Bool { run.plan.next != nil }
 
     /// The most rows a counted list has (16 bytes of memory each, unloaded).
     package static let maximumCountedRows = CountedPlaceholders.maximumRows
@@ -58,16 +54,10 @@ package final class PaginatedDataSource: RemoteCollection {
         loader: RemoteLoading
     ) {
         self.paginator = paginator
-        plan = RequestPlan(paginator: paginator)
-        window = PageWindow(limits: paginator.window)
-        // A counted list keeps every row where the server put it (a dropped one would move
-        // every row after it off its index).
-        let duplicatePolicy = paginator.placeholderMode == .counted ? .keep : paginator.duplicates
-        duplicates = DuplicateFilter(policy: duplicatePolicy, identity: identity)
-        cache = CacheRestore(paginator: paginator, duplicatePolicy: duplicatePolicy)
+        run = PagingRun(paginator: paginator, identity: identity)
+        cache = CacheRestore(paginator: paginator, duplicatePolicy: run.duplicates.policy)
         counted = CountedPlaceholders(paginator: paginator)
         jumps = Jumps(paginator: paginator)
-        currentPage = paginator.firstPage.addingClamped(-1)
         super.init(name: name, identity: identity, configuration: configuration, loader: loader)
     }
 
@@ -93,27 +83,18 @@ package final class PaginatedDataSource: RemoteCollection {
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         retriesLeft = paginator.retryAfterRetries
         let start = paginator.firstRequest
-        let first = window.pages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
+        let first = run.window.pages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
         load(start, .refresh, validators: first)
     }
 
     /// Why `fetchPreviousPage` would do nothing, or nil when it would load a page.
-    package var previousPageRefusal: String? {
-        if isFetching { return "a fetch is in flight" }
-        if !loadedOnce { return "no page is loaded yet: call fetchData first" }
-        if plan.previous != nil { return nil }
-        if let unsupported = paginator.previousPageUnsupported { return unsupported }
-        switch window.pages.first?.request {
-        case .first?, nil: return "the first page is loaded: there is no page before it"
-        default: return "the server named no page before the first one loaded"
-        }
-    }
+    package var previousPageRefusal: String? { run.refusal(.prepend, isFetching: isFetching, loadedOnce: loadedOnce) }
 
     /// Loads the page before the first one loaded, inserting its rows at the top; false (and
     /// nothing happens) when `previousPageRefusal` says why not.
     @discardableResult
     package func fetchPreviousPage() -> Bool {
-        guard previousPageRefusal == nil, let previous = plan.previous else { return false }
+        guard previousPageRefusal == nil, let previous = run.plan.previous else { return false }
         stopRefresh()
         loads.started(.prepend)
         emit(.willLoadData)
@@ -124,17 +105,12 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     /// Why `fetchNextPage` would do nothing, or nil when it would load a page.
-    package var nextPageRefusal: String? {
-        if isFetching { return "a fetch is in flight" }
-        if !loadedOnce { return "no page is loaded yet: call fetchData first" }
-        if !hasMorePages { return "there are no more pages" }
-        return nil
-    }
+    package var nextPageRefusal: String? { run.refusal(.append, isFetching: isFetching, loadedOnce: loadedOnce) }
 
     /// Loads the next page; false (and nothing happens) while fetching or when none remain.
     @discardableResult
     package func fetchNextPage() -> Bool {
-        guard nextPageRefusal == nil, let next = plan.next else { return false }
+        guard nextPageRefusal == nil, let next = run.plan.next else { return false }
         stopRefresh()
         loads.started(.append)
         emit(.willLoadData)
@@ -175,13 +151,10 @@ package final class PaginatedDataSource: RemoteCollection {
 
     override func startNewQuery(keepingRows: Bool) {
         loadedOnce = false
-        window.forget()
-        plan.forgetNeighbours()
+        run.forget()
         jumps.forget()
         loads.forgetFailures()
         counted.forget(keepingRows: keepingRows)
-        metadata = PageMetadata()
-        currentPage = paginator.firstPage.addingClamped(-1)
         defer { publishLoadStates() }
         guard !keepingRows else { return }
         objects = []
@@ -193,7 +166,7 @@ package final class PaginatedDataSource: RemoteCollection {
     package override func willDisplayObject(at indexPath: IndexPath) {
         if indexPath.section == 0, indexPath.item >= 0 {
             jumps.displayed(indexPath.item)
-            window.focus(on: indexPath.item)
+            run.window.focus(on: indexPath.item)
             if counted.shown != nil { return pageTowardsDisplayedRow() }
         }
         // Within `prefetchDistance` rows of the last row (0: the last row itself).
@@ -202,13 +175,13 @@ package final class PaginatedDataSource: RemoteCollection {
         let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
         if !overflow, distance <= paginator.prefetchDistance, fetchNextPage() { return }
         // Within `prefetchDistance` rows of the first row: the page before it, when there is one.
-        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, plan.previous != nil { fetchPreviousPage() }
+        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, run.plan.previous != nil { fetchPreviousPage() }
     }
 
     package override func didRead(_ indexPath: IndexPath) {
         guard paginator.window != nil, indexPath.section == 0, indexPath.item >= 0 else { return }
         // Reads steer the window only; what loads follows the rows displayed.
-        window.focus(on: indexPath.item)
+        run.window.focus(on: indexPath.item)
     }
 
     /// Why this source cannot jump, or nil when it can (`describeSource.capabilities`).
@@ -221,7 +194,7 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     private var sizes: Jumps.Sizes {
-        Jumps.Sizes(metadataPageSize: metadata.pageSize, firstPageReceived: window.pages.first?.received)
+        Jumps.Sizes(metadataPageSize: run.metadata.pageSize, firstPageReceived: run.window.pages.first?.received)
     }
 
     /// In a counted list, the load towards the row last displayed. Also called when a page
@@ -234,7 +207,7 @@ package final class PaginatedDataSource: RemoteCollection {
         case .fetchPrevious: fetchPreviousPage()
         case .nearEnds(let next, let previous):
             if next, fetchNextPage() { return }
-            if previous, plan.previous != nil { fetchPreviousPage() }
+            if previous, run.plan.previous != nil { fetchPreviousPage() }
         }
     }
 
@@ -250,31 +223,20 @@ package final class PaginatedDataSource: RemoteCollection {
         load(request, .refresh)
     }
 
-    /// An unloaded row as clients read it: with its index.
-    private func presented(_ row: JSON, at item: Int) -> JSON {
-        row.isIdentical(to: Placeholder.unloadedStored) ? Placeholder.unloadedRow(index: item) : row
-    }
-
     package override func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
-        presented(try super.object(at: indexPath), at: indexPath.item)
+        CountedPlaceholders.presented(try super.object(at: indexPath), at: indexPath.item)
     }
 
     package override func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
-        let rows = try super.objects(inSection: section, start: start, count: count)
-        guard counted.shown != nil else { return rows }
-        return rows.enumerated().map { presented($1, at: start + $0) }
+        counted.presented(try super.objects(inSection: section, start: start, count: count), from: start)
     }
 
-    package override var allObjects: [JSON] {
-        let rows = super.allObjects
-        guard counted.shown != nil else { return rows }
-        return rows.enumerated().map { presented($1, at: $0) }
-    }
+    package override var allObjects: [JSON] { counted.presented(super.allObjects, from: 0) }
 
     // MARK: Load states
 
     private var ends: LoadStateMachine.Ends {
-        LoadStateMachine.Ends(loadedOnce: loadedOnce, hasPrevious: plan.previous != nil, hasNext: plan.next != nil)
+        LoadStateMachine.Ends(loadedOnce: loadedOnce, hasPrevious: run.plan.previous != nil, hasNext: run.plan.next != nil)
     }
 
     /// Sends `didChangeLoadState` when the load states differ from the ones last sent.
@@ -311,18 +273,9 @@ package final class PaginatedDataSource: RemoteCollection {
         let validators = validators.flatMap { $0.isEmpty ? nil : $0 }
         request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
             guard let self else { return }
-            var result = result
-            var fromCache: CachedPages.Page?
-            if direction != .refresh, case .success(let response) = result, response.isNotModified {
-                if let cached {
-                    // The server says the stored page is current: its rows, with the 304's validators.
-                    result = .success(DecodedResponse(objects: cached.rows, document: nil, headers: response.headers))
-                    fromCache = cached
-                } else {
-                    result = .failure(
-                        FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: self.lastURL, status: 304))
-                }
-            }
+            // A page asked for again: a `304` brings the stored copy's rows back.
+            let (result, fromCache) =
+                direction == .refresh ? (result, nil) : CacheRestore.revalidated(result, cached: cached, errorURL: self.lastURL)
             switch (result, direction) {
             case (.success(let response), .prepend):
                 self.receivedPrevious(response, for: page, requestURL: requestURL, fromCache: fromCache)
@@ -350,7 +303,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if response.isNotModified {
             // The first page as loaded is current: so are the pages after it, for this fetch.
             // (Only a conditional request, made from a loaded first page, gets here.)
-            window.firstPageConfirmed(headers: response)
+            run.window.firstPageConfirmed(headers: response)
             lastError = nil
             loads.confirmed()
             compose(keptHead: objects.count)
@@ -358,81 +311,48 @@ package final class PaginatedDataSource: RemoteCollection {
             touchCache()
             return emit(.finishedLoading)
         }
-        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
         if replacing,
-            let beyond = plan.beyondEnd(page, response: response, metadata: metadataOfPage, jumpingTo: jumps.pending, errorURL: lastURL)
+            let beyond = run.plan.beyondEnd(
+                page, response: response, metadata: fromCache?.metadata ?? paginator.metadata(of: response), jumpingTo: jumps.pending,
+                errorURL: lastURL)
         {
             // Like any failed first page: the rows loaded (or the previous query's) stay.
             return failed(beyond, for: page, .refresh, validators: nil)
         }
         loads.arrived(replacing ? .refresh : .append)
         if replacing {
-            window.startRun(
-                at: paginator.startPosition(of: page, metadata: metadataOfPage),
-                known: paginator.positionIsKnown(of: page, metadata: metadataOfPage))
             jumps.landed()
             objects = []
-            plan.startRun()
-            duplicates.startRun()
         }
-        let keptHead = replacing ? 0 : objects.count
-        // Hashed once, for the duplicates and for the change set (`compose`).
-        let kept = duplicates.keep(response.objects, hashes: response.hashes(by: identity))
-        objects.append(contentsOf: kept.rows)
+        let keptHead = objects.count
+        let arrival = run.nextPageArrived(page, response: response, fromCache: fromCache, startsRun: replacing, links: links(requestURL))
+        objects.append(contentsOf: arrival.kept)
         loadedOnce = true
-        metadata = metadataOfPage
-        var failure = plan.nextPageArrived(
-            page, response: response, metadata: metadata, kept: kept.rows.count,
-            receivedInRun: window.endOfRun(receiving: response.objects.count), startsRun: replacing, links: links(requestURL))
-        currentPage = paginator.currentPage(after: page, pagesLoaded: plan.pagesLoaded)
-        window.appended(
-            LoadedPage(
-                request: page, validators: Validators(headers: response, keeping: fromCache?.validators), kept: kept.rows.count,
-                received: response.objects.count, next: plan.next, metadata: metadata, previous: replacing ? plan.previous : nil))
-        failure = failure ?? plan.guardNext(pagesHeld: window.pages.count, errorURL: lastURL)
-        lastError = failure
-        if let failure { loads.failed(.append, failure) }
-        compose(keptHead: keptHead, hashesAfterHead: kept.hashes)
-        confirmed()
-        storeLoadedPages()
-        applyWindow(arrived: .append)
-        if let failure { return emit(.failedWithError(.fetch(failure))) }
-        emit(.finishedLoading)
-        pageTowardsDisplayedRow()
+        lastError = arrival.failure
+        if let failure = arrival.failure { loads.failed(.append, failure) }
+        compose(keptHead: keptHead, hashesAfterHead: arrival.hashes)
+        arrived(.append, failure: arrival.failure)
     }
 
     /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
     /// change set), the rows loaded stay where they are relative to one another.
     private func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page?) {
-        var received = response.objects
-        if case .offset = paginator.strategy {
-            // The page asked for may reach past where the first loaded page starts (an offset
-            // not a multiple of the page size): only the objects before it are new.
-            let wanted = max(0, window.start - paginator.startPosition(of: page, metadata: PageMetadata()))
-            if received.count > wanted { received = Array(received.prefix(wanted)) }
-        }
-        let kept = duplicates.keep(received)
-        let metadataOfPage = fromCache?.metadata ?? paginator.metadata(of: response)
-        var failure = plan.previousPageArrived(page, response: response, links: links(requestURL))
-        // Where a cursor's or a URL's page starts is where the run started, less what it brings;
-        // the page before which there is none starts the list.
-        let position =
-            paginator.positionIsKnown(of: page, metadata: metadataOfPage)
-            ? paginator.startPosition(of: page, metadata: metadataOfPage) : nil
-        window.prepended(
-            LoadedPage(
-                request: page, validators: Validators(headers: response, keeping: fromCache?.validators), kept: kept.count,
-                received: received.count, next: window.pages.first?.request, metadata: metadataOfPage, previous: plan.previous),
-            position: position, startsList: page == .first || (failure == nil && plan.previous == nil && !response.objects.isEmpty))
-        failure = failure ?? plan.guardPrevious(pagesHeld: window.pages.count, errorURL: lastURL)
-        objects.insert(contentsOf: kept, at: 0)
-        if counted.shown == nil { insertRows(kept, at: 0) }
+        let arrival = run.previousPageArrived(page, response: response, fromCache: fromCache, links: links(requestURL))
+        objects.insert(contentsOf: arrival.kept, at: 0)
+        if counted.shown == nil { insertRows(arrival.kept, at: 0) }
         // A no-results row goes once there are objects.
         compose(keptHead: objects.count)
-        lastError = failure
-        if let failure { loads.failed(.prepend, failure) }
+        lastError = arrival.failure
+        if let failure = arrival.failure { loads.failed(.prepend, failure) }
+        arrived(.prepend, failure: arrival.failure)
+    }
+
+    /// What follows a page that arrived, its rows in place: the cache stores the run, the
+    /// window drops what it does not hold, the load ends, and a counted list pages on.
+    private func arrived(_ direction: LoadDirection, failure: FetchError?) {
+        if direction == .append { confirmed() }
         storeLoadedPages()
-        applyWindow(arrived: .prepend)
+        applyWindow(arrived: direction)
         if let failure { return emit(.failedWithError(.fetch(failure))) }
         emit(.finishedLoading)
         pageTowardsDisplayedRow()
@@ -448,7 +368,7 @@ package final class PaginatedDataSource: RemoteCollection {
         }
         // Past the last page: Django REST framework answers 404 "Invalid page.".
         if direction == .append, loadedOnce, error.kind == .http, error.status == 404, paginator.endOnNotFound {
-            plan.endReached()
+            run.endReached()
             loads.endMoved(.append)
             compose(keptHead: objects.count)
             return emit(.finishedLoading)
@@ -483,8 +403,8 @@ package final class PaginatedDataSource: RemoteCollection {
     /// the identity hashes of the objects after the head, when the caller has them.
     private func compose(keptHead: Int, hashesAfterHead: [Int]? = nil) {
         let run = CountedPlaceholders.Run(
-            loadedOnce: loadedOnce, start: window.start, startKnown: window.startKnown, objectCount: objects.count,
-            metadata: metadata, pageSize: jumps.pageSize(sizes), hasMorePages: hasMorePages, appendFailed: loads.appendError != nil,
+            loadedOnce: loadedOnce, start: run.window.start, startKnown: run.window.startKnown, objectCount: objects.count,
+            metadata: run.metadata, pageSize: jumps.pageSize(sizes), hasMorePages: hasMorePages, appendFailed: loads.appendError != nil,
             maximumRows: maximumCountedRowsForClient)
         switch counted.compose(run, objects: objects, identity: identity, unloadedHash: unloadedHash) {
         case .replaceAll(let rows, let hashes):
@@ -502,20 +422,9 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    /// The row after the objects of a list not counted: the error, loading or no-results
-    /// placeholder (if stored), or nil.
     private var trailingPlaceholder: JSON? {
-        if let error = loads.appendError {
-            // Without a stored error row the failed page leaves no trailing row (Protocol.md):
-            // a loading row there would claim a load that is not happening. The next
-            // fetchNextPage, or displaying the last row, asks for the failed page again.
-            // (JSON takes `nil` as null: the placeholders are asked for with `if`, not `?:`.)
-            if placeholders.contains(.errors) { return error.placeholderRow }
-            return .none
-        }
-        if hasMorePages, placeholders.contains(.loading) { return Placeholder.loadingRow }
-        if objects.isEmpty, loadedOnce, placeholders.contains(.noResults) { return Placeholder.noResultsRow }
-        return .none
+        CountedPlaceholders.trailingRow(
+            appendError: loads.appendError, hasMorePages: hasMorePages, noResults: objects.isEmpty && loadedOnce, stored: placeholders)
     }
 
     /// Drops the pages `PageWindow` says. A page dropped at the top becomes the page before
@@ -525,28 +434,24 @@ package final class PaginatedDataSource: RemoteCollection {
     private func applyWindow(arrived: LoadDirection) {
         let countedRows = counted.shown != nil
         var dropped = false
-        while let drop = window.nextDrop(objectCount: objects.count, counted: countedRows, arrived: arrived) {
+        while let drop = run.nextDrop(objectCount: objects.count, counted: countedRows, arrived: arrived) {
             dropped = true
             switch drop {
             case .first(let page):
-                plan.droppedFirstPage(page)
                 objects.removeFirst(page.kept)
                 if !countedRows {
                     removeRows(0..<page.kept)
                     jumps.rowsRemovedAbove(page.kept)
                 }
                 loads.endMoved(.prepend)
-            case .last(let page, let nowLast):
-                plan.droppedLastPage(page)
+            case .last(let page, _):
                 let start = objects.count - page.kept
                 objects.removeLast(page.kept)
                 if !countedRows { removeRows(start..<start + page.kept) }
                 loads.endMoved(.append)
-                currentPage = paginator.currentPage(after: nowLast.request, pagesLoaded: window.pages.count)
-                metadata = nowLast.metadata
                 if !countedRows { compose(keptHead: objects.count) }
             }
-            duplicates.holdOnly(objects)
+            run.holdOnly(objects)
         }
         if countedRows, dropped { compose(keptHead: 0) }
     }
@@ -554,7 +459,7 @@ package final class PaginatedDataSource: RemoteCollection {
     private func storeLoadedPages() {
         guard
             let entry = cache.entry(
-                of: window.pages, objects: objects, currentPage: currentPage, duplicatesDropped: duplicates.dropped,
+                of: run.window.pages, objects: objects, currentPage: currentPage, duplicatesDropped: run.duplicates.dropped,
                 maximumPages: configuration.cache.maximumPages)
         else { return }
         storeInCache(entry)
@@ -564,25 +469,16 @@ package final class PaginatedDataSource: RemoteCollection {
         cache.problem(in: cached, identity: identity, ownOrigin: configuration.ownOrigin) { self.mappedRowsProblem($0, field: $1) }
     }
 
-    /// Makes `run` the run (restored from the cache, or walked again by a refresh): its rows
-    /// (later duplicates dropped again), counts, the loop guard's requests, and the next request
-    /// after the last page, unless the guard stops it. `hashes`: each page's rows' identity
-    /// hashes, when the caller has them; answers the kept rows' hashes then (else nil).
+    /// Takes up `pages` whole (`PagingRun.adopt`); answers the kept rows' hashes when `hashes` are given.
     @discardableResult
     private func adopt(
-        _ run: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]]? = nil, duplicatesDropped dropped: Int? = nil
+        _ pages: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]]? = nil, duplicatesDropped dropped: Int? = nil
     ) -> [Int]? {
-        let kept = duplicates.adopt(run.map(\.rows), hashes: hashes, dropped: dropped)
-        var pages = run.map(\.page)
-        for index in pages.indices { pages[index].kept = kept.pages[index].count }
-        objects = Array(kept.pages.joined())
-        plan.adopt(pages)
-        window.adopt(pages, start: pages.first.map { paginator.startPosition(of: $0.request, metadata: $0.metadata) } ?? 0)
+        let kept = run.adopt(pages, hashes: hashes, duplicatesDropped: dropped)
+        objects = kept.rows
         loadedOnce = true
         lastError = nil
         loads.adopted()
-        metadata = pages.last?.metadata ?? PageMetadata()
-        currentPage = pages.last.map { paginator.currentPage(after: $0.request, pagesLoaded: plan.pagesLoaded) } ?? currentPage
         return hashes == nil ? nil : kept.hashes
     }
 
@@ -591,9 +487,9 @@ package final class PaginatedDataSource: RemoteCollection {
     /// request changes nothing.
     @discardableResult
     package override func refresh(completion: @escaping (RefreshOutcome) -> Void) -> Bool {
-        guard !isFetching, !isRefreshing, loadedOnce, !window.pages.isEmpty else { return false }
+        guard !isFetching, !isRefreshing, loadedOnce, !run.window.pages.isEmpty else { return false }
         beginRefresh(completion)
-        performRefresh(liveRefresh.start(held: window.pages))
+        performRefresh(liveRefresh.start(held: run.window.pages))
         return true
     }
 
@@ -609,17 +505,18 @@ package final class PaginatedDataSource: RemoteCollection {
                     self.endRefresh(.failed(error))
                 case .success(let response) where response.isNotModified:
                     self.performRefresh(
-                        self.liveRefresh.notModified(response, held: self.window.pages, objects: self.objects, errorURL: self.lastURL))
+                        self.liveRefresh.notModified(response, held: self.run.window.pages, objects: self.objects, errorURL: self.lastURL))
                 case .success(let response):
                     self.performRefresh(
                         self.liveRefresh.arrived(
-                            response, plan: self.plan, links: self.links(requestURL), runStart: self.window.start, held: self.window.pages))
+                            response, plan: self.run.plan, links: self.links(requestURL), runStart: self.run.window.start,
+                            held: self.run.window.pages))
                 }
             }
         case .fail(let error):
             endRefresh(.failed(error))
-        case .finish where liveRefresh.unchanged(held: window.pages):
-            for (index, entry) in liveRefresh.walked.enumerated() { window.revalidated(index, entry.page.validators) }
+        case .finish where liveRefresh.unchanged(held: run.window.pages):
+            for (index, entry) in liveRefresh.walked.enumerated() { run.window.revalidated(index, entry.page.validators) }
             touchCache()
             confirmed()
             endRefresh(.unchanged)
@@ -637,11 +534,11 @@ package final class PaginatedDataSource: RemoteCollection {
         .paginated(
             remoteState,
             SourceDescription.PagingState(
-                paginator: paginator, pageSize: metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
-                numberOfPages: metadata.numberOfPages, numberOfTotalResults: metadata.numberOfTotalResults,
-                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: paginator.shown(plan.next),
-                pagesLoaded: plan.pagesLoaded, duplicatesDropped: duplicates.dropped, loadStates: loads.published,
-                previous: paginator.shown(plan.previous), pagesDropped: window.pagesDropped,
+                paginator: paginator, pageSize: run.metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
+                numberOfPages: run.metadata.numberOfPages, numberOfTotalResults: run.metadata.numberOfTotalResults,
+                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: paginator.shown(run.plan.next),
+                pagesLoaded: run.plan.pagesLoaded, duplicatesDropped: run.duplicates.dropped, loadStates: loads.published,
+                previous: paginator.shown(run.plan.previous), pagesDropped: run.window.pagesDropped,
                 placeholders: SourceDescription.PlaceholdersState(
                     inForce: counted.shown != nil ? .counted : .trailing, refusal: counted.refusal),
                 capabilities: SourceDescription.PagingCapabilities(pageBackwards: paginator.previousPageUnsupported, jump: jumpRefusal),

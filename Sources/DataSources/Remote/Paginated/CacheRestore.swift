@@ -55,6 +55,21 @@ struct CacheRestore {
         return cached()?.pages.first { $0.request == page && !$0.validators.isEmpty }
     }
 
+    /// The answer to a page asked for again, conditionally when `cached` is its stored copy:
+    /// a `304` means the copy is current, and brings its rows back with the 304's headers; a
+    /// `304` to an unconditional request is a failure. Answers the stored copy used, if any.
+    static func revalidated(
+        _ result: Result<DecodedResponse, FetchError>, cached: CachedPages.Page?, errorURL: String?
+    ) -> (Result<DecodedResponse, FetchError>, CachedPages.Page?) {
+        guard case .success(let response) = result, response.isNotModified else { return (result, nil) }
+        guard let cached else {
+            return (
+                .failure(FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: errorURL, status: 304)), nil
+            )
+        }
+        return (.success(DecodedResponse(objects: cached.rows, document: nil, headers: response.headers)), cached)
+    }
+
     /// Why `cached` is not a run this source could have loaded and stored: the first page
     /// first, each page's request the one the page before it named, every next request one this
     /// strategy makes (and a next URL one the request plan would follow, from `ownOrigin`),

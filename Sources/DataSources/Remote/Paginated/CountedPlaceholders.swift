@@ -87,6 +87,33 @@ struct CountedPlaceholders {
         return .overwrite(count: size, overwrites)
     }
 
+    /// Rows as clients read them: an unloaded row with its index (`start`: the first row's).
+    func presented(_ rows: [JSON], from start: Int) -> [JSON] {
+        guard shown != nil else { return rows }
+        return rows.enumerated().map { Self.presented($1, at: start + $0) }
+    }
+
+    /// A row as clients read it: an unloaded row with its index.
+    static func presented(_ row: JSON, at item: Int) -> JSON {
+        row.isIdentical(to: Placeholder.unloadedStored) ? Placeholder.unloadedRow(index: item) : row
+    }
+
+    /// The row after the objects of a list not counted: the error, loading or no-results
+    /// placeholder (if `stored`), or nil.
+    static func trailingRow(appendError: FetchError?, hasMorePages: Bool, noResults: Bool, stored: PlaceholderStorageOptions) -> JSON? {
+        if let appendError {
+            // Without a stored error row the failed page leaves no trailing row (Protocol.md):
+            // a loading row there would claim a load that is not happening. The next
+            // fetchNextPage, or displaying the last row, asks for the failed page again.
+            // (JSON takes `nil` as null: the placeholders are asked for with `if`, not `?:`.)
+            if stored.contains(.errors) { return appendError.placeholderRow }
+            return .none
+        }
+        if hasMorePages, stored.contains(.loading) { return Placeholder.loadingRow }
+        if noResults, stored.contains(.noResults) { return Placeholder.noResultsRow }
+        return .none
+    }
+
     /// A new query: where its list ends is unknown; without `keepingRows` the rows go.
     mutating func forget(keepingRows: Bool) {
         listEnd = nil

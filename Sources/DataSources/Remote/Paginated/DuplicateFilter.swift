@@ -5,7 +5,7 @@ import JSONKit
 /// (`dropLater`), or every one (`keep`).
 struct DuplicateFilter {
     let policy: PaginatorConfiguration.DuplicatePolicy
-    private let identity: Identity
+    let identity: Identity
     private var identities: IdentitySet
     /// Objects dropped in this run (`describeSource.duplicatesDropped`).
     private(set) var dropped = 0
