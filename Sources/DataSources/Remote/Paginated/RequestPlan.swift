@@ -119,9 +119,6 @@ struct RequestPlan {
     /// The server said past the last page that there is none (a `404` taken as the end).
     mutating func endReached() { next = nil }
 
-    /// A failure read from the last page ended paging backwards.
-    mutating func stopPagingBack() { previous = nil }
-
     /// The window dropped the first page held: it is the page before again, and asking for it
     /// again is no loop.
     mutating func droppedFirstPage(_ page: LoadedPage) {

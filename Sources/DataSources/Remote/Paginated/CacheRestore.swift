@@ -1,0 +1,149 @@
+import JSONKit
+
+/// The persisted cache as a paging run uses it: what an entry must be to be taken up (a run
+/// this source could have loaded and stored), the run an entry restores, the entry a run
+/// stores, and the stored copy of a page asked for again.
+struct CacheRestore {
+    let paginator: PaginatorConfiguration
+    let duplicatePolicy: PaginatorConfiguration.DuplicatePolicy
+
+    /// The run as the cache keeps it: its first `maximumPages` pages, each with its rows
+    /// (`objects` are the rows held, page after page). Nil for a run the cache does not keep:
+    /// longer, or starting in the middle (initialPage...), which the cache never restores.
+    func entry(
+        of pages: [LoadedPage], objects: [JSON], currentPage: Int, duplicatesDropped: Int, maximumPages: Int
+    ) -> CachedPages? {
+        guard pages.count <= maximumPages, pages.first?.request == .first else { return nil }
+        var stored: [CachedPages.Page] = []
+        var start = 0
+        for page in pages {
+            stored.append(
+                CachedPages.Page(
+                    request: page.request, validators: page.validators, rows: Array(objects[start..<start + page.kept]),
+                    received: page.received, next: page.next, metadata: page.metadata))
+            start += page.kept
+        }
+        return CachedPages(pages: stored, currentPage: currentPage, duplicatesDropped: duplicatesDropped)
+    }
+
+    /// The run an entry restores, page by page with its rows. A URL was stored without
+    /// credentials: it gets those of `collectionURL` back, so that it is the URL the live run
+    /// requested (a relative next link keeps the base URL's userinfo).
+    func restoredRun(from cached: CachedPages, collectionURL: String) -> [(page: LoadedPage, rows: [JSON])] {
+        func withConfiguredCredentials(_ request: PageRequest) -> PageRequest {
+            guard case .url(let url) = request else { return request }
+            return .url(URLResolution.withCredentials(of: collectionURL, appliedTo: url))
+        }
+        return cached.pages.map {
+            (
+                LoadedPage(
+                    request: withConfiguredCredentials($0.request), validators: $0.validators, kept: $0.rows.count,
+                    received: $0.received, next: $0.next.map(withConfiguredCredentials), metadata: $0.metadata), $0.rows
+            )
+        }
+    }
+
+    /// The stored copy of `page` in `cached`, when the strategy numbers its pages (a page
+    /// number or an offset names the same rows in every run; a cursor or a URL from a server
+    /// may not be asked for again) and the copy has validators: a page the window dropped,
+    /// scrolled back to, is asked for conditionally and, unchanged, comes back from the cache.
+    func storedCopy(of page: PageRequest, in cached: @autoclosure () -> CachedPages?) -> CachedPages.Page? {
+        switch paginator.strategy {
+        case .pageNumber, .offset: break
+        case .cursor, .nextURL, .linkHeader: return nil
+        }
+        return cached()?.pages.first { $0.request == page && !$0.validators.isEmpty }
+    }
+
+    /// The answer to a page asked for again, conditionally when `cached` is its stored copy:
+    /// a `304` means the copy is current, and brings its rows back with the 304's headers; a
+    /// `304` to an unconditional request is a failure. Answers the stored copy used, if any.
+    static func revalidated(
+        _ result: Result<DecodedResponse, FetchError>, cached: CachedPages.Page?, errorURL: String?
+    ) -> (Result<DecodedResponse, FetchError>, CachedPages.Page?) {
+        guard case .success(let response) = result, response.isNotModified else { return (result, nil) }
+        guard let cached else {
+            return (
+                .failure(FetchError(kind: .http, message: "HTTP status 304 to an unconditional request", url: errorURL, status: 304)), nil
+            )
+        }
+        return (.success(DecodedResponse(objects: cached.rows, document: nil, headers: response.headers)), cached)
+    }
+
+    /// Why `cached` is not a run this source could have loaded and stored: the first page
+    /// first, each page's request the one the page before it named, every next request one this
+    /// strategy makes (and a next URL one the request plan would follow, from `ownOrigin`),
+    /// counts that add up, no identity twice when duplicates are dropped, no more pages than
+    /// `maxPages`, rows the mapping could have made (`mappedRowsProblem`). Nil when it is one.
+    func problem(
+        in cached: CachedPages, identity: Identity, ownOrigin: String?, mappedRowsProblem: ([JSON], String) -> String?
+    ) -> String? {
+        let pages = cached.pages
+        if pages.count > paginator.maximumPages {
+            return "it holds \(pages.count) pages, more than pagination.maxPages (\(paginator.maximumPages))"
+        }
+        if pages[0].request != .first { return "pages[0].request must be {\"first\": true}" }
+        var identities = IdentitySet(identity: identity)
+        var droppedByPages = 0
+        for (index, page) in pages.enumerated() {
+            let field = "pages[\(index)]"
+            if index > 0, page.request != pages[index - 1].next {
+                return "\(field).request is not the next request of pages[\(index - 1)]"
+            }
+            switch duplicatePolicy {
+            case .keep:
+                if page.received != page.rows.count {
+                    return "\(field).received must be \(page.rows.count), the rows kept (duplicates are kept), got \(page.received)"
+                }
+            case .dropLater:
+                // decode has checked received >= rows.count.
+                droppedByPages = droppedByPages.addingClamped(page.received - page.rows.count)
+                if let repeated = page.rows.indices.first(where: { !identities.insert(page.rows[$0], hash: page.hashes[$0]) }) {
+                    return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
+                }
+            }
+            if let problem = mappedRowsProblem(page.rows, "\(field).rows") { return problem }
+            if let next = page.next, let problem = problem(ofNext: next, after: page, ownOrigin: ownOrigin) {
+                return "\(field).next \(problem)"
+            }
+        }
+        if cached.duplicatesDropped > droppedByPages {
+            return
+                "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
+        }
+        let expectedPage = paginator.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count)
+        if cached.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(cached.currentPage)" }
+        return nil
+    }
+
+    /// Why `next` is not the request this strategy makes after `page`, or nil.
+    private func problem(ofNext next: PageRequest, after page: CachedPages.Page, ownOrigin: String?) -> String? {
+        switch (paginator.strategy, next) {
+        case (.pageNumber, .page(let number)):
+            let current: Int
+            switch page.request {
+            case .page(let loaded): current = loaded
+            default: current = paginator.firstPage
+            }
+            let (expected, overflow) = current.addingReportingOverflow(1)
+            if overflow { return "follows page \(current), the last there can be" }
+            return number == expected ? nil : "must be {\"page\": \(expected)}, got {\"page\": \(number)}"
+        case (.offset(_, _, let nextOffsetPath), .offset(let offset)):
+            // With a nextOffsetPath the server chose it; otherwise it is where this page ended.
+            guard nextOffsetPath == nil else { return nil }
+            let (expected, overflow) = page.request.offsetAsked.addingReportingOverflow(page.received)
+            if overflow {
+                return "follows offset \(page.request.offsetAsked) and \(page.received) objects, past the last offset there can be"
+            }
+            return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
+        case (.cursor, .cursor):
+            return nil
+        case (.nextURL, .url(let url)), (.linkHeader, .url(let url)):
+            return RequestPlan(paginator: paginator).refusal(ofNextURL: url, ownOrigin: ownOrigin, errorURL: nil).map {
+                "is refused as a server's would be: \($0.message)"
+            }
+        default:
+            return "is a \(next.kindName) request, which the \(paginator.strategy.name) strategy never makes"
+        }
+    }
+}

@@ -1,0 +1,132 @@
+/// The pages of the run held, where they sit in the whole list, and the window that bounds
+/// them: past `window.maxPages` or `window.maxObjects`, whole pages go, the one farther from
+/// the row last displayed or read first.
+///
+/// Pages arriving and rows displayed are events; `nextDrop` answers the page to drop (the
+/// owner removes its rows, then asks again) until the window holds.
+struct PageWindow {
+    /// What the owner removes: the first or the last page held.
+    enum Drop: Equatable {
+        case first(LoadedPage)
+        /// `nowLast`: the page that ends the run after it.
+        case last(LoadedPage, nowLast: LoadedPage)
+    }
+
+    let limits: PaginatorConfiguration.Window?
+    /// Each page of the run held, in order.
+    private(set) var pages: [LoadedPage] = []
+    /// Objects the server sent for the pages held (duplicates included): with `start`, where
+    /// the loaded rows end, which totals are compared with.
+    private(set) var objectsReceived = 0
+    /// Where the first page held starts in the whole list, when its request says (a page
+    /// number with a page size, an offset); 0 otherwise.
+    private(set) var start = 0
+    /// Whether `start` is where the run starts in the whole list: from the first page, a page
+    /// number with a page size, an offset, or a server that names no page before it.
+    private(set) var startKnown = false
+    /// Pages dropped in this run (`describeSource.pagesDropped`).
+    private(set) var pagesDropped = 0
+    /// The row last displayed or read: the window keeps the pages around it. In the loaded
+    /// rows' coordinates without counted placeholders, the whole list's with them.
+    private(set) var focus: Int?
+
+    init(limits: PaginatorConfiguration.Window?) {
+        self.limits = limits
+    }
+
+    /// The rows the pages account for (equal to the objects held).
+    var rowsKept: Int { pages.reduce(0) { $0.addingClamped($1.kept) } }
+
+    // MARK: Events
+
+    /// A run's first page arrived, starting at `start` in the whole list.
+    mutating func startRun(at start: Int, known: Bool) {
+        pages = []
+        objectsReceived = 0
+        pagesDropped = 0
+        self.start = start
+        startKnown = known
+    }
+
+    /// A new query: nothing held is where it was.
+    mutating func forget() {
+        pages = []
+        start = 0
+        startKnown = false
+        focus = nil
+        pagesDropped = 0
+    }
+
+    /// Objects that arrived for the page after the last held, before it is held
+    /// (`appended(_:)` counts them no more).
+    func endOfRun(receiving count: Int) -> Int { start.addingClamped(objectsReceived.addingClamped(count)) }
+
+    /// A page after the last held arrived.
+    mutating func appended(_ page: LoadedPage) {
+        pages.append(page)
+        objectsReceived = objectsReceived.addingClamped(page.received)
+    }
+
+    /// The page before the first held arrived. Its request says where it starts (else the
+    /// run starts that many objects earlier); a page with none before it starts the list.
+    mutating func prepended(_ page: LoadedPage, position: Int?, startsList: Bool) {
+        objectsReceived = objectsReceived.addingClamped(page.received)
+        start = position ?? max(0, start - page.received)
+        if startsList {
+            startKnown = true
+            start = 0
+        } else if position == nil {
+            startKnown = false
+        }
+        pages.insert(page, at: 0)
+    }
+
+    /// A run taken up whole (restored, or walked again by a refresh), from `start`.
+    mutating func adopt(_ pages: [LoadedPage], start: Int) {
+        self.pages = pages
+        objectsReceived = pages.reduce(0) { $0.addingClamped($1.received) }
+        self.start = start
+    }
+
+    /// A row displayed or read.
+    mutating func focus(on item: Int) { focus = item }
+
+    /// A refresh confirmed the page at `index` with new validators.
+    mutating func revalidated(_ index: Int, _ validators: Validators) { pages[index].validators = validators }
+
+    /// The server confirmed the first page (a `304`).
+    mutating func firstPageConfirmed(headers response: DecodedResponse) {
+        guard !pages.isEmpty else { return }
+        pages[0].validators = Validators(headers: response, keeping: pages[0].validators)
+    }
+
+    /// The page to drop while the window is exceeded by `objectCount` rows held, never the last
+    /// page held; nil once it holds. The page farther from `focus` goes (without one: the end
+    /// away from the page that just `arrived`). `counted`: the rows keep their places in the
+    /// whole list (counted placeholders), so a page dropped at the top moves no row up.
+    mutating func nextDrop(objectCount: Int, counted: Bool, arrived: LoadDirection) -> Drop? {
+        guard let limits, pages.count > 1, limits.isExceeded(pages: pages.count, objects: objectCount) else { return nil }
+        let dropTop: Bool
+        if let focus = focus.map({ counted ? $0 - start : $0 }) {
+            let topEnd = pages[0].kept
+            let bottomStart = objectCount - pages[pages.count - 1].kept
+            // Distance from the row in focus to the nearest row of each end page.
+            let toTop = max(0, focus - (topEnd - 1))
+            let toBottom = max(0, bottomStart - focus)
+            dropTop = toTop > toBottom || (toTop == toBottom && arrived != .prepend)
+        } else {
+            dropTop = arrived != .prepend
+        }
+        pagesDropped += 1
+        if dropTop {
+            let page = pages.removeFirst()
+            if !counted, let item = focus { focus = max(0, item - page.kept) }
+            objectsReceived = max(0, objectsReceived - page.received)
+            start = start.addingClamped(page.received)
+            return .first(page)
+        }
+        let page = pages.removeLast()
+        objectsReceived = max(0, objectsReceived - page.received)
+        return .last(page, nowLast: pages[pages.count - 1])
+    }
+}
