@@ -423,3 +423,21 @@ package struct Layout: Sendable {
 
     var count: Int { sections.reduce(0) { $0 + $1.count } }
 }
+
+extension ChangeSet {
+    /// The old item of the row at new item `item`, one a change left in place, given the items
+    /// the change removed (`leaving`) and added (`arriving`), both ascending: the rows left in
+    /// place are in the same order before and after.
+    static func oldItem(ofKept item: Int, leaving: [Int], arriving: [Int]) -> Int {
+        var index = item
+        for position in arriving {
+            guard position < item else { break }
+            index -= 1
+        }
+        for position in leaving {
+            guard position <= index else { break }
+            index += 1
+        }
+        return index
+    }
+}

@@ -389,7 +389,7 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         let movedTo = Set(changes.moved.map(\.to)), updated = Set(changes.updated)
         // Rows updated where they stay in the child: their old item.
         let updatedKept = changes.updated.filter { !movedTo.contains($0) }.map { path in
-            (old: Self.oldItem(ofKept: path.item, leaving: leaving[path.section], arriving: arriving[path.section]), new: path)
+            (old: ChangeSet.oldItem(ofKept: path.item, leaving: leaving[path.section], arriving: arriving[path.section]), new: path)
         }
 
         // The rows arriving or changed, evaluated before anything changes.
@@ -506,21 +506,6 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         changesFollowed += 1
         commitFollowing(own)
         return true
-    }
-
-    /// The old item of the kept row at new item `item`: kept rows are in the same order before
-    /// and after (`leaving` and `arriving` ascending).
-    private static func oldItem(ofKept item: Int, leaving: [Int], arriving: [Int]) -> Int {
-        var index = item
-        for position in arriving {
-            guard position < item else { break }
-            index -= 1
-        }
-        for position in leaving {
-            guard position <= index else { break }
-            index += 1
-        }
-        return index
     }
 
     // MARK: Match positions

@@ -317,20 +317,7 @@ package final class SectionedDataSource: DerivedDataSource, DataSourceObserver {
         let leaving = (changes.deleted + changes.moved.map(\.from)).map(\.item).sorted()
         let arriving = (changes.inserted + changes.moved.map(\.to)).map(\.item).sorted()
 
-        /// The old index of the row at new index `item`, one the change left in place: the
-        /// rows left in place are in the same order before and after.
-        func oldIndex(ofKept item: Int) -> Int {
-            var index = item
-            for position in arriving {
-                guard position < item else { break }
-                index -= 1
-            }
-            for position in leaving {
-                guard position <= index else { break }
-                index += 1
-            }
-            return index
-        }
+        func oldIndex(ofKept item: Int) -> Int { ChangeSet.oldItem(ofKept: item, leaving: leaving, arriving: arriving) }
 
         // Each run of rows arriving side by side shares the gap between its neighbours' labels.
         var arrivingLabels: [UInt64] = []
