@@ -19,6 +19,7 @@ private final class PipedDaemon: @unchecked Sendable {
     /// the thread lets go of it before posting the exit status.
     init(
         additionalMethods: @escaping @Sendable (inout MethodTable) -> Void = { _ in },
+        roleSteps: (@Sendable (Mailbox<DaemonEvent>.RoleStep) -> Void)? = nil,
         prepare: @escaping @Sendable (Daemon) -> Void = { _ in }
     ) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
@@ -32,7 +33,7 @@ private final class PipedDaemon: @unchecked Sendable {
             let exitStatus = {
                 let daemon = Daemon(
                     options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
-                    input: daemonInput, output: daemonOutput, additionalMethods: box.value)
+                    input: daemonInput, output: daemonOutput, additionalMethods: box.value, roleSteps: roleSteps)
                 prepare(daemon)
                 return daemon.run()
             }()
@@ -184,7 +185,7 @@ private struct Boom: Error, CustomStringConvertible {
                 }
             }
         }
-        let daemon = PipedDaemon(prepare: { $0.mailbox.roleSteps = steps })
+        let daemon = PipedDaemon(roleSteps: steps)
         daemon.send(["jsonrpc": "2.0", "method": "exit"])
         close(daemon.toDaemon)
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 10_000) == [1], "the main loop missed the wake-up of exit")
