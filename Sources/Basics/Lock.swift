@@ -17,7 +17,7 @@ import Glibc
 /// change. A class: a pthread mutex must not move once initialised, and it lives in memory
 /// allocated for it, which Swift's `&property` does not promise.
 ///
-/// `@unchecked Sendable`, and why that is true: `value` is read and written only inside
+/// Unchecked, and why that is safe: `value` is read and written only inside
 /// `withLock`'s body, between `pthread_mutex_lock` and `pthread_mutex_unlock` of `mutex`
 /// (the waits release the mutex only between calls of `ready`, never inside `body`), so one
 /// thread at a time reaches it, and the mutex orders each thread's accesses after the last

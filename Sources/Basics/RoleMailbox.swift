@@ -5,7 +5,7 @@
 /// is touched by one thread at a time, whichever it is, and the compiler keeps it from being
 /// reached any other way: this is the only `Sendable` path to it.
 ///
-/// `@unchecked Sendable`, and why that is true: `owner` is read only inside the bodies of
+/// Unchecked, and why that is safe: `owner` is read only inside the bodies of
 /// `claimAll` and `claimOrPost`, by the thread that holds the role of `mailbox`; one thread at
 /// a time holds it, and the mailbox takes and hands it back under its lock, so one holder's
 /// accesses happen before the next one's. It is set by `init`, before anyone can claim the
