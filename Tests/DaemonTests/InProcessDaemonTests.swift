@@ -106,6 +106,20 @@ private struct Boom: Error, CustomStringConvertible {
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1])
     }
 
+    /// `run` returns only once the transport's threads have ended: the writer thread, left
+    /// waiting on a client that reads none of its answers, and the reader, whose input stays
+    /// open, must both end at `exit` instead of keeping `run` from returning.
+    @Test func exitEndsTheRunWhileTheClientReadsNothingAndKeepsItsInputOpen() {
+        let daemon = PipedDaemon()
+        daemon.send(["jsonrpc": "2.0", "id": 0, "method": "initialize"])
+        // Far more answers than the 64 KB pipe holds, none of them read.
+        for id in 1...5000 { daemon.send(["jsonrpc": "2.0", "id": JSON(id), "method": "ping"]) }
+        daemon.send(["jsonrpc": "2.0", "method": "exit"])
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1], "a bound for failure on a loaded machine, as above")
+        close(daemon.toDaemon)
+        close(daemon.fromDaemon)
+    }
+
     @Test func aClosedStdoutEndsTheDaemonCleanly() {
         let daemon = PipedDaemon()
         close(daemon.fromDaemon)
