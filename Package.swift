@@ -128,7 +128,7 @@ let package = Package(
             ], path: "Benchmarks/Sources/datasourced-bench"),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
         .testTarget(name: "JSONKitTests", dependencies: ["JSONKit", "Basics"]),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit"]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSONKit", "Basics"]),
         // The model alone: no wire encoding, no decoding of params (those tests are DaemonTests).
         .testTarget(name: "DataSourcesTests", dependencies: ["DataSources", "JSONKit", "Basics"]),
         // The daemon in process, and the model driven through the daemon's decoding and encoding.
@@ -137,7 +137,7 @@ let package = Package(
             dependencies: [
                 "Daemon", "DataSources", "WireSchema", "JSONKit", "JSONRPC", "Basics", .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC"]),
+        .testTarget(name: "ReplayTests", dependencies: ["Replay", "TranscriptFormat", "JSONKit", "JSONRPC", "Basics"]),
         // Also drives the built daemon (User-Agent, proxies from its environment, a gzip bomb's RSS).
         .testTarget(
             name: "HTTPGetTests",

@@ -77,9 +77,10 @@ struct Session {
             settle()
         }
         for timer in daemon.delayTimers.values { timer.cancel() }
-        daemon.transport.flush(waitingAtMost: 10_000)
-        daemon.transport.stopWriting()
-        daemon.transport.flush(waitingAtMost: 10_000)
+        daemon.sender.flush(waitingAtMost: 10_000)
+        daemon.sender.stopWriting()
+        daemon.sender.flush(waitingAtMost: 10_000)
+        daemon.transport.join()
         check()
     }
 

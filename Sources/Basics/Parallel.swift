@@ -74,6 +74,10 @@ package enum Parallel {
     }
 
     /// Storage that pieces of work (a map's chunks) write at once, each only its own part.
+    ///
+    /// Unchecked, and why that is safe: each piece writes (or reads) only the elements that
+    /// are its own, `forEach` returns only once every piece is done, and the caller keeps the
+    /// storage alive and untouched until then; a raw pointer cannot say so to the compiler.
     @usableFromInline
     package struct SharedOutput<Element>: @unchecked Sendable {
         @usableFromInline package let start: UnsafeMutablePointer<Element>

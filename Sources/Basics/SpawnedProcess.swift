@@ -176,14 +176,15 @@ package struct SpawnedProcess: Sendable {
     /// thread: a child blocked writing to either, because nobody reads it, never ends, so a
     /// caller about to wait for the end reads both first.
     package func readOutputs() -> (standardOutput: [UInt8], standardError: [UInt8]) {
-        nonisolated(unsafe) var output: [UInt8] = []
+        let output = LockedValue<[UInt8]>([])
         let standardOutput = self.standardOutput, group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            output = (try? FileDescriptor(rawValue: standardOutput).readToEnd()) ?? []
+            let bytes = (try? FileDescriptor(rawValue: standardOutput).readToEnd()) ?? []
+            output.withLock { $0 = bytes }
         }
         let errors = standardError >= 0 ? (try? FileDescriptor(rawValue: standardError).readToEnd()) ?? [] : []
         group.wait()
-        return (output, errors)
+        return (output.withLock { $0 }, errors)
     }
 
     /// Runs `command` to its end: `input` written to its stdin, which is then closed, and its

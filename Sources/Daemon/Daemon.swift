@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import DataSources
 import Dispatch
 import JSONKit
@@ -47,7 +48,8 @@ package struct DaemonOptions: Sendable {
 /// The daemon: events from one mailbox, each handled to the end before the next by the one
 /// thread that holds the mailbox's role (the main loop, or the stdin reader), so all state
 /// is touched by one thread at a time and the order of events on the wire is the order
-/// they were handled in.
+/// they were handled in. Not `Sendable`: once `run` starts, the daemon is reached only
+/// through its `RoleMailbox`, whose role one thread holds at a time.
 ///
 /// The path of a message: transport (frame + parse, reader thread) → `handleEvent` (on the
 /// reader thread when the main loop is idle, else on the main loop) →
@@ -62,7 +64,9 @@ package final class Daemon {
     let options: DaemonOptions
     let logger: Logger
     let transport: StdioTransport
-    let mailbox = Mailbox<DaemonEvent>()
+    /// What the daemon sends goes out through this, on the thread that holds the role.
+    let sender: TransportSender
+    let mailbox: Mailbox<DaemonEvent>
     var lifecycle = Lifecycle.uninitialized
     var pending = PendingRequests()
     let methods: MethodTable
@@ -90,7 +94,6 @@ package final class Daemon {
     /// Sees every event handled and every message written (`--record`); set before `run()`.
     package var observer: DaemonObserver?
 
-    /// `fetcher` performs the GETs of remote and paginated sources.
     /// `fetcher` performs the GETs of remote and paginated sources; `cache` keeps the pages
     /// of those that opt in across restarts.
     package convenience init(
@@ -104,13 +107,17 @@ package final class Daemon {
     /// `additionalMethods` lets tests add handlers (for failures no client can provoke).
     init(
         options: DaemonOptions, logger: Logger, fetcher: HTTPFetching, cache: PageCacheStore? = nil, input: Int32, output: Int32,
-        additionalMethods: (inout MethodTable) -> Void
+        additionalMethods: (inout MethodTable) -> Void, roleSteps: (@Sendable (Mailbox<DaemonEvent>.RoleStep) -> Void)? = nil
     ) {
         JSON.seedHashing()
+        let mailbox = Mailbox<DaemonEvent>(roleSteps: roleSteps)
+        self.mailbox = mailbox
         self.cache = cache
         self.options = options
         self.logger = logger
-        self.transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
+        let transport = StdioTransport(input: input, output: output, maximumMessageSize: options.maximumMessageSize)
+        self.transport = transport
+        self.sender = TransportSender(transport)
         var methods = Daemon.methodTable()
         additionalMethods(&methods)
         self.methods = methods
@@ -140,7 +147,8 @@ package final class Daemon {
         return table
     }
 
-    /// Serves until `exit`, end of input or a dead stdout; returns the exit status.
+    /// Serves until `exit`, end of input or a dead stdout; returns the exit status once the
+    /// transport's threads have ended.
     ///
     /// Events are handled one batch at a time by whichever thread holds the mailbox's role:
     /// this one, or the stdin reader when it finds the role free. A request then is read,
@@ -148,15 +156,14 @@ package final class Daemon {
     /// wake-up of another thread (issue 33); timers and network completions are still
     /// posted and handled here. Taking the role and the queued events in one step keeps the
     /// order of events, whoever handles them.
+    ///
+    /// From here on the daemon is reached only through `roles`, by the thread that holds the
+    /// role: the reader's closure holds `roles`, never the daemon, and `roles` lets go of the
+    /// daemon when the run ends, so a daemon that has served is freed when its caller lets go.
     package func run() -> Int32 {
-        let mailbox = self.mailbox
         logger.info("serving JSON-RPC on stdio", metadata: ["maxMessageSize": "\(options.maximumMessageSize)"])
-        // The transport's threads outlive `run`: the reader until its input ends, the writer
-        // (whose output failure is delivered through the same closure) until it is stopped.
-        // They reach the daemon through `access`, which `run` empties before it returns, so a
-        // daemon that has served is not kept alive, with every source it holds, by threads
-        // that will never handle its events again.
-        let access = ReaderAccess(self)
+        let roles = RoleMailbox(mailbox, owner: self)
+        let mailbox = self.mailbox, transport = self.transport
         transport.start { events in
             let events = events.map(DaemonEvent.transport)
             // A burst of pipelined requests goes to this thread instead: the reader then
@@ -165,34 +172,28 @@ package final class Daemon {
                 mailbox.post(contentsOf: events)
                 return
             }
-            guard let claimed = mailbox.claimOrPost(contentsOf: events) else { return }
-            // The role is free only while `run` has not returned (it returns holding the role,
-            // for good), so the daemon is still there.
-            guard let daemon = access.daemon else { preconditionFailure("the reader took the role after run returned") }
-            // An event that ends the daemon wakes this thread to return its status.
-            let stopped = daemon.stoppedStatus == nil && daemon.handleClaimed(claimed) != nil
-            mailbox.release(waking: stopped)
-        }
-        while true {
-            let events = mailbox.claimAll()
-            if let status = stoppedStatus ?? handleClaimed(events) {
-                transport.flush(waitingAtMost: 500)
-                // The role stays with this thread: no event is handled after this one.
-                access.daemon = nil
-                // Nothing is sent from now on; the writer thread ends once it has written
-                // what was sent, instead of waiting on its queue for good.
-                transport.stopWriting()
-                return status
+            // An event that ends the daemon wakes the main loop to return its status.
+            roles.claimOrPost(contentsOf: events) { daemon, claimed in
+                daemon.stoppedStatus == nil && daemon.handleClaimed(claimed) != nil
             }
-            mailbox.release()
         }
-    }
-
-    /// How the transport's threads reach the daemon while `run` runs. Read and emptied only
-    /// by the thread that holds the mailbox's role, whose lock orders those accesses.
-    private final class ReaderAccess: @unchecked Sendable {
-        var daemon: Daemon?
-        init(_ daemon: Daemon) { self.daemon = daemon }
+        var status: Int32 = 0
+        while true {
+            let ended = roles.claimAll { daemon, events in
+                guard let stopped = daemon.stoppedStatus ?? daemon.handleClaimed(events) else { return false }
+                // The role stays with this thread: no event is handled after this one.
+                status = stopped
+                daemon.sender.flush(waitingAtMost: 500)
+                // Nothing is sent from now on; the writer thread ends once it has written
+                // what was sent.
+                daemon.sender.stopWriting()
+                return true
+            }
+            if ended { break }
+        }
+        // The reader stops waiting for input, the writer for a client that stopped reading.
+        transport.join()
+        return status
     }
 
     /// The most events one read of stdin brings that the reader handles itself (when the
@@ -206,7 +207,7 @@ package final class Daemon {
     /// Handles `events` with the mailbox's role held; what they send goes out in one write
     /// once they are handled. The status when one of them ended the daemon.
     private func handleClaimed(_ events: [DaemonEvent]) -> Int32? {
-        if let status = transport.holdingWrites({ handleEvents(events) }) {
+        if let status = sender.holdingWrites({ handleEvents(events) }) {
             stoppedStatus = status
             return status
         }
@@ -418,7 +419,7 @@ package final class Daemon {
     /// Every message the daemon writes goes out here.
     private func emit(_ outgoing: Outgoing) {
         observer?.daemonWillSend(outgoing)
-        transport.send(outgoing)
+        sender.send(outgoing)
     }
 
     /// Stops the network work in flight before exiting; requests still waiting are left

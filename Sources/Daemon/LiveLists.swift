@@ -1,3 +1,4 @@
+import Basics
 import DataSources
 import Dispatch
 import JSONRPC

@@ -295,17 +295,22 @@ private final class Exchange: Sendable {
 
 /// Gathers one response on its connection's event loop, refusing a body over the limit as
 /// soon as it is announced or passed.
-private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendable {
-    // Unchecked: AsyncHTTPClient calls a delegate only on its task's event loop, one call at a time.
+private final class BodyCollector: HTTPClientResponseDelegate, Sendable {
     private let url: String
     /// The URL first asked for, and as a response names it (`RemoteResponse.url`).
     private let requestURL: String
     private let shownURL: String
     private let limit: Int
-    private var head: HTTPResponseHead?
-    private var body: [UInt8] = []
-    /// For a gzip or deflate body: `body` is what it decodes to.
-    private var inflater: Inflater?
+    /// What has come so far. AsyncHTTPClient calls a delegate only on its task's event loop,
+    /// one call at a time, so the lock is never contended; it is what lets the compiler see it.
+    private let received = LockedValue(Received())
+
+    private struct Received {
+        var head: HTTPResponseHead?
+        var body: [UInt8] = []
+        /// For a gzip or deflate body: `body` is what it decodes to.
+        var inflater: Inflater?
+    }
 
     init(url: String, requestURL: String, shownURL: String, limit: Int) {
         self.url = url
@@ -315,57 +320,71 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
     }
 
     func didReceiveHead(task: HTTPClient.Task<HandedOver>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        self.head = head
+        received.withLock { received in receivedHead(head, into: &received, on: task.eventLoop) }
+    }
+
+    private func receivedHead(_ head: HTTPResponseHead, into received: inout Received, on eventLoop: any EventLoop) -> EventLoopFuture<Void>
+    {
+        received.head = head
         let coding = ContentCoding(header: head.headers.first(name: "content-encoding"))
         switch coding {
         case .identity:
             break
         case .gzip, .deflate:
             // The announced length is the compressed one: the limit is checked as it decodes.
-            inflater = Inflater(coding)
-            return task.eventLoop.makeSucceededVoidFuture()
+            received.inflater = Inflater(coding)
+            return eventLoop.makeSucceededVoidFuture()
         case .unsupported(let coding):
-            return task.eventLoop.makeFailedFuture(
+            return eventLoop.makeFailedFuture(
                 FetchError(
                     kind: .decode, message: "the response is encoded as \"\(coding)\", which is not gzip or deflate: it cannot be decoded"))
         }
         let announced = head.headers.first(name: "content-length").flatMap { Int($0) }
         if let announced, announced > limit {
-            return task.eventLoop.makeFailedFuture(
+            return eventLoop.makeFailedFuture(
                 FetchError(
                     kind: .tooLarge, message: "the response announces \(announced) bytes, over the limit of \(limit) bytes"))
         }
         // One allocation of the announced size: growing by doubling copies the body a few
         // times, and freeing each outgrown buffer of 64 KB or more makes malloc consolidate
         // its free lists (a few percent of a page's cost).
-        if let announced, announced > 0 { body.reserveCapacity(announced) }
-        return task.eventLoop.makeSucceededVoidFuture()
+        if let announced, announced > 0 { received.body.reserveCapacity(announced) }
+        return eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<HandedOver>, _ part: ByteBuffer) -> EventLoopFuture<Void> {
-        if let inflater {
-            do {
-                try part.withUnsafeReadableBytes { bytes throws(InflateFailure) in try inflater.inflate(bytes, into: &body, limit: limit) }
-                return task.eventLoop.makeSucceededVoidFuture()
-            } catch {
-                return task.eventLoop.makeFailedFuture(
-                    Self.problem(error, limit: limit, coding: head?.headers.first(name: "content-encoding")))
+        let eventLoop = task.eventLoop
+        return received.withLock { received in
+            if let inflater = received.inflater {
+                do throws(InflateFailure) {
+                    try part.withUnsafeReadableBytes { bytes throws(InflateFailure) in
+                        try inflater.inflate(bytes, into: &received.body, limit: limit)
+                    }
+                    return eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return eventLoop.makeFailedFuture(
+                        Self.problem(error, limit: limit, coding: received.head?.headers.first(name: "content-encoding")))
+                }
             }
+            guard part.readableBytes <= limit - received.body.count else {
+                return eventLoop.makeFailedFuture(
+                    FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
+            }
+            received.body.append(contentsOf: part.readableBytesView)
+            return eventLoop.makeSucceededVoidFuture()
         }
-        guard part.readableBytes <= limit - body.count else {
-            return task.eventLoop.makeFailedFuture(
-                FetchError(kind: .tooLarge, message: "the response body exceeds the limit of \(limit) bytes"))
-        }
-        body.append(contentsOf: part.readableBytesView)
-        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didFinishRequest(task: HTTPClient.Task<HandedOver>) throws -> HandedOver {
-        guard let head else {
+        try received.withLock { received throws(FetchError) in try finished(&received) }
+    }
+
+    private func finished(_ received: inout Received) throws(FetchError) -> HandedOver {
+        guard let head = received.head else {
             throw FetchError(kind: .transport, message: "\(FailureWording.target(of: url)) ended the response before its head")
         }
         var headers = head.headers.map { ($0.name, $0.value) }
-        if let inflater {
+        if let inflater = received.inflater {
             do { try inflater.finish() } catch {
                 throw Self.problem(error, limit: limit, coding: head.headers.first(name: "content-encoding"))
             }
@@ -376,8 +395,8 @@ private final class BodyCollector: HTTPClientResponseDelegate, @unchecked Sendab
         let finalURL = url == requestURL ? nil : URLResolution.redacted(url)
         // Moved out of this delegate, which AsyncHTTPClient may keep until the connection's next
         // request (and the task's future with it, which holds what this returns).
-        let taken = body
-        body = []
+        let taken = received.body
+        received.body = []
         return HandedOver(RemoteResponse(url: shownURL, finalURL: finalURL, status: Int(head.status.code), headers: headers, body: taken))
     }
 

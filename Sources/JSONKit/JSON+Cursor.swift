@@ -152,14 +152,14 @@ extension JSON {
 
     /// A member name that many objects are read by and written with, worked out once: its
     /// bytes for jansson's lookups, and its key reference in packed objects (`PackedKeys`).
-    package struct MemberName: @unchecked Sendable, Hashable, CustomStringConvertible {
+    package struct MemberName: Sendable, Hashable, CustomStringConvertible {
         package let description: String
         /// Its reference in packed objects: a shared key's id (the key is added to the table
         /// here, if there is room, and keeps that id for good), or the inline form.
         let reference: UInt64
-        /// A shared key's bytes, in the table, which never frees them: a name copied (for
-        /// every field of every object mapped) takes no reference count.
-        private let sharedBytes: UnsafeBufferPointer<UInt8>?
+        /// A shared key's id in the table, which never frees its bytes: a name copied (for
+        /// every field of every object mapped) takes no reference count. -1: none.
+        private let sharedID: Int
         /// A key the table does not hold (too long, or the table full).
         private let ownBytes: [UInt8]
 
@@ -168,11 +168,11 @@ extension JSON {
             let bytes = Array(name.utf8)
             if let id = bytes.withUnsafeBufferPointer({ PackedKeys.id(of: $0) }) {
                 reference = UInt64(id) << 1
-                sharedBytes = PackedKeys.bytes(ofID: id)
+                sharedID = id
                 ownBytes = []
             } else {
                 reference = UInt64(bytes.count) << 1 | 1
-                sharedBytes = nil
+                sharedID = -1
                 // Never empty, so that its bytes have an address to pass to jansson.
                 ownBytes = bytes.isEmpty ? [0] : bytes
             }
@@ -180,7 +180,7 @@ extension JSON {
 
         /// Calls `body` with the name's bytes; their base address is never nil.
         @inline(__always) func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-            if let sharedBytes { return body(sharedBytes) }
+            if sharedID >= 0 { return body(PackedKeys.bytes(ofID: sharedID)) }
             return ownBytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(start: $0.baseAddress, count: Int(reference >> 1))) }
         }
 

@@ -30,7 +30,7 @@ extension JSON {
         return withExtendedLifetime(self) {
             var plan = PiecewisePlan(reader: reader, pieceBytes: max(1, pieceBytes))
             plan.add(offset)
-            return plan.encoded()
+            return plan.encoded(of: self)
         }
     }
 
@@ -154,12 +154,12 @@ private struct PiecewisePlan {
 
     /// Encodes the pieces, on every core (each is about `pieceBytes` of work or a value
     /// whole), and joins them with the bytes between.
-    func encoded() -> [UInt8] {
+    func encoded(of value: JSON) -> [UInt8] {
         // With no pieces (an empty container cut at one byte), the literals are the whole
         // encoding; and an empty array is not made through unsafeUninitializedCapacity, which
         // writes the count into the empty array every empty array shares.
         guard !pieces.isEmpty else { return literals }
-        let work = PieceWork(reader: reader, pieces: pieces)
+        let work = PieceWork(value: value, pieces: pieces)
         let encodedPieces = [[UInt8]](unsafeUninitializedCapacity: pieces.count) { buffer, initialized in
             let output = Parallel.SharedOutput(start: buffer.baseAddress!)
             Parallel.forEach(pieces: work.pieces.count) { index in
@@ -182,13 +182,19 @@ private struct PiecewisePlan {
     }
 }
 
-/// The pieces as the cores read them: the packed buffer is only read, and outlives the work.
-/// (jansson formats reals through snprintf, which reads the locale on each thread: only read.)
-private struct PieceWork: @unchecked Sendable {
-    let reader: PackedReader
+/// The pieces as the cores read them: the packed value is only read, and `value` keeps its
+/// buffer alive for the work. (jansson formats reals through snprintf, which reads the
+/// locale on each thread: only read.)
+private struct PieceWork: Sendable {
+    let value: JSON
     let pieces: [PiecewisePlan.Piece]
 
     func encode(_ index: Int) -> [UInt8] {
+        guard case .packed(let reader, _) = value.storage else { preconditionFailure("pieces of a tree") }
+        return withExtendedLifetime(value) { encode(index, reading: reader) }
+    }
+
+    private func encode(_ index: Int, reading reader: PackedReader) -> [UInt8] {
         switch pieces[index] {
         case .value(let offset):
             let tree = reader.tree(at: offset)

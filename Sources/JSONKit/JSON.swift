@@ -9,9 +9,13 @@ import CJansson
 /// smaller and is what sources keep.
 package struct JSON: @unchecked Sendable {
     /// A `Reference` (a tree), a `PackedBuffer` (a packed value) or a `PackedSlice` (a value
-    /// inside one). One pointer, so arrays of values stay small. None is mutated once the
-    /// value is built (a packed buffer is written before it is wrapped), which is what makes
-    /// the struct `Sendable`.
+    /// inside one). One pointer, so arrays of values stay small.
+    ///
+    /// `JSON` is unchecked `Sendable`, and why that is safe: none of the three is mutated
+    /// once the value is built (a jansson tree is frozen once wrapped, and jansson's reference
+    /// counts are atomic; a packed buffer is written before it is wrapped), so threads that
+    /// share one only read it. The compiler cannot see that through a C `json_t` or a `ManagedBuffer`, so the
+    /// three classes are not `Sendable` themselves: they cross threads only inside a `JSON`.
     let box: AnyObject
 
     init(_ reference: Reference) { box = reference }

@@ -27,8 +27,9 @@ final class PackedBuffer: ManagedBuffer<Void, UInt8> {
     var base: UnsafePointer<UInt8> { UnsafePointer(withUnsafeMutablePointerToElements { $0 }) }
 }
 
-/// A value inside a packed buffer (a member or element reached from a packed row).
-final class PackedSlice: @unchecked Sendable {
+/// A value inside a packed buffer (a member or element reached from a packed row). Crosses
+/// threads only inside a `JSON`, as its buffer does.
+final class PackedSlice {
     let buffer: PackedBuffer
     let offset: Int
 

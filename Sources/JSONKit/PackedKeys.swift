@@ -31,19 +31,29 @@ enum PackedKeys {
     /// bounded whatever keys came before it.
     private static let longestProbe = 32
 
-    // Shared across threads as the comment at the top says: entries are written once,
-    // under the lock, before their id is published, and the slots are atomics.
-    /// Keys by id; entries below the published count never change.
-    nonisolated(unsafe) private static let keys: UnsafeMutablePointer<UnsafeBufferPointer<UInt8>> = .allocate(capacity: capacity)
-    /// id + 1 of the key hashed to each slot, 0 for none.
-    nonisolated(unsafe) private static let slots: UnsafeMutablePointer<Atomic<Int32>> = {
-        let slots = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: slotCount)
-        for index in 0..<slotCount { (slots + index).initialize(to: Atomic(0)) }
-        return slots
-    }()
-    /// The number of keys, changed under `lock`.
-    nonisolated(unsafe) private static var count = 0
-    private static let lock = Lock()
+    /// Keys by id, and the lookup slots.
+    private static let table = Table()
+    /// The number of keys, changed under its lock, which adding a key holds.
+    private static let count = LockedValue(0)
+
+    /// The table's memory, allocated once and never freed.
+    ///
+    /// Unchecked, and why that is safe, as the comment at the top says: an entry of `keys`
+    /// is written once, under `count`'s lock, before its id is published into `slots` (a
+    /// releasing store of an atomic), and read only after that id is loaded (an acquiring
+    /// load) or handed over inside a packed value; entries below the count never change.
+    private struct Table: @unchecked Sendable {
+        let keys: UnsafeMutablePointer<UnsafeBufferPointer<UInt8>> = .allocate(capacity: PackedKeys.capacity)
+        /// id + 1 of the key hashed to each slot, 0 for none.
+        let slots: UnsafeMutablePointer<Atomic<Int32>> = {
+            let slots = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: PackedKeys.slotCount)
+            for index in 0..<PackedKeys.slotCount { (slots + index).initialize(to: Atomic(0)) }
+            return slots
+        }()
+    }
+
+    @inline(__always) private static var keys: UnsafeMutablePointer<UnsafeBufferPointer<UInt8>> { table.keys }
+    @inline(__always) private static var slots: UnsafeMutablePointer<Atomic<Int32>> { table.slots }
 
     /// The bytes of key `id`; stable for the life of the process.
     @inline(__always) static func bytes(ofID id: Int) -> UnsafeBufferPointer<UInt8> { keys[id] }
@@ -56,20 +66,20 @@ enum PackedKeys {
         hasher.combine(bytes: UnsafeRawBufferPointer(key))
         let home = hasher.finish()
         if case .found(let id) = probe(key, from: home) { return id }
-        lock.lock()
-        defer { lock.unlock() }
-        // Probed again under the lock: another thread may have added it meanwhile.
-        switch probe(key, from: home) {
-        case .found(let id): return id
-        case .full: return nil
-        case .empty(let slot):
-            guard count < capacity else { return nil }
-            let stored = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
-            if let base = key.baseAddress { stored.initialize(from: base, count: key.count) }
-            keys[count] = UnsafeBufferPointer(start: stored, count: key.count)
-            slots[slot].store(Int32(count + 1), ordering: .releasing)
-            count += 1
-            return count - 1
+        return count.withLock { count in
+            // Probed again under the lock: another thread may have added it meanwhile.
+            switch probe(key, from: home) {
+            case .found(let id): return id
+            case .full: return nil
+            case .empty(let slot):
+                guard count < capacity else { return nil }
+                let stored = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
+                if let base = key.baseAddress { stored.initialize(from: base, count: key.count) }
+                keys[count] = UnsafeBufferPointer(start: stored, count: key.count)
+                slots[slot].store(Int32(count + 1), ordering: .releasing)
+                count += 1
+                return count - 1
+            }
         }
     }
 

@@ -12,8 +12,9 @@ import CJansson
 ///
 /// The tree behind a reference is frozen once wrapped: jansson's reference counts are
 /// atomic but its mutations are not, so a value may cross threads only because nothing
-/// mutates it after construction. That is what makes `@unchecked Sendable` true.
-final class Reference: @unchecked Sendable {
+/// mutates it after construction. It crosses them only inside a `JSON`, whose `Sendable`
+/// says so.
+final class Reference {
     let pointer: UnsafeMutablePointer<json_t>
 
     /// Takes over a new reference (the caller's count is moved here).

@@ -22,33 +22,57 @@ package enum TransportEvent: Sendable {
 /// and written by the thread that sends them while the pipe takes them without waiting,
 /// else by one writer thread (encode + write) whose queue is unbounded, so a client that
 /// reads slowly never stops the daemon from reading its next request.
-package final class StdioTransport: @unchecked Sendable {
+///
+/// This is what the threads share (`Sendable`); what only the sending thread touches is its
+/// `TransportSender`. `join` ends both threads and waits for them.
+package final class StdioTransport: Sendable {
     private let input: Int32
     private let output: Int32
     private let maximumMessageSize: Int
-    private let writer: Writer
+    fileprivate let writer: Writer
+    /// A pipe that `join` writes to: its read end, readable from then on, tells the reader
+    /// thread (waiting for input) and the writer thread (waiting for the output to take more)
+    /// to end.
+    private let stopping: (read: Int32, write: Int32)
+    private let threads = LockedValue<[JoinableThread]>([])
 
     package init(input: Int32 = 0, output: Int32 = 1, maximumMessageSize: Int) {
         self.input = input
         self.output = output
         self.maximumMessageSize = maximumMessageSize
-        self.writer = Writer(descriptor: output)
+        var ends: [Int32] = [-1, -1]
+        precondition(cshims_pipe_cloexec(&ends) == 0, "pipe2 failed: \(errno)")
+        self.stopping = (ends[0], ends[1])
+        self.writer = Writer(descriptor: output, stopping: ends[0])
         // A vanished reader must surface as EPIPE from write(2), not kill the process.
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Starts both threads; every event is handed to `deliver` on the reader thread, in order.
+    deinit {
+        close(stopping.read)
+        close(stopping.write)
+    }
+
+    /// Starts both threads; every event is handed to `deliver` on the reader thread, in order
+    /// (an output failure on the writer thread). Call it once, and `join` before letting go.
     package func start(deliver: @escaping @Sendable ([TransportEvent]) -> Void) {
-        let input = self.input
+        let input = self.input, stopping = self.stopping.read
         let limit = maximumMessageSize
-        writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
-        startThread(named: "reader") {
+        let writing = writer.start(onFailure: { code in deliver([.outputFailed(errno: code)]) })
+        let reading = startJoinableThread(named: "reader") {
             var decoder = FrameDecoder(maximumMessageSize: limit)
             var scratch = PackingScratch()
             var chunk = [UInt8](repeating: 0, count: 65536)
+            var descriptors = [
+                pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: stopping, events: Int16(POLLIN), revents: 0),
+            ]
             while true {
+                // Input, or `join` asking this thread to end, whichever comes first.
+                let ready = poll(&descriptors, 2, -1)
+                if ready < 0, errno == EINTR { continue }
+                if descriptors[1].revents != 0 { return }
                 let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
+                if count < 0, errno == EINTR || errno == EAGAIN { continue }
                 if count <= 0 {
                     deliver([.endOfInput(midFrame: decoder.isMidFrame)])
                     return
@@ -61,6 +85,22 @@ package final class StdioTransport: @unchecked Sendable {
                 deliver(events)
             }
         }
+        threads.withLock { $0 += [reading, writing] }
+    }
+
+    /// Ends both threads and waits until they have: the reader stops waiting for input, the
+    /// writer for a pipe that takes no more (what it had not written is dropped). Call it once
+    /// nothing is sent any more (after `TransportSender.stopWriting` and a `flush`), from a
+    /// thread that is neither of the two.
+    package func join() {
+        writer.stop()
+        var byte: UInt8 = 1
+        while write(stopping.write, &byte, 1) < 0, errno == EINTR {}
+        let started = threads.withLock { started in
+            defer { started = [] }
+            return started
+        }
+        for thread in started { thread.join() }
     }
 
     static func transportEvent(for event: FrameDecoder.Event, scratch: inout PackingScratch) -> TransportEvent {
@@ -76,19 +116,33 @@ package final class StdioTransport: @unchecked Sendable {
                     data: ["contentLength": JSON(length), "maxMessageSize": JSON(limit)]))
         }
     }
+}
 
+/// The sending side of a `StdioTransport`: what the one thread that sends at a time (the
+/// daemon's, whichever thread holds its mailbox's role) touches, and nobody else. Not
+/// `Sendable`: the compiler keeps it with its owner.
+package final class TransportSender {
+    private let writer: Writer
     /// Frames the sending thread encoded while the writer thread had nothing queued: written
-    /// by `push`, from the sending thread, when they can be without waiting. Only the
-    /// sending thread (the daemon's main loop) touches this and `holding`.
+    /// by `push`, from the sending thread, when they can be without waiting.
     private var pending: [UInt8] = []
     private var holding = false
+    /// Whether the descriptor takes writes that do not wait (pwritev2's RWF_NOWAIT): a pipe
+    /// does; a regular file says EOPNOTSUPP, and everything then goes through the thread.
+    private var writesWithoutWaiting = true
+    /// Frames written, as far as `flush` has counted them.
+    private var flushed = 0
+
+    package init(_ transport: StdioTransport) {
+        self.writer = transport.writer
+    }
 
     /// Sends `message` after everything sent before it. When the writer thread has nothing
     /// queued, the message is encoded here and written from this thread, as far as the pipe
     /// takes it without waiting: a request answered at once costs no wake-up of another
     /// thread. Whatever would wait goes to the writer thread, and so does every message
     /// after it until that thread has written it all; so a client that reads slowly still
-    /// never stops the daemon. Call it from one thread at a time.
+    /// never stops the daemon.
     package func send(_ message: Outgoing) {
         if pending.isEmpty, !writer.isIdle {
             writer.enqueue(message)
@@ -113,22 +167,21 @@ package final class StdioTransport: @unchecked Sendable {
 
     private func push() {
         guard !pending.isEmpty else { return }
-        writer.write(&pending)
+        writer.write(&pending, withoutWaiting: &writesWithoutWaiting)
     }
 
     /// Waits until everything sent so far is written, or `milliseconds` pass.
     package func flush(waitingAtMost milliseconds: Int) {
         push()
-        writer.flush(waitingAtMost: milliseconds)
+        writer.flush(waitingAtMost: milliseconds, flushed: &flushed)
     }
 
     /// How many tallies of written frames wait for a flush (tests: it must not grow with
     /// the messages written).
-    var writtenTalliesQueued: Int { writer.writtenTalliesQueued }
+    package var writtenTalliesQueued: Int { writer.writtenTalliesQueued }
 
-    /// Writes what was sent so far, then ends the writer thread: for a daemon that ends
-    /// inside a longer-lived process (the session fuzzer makes thousands). Nothing is
-    /// written after it.
+    /// Writes what was sent so far, then ends the writer thread once it has written it.
+    /// Nothing is written after it.
     package func stopWriting() {
         push()
         writer.stop()
@@ -147,9 +200,11 @@ extension Framing {
 }
 
 /// The writer thread, and the sending thread's writes that need no wait.
-private final class Writer: @unchecked Sendable {
+private final class Writer: Sendable {
     private let descriptor: Int32
-    private enum Item {
+    /// Readable once the transport is joined: a write waiting for the pipe gives up.
+    private let stopping: Int32
+    private enum Item: Sendable {
         case message(Outgoing)
         /// Frames the sending thread encoded, from `offset` on (what it wrote itself is before).
         case bytes([UInt8], offset: Int)
@@ -163,12 +218,6 @@ private final class Writer: @unchecked Sendable {
     /// thread writes nothing itself, so the output stays in the order it was sent. Only the
     /// sending thread raises it; the writer thread lowers it once the items are written.
     private let outstanding = LockedValue(0)
-    /// Whether the descriptor takes writes that do not wait (pwritev2's RWF_NOWAIT): a pipe
-    /// does; a regular file says EOPNOTSUPP, and everything then goes through the thread.
-    /// Only the sending thread reads and writes this.
-    private var writesWithoutWaiting = true
-    /// Only `flush`'s caller (the main thread) reads and writes this.
-    private var flushed = 0
 
     /// Encoded frames are written in pieces of about this size, so a drained backlog never
     /// needs a second copy of itself as one buffer.
@@ -178,14 +227,15 @@ private final class Writer: @unchecked Sendable {
     /// a drained backlog is given back (all but what the last 16 MB held).
     static let largeDrainSize = 16 << 20
 
-    init(descriptor: Int32) {
+    init(descriptor: Int32, stopping: Int32) {
         self.descriptor = descriptor
+        self.stopping = stopping
     }
 
-    func start(onFailure: @escaping @Sendable (Int32) -> Void) {
+    func start(onFailure: @escaping @Sendable (Int32) -> Void) -> JoinableThread {
         // Made before any scratch scope: a static first made inside one would keep its slot.
         _ = JSONRPCVersion.value
-        startThread(named: "writer") { [self] in
+        return startJoinableThread(named: "writer") { [self] in
             var failed = false
             var bytes: [UInt8] = []
             var drained = 0
@@ -260,7 +310,7 @@ private final class Writer: @unchecked Sendable {
 
     /// Writes `frames` from the sending thread as far as that needs no wait, when the thread
     /// has nothing queued; the rest goes to the thread. Leaves `frames` empty.
-    func write(_ frames: inout [UInt8]) {
+    func write(_ frames: inout [UInt8], withoutWaiting writesWithoutWaiting: inout Bool) {
         var offset = 0
         if writesWithoutWaiting, isIdle {
             while offset < frames.count {
@@ -289,7 +339,7 @@ private final class Writer: @unchecked Sendable {
         queue.post(.stop)
     }
 
-    func flush(waitingAtMost milliseconds: Int) {
+    func flush(waitingAtMost milliseconds: Int, flushed: inout Int) {
         let target = enqueued.withLock { $0 }
         let deadline = MonotonicClock.milliseconds() + milliseconds
         while flushed < target {
@@ -299,13 +349,38 @@ private final class Writer: @unchecked Sendable {
         }
     }
 
-    /// nil on success, else errno.
+    /// nil on success, else errno; ECANCELED when the transport was joined while the pipe
+    /// took no more. Waits for the pipe with poll, next to `stopping`, where writes that do
+    /// not wait work (pipes); else (a regular file) with a plain write.
     private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Int32? {
-        do {
-            _ = try FileDescriptor(rawValue: descriptor).writeAll(bytes)
-            return nil
-        } catch {
-            return (error as? Errno)?.rawValue ?? EIO
+        var offset = 0
+        var waits = true
+        while offset < bytes.count {
+            let count =
+                waits
+                ? cshims_write_without_waiting(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                : Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count >= 0 {
+                offset += count
+                continue
+            }
+            let code = errno
+            switch code {
+            case EINTR:
+                continue
+            case EAGAIN:
+                var descriptors = [
+                    pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0), pollfd(fd: stopping, events: Int16(POLLIN), revents: 0),
+                ]
+                while poll(&descriptors, 2, -1) < 0, errno == EINTR {}
+                if descriptors[1].revents != 0 { return ECANCELED }
+            case EOPNOTSUPP, EINVAL, ENOSYS:
+                guard waits else { return code }
+                waits = false
+            default:
+                return code
+            }
         }
+        return nil
     }
 }

@@ -1,3 +1,4 @@
+import Basics
 import DataSources
 import Dispatch
 import Foundation
@@ -17,7 +18,7 @@ import Glibc
 /// aside and replaced; anything at the path that is not ours (CacheFile), or a file that
 /// cannot be written, turns the cache off (`isAvailable` false, reads answer nil, writes are
 /// dropped), each with a warning through `logger`.
-package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
+package final class SQLitePageStore: PageCacheStore, Sendable {
     package static let defaultMaximumBytes = 256 << 20
 
     package let path: String
@@ -27,18 +28,23 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     private let queue = DispatchQueue(label: "datasourced.page-cache")
     private let available = Atomic<Bool>(false)
 
-    // Only touched on `queue`.
-    private var database: CacheDatabase?
-    private var openedIdentity: CacheFile.Identity?
-    private var lastStamp: Double = 0
-    private var oversizedWarned: Set<Data> = []
+    /// What the work on `queue` keeps between calls. Only touched on `queue`, which runs one
+    /// block at a time: its lock is never contended, and lets the compiler see that.
+    private let onQueue = LockedValue(OnQueue())
+
+    private struct OnQueue {
+        var database: CacheDatabase?
+        var openedIdentity: CacheFile.Identity?
+        var lastStamp: Double = 0
+        var oversizedWarned: Set<Data> = []
+    }
 
     package init(path: String, maximumBytes: Int = SQLitePageStore.defaultMaximumBytes, logger: Logger) {
         self.path = path
         self.maximumBytes = maximumBytes
         self.logger = logger
         self.file = CacheFile(path: path)
-        queue.sync { open() }
+        queue.sync { onQueue.withLock { open(&$0) } }
     }
 
     /// `$XDG_CACHE_HOME/datasourced/cache.sqlite`, else `~/.cache/datasourced/cache.sqlite`.
@@ -62,15 +68,17 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         guard isAvailable else { return nil }
         let digest = Self.digest(key)
         return queue.sync {
-            guard let database = usableDatabase() else { return nil }
-            do {
-                guard let found = try database.entry(digest) else { return nil }
-                // The reader has its rows; when the entry was last used can wait its turn.
-                queue.async { self.markUsed(digest) }
-                return found
-            } catch {
-                handle(CacheProblem(error, doing: "reading an entry"))
-                return nil
+            onQueue.withLock { state in
+                guard let database = usableDatabase(&state) else { return nil }
+                do {
+                    guard let found = try database.entry(digest) else { return nil }
+                    // The reader has its rows; when the entry was last used can wait its turn.
+                    queue.async { self.onQueue.withLock { self.markUsed(digest, &$0) } }
+                    return found
+                } catch {
+                    handle(CacheProblem(error, doing: "reading an entry"), &state)
+                    return nil
+                }
             }
         }
     }
@@ -78,30 +86,32 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     package func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
         guard isAvailable else { return }
         let digest = Self.digest(key), label = key.label
-        queue.async {
-            guard let database = self.usableDatabase() else { return }
-            let bytes = payload()
-            do {
-                guard bytes.count <= self.maximumBytes else {
-                    if self.oversizedWarned.insert(digest).inserted {
-                        self.logger.warning(
-                            "page cache: not storing an entry of \(bytes.count) bytes, more than the cache's bound of \(self.maximumBytes) bytes (\(label))"
-                        )
-                    }
-                    // The entry it would have replaced is older than what the server gave.
-                    try database.remove(key: digest)
-                    return
+        queue.async { self.onQueue.withLock { state in self.write(digest, label: label, storedAt: storedAt, payload: payload, &state) } }
+    }
+
+    private func write(_ digest: Data, label: String, storedAt: Double, payload: () -> [UInt8], _ state: inout OnQueue) {
+        guard let database = self.usableDatabase(&state) else { return }
+        let bytes = payload()
+        do {
+            guard bytes.count <= self.maximumBytes else {
+                if state.oversizedWarned.insert(digest).inserted {
+                    self.logger.warning(
+                        "page cache: not storing an entry of \(bytes.count) bytes, more than the cache's bound of \(self.maximumBytes) bytes (\(label))"
+                    )
                 }
-                let evicted = try database.replace(
-                    key: digest, label: label, storedAt: storedAt, usedAt: self.stamp(),
-                    payload: bytes, maximumBytes: self.maximumBytes)
-                if evicted > 0 {
-                    self.logger.debug(
-                        "page cache: evicted \(evicted) least recently used entries to stay within \(self.maximumBytes) bytes")
-                }
-            } catch {
-                self.handle(CacheProblem(error, doing: "writing an entry"))
+                // The entry it would have replaced is older than what the server gave.
+                try database.remove(key: digest)
+                return
             }
+            let evicted = try database.replace(
+                key: digest, label: label, storedAt: storedAt, usedAt: self.stamp(&state),
+                payload: bytes, maximumBytes: self.maximumBytes)
+            if evicted > 0 {
+                self.logger.debug(
+                    "page cache: evicted \(evicted) least recently used entries to stay within \(self.maximumBytes) bytes")
+            }
+        } catch {
+            self.handle(CacheProblem(error, doing: "writing an entry"), &state)
         }
     }
 
@@ -109,11 +119,13 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         guard isAvailable else { return }
         let digest = Self.digest(key)
         queue.async {
-            guard let database = self.usableDatabase() else { return }
-            do {
-                try database.touch(key: digest, storedAt: storedAt, usedAt: self.stamp())
-            } catch {
-                self.handle(CacheProblem(error, doing: "touching an entry"))
+            self.onQueue.withLock { state in
+                guard let database = self.usableDatabase(&state) else { return }
+                do {
+                    try database.touch(key: digest, storedAt: storedAt, usedAt: self.stamp(&state))
+                } catch {
+                    self.handle(CacheProblem(error, doing: "touching an entry"), &state)
+                }
             }
         }
     }
@@ -122,11 +134,13 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         guard isAvailable else { return }
         let digest = Self.digest(key)
         queue.async {
-            guard let database = self.usableDatabase() else { return }
-            do {
-                try database.remove(key: digest)
-            } catch {
-                self.handle(CacheProblem(error, doing: "removing an entry"))
+            self.onQueue.withLock { state in
+                guard let database = self.usableDatabase(&state) else { return }
+                do {
+                    try database.remove(key: digest)
+                } catch {
+                    self.handle(CacheProblem(error, doing: "removing an entry"), &state)
+                }
             }
         }
     }
@@ -146,8 +160,10 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// degraded one. The last connection to close folds the WAL back into the file.
     package func close() {
         queue.sync {
-            database?.close()
-            database = nil
+            onQueue.withLock { state in
+                state.database?.close()
+                state.database = nil
+            }
             available.store(false, ordering: .releasing)
         }
     }
@@ -155,12 +171,14 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// Every entry, most recently used first (`datasourced cache list`); nil if the cache is off.
     package func entries() -> [CacheEntrySummary]? {
         queue.sync {
-            guard let database = usableDatabase() else { return nil }
-            do {
-                return try database.summaries()
-            } catch {
-                handle(CacheProblem(error, doing: "listing the entries"))
-                return nil
+            onQueue.withLock { state in
+                guard let database = usableDatabase(&state) else { return nil }
+                do {
+                    return try database.summaries()
+                } catch {
+                    handle(CacheProblem(error, doing: "listing the entries"), &state)
+                    return nil
+                }
             }
         }
     }
@@ -168,12 +186,14 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     /// Deletes every entry (`datasourced cache clear`); answers how many, or nil if the cache is off.
     package func removeAll() -> Int? {
         queue.sync {
-            guard let database = usableDatabase() else { return nil }
-            do {
-                return try database.removeAll()
-            } catch {
-                handle(CacheProblem(error, doing: "clearing the cache"))
-                return nil
+            onQueue.withLock { state in
+                guard let database = usableDatabase(&state) else { return nil }
+                do {
+                    return try database.removeAll()
+                } catch {
+                    handle(CacheProblem(error, doing: "clearing the cache"), &state)
+                    return nil
+                }
             }
         }
     }
@@ -246,7 +266,7 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     /// Opens the file, or makes a new one where there is none, or a new one in place of a
     /// damaged file of ours, or turns the cache off (anything not ours at the path).
-    private func open() {
+    private func open(_ state: inout OnQueue) {
         // Daemons opening one new file together: SQLite sometimes answers "database is
         // locked" at once, without waiting out the busy timeout (2 to 6 of 40 pairs of
         // `datasourced-cache-exercise` processes did, before this). Tried again, after a short random
@@ -268,20 +288,20 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
                 case .notOurs(let what):
                     throw .notOurs("\(path) is \(what), not a datasourced cache file")
                 case .ours(let identity):
-                    openedIdentity = identity
+                    state.openedIdentity = identity
                 }
-                database = try CacheDatabase.open(path: path)
+                state.database = try CacheDatabase.open(path: path)
                 available.store(true, ordering: .releasing)
                 return
             } catch .damaged(let reason) where !movedAside {
                 movedAside = true
-                moveAside(because: reason)
+                moveAside(because: reason, state)
             } catch .replaced where looks <= 8 {
                 continue
             } catch .busy where Date() < deadline {
                 usleep(useconds_t.random(in: 5_000...50_000))
             } catch {
-                turnOff(because: error)
+                turnOff(because: error, &state)
                 return
             }
         }
@@ -289,26 +309,26 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     /// The open database, reopened first when another process moved the file aside (or it
     /// was deleted) since we opened it: our writes would go to a file no one reads.
-    private func usableDatabase() -> CacheDatabase? {
-        guard database != nil else { return nil }
-        if file.identity != openedIdentity {
+    private func usableDatabase(_ state: inout OnQueue) -> CacheDatabase? {
+        guard state.database != nil else { return nil }
+        if file.identity != state.openedIdentity {
             logger.notice("page cache: \(path) was replaced by another process; reopening it")
-            database?.close()
-            database = nil
-            open()
+            state.database?.close()
+            state.database = nil
+            open(&state)
         }
-        return database
+        return state.database
     }
 
-    private func handle(_ problem: CacheProblem) {
+    private func handle(_ problem: CacheProblem, _ state: inout OnQueue) {
         switch problem {
         case .damaged(let reason):
-            database?.close()
-            database = nil
-            moveAside(because: reason)
-            open()
+            state.database?.close()
+            state.database = nil
+            moveAside(because: reason, state)
+            open(&state)
         case .notOurs, .replaced, .unusable:
-            turnOff(because: problem)
+            turnOff(because: problem, &state)
         case .busy(let reason):
             logger.warning(
                 "page cache: skipped, \(path) stayed locked by another process for \(Int(CacheDatabase.busyTimeout)) s (\(reason))")
@@ -317,8 +337,8 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
 
     /// Only ever the file examined as ours and opened (`openedIdentity`): a `.damaged` comes
     /// from SQLite on that file.
-    private func moveAside(because reason: String) {
-        if let opened = openedIdentity, let aside = file.moveAside(opened: opened, now: Int(Date().timeIntervalSince1970)) {
+    private func moveAside(because reason: String, _ state: OnQueue) {
+        if let opened = state.openedIdentity, let aside = file.moveAside(opened: opened, now: Int(Date().timeIntervalSince1970)) {
             logger.warning("page cache: \(reason); moved it aside to \(aside) and starting a new cache")
         } else {
             logger.warning(
@@ -327,9 +347,9 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
     }
 
     /// The cache is off for the rest of this process: one warning, then silence.
-    private func turnOff(because problem: CacheProblem) {
-        database?.close()
-        database = nil
+    private func turnOff(because problem: CacheProblem, _ state: inout OnQueue) {
+        state.database?.close()
+        state.database = nil
         available.store(false, ordering: .releasing)
         if case .notOurs = problem {
             logger.warning("page cache: \(problem.reason); running without a cache (and leaving it as it is)")
@@ -338,20 +358,20 @@ package final class SQLitePageStore: PageCacheStore, @unchecked Sendable {
         }
     }
 
-    private func markUsed(_ digest: Data) {
-        guard let database = usableDatabase() else { return }
+    private func markUsed(_ digest: Data, _ state: inout OnQueue) {
+        guard let database = usableDatabase(&state) else { return }
         do {
-            try database.markUsed(key: digest, at: stamp())
+            try database.markUsed(key: digest, at: stamp(&state))
         } catch {
-            handle(CacheProblem(error, doing: "marking an entry used"))
+            handle(CacheProblem(error, doing: "marking an entry used"), &state)
         }
     }
 
     /// Now, but always later than the last stamp this store gave: least recently used order
     /// follows the order of the calls even within one clock tick.
-    private func stamp() -> Double {
-        lastStamp = max(Date().timeIntervalSince1970, lastStamp.nextUp)
-        return lastStamp
+    private func stamp(_ state: inout OnQueue) -> Double {
+        state.lastStamp = max(Date().timeIntervalSince1970, state.lastStamp.nextUp)
+        return state.lastStamp
     }
 
     /// The only form of a key that leaves memory.

@@ -4,10 +4,11 @@ import Glibc
 import Basics
 import JSONKit
 import JSONRPC
+import Synchronization
 
 /// A daemon spawned with pipes on stdin, stdout and stderr. Its stdout is framed and
 /// parsed on a reader thread; everything it does arrives as an `Event` in one mailbox.
-final class ChildProcess: @unchecked Sendable {
+final class ChildProcess: Sendable {
     enum Event: Sendable {
         case message(JSON)
         /// A frame whose body is not JSON, or a framing error in the daemon's output.
@@ -17,14 +18,15 @@ final class ChildProcess: @unchecked Sendable {
 
     let pid: pid_t
     let events = Mailbox<Event>()
-    private var input: Int32
+    /// The daemon's stdin; -1 once closed.
+    private let input: Atomic<Int32>
     private let stderrText = Mailbox<[UInt8]>()
 
     /// `environment`: `NAME=value` strings; nil inherits this process's.
     init(command: [String], environment: [String]? = nil) throws {
         let process = try SpawnedProcess(command: command, environment: environment)
         self.pid = process.pid
-        self.input = process.standardInput
+        self.input = Atomic(process.standardInput)
         startReaders(process)
     }
 
@@ -100,13 +102,14 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Writes all of `bytes` to the daemon's stdin; false if it is closed.
     func write(_ bytes: [UInt8]) -> Bool {
+        let input = self.input.load(ordering: .acquiring)
         guard input >= 0 else { return false }
         return (try? FileDescriptor(rawValue: input).writeAll(bytes)) != nil
     }
 
     func closeInput() {
+        let input = self.input.exchange(-1, ordering: .acquiringAndReleasing)
         if input >= 0 { close(input) }
-        input = -1
     }
 
     func kill() {

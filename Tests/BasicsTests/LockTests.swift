@@ -33,7 +33,7 @@ import Testing
     #endif
 
     @Test func aTimedWaitWithNobodySignallingEndsAtItsDeadline() {
-        let lock = Lock(), condition = Condition()
+        let ready = LockedValue(false)
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         deadline.tv_nsec += 20_000_000
@@ -41,22 +41,18 @@ import Testing
             deadline.tv_sec += 1
             deadline.tv_nsec -= 1_000_000_000
         }
-        let signalled = lock.withLock { condition.wait(releasing: lock, untilMonotonic: deadline) }
+        let signalled = ready.withLock(waitingUntil: { $0 }, deadline: deadline) { $0 }
         #expect(!signalled)
     }
 
     @Test func aSignalWakesTheWaiter() {
-        let lock = Lock(), condition = Condition()
         let ready = LockedValue(false)
         DispatchQueue.global().async {
-            lock.withLock {
-                ready.withLock { $0 = true }
-                condition.signal()
+            ready.withLock {
+                $0 = true
+                ready.signal()
             }
         }
-        lock.withLock {
-            while !ready.withLock({ $0 }) { condition.wait(releasing: lock) }
-        }
-        #expect(ready.withLock { $0 })
+        #expect(ready.withLock(waitingUntil: { $0 }) { $0 })
     }
 }

@@ -19,6 +19,7 @@ private final class PipedDaemon: @unchecked Sendable {
     /// the thread lets go of it before posting the exit status.
     init(
         additionalMethods: @escaping @Sendable (inout MethodTable) -> Void = { _ in },
+        roleSteps: (@Sendable (Mailbox<DaemonEvent>.RoleStep) -> Void)? = nil,
         prepare: @escaping @Sendable (Daemon) -> Void = { _ in }
     ) {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
@@ -32,7 +33,7 @@ private final class PipedDaemon: @unchecked Sendable {
             let exitStatus = {
                 let daemon = Daemon(
                     options: DaemonOptions(), logger: Logger(label: "test"), fetcher: ScriptedFetcher(),
-                    input: daemonInput, output: daemonOutput, additionalMethods: box.value)
+                    input: daemonInput, output: daemonOutput, additionalMethods: box.value, roleSteps: roleSteps)
                 prepare(daemon)
                 return daemon.run()
             }()
@@ -103,6 +104,20 @@ private struct Boom: Error, CustomStringConvertible {
         // A bound for failure: the whole suite runs in parallel, and on a loaded 2-core
         // machine the daemon's exit after end of input took more than 5 s to be seen.
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1])
+    }
+
+    /// `run` returns only once the transport's threads have ended: the writer thread, left
+    /// waiting on a client that reads none of its answers, and the reader, whose input stays
+    /// open, must both end at `exit` instead of keeping `run` from returning.
+    @Test func exitEndsTheRunWhileTheClientReadsNothingAndKeepsItsInputOpen() {
+        let daemon = PipedDaemon()
+        daemon.send(["jsonrpc": "2.0", "id": 0, "method": "initialize"])
+        // Far more answers than the 64 KB pipe holds, none of them read.
+        for id in 1...5000 { daemon.send(["jsonrpc": "2.0", "id": JSON(id), "method": "ping"]) }
+        daemon.send(["jsonrpc": "2.0", "method": "exit"])
+        #expect(daemon.exitStatus.takeAll(waitingAtMost: 30_000) == [1], "a bound for failure on a loaded machine, as above")
+        close(daemon.toDaemon)
+        close(daemon.fromDaemon)
     }
 
     @Test func aClosedStdoutEndsTheDaemonCleanly() {
@@ -184,7 +199,7 @@ private struct Boom: Error, CustomStringConvertible {
                 }
             }
         }
-        let daemon = PipedDaemon(prepare: { $0.mailbox.roleSteps = steps })
+        let daemon = PipedDaemon(roleSteps: steps)
         daemon.send(["jsonrpc": "2.0", "method": "exit"])
         close(daemon.toDaemon)
         #expect(daemon.exitStatus.takeAll(waitingAtMost: 10_000) == [1], "the main loop missed the wake-up of exit")

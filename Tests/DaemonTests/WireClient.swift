@@ -2,6 +2,7 @@
 import Glibc
 #endif
 @testable import Daemon
+import Basics
 import DataSources
 import JSONKit
 import JSONRPC

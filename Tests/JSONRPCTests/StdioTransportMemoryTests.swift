@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import Testing
 
@@ -17,12 +18,13 @@ import Testing
         defer { [toClient[0], fromClient[1]].forEach { close($0) } }  // the others stay with the transport's threads
         let transport = StdioTransport(input: fromClient[0], output: toClient[1], maximumMessageSize: 1 << 20)
         transport.start { _ in }
+        let sender = TransportSender(transport)
         // One message at a time, each read back before the next is sent: every one is a
         // batch of its own, as with a client that waits for each answer.
         var buffer = [UInt8](repeating: 0, count: 4096)
         var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
         for id in 1...500 {
-            transport.send(.response(id: JSON(id), result: .success(JSON("pong"))))
+            sender.send(.response(id: JSON(id), result: .success(JSON("pong"))))
             var framed: FrameDecoder.Event?
             while framed == nil {
                 let count = buffer.withUnsafeMutableBytes { read(toClient[0], $0.baseAddress, $0.count) }
@@ -33,10 +35,11 @@ import Testing
             }
         }
         // No flush has taken a tally: before the fix, 499 or 500 were queued here.
-        #expect(transport.writtenTalliesQueued <= 1)
-        transport.flush(waitingAtMost: 10_000)
-        #expect(transport.writtenTalliesQueued == 0)
-        transport.stopWriting()
+        #expect(sender.writtenTalliesQueued <= 1)
+        sender.flush(waitingAtMost: 10_000)
+        #expect(sender.writtenTalliesQueued == 0)
+        sender.stopWriting()
+        transport.join()
     }
 
     @Test func aFoldingPostKeepsOneItemUntilTaken() {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Basics
 import JSONKit
 import Testing
 
@@ -20,19 +21,24 @@ import Testing
         let padding = JSON(String(repeating: "x", count: 1000))
         // 2 MB into a 64 KB pipe nobody reads yet, some messages sent one by one and some
         // held and written together: the sender must come back each time.
-        let sent = Mailbox<Bool>()
+        let sent = Mailbox<Bool>(), read = Mailbox<Bool>(), flushed = Mailbox<Bool>()
         startThread {
+            let sender = TransportSender(transport)
             for id in 1...count {
                 let message = Outgoing.response(id: JSON(id), result: .success(padding))
                 if id % 3 == 0 {
-                    transport.holdingWrites {
-                        transport.send(message)
+                    sender.holdingWrites {
+                        sender.send(message)
                     }
                 } else {
-                    transport.send(message)
+                    sender.send(message)
                 }
             }
             sent.post(true)
+            _ = read.takeAll()
+            sender.flush(waitingAtMost: 10_000)
+            sender.stopWriting()
+            flushed.post(true)
         }
         #expect(sent.takeAll(waitingAtMost: 20_000) == [true], "send blocked on a full pipe")
         // Now the client reads: every answer arrives whole, once, in the order sent.
@@ -49,8 +55,9 @@ import Testing
             }
         }
         #expect(ids == Array(1...count))
-        transport.flush(waitingAtMost: 10_000)
-        transport.stopWriting()
+        read.post(true)
+        #expect(flushed.takeAll(waitingAtMost: 20_000) == [true])
+        transport.join()
     }
 
     @Test func aProducerHandlesItsItemsOnlyWhenNoOneElseHandlesAndAfterThoseQueuedBefore() {
@@ -77,11 +84,10 @@ import Testing
 /// signal, so the main loop never saw the wake-up still pending.
 @Suite struct MailboxRoleTests {
     @Test func aWakeUpStillPendingWhenTheProducerReleasesReachesTheConsumerWaitingForTheRole() {
-        let mailbox = Mailbox<Int>()
         let consumerWaits = Mailbox<Bool>()
-        mailbox.roleSteps = { step in
+        let mailbox = Mailbox<Int>(roleSteps: { step in
             if case .consumerWaits = step { consumerWaits.post(true) }
-        }
+        })
         // The producer handles an item that ends the consumer's work, and wakes it.
         #expect(mailbox.claimOrPost(contentsOf: [1]) == [1])
         mailbox.release(waking: true)

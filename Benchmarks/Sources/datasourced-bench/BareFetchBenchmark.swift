@@ -13,6 +13,7 @@
 import Glibc
 #endif
 import AsyncHTTPClient
+import Basics
 import CJansson
 import DataSources
 import HTTPGet
