@@ -161,13 +161,8 @@ package final class PaginatedDataSource: RemoteCollection {
             run.window.focus(on: indexPath.item)
             if counted.shown != nil { return pageTowardsDisplayedRow() }
         }
-        // Within `prefetchDistance` rows of the last row (0: the last row itself).
-        guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
-        // The client's item is range-checked on the wire; a library caller's may be anything.
-        let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
-        if !overflow, distance <= paginator.prefetchDistance, fetchNextPage() { return }
-        // Within `prefetchDistance` rows of the first row: the page before it, when there is one.
-        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, run.plan.previous != nil { fetchPreviousPage() }
+        guard let last = lastIndexPath, indexPath.section == last.section else { return }
+        perform(jumps.nearEnds(displayed: indexPath.item, lastItem: last.item))
     }
 
     package override func didRead(_ indexPath: IndexPath) {
@@ -192,7 +187,11 @@ package final class PaginatedDataSource: RemoteCollection {
     /// In a counted list, the load towards the row last displayed. Also called when a page
     /// arrives, so that the pages up to a row displayed while another loaded follow one another.
     private func pageTowardsDisplayedRow() {
-        switch jumps.pageTowardsDisplayedRow(run: counted.shown, isFetching: isFetching, sizes: sizes) {
+        perform(jumps.pageTowardsDisplayedRow(run: counted.shown, isFetching: isFetching, sizes: sizes))
+    }
+
+    private func perform(_ action: Jumps.Action) {
+        switch action {
         case .none: break
         case .jump(let item, let request): jump(to: item, request)
         case .fetchNext: fetchNextPage()
@@ -422,21 +421,12 @@ package final class PaginatedDataSource: RemoteCollection {
         var dropped = false
         while let drop = run.nextDrop(objectCount: objects.count, counted: countedRows, arrived: arrived) {
             dropped = true
-            switch drop {
-            case .first(let page):
-                objects.removeFirst(page.kept)
-                if !countedRows {
-                    removeRows(0..<page.kept)
-                    jumps.rowsRemovedAbove(page.kept)
-                }
-                loads.endMoved(.prepend)
-            case .last(let page, _):
-                let start = objects.count - page.kept
-                objects.removeLast(page.kept)
-                if !countedRows { removeRows(start..<start + page.kept) }
-                loads.endMoved(.append)
-                if !countedRows { compose(keptHead: objects.count) }
-            }
+            let rows = drop.rows(among: objects.count)
+            objects.removeSubrange(rows)
+            if !countedRows { removeRows(rows) }
+            if !countedRows, drop.end == .prepend { jumps.rowsRemovedAbove(rows.count) }
+            loads.endMoved(drop.end)
+            if !countedRows, drop.end == .append { compose(keptHead: objects.count) }
             run.holdOnly(objects)
         }
         if countedRows, dropped { compose(keptHead: 0) }
