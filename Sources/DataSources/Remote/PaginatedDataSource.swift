@@ -232,20 +232,11 @@ package final class PaginatedDataSource: RemoteCollection {
         if let states = loads.publish(ends) { emit(.didChangeLoadState(states)) }
     }
 
-    /// The load-state change comes right after the `willLoadData` that starts a load and right
-    /// before the final event that ends one (Protocol.md, "Ordering guarantees").
     override func emit(_ event: DataSourceEvent) {
-        switch event {
-        case .willLoadData:
-            super.emit(event)
-            publishLoadStates()
-        case .finishedLoading, .failedWithError:
-            loads.ended()
-            publishLoadStates()
-            super.emit(event)
-        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState:
-            super.emit(event)
-        }
+        let publication = loads.goingOut(event)
+        if publication == .before { publishLoadStates() }
+        super.emit(event)
+        if publication == .after { publishLoadStates() }
     }
 
     // MARK: Requests and responses
