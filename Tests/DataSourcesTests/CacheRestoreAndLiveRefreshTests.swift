@@ -128,4 +128,22 @@ import Testing
         else { return #expect(Bool(false)) }
         #expect(error.status == 304)
     }
+
+    @Test func anAnswerIsReadAsWhatItIs() {
+        var refresh = LiveRefresh()
+        _ = refresh.start(held: Self.held)
+        let notModified = DecodedResponse(objects: [], document: nil, status: 304)
+        guard
+            case .request(.page(2), _) = refresh.answered(
+                .success(notModified), plan: Self.plan, links: Self.links, runStart: 0, held: Self.held, objects: Self.rows([1, 2, 3]))
+        else { return #expect(Bool(false)) }
+        #expect(refresh.walked.map(\.rows) == [Self.rows([1, 2])], "a 304 keeps the rows held")
+        let lost = FetchError(kind: .transport, message: "connection reset")
+        guard
+            case .fail(let error) = refresh.answered(
+                .failure(lost), plan: Self.plan, links: Self.links, runStart: 0, held: Self.held, objects: Self.rows([1, 2, 3]))
+        else { return #expect(Bool(false)) }
+        #expect(error.message == "connection reset")
+        #expect(refresh.unchanged(held: Self.held) == false, "the walk did not reach every page")
+    }
 }

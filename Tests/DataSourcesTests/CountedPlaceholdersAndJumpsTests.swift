@@ -95,6 +95,18 @@ import Testing
         return paginator
     }
 
+    @Test func aListNotCountedPrefetchesNearItsEndsOnly() {
+        var paginator = PaginatorConfiguration(pageSize: 2)
+        paginator.prefetchDistance = 2
+        let jumps = Jumps(paginator: paginator)
+        #expect(jumps.nearEnds(displayed: 7, lastItem: 9) == .nearEnds(next: true, previous: false))
+        #expect(jumps.nearEnds(displayed: 6, lastItem: 9) == .nearEnds(next: false, previous: false))
+        #expect(jumps.nearEnds(displayed: 1, lastItem: 9) == .nearEnds(next: false, previous: true))
+        #expect(jumps.nearEnds(displayed: 1, lastItem: 2) == .nearEnds(next: true, previous: true), "a short list: both")
+        #expect(jumps.nearEnds(displayed: 10, lastItem: 9) == .none, "past the last row")
+        #expect(jumps.nearEnds(displayed: Int.min, lastItem: 9) == .nearEnds(next: false, previous: false), "no overflow")
+    }
+
     @Test func aFarRowIsAJumpToItsPageOnce() {
         var jumps = Jumps(paginator: Self.paginator)
         jumps.displayed(51)

@@ -20,6 +20,19 @@ import Testing
         #expect(machine.published == LoadStates(refresh: .idle, prepend: .endReached, append: .idle))
     }
 
+    @Test func theStatesFollowAStartAndPrecedeAnEnd() {
+        var machine = LoadStateMachine()
+        machine.started(.append)
+        #expect(machine.goingOut(.willLoadData) == .after)
+        #expect(machine.goingOut(.didPartiallyLoad) == LoadStateMachine.Publication.none)
+        #expect(machine.publish(Self.loaded)?.append == .loading, "still in flight")
+        #expect(machine.goingOut(.finishedLoading) == .before)
+        #expect(machine.publish(Self.loaded)?.append == .idle, "ended before the final event goes")
+        machine.started(.prepend)
+        #expect(machine.goingOut(.failedWithError(.fetch(Self.error))) == .before)
+        #expect(machine.loading == nil)
+    }
+
     @Test func aFailureShowsInItsDirectionUntilItIsAskedForAgain() {
         var machine = LoadStateMachine()
         machine.started(.append)

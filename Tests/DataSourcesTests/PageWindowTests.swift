@@ -41,6 +41,17 @@ import Testing
         #expect(window.start == 0)
     }
 
+    @Test func aDropSaysWhichObjectsGoAndWhichEndMoves() {
+        var window = Self.window(.init(maximumPages: 2), pages: 3)
+        let first = window.nextDrop(objectCount: 6, counted: false, arrived: .append)
+        #expect(first?.rows(among: 6) == 0..<2)
+        #expect(first?.end == .prepend)
+        window = Self.window(.init(maximumPages: 2), pages: 3)
+        let last = window.nextDrop(objectCount: 6, counted: false, arrived: .prepend)
+        #expect(last?.rows(among: 6) == 4..<6)
+        #expect(last?.end == .append)
+    }
+
     @Test func theRowInFocusKeepsItsPage() {
         var window = Self.window(.init(maximumObjects: 4), pages: 3)
         window.focus(on: 0)

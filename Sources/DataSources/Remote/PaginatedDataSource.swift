@@ -19,14 +19,14 @@ import JSONKit
 package final class PaginatedDataSource: RemoteCollection {
     package let paginator: PaginatorConfiguration
 
-    private var run: PagingRun
-    private var loads = LoadStateMachine()
-    private var counted: CountedPlaceholders
-    private var jumps: Jumps
+    private(set) var run: PagingRun
+    private(set) var loads = LoadStateMachine()
+    private(set) var counted: CountedPlaceholders
+    private(set) var jumps: Jumps
     private let cache: CacheRestore
     private var liveRefresh = LiveRefresh()
-    private var loadedOnce = false
-    private var retriesLeft = 0
+    private var failures: PageFailures
+    private(set) var loadedOnce = false
     /// The identity hash of `Placeholder.unloadedStored`, the same for every unloaded row.
     private lazy var unloadedHash = identity.hash(of: Placeholder.unloadedStored)
 
@@ -36,7 +36,7 @@ package final class PaginatedDataSource: RemoteCollection {
     var currentPage: Int { run.currentPage }
     /// The rows the loaded pages account for (equal to the objects held): for the fuzzers.
     var rowsKeptByPages: Int { run.window.rowsKept }
-    private var hasMorePages: Bool { run.plan.next != nil }
+    var hasMorePages: Bool { run.plan.next != nil }
 
     /// The most rows a counted list has (16 bytes of memory each, unloaded).
     package static let maximumCountedRows = CountedPlaceholders.maximumRows
@@ -58,6 +58,7 @@ package final class PaginatedDataSource: RemoteCollection {
         cache = CacheRestore(paginator: paginator, duplicatePolicy: run.duplicates.policy)
         counted = CountedPlaceholders(paginator: paginator)
         jumps = Jumps(paginator: paginator)
+        failures = PageFailures(paginator: paginator)
         super.init(name: name, identity: identity, configuration: configuration, loader: loader)
     }
 
@@ -67,10 +68,8 @@ package final class PaginatedDataSource: RemoteCollection {
     /// and revalidates the first; loaded rows stay while the first page is asked for again,
     /// conditionally when its response gave validators: a `304` keeps every page loaded.
     package override func fetchData() {
-        stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
-        loads.started(.refresh)
-        emit(.willLoadData)
+        begin(.refresh)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
             // `cachedPages()` has checked the entry and worked out its rows' hashes.
             let run = cache.restoredRun(from: cached, collectionURL: url(of: .collection(query: [])))
@@ -81,7 +80,6 @@ package final class PaginatedDataSource: RemoteCollection {
             reportWarmOpen()
         }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
-        retriesLeft = paginator.retryAfterRetries
         let start = paginator.firstRequest
         let first = run.window.pages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
         load(start, .refresh, validators: first)
@@ -95,10 +93,7 @@ package final class PaginatedDataSource: RemoteCollection {
     @discardableResult
     package func fetchPreviousPage() -> Bool {
         guard previousPageRefusal == nil, let previous = run.plan.previous else { return false }
-        stopRefresh()
-        loads.started(.prepend)
-        emit(.willLoadData)
-        retriesLeft = paginator.retryAfterRetries
+        begin(.prepend)
         let cached = storedCopy(of: previous)
         load(previous, .prepend, validators: cached?.validators, cached: cached)
         return true
@@ -111,11 +106,8 @@ package final class PaginatedDataSource: RemoteCollection {
     @discardableResult
     package func fetchNextPage() -> Bool {
         guard nextPageRefusal == nil, let next = run.plan.next else { return false }
-        stopRefresh()
-        loads.started(.append)
-        emit(.willLoadData)
+        begin(.append)
         compose(keptHead: objects.count)
-        retriesLeft = paginator.retryAfterRetries
         let cached = storedCopy(of: next)
         load(next, .append, validators: cached?.validators, cached: cached)
         return true
@@ -169,13 +161,8 @@ package final class PaginatedDataSource: RemoteCollection {
             run.window.focus(on: indexPath.item)
             if counted.shown != nil { return pageTowardsDisplayedRow() }
         }
-        // Within `prefetchDistance` rows of the last row (0: the last row itself).
-        guard let last = lastIndexPath, indexPath.section == last.section, indexPath.item <= last.item else { return }
-        // The client's item is range-checked on the wire; a library caller's may be anything.
-        let (distance, overflow) = last.item.subtractingReportingOverflow(indexPath.item)
-        if !overflow, distance <= paginator.prefetchDistance, fetchNextPage() { return }
-        // Within `prefetchDistance` rows of the first row: the page before it, when there is one.
-        if indexPath.item >= 0, indexPath.item <= paginator.prefetchDistance, run.plan.previous != nil { fetchPreviousPage() }
+        guard let last = lastIndexPath, indexPath.section == last.section else { return }
+        perform(jumps.nearEnds(displayed: indexPath.item, lastItem: last.item))
     }
 
     package override func didRead(_ indexPath: IndexPath) {
@@ -200,7 +187,11 @@ package final class PaginatedDataSource: RemoteCollection {
     /// In a counted list, the load towards the row last displayed. Also called when a page
     /// arrives, so that the pages up to a row displayed while another loaded follow one another.
     private func pageTowardsDisplayedRow() {
-        switch jumps.pageTowardsDisplayedRow(run: counted.shown, isFetching: isFetching, sizes: sizes) {
+        perform(jumps.pageTowardsDisplayedRow(run: counted.shown, isFetching: isFetching, sizes: sizes))
+    }
+
+    private func perform(_ action: Jumps.Action) {
+        switch action {
         case .none: break
         case .jump(let item, let request): jump(to: item, request)
         case .fetchNext: fetchNextPage()
@@ -214,12 +205,9 @@ package final class PaginatedDataSource: RemoteCollection {
     /// Loads the page holding row `item` as a new run: the rows loaded so far become
     /// unloaded rows again, and no page between is requested.
     private func jump(to item: Int, _ request: PageRequest) {
-        stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a jump to row \(item)") }
         jumps.jumping(to: item)
-        loads.started(.refresh)
-        emit(.willLoadData)
-        retriesLeft = paginator.retryAfterRetries
+        begin(.refresh)
         load(request, .refresh)
     }
 
@@ -244,23 +232,22 @@ package final class PaginatedDataSource: RemoteCollection {
         if let states = loads.publish(ends) { emit(.didChangeLoadState(states)) }
     }
 
-    /// The load-state change comes right after the `willLoadData` that starts a load and right
-    /// before the final event that ends one (Protocol.md, "Ordering guarantees").
     override func emit(_ event: DataSourceEvent) {
-        switch event {
-        case .willLoadData:
-            super.emit(event)
-            publishLoadStates()
-        case .finishedLoading, .failedWithError:
-            loads.ended()
-            publishLoadStates()
-            super.emit(event)
-        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState:
-            super.emit(event)
-        }
+        let publication = loads.goingOut(event)
+        if publication == .before { publishLoadStates() }
+        super.emit(event)
+        if publication == .after { publishLoadStates() }
     }
 
     // MARK: Requests and responses
+
+    /// A load in `direction` starts: a live refresh stops, and the retry budget is whole again.
+    private func begin(_ direction: LoadDirection) {
+        stopRefresh()
+        loads.started(direction)
+        emit(.willLoadData)
+        failures.started()
+    }
 
     /// `cached`: the persisted copy of a page loaded again (`storedCopy(of:)`), whose
     /// validators make the request conditional: a `304` brings its rows back from the cache.
@@ -361,38 +348,27 @@ package final class PaginatedDataSource: RemoteCollection {
     private func failed(
         _ error: FetchError, for page: PageRequest, _ direction: LoadDirection, validators: Validators?, cached: CachedPages.Page? = nil
     ) {
-        // A server that asks to wait: retried here when allowed and not too long.
-        if let delay = error.retryAfterSeconds, retriesLeft > 0, delay <= paginator.retryAfterMaximumSeconds {
-            retriesLeft -= 1
-            return load(page, direction, delaySeconds: delay, validators: validators, cached: cached)
-        }
-        // Past the last page: Django REST framework answers 404 "Invalid page.".
-        if direction == .append, loadedOnce, error.kind == .http, error.status == 404, paginator.endOnNotFound {
+        switch failures.failed(error, direction, loadedOnce: loadedOnce) {
+        case .retry(let delay):
+            load(page, direction, delaySeconds: delay, validators: validators, cached: cached)
+        case .endList:
             run.endReached()
             loads.endMoved(.append)
             compose(keptHead: objects.count)
-            return emit(.finishedLoading)
+            emit(.finishedLoading)
+        case .fail(let recordedIn, let rows):
+            lastError = error
+            if let recordedIn { loads.failed(recordedIn, error) }
+            if direction == .refresh { jumps.landed() }
+            switch rows {
+            case .stay: break
+            case .trailingRowShowsIt: compose(keptHead: objects.count)
+            // Else the previous query's rows stay, still stale, as a remote source's do.
+            case .errorRow where !showsPreviousQuery: setRows(placeholders.contains(.errors) ? [error.placeholderRow] : [])
+            case .errorRow: break
+            }
+            emit(.failedWithError(.fetch(error)))
         }
-        lastError = error
-        switch direction {
-        case .prepend:
-            // The rows stay as they are; the same page is asked for by the next fetchPreviousPage.
-            loads.failed(.prepend, error)
-            return emit(.failedWithError(.fetch(error)))
-        case .refresh:
-            loads.failed(.refresh, error)
-            jumps.landed()
-        case .append:
-            if loadedOnce { loads.failed(.append, error) }
-        }
-        if loadedOnce {
-            // The loaded rows stay; the trailing row shows the failure.
-            compose(keptHead: objects.count)
-        } else if !showsPreviousQuery {
-            setRows(placeholders.contains(.errors) ? [error.placeholderRow] : [])
-        }
-        // Else the previous query's rows stay, still stale, as a remote source's do.
-        emit(.failedWithError(.fetch(error)))
     }
 
     // MARK: The rows, the window, the cache, live lists
@@ -436,21 +412,12 @@ package final class PaginatedDataSource: RemoteCollection {
         var dropped = false
         while let drop = run.nextDrop(objectCount: objects.count, counted: countedRows, arrived: arrived) {
             dropped = true
-            switch drop {
-            case .first(let page):
-                objects.removeFirst(page.kept)
-                if !countedRows {
-                    removeRows(0..<page.kept)
-                    jumps.rowsRemovedAbove(page.kept)
-                }
-                loads.endMoved(.prepend)
-            case .last(let page, _):
-                let start = objects.count - page.kept
-                objects.removeLast(page.kept)
-                if !countedRows { removeRows(start..<start + page.kept) }
-                loads.endMoved(.append)
-                if !countedRows { compose(keptHead: objects.count) }
-            }
+            let rows = drop.rows(among: objects.count)
+            objects.removeSubrange(rows)
+            if !countedRows { removeRows(rows) }
+            if !countedRows, drop.end == .prepend { jumps.rowsRemovedAbove(rows.count) }
+            loads.endMoved(drop.end)
+            if !countedRows, drop.end == .append { compose(keptHead: objects.count) }
             run.holdOnly(objects)
         }
         if countedRows, dropped { compose(keptHead: 0) }
@@ -500,18 +467,10 @@ package final class PaginatedDataSource: RemoteCollection {
             let requestURL = url(of: target)
             request(target, validators: validators) { [weak self] result in
                 guard let self else { return }
-                switch result {
-                case .failure(let error):
-                    self.endRefresh(.failed(error))
-                case .success(let response) where response.isNotModified:
-                    self.performRefresh(
-                        self.liveRefresh.notModified(response, held: self.run.window.pages, objects: self.objects, errorURL: self.lastURL))
-                case .success(let response):
-                    self.performRefresh(
-                        self.liveRefresh.arrived(
-                            response, plan: self.run.plan, links: self.links(requestURL), runStart: self.run.window.start,
-                            held: self.run.window.pages))
-                }
+                self.performRefresh(
+                    self.liveRefresh.answered(
+                        result, plan: self.run.plan, links: self.links(requestURL), runStart: self.run.window.start,
+                        held: self.run.window.pages, objects: self.objects))
             }
         case .fail(let error):
             endRefresh(.failed(error))
@@ -530,18 +489,5 @@ package final class PaginatedDataSource: RemoteCollection {
         }
     }
 
-    package override var kindState: SourceDescription.KindState {
-        .paginated(
-            remoteState,
-            SourceDescription.PagingState(
-                paginator: paginator, pageSize: run.metadata.pageSize ?? paginator.pageSize, currentPage: loadedOnce ? currentPage : nil,
-                numberOfPages: run.metadata.numberOfPages, numberOfTotalResults: run.metadata.numberOfTotalResults,
-                hasMorePages: hasMorePages, numberOfObjects: objects.count, next: paginator.shown(run.plan.next),
-                pagesLoaded: run.plan.pagesLoaded, duplicatesDropped: run.duplicates.dropped, loadStates: loads.published,
-                previous: paginator.shown(run.plan.previous), pagesDropped: run.window.pagesDropped,
-                placeholders: SourceDescription.PlaceholdersState(
-                    inForce: counted.shown != nil ? .counted : .trailing, refusal: counted.refusal),
-                capabilities: SourceDescription.PagingCapabilities(pageBackwards: paginator.previousPageUnsupported, jump: jumpRefusal),
-                jumps: jumps.made))
-    }
+    package override var kindState: SourceDescription.KindState { .paginated(remoteState, pagingState) }
 }

@@ -94,6 +94,16 @@ struct Jumps {
         return item >= run.upperBound ? .fetchNext : .fetchPrevious
     }
 
+    /// A list not counted follows the rows displayed by prefetching only: within
+    /// `prefetchDistance` rows of its last row the page after, else of its first the page before.
+    func nearEnds(displayed item: Int, lastItem: Int) -> Action {
+        guard item <= lastItem else { return .none }
+        // The client's item is range-checked on the wire; a library caller's may be anything.
+        let (distance, overflow) = lastItem.subtractingReportingOverflow(item)
+        return .nearEnds(
+            next: !overflow && distance <= paginator.prefetchDistance, previous: item >= 0 && item <= paginator.prefetchDistance)
+    }
+
     // MARK: Geometry
 
     /// The page size a jump works out a row's page with: the configured one, else the one the

@@ -66,6 +66,20 @@ struct LiveRefresh {
         return following(held: held)
     }
 
+    /// The answer to the page asked for, whichever it is: a failed request ends the walk, the
+    /// rows staying as they are.
+    mutating func answered(
+        _ result: Result<DecodedResponse, FetchError>, plan: RequestPlan, links: LinkContext, runStart: Int, held: [LoadedPage],
+        objects: [JSON]
+    ) -> Action {
+        switch result {
+        case .failure(let error): .fail(error)
+        case .success(let response) where response.isNotModified:
+            notModified(response, held: held, objects: objects, errorURL: links.errorURL)
+        case .success(let response): arrived(response, plan: plan, links: links, runStart: runStart, held: held)
+        }
+    }
+
     /// Whether the pages held came back as they were, and as many: only their validators change.
     func unchanged(held: [LoadedPage]) -> Bool { !changed && walked.count == held.count }
 

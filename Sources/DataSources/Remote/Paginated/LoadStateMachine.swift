@@ -12,6 +12,16 @@ struct LoadStateMachine {
         var hasNext: Bool
     }
 
+    /// Where the load states go around an event the source sends (Protocol.md, "Ordering
+    /// guarantees"), so that they say the load in flight at once and its end before its end.
+    enum Publication: Equatable {
+        /// Right after a `willLoadData`.
+        case after
+        /// Right before a final event.
+        case before
+        case none
+    }
+
     /// What `retry` would do.
     enum Retry: Equatable {
         case load(LoadDirection)
@@ -39,6 +49,17 @@ struct LoadStateMachine {
         case .refresh: break
         case .prepend: prependError = nil
         case .append: appendError = nil
+        }
+    }
+
+    /// The source sends `event`: a final event ends the load in flight.
+    mutating func goingOut(_ event: DataSourceEvent) -> Publication {
+        switch event {
+        case .willLoadData: return .after
+        case .finishedLoading, .failedWithError:
+            ended()
+            return .before
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: return .none
         }
     }
 

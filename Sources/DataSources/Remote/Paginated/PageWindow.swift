@@ -10,6 +10,20 @@ struct PageWindow {
         case first(LoadedPage)
         /// `nowLast`: the page that ends the run after it.
         case last(LoadedPage, nowLast: LoadedPage)
+
+        /// The end of the run the page leaves: the one paging back (or on) reaches it again from.
+        var end: LoadDirection {
+            if case .first = self { return .prepend }
+            return .append
+        }
+
+        /// The objects the page's rows are, among `objectCount` held.
+        func rows(among objectCount: Int) -> Range<Int> {
+            switch self {
+            case .first(let page): 0..<page.kept
+            case .last(let page, _): objectCount - page.kept..<objectCount
+            }
+        }
     }
 
     let limits: PaginatorConfiguration.Window?
