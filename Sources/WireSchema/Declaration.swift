@@ -291,7 +291,7 @@ package struct ObjectDeclaration<Value>: Sendable {
         var schema = Schema.type("object")
         schema.properties = members.map { ($0.name, $0.schema.described($0.description ?? $0.schema.description)) }
         schema.required = members.filter(\.isRequired).map(\.name)
-        schema.additionalProperties = .allowed(othersIgnored)
+        schema.additionalProperties = othersIgnored
         return schema
     }
 

@@ -24,17 +24,14 @@ package struct Schema: Sendable {
     package var required: [String]?
     package var dependentRequired: [(String, [String])]?
     package var minProperties: Int?
-    package var additionalProperties: Additional?
+    /// `additionalProperties` as a flag; `otherMembers` when every other member must match a
+    /// schema instead.
+    package var additionalProperties: Bool?
+    package var otherMembers: [Schema]?
     package var anyOf: [Schema]?
     package var oneOf: [Schema]?
     package var not: [Schema]?
     package var description: String?
-
-    /// `additionalProperties`: a flag, or the schema every other member must match.
-    package enum Additional: Sendable {
-        case allowed(Bool)
-        case matching([Schema])
-    }
 
     /// `{}`: any value.
     package init() {}
@@ -122,14 +119,14 @@ extension Schema {
         var schema = type("object")
         schema.properties = members
         schema.required = required
-        schema.additionalProperties = additionalProperties.map(Additional.allowed)
+        schema.additionalProperties = additionalProperties
         return schema
     }
 
     /// An object whose every member matches `values`.
     package static func map(of values: Schema) -> Schema {
         var schema = type("object")
-        schema.additionalProperties = .matching([values])
+        schema.otherMembers = [values]
         return schema
     }
 
@@ -193,10 +190,12 @@ extension Schema {
             members.append(("dependentRequired", .object(dependentRequired.map { ($0.0, .array($0.1.map { JSON($0) })) })))
         }
         if let minProperties { members.append(("minProperties", JSON(minProperties))) }
-        switch additionalProperties {
-        case .none: break
-        case .allowed(let allowed): members.append(("additionalProperties", JSON(allowed)))
-        case .matching(let schemas): members.append(("additionalProperties", schemas[0].json))
+        // Two fields, not an enum: a payload enum may keep its case in a pointer's spare bits,
+        // which LeakSanitizer then cannot follow from a global.
+        if let other = otherMembers?.first {
+            members.append(("additionalProperties", other.json))
+        } else if let additionalProperties {
+            members.append(("additionalProperties", JSON(additionalProperties)))
         }
         if let anyOf { members.append(("anyOf", .array(anyOf.map(\.json)))) }
         if let oneOf { members.append(("oneOf", .array(oneOf.map(\.json)))) }

@@ -30,7 +30,7 @@ extension SchemaComponents {
             ("keyFile", .string(minLength: 1)),
         ]
         $0.dependentRequired = [("certificateFile", ["keyFile"]), ("keyFile", ["certificateFile"])]
-        $0.additionalProperties = .allowed(false)
+        $0.additionalProperties = false
     }.described(
         "PEM files for HTTPS: caFile is trusted in addition to the base roots (SSL_CERT_FILE / SSL_CERT_DIR, else the system store); certificateFile and keyFile, given together, are the client certificate. Paths are absolute or start with ~/; each file is checked at createSource."
     )

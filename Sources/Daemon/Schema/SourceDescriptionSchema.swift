@@ -83,7 +83,7 @@ extension SchemaComponents {
                     ("maxPages", .integer(in: 1...Int.max)),
                     ("maxObjects", .integer(in: 1...Int.max)),
                 ]
-                $0.additionalProperties = .allowed(false)
+                $0.additionalProperties = false
             },
             "pagesDropped": .integer(in: 0...Int.max).described("pages the window dropped in this run (with a window only)"),
             "metadataKeyPath": .string,
@@ -126,7 +126,7 @@ extension SchemaComponents {
                             ("pageBackwards", .string),
                             ("jump", .string),
                         ]
-                        $0.additionalProperties = .allowed(false)
+                        $0.additionalProperties = false
                     }.described("why each capability that is false is"),
                 ],
                 required: ["pageBackwards", "jump", "countedPlaceholders", "reasons"]),
