@@ -6,6 +6,7 @@ import DataSources
 import Dispatch
 import JSONKit
 import JSONRPC
+import WireSchema
 import Logging
 
 /// Everything the main loop reacts to, in the order it arrived.

@@ -1,10 +1,11 @@
 import DataSources
 import JSONKit
 import JSONRPC
+import WireSchema
 
 extension Daemon {
     func source(_ name: String) throws(FieldError) -> DataSource {
-        try registry.source(named: name)
+        do { return try registry.source(named: name) } catch { throw FieldError(error) }
     }
 
     func simpleSource(_ name: String) throws(FieldError) -> SimpleDataSource {

@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import WireSchema
 import Testing
 
 /// A persisted entry is input like a response (issue 27): every number range-checked, next

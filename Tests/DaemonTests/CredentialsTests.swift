@@ -4,6 +4,7 @@ import Glibc
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 import Testing
 

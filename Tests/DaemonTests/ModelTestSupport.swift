@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import WireSchema
 import JSONRPC
 import Testing
 
@@ -17,6 +18,9 @@ extension FieldError {
     subscript(context key: String) -> JSON? { context.first { $0.0 == key }?.1 }
 }
 
+/// A model's refusal as the wire words it.
+func worded(_ error: any Error) -> FieldError { FieldError(error as! Refusal) }
+
 extension DataSource {
     /// `describeSource` as the daemon answers it.
     var summary: JSON { describe().json }
@@ -29,6 +33,8 @@ func wireRefusal(_ body: () throws -> Void) -> ResponseError? {
         return nil
     } catch let refusal as FieldError {
         return refusal.responseError
+    } catch let refusal as Refusal {
+        return FieldError(refusal).responseError
     } catch let error as ResponseError {
         return error
     } catch {

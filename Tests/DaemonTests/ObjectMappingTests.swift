@@ -1,6 +1,7 @@
 @testable import Daemon
 import DataSources
 import JSONKit
+import WireSchema
 import Testing
 
 @Suite struct ObjectMappingTests {

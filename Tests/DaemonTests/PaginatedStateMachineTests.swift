@@ -1,6 +1,7 @@
 @testable import Daemon
 @testable import DataSources
 import JSONKit
+import WireSchema
 import Testing
 
 /// Loads answered by the test, in the order it says: the remote and paginated state machines

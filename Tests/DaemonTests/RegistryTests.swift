@@ -105,11 +105,11 @@ import Testing
         _ = try registry.create(["name": "t", "kind": "sectioned", "source": "s", "sectioningKey": "k"])
         _ = try registry.create(["name": "m", "kind": "multi", "sources": ["s"]])
         #expect { try registry.destroy("s", cascade: false) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.context.first { $0.0 == "parents" }?.1 == ["t", "m"] && error.message.contains("\"t\", \"m\"")
         }
         #expect(registry.all.count == 3)
-        #expect { try registry.destroy("nope", cascade: false) } throws: { ($0 as! FieldError).field == "name" }
+        #expect { try registry.destroy("nope", cascade: false) } throws: { worded($0).field == "name" }
     }
 
     @Test func cascadeDestroysDependentsFirstAndTheyStopFollowing() throws {

@@ -75,18 +75,18 @@ import Testing
         let source = Self.books()
         let recorder = Recorder().observing(source)
         #expect { try source.insert([["id": 9]], at: 4) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.field == "index" && error.message.contains("0...3")
         }
         #expect { try source.remove(at: 2, count: 2) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.field == "count" && error.message.contains("0...1") && error.got == 2
         }
-        #expect { try source.remove(at: 1, count: Int.max) } throws: { ($0 as! FieldError).field == "count" }
-        #expect { try source.remove(at: Int.max, count: 1) } throws: { ($0 as! FieldError).field == "index" }
+        #expect { try source.remove(at: 1, count: Int.max) } throws: { worded($0).field == "count" }
+        #expect { try source.remove(at: Int.max, count: 1) } throws: { worded($0).field == "index" }
         // The first replacement is valid, the second is not: nothing is applied.
         #expect { try source.update([["id": 1, "t": "x"], ["id": 42]]) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.field == "objects[1]" && error.got == 42
         }
         #expect(source.objects[0] == ["id": 1, "t": "Dune"])
@@ -96,14 +96,14 @@ import Testing
     @Test func indexPathsAreValidatedWithTheValidRange() {
         let source = Self.books()
         #expect { try source.object(at: path(1, 0)) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.field == "indexPath" && error.message.contains("0..<1") && error[context: "numberOfSections"] == 1
         }
         #expect { try source.object(at: path(0, 3)) } throws: { error in
-            let error = error as! FieldError
+            let error = worded(error)
             return error.field == "indexPath" && error.message.contains("0..<3") && error[context: "numberOfObjects"] == 3
         }
-        #expect(throws: FieldError.self) { try source.object(at: path(0, -1)) }
+        #expect(throws: Refusal.self) { try source.object(at: path(0, -1)) }
         #expect(IndexPath(json: [0, 1]) == path(0, 1))
         #expect(IndexPath(json: [0]) == nil)
         #expect(IndexPath(json: [0, "1"]) == nil)
@@ -133,8 +133,8 @@ import Testing
         #expect(try source.objects(inSection: 0, start: 3, count: nil).isEmpty)
         #expect(try source.objects(inSection: 0, start: 0, count: 0).isEmpty)
         #expect(try source.objects(inSection: 0, start: 1, count: Int.max).map { $0["id"] } == [2, 3], "no overflow near Int.max")
-        #expect { try source.objects(inSection: 0, start: 4, count: 1) } throws: { ($0 as! FieldError).field == "start" }
-        #expect { try source.objects(inSection: 1, start: 0, count: 1) } throws: { ($0 as! FieldError).field == "section" }
+        #expect { try source.objects(inSection: 0, start: 4, count: 1) } throws: { worded($0).field == "start" }
+        #expect { try source.objects(inSection: 1, start: 0, count: 1) } throws: { worded($0).field == "section" }
     }
 
     @Test func describes() {

@@ -1,8 +1,9 @@
 import DataSources
 import JSONKit
 import JSONRPC
+import WireSchema
 
-/// Every `-32602` the daemon sends is made here, from a `FieldError` (DataSources), always
+/// Every `-32602` the daemon sends is made here, from a `FieldError` (WireSchema), always
 /// with `data: {field, expected, got}` and the error's context.
 extension FieldError {
     var responseError: ResponseError {

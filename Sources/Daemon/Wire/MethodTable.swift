@@ -53,6 +53,8 @@ struct MethodTable {
             }
         } catch let error as FieldError {
             return .failure(error.responseError)
+        } catch let refusal as Refusal {
+            return .failure(FieldError(refusal).responseError)
         } catch let error as ResponseError {
             return .failure(error)
         } catch {

@@ -90,7 +90,7 @@ package class DataSource {
     /// Every object, section after section.
     package var allObjects: [JSON] { layout.sections.flatMap { $0 } }
 
-    package func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
+    package func object(at indexPath: IndexPath) throws(Refusal) -> JSON {
         try validate(indexPath)
         return layout.sections[indexPath.section][indexPath.item]
     }
@@ -105,21 +105,16 @@ package class DataSource {
     var hasIndex: Bool { index != nil }
 
     /// Up to `count` objects of `section` from `start`.
-    package func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
+    package func objects(inSection section: Int, start: Int, count: Int?) throws(Refusal) -> [JSON] {
         try validate(section: section)
         let objects = layout.sections[section]
         guard start >= 0, start <= objects.count else {
-            throw .outOfRange("start", start, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange(argument: "start", value: start, valid: 0...objects.count, after: nil, numberOfObjects: objects.count)
         }
         // min first: start + count could overflow for a count near Int.max.
         let end = count.map { start + min(objects.count - start, max(0, $0)) } ?? objects.count
         guard end - start <= Self.maximumObjectsPerRead else {
-            throw FieldError(
-                field: "count", expected: "at most \(Self.maximumObjectsPerRead) rows a read",
-                got: count.map { JSON($0) } ?? JSON("nothing"),
-                message:
-                    "\"count\" would read \(end - start) rows, more than the \(Self.maximumObjectsPerRead) a read answers: read a slice at a time",
-                context: [("maxObjectsPerRead", JSON(Self.maximumObjectsPerRead)), ("numberOfObjects", JSON(objects.count))])
+            throw .readTooLong(count: count, rows: end - start, numberOfObjects: objects.count)
         }
         return objects.elements(in: start..<end)
     }
@@ -129,47 +124,28 @@ package class DataSource {
     package static let maximumObjectsPerRead = 1_000_000
 
     /// Refuses `allObjects` on a source of more than `maximumObjectsPerRead` rows.
-    package func checkAllObjectsReadable() throws(FieldError) {
+    package func checkAllObjectsReadable() throws(Refusal) {
         let total = totalObjectCount
         guard total <= Self.maximumObjectsPerRead else {
-            throw FieldError(
-                field: "source", expected: "a source of at most \(Self.maximumObjectsPerRead) rows to read whole",
-                got: JSON(name),
-                message:
-                    "\"\(name)\" has \(total) rows, more than the \(Self.maximumObjectsPerRead) a read answers: read it a slice at a time with objectsInSection",
-                context: [("maxObjectsPerRead", JSON(Self.maximumObjectsPerRead)), ("numberOfObjects", JSON(total))])
+            throw .tooLongToReadWhole(source: name, rows: total)
         }
     }
 
-    package func validate(section: Int) throws(FieldError) {
+    package func validate(section: Int) throws(Refusal) {
         guard layout.sections.indices.contains(section) else {
-            throw FieldError(
-                field: "section", expected: "a section in \(rangeText(numberOfSections))", got: JSON(section),
-                message: "\"section\" \(section) is out of range: \(rangeText(numberOfSections))",
-                context: [("numberOfSections", JSON(numberOfSections))])
+            throw .noSuchSection(section, numberOfSections: numberOfSections)
         }
     }
 
-    package func validate(_ indexPath: IndexPath) throws(FieldError) {
-        // Made only for a refusal: every read of a row comes through here.
-        var got: JSON { [JSON(indexPath.section), JSON(indexPath.item)] }
+    package func validate(_ indexPath: IndexPath) throws(Refusal) {
         guard layout.sections.indices.contains(indexPath.section) else {
-            throw FieldError(
-                field: "indexPath", expected: "a section in \(rangeText(numberOfSections))", got: got,
-                message: "\"indexPath\" \(indexPath): section \(indexPath.section) is out of range: \(rangeText(numberOfSections))",
-                context: [("numberOfSections", JSON(numberOfSections))])
+            throw .indexPathSectionOutOfRange(indexPath, numberOfSections: numberOfSections)
         }
         let count = layout.sections[indexPath.section].count
         guard indexPath.item >= 0, indexPath.item < count else {
-            throw FieldError(
-                field: "indexPath", expected: "an item in \(rangeText(count)) for section \(indexPath.section)", got: got,
-                message:
-                    "\"indexPath\" \(indexPath): item \(indexPath.item) is out of range for section \(indexPath.section): \(rangeText(count))",
-                context: [("numberOfObjects", JSON(count))])
+            throw .indexPathItemOutOfRange(indexPath, numberOfObjects: count)
         }
     }
-
-    private func rangeText(_ count: Int) -> String { count == 0 ? "none (it is empty)" : "0..<\(count)" }
 
     /// Starts a load cycle.
     package func fetchData() { fatalError("subclass") }

@@ -22,12 +22,9 @@ package final class SourceRegistry {
     /// Every source, oldest first.
     package var all: [DataSource] { creationOrder.compactMap { sources[$0] } }
 
-    package func source(named name: String, field: String = "source") throws(FieldError) -> DataSource {
+    package func source(named name: String, field: String = "source") throws(Refusal) -> DataSource {
         guard let source = sources[name] else {
-            throw FieldError(
-                field: field, expected: "the name of an existing source", got: JSON(name),
-                message: "\"\(field)\": no source named \"\(name)\"\(sources.isEmpty ? " (there are none)" : "")",
-                context: [("name", JSON(name)), ("sources", .array(creationOrder.prefix(100).map { JSON($0) }))])
+            throw .noSuchSource(argument: field, name: name, existing: creationOrder)
         }
         return source
     }
@@ -39,12 +36,10 @@ package final class SourceRegistry {
 
     // MARK: Creation
 
-    package func create(_ spec: SourceSpec) throws(FieldError) -> DataSource {
+    package func create(_ spec: SourceSpec) throws(Refusal) -> DataSource {
         let name = spec.name
         guard sources[name] == nil else {
-            throw FieldError(
-                field: "name", expected: "a name no other source has", got: JSON(name),
-                message: "a source named \"\(name)\" already exists", context: [("name", JSON(name))])
+            throw .nameTaken(name)
         }
         let identity = Identity(key: spec.identityKey)
         /// Without its own identityKey, a composed source uses its children's when they agree.
@@ -69,9 +64,7 @@ package final class SourceRegistry {
                 let field = "sources[\(index)]"
                 let child = try self.child(childName, field: field, parent: name)
                 guard !children.contains(where: { $0 === child }) else {
-                    throw FieldError(
-                        field: field, expected: "a source not listed before", got: JSON(childName),
-                        message: "\"\(field)\": \"\(childName)\" is listed twice")
+                    throw .listedTwice(argument: field, name: childName)
                 }
                 children.append(child)
             }
@@ -81,9 +74,7 @@ package final class SourceRegistry {
             source = FilteredDataSource(name: name, identity: inherited(from: [child]), child: child, filter: filter, match: match)
         case .remote, .paginated:
             guard let remoteFactory else {
-                throw FieldError(
-                    field: "kind", expected: "one of \(kinds.joined(separator: ", "))", got: JSON(spec.kind.name),
-                    message: "\"kind\" must be one of \(kinds.joined(separator: ", ")): this registry serves no remote sources")
+                throw .kindNotServed(kind: spec.kind.name, served: kinds)
             }
             source = remoteFactory(name, identity, spec.kind)
         }
@@ -92,12 +83,9 @@ package final class SourceRegistry {
         return source
     }
 
-    private func child(_ childName: String, field: String, parent: String) throws(FieldError) -> DataSource {
+    private func child(_ childName: String, field: String, parent: String) throws(Refusal) -> DataSource {
         guard childName != parent else {
-            throw FieldError(
-                field: field, expected: "the name of another, existing source", got: JSON(childName),
-                message: "\"\(field)\": a source cannot be built on itself (\"\(parent)\" → \"\(parent)\" is a cycle)",
-                context: [("cycle", [JSON(parent), JSON(parent)])])
+            throw .builtOnItself(argument: field, name: parent)
         }
         return try source(named: childName, field: field)
     }
@@ -106,16 +94,12 @@ package final class SourceRegistry {
 
     /// Destroys a source; refused while others are built on it, unless `cascade`, which
     /// destroys those too (and theirs). Returns the names destroyed, dependents first.
-    package func destroy(_ name: String, cascade: Bool) throws(FieldError) -> [String] {
+    package func destroy(_ name: String, cascade: Bool) throws(Refusal) -> [String] {
         let target = try source(named: name, field: "name")
         let dependents = parents(of: target)
         if !dependents.isEmpty, !cascade {
             let names = dependents.map(\.name)
-            throw FieldError(
-                field: "name", expected: "a source no other source is built on (or \"cascade\": true)", got: JSON(name),
-                message:
-                    "\"\(name)\" is used by \(names.map { "\"\($0)\"" }.joined(separator: ", ")); destroy them first or pass \"cascade\": true",
-                context: [("parents", .array(names.map { JSON($0) }))])
+            throw .stillUsed(name: name, by: names)
         }
         var destroyed: [String] = []
         for dependent in dependents where sources[dependent.name] != nil {

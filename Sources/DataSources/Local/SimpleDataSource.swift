@@ -37,36 +37,31 @@ package final class SimpleDataSource: DataSource {
         replaceLayout(Self.layout(objects))
     }
 
-    package func insert(_ newObjects: [JSON], at index: Int) throws(FieldError) {
+    package func insert(_ newObjects: [JSON], at index: Int) throws(Refusal) {
         guard (0...objects.count).contains(index) else {
-            throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange(argument: "index", value: index, valid: 0...objects.count, after: nil, numberOfObjects: objects.count)
         }
         insertRows(Self.packedRows(newObjects), at: index)
     }
 
-    package func remove(at index: Int, count: Int) throws(FieldError) {
+    package func remove(at index: Int, count: Int) throws(Refusal) {
         // Compared without adding: index and count come from the client and may be near Int.max.
         guard index >= 0, index <= objects.count else {
-            throw .outOfRange("index", index, valid: "0...\(objects.count)", context: [("numberOfObjects", JSON(objects.count))])
+            throw .outOfRange(argument: "index", value: index, valid: 0...objects.count, after: nil, numberOfObjects: objects.count)
         }
         guard count >= 0, count <= objects.count - index else {
             throw .outOfRange(
-                "count", count, valid: "0...\(objects.count - index) (from index \(index))",
-                context: [("numberOfObjects", JSON(objects.count))])
+                argument: "count", value: count, valid: 0...objects.count - index, after: index, numberOfObjects: objects.count)
         }
         removeRows(index..<index + count)
     }
 
     /// Replaces each object that has the same identity as one given.
-    package func update(_ replacements: [JSON]) throws(FieldError) {
+    package func update(_ replacements: [JSON]) throws(Refusal) {
         var updated: [Int: JSON] = [:]
         for (position, replacement) in replacements.enumerated() {
             guard let path = indexPath(for: replacement) else {
-                throw FieldError(
-                    field: "objects[\(position)]", expected: "an object with the identity of an object in the source",
-                    got: identity.of(replacement),
-                    message: "no object with the identity of objects[\(position)] (\(identity.of(replacement)))",
-                    context: [("identity", identity.of(replacement))])
+                throw .noObjectWithIdentity(position: position, identity: identity.of(replacement))
             }
             updated[path.item] = replacement.packed()
         }

@@ -211,11 +211,11 @@ package final class PaginatedDataSource: RemoteCollection {
         load(request, .refresh)
     }
 
-    package override func object(at indexPath: IndexPath) throws(FieldError) -> JSON {
+    package override func object(at indexPath: IndexPath) throws(Refusal) -> JSON {
         CountedPlaceholders.presented(try super.object(at: indexPath), at: indexPath.item)
     }
 
-    package override func objects(inSection section: Int, start: Int, count: Int?) throws(FieldError) -> [JSON] {
+    package override func objects(inSection section: Int, start: Int, count: Int?) throws(Refusal) -> [JSON] {
         counted.presented(try super.objects(inSection: section, start: start, count: count), from: start)
     }
 

@@ -1,11 +1,10 @@
 import JSONKit
 
 /// A parameter refused, by the daemon's decoding (missing, of the wrong type, out of range,
-/// unknown) or by the model (an unknown source, an index path out of range, a name already
-/// taken). `field` names the parameter at fault (`section`, `remoteConfiguration.baseURL`,
-/// `sources[2]`), `expected` what would have been accepted and `got` what was sent; the
-/// daemon's wire layer turns it into a `-32602` with `data: {field, expected, got}`. One type
-/// for both, so the model's refusals reach the wire as they are.
+/// unknown) or by the model (a `Refusal`, worded by `FieldError(_: Refusal)`). `field` names
+/// the parameter at fault (`section`, `remoteConfiguration.baseURL`, `sources[2]`), `expected`
+/// what would have been accepted and `got` what was sent; the daemon's wire layer turns it
+/// into a `-32602` with `data: {field, expected, got}`.
 package struct FieldError: Error, Sendable, CustomStringConvertible {
     package let field: String
     package let expected: String
@@ -43,13 +42,6 @@ package struct FieldError: Error, Sendable, CustomStringConvertible {
     /// A member of the right kind whose value is not accepted.
     package static func invalid(_ field: String, expected: String, got value: JSON) -> FieldError {
         FieldError(field: field, expected: expected, got: value)
-    }
-
-    /// An integer outside the range that exists: "\"index\" 9 is out of range: 0...3".
-    static func outOfRange(_ field: String, _ value: Int, valid: String, context: [(String, JSON)] = []) -> FieldError {
-        FieldError(
-            field: field, expected: "an integer in \(valid)", got: JSON(value),
-            message: "\"\(field)\" \(value) is out of range: \(valid)", context: context)
     }
 
     /// Echoed values are bounded: a 10 MB name must not make a 20 MB error.
