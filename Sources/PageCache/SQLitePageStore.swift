@@ -69,16 +69,11 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
         let digest = Self.digest(key)
         return queue.sync {
             onQueue.withLock { state in
-                guard let database = usableDatabase(&state) else { return nil }
-                do {
-                    guard let found = try database.entry(digest) else { return nil }
-                    // The reader has its rows; when the entry was last used can wait its turn.
-                    queue.async { self.onQueue.withLock { self.markUsed(digest, &$0) } }
-                    return found
-                } catch {
-                    handle(CacheProblem(error, doing: "reading an entry"), &state)
-                    return nil
-                }
+                guard let found = using(&state, doing: "reading an entry", { database, _ in try database.entry(digest) }) ?? nil
+                else { return nil }
+                // The reader has its rows; when the entry was last used can wait its turn.
+                queue.async { self.onQueue.withLock { self.markUsed(digest, &$0) } }
+                return found
             }
         }
     }
@@ -120,11 +115,8 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
         let digest = Self.digest(key)
         queue.async {
             self.onQueue.withLock { state in
-                guard let database = self.usableDatabase(&state) else { return }
-                do {
+                self.using(&state, doing: "touching an entry") { database, state in
                     try database.touch(key: digest, storedAt: storedAt, usedAt: self.stamp(&state))
-                } catch {
-                    self.handle(CacheProblem(error, doing: "touching an entry"), &state)
                 }
             }
         }
@@ -135,12 +127,7 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
         let digest = Self.digest(key)
         queue.async {
             self.onQueue.withLock { state in
-                guard let database = self.usableDatabase(&state) else { return }
-                do {
-                    try database.remove(key: digest)
-                } catch {
-                    self.handle(CacheProblem(error, doing: "removing an entry"), &state)
-                }
+                self.using(&state, doing: "removing an entry") { database, _ in try database.remove(key: digest) }
             }
         }
     }
@@ -171,30 +158,14 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
     /// Every entry, most recently used first (`datasourced cache list`); nil if the cache is off.
     package func entries() -> [CacheEntrySummary]? {
         queue.sync {
-            onQueue.withLock { state in
-                guard let database = usableDatabase(&state) else { return nil }
-                do {
-                    return try database.summaries()
-                } catch {
-                    handle(CacheProblem(error, doing: "listing the entries"), &state)
-                    return nil
-                }
-            }
+            onQueue.withLock { state in using(&state, doing: "listing the entries") { database, _ in try database.summaries() } }
         }
     }
 
     /// Deletes every entry (`datasourced cache clear`); answers how many, or nil if the cache is off.
     package func removeAll() -> Int? {
         queue.sync {
-            onQueue.withLock { state in
-                guard let database = usableDatabase(&state) else { return nil }
-                do {
-                    return try database.removeAll()
-                } catch {
-                    handle(CacheProblem(error, doing: "clearing the cache"), &state)
-                    return nil
-                }
-            }
+            onQueue.withLock { state in using(&state, doing: "clearing the cache") { database, _ in try database.removeAll() } }
         }
     }
 
@@ -359,11 +330,21 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
     }
 
     private func markUsed(_ digest: Data, _ state: inout OnQueue) {
-        guard let database = usableDatabase(&state) else { return }
+        using(&state, doing: "marking an entry used") { database, state in try database.markUsed(key: digest, at: stamp(&state)) }
+    }
+
+    /// `body` on the database when it is usable; nil when it is not, or when `body` throws:
+    /// then the error is the problem met `doing` it (`handle`).
+    @discardableResult
+    private func using<Answer>(
+        _ state: inout OnQueue, doing: String, _ body: (CacheDatabase, inout OnQueue) throws -> Answer
+    ) -> Answer? {
+        guard let database = usableDatabase(&state) else { return nil }
         do {
-            try database.markUsed(key: digest, at: stamp(&state))
+            return try body(database, &state)
         } catch {
-            handle(CacheProblem(error, doing: "marking an entry used"), &state)
+            handle(CacheProblem(error, doing: doing), &state)
+            return nil
         }
     }
 

@@ -19,14 +19,16 @@ import JSONKit
 package final class PaginatedDataSource: RemoteCollection {
     package let paginator: PaginatorConfiguration
 
-    private(set) var run: PagingRun
-    private(set) var loads = LoadStateMachine()
+    // The machines, and what only this class and its extensions (`PaginatedDataSource+*.swift`)
+    // change: Swift has no access level for a class's files, so these are the module's to read.
+    var run: PagingRun
+    var loads = LoadStateMachine()
     private(set) var counted: CountedPlaceholders
-    private(set) var jumps: Jumps
-    private let cache: CacheRestore
+    var jumps: Jumps
+    let cache: CacheRestore
     private var liveRefresh = LiveRefresh()
-    private var failures: PageFailures
-    private(set) var loadedOnce = false
+    var failures: PageFailures
+    var loadedOnce = false
     /// The identity hash of `Placeholder.unloadedStored`, the same for every unloaded row.
     private lazy var unloadedHash = identity.hash(of: Placeholder.unloadedStored)
 
@@ -186,7 +188,7 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// In a counted list, the load towards the row last displayed. Also called when a page
     /// arrives, so that the pages up to a row displayed while another loaded follow one another.
-    private func pageTowardsDisplayedRow() {
+    func pageTowardsDisplayedRow() {
         perform(jumps.pageTowardsDisplayedRow(run: counted.shown, isFetching: isFetching, sizes: sizes))
     }
 
@@ -239,7 +241,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if publication == .after { publishLoadStates() }
     }
 
-    // MARK: Requests and responses
+    // MARK: Requests
 
     /// A load in `direction` starts: a live refresh stops, and the retry budget is whole again.
     private func begin(_ direction: LoadDirection) {
@@ -249,135 +251,13 @@ package final class PaginatedDataSource: RemoteCollection {
         failures.started()
     }
 
-    /// `cached`: the persisted copy of a page loaded again (`storedCopy(of:)`), whose
-    /// validators make the request conditional: a `304` brings its rows back from the cache.
-    private func load(
-        _ page: PageRequest, _ direction: LoadDirection, delaySeconds: Double = 0, validators: Validators? = nil,
-        cached: CachedPages.Page? = nil
-    ) {
-        let target = paginator.target(of: page)
-        let requestURL = url(of: target)
-        let validators = validators.flatMap { $0.isEmpty ? nil : $0 }
-        request(target, delaySeconds: delaySeconds, validators: validators) { [weak self] result in
-            guard let self else { return }
-            // A page asked for again: a `304` brings the stored copy's rows back.
-            let (result, fromCache) =
-                direction == .refresh ? (result, nil) : CacheRestore.revalidated(result, cached: cached, errorURL: self.lastURL)
-            switch (result, direction) {
-            case (.success(let response), .prepend):
-                self.receivedPrevious(response, for: page, requestURL: requestURL, fromCache: fromCache)
-            case (.success(let response), _):
-                self.received(response, for: page, requestURL: requestURL, replacing: direction == .refresh, fromCache: fromCache)
-            case (.failure(let error), _):
-                self.failed(error, for: page, direction, validators: validators, cached: cached)
-            }
-        }
-    }
-
-    private func storedCopy(of page: PageRequest) -> CachedPages.Page? {
-        cache.storedCopy(of: page, in: configuration.cache.enabled ? cachedPages()?.pages : nil)
-    }
-
-    private func links(_ requestURL: String) -> LinkContext {
-        LinkContext(requestURL: requestURL, ownOrigin: configuration.ownOrigin, errorURL: lastURL)
-    }
-
-    /// A run's first page (`replacing`) or the page after the last. `fromCache`: the persisted
-    /// page a `304` confirmed (`response` holds its rows).
-    private func received(
-        _ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool, fromCache: CachedPages.Page?
-    ) {
-        if response.isNotModified {
-            // The first page as loaded is current: so are the pages after it, for this fetch.
-            // (Only a conditional request, made from a loaded first page, gets here.)
-            run.window.firstPageConfirmed(headers: response)
-            lastError = nil
-            loads.confirmed()
-            compose(keptHead: objects.count)
-            confirmed()
-            touchCache()
-            return emit(.finishedLoading)
-        }
-        if replacing,
-            let beyond = run.plan.beyondEnd(
-                page, response: response, metadata: fromCache?.metadata ?? paginator.metadata(of: response), jumpingTo: jumps.pending,
-                errorURL: lastURL)
-        {
-            // Like any failed first page: the rows loaded (or the previous query's) stay.
-            return failed(beyond, for: page, .refresh, validators: nil)
-        }
-        loads.arrived(replacing ? .refresh : .append)
-        if replacing {
-            jumps.landed()
-            objects = []
-        }
-        let keptHead = objects.count
-        let arrival = run.nextPageArrived(page, response: response, fromCache: fromCache, startsRun: replacing, links: links(requestURL))
-        objects.append(contentsOf: arrival.kept)
-        loadedOnce = true
-        lastError = arrival.failure
-        if let failure = arrival.failure { loads.failed(.append, failure) }
-        compose(keptHead: keptHead, hashesAfterHead: arrival.hashes)
-        arrived(.append, failure: arrival.failure)
-    }
-
-    /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
-    /// change set), the rows loaded stay where they are relative to one another.
-    private func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page?) {
-        let arrival = run.previousPageArrived(page, response: response, fromCache: fromCache, links: links(requestURL))
-        objects.insert(contentsOf: arrival.kept, at: 0)
-        if counted.shown == nil { insertRows(arrival.kept, at: 0) }
-        // A no-results row goes once there are objects.
-        compose(keptHead: objects.count)
-        lastError = arrival.failure
-        if let failure = arrival.failure { loads.failed(.prepend, failure) }
-        arrived(.prepend, failure: arrival.failure)
-    }
-
-    /// What follows a page that arrived, its rows in place: the cache stores the run, the
-    /// window drops what it does not hold, the load ends, and a counted list pages on.
-    private func arrived(_ direction: LoadDirection, failure: FetchError?) {
-        if direction == .append { confirmed() }
-        storeLoadedPages()
-        applyWindow(arrived: direction)
-        if let failure { return emit(.failedWithError(.fetch(failure))) }
-        emit(.finishedLoading)
-        pageTowardsDisplayedRow()
-    }
-
-    private func failed(
-        _ error: FetchError, for page: PageRequest, _ direction: LoadDirection, validators: Validators?, cached: CachedPages.Page? = nil
-    ) {
-        switch failures.failed(error, direction, loadedOnce: loadedOnce) {
-        case .retry(let delay):
-            load(page, direction, delaySeconds: delay, validators: validators, cached: cached)
-        case .endList:
-            run.endReached()
-            loads.endMoved(.append)
-            compose(keptHead: objects.count)
-            emit(.finishedLoading)
-        case .fail(let recordedIn, let rows):
-            lastError = error
-            if let recordedIn { loads.failed(recordedIn, error) }
-            if direction == .refresh { jumps.landed() }
-            switch rows {
-            case .stay: break
-            case .trailingRowShowsIt: compose(keptHead: objects.count)
-            // Else the previous query's rows stay, still stale, as a remote source's do.
-            case .errorRow where !showsPreviousQuery: setRows(placeholders.contains(.errors) ? [error.placeholderRow] : [])
-            case .errorRow: break
-            }
-            emit(.failedWithError(.fetch(error)))
-        }
-    }
-
     // MARK: The rows, the window, the cache, live lists
 
     /// The rows for the current state, as `CountedPlaceholders` says. Not counted: the objects,
     /// then the trailing placeholder; `keptHead` leading objects are the rows they were, and
     /// only the rows after them are built and compared (see `replaceTail`). `hashesAfterHead`:
     /// the identity hashes of the objects after the head, when the caller has them.
-    private func compose(keptHead: Int, hashesAfterHead: [Int]? = nil) {
+    func compose(keptHead: Int, hashesAfterHead: [Int]? = nil) {
         let run = CountedPlaceholders.Run(
             loadedOnce: loadedOnce, start: run.window.start, startKnown: run.window.startKnown, objectCount: objects.count,
             metadata: run.metadata, pageSize: jumps.pageSize(sizes), hasMorePages: hasMorePages, appendFailed: loads.appendError != nil,
@@ -407,7 +287,7 @@ package final class PaginatedDataSource: RemoteCollection {
     /// (`fetchPreviousPage` and displaying the first row load it again), one at the bottom the
     /// next page. A counted list's rows keep their positions: a dropped page's rows become
     /// unloaded rows, in one change once the window holds, instead of leaving the list.
-    private func applyWindow(arrived: LoadDirection) {
+    func applyWindow(arrived: LoadDirection) {
         let countedRows = counted.shown != nil
         var dropped = false
         while let drop = run.nextDrop(objectCount: objects.count, counted: countedRows, arrived: arrived) {
@@ -423,7 +303,7 @@ package final class PaginatedDataSource: RemoteCollection {
         if countedRows, dropped { compose(keptHead: 0) }
     }
 
-    private func storeLoadedPages() {
+    func storeLoadedPages() {
         guard
             let entry = cache.entry(
                 of: run.window.pages, objects: objects, currentPage: currentPage, duplicatesDropped: run.duplicates.dropped,

@@ -18,11 +18,10 @@ extension PageRequest {
     /// What names the request in the loop guard: a run never makes the same request twice.
     var loopToken: String {
         switch self {
-        case .first: "first"
-        case .page(let number): "page:\(number)"
-        case .offset(let offset): "offset:\(offset)"
-        case .cursor(let cursor): "cursor:\(cursor)"
-        case .url(let url): "url:\(url)"
+        case .first: kindName
+        case .page(let value as any CustomStringConvertible), .offset(let value as any CustomStringConvertible),
+            .cursor(let value as any CustomStringConvertible), .url(let value as any CustomStringConvertible):
+            "\(kindName):\(value)"
         }
     }
 
