@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (see FUZZING.md) and runs each for SECONDS (default 60),
-# one after the other; fails if any of them crashes, hangs or breaks an invariant.
+# as many at once as there are cores; fails if any of them crashes, hangs or breaks an invariant.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      TARGET: framer, payload, session, cacheentry, transcript, redaction (default: all)
 # Working corpora, logs and crash files stay under .build-fuzz/ (git-ignored); the seeds
 # in Fuzz/Corpus/ are only read.
@@ -32,32 +32,44 @@ for target in "${targets[@]}"; do
 done
 echo "   built in $(( $(date +%s) - start )) s"
 
-failed=()
-for target in "${targets[@]}"; do
-    corpus=$scratch/corpus/$target artifacts=$scratch/artifacts/$target log=$scratch/logs/$target.log
+# One target a core at a time: each run is one busy thread, so the targets share the cores
+# instead of queueing (a session's daemon threads mostly wait).
+run_target() {
+    local target=$1
+    local corpus=$scratch/corpus/$target artifacts=$scratch/artifacts/$target log=$scratch/logs/$target.log
     mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
-    options=(-max_total_time="$seconds" -timeout=30 -print_final_stats=1 -artifact_prefix="$artifacts/")
+    local options=(-max_total_time="$seconds" -timeout=30 -print_final_stats=1 -artifact_prefix="$artifacts/")
     # A session's daemon runs threads that free memory after the input ends; LeakSanitizer
     # would then scan the heap after nearly every input and halve the speed.
     # Sessions need inputs of a few hundred bytes (many choices each) from the start.
     [ "$target" = session ] && options+=(-detect_leaks=0 -max_len=2048 -len_control=10)
     # A transcript's repeats and padding must never be multiplied out: no allocation of 64 MB.
     [ "$target" = transcript ] && options+=(-malloc_limit_mb=64)
-    echo "== fuzz-$target for ${seconds} s (log: $log)"
     # And no leak check at exit either: a delayed ping's timer cancelled in the last input is
     # released by libdispatch asynchronously, and LeakSanitizer at exit can catch its handler
     # in between (seen once, after an hour). The daemon's leaks are checked by sanitizers.sh.
-    asan_options=""
+    local asan_options=""
     [ "$target" = session ] && asan_options=detect_leaks=0
     if ASAN_OPTIONS=$asan_options "$scratch/debug/fuzz-$target" "${options[@]}" "$corpus" "Fuzz/Corpus/$target" > "$log" 2>&1; then
-        grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true
-        grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log" || true
+        { echo "== fuzz-$target for ${seconds} s (log: $log)"
+          grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true
+          grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' "$log" || true; }
     else
-        failed+=("$target")
-        grep -E 'ERROR|Fatal error|invariant|SUMMARY|Test unit written to' "$log" | head -20 >&2 || true
-        echo "fuzz-$target FAILED; reproduce with: DATASOURCED_FUZZ=1 SWIFT_BACKTRACE=enable=no $scratch/debug/fuzz-$target <crash file above>" >&2
+        { echo "== fuzz-$target for ${seconds} s (log: $log): FAILED"
+          grep -E 'ERROR|Fatal error|invariant|SUMMARY|Test unit written to' "$log" | head -20 || true
+          echo "fuzz-$target FAILED; reproduce with: DATASOURCED_FUZZ=1 SWIFT_BACKTRACE=enable=no $scratch/debug/fuzz-$target <crash file above>"; } >&2
+        touch "$scratch/failed/$target"
     fi
+}
+
+rm -rf "$scratch/failed" && mkdir -p "$scratch/failed"
+at_once=$(nproc)
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$at_once" ]; do wait -n || true; done
+    run_target "$target" &
 done
+wait
+failed=($(ls "$scratch/failed"))
 echo "== fuzzing took $(( $(date +%s) - start )) s in all"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "failed: ${failed[*]}" >&2

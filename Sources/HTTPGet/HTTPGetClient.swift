@@ -111,7 +111,7 @@ package final class HTTPGetClient: HTTPFetching {
     }
 }
 
-/// One GET and the redirects it follows, against one deadline for the whole of it (bodies
+/// One request (a GET, or a POST with its body) and the redirects it follows, against one deadline for the whole of it (bodies
 /// included), reporting once.
 private final class Exchange: Sendable {
     private struct State {
@@ -184,7 +184,13 @@ private final class Exchange: Sendable {
                 fields.add(name: "Accept-Encoding", value: acceptedContentCodings)
             }
             let tls = try trust.configuration(for: request.tls, url: url, target: FailureWording.target(of: url))
-            outgoing = try HTTPClient.Request(url: url, method: .GET, headers: fields, body: nil, tlsConfiguration: tls)
+            var body: HTTPClient.Body?
+            if let bytes = request.body {
+                if !fields.contains(name: "content-type") { fields.add(name: "Content-Type", value: "application/json") }
+                body = .bytes(bytes)
+            }
+            outgoing = try HTTPClient.Request(
+                url: url, method: request.method == .post ? .POST : .GET, headers: fields, body: body, tlsConfiguration: tls)
         } catch {
             return finish(.failure(HTTPGetClient.classify(error, url: url, request: request)))
         }
@@ -235,6 +241,20 @@ private final class Exchange: Sendable {
             return finish(
                 .failure(
                     FetchError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
+        }
+        // A POST's body is its query: only 307 and 308 keep it, and only on the same origin
+        // (it may hold what is meant for this server alone). Asked again as a GET, it would
+        // answer another question.
+        if request.method == .post,
+            ![307, 308].contains(response.status) || HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url)
+        {
+            return finish(
+                .failure(
+                    FetchError(
+                        kind: .transport,
+                        message:
+                            "a POST redirected (\(response.status)) to \(URLRedaction.withoutCredentials(next)) is not followed: only a 307 or 308 to the same origin keeps its body"
+                    )))
         }
         var headers = headers
         if HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url) {

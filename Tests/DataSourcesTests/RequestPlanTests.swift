@@ -162,12 +162,72 @@ import Testing
 
     @Test func requestsAskForTheirPageByStrategy() {
         let numbers = PaginatorConfiguration(pageSize: 2)
-        guard case .collection(let query) = numbers.target(of: .page(3)) else { return #expect(Bool(false)) }
+        guard case .collection(let query, _) = numbers.target(of: .page(3)) else { return #expect(Bool(false)) }
         #expect(query.map { "\($0.name)=\($0.value)" } == ["page=3", "page_size=2"])
         #expect(numbers.startPosition(of: .page(3), metadata: PageMetadata()) == 4)
         #expect(numbers.positionIsKnown(of: .page(3), metadata: PageMetadata()))
         #expect(!PaginatorConfiguration().positionIsKnown(of: .page(3), metadata: PageMetadata()), "no page size")
         #expect(numbers.currentPage(after: .first, pagesLoaded: 7) == 1)
         #expect(PageRequest.cursor("abc").loopToken == "cursor:abc")
+    }
+
+    @Test func pageValuesGoInTheBodyAtTheirKeyPathsWithTheirJSONTypes() {
+        var notion = PaginatorConfiguration(pageSizeQueryKey: "page_size", pageSize: 50)
+        notion.strategy = .cursor(cursorKey: "start_cursor", cursorPath: JSONKeyPath("next_cursor"), fromLastObject: nil, hasMorePath: nil)
+        notion.requestIn = .body
+        guard case .collection(let query, let body) = notion.target(of: .cursor("c2")) else { return #expect(Bool(false)) }
+        #expect(query.isEmpty)
+        #expect(body.map { "\($0.path)=\($0.value.text())" } == ["start_cursor=\"c2\"", "page_size=50"])
+
+        var offsets = PaginatorConfiguration(pageSize: 10)
+        offsets.strategy = .offset(offsetKey: "from", limitKey: "size", nextOffsetPath: nil)
+        offsets.requestIn = .body
+        guard case .collection(_, let values) = offsets.target(of: .offset(20)) else { return #expect(Bool(false)) }
+        #expect(values.map { "\($0.path)=\($0.value.text())" } == ["from=20", "size=10"], "integers stay integers")
+    }
+
+    @Test func aCursorFromTheLastObjectKeepsItsJSONTypeInABody() {
+        var plan = Self.plan {
+            $0.strategy = .cursor(cursorKey: "search_after", cursorPath: nil, fromLastObject: JSONKeyPath("sort"), hasMorePath: nil)
+            $0.requestIn = .body
+        }
+        let page = DecodedResponse(objects: [["id": 1, "sort": [1999, "a"]], ["id": 2, "sort": [2000, "b"]]], document: [:])
+        #expect(
+            plan.nextPageArrived(.first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
+                == nil)
+        guard let next = plan.next, case .collection(_, let body) = plan.paginator.target(of: next) else { return #expect(Bool(false)) }
+        #expect(body.first?.value == [2000, "b"])
+        // In a query the same cursor would end paging: an array is no query value.
+        var inQuery = Self.plan {
+            $0.strategy = .cursor(cursorKey: "search_after", cursorPath: nil, fromLastObject: JSONKeyPath("sort"), hasMorePath: nil)
+        }
+        _ = inQuery.nextPageArrived(.first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
+        #expect(inQuery.next == nil)
+    }
+
+    @Test func aPageBeforeIsAskedForByItsOwnNamesWhenTheyAreGiven() throws {
+        var plan = Self.plan {
+            $0.strategy = .cursor(
+                cursorKey: "variables.after", cursorPath: JSONKeyPath("data.c.pageInfo.endCursor"), fromLastObject: nil,
+                hasMorePath: JSONKeyPath("data.c.pageInfo.hasNextPage"))
+            $0.pageSizeQueryKey = "variables.first"
+            $0.previousCursorPath = JSONKeyPath("data.c.pageInfo.startCursor")
+            $0.previousHasMorePath = JSONKeyPath("data.c.pageInfo.hasPreviousPage")
+            $0.previousCursorKey = "variables.before"
+            $0.previousPageSizeKey = "variables.last"
+            $0.requestIn = .body
+            $0.initialPosition = .cursor("m")
+        }
+        let info: JSON = ["data": ["c": ["pageInfo": ["endCursor": "e", "hasNextPage": true, "startCursor": "s", "hasPreviousPage": true]]]]
+        _ = plan.nextPageArrived(.cursor("m"), response: Self.response([5, 6], document: info), metadata: PageMetadata(), kept: 2,
+            receivedInRun: 2, startsRun: true, links: Self.links)
+        #expect(plan.next == .cursor("e"))
+        #expect(plan.previous == .before("s"))
+        guard case .collection(_, let body) = plan.paginator.target(of: .before("s")) else { return #expect(Bool(false)) }
+        #expect(body.map { "\($0.path)=\($0.value.text())" } == ["variables.before=\"s\"", "variables.last=2"])
+        guard case .collection(_, let forward) = plan.paginator.target(of: .cursor("e")) else { return #expect(Bool(false)) }
+        #expect(forward.map { "\($0.path)=\($0.value.text())" } == ["variables.after=\"e\"", "variables.first=2"])
+        let first: JSON = ["data": ["c": ["pageInfo": ["startCursor": "a", "hasPreviousPage": false]]]]
+        #expect(try plan.previousPage(before: .before("s"), response: Self.response([1], document: first), links: Self.links).get() == nil)
     }
 }

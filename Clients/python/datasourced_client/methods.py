@@ -351,8 +351,9 @@ class _GeneratedAsyncSourceMethods:
     async def update_source(self, *, query_parameters: dict[str, Any] | None = None,
                             api_path: str | None = None, headers: dict[str, Any] | None = None,
                             keep_rows: bool = True, debounce_milliseconds: int = 0) -> SourceDescription:
-        """Changes a remote or paginated source's query parameters, API path or headers in place
-        (``updateSource``). Returns the description, kept as :attr:`description`.
+        """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
+        variables or POST body in place (``updateSource``). Returns the description, kept as
+        :attr:`description`.
 
         ``query_parameters``: replaces the configured query parameters.
 
@@ -624,8 +625,9 @@ class _GeneratedSourceMethods:
     def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
                       headers: dict[str, Any] | None = None, keep_rows: bool = True,
                       debounce_milliseconds: int = 0) -> SourceDescription:
-        """Changes a remote or paginated source's query parameters, API path or headers in place
-        (``updateSource``). Returns the description, kept as :attr:`description`.
+        """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
+        variables or POST body in place (``updateSource``). Returns the description, kept as
+        :attr:`description`.
 
         ``query_parameters``: replaces the configured query parameters.
 

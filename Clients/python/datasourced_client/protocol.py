@@ -28,6 +28,7 @@ __all__ = [
     "FetchResult",
     "FieldErrorData",
     "FieldSpec",
+    "GraphQLQuery",
     "Headers",
     "IndexPath",
     "InitializeResult",
@@ -53,6 +54,7 @@ __all__ = [
     "Refusal",
     "RemoteConfiguration",
     "RemoteConfigurationState",
+    "RequestBody",
     "RequestKeys",
     "RetryAfter",
     "Row",
@@ -162,11 +164,14 @@ class FetchError(TypedDict, total=False):
     field: str
     finalURL: str
     got: str
+    #: (graphql) the response's errors, the first 20
+    graphqlErrors: list[dict[str, str | list[str | int]]]
     index: int
     keyPath: str
     kind: Literal[
         "http", "timeout", "transport", "decode", "keyPath", "mapping", "cancelled", "tooLarge",
-        "loop", "crossOrigin", "tls", "proxy", "outOfRange", "credentialNotAllowed", "children"
+        "loop", "crossOrigin", "tls", "proxy", "outOfRange", "credentialNotAllowed", "graphql",
+        "children"
     ]
     line: int
     maxBodyBytes: int
@@ -178,10 +183,10 @@ class FetchError(TypedDict, total=False):
     origin: str
     pagesLoaded: int
     position: int
-    #: (http) a 429, or a 403 whose headers say the rate limit is spent or ask to retry later;
-    #: absent otherwise
+    #: (http, graphql) a 429, a 403 whose headers say the rate limit is spent or ask to retry
+    #: later, or a GraphQL RATE_LIMITED error; absent otherwise
     rateLimited: Literal[True]
-    reason: Literal["first", "page", "offset", "cursor", "url", "noNewObjects", "maxPages"]
+    reason: Literal["first", "page", "offset", "cursor", "before", "url", "noNewObjects", "maxPages"]
     retryAfterSeconds: float
     serverMessage: str
     #: the child that failed, when a sectioned source passes its child's failure on
@@ -204,6 +209,20 @@ class FieldErrorData(TypedDict):
     expected: str
     field: str
     got: JSON
+
+
+class GraphQLQuery(TypedDict):
+    """graphql: the list is the Relay connection at data.<connection>."""
+
+    #: where the Relay connection is under data ("repository.issues")
+    connection: str
+    #: the names of the paging variables, when the schema renames Relay's first, after, last and
+    #: before
+    pageVariables: NotRequired[dict[str, str]]
+    #: the GraphQL document, with the connection's paging arguments as variables
+    query: str
+    #: default {}: the query's own variables; the page variables are set over them
+    variables: NotRequired[dict[str, JSON]]
 
 
 class InitializeResult(TypedDict):
@@ -299,6 +318,9 @@ class Pagination(TypedDict, total=False):
     prevCursorPath: str
     #: (nextURL) where a response gives the URL of the page before it; a dot-separated key path
     previousURLPath: str
+    #: where the page values go: the query string, or the JSON body at the key paths requestKeys,
+    #: cursorKey, offsetKey and limitKey name; default body with POST, query with GET
+    requestIn: Literal["query", "body"]
     retryAfter: RetryAfter
     strategy: Literal["pageNumber", "offset", "cursor", "nextURL", "linkHeader"]
     totalHeader: str
@@ -360,10 +382,21 @@ class RemoteConfigurationState(TypedDict):
     timeoutSeconds: float
 
 
+class RequestBody(TypedDict, total=False):
+    """request: the method, and a POST's JSON body."""
+
+    #: (POST) the JSON body, sent as application/json; page values go in at pagination.requestKeys
+    body: JSON
+    #: default "GET"
+    method: Literal["GET", "POST"]
+
+
 class RequestKeys(TypedDict, total=False):
     """The value at ``schemas/SourceSpec.requestKeys`` in Protocol/openrpc.json."""
 
     currentPage: str
+    #: (cursor) the name the cursor is sent under, as pagination.cursorKey
+    cursor: str
     pageSize: str
 
 
@@ -391,6 +424,8 @@ class SourceConfig(TypedDict, total=False):
     filter: Predicate | None  # kind filtered
     #: default 1
     firstPage: int  # kind paginated
+    #: a GraphQL query whose result holds the list as a Relay connection
+    graphql: GraphQLQuery  # kind remote, paginated
     identityKey: str | None
     #: (cursor) the cursor a run starts at
     initialCursor: str  # kind paginated
@@ -423,6 +458,8 @@ class SourceConfig(TypedDict, total=False):
     #: seconds between refreshes of a live list; null: none
     refreshIntervalSeconds: float | None  # kind remote, paginated
     remoteConfiguration: RemoteConfiguration  # kind remote, paginated
+    #: the method, and a POST's JSON body
+    request: RequestBody  # kind remote, paginated
     requestKeys: RequestKeys  # kind paginated
     #: the rows' section title
     sectioningKey: str  # kind sectioned
@@ -450,6 +487,7 @@ class SourceDescription(TypedDict, total=False):
     duplicatesDropped: int
     filter: Predicate | None
     firstPage: int
+    graphql: GraphQLQuery
     hasMorePages: bool
     identityKey: str
     initialCursor: str
@@ -463,6 +501,9 @@ class SourceDescription(TypedDict, total=False):
     kind: Required[SourceKind]
     lastError: FetchError
     lastURL: str
+    #: the errors a GraphQL response sent beside its rows (kind graphql); gone after a new load
+    #: from the first page
+    lastWarning: FetchError
     limits: Limits
     loadStates: LoadStates
     match: MatchQuery | None
@@ -490,7 +531,8 @@ class SourceDescription(TypedDict, total=False):
     refresh: RefreshState
     refreshIntervalSeconds: float
     remoteConfiguration: RemoteConfigurationState
-    requestKeys: RequestKeys
+    request: RequestBody
+    requestKeys: dict[str, str]
     revision: Required[int]
     sectionTitles: Required[list[JSON]]
     sectioningKey: str

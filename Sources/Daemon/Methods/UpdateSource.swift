@@ -3,8 +3,8 @@ import JSONKit
 import WireSchema
 import JSONRPC
 
-/// `updateSource`: changes a remote or paginated source's query parameters, API path or
-/// headers in place, for search as you type.
+/// `updateSource`: changes a remote or paginated source's query parameters, API path,
+/// headers, GraphQL variables or POST body in place, for search as you type.
 ///
 /// The update is read as the source's `createSource` params with these members in place, so it
 /// is checked exactly as they were (and names the same cache entry a source created with them
@@ -26,6 +26,18 @@ enum UpdateSourceRequest: AnsweredAtOnce {
         }
         if let query = params.queryParameters { updated = updated.setting("queryParameters", to: query) }
         if let apiPath = params.apiPath { updated = updated.setting("apiPath", to: apiPath) }
+        if let variables = params.graphqlVariables {
+            guard let graphql = updated["graphql"] else {
+                throw FieldError(
+                    field: "graphql", expected: "no graphql for a source without one", got: [:],
+                    message: "\"graphql.variables\" updates a GraphQL source; \"\(remote.name)\" has no graphql query")
+            }
+            updated = updated.setting("graphql", to: graphql.setting("variables", to: variables))
+        }
+        if let body = params.requestBody {
+            let request = updated["request"] ?? .object([])
+            updated = updated.setting("request", to: request.setting("body", to: body))
+        }
         if let headers = params.headers {
             let remoteConfiguration = updated["remoteConfiguration"] ?? .object([])
             updated = updated.setting("remoteConfiguration", to: remoteConfiguration.setting("headers", to: headers))
@@ -61,11 +73,11 @@ enum UpdateSourceRequest: AnsweredAtOnce {
         source.fetchData()
     }
 
-    static let summary = "changes a remote or paginated source's query parameters, API path or headers in place"
+    static let summary = "changes a remote or paginated source's query parameters, API path, headers, GraphQL variables or POST body in place"
     static let resultSchema: Schema = .ref("SourceDescription")
 }
 
-/// `{source, queryParameters?, apiPath?, headers?, keepRows?, debounceMilliseconds?}`. The
+/// `{source, queryParameters?, apiPath?, headers?, graphql?, request?, keepRows?, debounceMilliseconds?}`. The
 /// members are checked here with their own names; `createSource`'s decoding then checks them
 /// against the rest of the source's params (an `apiPath` that leaves the base URL's host).
 struct UpdateSourceParams: DeclaredParams {
@@ -73,6 +85,8 @@ struct UpdateSourceParams: DeclaredParams {
     var queryParameters: JSON?
     var apiPath: JSON?
     var headers: JSON?
+    var graphqlVariables: JSON?
+    var requestBody: JSON?
     var keepRows: Bool
     var debounceMilliseconds: Int
 
@@ -82,9 +96,22 @@ struct UpdateSourceParams: DeclaredParams {
             "queryParameters", RemoteConfigurationDecoding.queryParametersValue, doc: "replaces the configured query parameters"),
         .optionalIncludingNull("apiPath", Shape.string.map { _, value, _ in value }, doc: "replaces the API path"),
         .optionalIncludingNull("headers", RemoteConfigurationDecoding.headersValue, doc: "replaces remoteConfiguration.headers"),
+        .optional(
+            "graphql", graphqlUpdate.shape(expected: "an object {variables}"), doc: "{variables}: replaces a GraphQL source's variables"),
+        .optional("request", requestUpdate.shape(expected: "an object {body}"), doc: "{body}: replaces a POST source's body"),
         .flag("keepRows", default: true, doc: "the rows stay, stale, until the new query's first page replaces them in one didChange"),
         .optional(
             "debounceMilliseconds", .integer(in: 0...10_000), default: 0,
             doc: "load at once; else load when no update follows within this time"),
-        as: UpdateSourceParams.init)
+        as: { source, query, apiPath, headers, graphql, request, keepRows, debounce in
+            UpdateSourceParams(
+                source: source, queryParameters: query, apiPath: apiPath, headers: headers, graphqlVariables: graphql,
+                requestBody: request, keepRows: keepRows, debounceMilliseconds: debounce)
+        })
+
+    private static let graphqlUpdate = ObjectDeclaration(
+        .required("variables", RequestBodyDecoding.objectShape, doc: "the query's variables, replacing the ones it has"), as: { $0 })
+
+    private static let requestUpdate = ObjectDeclaration(
+        .anyValue("body", doc: "the JSON body, replacing the one the source has"), as: { $0 })
 }

@@ -47,7 +47,7 @@ extension SchemaComponents {
         [
             "kind": .oneOfValues([
                 "http", "timeout", "transport", "decode", "keyPath", "mapping", "cancelled", "tooLarge", "loop", "crossOrigin", "tls",
-                "proxy", "outOfRange", "credentialNotAllowed",
+                "proxy", "outOfRange", "credentialNotAllowed", "graphql",
             ]),
             "message": .string,
             "status": .integer(in: 100...599),
@@ -69,7 +69,7 @@ extension SchemaComponents {
             "retryAfterSeconds": .type("number").with {
                 $0.minimum = 0
             },
-            "reason": .oneOfValues(["first", "page", "offset", "cursor", "url", "noNewObjects", "maxPages"]),
+            "reason": .oneOfValues(["first", "page", "offset", "cursor", "before", "url", "noNewObjects", "maxPages"]),
             "pagesLoaded": .integer(in: 0...Int.max),
             "source": .string.described("the child that failed, when a sectioned source passes its child's failure on"),
             "credential": .oneOf([
@@ -88,8 +88,17 @@ extension SchemaComponents {
             ),
             "origin": .string.described(
                 "(credentialNotAllowed) where the value would have gone: scheme://host, with :port when not the default"),
+            "graphqlErrors": .array(
+                of: .object(
+                    [
+                        "message": .string,
+                        "path": .array(of: .anyOf([.string, .integer])),
+                        "code": .string.described("extensions.code, or the error's type (GitHub's RATE_LIMITED)"),
+                    ],
+                    required: ["message"])
+            ).described("(graphql) the response's errors, the first 20"),
             "rateLimited": .constant(true).described(
-                "(http) a 429, or a 403 whose headers say the rate limit is spent or ask to retry later; absent otherwise"),
+                "(http, graphql) a 429, a 403 whose headers say the rate limit is spent or ask to retry later, or a GraphQL RATE_LIMITED error; absent otherwise"),
         ],
         required: ["kind", "message"]
     ).described("why a load failed (dataSource/failedWithError, error rows, lastError)")

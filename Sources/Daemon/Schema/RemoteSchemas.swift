@@ -83,6 +83,9 @@ extension SchemaComponents {
                 ]),
             "metadataHeader": .string(minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$").described(
                 "a response header holding the page metadata as JSON (flask-smorest's X-Pagination)"),
+            "requestIn": .oneOfValues(["query", "body"]).described(
+                "where the page values go: the query string, or the JSON body at the key paths requestKeys, cursorKey, offsetKey and limitKey name; default body with POST, query with GET"
+            ),
         ])
 
 }

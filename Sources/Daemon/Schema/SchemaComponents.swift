@@ -24,6 +24,8 @@ enum SchemaComponents {
         ("TLSFiles", tLSFiles),
         ("PlaceholderStorageOptions", placeholderStorageOptions),
         ("Limits", RemoteConfigurationDecoding.limits.schema()),
+        ("RequestBody", RequestBodyDecoding.request.schema().described("request: the method, and a POST's JSON body")),
+        ("GraphQLQuery", RequestBodyDecoding.graphql.schema().described("graphql: the list is the Relay connection at data.<connection>")),
         ("FieldSpec", fieldSpec),
         ("Mapping", mapping),
         ("Pagination", pagination),

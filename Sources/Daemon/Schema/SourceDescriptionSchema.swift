@@ -62,6 +62,10 @@ extension SchemaComponents {
             "keyPath": .string,
             "lastURL": .string,
             "lastError": .ref("FetchError"),
+            "lastWarning": .ref("FetchError").described(
+                "the errors a GraphQL response sent beside its rows (kind graphql); gone after a new load from the first page"),
+            "request": .ref("RequestBody"),
+            "graphql": .ref("GraphQLQuery"),
             "paginatorKeys": .object(
                 [
                     "pageSize": .string(minLength: 1),

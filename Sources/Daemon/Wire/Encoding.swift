@@ -117,6 +117,23 @@ extension RemoteConfiguration {
             ),
         ]
         if let keyPath { members.append(("keyPath", JSON(keyPath.description))) }
+        // Bodies as given, without the values of members named like secrets.
+        if let graphql {
+            var shown: [(String, JSON)] = [
+                ("query", JSON(graphql.query)), ("variables", RemoteConfiguration.redactingSecretMembers(graphql.variables)),
+                ("connection", JSON(graphql.connection.description)),
+            ]
+            let names = graphql.pageVariables
+            if names != GraphQLQuery.PageVariables() {
+                shown.append(
+                    ("pageVariables", ["first": JSON(names.first), "after": JSON(names.after), "last": JSON(names.last), "before": JSON(names.before)]))
+            }
+            members.append(("graphql", .object(shown)))
+        } else if method != .get || body != nil {
+            var shown: [(String, JSON)] = [("method", JSON(method.rawValue))]
+            if let body { shown.append(("body", RemoteConfiguration.redactingSecretMembers(body))) }
+            members.append(("request", .object(shown)))
+        }
         return members
     }
 }
@@ -218,6 +235,7 @@ extension SourceDescription.NextPage: WireEncodable {
         case .page(let number): ["page": JSON(number)]
         case .offset(let offset): ["offset": JSON(offset)]
         case .cursor(let cursor): ["cursor": JSON(cursor)]
+        case .before(let cursor): ["before": JSON(cursor)]
         case .url(let url): ["url": JSON(url)]
         }
     }
@@ -303,6 +321,7 @@ extension SourceDescription: WireEncodable {
         var members = remote.configuration.members
         if let lastURL = remote.lastURL { members.append(("lastURL", JSON(lastURL))) }
         if let lastError = remote.lastError { members.append(("lastError", lastError.json)) }
+        if let lastWarning = remote.lastWarning { members.append(("lastWarning", lastWarning.json)) }
         if let rateLimit = remote.rateLimit { members.append(("rateLimit", rateLimit.json)) }
         // Members of opt-in features appear when they are on.
         if remote.cache.settings.enabled {

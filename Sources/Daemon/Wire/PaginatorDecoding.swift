@@ -4,11 +4,28 @@ import JSONKit
 import WireSchema
 
 extension RemoteConfigurationDecoding {
+    /// A paginated source's paging as decoded, before the request's method and body settle
+    /// the rest (`RequestBodyDecoding.paging`).
+    struct Paging: Sendable {
+        var paginator: PaginatorConfiguration
+        /// `pagination.requestIn`, when given.
+        var requestIn: PageValuesPlace?
+        /// Whether `pagination.strategy` was given (a GraphQL source takes none).
+        var strategyGiven: Bool
+    }
+
+    /// What `pagination` holds: the paginator, and what the rest is settled from.
+    struct PaginationMembers: Sendable {
+        var paginator = PaginatorConfiguration()
+        var requestIn: PageValuesPlace?
+        var strategyGiven = false
+    }
+
     /// A paginated source's own members (after a remote source's), declared once.
     static let pagingMembers = ObjectDeclaration(
         .optional(
             "paginatorKeys", paginatorKeys.shape(expected: "an object {pageSize?, currentPage?, numberOfPages?, numberOfTotalObjects?}")),
-        .optional("requestKeys", requestKeys.shape(expected: "an object {currentPage?, pageSize?}")),
+        .optional("requestKeys", requestKeys.shape(expected: "an object {currentPage?, pageSize?, cursor?}")),
         .optional("pageSize", .integer(in: 1...PaginatorConfiguration.maximumPageSize)),
         .optional("firstPage", .integer(in: 0...PaginatorConfiguration.maximumFirstPage), default: 1),
         .optional("metadataKeyPath", optionalKeyPath),
@@ -33,10 +50,19 @@ extension RemoteConfigurationDecoding {
             keys, requestKeys, pageSize, firstPage, metadataKeyPath, prefetchDistance, pagination, initialPage, initialOffset,
             initialCursor, window, placeholders, jumpThreshold throws(FieldError) in
             // The strategy's members come with `pagination`; the rest are set over them.
-            var paginator = pagination ?? PaginatorConfiguration()
+            var paginator = pagination?.paginator ?? PaginatorConfiguration()
             paginator.keys = keys ?? PaginatorConfiguration.Keys()
             paginator.pageQueryKey = requestKeys?.currentPage ?? paginator.keys.currentPage
             paginator.pageSizeQueryKey = requestKeys?.pageSize ?? paginator.keys.pageSize
+            if let cursorKey = requestKeys?.cursor {
+                guard case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath) = paginator.strategy else {
+                    throw FieldError(
+                        field: "requestKeys.cursor", expected: "a cursor key with the cursor strategy", got: JSON(cursorKey),
+                        message: "\"requestKeys.cursor\" needs pagination.strategy \"cursor\"; this source's strategy is \(paginator.strategy.name)")
+                }
+                paginator.strategy = .cursor(
+                    cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject, hasMorePath: hasMorePath)
+            }
             paginator.pageSize = pageSize
             paginator.firstPage = firstPage
             paginator.metadataKeyPath = metadataKeyPath ?? nil
@@ -46,7 +72,8 @@ extension RemoteConfigurationDecoding {
             paginator.window = window
             if let placeholders { paginator.placeholderMode = placeholders }
             paginator.jumpThreshold = jumpThreshold
-            return paginator
+            return Paging(
+                paginator: paginator, requestIn: pagination?.requestIn, strategyGiven: pagination?.strategyGiven ?? false)
         })
 
     private static let paginatorKeys = ObjectDeclaration(
@@ -63,17 +90,26 @@ extension RemoteConfigurationDecoding {
 
     private static let requestKeys = ObjectDeclaration(
         .optional("currentPage", Shape.nonEmptyString), .optional("pageSize", Shape.nonEmptyString),
-        as: { (currentPage: $0, pageSize: $1) })
+        .optional("cursor", Shape.nonEmptyString, doc: "(cursor) the name the cursor is sent under, as pagination.cursorKey"),
+        as: { (currentPage: $0, pageSize: $1, cursor: $2) })
 
     /// `pagination`: the strategy, the members of that strategy, and the rules every
     /// strategy shares (read by hand: which members exist depends on the strategy).
-    private static let paginationShape = Shape<PaginatorConfiguration>(.ref("Pagination"), expected: "an object {strategy, ...}") {
+    private static let paginationShape = Shape<PaginationMembers>(.ref("Pagination"), expected: "an object {strategy, ...}") {
         value, field throws(FieldError) in
         var reader = try ObjectReader(value, field: field, expected: "an object {strategy, ...}")
-        var paginator = PaginatorConfiguration()
-        try pagination(&reader, into: &paginator)
+        var members = PaginationMembers()
+        members.strategyGiven = reader.rawValue("strategy") != nil
+        try pagination(&reader, into: &members.paginator)
+        members.requestIn = try reader.optional("requestIn") { value, field throws(FieldError) in
+            guard let place = value.stringValue.flatMap(PageValuesPlace.init(rawValue:)) else {
+                throw FieldError(field: field, expected: "\"query\" or \"body\"", got: value)
+            }
+            return place
+        }
         // Unknown members first: a misspelt "cursorPath" is named as such.
         try reader.finish()
+        let paginator = members.paginator
         if case .cursor(_, nil, nil, _) = paginator.strategy {
             throw FieldError(
                 field: reader.path("cursorPath"), expected: "one of cursorPath and cursorFromLastObject", got: "nothing",
@@ -81,7 +117,7 @@ extension RemoteConfigurationDecoding {
                     "a cursor strategy needs \"pagination.cursorPath\" (where the next cursor is) or \"pagination.cursorFromLastObject\" (the identity sent as the cursor)"
             )
         }
-        return paginator
+        return members
     }
 
     private static let window = ObjectDeclaration(

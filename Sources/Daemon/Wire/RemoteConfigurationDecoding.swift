@@ -19,7 +19,11 @@ enum RemoteConfigurationDecoding {
         .optional("limits", limits.shape(expected: "an object {maxBodyBytes?, maxDepth?, maxObjectsPerPage?}").documented(.ref("Limits"))),
         .optional("cache", cacheShape),
         .optional("refreshIntervalSeconds", refreshIntervalShape, doc: "seconds between refreshes of a live list; null: none"),
-        as: { remote, apiPath, query, keyPath, mapping, placeholders, limits, cache, refreshInterval throws(FieldError) in
+        .optional("request", RequestBodyDecoding.requestShape, doc: "the method, and a POST's JSON body"),
+        .optional("graphql", RequestBodyDecoding.graphqlShape, doc: "a GraphQL query whose result holds the list as a Relay connection"),
+        as: {
+            remote, apiPath, query, keyPath, mapping, placeholders, limits, cache, refreshInterval, request,
+            graphql throws(FieldError) in
             // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
             let target = URLResolution.requestURL(baseURL: remote.baseURL, apiPath: apiPath, query: [])
             if let problem = URLResolution.authorityProblem(in: target) {
@@ -41,6 +45,7 @@ enum RemoteConfigurationDecoding {
             configuration.refreshIntervalSeconds = refreshInterval ?? nil
             configuration.tls = remote.tls ?? nil
             configuration.externalHeaders = remote.headers.external
+            try RequestBodyDecoding.apply(request: request, graphql: graphql, keyPath: keyPath ?? nil, to: &configuration)
             try checkCredentialRoute(configuration)
             return configuration
         })

@@ -85,7 +85,8 @@ struct CreateSourceParams: WireParams {
         KindDeclaration(
             kind: "paginated",
             members: RemoteConfigurationDecoding.members.followed(by: RemoteConfigurationDecoding.pagingMembers) {
-                .paginated($0, $1)
+                configuration, paging throws(FieldError) in
+                SourceSpec.Kind.paginated(configuration, try RequestBodyDecoding.paging(paging, configuration: configuration))
             }),
         KindDeclaration(
             kind: "filtered",

@@ -62,6 +62,9 @@ package struct SourceDescription: Sendable {
         package let configuration: RemoteConfiguration
         package let lastURL: String?
         package let lastError: FetchError?
+        /// What went wrong beside the rows of the last response that said so (a GraphQL
+        /// response's `errors` next to its data); nil after a new load from the first page.
+        package var lastWarning: FetchError?
         package let cache: CacheState
         /// nil: not a live list.
         package let refresh: RefreshSchedule?
@@ -122,6 +125,7 @@ package struct SourceDescription: Sendable {
         case page(Int)
         case offset(Int)
         case cursor(String)
+        case before(String)
         case url(String)
     }
 }

@@ -313,6 +313,7 @@ extension PaginatedDataSource.PageRequest {
         case .page(let number): ["page": JSON(number)]
         case .offset(let offset): ["offset": JSON(offset)]
         case .cursor(let cursor): ["cursor": JSON(cursor)]
+        case .before(let cursor): ["before": JSON(cursor)]
         case .url(let url): ["url": JSON(url)]
         }
     }
@@ -325,7 +326,7 @@ extension PaginatedDataSource.PageRequest {
 
     static let cachedExpectation =
         "an object with one of {\"first\": true}, {\"page\": integer}, {\"offset\": non-negative integer}, "
-        + "{\"cursor\": non-empty string}, {\"url\": non-empty string without credentials}"
+        + "{\"cursor\": non-empty string}, {\"before\": non-empty string}, {\"url\": non-empty string without credentials}"
 
     /// A request as the cache wrote it: one member, of its kind and in range. Whether it
     /// fits the source (its strategy, its origin, the page before it) is the source's check.
@@ -344,6 +345,9 @@ extension PaginatedDataSource.PageRequest {
         case "cursor":
             guard let cursor = value.stringValue, !cursor.isEmpty else { return nil }
             self = .cursor(cursor)
+        case "before":
+            guard let cursor = value.stringValue, !cursor.isEmpty else { return nil }
+            self = .before(cursor)
         case "url":
             guard let url = value.stringValue, !url.isEmpty, URLResolution.redacted(url) == url else { return nil }
             self = .url(url)

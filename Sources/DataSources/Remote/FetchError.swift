@@ -20,6 +20,29 @@ package struct FetchError: Error, Sendable, Equatable {
         /// A header value read from the environment or a file would go to an origin the
         /// person has not allowed it to: nothing was sent.
         case credentialNotAllowed
+        /// A GraphQL response with `errors` and no list at the connection.
+        case graphql
+    }
+
+    /// One of a GraphQL response's `errors`: its message, where (`path`), and its
+    /// `extensions.code` (or `type`, as GitHub names it).
+    package struct GraphQLError: Sendable, Equatable {
+        package let message: String
+        package let path: JSON?
+        package let code: String?
+
+        package init(message: String, path: JSON? = nil, code: String? = nil) {
+            self.message = message
+            self.path = path
+            self.code = code
+        }
+
+        var fields: JSON {
+            var members: [(String, JSON)] = [("message", JSON(message))]
+            if let path { members.append(("path", path)) }
+            if let code { members.append(("code", JSON(code))) }
+            return .object(members)
+        }
     }
 
     /// Where a body stopped being JSON.
@@ -64,6 +87,8 @@ package struct FetchError: Error, Sendable, Equatable {
     /// (credentialNotAllowed) The variable or file that was not sent, and where it would have gone.
     package var credential: ExternalHeader.Source?
     package var origin: String?
+    /// (graphql) The response's `errors`, at most `GraphQLDecoding.maximumErrors` of them.
+    package var graphqlErrors: [GraphQLError]?
 
     // MARK: Rate limits (issue 28)
 
@@ -113,6 +138,7 @@ extension FetchError {
         if let pagesLoaded { members.append(("pagesLoaded", JSON(pagesLoaded))) }
         if let credential { members.append(("credential", credential.reference)) }
         if let origin { members.append(("origin", JSON(origin))) }
+        if let graphqlErrors { members.append(("graphqlErrors", .array(graphqlErrors.map(\.fields)))) }
         if rateLimited { members.append(("rateLimited", true)) }
         return .object(members)
     }

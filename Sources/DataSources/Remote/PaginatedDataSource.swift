@@ -71,6 +71,7 @@ package final class PaginatedDataSource: RemoteCollection {
     /// conditionally when its response gave validators: a `304` keeps every page loaded.
     package override func fetchData() {
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
+        lastWarning = nil
         begin(.refresh)
         if !loadedOnce, let (cached, storedAt) = cachedPages() {
             // `cachedPages()` has checked the entry and worked out its rows' hashes.

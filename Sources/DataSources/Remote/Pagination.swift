@@ -93,6 +93,24 @@ package struct PaginatorConfiguration: Sendable {
     /// (`nextURL`) Where a response gives the URL of the page before it (Django REST
     /// framework's `previous`, JSON:API's `links.prev`, HAL's `_links.prev.href`).
     package var previousURLPath: JSONKeyPath?
+    /// (`cursor`) What a response says of a page before it (Relay's `hasPreviousPage`); false ends paging back.
+    package var previousHasMorePath: JSONKeyPath?
+    /// (`cursor`) The names a page before is asked for by, when they are not the forward ones
+    /// (Relay's `before` and `last`): such a request is a `PageRequest.before`.
+    package var previousCursorKey: String?
+    package var previousPageSizeKey: String?
+
+    // Requests with a body.
+    /// `requestIn`: where the page values go. In the body, each name is a key path.
+    package var requestIn = PageValuesPlace.query
+
+    /// Whether cursors are JSON text: a cursor from the last object sent in a body keeps its
+    /// JSON type (Elasticsearch's `search_after` is an array).
+    package var cursorsAreJSON: Bool {
+        guard requestIn == .body, case .cursor(_, _, let fromLastObject?, _) = strategy else { return false }
+        _ = fromLastObject
+        return true
+    }
     /// Where a run starts, when not at the first page: `initialPage`, `initialOffset`, `initialCursor`.
     package var initialPosition: InitialPosition?
     /// `window`: the most pages and objects held; pages far from the rows displayed are

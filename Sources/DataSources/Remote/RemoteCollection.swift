@@ -12,6 +12,8 @@ package class RemoteCollection: DataSource {
     /// The data rows loaded so far, placeholders excluded.
     var objects: [JSON] = []
     var lastError: FetchError?
+    /// `describeSource.lastWarning`: a GraphQL response's errors beside its rows.
+    var lastWarning: FetchError?
     var lastURL: String?
     /// Which values read from the environment or files may go where (the daemon's allowances);
     /// nil: each may go to the source's own origin.
@@ -43,18 +45,19 @@ package class RemoteCollection: DataSource {
         replaceTail(from: head, with: tail, hashes: hashes)
     }
 
-    /// What to GET: the configured collection with `query` merged over the configured
-    /// parameters, or a URL the server gave (a next link), which keeps its own parameters and
-    /// gains the configured ones it lacks.
+    /// What to request: the configured collection with `query` merged over the configured
+    /// parameters and `body` values set in the configured body (a POST's), or a URL the
+    /// server gave (a next link), which keeps its own parameters and gains the configured
+    /// ones it lacks.
     enum RequestTarget {
-        case collection(query: [(name: String, value: String)])
+        case collection(query: [(name: String, value: String)], body: [(path: JSONKeyPath, value: JSON)] = [])
         case url(String)
     }
 
     /// The URL a target stands for.
     func url(of target: RequestTarget) -> String {
         switch target {
-        case .collection(let extraQuery):
+        case .collection(let extraQuery, _):
             var query = configuration.queryParameters.filter { given in !extraQuery.contains { $0.name == given.name } }
             query += extraQuery
             return URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: configuration.apiPath, query: query)
@@ -103,6 +106,14 @@ package class RemoteCollection: DataSource {
         request.proxy = configuration.proxy
         request.secretValues = credentials.secrets
         request.originBoundHeaders = credentials.originBound
+        if let body = configuration.bodyTemplate {
+            request.method = .post
+            if case .collection(_, let values) = target {
+                request.body = configuration.encodedBody(setting: values)
+            } else {
+                request.body = body.encoded()
+            }
+        }
         let configuration = self.configuration
         let secrets = credentials.secrets, metadataHeader = self.metadataHeader, identity = self.identity
         inFlight = loader.load(
@@ -126,7 +137,9 @@ package class RemoteCollection: DataSource {
                 // What this response is stored under: the values its request was sent with.
                 self.responseCredentials = credentials.cacheMaterial
                 switch result {
-                case .success(let response): self.rateLimit = response.rateLimit ?? self.rateLimit
+                case .success(let response):
+                    self.rateLimit = response.rateLimit ?? self.rateLimit
+                    if let warning = response.warning { self.lastWarning = warning }
                 case .failure(let error): self.rateLimit = error.rateLimit ?? self.rateLimit
                 }
                 completion(result)
@@ -154,7 +167,7 @@ package class RemoteCollection: DataSource {
 
     var remoteState: SourceDescription.RemoteState {
         SourceDescription.RemoteState(
-            configuration: configuration, lastURL: lastURL, lastError: lastError,
+            configuration: configuration, lastURL: lastURL, lastError: lastError, lastWarning: lastWarning,
             cache: SourceDescription.CacheState(
                 settings: configuration.cache, isAvailable: isCacheAvailable,
                 isStale: isStale, cachedAt: cachedAt),
@@ -419,6 +432,7 @@ package final class RemoteDataSource: RemoteCollection {
     package override func fetchData() {
         stopRefresh()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
+        lastWarning = nil
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages(), let page = cached.pages.first {
             objects = page.rows

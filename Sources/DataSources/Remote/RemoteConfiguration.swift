@@ -38,6 +38,15 @@ package struct RemoteConfiguration: Sendable {
     /// `proxy`: which proxy requests go through.
     package var proxy: ProxySetting = .environment
 
+    // MARK: Requests with a body
+
+    /// `request.method`: `GET`, or `POST` with `body` (a GraphQL source's is always `POST`).
+    package var method = HTTPMethod.get
+    /// `request.body`: the JSON body of a `POST`, before page values go in.
+    package var body: JSON?
+    /// `graphql`: the query whose result holds the list as a Relay connection.
+    package var graphql: GraphQLQuery?
+
     // MARK: Credentials from outside the configuration (issue 28)
 
     /// Headers whose values are read from the environment or a file when each request is

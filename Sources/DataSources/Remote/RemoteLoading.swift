@@ -2,9 +2,13 @@ import Basics
 import JSONKit
 import Synchronization
 
-/// One GET as a remote source asks for it.
+/// One request as a remote source asks for it: a GET, or a POST with a JSON body.
 package struct RemoteRequest: Sendable {
     package let url: String
+    /// `GET` or `POST` (`request.method`, or a GraphQL source's `POST`).
+    package var method: HTTPMethod = .get
+    /// The JSON body of a POST, encoded, page values in place; sent as `application/json`.
+    package var body: [UInt8]?
     /// The daemon adds `User-Agent` unless the source sets one.
     package var headers: [(name: String, value: String)]
     package let timeoutSeconds: Double
@@ -69,6 +73,9 @@ package struct DecodedResponse: Sendable {
     /// The objects' identity hashes, worked out where the response was decoded (off the main
     /// loop) when the source's identity was known there; nil otherwise.
     package private(set) var objectHashes: [Int]?
+    /// What went wrong beside the rows: a GraphQL response's `errors` next to its data
+    /// (kind `graphql`); `describeSource.lastWarning` shows it.
+    package var warning: FetchError?
 
     package init(
         objects: [JSON], document: JSON?, status: Int = 200, headers: [(name: String, value: String)] = [], finalURL: String? = nil
@@ -89,6 +96,7 @@ package struct DecodedResponse: Sendable {
         finalURL = response.finalURL
         rateLimit = response.rateLimit
         objectHashes = response.objectHashes
+        warning = response.warning
     }
 
     /// The same response with `document` as the page metadata's source.

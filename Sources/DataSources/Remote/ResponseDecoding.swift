@@ -196,8 +196,11 @@ package enum ResponseDecoding {
 
     /// The list at `keyPath` (a single value there is a one-element list, as in the
     /// original), mapped. A missing key path is an error, not an empty list.
+    /// `elementPath`: each element's row is the value there (a GraphQL edge's `node`); an
+    /// element without one, or with null there, is skipped.
     package static func objects(
-        in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int
+        in document: JSON?, keyPath: JSONKeyPath?, mapping: ObjectMapping?, url: String, status: Int,
+        elementPath: JSONKeyPath? = nil
     ) -> Result<[JSON], FetchError> {
         guard let document else { return .success([]) }
         var found = document.cursor
@@ -215,6 +218,13 @@ package enum ResponseDecoding {
         var rows: [JSON] = []
         var scratch = PackingScratch(), writer = PackedObjectWriter()
         func add(_ element: JSON.Cursor, index: Int) throws(FetchError) {
+            if let elementPath {
+                guard let row = element.at(elementPath), row.kind != .null else { return }
+                return try addRow(row, index: index)
+            }
+            try addRow(element, index: index)
+        }
+        func addRow(_ element: JSON.Cursor, index: Int) throws(FetchError) {
             guard let mapping else { return rows.append(element.packed(using: &scratch)) }
             switch mapping.map(element, writer: &writer) {
             case .success(let object): rows.append(object.packed())
@@ -258,7 +268,16 @@ package enum ResponseDecoding {
         let named = RemoteResponse(
             url: url, finalURL: response.finalURL, status: response.status, headers: response.headers, body: response.body)
         func decoded() -> Result<DecodedResponse, FetchError> {
-            document(
+            if let graphql = configuration.graphql {
+                return document(
+                    named, maximumDepth: configuration.maximumDepth, maximumObjects: configuration.maximumObjectsPerPage,
+                    secrets: configuration.secretValues + secrets
+                ).flatMap { document in
+                    GraphQLDecoding.decode(
+                        document, graphql, mapping: configuration.mapping, response: named, secrets: configuration.secretValues + secrets)
+                }
+            }
+            return document(
                 named, maximumDepth: configuration.maximumDepth, maximumObjects: configuration.maximumObjectsPerPage,
                 secrets: configuration.secretValues + secrets
             ).flatMap { document in

@@ -136,7 +136,7 @@ struct CacheRestore {
                 return "follows offset \(page.request.offsetAsked) and \(page.received) objects, past the last offset there can be"
             }
             return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
-        case (.cursor, .cursor):
+        case (.cursor, .cursor), (.cursor, .before):
             return nil
         case (.nextURL, .url(let url)), (.linkHeader, .url(let url)):
             return RequestPlan(paginator: paginator).refusal(ofNextURL: url, ownOrigin: ownOrigin, errorURL: nil).map {

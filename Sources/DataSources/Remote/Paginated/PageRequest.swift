@@ -6,6 +6,8 @@ package enum PageRequest: Equatable, Sendable {
     case page(Int)
     case offset(Int)
     case cursor(String)
+    /// The page before a cursor, asked for by the names of paging back (Relay's `before`).
+    case before(String)
     case url(String)
 }
 
@@ -20,7 +22,8 @@ extension PageRequest {
         switch self {
         case .first: kindName
         case .page(let value as any CustomStringConvertible), .offset(let value as any CustomStringConvertible),
-            .cursor(let value as any CustomStringConvertible), .url(let value as any CustomStringConvertible):
+            .cursor(let value as any CustomStringConvertible), .before(let value as any CustomStringConvertible),
+            .url(let value as any CustomStringConvertible):
             "\(kindName):\(value)"
         }
     }
@@ -32,6 +35,7 @@ extension PageRequest {
         case .page: "page"
         case .offset: "offset"
         case .cursor: "cursor"
+        case .before: "before"
         case .url: "url"
         }
     }
@@ -43,6 +47,7 @@ extension PageRequest {
         case .page(let number): "page \(number)"
         case .offset(let offset): "offset \(offset)"
         case .cursor(let cursor): "cursor \"\(cursor.prefix(100))\""
+        case .before(let cursor): "the page before cursor \"\(cursor.prefix(100))\""
         case .url(let url): URLResolution.redacted(url)
         }
     }
@@ -83,31 +88,47 @@ extension PaginatorConfiguration {
         }
     }
 
-    /// What to GET for `page`: the query that asks for it, or the URL a server gave.
+    /// What to request for `page`: the values that ask for it (in the query, or at key paths
+    /// of the body with `requestIn: body`), or the URL a server gave.
     func target(of page: PageRequest) -> RemoteCollection.RequestTarget {
-        var query: [(name: String, value: String)] = []
+        var values: [(name: String, value: JSON)] = []
+        var sizeKey = pageSizeQueryKey
         switch (strategy, page) {
         case (.pageNumber, .first):
-            query = [(pageQueryKey, String(firstPage))]
+            values = [(pageQueryKey, JSON(firstPage))]
         case (.pageNumber, .page(let number)):
-            query = [(pageQueryKey, String(number))]
-        case (.offset(let offsetKey, _, _), .first):
-            query = [(offsetKey, "0")]
-        case (.offset(let offsetKey, _, _), .offset(let offset)):
-            query = [(offsetKey, String(offset))]
+            values = [(pageQueryKey, JSON(number))]
+        case (.offset(let offsetKey, let limitKey, _), .first):
+            values = [(offsetKey, 0)]
+            sizeKey = limitKey
+        case (.offset(let offsetKey, let limitKey, _), .offset(let offset)):
+            values = [(offsetKey, JSON(offset))]
+            sizeKey = limitKey
         case (.cursor(let cursorKey, _, _, _), .cursor(let cursor)):
-            query = [(cursorKey, cursor)]
+            values = [(cursorKey, cursorValue(cursor))]
+        case (.cursor(let cursorKey, _, _, _), .before(let cursor)):
+            values = [(previousCursorKey ?? cursorKey, cursorValue(cursor))]
+            sizeKey = previousPageSizeKey ?? sizeKey
         case (_, .url(let url)):
             return .url(url)
+        case (.offset(_, let limitKey, _), _):
+            sizeKey = limitKey
         default:
             break
         }
-        if let pageSize {
-            let key: String
-            if case .offset(_, let limitKey, _) = strategy { key = limitKey } else { key = pageSizeQueryKey }
-            query.append((key, String(pageSize)))
+        if let pageSize { values.append((sizeKey, JSON(pageSize))) }
+        switch requestIn {
+        case .query:
+            return .collection(query: values.map { ($0.name, $0.value.stringValue ?? $0.value.text()) })
+        case .body:
+            return .collection(query: [], body: values.map { (JSONKeyPath($0.name), $0.value) })
         }
-        return .collection(query: query)
+    }
+
+    /// A cursor as sent: its JSON value when cursors are JSON text (`cursorsAreJSON`), else the string.
+    private func cursorValue(_ cursor: String) -> JSON {
+        guard cursorsAreJSON, let value = try? JSON.parse(cursor) else { return JSON(cursor) }
+        return value
     }
 
     /// Whether `startPosition(of:metadata:)` is where `page` starts in the whole list.
@@ -115,7 +136,7 @@ extension PaginatorConfiguration {
         switch page {
         case .first, .offset: true
         case .page: (pageSize ?? metadata.pageSize) != nil
-        case .cursor, .url: false
+        case .cursor, .before, .url: false
         }
     }
 
@@ -153,6 +174,7 @@ extension PaginatorConfiguration {
         case .page(let number): .page(number)
         case .offset(let offset): .offset(offset)
         case .cursor(let cursor): .cursor(cursor)
+        case .before(let cursor): .before(cursor)
         case .url(let url): .url(URLResolution.redacted(url))
         }
     }

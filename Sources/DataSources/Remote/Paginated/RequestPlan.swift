@@ -196,9 +196,9 @@ struct RequestPlan {
         case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath):
             if flag(hasMorePath) == false { return .success(nil) }
             if let fromLastObject {
-                guard let last = response.objects.last?.value(at: fromLastObject), let cursor = Self.cursorText(last) else {
-                    return .success(nil)
-                }
+                guard let last = response.objects.last?.value(at: fromLastObject),
+                    let cursor = paginator.cursorsAreJSON ? Self.cursorJSONText(last) : Self.cursorText(last)
+                else { return .success(nil) }
                 return .success(.cursor(cursor))
             }
             guard let cursorPath, let value = document?.value(at: cursorPath), let cursor = Self.cursorText(value) else {
@@ -231,9 +231,10 @@ struct RequestPlan {
             guard size > 0 else { return .success(nil) }
             return .success(offset <= size ? .first : .offset(offset - size))
         case .cursor:
+            if let path = paginator.previousHasMorePath, document?.value(at: path)?.boolValue == false { return .success(nil) }
             guard let path = paginator.previousCursorPath, let value = document?.value(at: path), let cursor = Self.cursorText(value)
             else { return .success(nil) }
-            return .success(.cursor(cursor))
+            return .success(paginator.previousCursorKey == nil ? .cursor(cursor) : .before(cursor))
         case .nextURL:
             guard let path = paginator.previousURLPath, let link = document?.value(at: path)?.stringValue, !link.isEmpty else {
                 return .success(nil)
@@ -281,6 +282,13 @@ struct RequestPlan {
             return error
         }
         return nil
+    }
+
+    /// A cursor sent in a body with its JSON type (`PaginatorConfiguration.cursorsAreJSON`): any
+    /// value but null, an empty string or an empty array, as JSON text.
+    private static func cursorJSONText(_ value: JSON) -> String? {
+        if value.isNull || value.stringValue == "" || (value.isArray && value.count == 0) { return nil }
+        return value.text()
     }
 
     /// A cursor as sent in a query: a non-empty string, or a number as JSON writes it.
