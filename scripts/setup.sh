@@ -4,7 +4,8 @@
 # cache, through GRDB) and pkg-config from apt, the Python client's pinned packages
 # (Clients/python/requirements.txt) from PyPI.
 # `setup.sh --tests` also installs Neovim, Vim (vim-nox) and Emacs (emacs-nox) from apt, for the editor clients' tests,
-# and the test suites' Python packages: jsonschema (Tests/Schema), Django REST framework (Tests/Frameworks).
+# and the test suites' Python packages: jsonschema (Tests/Schema), Django REST framework and
+# Strawberry (Tests/Frameworks).
 # Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ if ! python3 -m pip freeze 2>/dev/null | grep -qxF "pygls==2.1.1" \
     -r Clients/python/requirements.txt >&2
 fi
 
-if [ "${1:-}" = "--tests" ] && ! python3 -c "import rest_framework" 2>/dev/null; then
+if [ "${1:-}" = "--tests" ] && ! python3 -c "import rest_framework, strawberry" 2>/dev/null; then
   echo "setup: installing Tests/Frameworks/requirements.txt" >&2
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
     -r Tests/Frameworks/requirements.txt >&2

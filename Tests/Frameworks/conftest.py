@@ -1,5 +1,7 @@
-"""Fixtures of the framework tests: a real Django REST framework API on loopback, and the
-Python client (Clients/python) on the daemon under test ($DATASOURCED)."""
+"""Fixtures of the framework tests: the APIs they page, each on loopback (a real Django REST
+framework API, a real GraphQL API by Strawberry, and Notion- and Elasticsearch-shaped APIs that
+page by a JSON body), and the Python client (Clients/python) on the daemon under test
+($DATASOURCED)."""
 
 from __future__ import annotations
 
@@ -16,11 +18,31 @@ os.environ.setdefault("DATASOURCED", str(REPO / ".build" / "debug" / "datasource
 
 from datasourced_client import Client  # noqa: E402
 from drfapi import DRFServer  # noqa: E402
+from graphqlapi import GraphQLServer  # noqa: E402
+from postapis import ElasticsearchServer, NotionServer  # noqa: E402
 
 
 @pytest.fixture()
 def drf() -> Iterator[DRFServer]:
     with DRFServer(rows=1000) as server:
+        yield server
+
+
+@pytest.fixture()
+def graphql() -> Iterator[GraphQLServer]:
+    with GraphQLServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def notion() -> Iterator[NotionServer]:
+    with NotionServer(rows=250) as server:
+        yield server
+
+
+@pytest.fixture()
+def elasticsearch() -> Iterator[ElasticsearchServer]:
+    with ElasticsearchServer(docs=1000) as server:
         yield server
 
 
