@@ -183,7 +183,8 @@ import Testing
     /// The paginated members of `createSource` params, decoded as the daemon does.
     static func paginator(_ params: JSON) throws -> PaginatorConfiguration {
         var reader = try ObjectReader(params, field: "")
-        let paginator = try RemoteConfigurationDecoding.pagingMembers.decode(&reader).paginator
+        let paging = try RemoteConfigurationDecoding.pagingMembers.decode(&reader)
+        let paginator = try paging.settled(paging.paginator)
         try reader.finish()
         return paginator
     }

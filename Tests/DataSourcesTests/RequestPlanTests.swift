@@ -193,7 +193,8 @@ import Testing
         }
         let page = DecodedResponse(objects: [["id": 1, "sort": [1999, "a"]], ["id": 2, "sort": [2000, "b"]]], document: [:])
         #expect(
-            plan.nextPageArrived(.first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
+            plan.nextPageArrived(
+                .first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
                 == nil)
         guard let next = plan.next, case .collection(_, let body) = plan.paginator.target(of: next) else { return #expect(Bool(false)) }
         #expect(body.first?.value == [2000, "b"])
@@ -201,7 +202,8 @@ import Testing
         var inQuery = Self.plan {
             $0.strategy = .cursor(cursorKey: "search_after", cursorPath: nil, fromLastObject: JSONKeyPath("sort"), hasMorePath: nil)
         }
-        _ = inQuery.nextPageArrived(.first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
+        _ = inQuery.nextPageArrived(
+            .first, response: page, metadata: PageMetadata(), kept: 2, receivedInRun: 2, startsRun: true, links: Self.links)
         #expect(inQuery.next == nil)
     }
 
@@ -218,8 +220,11 @@ import Testing
             $0.requestIn = .body
             $0.initialPosition = .cursor("m")
         }
-        let info: JSON = ["data": ["c": ["pageInfo": ["endCursor": "e", "hasNextPage": true, "startCursor": "s", "hasPreviousPage": true]]]]
-        _ = plan.nextPageArrived(.cursor("m"), response: Self.response([5, 6], document: info), metadata: PageMetadata(), kept: 2,
+        let info: JSON = [
+            "data": ["c": ["pageInfo": ["endCursor": "e", "hasNextPage": true, "startCursor": "s", "hasPreviousPage": true]]]
+        ]
+        _ = plan.nextPageArrived(
+            .cursor("m"), response: Self.response([5, 6], document: info), metadata: PageMetadata(), kept: 2,
             receivedInRun: 2, startsRun: true, links: Self.links)
         #expect(plan.next == .cursor("e"))
         #expect(plan.previous == .before("s"))

@@ -350,6 +350,7 @@ class _GeneratedAsyncSourceMethods:
 
     async def update_source(self, *, query_parameters: dict[str, Any] | None = None,
                             api_path: str | None = None, headers: dict[str, Any] | None = None,
+                            graphql: dict[str, Any] | None = None, request: dict[str, Any] | None = None,
                             keep_rows: bool = True, debounce_milliseconds: int = 0) -> SourceDescription:
         """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
         variables or POST body in place (``updateSource``). Returns the description, kept as
@@ -360,6 +361,10 @@ class _GeneratedAsyncSourceMethods:
         ``api_path``: replaces the API path.
 
         ``headers``: replaces remoteConfiguration.headers.
+
+        ``graphql``: {variables}: replaces a GraphQL source's variables.
+
+        ``request``: {body}: replaces a POST source's body.
 
         ``keep_rows``: the rows stay, stale, until the new query's first page replaces them in
         one didChange.
@@ -377,6 +382,10 @@ class _GeneratedAsyncSourceMethods:
             params["apiPath"] = api_path
         if headers is not None:
             params["headers"] = headers
+        if graphql is not None:
+            params["graphql"] = graphql
+        if request is not None:
+            params["request"] = request
         result = await self._rpc("updateSource", params)
         return self._described(cast(SourceDescription, result))
 
@@ -623,7 +632,8 @@ class _GeneratedSourceMethods:
         return self._call(self._async.update_objects(objects))
 
     def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
-                      headers: dict[str, Any] | None = None, keep_rows: bool = True,
+                      headers: dict[str, Any] | None = None, graphql: dict[str, Any] | None = None,
+                      request: dict[str, Any] | None = None, keep_rows: bool = True,
                       debounce_milliseconds: int = 0) -> SourceDescription:
         """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
         variables or POST body in place (``updateSource``). Returns the description, kept as
@@ -635,6 +645,10 @@ class _GeneratedSourceMethods:
 
         ``headers``: replaces remoteConfiguration.headers.
 
+        ``graphql``: {variables}: replaces a GraphQL source's variables.
+
+        ``request``: {body}: replaces a POST source's body.
+
         ``keep_rows``: the rows stay, stale, until the new query's first page replaces them in
         one didChange.
 
@@ -644,7 +658,8 @@ class _GeneratedSourceMethods:
         A parameter left None is not sent.
         """
         return self._call(self._async.update_source(query_parameters=query_parameters, api_path=api_path,
-                                                    headers=headers, keep_rows=keep_rows,
+                                                    headers=headers, graphql=graphql, request=request,
+                                                    keep_rows=keep_rows,
                                                     debounce_milliseconds=debounce_milliseconds))
 
     def will_display(self, index_path: Sequence[int]) -> bool:

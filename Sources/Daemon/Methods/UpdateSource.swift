@@ -73,7 +73,8 @@ enum UpdateSourceRequest: AnsweredAtOnce {
         source.fetchData()
     }
 
-    static let summary = "changes a remote or paginated source's query parameters, API path, headers, GraphQL variables or POST body in place"
+    static let summary =
+        "changes a remote or paginated source's query parameters, API path, headers, GraphQL variables or POST body in place"
     static let resultSchema: Schema = .ref("SourceDescription")
 }
 

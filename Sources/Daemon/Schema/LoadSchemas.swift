@@ -98,7 +98,8 @@ extension SchemaComponents {
                     required: ["message"])
             ).described("(graphql) the response's errors, the first 20"),
             "rateLimited": .constant(true).described(
-                "(http, graphql) a 429, a 403 whose headers say the rate limit is spent or ask to retry later, or a GraphQL RATE_LIMITED error; absent otherwise"),
+                "(http, graphql) a 429, a 403 whose headers say the rate limit is spent or ask to retry later, or a GraphQL RATE_LIMITED error; absent otherwise"
+            ),
         ],
         required: ["kind", "message"]
     ).described("why a load failed (dataSource/failedWithError, error rows, lastError)")

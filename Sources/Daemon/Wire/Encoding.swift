@@ -126,7 +126,10 @@ extension RemoteConfiguration {
             let names = graphql.pageVariables
             if names != GraphQLQuery.PageVariables() {
                 shown.append(
-                    ("pageVariables", ["first": JSON(names.first), "after": JSON(names.after), "last": JSON(names.last), "before": JSON(names.before)]))
+                    (
+                        "pageVariables",
+                        ["first": JSON(names.first), "after": JSON(names.after), "last": JSON(names.last), "before": JSON(names.before)]
+                    ))
             }
             members.append(("graphql", .object(shown)))
         } else if method != .get || body != nil {

@@ -12,6 +12,18 @@ extension RemoteConfigurationDecoding {
         var requestIn: PageValuesPlace?
         /// Whether `pagination.strategy` was given (a GraphQL source takes none).
         var strategyGiven: Bool
+        /// `initialPage`, `initialOffset`, `initialCursor`: checked against the strategy once it is settled.
+        var initialPage: Int?
+        var initialOffset: Int?
+        var initialCursor: String?
+
+        /// The paginator, its strategy settled, with where a run starts.
+        func settled(_ paginator: PaginatorConfiguration) throws(FieldError) -> PaginatorConfiguration {
+            var paginator = paginator
+            paginator.initialPosition = try RemoteConfigurationDecoding.initialPosition(
+                page: initialPage, offset: initialOffset, cursor: initialCursor, paginator: paginator)
+            return paginator
+        }
     }
 
     /// What `pagination` holds: the paginator, and what the rest is settled from.
@@ -58,7 +70,9 @@ extension RemoteConfigurationDecoding {
                 guard case .cursor(_, let cursorPath, let fromLastObject, let hasMorePath) = paginator.strategy else {
                     throw FieldError(
                         field: "requestKeys.cursor", expected: "a cursor key with the cursor strategy", got: JSON(cursorKey),
-                        message: "\"requestKeys.cursor\" needs pagination.strategy \"cursor\"; this source's strategy is \(paginator.strategy.name)")
+                        message:
+                            "\"requestKeys.cursor\" needs pagination.strategy \"cursor\"; this source's strategy is \(paginator.strategy.name)"
+                    )
                 }
                 paginator.strategy = .cursor(
                     cursorKey: cursorKey, cursorPath: cursorPath, fromLastObject: fromLastObject, hasMorePath: hasMorePath)
@@ -67,13 +81,12 @@ extension RemoteConfigurationDecoding {
             paginator.firstPage = firstPage
             paginator.metadataKeyPath = metadataKeyPath ?? nil
             paginator.prefetchDistance = prefetchDistance
-            paginator.initialPosition = try initialPosition(
-                page: initialPage, offset: initialOffset, cursor: initialCursor, paginator: paginator)
             paginator.window = window
             if let placeholders { paginator.placeholderMode = placeholders }
             paginator.jumpThreshold = jumpThreshold
             return Paging(
-                paginator: paginator, requestIn: pagination?.requestIn, strategyGiven: pagination?.strategyGiven ?? false)
+                paginator: paginator, requestIn: pagination?.requestIn, strategyGiven: pagination?.strategyGiven ?? false,
+                initialPage: initialPage, initialOffset: initialOffset, initialCursor: initialCursor)
         })
 
     private static let paginatorKeys = ObjectDeclaration(
@@ -151,7 +164,7 @@ extension RemoteConfigurationDecoding {
 
     /// `initialPage` (page numbers, from `firstPage` on), `initialOffset` (offsets),
     /// `initialCursor` (cursors): where a run starts; at most one, of the source's strategy.
-    private static func initialPosition(
+    static func initialPosition(
         page: Int?, offset: Int?, cursor: String?, paginator: PaginatorConfiguration
     ) throws(FieldError) -> PaginatorConfiguration.InitialPosition? {
         // Pages before firstPage do not exist: the range checked is the one the source has.

@@ -20,7 +20,8 @@ enum RequestBodyDecoding {
 
     static let request = ObjectDeclaration(
         .optional("method", methodShape, default: .get, defaultText: "\"GET\""),
-        .optional("body", Shape.anything, doc: "(POST) the JSON body, sent as application/json; page values go in at pagination.requestKeys"),
+        .optional(
+            "body", Shape.anything, doc: "(POST) the JSON body, sent as application/json; page values go in at pagination.requestKeys"),
         as: { method, body throws(FieldError) in
             if body != nil, method != .post {
                 throw FieldError(
@@ -51,7 +52,9 @@ enum RequestBodyDecoding {
 
     static let graphql = ObjectDeclaration(
         .required("query", Shape.nonEmptyString, doc: "the GraphQL document, with the connection's paging arguments as variables"),
-        .optional("variables", objectShape, default: JSON.object([]), defaultText: "{}", doc: "the query's own variables; the page variables are set over them"),
+        .optional(
+            "variables", objectShape, default: JSON.object([]), defaultText: "{}",
+            doc: "the query's own variables; the page variables are set over them"),
         .required(
             "connection", Shape.keyPath.documented(SchemaComponents.keyPath),
             doc: "where the Relay connection is under data (\"repository.issues\")"),
@@ -115,12 +118,14 @@ enum RequestBodyDecoding {
                 field: "request.body", expected: "an object, for the page values to go in", got: JSON(body.kind.rawValue),
                 message: "\"request.body\" must be an object when the page values go in it (pagination.requestIn \"body\")")
         }
-        guard let graphql = configuration.graphql else { return paginator }
+        guard let graphql = configuration.graphql else { return try paging.settled(paginator) }
         if paging.strategyGiven {
             throw FieldError(
                 field: "pagination.strategy", expected: "no strategy with graphql (it pages the connection by its cursors)",
                 got: JSON(paginator.strategy.name),
-                message: "\"pagination.strategy\" cannot go with \"graphql\": a GraphQL source pages its connection with first/after and last/before")
+                message:
+                    "\"pagination.strategy\" cannot go with \"graphql\": a GraphQL source pages its connection with first/after and last/before"
+            )
         }
         let names = graphql.pageVariables
         func variable(_ name: String) -> String { "variables." + name }
@@ -134,6 +139,6 @@ enum RequestBodyDecoding {
         paginator.previousPageSizeKey = variable(names.last)
         paginator.totalPath = paginator.totalPath ?? graphql.inConnection("totalCount")
         paginator.requestIn = .body
-        return paginator
+        return try paging.settled(paginator)
     }
 }

@@ -39,7 +39,8 @@ enum GraphQLDecoding {
         ).map { rows in
             // The metadata (pageInfo, totalCount) without the list the rows were made from.
             let rest = document.setting(graphql.connectionPath.components[...], to: connection.removing(listName)).packed()
-            var decoded = DecodedResponse(objects: rows, document: rest, status: status, headers: response.headers, finalURL: response.finalURL)
+            var decoded = DecodedResponse(
+                objects: rows, document: rest, status: status, headers: response.headers, finalURL: response.finalURL)
             if let errors { decoded.warning = failure(errors, response: response) }
             return decoded
         }
@@ -57,7 +58,9 @@ enum GraphQLDecoding {
                 else { return nil }
                 return path
             }
-            let code = (error["extensions"]?["code"]?.stringValue ?? error["type"]?.stringValue).map { String($0.prefix(maximumCodeLength)) }
+            let code = (error["extensions"]?["code"]?.stringValue ?? error["type"]?.stringValue).map {
+                String($0.prefix(maximumCodeLength))
+            }
             return FetchError.GraphQLError(message: message, path: path, code: code)
         }
     }
