@@ -16,6 +16,16 @@ bash scripts/format.sh --check
 swift build --build-tests
 swift test --skip-build
 
+# DATASOURCED_ALONGSIDE: a command run in the background from here to the end (CI builds the
+# sanitizers' tests while the client tests below mostly wait on processes); its failure fails
+# this script, and its output follows at the end.
+alongside=""
+if [ -n "${DATASOURCED_ALONGSIDE:-}" ]; then
+    bash -c "$DATASOURCED_ALONGSIDE" > .build/alongside.log 2>&1 &
+    alongside=$!
+    trap 'kill "$alongside" 2>/dev/null || true' EXIT
+fi
+
 export DATASOURCED="$PWD/.build/debug/datasourced"
 echo "== The protocol against Protocol/openrpc.json (pytest, jsonschema)"
 python3 -m pytest -q -p no:cacheprovider Tests/Schema
@@ -31,3 +41,11 @@ echo "== Vim plugin (vim -es)"
 bash Clients/vim/tests/run.sh
 echo "== Emacs client (emacs --batch, ERT)"
 bash Clients/emacs/tests/run.sh
+if [ -n "$alongside" ]; then
+    echo "== alongside: $DATASOURCED_ALONGSIDE"
+    status=0
+    wait "$alongside" || status=$?
+    trap - EXIT
+    cat .build/alongside.log
+    [ "$status" -eq 0 ] || { echo "alongside: FAILED (exit status $status)" >&2; exit 1; }
+fi

@@ -41,7 +41,7 @@ import Testing
 extension PredicateTests {
     /// `narrow` (a block of rows at a time) answers as `matches` (a row at a time), nested
     /// `and`, `or` and `not` included, and a row already ruled out stays out.
-    @Test(arguments: 0..<40)
+    @Test(arguments: seeds(40))
     func narrowingABlockAnswersAsEachRow(seed: Int) {
         var random = Generator(seed: seed)
         func predicate(depth: Int) -> Predicate {
@@ -282,7 +282,7 @@ extension FilteredDataSourceTests {
             keyPaths: random.chance(70) ? [JSONKeyPath("t")] : [JSONKeyPath("t"), JSONKeyPath("g")])
     }
 
-    @Test(arguments: 0..<300)
+    @Test(arguments: seeds(300))
     func randomEditsMatchARecompute(seed: Int) throws {
         var random = Generator(seed: seed)
         let identity = Identity(key: seed % 3 == 0 ? nil : JSONKeyPath("id"))
@@ -341,7 +341,7 @@ extension FilteredDataSourceTests {
     /// Over a paginated child (pages arriving, short, failing; its loading and error rows) and
     /// over a filtered source over it: every change set of the view takes its old rows to its
     /// new ones, and its rows are what a filtered source made afresh over the same child shows.
-    @Test(arguments: 0..<300)
+    @Test(arguments: seeds(300))
     func pagesAndFilteredChildrenMatchARecompute(seed: Int) throws {
         var random = Generator(seed: 5000 + seed)
         let (paginated, loader, _) = try PaginatedStateMachineTests.source(

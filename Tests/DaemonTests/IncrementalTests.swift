@@ -30,7 +30,7 @@ import Testing
 
     static func rowCount(_ changes: ChangeSet) -> Int { changes.inserted.count + changes.deleted.count + changes.moved.count }
 
-    @Test(arguments: 0..<300)
+    @Test(arguments: seeds(300))
     func aSortedSectionedViewFollowsEditsAsTheFullRecomputeWould(seed: Int) throws {
         var random = Generator(seed: seed)
         var nextID = 0
@@ -160,7 +160,7 @@ import Testing
     /// emits one change set for it, as the full recompute would; a change of more than 64
     /// rows, or of the placeholder, is recomputed. Some seeds use a simple child, replaced
     /// and edited directly by turns (its rows are kept from its first replacement on).
-    @Test(arguments: 0..<300)
+    @Test(arguments: seeds(300))
     func aSortedSectionedViewFollowsAChildsGeneralChangesAsTheFullRecomputeWould(seed: Int) throws {
         var random = Generator(seed: seed)
         var nextID = 0
@@ -284,7 +284,7 @@ import Testing
     /// In even seeds the sections are bands of the sort key (their order cannot change), and
     /// every change is followed; in odd ones they are not, and a change that reorders them
     /// is recomputed.
-    @Test(arguments: 0..<100)
+    @Test(arguments: seeds(100))
     func aSortedSectionedViewFollowsAPaginatedListsRefreshesAndPages(seed: Int) throws {
         var random = Generator(seed: seed)
         let banded = seed % 2 == 0
@@ -358,7 +358,7 @@ import Testing
         #expect(banded ? followed == changes : followed > 0, "seed \(seed): \(followed) of \(changes) followed")
     }
 
-    @Test(arguments: 0..<300)
+    @Test(arguments: seeds(300))
     func aMultiSourceFollowsItsChildrenAsTheFullRecomputeWould(seed: Int) throws {
         var random = Generator(seed: seed)
         var nextID = 0
@@ -404,7 +404,7 @@ import Testing
         #expect(multi.changesFollowed > 0, "seed \(seed)")
     }
 
-    @Test(arguments: 0..<100)
+    @Test(arguments: seeds(100))
     func aSimpleSourcesIndexFollowsItsEdits(seed: Int) throws {
         var random = Generator(seed: seed)
         var nextID = 0

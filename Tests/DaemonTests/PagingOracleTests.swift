@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    static let seeds = Array(0..<300)
+    static let seeds = Array(DaemonTests.seeds(300))
 
     @Test(arguments: seeds) func randomPagingAgreesWithTheModel(seed: Int) throws {
         var random = Seeded(state: UInt64(seed) &* 0x2545_F491_4F6C_DD1D)

@@ -191,7 +191,7 @@ import Testing
 
     /// Below the limit nothing changed: the default matcher answers as one with no limit (the
     /// whole alignment); past it, as fzf's v1 written out again.
-    @Test(arguments: 0..<20)
+    @Test(arguments: seeds(20))
     func randomTextsMatchTheAlignmentBelowTheLimitAndV1PastIt(seed: Int) {
         var random = Generator(seed: seed)
         let alphabet = Array("abAB -/_.1é\u{212A}k".unicodeScalars)

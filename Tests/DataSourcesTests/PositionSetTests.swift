@@ -29,7 +29,7 @@ import Testing
     /// Against a quadratic oracle: the positions chosen are strictly increasing in value and
     /// as many as the longest such run has, for sequences mostly in order (a list with a few
     /// moves, where most values extend the run) and for shuffled ones.
-    @Test(arguments: 0..<200)
+    @Test(arguments: seeds(200))
     func theLongestIncreasingSubsequenceIsOneOfTheLongest(seed: Int) {
         var random = Generator(seed: seed)
         let count = random.next(60)

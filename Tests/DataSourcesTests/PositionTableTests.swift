@@ -4,7 +4,7 @@ import Testing
 /// The identity index's table stores positions only and reads each entry's hash back
 /// through the caller: checked against a dictionary, with hashes made to share home slots.
 @Suite struct PositionTableTests {
-    @Test(arguments: 0..<40)
+    @Test(arguments: seeds(40))
     func answersAsADictionaryDoes(seed: Int) {
         var random = Generator(seed: seed)
         // Hashes of the positions, few distinct low bits: long runs of shared home slots.

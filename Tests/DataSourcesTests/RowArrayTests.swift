@@ -4,7 +4,7 @@ import Testing
 /// `RowArray` against `Array` as the oracle: random edits of every kind, across chunk
 /// boundaries, splits and merges, with the chunks' invariants checked after each.
 @Suite struct RowArrayTests {
-    @Test(arguments: 0..<40) func randomEditsMatchAnArray(seed: Int) throws {
+    @Test(arguments: seeds(40)) func randomEditsMatchAnArray(seed: Int) throws {
         var random = Generator(seed: seed)
         var oracle = Array(0..<random.next(6000))
         var rows = RowArray(oracle)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// A small deterministic generator, so that every seed replays. (DaemonTests' ModelTestSupport
 /// has the same one: a test target cannot import another's code.)
 struct Generator {
@@ -8,4 +11,20 @@ struct Generator {
         return Int((state >> 33) % UInt64(max(1, bound)))
     }
     mutating func chance(_ percent: Int) -> Bool { next(100) < percent }
+}
+
+/// The seeds of a randomized test: `0..<count`, or a part of them when
+/// `DATASOURCED_SEED_DIVISOR` is N (`scripts/sanitizers.sh` sets 10): under a sanitizer a seed
+/// costs many times more, and what the sanitizer looks for (memory and thread errors) the first
+/// seeds reach as well as the rest. The plain run covers every seed.
+func seeds(_ count: Int) -> Range<Int> {
+    let divisor = ProcessInfoLite.integer("DATASOURCED_SEED_DIVISOR").map { min(max($0, 1), count) } ?? 1
+    return 0..<max(1, count / divisor)
+}
+
+/// An environment variable read as an integer, without Foundation.
+enum ProcessInfoLite {
+    static func integer(_ name: String) -> Int? {
+        getenv(name).flatMap { Int(String(cString: $0)) }
+    }
 }
