@@ -180,11 +180,11 @@ def test_a_graphql_spec_lists_the_connections_rows_and_pages_on(daemon: str, gra
     status, out, err = run_cli(daemon, str(spec), "--set", f"baseURL={graphql_api}", "--pages", "2")
     assert status == 0, err
     # The rows are the connection's edges[].node, four a page (pageSize), counted by totalCount.
-    assert "books: loaded: 4 objects + ⋯ loading… (page 1 of ?, 1000 objects in all)" in err
-    assert "books: fetchNextPage" in err
-    assert "books: loaded: 8 objects + ⋯ loading… (page 2 of ?, 1000 objects in all)" in err
+    assert "graphqlBooks: loaded: 4 objects + ⋯ loading… (page 1 of ?, 1000 objects in all)" in err
+    assert "graphqlBooks: fetchNextPage" in err
+    assert "graphqlBooks: loaded: 8 objects + ⋯ loading… (page 2 of ?, 1000 objects in all)" in err
     lines = out.splitlines()
-    assert lines[0] == "books (paginated): 8 objects + ⋯ loading… in 1 section"
+    assert lines[0] == "graphqlBooks (paginated): 8 objects + ⋯ loading… in 1 section"
     assert lines[1].split() == ["id", "Title", "Genre"]
     assert [line.split()[:3] for line in lines[3:11]] == [[str(n), "Book", str(n)] for n in range(8)]
     assert lines[3].split()[3] == "fantasy" and lines[7].split()[3] == "science"
