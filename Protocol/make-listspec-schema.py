@@ -12,7 +12,7 @@ openrpc.json into $defs, with two changes a spec file needs:
 
 The list's own members (title, show, columns, search, maxPages, pages) are the clients',
 not the protocol's: they are written here. `search` names what a client's search as you
-type uses: the query parameter that updateSource changes, its debounce, the source it
+type uses: the query parameter (or a GraphQL source's variable) that updateSource changes, its debounce, the source it
 changes, and the key paths a filtered view's match covers.
 
     python3 Protocol/make-listspec-schema.py           # writes the file
@@ -113,11 +113,15 @@ def make(document: dict[str, Any]) -> dict[str, Any]:
     }
     search = {
         "type": "object",
-        "description": "search as you type: the query parameter a client's search sets with updateSource, "
-                       "and the key paths its filter matches over (default: the columns' keys)",
+        "description": "search as you type: the query parameter (or, for a GraphQL source, the variable) a "
+                       "client's search sets with updateSource, and the key paths its filter matches over "
+                       "(default: the columns' keys)",
         "properties": {
             "parameter": {"type": "string", "minLength": 1,
                           "description": "the query parameter holding the search text (updateSource's queryParameters)"},
+            "variable": {"type": "string", "minLength": 1,
+                         "description": "for a GraphQL source: the variable holding the search text (updateSource's "
+                                        "graphql.variables, the source's other variables kept)"},
             "source": {"$ref": "#/$defs/SourceName", "minLength": 1,
                        "description": "the remote or paginated source searched; default: the only one under the list"},
             "debounceMilliseconds": {"type": "integer", "minimum": 0, "maximum": 10000,
@@ -126,6 +130,7 @@ def make(document: dict[str, Any]) -> dict[str, Any]:
             "keyPaths": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
                          "description": "the key paths a filter's fuzzy match covers (setFilter's match.keyPaths)"},
         },
+        "not": {"required": ["parameter", "variable"]},
         "additionalProperties": False,
     }
     list_spec = {

@@ -371,17 +371,20 @@ first.  Signals a `user-error' naming the file and the member at fault."
 (defun datasourced--parse-search (search file)
   "The spec's SEARCH member (a hash table, or nil), checked.
 FILE is named in errors.  Its members: parameter (the query parameter
-`datasourced-search' sets), source, debounceMilliseconds, keyPaths (what
-`/' matches over)."
+`datasourced-search' sets) or variable (the GraphQL variable it sets),
+source, debounceMilliseconds, keyPaths (what `/' matches over)."
   (when search
     (unless (hash-table-p search)
-      (user-error "%s: \"search\" must be an object: {\"parameter\", \"source\", \"debounceMilliseconds\", \"keyPaths\"}" file))
+      (user-error "%s: \"search\" must be an object: {\"parameter\" (or \"variable\"), \"source\", \"debounceMilliseconds\", \"keyPaths\"}" file))
     (maphash (lambda (key _)
-               (unless (member key '("parameter" "source" "debounceMilliseconds" "keyPaths"))
-                 (user-error "%s: \"search.%s\" is not a member of search (parameter, source, debounceMilliseconds, keyPaths)"
+               (unless (member key '("parameter" "variable" "source" "debounceMilliseconds" "keyPaths"))
+                 (user-error "%s: \"search.%s\" is not a member of search (parameter, variable, source, debounceMilliseconds, keyPaths)"
                              file key)))
              search)
-    (dolist (key '("parameter" "source"))
+    (when (and (gethash "parameter" search) (gethash "variable" search))
+      (user-error "%s: \"search\" has both parameter and variable: a search sets a query parameter, or a GraphQL source's variable"
+                  file))
+    (dolist (key '("parameter" "variable" "source"))
       (let ((value (gethash key search)))
         (unless (or (null value) (and (stringp value) (not (string-empty-p value))))
           (user-error "%s: \"search.%s\" must be a non-empty string" file key))))
@@ -1857,8 +1860,8 @@ command that changed it.  Return the text, or nil when cancelled."
 It is the spec's search.source, else the list's only remote or paginated
 source; a `user-error' says why when there is none."
   (let ((search (plist-get datasourced--spec :search)))
-    (unless (and search (gethash "parameter" search))
-      (user-error "%s: the list spec names no search parameter (add \"search\": {\"parameter\": \"q\"})"
+    (unless (and search (or (gethash "parameter" search) (gethash "variable" search)))
+      (user-error "%s: the list spec names no search parameter (add \"search\": {\"parameter\": \"q\"}, or {\"variable\": \"search\"} for a GraphQL source)"
                   datasourced--source))
     (or (gethash "source" search)
         (if (= (length datasourced--remote-sources) 1)
@@ -1868,10 +1871,13 @@ source; a `user-error' says why when there is none."
 
 (defun datasourced--send-search (text)
   "Set the search parameter of the list's remote source to TEXT (updateSource).
-Its other query parameters are kept; \"\" removes the parameter."
+Its other query parameters are kept; \"\" removes the parameter.  When the
+spec names a search variable instead, that variable of the source's
+GraphQL query is set, its other variables kept."
   (let* ((target (datasourced--search-target))
          (search (plist-get datasourced--spec :search))
-         (parameter (gethash "parameter" search))
+         (variable (gethash "variable" search))
+         (parameter (or variable (gethash "parameter" search)))
          (debounce (gethash "debounceMilliseconds" search))
          (buffer (current-buffer)) (daemon datasourced--daemon))
     (setq datasourced--searched text)
@@ -1881,12 +1887,16 @@ Its other query parameters are kept; \"\" removes the parameter."
        (when (and (buffer-live-p buffer)
                   (equal (buffer-local-value 'datasourced--searched buffer) text))
          (let ((query (make-hash-table :test #'equal)))
-           (cl-loop for (key value) on (plist-get description :queryParameters) by #'cddr
+           (cl-loop for (key value) on (if variable
+                                            (plist-get (plist-get description :graphql) :variables)
+                                          (plist-get description :queryParameters))
+                    by #'cddr
                     do (puthash (substring (symbol-name key) 1) value query))
            (if (string-empty-p text) (remhash parameter query) (puthash parameter text query))
            (datasourced--request
             daemon 'updateSource
-            (append (list :source target :queryParameters query)
+            (append (list :source target)
+                    (if variable (list :graphql (list :variables query)) (list :queryParameters query))
                     (and debounce (list :debounceMilliseconds debounce))))))))))
 
 ;;;###autoload

@@ -52,6 +52,24 @@
                 "the fixture API's base URL")))
   dst-base-url)
 
+(defvar dst-graphql-url nil "The GraphQL API's base URL, once it is started.")
+
+(defun dst-graphql ()
+  "Starts the GraphQL API (once); returns its base URL.
+It is Tests/Frameworks/graphqlapi.py, served by Clients/tests/graphql-server.py,
+which prints its base URL as `datasourced fixtures' does."
+  (unless dst-graphql-url
+    (let ((output (get-buffer-create " *dst graphql*")))
+      (make-process :name "dst graphql" :buffer output :noquery t :connection-type 'pipe
+                    :command (list "python3" (expand-file-name "Clients/tests/graphql-server.py" dst-repo)))
+      (dst-wait (lambda ()
+                  (with-current-buffer output
+                    (goto-char (point-min))
+                    (when (re-search-forward "\"baseURL\": *\"\\([^\"]+\\)\"" nil t)
+                      (setq dst-graphql-url (match-string 1)))))
+                "the GraphQL API's base URL (Tests/Frameworks/requirements.txt installs Strawberry)")))
+  dst-graphql-url)
+
 (defun dst-daemon-processes ()
   "The live daemon processes this Emacs started for lists."
   (cl-remove-if-not (lambda (p) (and (process-live-p p)
@@ -674,6 +692,39 @@ search parameter of the remote source in place (updateSource), as typed."
       (dst-status "loaded 4")
       (should (string-match-p "names no search parameter"
                               (cadr (should-error (datasourced-search "dune") :type 'user-error)))))))
+
+;;;; GraphQL lists
+
+(defun dst-words ()
+  "The list's lines, each split into its words."
+  (mapcar #'split-string (dst-lines)))
+
+(ert-deftest datasourced-graphql-spec-opens-and-searches-its-variable ()
+  "Clients/specs/graphql-books.json shows the connection's first page (its
+edges' nodes); `datasourced-search' sets the spec's search variable of the
+GraphQL query (updateSource's graphql.variables), as typed."
+  (dst-with-lists
+    (let ((datasourced-variables (list (cons "baseURL" (dst-graphql)))))
+      (with-current-buffer (datasourced-open (expand-file-name "Clients/specs/graphql-books.json" dst-repo))
+        (dst-wait (lambda () (equal (seq-take (dst-words) 4)
+                                    '(("0" "Book" "0" "fantasy") ("1" "Book" "1" "history")
+                                      ("2" "Book" "2" "mystery") ("3" "Book" "3" "poetry"))))
+                  "the first page of the connection")
+        (datasourced-search "999")
+        (dst-wait (lambda () (equal (dst-words) '(("999" "Book" "999" "science")))) "the answer to search: 999")
+        (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                            'describeSource (list :source "graphqlBooks"))))
+          (should (equal (plist-get (plist-get description :graphql) :variables) '(:search "999"))))
+        (dst-keys "s C-a C-k b o o k SPC 1 2 RET")
+        (dst-wait (lambda () (equal (seq-take (dst-words) 4)
+                                    '(("12" "Book" "12" "mystery") ("120" "Book" "120" "fantasy")
+                                      ("121" "Book" "121" "history") ("122" "Book" "122" "mystery"))))
+                  "the first page of the answer to search: book 12")
+        (datasourced-search "")
+        (dst-wait (lambda () (equal (car (dst-words)) '("0" "Book" "0" "fantasy"))) "every book: no search")
+        (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                            'describeSource (list :source "graphqlBooks"))))
+          (should (null (plist-get (plist-get description :graphql) :variables))))))))
 
 ;;;; Credentials: asked before one is sent
 

@@ -240,28 +240,44 @@ function H.paginated(name, path, extra)
   }, extra or {})
 end
 
---- Starts the fixture API (`datasourced fixtures FILE` prints its base URL once listening
---- and serves until its stdin closes); sets H.base_url. Returns a function that stops it.
-function H.start_fixtures(daemon, file)
-  local job = vim.fn.jobstart({ daemon, 'fixtures', file }, {
+--- Starts a server that prints `{"baseURL": ...}` once listening and serves until its stdin
+--- closes (`datasourced fixtures FILE`, tests/../../tests/graphql-server.py). Returns its
+--- base URL and a function that stops it, or nil.
+local function start_announcing(command)
+  local url
+  local job = vim.fn.jobstart(command, {
     on_stdout = function(_, data)
       for _, line in ipairs(data) do
         local ok, announced = pcall(vim.fn.json_decode, line)
         if ok and type(announced) == 'table' and announced.baseURL then
-          H.base_url = announced.baseURL
+          url = announced.baseURL
         end
       end
     end,
   })
   if not H.wait_until(function()
-    return H.base_url ~= nil
+    return url ~= nil
   end) then
     return nil
   end
-  return function()
+  return url, function()
     vim.fn.chanclose(job, 'stdin')
     vim.fn.jobwait({ job }, H.TIMEOUT)
   end
+end
+
+--- Starts the fixture API (`datasourced fixtures FILE` prints its base URL once listening
+--- and serves until its stdin closes); sets H.base_url. Returns a function that stops it.
+function H.start_fixtures(daemon, file)
+  local url, stop = start_announcing({ daemon, 'fixtures', file })
+  H.base_url = url
+  return stop
+end
+
+--- Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py,
+--- Strawberry). Returns its base URL and a function that stops it, or nil.
+function H.start_graphql(repo)
+  return start_announcing({ 'python3', repo .. '/Clients/tests/graphql-server.py' })
 end
 
 return H

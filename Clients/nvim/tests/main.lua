@@ -10,6 +10,7 @@
 --   test_filter.lua     issue 30: `/` filters as you type, :Datasourced search
 --   test_paging.lua     issue 31: paging backwards, load states, retry, counted placeholders
 --   test_credentials.lua  a credential sent only once allowed: the question, allowCredential
+--   test_graphql.lua    a GraphQL list (Clients/specs/graphql-books.json) and its search
 
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 local H = dofile(here .. '/harness.lua')
@@ -43,6 +44,7 @@ H.run(function()
   dofile(here .. '/test_filter.lua')(H, ds, ctx)
   dofile(here .. '/test_paging.lua')(H, ds, ctx)
   dofile(here .. '/test_credentials.lua')(H, ds, ctx)
+  dofile(here .. '/test_graphql.lua')(H, ds, ctx)
 
   -- The lists again, as with a 1.0 daemon (no revisions, no change values): the fallback
   -- stays tested while the daemon speaks 1.1. A fresh daemon, as source names repeat,

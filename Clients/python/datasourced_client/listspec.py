@@ -64,13 +64,15 @@ class Column:
 
 @dataclass(frozen=True)
 class Search:
-    """A list's search as you type: the query parameter updateSource sets (and its debounce,
-    and the source it changes), and the key paths a filter's match covers."""
+    """A list's search as you type: the query parameter updateSource sets, or for a GraphQL
+    source the variable (and its debounce, and the source it changes), and the key paths a
+    filter's match covers."""
 
     parameter: str | None = None
     source: str | None = None
     debounce_milliseconds: int | None = None
     key_paths: list[str] | None = None
+    variable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,14 +146,18 @@ def _columns(value: Any, origin: str) -> list[Column]:
 def _search(value: Any, origin: str) -> Search:
     where = f"{origin}: search"
     if not isinstance(value, dict):
-        raise ListSpecError(f"{where} must be an object with parameter, source, debounceMilliseconds, keyPaths; got {value!r}")
-    unknown = sorted(set(value) - {"parameter", "source", "debounceMilliseconds", "keyPaths"})
+        raise ListSpecError(f"{where} must be an object with parameter (or variable), source, debounceMilliseconds, "
+                            f"keyPaths; got {value!r}")
+    unknown = sorted(set(value) - {"parameter", "variable", "source", "debounceMilliseconds", "keyPaths"})
     if unknown:
-        raise ListSpecError(f"{where} has {', '.join(unknown)}: search has only parameter, source, "
+        raise ListSpecError(f"{where} has {', '.join(unknown)}: search has only parameter, variable, source, "
                             "debounceMilliseconds and keyPaths")
-    for member in ("parameter", "source"):
+    for member in ("parameter", "variable", "source"):
         if member in value and (not isinstance(value[member], str) or not value[member]):
             raise ListSpecError(f"{where}.{member} must be a non-empty string, got {value[member]!r}")
+    if "parameter" in value and "variable" in value:
+        raise ListSpecError(f"{where} has both parameter and variable: a search sets a query parameter, "
+                            "or a GraphQL source's variable")
     debounce = value.get("debounceMilliseconds")
     low, high = LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MIN, LIST_SPEC_SEARCH_DEBOUNCE_MILLISECONDS_MAX
     if debounce is not None and (not isinstance(debounce, int) or isinstance(debounce, bool)
@@ -161,7 +167,8 @@ def _search(value: Any, origin: str) -> Search:
     if key_paths is not None and (not isinstance(key_paths, list) or not key_paths
                                   or not all(isinstance(path, str) and path for path in key_paths)):
         raise ListSpecError(f"{where}.keyPaths must be a non-empty list of key paths, got {key_paths!r}")
-    return Search(value.get("parameter"), value.get("source"), debounce, list(key_paths) if key_paths else None)
+    return Search(value.get("parameter"), value.get("source"), debounce, list(key_paths) if key_paths else None,
+                  value.get("variable"))
 
 
 def _count(document: dict[str, Any], member: str, least: int, origin: str) -> int | None:

@@ -1,5 +1,6 @@
 """Fixtures: the real daemon ($DATASOURCED, else the repository's debug build) and the
-fixture HTTP API it serves from Clients/fixtures.json (the demo's file too).
+fixture HTTP API it serves from Clients/fixtures.json (the demo's file too), and the GraphQL
+API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py serves it).
 
 No daemon of the tests touches the user's persisted cache: $XDG_CACHE_HOME (where a daemon
 puts its cache file unless told) is a temporary folder for the whole session, and the tests
@@ -8,8 +9,11 @@ credentials: $XDG_CONFIG_HOME (where a daemon records them) is a temporary folde
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -71,6 +75,24 @@ def api(daemon: str) -> Iterator[str]:
     """The base URL of Clients/fixtures.json served on loopback, shared by the session's tests."""
     with FixtureServer(daemon, FIXTURES) as server:
         yield server.base_url
+
+
+@pytest.fixture(scope="session")
+def graphql_api() -> Iterator[str]:
+    """The base URL of Tests/Frameworks/graphqlapi.py's GraphQL API (1,000 books, a Relay
+    connection), served on loopback by Clients/tests/graphql-server.py until its stdin closes."""
+    server = subprocess.Popen([sys.executable, str(REPO / "Clients" / "tests" / "graphql-server.py")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    line = server.stdout.readline()
+    if not line:
+        server.wait()
+        pytest.fail("Clients/tests/graphql-server.py did not start: "
+                    "python3 -m pip install -r Tests/Frameworks/requirements.txt installs Strawberry")
+    yield json.loads(line)["baseURL"]
+    server.stdin.close()
+    server.wait(timeout=5)
+    server.stdout.close()
 
 
 @pytest.fixture

@@ -175,6 +175,21 @@ def test_an_unset_variable_is_reported_before_anything_starts(daemon: str, capsy
     assert "uses ${baseURL}; pass --set baseURL=VALUE or --fixtures FILE" in capsys.readouterr().err
 
 
+def test_a_graphql_spec_lists_the_connections_rows_and_pages_on(daemon: str, graphql_api: str):
+    spec = REPO / "Clients" / "specs" / "graphql-books.json"
+    status, out, err = run_cli(daemon, str(spec), "--set", f"baseURL={graphql_api}", "--pages", "2")
+    assert status == 0, err
+    # The rows are the connection's edges[].node, four a page (pageSize), counted by totalCount.
+    assert "graphqlBooks: loaded: 4 objects + ⋯ loading… (page 1 of ?, 1000 objects in all)" in err
+    assert "graphqlBooks: fetchNextPage" in err
+    assert "graphqlBooks: loaded: 8 objects + ⋯ loading… (page 2 of ?, 1000 objects in all)" in err
+    lines = out.splitlines()
+    assert lines[0] == "graphqlBooks (paginated): 8 objects + ⋯ loading… in 1 section"
+    assert lines[1].split() == ["id", "Title", "Genre"]
+    assert [line.split()[:3] for line in lines[3:11]] == [[str(n), "Book", str(n)] for n in range(8)]
+    assert lines[3].split()[3] == "fantasy" and lines[7].split()[3] == "science"
+
+
 def test_set_supplies_variables(daemon: str, api: str):
     status, out, _ = run_cli(daemon, str(EXAMPLE), "--set", f"baseURL={api}", "--quiet", "--show", "byGenre")
     assert status == 0

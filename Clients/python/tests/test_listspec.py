@@ -87,6 +87,8 @@ def test_the_title_defaults_to_the_shown_source_and_show_to_the_last():
     ({"title": "nothing"}, "non-empty \"sources\""),
     ({"sources": [BOOKS], "colums": ["id"]}, "unknown member colums"),
     ({"sources": [BOOKS], "maxPages": 0}, "maxPages must be a whole number of at least 1"),
+    ({"sources": [BOOKS], "search": {"parameter": "q", "variable": "search"}}, "search has both parameter and variable"),
+    ({"sources": [BOOKS], "search": {"variable": ""}}, "search.variable must be a non-empty string"),
 ])
 def test_a_bad_spec_is_refused_naming_the_file_and_member(document: dict[str, Any], words: str):
     assert list(SCHEMA.iter_errors(document)), "the schema refuses it too"
@@ -94,6 +96,13 @@ def test_a_bad_spec_is_refused_naming_the_file_and_member(document: dict[str, An
         parse_list_spec(document, {"baseURL": "x"}, "spec.json")
     assert str(raised.value).startswith("spec.json: ")
     assert words in str(raised.value)
+
+
+def test_a_graphql_search_names_its_variable():
+    spec = read_list_spec(REPO / "Clients" / "specs" / "graphql-books.json", {"baseURL": "x"})
+    assert spec.search is not None
+    assert (spec.search.variable, spec.search.parameter, spec.search.key_paths) == ("search", None, ["title"])
+    assert spec.sources[0]["graphql"]["connection"] == "books"
 
 
 def test_show_must_name_one_of_the_sources():

@@ -149,6 +149,36 @@ export def StopFixtures()
   endif
 enddef
 
+# Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py,
+# Strawberry), which prints its base URL as `datasourced fixtures` does and serves until
+# its stdin closes. Returns the base URL, '' if it did not start.
+var graphql_job: any = v:null
+export def StartGraphQL(repo: string): string
+  var url = ''
+  graphql_job = job_start(['python3', repo .. '/Clients/tests/graphql-server.py'], {out_mode: 'nl', err_io: 'null',
+    out_cb: (_, line) => {
+      try
+        var announced = json_decode(line)
+        if type(announced) == v:t_dict && has_key(announced, 'baseURL')
+          url = announced.baseURL
+        endif
+      catch
+      endtry
+    }})
+  WaitUntil(() => url != '')
+  return url
+enddef
+
+export def StopGraphQL()
+  if type(graphql_job) == v:t_job
+    ch_close_in(graphql_job)
+    WaitUntil(() => job_status(graphql_job) != 'run')
+    if job_status(graphql_job) == 'run'
+      job_stop(graphql_job)
+    endif
+  endif
+enddef
+
 # A row of a list with the columns id (4 wide), title (18 wide) and year.
 export def Row(id: number, title: string, year: number): string
   return printf('%-4s  %-18s  %d', id, title, year)

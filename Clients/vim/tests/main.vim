@@ -8,12 +8,14 @@ vim9script
 #   test_filter.vim     `/` filters as you type, :Datasourced search
 #   test_paging.vim     counted placeholders (a million rows) and jumps
 #   test_credentials.vim  a credential sent only once allowed: the question, allowCredential
+#   test_graphql.vim    a GraphQL list (Clients/specs/graphql-books.json) and its search
 import './harness.vim' as H
 import './test_list.vim' as TL
 import './test_interface.vim' as TI
 import './test_filter.vim' as TF
 import './test_paging.vim' as TP
 import './test_credentials.vim' as TC
+import './test_graphql.vim' as TG
 
 const here = expand('<sfile>:p:h')
 const daemon = getenv('DATASOURCED') == v:null ? '' : getenv('DATASOURCED')
@@ -38,6 +40,7 @@ def Main()
   TF.Run(daemon)
   TP.Run(daemon)
   TC.Run(daemon)
+  TG.Run(daemon)
   H.Test('quitting Vim stops the daemon cleanly', () => {
     var buf = datasourced#Open('specs/books-flat.json')
     H.ExpectStatus(buf, 'loaded 4')

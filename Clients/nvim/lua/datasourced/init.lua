@@ -405,7 +405,9 @@ function M.substitute(value, variables, origin, where)
         or (where and (where .. '.' .. tostring(k)) or tostring(k))
       result[k] = M.substitute(v, variables, origin, inner)
     end
-    return result
+    -- An empty JSON object (a GraphQL source's "variables": {}) stays one: its mark is
+    -- vim.empty_dict()'s metatable, else it would be sent as [].
+    return setmetatable(result, getmetatable(value))
   end
   return value
 end
@@ -431,17 +433,20 @@ end
 
 local function check_search(search)
   if type(search) ~= 'table' or islist(search) and next(search) ~= nil then
-    return 'search must be an object: {parameter, source, debounceMilliseconds, keyPaths}, got ' .. vim.inspect(search)
+    return 'search must be an object: {parameter, variable, source, debounceMilliseconds, keyPaths}, got ' .. vim.inspect(search)
   end
   for k in pairs(search) do
-    if not ({ parameter = true, source = true, debounceMilliseconds = true, keyPaths = true })[k] then
-      return string.format('search.%s is not a member of search (parameter, source, debounceMilliseconds, keyPaths)', tostring(k))
+    if not ({ parameter = true, variable = true, source = true, debounceMilliseconds = true, keyPaths = true })[k] then
+      return string.format('search.%s is not a member of search (parameter, variable, source, debounceMilliseconds, keyPaths)', tostring(k))
     end
   end
-  for _, k in ipairs({ 'parameter', 'source' }) do
+  for _, k in ipairs({ 'parameter', 'variable', 'source' }) do
     if search[k] ~= nil and (type(search[k]) ~= 'string' or search[k] == '') then
       return string.format('search.%s must be a non-empty string, got %s', k, vim.inspect(search[k]))
     end
+  end
+  if search.parameter ~= nil and search.variable ~= nil then
+    return 'search has both parameter and variable: a search sets a query parameter, or a GraphQL source\'s variable'
   end
   local ms = search.debounceMilliseconds
   if ms ~= nil and (type(ms) ~= 'number' or ms % 1 ~= 0 or ms < 0 or ms > 10000) then
@@ -1035,8 +1040,9 @@ end
 --- The remote or paginated source a list's search changes: the spec's search.source,
 --- else the only one the list is made from. nil and why otherwise.
 local function search_target(view)
-  if not view.search or not view.search.parameter then
-    return nil, view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"})'
+  if not view.search or not (view.search.parameter or view.search.variable) then
+    return nil, view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"}, '
+      .. 'or {"variable": "search"} for a GraphQL source)'
   end
   if view.search.source then
     return view.search.source
@@ -1049,8 +1055,10 @@ local function search_target(view)
 end
 
 --- Searches the server: updateSource sets the spec's search parameter of the list's
---- remote source to `text` ('' removes it), keeping the other query parameters. The rows
---- stay (marked stale) until the new query's answer replaces them in one change set.
+--- remote source to `text` ('' removes it), keeping the other query parameters; or, when
+--- the spec names a search variable, that variable of its GraphQL query, keeping the
+--- other variables. The rows stay (marked stale) until the new query's answer replaces
+--- them in one change set.
 function M.search(text, buf)
   local view = running_view(buf)
   if not view then
@@ -1065,13 +1073,18 @@ function M.search(text, buf)
     if view.searched ~= text then
       return -- a newer search was asked for meanwhile: it sends its own update
     end
-    local query = type(description.queryParameters) == 'table' and vim.deepcopy(description.queryParameters) or {}
-    query[view.search.parameter] = text ~= '' and text or nil
-    if next(query) == nil then
-      query = vim.empty_dict()
+    local params = { source = target, debounceMilliseconds = view.search.debounceMilliseconds }
+    if view.search.variable then
+      local graphql = type(description.graphql) == 'table' and description.graphql or {}
+      local variables = type(graphql.variables) == 'table' and vim.deepcopy(graphql.variables) or {}
+      variables[view.search.variable] = text ~= '' and text or nil
+      params.graphql = { variables = next(variables) == nil and vim.empty_dict() or variables }
+    else
+      local query = type(description.queryParameters) == 'table' and vim.deepcopy(description.queryParameters) or {}
+      query[view.search.parameter] = text ~= '' and text or nil
+      params.queryParameters = next(query) == nil and vim.empty_dict() or query
     end
-    view:send('updateSource', { source = target, queryParameters = query,
-      debounceMilliseconds = view.search.debounceMilliseconds })
+    view:send('updateSource', params)
   end)
 end
 

@@ -265,8 +265,8 @@ enddef
 # The remote or paginated source a list's search changes: search.source, else the only
 # one the list is made from; '' after saying why.
 def SearchTarget(view: dict<any>): string
-  if type(get(view.search, 'parameter', 0)) != v:t_string
-    core.Notify(view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"})')
+  if type(get(view.search, 'parameter', 0)) != v:t_string && type(get(view.search, 'variable', 0)) != v:t_string
+    core.Notify(view.source .. ': the list spec names no search parameter (add "search": {"parameter": "q"}, or {"variable": "search"} for a GraphQL source)')
     return ''
   endif
   if type(get(view.search, 'source', 0)) == v:t_string
@@ -282,7 +282,8 @@ def SearchTarget(view: dict<any>): string
 enddef
 
 # Searches the server: updateSource sets the spec's search parameter of the list's remote
-# source to `text` ('' removes it), its other query parameters kept. The rows stay (the
+# source to `text` ('' removes it), its other query parameters kept; or, when the spec
+# names a search variable, that variable of its GraphQL query, its other variables kept. The rows stay (the
 # status says [updating]) until the new query's rows replace them in one change set.
 export def Search(text: string, buf: number = 0)
   var view = commands.RunningView(buf)
@@ -298,15 +299,29 @@ export def Search(text: string, buf: number = 0)
     if view.searched != text
       return  # a newer search sends its own update
     endif
-    var query = type(get(description, 'queryParameters', 0)) == v:t_dict ? copy(description.queryParameters) : {}
-    if text == ''
-      if has_key(query, view.search.parameter)
-        remove(query, view.search.parameter)
+    var params: dict<any> = {source: target}
+    if has_key(view.search, 'variable')
+      var graphql = get(description, 'graphql', {})
+      var variables = type(graphql) == v:t_dict && type(get(graphql, 'variables', 0)) == v:t_dict ? copy(graphql.variables) : {}
+      if text == ''
+        if has_key(variables, view.search.variable)
+          remove(variables, view.search.variable)
+        endif
+      else
+        variables[view.search.variable] = text
       endif
+      params.graphql = {variables: variables}
     else
-      query[view.search.parameter] = text
+      var query = type(get(description, 'queryParameters', 0)) == v:t_dict ? copy(description.queryParameters) : {}
+      if text == ''
+        if has_key(query, view.search.parameter)
+          remove(query, view.search.parameter)
+        endif
+      else
+        query[view.search.parameter] = text
+      endif
+      params.queryParameters = query
     endif
-    var params: dict<any> = {source: target, queryParameters: query}
     if has_key(view.search, 'debounceMilliseconds')
       params.debounceMilliseconds = view.search.debounceMilliseconds
     endif

@@ -105,13 +105,16 @@ def Normalize(spec: dict<any>, file: string): dict<any>
   var title = get(spec, 'title', show)
   var search = get(spec, 'search', {})
   if type(search) != v:t_dict
-    throw 'datasourced-spec: ' .. file .. ': "search" must be an object: {"parameter", "source", "debounceMilliseconds", "keyPaths"}'
+    throw 'datasourced-spec: ' .. file .. ': "search" must be an object: {"parameter" (or "variable"), "source", "debounceMilliseconds", "keyPaths"}'
   endif
   for member in keys(search)
-    if index(['parameter', 'source', 'debounceMilliseconds', 'keyPaths'], member) < 0
-      throw printf('datasourced-spec: %s: search.%s is not a member of search (parameter, source, debounceMilliseconds, keyPaths)', file, member)
+    if index(['parameter', 'variable', 'source', 'debounceMilliseconds', 'keyPaths'], member) < 0
+      throw printf('datasourced-spec: %s: search.%s is not a member of search (parameter, variable, source, debounceMilliseconds, keyPaths)', file, member)
     endif
   endfor
+  if has_key(search, 'parameter') && has_key(search, 'variable')
+    throw printf('datasourced-spec: %s: search has both parameter and variable: a search sets a query parameter, or a GraphQL source''s variable', file)
+  endif
   return {sources: sources, show: show, columns: columns, title: type(title) == v:t_string ? title : show, search: search}
 enddef
 
