@@ -161,3 +161,26 @@ def test_bad_configurations_are_refused_naming_the_field(client: Client, graphql
                              **config)
     assert refusal.value.code == -32602
     assert refusal.value.data["field"] == field
+
+
+def test_a_cached_graphql_list_reopens_stale_and_a_first_page_alike_changes_nothing(graphql: GraphQLServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cache = tmp_path / "cache.sqlite"
+    with Client.spawn(timeout=30, cache=cache) as first:
+        source = books(first, graphql, cache={"enabled": True})
+        assert source.fetch_all_pages(max_pages=2) == 2
+    # POST answers carry no validators: the second daemon shows the cached rows, stale, and
+    # asks for the first page again; its rows are the same, so no didChange, and it is fresh.
+    with Client.spawn(timeout=30, cache=cache) as second:
+        source = books(second, graphql, cache={"enabled": True})
+        with source.events(timeout=10) as stream:
+            source.fetch_data(wait=False)
+            kinds = []
+            for event in stream:
+                kinds.append((event.kind, event.params.get("stale")))
+                if event.kind in ("finishedLoading", "failedWithError"):
+                    break
+        assert kinds == [("willLoadData", None), ("didChange", None), ("didChangeFreshness", True),
+                         ("didChangeFreshness", False), ("finishedLoading", None)]
+        assert ids(source) == list(range(200))
+    assert graphql.variables()[-1] == {"first": 100}, "the first page, asked for again"
+    assert len(graphql.requests) == 3

@@ -42,9 +42,10 @@ extension PaginatedDataSource {
     func received(
         _ response: DecodedResponse, for page: PageRequest, requestURL: String, replacing: Bool, fromCache: CachedPages.Page?
     ) {
-        if response.isNotModified {
+        if response.isNotModified || (replacing && repeatsHeldFirstPage(page, response)) {
             // The first page as loaded is current: so are the pages after it, for this fetch.
-            // (Only a conditional request, made from a loaded first page, gets here.)
+            // (Only a conditional request made from a loaded first page, or a POST's first page
+            // answered again with its rows, gets here.)
             run.window.firstPageConfirmed(headers: response)
             lastError = nil
             loads.confirmed()
@@ -74,6 +75,16 @@ extension PaginatedDataSource {
         if let failure = arrival.failure { loads.failed(.append, failure) }
         compose(keptHead: keptHead, hashesAfterHead: arrival.hashes)
         arrived(.append, failure: arrival.failure)
+    }
+
+    /// Whether a POST's first page came back with exactly the rows held for it. POST answers
+    /// rarely carry validators, so this is their `304`: the pages held stay, confirmed, and no
+    /// `didChange` is sent. (A GET without validators replaces its run, as it always has.)
+    func repeatsHeldFirstPage(_ page: PageRequest, _ response: DecodedResponse) -> Bool {
+        guard configuration.bodyTemplate != nil, loadedOnce, run.window.start == 0, let first = run.window.pages.first,
+            first.request == page, first.kept == first.received, response.objects.count == first.kept, first.kept <= objects.count
+        else { return false }
+        return objects[..<first.kept].elementsEqual(response.objects)
     }
 
     /// The page before the first one loaded arrived: its rows go in at the top (an `inserted`
