@@ -77,6 +77,10 @@ private func check(_ routes: [FixtureRoute], inputSize: Int) {
             response.paddingBytes >= 0 && response.length <= max(response.body.count, TranscriptLimits.padToBytes.upperBound),
             "a body of \(response.length) bytes accepted")
         check(route.times.map { $0 >= 1 } ?? true, "times \(route.times!) accepted")
+        if let body = route.requestBody {
+            let size = body.encoded().count
+            check(size <= TranscriptLimits.maximumRequestBodyBytes, "a request body of \(size) bytes accepted")
+        }
         for (name, value) in response.headers {
             check(
                 !name.isEmpty && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") }),

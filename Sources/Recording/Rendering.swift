@@ -53,6 +53,38 @@ struct Rendering {
         return string(text, role: .responseBody, keepOrigins: true, found: &found)
     }
 
+    /// A POST's body as its fixture route matches it (`requestBody`): what the replayed daemon
+    /// sends, built from the `send` step that configured it (rendered as `bodyConfigurations`
+    /// says) and the page values of responses served as recorded. So members named like
+    /// secrets are redacted at any depth, and every known secret (a header's token in GraphQL
+    /// `variables`) is scrubbed from strings; page values (cursors) stay as they are, and
+    /// origins too, as in a response body.
+    func renderRequestBody(_ value: JSON) -> JSON {
+        render(redactingSecretMembers(value), role: .responseBody)
+    }
+
+    /// Members whose bodies a source sends (`request.body`, `graphql.variables`).
+    private static let bodyConfigurations: [String: String] = ["request": "body", "graphql": "variables"]
+
+    /// `value` with the values of members named like secrets (`Secrets.isSecret(name:)`:
+    /// the daemon's rule, `api_key` too, and `--redact` names) as the placeholder, at any depth.
+    func redactingSecretMembers(_ value: JSON) -> JSON {
+        if let elements = value.arrayValue { return .array(elements.map(redactingSecretMembers)) }
+        guard let members = value.objectMembers else { return value }
+        return .object(
+            members.map { name, member in (name, secrets.isSecret(name: name) ? JSON(Secrets.placeholder) : redactingSecretMembers(member))
+            })
+    }
+
+    /// The values of members named like secrets in a request body, at any depth: learned, so
+    /// they are scrubbed wherever else they appear.
+    static func secretMemberValues(_ value: JSON, isSecret: (String) -> Bool) -> [String] {
+        if let elements = value.arrayValue { return elements.flatMap { secretMemberValues($0, isSecret: isSecret) } }
+        return (value.objectMembers ?? []).flatMap { name, member in
+            isSecret(name) ? [member.stringValue ?? member.text()] : secretMemberValues(member, isSecret: isSecret)
+        }
+    }
+
     private func walk(_ value: JSON, role: Role, keepOrigins: Bool, found: inout [String]) -> JSON {
         switch value.kind {
         case .string:
@@ -78,6 +110,15 @@ struct Rendering {
                                     return (name, JSON(Secrets.placeholder))
                                 })
                         ))
+                    continue
+                }
+                // A client's body configuration, redacted by name as its route's body is: the
+                // replayed daemon then sends the body the route holds (a short or non-string
+                // secret, which scrubbing by value misses, included).
+                if role == .sent, !keepOrigins, let inner = Rendering.bodyConfigurations[key], let body = member[inner] {
+                    found += Rendering.secretMemberValues(body, isSecret: secrets.isSecret(name:))
+                    let redacted = member.setting(inner, to: redactingSecretMembers(body))
+                    members.append((key, walk(redacted, role: role, keepOrigins: keepOrigins, found: &found)))
                     continue
                 }
                 var keep = keepOrigins

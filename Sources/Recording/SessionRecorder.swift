@@ -154,7 +154,7 @@ struct Recording {
     }
 }
 
-/// One GET the daemon made, and what became of it.
+/// One request the daemon made (a GET, or a POST with its body), and what became of it.
 struct Exchange {
     enum Outcome {
         case inFlight
@@ -288,6 +288,10 @@ struct RecordedSession {
         }
         // Values read from the environment or files are secret whatever their header's name.
         for value in request.secretValues { rendering.secrets.learn(value) }
+        // A body's secret-named members (a GraphQL `variables.token`), scrubbed everywhere.
+        if let body = RecordedSession.requestBody(request) {
+            for value in Rendering.secretMemberValues(body, isSecret: rendering.secrets.isSecret(name:)) { rendering.secrets.learn(value) }
+        }
         _ = rendering.learn(fromText: request.url)
         learned(since: before, origins: origins)
         routeChanged(number)

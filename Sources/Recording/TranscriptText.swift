@@ -90,6 +90,14 @@ extension RecordedSession {
         let (path, query) = RecordedSession.split(target)
         var members: [(String, JSON)] = [("path", JSON(path))]
         if !query.isEmpty { members.append(("query", .object(query.map { ($0.0, JSON($0.1)) }))) }
+        // A GET's route stays as it always was; a POST's names its method and body, so routes
+        // that differ only by body (pages of a GraphQL connection) each answer their own.
+        if exchange.request.method != .get {
+            members.append(("method", JSON(exchange.request.method.rawValue)))
+            if let body = RecordedSession.requestBody(exchange.request) {
+                members.append(("requestBody", rendering.renderRequestBody(body)))
+            }
+        }
         members += [("times", 1), ("hold", JSON(RecordedSession.holdName(number)))]
         switch exchange.outcome {
         case .response(let response):
@@ -123,6 +131,13 @@ extension RecordedSession {
             members.append(("bodyText", JSON(rendering.renderBodyText(text))))
         }
         return members
+    }
+
+    /// The request's JSON body, parsed; nil without one (a body that is not JSON, which the
+    /// daemon never sends, is recorded as no body: the route then matches any).
+    static func requestBody(_ request: RemoteRequest) -> JSON? {
+        guard let bytes = request.body, !bytes.isEmpty else { return nil }
+        return try? JSON.parse(bytes)
     }
 
     /// `/path?a=1&b=2` as the fixture server reads it: the path as written, query values decoded.

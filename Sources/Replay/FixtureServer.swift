@@ -14,10 +14,20 @@ import TranscriptFormat
 /// API it talks to. The table is specified in Protocol.md ("Fixtures"). SwiftNIO parses the
 /// requests and frames the responses; what is ours is the table and how a route answers.
 package final class FixtureServer: Sendable {
-    /// One request as received: its target (`/items?page=2`) and its headers, names in lower case.
+    /// One request as received: its method, target (`/items?page=2`), headers (names in lower
+    /// case) and body.
     package struct ReceivedRequest: Sendable {
+        package var method = "GET"
         package let target: String
         package let headers: [(name: String, value: String)]
+        package var body: [UInt8] = []
+
+        package init(method: String = "GET", target: String, headers: [(name: String, value: String)], body: [UInt8] = []) {
+            self.method = method
+            self.target = target
+            self.headers = headers
+            self.body = body
+        }
 
         /// The headers as a JSON object; a repeated header's values are joined with ", ".
         package var headersObject: JSON {
@@ -75,8 +85,11 @@ package final class FixtureServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false)
                     try channel.pipeline.syncOperations.addHandler(
-                        RequestHandler(gates: gates) { head in
-                            table.answer(ReceivedRequest(target: head.uri, headers: head.headers.map { ($0.name.lowercased(), $0.value) }))
+                        RequestHandler(gates: gates) { head, body in
+                            table.answer(
+                                ReceivedRequest(
+                                    method: head.method.rawValue, target: head.uri,
+                                    headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body))
                         })
                 }
             }
@@ -110,6 +123,23 @@ package final class FixtureServer: Sendable {
 
     /// Requests received so far, with their headers, oldest first, taken once.
     package func takeReceivedRequests() -> [ReceivedRequest] { table.received.takeAll(waitingAtMost: 0) }
+
+    /// The most of a request body the server keeps: a larger one is refused (413), never
+    /// matched, and never held whole.
+    package static let maximumRequestBodyBytes = TranscriptLimits.maximumRequestBodyBytes
+    /// How much of a request body a "no fixture" answer quotes.
+    static let quotedBodyCharacters = 200
+
+    /// The request as a "no fixture" answer names it: the target alone for a GET without a
+    /// body (what older transcripts expect), else the method, and the body shortened.
+    static func requestWords(_ request: ReceivedRequest) -> String {
+        guard request.method != "GET" || !request.body.isEmpty else { return request.target }
+        guard !request.body.isEmpty else { return "\(request.method) \(request.target) with no body" }
+        let text = String(decoding: request.body, as: UTF8.self)
+        let shown =
+            text.count > quotedBodyCharacters ? String(text.prefix(quotedBodyCharacters)) + "... (\(request.body.count) bytes)" : text
+        return "\(request.method) \(request.target) with body \(shown)"
+    }
 
     static func split(_ target: String) -> (path: String, query: [(String, String)]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -145,9 +175,18 @@ private final class FixtureTable: Sendable {
         if path == "/_echo/headers" {
             return FixtureResponse(status: 200, headers: [("Content-Type", "application/json")], body: request.headersObject.encoded())
         }
+        guard request.body.count <= FixtureServer.maximumRequestBodyBytes else {
+            return FixtureResponse(
+                status: 413, headers: [("Content-Type", "application/json")],
+                body: JSON.object(["error": JSON("request body over \(FixtureServer.maximumRequestBodyBytes) bytes")]).encoded())
+        }
+        // Parsed once: routes compare bodies as values. A body that is not JSON matches only
+        // routes that name none.
+        let body = request.body.isEmpty ? nil : try? JSON.parse(request.body)
         // The first route that matches and has uses left, counting this use.
         let claimed = useCounts.withLock { counts -> FixtureRoute? in
-            for (index, route) in routes.enumerated() where route.matches(path: path, query: query) {
+            for (index, route) in routes.enumerated()
+            where route.matches(method: request.method, path: path, query: query, body: body) {
                 if let times = route.times, counts[index, default: 0] >= times { continue }
                 counts[index, default: 0] += 1
                 return route
@@ -157,7 +196,7 @@ private final class FixtureTable: Sendable {
         guard let route = claimed else {
             return FixtureResponse(
                 status: 404, headers: [("Content-Type", "application/json")],
-                body: JSON.object(["error": JSON("no fixture for \(request.target)")]).encoded())
+                body: JSON.object(["error": JSON("no fixture for \(FixtureServer.requestWords(request))")]).encoded())
         }
         if let hold = route.response.hold { gates.noteRequested(hold) }
         return route.response(toRequestHeaders: request.headers)
@@ -169,11 +208,14 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let answer: @Sendable (HTTPRequestHead) -> FixtureResponse
+    private let answer: @Sendable (HTTPRequestHead, [UInt8]) -> FixtureResponse
     private let gates: ResponseGates
     private var head: HTTPRequestHead?
+    /// The request's body so far, kept up to one byte over the server's limit (enough to
+    /// refuse it) however much more arrives.
+    private var body: [UInt8] = []
 
-    init(gates: ResponseGates, answer: @escaping @Sendable (HTTPRequestHead) -> FixtureResponse) {
+    init(gates: ResponseGates, answer: @escaping @Sendable (HTTPRequestHead, [UInt8]) -> FixtureResponse) {
         self.gates = gates
         self.answer = answer
     }
@@ -182,12 +224,15 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
-        case .body:
-            break
+            body = []
+        case .body(let part):
+            let room = FixtureServer.maximumRequestBodyBytes + 1 - body.count
+            if room > 0 { body += part.readableBytesView.prefix(room) }
         case .end:
             guard let head else { return }
             self.head = nil
-            let response = answer(head)
+            let response = answer(head, body)
+            body = []
             let sender = ResponseSender(channel: context.channel, response: response)
             guard let hold = response.hold else { return sender.start() }
             // Held: sent from the event loop once a `release` step opens the gate.

@@ -50,21 +50,23 @@ package struct Replayer {
     }
 
     package func replay(_ transcript: Transcript, log: ((String) -> Void)? = nil, capture: Capture? = nil) -> Outcome {
-        var requests: [String] = []
+        var requests: [FixtureServer.ReceivedRequest] = []
         return replay(transcript, log: log, capture: capture, requests: &requests)
     }
 
-    /// Replays, and says which request targets the fixture server received, in order
-    /// (what `transcript trim` needs to know which routes were used).
+    /// Replays, and says which requests the fixture server received, in order (what
+    /// `transcript trim` needs to know which routes were used).
     package func replayCollectingRequests(
         _ transcript: Transcript, log: ((String) -> Void)? = nil
-    ) -> (outcome: Outcome, requests: [String]) {
-        var requests: [String] = []
+    ) -> (outcome: Outcome, requests: [FixtureServer.ReceivedRequest]) {
+        var requests: [FixtureServer.ReceivedRequest] = []
         let outcome = replay(transcript, log: log, capture: nil, requests: &requests)
         return (outcome, requests)
     }
 
-    private func replay(_ transcript: Transcript, log: ((String) -> Void)?, capture: Capture?, requests: inout [String]) -> Outcome {
+    private func replay(
+        _ transcript: Transcript, log: ((String) -> Void)?, capture: Capture?, requests: inout [FixtureServer.ReceivedRequest]
+    ) -> Outcome {
         if !allowsDaemonArguments, let refusal = DaemonArguments.refusal(transcript.daemonArguments) {
             return .failed("  \(refusal)")
         }
@@ -91,7 +93,7 @@ package struct Replayer {
             return .failed("  \(error)")
         }
         var session = Session(child: child, fixtures: server, timeout: transcript.timeoutMilliseconds, log: log, capture: capture)
-        defer { requests = session.requestsSeen + (server?.takeRequests() ?? []) }
+        defer { requests = session.requestsSeen + (server?.takeReceivedRequests() ?? []) }
         for (index, step) in transcript.steps.enumerated() {
             if case .restart = step {
                 guard session.hasExited else {
@@ -143,8 +145,8 @@ private struct Session {
     let capture: Replayer.Capture?
     var received: [ChildProcess.Event] = []
     var exitStatus: Int32?
-    /// Request targets taken from the fixture server by `expectRequests` steps.
-    var requestsSeen: [String] = []
+    /// Requests taken from the fixture server by `expectRequests` steps.
+    var requestsSeen: [FixtureServer.ReceivedRequest] = []
 
     init(child: ChildProcess, fixtures: FixtureServer?, timeout: Int, log: ((String) -> Void)?, capture: Replayer.Capture?) {
         self.child = child
@@ -209,13 +211,14 @@ private struct Session {
             return nil
         case .expectRequests(let expected):
             guard let fixtures else { return "expectRequests needs \"fixtures\" in the transcript" }
-            let received = fixtures.takeRequests()
-            requestsSeen += received
+            let requests = fixtures.takeReceivedRequests()
+            requestsSeen += requests
+            let received = requests.map(\.target)
             return received == expected ? nil : "expected the fixture server to have received \(expected), got \(received)"
         case .expectRequestHeaders(let expected):
             guard let fixtures else { return "expectRequestHeaders needs \"fixtures\" in the transcript" }
             let received = fixtures.takeReceivedRequests()
-            requestsSeen += received.map(\.target)
+            requestsSeen += received
             guard received.map(\.target) == expected.map(\.target) else {
                 return "expected the fixture server to have received \(expected.map(\.target)), got \(received.map(\.target))"
             }

@@ -1,4 +1,5 @@
 import JSONKit
+import TranscriptFormat
 
 /// Makes a recorded session small enough for a bug report: cut after the step that matters,
 /// then drop the fixture routes the shortened session never requests.
@@ -22,24 +23,29 @@ package enum Trimming {
         return document.setting("steps", to: .array(steps[..<end]))
     }
 
+    /// GET requests with these targets (`/items?page=2`), for `droppingUnusedFixtures`.
+    package static func droppingUnusedFixtures(_ document: JSON, requested targets: [String]) -> JSON {
+        droppingUnusedFixtures(document, requested: targets.map { FixtureServer.ReceivedRequest(target: $0, headers: []) })
+    }
+
     /// The transcript without the fixture routes it never uses. A held route (a recorded
     /// exchange) is used when a step names it (`requested`, `release`); any other route when
-    /// a request in `requested` (targets such as `/items?page=2`, in the order the fixture
-    /// server received them while the transcript was replayed) was answered by it.
-    package static func droppingUnusedFixtures(_ document: JSON, requested: [String]) -> JSON {
+    /// a request in `requested` (in the order the fixture server received them while the
+    /// transcript was replayed) was answered by it: matched as the server matches, method
+    /// and body included.
+    package static func droppingUnusedFixtures(_ document: JSON, requested: [FixtureServer.ReceivedRequest]) -> JSON {
         guard let routes = document["fixtures"]?.arrayValue else { return document }
+        // The transcript was just replayed, so its routes parse; if not, none is dropped.
+        guard let parsed = try? FixtureRoute.routes(parsing: .array(routes)) else { return document }
         let steps = document["steps"]?.arrayValue ?? []
         let namedHolds = Set(steps.compactMap { $0["requested"]?.stringValue ?? $0["release"]?.stringValue })
         var uses = [Int](repeating: 0, count: routes.count)
-        for target in requested {
-            let (path, query) = FixtureServer.split(target)
-            let match = routes.indices.first { index in
-                let route = routes[index]
-                guard route["path"]?.stringValue == path else { return false }
-                if let times = route["times"]?.integerValue, uses[index] >= times { return false }
-                return (route["query"]?.objectMembers ?? []).allSatisfy { name, value in
-                    query.contains { $0 == (name, value.stringValue ?? value.description) }
-                }
+        for request in requested {
+            let (path, query) = FixtureServer.split(request.target)
+            let body = request.body.isEmpty ? nil : try? JSON.parse(request.body)
+            let match = parsed.indices.first { index in
+                if let times = parsed[index].times, uses[index] >= times { return false }
+                return parsed[index].matches(method: request.method, path: path, query: query, body: body)
             }
             if let match { uses[match] += 1 }
         }

@@ -38,6 +38,13 @@ package struct FixtureRoute: Sendable {
     package let path: String
     /// Query parameters that must be present with these values (others may be present too).
     package let query: [(String, String)]
+    /// The request's method (`method`); nil matches any, as routes did before requests had
+    /// bodies, so every older transcript replays unchanged.
+    package let method: HTTPMethod?
+    /// The request's JSON body (`requestBody`), compared as a value: object members in any
+    /// order, numbers as JSON compares them. nil matches any body, or none. (`body` is the
+    /// response's.)
+    package let requestBody: JSON?
     /// Matches only this many requests, then lets later routes answer.
     package let times: Int?
     /// Entity tag sent as `ETag`; a request whose `If-None-Match` names it gets 304.
@@ -72,6 +79,28 @@ package struct FixtureRoute: Sendable {
                 }
                 return members.map { name, value in (name, value.stringValue ?? value.description) }
             } ?? []
+        method = try reader.optional("method") { value, field throws(FieldError) -> HTTPMethod in
+            guard let name = value.stringValue, let method = HTTPMethod(rawValue: name) else {
+                throw .invalid(field, expected: "\"GET\" or \"POST\"", got: value)
+            }
+            return method
+        }
+        requestBody = reader.value("requestBody")
+        if let requestBody {
+            // A larger body is refused by the fixture server unread: such a route never matches.
+            let size = requestBody.encoded().count
+            let limit = TranscriptLimits.maximumRequestBodyBytes
+            guard size <= limit else {
+                throw FieldError(
+                    field: reader.path("requestBody"), expected: "at most \(limit) bytes", got: JSON(size),
+                    message: "\"\(reader.path("requestBody"))\" must be at most \(limit) bytes as compact JSON, got \(size)")
+            }
+        }
+        if requestBody != nil, method == .get {
+            throw FieldError(
+                field: reader.path("requestBody"), expected: "no request body with GET", got: "GET",
+                message: "\"\(field)\" has \"requestBody\" with \"method\": \"GET\": the daemon sends a body with POST only")
+        }
         times = try reader.optionalInteger("times", in: 1...Int.max)
         var headers =
             try reader.optional("headers") { value, field throws(FieldError) -> [(String, String)] in
@@ -175,6 +204,14 @@ package struct FixtureRoute: Sendable {
 
     package func matches(path: String, query: [(String, String)]) -> Bool {
         self.path == path && self.query.allSatisfy { wanted in query.contains { $0 == wanted } }
+    }
+
+    /// `body` is the request's, parsed (nil: none, or not JSON, which no `requestBody` matches).
+    package func matches(method: String, path: String, query: [(String, String)], body: JSON?) -> Bool {
+        guard matches(path: path, query: query) else { return false }
+        if let wanted = self.method, wanted.rawValue != method { return false }
+        guard let requestBody else { return true }
+        return body == requestBody
     }
 
     /// The route's response, or 304 when the request's validators say the client's copy is current.

@@ -250,4 +250,7 @@ package enum TranscriptLimits {
     /// One byte over the largest `limits.maxBodyBytes` a source may set (1 GiB): what a recording
     /// of a body that was too large holds. The spaces are made as they are sent.
     package static let padToBytes = 0...(RemoteConfiguration.maximumBodySizeLimit + 1)
+    /// The largest request body a route matches, and the fixture server keeps: 64 MiB, the
+    /// daemon's default message size limit, which bounds the bodies its sources send.
+    package static let maximumRequestBodyBytes = 64 << 20
 }

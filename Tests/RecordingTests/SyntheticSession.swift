@@ -61,6 +61,15 @@ final class SyntheticSession {
                 timeoutSeconds: 30, maximumBodySize: 1 << 20))
     }
 
+    /// A POST with a JSON body the daemon starts (call inside `request`'s `during`).
+    func startExchange(_ path: String, posting body: JSON, headers: [(name: String, value: String)] = []) -> Int {
+        var request = RemoteRequest(
+            url: "http://api.example.test:8080\(path)", headers: headers, timeoutSeconds: 30, maximumBodySize: 1 << 20)
+        request.method = .post
+        request.body = body.encoded()
+        return recorder.exchangeStarted(request)
+    }
+
     /// The GET's response arrives (on a fetcher thread), then its completion is handled.
     func complete(_ exchange: Int, body: JSON) {
         let response = RemoteResponse(

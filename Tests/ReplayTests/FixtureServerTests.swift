@@ -22,8 +22,11 @@ private struct RawResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// One GET over a plain socket: nothing between the test and the bytes the server sends.
-private func get(_ server: FixtureServer, _ target: String, headers: [(String, String)] = []) throws -> RawResponse {
+/// One request (a GET unless told) over a plain socket: nothing between the test and the
+/// bytes the server sends.
+private func get(
+    _ server: FixtureServer, _ target: String, headers: [(String, String)] = [], method: String = "GET", body: String? = nil
+) throws -> RawResponse {
     struct SocketError: Error {
         let step: String
         let code: Int32
@@ -40,9 +43,10 @@ private func get(_ server: FixtureServer, _ target: String, headers: [(String, S
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard connected == 0 else { throw SocketError(step: "connect", code: errno) }
-    var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
+    var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
     for (name, value) in headers { request += "\(name): \(value)\r\n" }
-    request += "\r\n"
+    if let body { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+    request += "\r\n" + (body ?? "")
     let start = MonotonicClock.milliseconds()
     guard Array(request.utf8).withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == request.utf8.count else {
         throw SocketError(step: "write", code: errno)
@@ -278,6 +282,43 @@ private func server(_ fixtures: String) throws -> FixtureServer {
         let byHand = try get(fixtures, "/by-hand")
         #expect(byHand.status == 307)
         #expect(byHand.header("Location") == "/new")
+    }
+
+    @Test func matchesMethodAndBodyAsJSONValues() throws {
+        let fixtures = try server(
+            """
+            [{"path": "/graphql", "method": "POST", "requestBody": {"query": "q", "variables": {"first": 2, "after": "c1"}}, "bodyText": "second page"},
+             {"path": "/graphql", "method": "POST", "requestBody": {"query": "q", "variables": {"first": 2}}, "bodyText": "first page"},
+             {"path": "/any", "bodyText": "any method, any body"},
+             {"path": "/get", "method": "GET", "bodyText": "got"}]
+            """)
+        defer { fixtures.stop() }
+        // Member order and spacing differ from the route's: the bodies are compared as values.
+        let second = try get(fixtures, "/graphql", method: "POST", body: #"{"variables": {"after": "c1", "first": 2}, "query": "q"}"#)
+        #expect(second.text == "second page")
+        #expect(try get(fixtures, "/graphql", method: "POST", body: #"{ "variables":{"first":2},"query":"q" }"#).text == "first page")
+        #expect(try get(fixtures, "/any", method: "POST", body: "[1]").text == "any method, any body")
+        #expect(try get(fixtures, "/get").text == "got")
+        #expect(try get(fixtures, "/get", method: "POST", body: "{}").status == 404)
+        // An integer never equals a real (JSON's structural equality), nor a string its digits.
+        let real = try get(fixtures, "/graphql", method: "POST", body: #"{"query": "q", "variables": {"first": 2.0}}"#)
+        #expect(real.status == 404)
+        #expect(real.text == #"{"error":"no fixture for POST /graphql with body {\"query\": \"q\", \"variables\": {\"first\": 2.0}}"}"#)
+        #expect(try get(fixtures, "/graphql", method: "POST").text == #"{"error":"no fixture for POST /graphql with no body"}"#)
+        let received = fixtures.takeReceivedRequests()
+        #expect(received.map(\.method) == ["POST", "POST", "POST", "GET", "POST", "POST", "POST"])
+        #expect(String(decoding: received[0].body, as: UTF8.self) == #"{"variables": {"after": "c1", "first": 2}, "query": "q"}"#)
+    }
+
+    @Test func aLongUnmatchedBodyIsShortenedInTheAnswer() throws {
+        let fixtures = try server("[]")
+        defer { fixtures.stop() }
+        let body = #"{"query": ""# + String(repeating: "x", count: 500) + #""}"#
+        let answer = try JSON.parse(try get(fixtures, "/graphql", method: "POST", body: body).body)
+        let words = try #require(answer["error"]?.stringValue)
+        #expect(words.hasPrefix(#"no fixture for POST /graphql with body {"query": "xxx"#))
+        #expect(words.hasSuffix("... (513 bytes)"))
+        #expect(words.count < 300)
     }
 
     @Test func refusesMalformedRoutes() {

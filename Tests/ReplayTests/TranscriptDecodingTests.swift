@@ -134,6 +134,20 @@ private func route(_ members: String) -> String { #"{"fixtures": [{"path": "/ite
         #expect(try refusal(route(#""reset": 1"#)) == #""fixtures[0].reset" must be a boolean, got an integer"#)
     }
 
+    @Test func aRoutesMethodAndRequestBodyAreChecked() throws {
+        #expect(try refusal(route(#""method": "PUT""#)) == #""fixtures[0].method" must be "GET" or "POST", got "PUT""#)
+        #expect(try refusal(route(#""method": 1"#)) == #""fixtures[0].method" must be "GET" or "POST", got 1"#)
+        #expect(
+            try refusal(route(#""method": "GET", "requestBody": {}"#))
+                == #""fixtures[0]" has "requestBody" with "method": "GET": the daemon sends a body with POST only"#)
+        #expect(try refusal(route(#""method": "POST", "requestBody": {"query": "q"}, "body": {"data": null}"#)) == nil)
+        #expect(try refusal(route(#""requestBody": [1, {"a": null}]"#)) == nil)
+        let large = #""requestBody": ""# + String(repeating: "x", count: TranscriptLimits.maximumRequestBodyBytes) + #"""#
+        #expect(
+            try refusal(route(large))
+                == #""fixtures[0].requestBody" must be at most 67108864 bytes as compact JSON, got 67108866"#)
+    }
+
     @Test func aRouteSendsOnlyWellFormedHeaders() throws {
         #expect(
             try refusal(route(#""headers": {"X Y": "1"}"#))
@@ -166,11 +180,13 @@ private func route(_ members: String) -> String { #"{"fixtures": [{"path": "/ite
             ])
         #expect(transcript.timeoutMilliseconds == 172_800_000)
         let routes = try #require(transcript.fixtures)
-        #expect(routes.map(\.response.status) == [599, 200, 307])
+        #expect(routes.map(\.response.status) == [599, 200, 307, 200, 200])
         #expect(routes[0].response.length == 1_073_741_825)
         #expect(routes[0].response.dripChunks == 100_000)
         #expect(routes[1].etag == "W/\"a,b\"")
         #expect(routes[2].etag == "\"v1\"")
+        #expect(routes.map { $0.method?.rawValue } == [nil, nil, nil, "POST", "GET"])
+        #expect(routes[3].requestBody == ["variables": ["after": "c1", "first": 2], "query": "q"])
     }
 
     @Test func aFileLargerThanTheLimitIsNotReadWhole() throws {
