@@ -232,17 +232,7 @@ extension PaginatorConfiguration {
     }
 }
 
-extension SourceDescription.NextPage: WireEncodable {
-    var json: JSON {
-        switch self {
-        case .page(let number): ["page": JSON(number)]
-        case .offset(let offset): ["offset": JSON(offset)]
-        case .cursor(let cursor): ["cursor": JSON(cursor)]
-        case .before(let cursor): ["before": JSON(cursor)]
-        case .url(let url): ["url": JSON(url)]
-        }
-    }
-}
+extension PageRequest: WireEncodable {}
 
 extension LoadState: WireEncodable {
     /// `{"state": "idle" | "loading" | "endReached"}`, or `{"state": "error", "error": {...}}`.

@@ -41,14 +41,7 @@ enum RequestBodyDecoding {
     private static let pageVariables = ObjectDeclaration(
         .optional("first", Shape.nonEmptyString), .optional("after", Shape.nonEmptyString),
         .optional("last", Shape.nonEmptyString), .optional("before", Shape.nonEmptyString),
-        as: { first, after, last, before in
-            var names = GraphQLQuery.PageVariables()
-            names.first = first ?? names.first
-            names.after = after ?? names.after
-            names.last = last ?? names.last
-            names.before = before ?? names.before
-            return names
-        })
+        as: { GraphQLQuery.PageVariables(first: $0, after: $1, last: $2, before: $3) })
 
     static let graphql = ObjectDeclaration(
         .required("query", Shape.nonEmptyString, doc: "the GraphQL document, with the connection's paging arguments as variables"),

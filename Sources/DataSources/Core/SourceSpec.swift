@@ -91,14 +91,14 @@ package struct SourceDescription: Sendable {
         /// Data rows, placeholders excluded.
         package let numberOfObjects: Int
         /// What the next page's request will be; nil when none remains.
-        package let next: NextPage?
+        package let next: PageRequest?
         /// Pages loaded since the first page of this run.
         package let pagesLoaded: Int
         /// Later duplicates of loaded objects left out in this run.
         package let duplicatesDropped: Int
         package let loadStates: LoadStates
         /// What the request for the page before the first one loaded will be; nil when none.
-        package let previous: NextPage?
+        package let previous: PageRequest?
         /// Pages the window dropped in this run.
         package let pagesDropped: Int
         package let placeholders: PlaceholdersState
@@ -118,14 +118,5 @@ package struct SourceDescription: Sendable {
     package struct PagingCapabilities: Sendable {
         package let pageBackwards: String?
         package let jump: String?
-    }
-
-    /// The next page's request, as `describeSource` shows it (URLs without credentials).
-    package enum NextPage: Sendable {
-        case page(Int)
-        case offset(Int)
-        case cursor(String)
-        case before(String)
-        case url(String)
     }
 }

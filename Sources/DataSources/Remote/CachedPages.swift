@@ -307,7 +307,8 @@ extension Validators {
 }
 
 extension PaginatedDataSource.PageRequest {
-    var json: JSON {
+    /// As the cache stores it and `describeSource` shows it (`nextPage`, `previousPage`).
+    package var json: JSON {
         switch self {
         case .first: ["first": true]
         case .page(let number): ["page": JSON(number)]

@@ -31,6 +31,14 @@ package struct GraphQLQuery: Sendable {
         package var before = "before"
 
         package init() {}
+
+        /// The names given, Relay's where none is.
+        package init(first: String?, after: String?, last: String?, before: String?) {
+            self.first = first ?? self.first
+            self.after = after ?? self.after
+            self.last = last ?? self.last
+            self.before = before ?? self.before
+        }
     }
 
     package init(query: String, variables: JSON = [:], connection: JSONKeyPath, pageVariables: PageVariables = PageVariables()) {

@@ -166,16 +166,11 @@ extension PaginatorConfiguration {
 
     /// A request as `describeSource` shows it (`next`, `previous`): the first page by its
     /// number or offset, a URL without its credentials.
-    func shown(_ request: PageRequest?) -> SourceDescription.NextPage? {
+    func shown(_ request: PageRequest?) -> PageRequest? {
         switch request {
-        case nil: nil
-        case .first:
-            if case .offset = strategy { .offset(0) } else { .page(firstPage) }
-        case .page(let number): .page(number)
-        case .offset(let offset): .offset(offset)
-        case .cursor(let cursor): .cursor(cursor)
-        case .before(let cursor): .before(cursor)
-        case .url(let url): .url(URLResolution.redacted(url))
+        case .first?: if case .offset = strategy { .offset(0) } else { .page(firstPage) }
+        case .url(let url)?: .url(URLResolution.redacted(url))
+        default: request
         }
     }
 }
