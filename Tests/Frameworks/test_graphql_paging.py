@@ -184,3 +184,43 @@ def test_a_cached_graphql_list_reopens_stale_and_a_first_page_alike_changes_noth
         assert ids(source) == list(range(200))
     assert graphql.variables()[-1] == {"first": 100}, "the first page, asked for again"
     assert len(graphql.requests) == 3
+
+
+def test_a_live_graphql_list_revalidates_its_pages_with_their_own_variables(client: Client, graphql: GraphQLServer) -> None:
+    source = books(client, graphql)
+    assert source.fetch_all_pages(max_pages=2) == 2
+    with source.events(timeout=15) as stream:
+        source.set_refresh_interval(1)
+        for event in stream:
+            if event.kind == "didRefresh" or len(graphql.requests) >= 4:
+                break
+    source.set_refresh_interval(None)
+    # The walk asks for the pages held again, each with the variables that asked for it; the
+    # rows are the same, so they stay as they are.
+    assert graphql.variables()[2:4] == [{"first": 100}, {"first": 100, "after": cursor(99)}]
+    assert ids(source) == list(range(200))
+
+
+def test_a_window_over_a_graphql_list_drops_far_pages_and_pages_back_with_before(client: Client, graphql: GraphQLServer) -> None:
+    source = books(client, graphql, window={"maxPages": 2})
+    assert source.fetch_all_pages(max_pages=3) == 3
+    assert ids(source) == list(range(100, 300)), "the first page was dropped"
+    # The page dropped at the top is the page before: the first page, asked for again as it was.
+    assert source.fetch_previous_page(wait=True).get("started")
+    assert ids(source) == list(range(0, 200))
+    assert graphql.variables()[-1] == {"first": 100}
+    assert len(graphql.requests) == 4
+
+
+def test_paging_back_from_the_middle_shows_the_before_cursor(client: Client, graphql: GraphQLServer) -> None:
+    source = books(client, graphql, initialCursor=cursor(299))
+    source.fetch_data(wait=True)
+    assert source.describe()["previousPage"] == {"before": cursor(300)}
+
+
+def test_a_filtered_view_over_a_graphql_list(client: Client, graphql: GraphQLServer) -> None:
+    source = books(client, graphql)
+    source.fetch_data(wait=True)
+    view = client.create_source("found", kind="filtered", source="books", match={"query": "book 4", "keyPaths": ["title"]})
+    titles = [row["title"] for row in view.objects()]
+    assert titles and all("4" in title for title in titles)
