@@ -21,7 +21,8 @@ extension SchemaComponents {
             required: ["cursor"]),
         .object(
             [
-                "before": .string.described("the page before this cursor, asked for by the names of paging back (a GraphQL source's last and before)")
+                "before": .string.described(
+                    "the page before this cursor, asked for by the names of paging back (a GraphQL source's last and before)")
             ],
             required: ["before"]),
         .object(
