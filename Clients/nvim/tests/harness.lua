@@ -242,15 +242,16 @@ end
 
 --- Starts a server that prints `{"baseURL": ...}` once listening and serves until its stdin
 --- closes (`datasourced fixtures FILE`, tests/../../tests/graphql-server.py). Returns its
---- base URL and a function that stops it, or nil.
+--- base URL, a function that stops it and the whole announcement (other servers' URLs
+--- next to baseURL), or nil.
 local function start_announcing(command)
-  local url
+  local url, announcement
   local job = vim.fn.jobstart(command, {
     on_stdout = function(_, data)
       for _, line in ipairs(data) do
         local ok, announced = pcall(vim.fn.json_decode, line)
         if ok and type(announced) == 'table' and announced.baseURL then
-          url = announced.baseURL
+          url, announcement = announced.baseURL, announced
         end
       end
     end,
@@ -263,7 +264,7 @@ local function start_announcing(command)
   return url, function()
     vim.fn.chanclose(job, 'stdin')
     vim.fn.jobwait({ job }, H.TIMEOUT)
-  end
+  end, announcement
 end
 
 --- Starts the fixture API (`datasourced fixtures FILE` prints its base URL once listening
@@ -274,10 +275,13 @@ function H.start_fixtures(daemon, file)
   return stop
 end
 
---- Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py,
---- Strawberry). Returns its base URL and a function that stops it, or nil.
+--- Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Strawberry) and the
+--- Elasticsearch-shaped search of Tests/Frameworks/postapis.py (Clients/tests/graphql-server.py
+--- serves both). Returns the GraphQL API's base URL, a function that stops both and the
+--- search's base URL, or nil.
 function H.start_graphql(repo)
-  return start_announcing({ 'python3', repo .. '/Clients/tests/graphql-server.py' })
+  local url, stop, announced = start_announcing({ 'python3', repo .. '/Clients/tests/graphql-server.py' })
+  return url, stop, announced and announced.searchURL
 end
 
 return H

@@ -10,7 +10,8 @@
 --   test_filter.lua     issue 30: `/` filters as you type, :Datasourced search
 --   test_paging.lua     issue 31: paging backwards, load states, retry, counted placeholders
 --   test_credentials.lua  a credential sent only once allowed: the question, allowCredential
---   test_graphql.lua    a GraphQL list (Clients/specs/graphql-books.json) and its search
+--   test_graphql.lua    a GraphQL list (Clients/specs/graphql-books.json) and its search, and
+--                       a list paged by POST bodies (Clients/specs/search-books.json)
 
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 local H = dofile(here .. '/harness.lua')
