@@ -149,10 +149,13 @@ export def StopFixtures()
   endif
 enddef
 
-# Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py,
-# Strawberry), which prints its base URL as `datasourced fixtures` does and serves until
-# its stdin closes. Returns the base URL, '' if it did not start.
+# Starts the GraphQL API of Tests/Frameworks/graphqlapi.py (Strawberry) and the
+# Elasticsearch-shaped search of Tests/Frameworks/postapis.py: Clients/tests/graphql-server.py
+# serves both, prints their base URLs as `datasourced fixtures` does and serves until its
+# stdin closes. Returns the GraphQL API's base URL, '' if it did not start; SearchURL()
+# gives the search's.
 var graphql_job: any = v:null
+var search_url = ''
 export def StartGraphQL(repo: string): string
   var url = ''
   graphql_job = job_start(['python3', repo .. '/Clients/tests/graphql-server.py'], {out_mode: 'nl', err_io: 'null',
@@ -161,12 +164,18 @@ export def StartGraphQL(repo: string): string
         var announced = json_decode(line)
         if type(announced) == v:t_dict && has_key(announced, 'baseURL')
           url = announced.baseURL
+          search_url = get(announced, 'searchURL', '')
         endif
       catch
       endtry
     }})
   WaitUntil(() => url != '')
   return url
+enddef
+
+# The base URL of the search StartGraphQL() started ('' before, or if it did not say).
+export def SearchURL(): string
+  return search_url
 enddef
 
 export def StopGraphQL()

@@ -8,7 +8,8 @@ vim9script
 #   test_filter.vim     `/` filters as you type, :Datasourced search
 #   test_paging.vim     counted placeholders (a million rows) and jumps
 #   test_credentials.vim  a credential sent only once allowed: the question, allowCredential
-#   test_graphql.vim    a GraphQL list (Clients/specs/graphql-books.json) and its search
+#   test_graphql.vim    a GraphQL list (Clients/specs/graphql-books.json) and its search, and
+#                       a list paged by POST bodies (Clients/specs/search-books.json)
 import './harness.vim' as H
 import './test_list.vim' as TL
 import './test_interface.vim' as TI
