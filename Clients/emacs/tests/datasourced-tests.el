@@ -53,11 +53,13 @@
   dst-base-url)
 
 (defvar dst-graphql-url nil "The GraphQL API's base URL, once it is started.")
+(defvar dst-search-url nil "The Elasticsearch-shaped search's base URL, once it is started.")
 
 (defun dst-graphql ()
-  "Starts the GraphQL API (once); returns its base URL.
-It is Tests/Frameworks/graphqlapi.py, served by Clients/tests/graphql-server.py,
-which prints its base URL as `datasourced fixtures' does."
+  "Starts the GraphQL API and the search (once); returns the GraphQL API's base URL.
+They are Tests/Frameworks/graphqlapi.py and the Elasticsearch-shaped search of
+Tests/Frameworks/postapis.py, both served by Clients/tests/graphql-server.py,
+which prints their base URLs (baseURL, searchURL) as `datasourced fixtures' does."
   (unless dst-graphql-url
     (let ((output (get-buffer-create " *dst graphql*")))
       (make-process :name "dst graphql" :buffer output :noquery t :connection-type 'pipe
@@ -66,9 +68,20 @@ which prints its base URL as `datasourced fixtures' does."
                   (with-current-buffer output
                     (goto-char (point-min))
                     (when (re-search-forward "\"baseURL\": *\"\\([^\"]+\\)\"" nil t)
-                      (setq dst-graphql-url (match-string 1)))))
+                      (setq dst-graphql-url (match-string 1))
+                      ;; The same line: both servers listen once it is printed.
+                      (goto-char (point-min))
+                      (when (re-search-forward "\"searchURL\": *\"\\([^\"]+\\)\"" nil t)
+                        (setq dst-search-url (match-string 1)))
+                      dst-graphql-url)))
                 "the GraphQL API's base URL (Tests/Frameworks/requirements.txt installs Strawberry)")))
   dst-graphql-url)
+
+(defun dst-search ()
+  "Starts the GraphQL API and the search (once); returns the search's base URL."
+  (dst-graphql)
+  (should dst-search-url)
+  dst-search-url)
 
 (defun dst-daemon-processes ()
   "The live daemon processes this Emacs started for lists."
@@ -725,6 +738,44 @@ GraphQL query (updateSource's graphql.variables), as typed."
         (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
                                             'describeSource (list :source "graphqlBooks"))))
           (should (null (plist-get (plist-get description :graphql) :variables))))))))
+
+;;;; Lists asked for with a POST body
+
+(defun dst-search-docs ()
+  "The search's documents in the spec's sort, as (ID . YEAR).
+Years ascend, then ids: year = 1950 + id % 50, as Tests/Frameworks/postapis.py has it."
+  (sort (mapcar (lambda (n) (cons n (+ 1950 (% n 50)))) (number-sequence 0 999))
+        (lambda (a b) (or (< (cdr a) (cdr b)) (and (= (cdr a) (cdr b)) (< (car a) (car b)))))))
+
+(defun dst-search-words (docs)
+  "DOCS as `dst-words' shows their rows."
+  (mapcar (lambda (doc) (list (number-to-string (car doc)) "Book" (number-to-string (car doc))
+                              (number-to-string (cdr doc))))
+          docs))
+
+(ert-deftest datasourced-post-body-spec-pages-after-the-last-rows-sort-values ()
+  "Clients/specs/search-books.json, asked for with POST and a JSON body, shows
+the first page of hits; M-> loads the next page, which the server starts after
+the last row's sort values (search_after)."
+  (dst-with-lists
+    (let ((datasourced-variables (list (cons "baseURL" (dst-search))))
+          (docs (dst-search-docs)))
+      (with-current-buffer (datasourced-open (expand-file-name "Clients/specs/search-books.json" dst-repo))
+        (should (equal (buffer-name) "*datasourced: Search books*"))
+        (dst-status "loaded 4")
+        (should (equal (dst-words) (append (dst-search-words (seq-take docs 4)) '(("⋯" "loading…")))))
+        (let* ((connection (datasourced--daemon-connection datasourced--daemon))
+               (last (jsonrpc-request connection 'objectAtIndexPath (list :source "searchBooks" :indexPath [0 3])))
+               (next-page (plist-get (jsonrpc-request connection 'describeSource (list :source "searchBooks"))
+                                     :nextPage)))
+          ;; The mapping keeps sort, from which the cursor is taken.
+          (should (equal (plist-get last :sort) (vector (cdr (nth 3 docs)) (car (nth 3 docs)))))
+          (should (equal (json-parse-string (plist-get next-page :cursor)) (plist-get last :sort))))
+        (goto-char (point-min))
+        (dst-keys "M->")
+        (dst-status "loaded 8")
+        ;; The server answers search_after with the documents that sort after it.
+        (should (equal (dst-words) (append (dst-search-words (seq-take docs 8)) '(("⋯" "loading…")))))))))
 
 ;;;; Credentials: asked before one is sent
 
