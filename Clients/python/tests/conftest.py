@@ -1,6 +1,7 @@
 """Fixtures: the real daemon ($DATASOURCED, else the repository's debug build) and the
-fixture HTTP API it serves from Clients/fixtures.json (the demo's file too), and the GraphQL
-API of Tests/Frameworks/graphqlapi.py (Clients/tests/graphql-server.py serves it).
+fixture HTTP API it serves from Clients/fixtures.json (the demo's file too), the GraphQL
+API of Tests/Frameworks/graphqlapi.py and the Elasticsearch-shaped search of
+Tests/Frameworks/postapis.py (Clients/tests/graphql-server.py serves both).
 
 No daemon of the tests touches the user's persisted cache: $XDG_CACHE_HOME (where a daemon
 puts its cache file unless told) is a temporary folder for the whole session, and the tests
@@ -78,9 +79,11 @@ def api(daemon: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def graphql_api() -> Iterator[str]:
-    """The base URL of Tests/Frameworks/graphqlapi.py's GraphQL API (1,000 books, a Relay
-    connection), served on loopback by Clients/tests/graphql-server.py until its stdin closes."""
+def graphql_server() -> Iterator[dict[str, str]]:
+    """What Clients/tests/graphql-server.py announces once its servers listen on loopback:
+    `baseURL`, Tests/Frameworks/graphqlapi.py's GraphQL API (1,000 books, a Relay
+    connection), and `searchURL`, Tests/Frameworks/postapis.py's Elasticsearch-shaped search
+    (1,000 documents). Both serve until its stdin closes."""
     server = subprocess.Popen([sys.executable, str(REPO / "Clients" / "tests" / "graphql-server.py")],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert server.stdin is not None and server.stdout is not None
@@ -89,10 +92,22 @@ def graphql_api() -> Iterator[str]:
         server.wait()
         pytest.fail("Clients/tests/graphql-server.py did not start: "
                     "python3 -m pip install -r Tests/Frameworks/requirements.txt installs Strawberry")
-    yield json.loads(line)["baseURL"]
+    yield json.loads(line)
     server.stdin.close()
     server.wait(timeout=5)
     server.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def graphql_api(graphql_server: dict[str, str]) -> str:
+    """The base URL of the GraphQL API."""
+    return graphql_server["baseURL"]
+
+
+@pytest.fixture(scope="session")
+def search_api(graphql_server: dict[str, str]) -> str:
+    """The base URL of the Elasticsearch-shaped search (`POST /books/_search`)."""
+    return graphql_server["searchURL"]
 
 
 @pytest.fixture

@@ -190,6 +190,35 @@ def test_a_graphql_spec_lists_the_connections_rows_and_pages_on(daemon: str, gra
     assert lines[3].split()[3] == "fantasy" and lines[7].split()[3] == "science"
 
 
+def test_a_spec_asked_for_with_a_post_body_pages_after_the_last_rows_sort_values(daemon: str, search_api: str):
+    spec = REPO / "Clients" / "specs" / "search-books.json"
+    # The search's documents in the spec's sort, years ascending then ids: year = 1950 + id % 50.
+    docs = sorted(({"id": n, "year": 1950 + n % 50} for n in range(1000)), key=lambda doc: (doc["year"], doc["id"]))
+    status, out, err = run_cli(daemon, str(spec), "--set", f"baseURL={search_api}", "--pages", "1")
+    assert status == 0, err
+    assert "searchBooks: loaded: 4 objects + ⋯ loading… (page 1 of ?, ? objects in all)" in err
+    lines = out.splitlines()
+    assert lines[0] == "searchBooks (paginated): 4 objects + ⋯ loading… in 1 section"
+    assert lines[1].split() == ["id", "Title", "Year"]
+    # The rows are the hits' _source, mapped to the spec's columns.
+    assert [line.split() for line in lines[3:7]] == [
+        [str(doc["id"]), "Book", str(doc["id"]), str(doc["year"])] for doc in docs[:4]]
+    assert lines[7].strip() == "⋯ loading…"
+
+    status, out, err = run_cli(daemon, str(spec), "--set", f"baseURL={search_api}", "--pages", "2", "--format", "jsonl")
+    assert status == 0, err
+    assert err.index("searchBooks: loaded: 4 objects") < err.index("searchBooks: fetchNextPage")
+    assert "searchBooks: loaded: 8 objects + ⋯ loading… (page 2 of ?, ? objects in all)" in err
+    rows = [json.loads(line)["object"] for line in out.splitlines()]
+    assert [(row["id"], row["title"], row["year"]) for row in rows] == [
+        (doc["id"], f"Book {doc['id']}", doc["year"]) for doc in docs[:8]]
+    # The next page is what the server answers to search_after: the last row's sort values
+    # (kept by the mapping), the documents after them in its order.
+    assert rows[3]["sort"] == [docs[3]["year"], docs[3]["id"]]
+    after = [doc for doc in docs if (doc["year"], doc["id"]) > tuple(rows[3]["sort"])]
+    assert [row["id"] for row in rows[4:]] == [doc["id"] for doc in after[:4]]
+
+
 def test_set_supplies_variables(daemon: str, api: str):
     status, out, _ = run_cli(daemon, str(EXAMPLE), "--set", f"baseURL={api}", "--quiet", "--show", "byGenre")
     assert status == 0
