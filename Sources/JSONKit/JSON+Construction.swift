@@ -137,3 +137,15 @@ extension JSON {
         json_object_seed(0)
     }
 }
+
+extension JSON {
+    /// This value with the value of every object member whose name `matches` replaced by
+    /// `replacement`, at any depth (a body shown or recorded with its secrets hidden).
+    package func replacingMembers(named matches: (String) -> Bool, with replacement: JSON) -> JSON {
+        if let elements = arrayValue { return .array(elements.map { $0.replacingMembers(named: matches, with: replacement) }) }
+        guard let members = objectMembers else { return self }
+        return .object(
+            members.map { name, member in (name, matches(name) ? replacement : member.replacingMembers(named: matches, with: replacement)) }
+        )
+    }
+}

@@ -69,11 +69,7 @@ struct Rendering {
     /// `value` with the values of members named like secrets (`Secrets.isSecret(name:)`:
     /// the daemon's rule, `api_key` too, and `--redact` names) as the placeholder, at any depth.
     func redactingSecretMembers(_ value: JSON) -> JSON {
-        if let elements = value.arrayValue { return .array(elements.map(redactingSecretMembers)) }
-        guard let members = value.objectMembers else { return value }
-        return .object(
-            members.map { name, member in (name, secrets.isSecret(name: name) ? JSON(Secrets.placeholder) : redactingSecretMembers(member))
-            })
+        value.replacingMembers(named: { secrets.isSecret(name: $0) }, with: JSON(Secrets.placeholder))
     }
 
     /// The values of members named like secrets in a request body, at any depth: learned, so

@@ -135,9 +135,9 @@ package final class FixtureServer: Sendable {
     static func requestWords(_ request: ReceivedRequest) -> String {
         guard request.method != "GET" || !request.body.isEmpty else { return request.target }
         guard !request.body.isEmpty else { return "\(request.method) \(request.target) with no body" }
-        let text = String(decoding: request.body, as: UTF8.self)
-        let shown =
-            text.count > quotedBodyCharacters ? String(text.prefix(quotedBodyCharacters)) + "... (\(request.body.count) bytes)" : text
+        // Decoded only as far as it is quoted: a body may be up to maximumRequestBodyBytes.
+        let quoted = String(String(decoding: request.body.prefix(quotedBodyCharacters * 4), as: UTF8.self).prefix(quotedBodyCharacters))
+        let shown = quoted.utf8.count < request.body.count ? quoted + "... (\(request.body.count) bytes)" : quoted
         return "\(request.method) \(request.target) with body \(shown)"
     }
 

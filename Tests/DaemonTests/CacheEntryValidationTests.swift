@@ -361,6 +361,25 @@ import Testing
                 == nil)
     }
 
+    /// A run the cache keeps starts at the first page and goes forward: `{"before": …}`, the
+    /// request of paging back, is read as a request but refused as a first page or a next.
+    @Test func aRequestForThePageBeforeIsNeitherAFirstPageNorANext() throws {
+        let cursor: JSON = ["strategy": "cursor", "cursorPath": "next", "prevCursorPath": "previous"]
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .before("abc"))], pagination: cursor)?
+                .contains("pages[0].next is a request for the page before a cursor, which no page names as its next") == true)
+        #expect(
+            try Self.refusal([Self.page(.before("abc"), [1, 2], next: nil)], pagination: cursor)?
+                .contains("pages[0].request must be {\"first\": true}") == true)
+        #expect(
+            try Self.refusal([Self.page(.first, [1, 2], next: .before(""))], pagination: cursor)?
+                .contains("pages[0].next must be an object with one of") == true, "an empty cursor is no request")
+        #expect(
+            try Self.refusal(
+                [Self.page(.first, [1, 2], next: .cursor("abc")), Self.page(.cursor("abc"), [3, 4], next: nil)], pagination: cursor)
+                == nil, "the same run going forward is taken up")
+    }
+
     @Test func mappedRowsHaveOnlyTheMappingsFields() throws {
         let mapping: (String, JSON) = ("mapping", ["id": ["type": "integer"], "title": "name"])
         var page = Self.page(.first, [1, 2], next: nil)

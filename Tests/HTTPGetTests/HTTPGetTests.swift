@@ -168,6 +168,59 @@ import Testing
         #expect(sameEcho["x-workspace"] == "read-from-a-file" && sameEcho["x-api-key"] == "from-env")
     }
 
+    /// One POST of `body` as JSON, waited for.
+    func post(_ url: String, body: JSON, headers: [(name: String, value: String)] = []) async -> Result<RemoteResponse, FetchError> {
+        var request = RemoteRequest(url: url, headers: headers, timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        request.method = .post
+        request.body = body.encoded()
+        return await withCheckedContinuation { continuation in
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// A POST's body is its question and may hold what is meant for its server alone: only a
+    /// 307 or 308 within the origin is followed, with the same body; any other redirect fails
+    /// naming it, and the other origin hears nothing.
+    @Test func aPostFollowsOnlyA307Or308WithinItsOriginKeepingItsBody() async throws {
+        let other = try FixtureServer(fixtures: [["path": "/_any", "body": []]])
+        defer { other.stop() }
+        let query: JSON = ["query": "{ books { id } }", "token": "in-the-body"]
+        let server = try FixtureServer(fixtures: [
+            ["path": "/temporary", "method": "POST", "status": 307, "headers": ["Location": "/search"]],
+            ["path": "/permanent", "method": "POST", "status": 308, "headers": ["Location": "/search"]],
+            ["path": "/found", "method": "POST", "status": 302, "headers": ["Location": "/search"]],
+            ["path": "/seeOther", "method": "POST", "status": 303, "headers": ["Location": "/search"]],
+            ["path": "/away", "method": "POST", "status": 307, "headers": ["Location": JSON(other.baseURL + "/search")]],
+            ["path": "/search", "method": "POST", "requestBody": query, "body": ["found": true]],
+        ])
+        defer { server.stop() }
+        let headers = [(name: "Authorization", value: "Bearer secret")]
+
+        for path in ["/temporary", "/permanent"] {
+            guard case .success(let response) = await post(server.baseURL + path, body: query, headers: headers) else {
+                Issue.record("\(path): a redirect within the origin was not followed")
+                continue
+            }
+            #expect(try JSON.parse(response.body) == ["found": true], "the route that matches the body answered")
+            #expect(response.finalURL == server.baseURL + "/search")
+        }
+        let followed = server.takeReceivedRequests()
+        #expect(followed.map(\.method) == ["POST", "POST", "POST", "POST"])
+        #expect(followed.filter { $0.target == "/search" }.allSatisfy { (try? JSON.parse($0.body)) == query })
+
+        for (path, status) in [("/found", 302), ("/seeOther", 303), ("/away", 307)] {
+            guard case .failure(let error) = await post(server.baseURL + path, body: query, headers: headers) else {
+                Issue.record("\(path): the redirect was followed")
+                continue
+            }
+            #expect(error.kind == .transport)
+            #expect(error.message.hasPrefix("a POST redirected (\(status)) to "), "\(error.message)")
+            #expect(error.message.hasSuffix("is not followed: only a 307 or 308 to the same origin keeps its body"))
+        }
+        #expect(server.takeReceivedRequests().map(\.target) == ["/found", "/seeOther", "/away"], "nothing asked again as a GET")
+        #expect(other.takeReceivedRequests().isEmpty, "the other origin got neither the body nor the token")
+    }
+
     @Test func redirectLoopsAndOversizedBodiesFailWithTheirKind() async throws {
         let server = try FixtureServer(fixtures: [
             ["path": "/loop", "status": 302, "headers": ["Location": "/loop"]],

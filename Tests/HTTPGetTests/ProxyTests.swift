@@ -4,8 +4,10 @@ import Glibc
 import AsyncHTTPClient
 import DataSources
 @testable import HTTPGet
+import JSONKit
 import NIOHTTP1
 import NIOPosix
+import Replay
 import Testing
 
 /// GETs through a CONNECT proxy on loopback: chosen from the environment or the request,
@@ -46,6 +48,37 @@ import Testing
         defer { secure.shutdown() }
         _ = await Self.get(secure, "https://127.0.0.1:\(server.port)/items")
         #expect(proxy.connects == ["127.0.0.1:\(server.port)", "127.0.0.1:\(server.port)"])
+    }
+
+    /// A POST's body and method arrive through the proxy as sent, and the proxy's credentials
+    /// stay with the proxy.
+    @Test func aPostGoesThroughTheProxyWithItsBody() async throws {
+        let proxy = try ConnectProxy(.init(requiredAuthorization: "Basic " + Array("user:pass".utf8).base64))
+        let query: JSON = ["query": "{ books(first: 2) { edges { node { id } } } }", "variables": ["after": "YXJyYXk6MQ=="]]
+        let server = try FixtureServer(fixtures: [["path": "/graphql", "method": "POST", "requestBody": query, "body": ["data": 1]]])
+        defer {
+            proxy.stop()
+            server.stop()
+        }
+        let client = HTTPGetClient(environment: ["HTTP_PROXY": "http://user:pass@127.0.0.1:\(proxy.port)"])
+        defer { client.shutdown() }
+        var request = RemoteRequest(url: server.baseURL + "/graphql", headers: [], timeoutSeconds: 20, maximumBodySize: 1 << 20)
+        request.method = .post
+        request.body = query.encoded()
+        let result = await withCheckedContinuation { continuation in
+            _ = client.fetch(request) { continuation.resume(returning: $0) }
+        }
+        guard case .success(let response) = result else {
+            Issue.record("failed: \(result)")
+            return
+        }
+        #expect(try JSON.parse(response.body) == ["data": 1], "the route that matches the body answered")
+        #expect(proxy.connects == ["127.0.0.1:\(server.port)"])
+        let received = server.takeReceivedRequests()
+        #expect(received.map(\.method) == ["POST"])
+        #expect(received.first.map { try? JSON.parse($0.body) } == query)
+        #expect(received.first?.headers.contains { $0.name == "content-type" && $0.value == "application/json" } == true)
+        #expect(received.first?.headers.contains { $0.name == "proxy-authorization" } == false)
     }
 
     @Test func noProxyAndTheRequestsOwnChoiceOverrideTheEnvironment() async throws {

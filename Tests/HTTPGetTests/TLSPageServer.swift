@@ -5,8 +5,8 @@ import NIOPosix
 import NIOSSL
 import Basics
 
-/// An HTTPS server on 127.0.0.1 that answers every GET with `[{"page":N}]` (N from `?page=N`),
-/// optionally offering HTTP/2 through ALPN and requiring a client certificate, and keeps
+/// An HTTPS server on 127.0.0.1 that answers every GET with `[{"page":N}]` (N from `?page=N`)
+/// and every POST with `{"method":"POST","body":BODY}` (the JSON body it received), optionally offering HTTP/2 through ALPN and requiring a client certificate, and keeps
 /// the HTTP version of each request it answered.
 final class TLSPageServer: Sendable {
     private final class Log: Sendable {
@@ -66,18 +66,24 @@ final class TLSPageServer: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
         private let log: Log
         private var head: HTTPRequestHead?
+        private var received: [UInt8] = []
 
         init(log: Log) { self.log = log }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
-            case .head(let head): self.head = head
-            case .body: break
+            case .head(let head):
+                self.head = head
+                received = []
+            case .body(let part): received += part.readableBytesView
             case .end:
                 guard let head else { return }
                 log.versions.withLock { $0.append(head.version) }
                 let page = head.uri.split(separator: "=").last.map(String.init) ?? ""
-                let body = context.channel.allocator.buffer(string: "[{\"page\":\(page)}]")
+                let text =
+                    head.method == .POST
+                    ? "{\"method\":\"POST\",\"body\":\(String(decoding: received, as: UTF8.self))}" : "[{\"page\":\(page)}]"
+                let body = context.channel.allocator.buffer(string: text)
                 var response = HTTPResponseHead(version: head.version, status: .ok)
                 response.headers.add(name: "Content-Type", value: "application/json")
                 response.headers.add(name: "Content-Length", value: "\(body.readableBytes)")

@@ -201,6 +201,29 @@ import Testing
         #expect(server.connections == 1)
     }
 
+    /// A POST (a GraphQL query) goes over TLS with its body, on HTTP/1.1 and as HTTP/2
+    /// streams alike.
+    @Test func aPostTravelsOverTLSWithItsBody() async throws {
+        for offerHTTP2 in [false, true] {
+            let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey, offerHTTP2: offerHTTP2)
+            defer { server.stop() }
+            let client = HTTPGetClient(environment: [:])
+            defer { client.shutdown() }
+            for cursor in ["YXJyYXk6MA==", "YXJyYXk6MTk="] {
+                let body = #"{"query":"{ books { id } }","variables":{"after":"\#(cursor)","first":20}}"#
+                var request = RemoteRequest(url: server.baseURL + "/graphql", headers: [], timeoutSeconds: 20, maximumBodySize: 1 << 20)
+                request.tls = TLSFiles(caFile: pki.caFile)
+                request.method = .post
+                request.body = Array(body.utf8)
+                let result = await withCheckedContinuation { continuation in
+                    _ = client.fetch(request) { continuation.resume(returning: $0) }
+                }
+                #expect(self.body(result) == #"{"method":"POST","body":\#(body)}"#, "HTTP/2 offered: \(offerHTTP2)")
+            }
+            #expect(server.versions == Array(repeating: HTTPVersion(major: offerHTTP2 ? 2 : 1, minor: offerHTTP2 ? 0 : 1), count: 2))
+        }
+    }
+
     @Test func aPlainHTTPServerAtAnHTTPSURLIsNamedAsSuch() async throws {
         let server = try FixtureServer(fixtures: [["path": "/x", "body": ["ok": true]]])
         defer { server.stop() }

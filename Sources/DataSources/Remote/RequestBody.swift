@@ -91,8 +91,6 @@ extension RemoteConfiguration {
     /// `password`: `isSecretQueryParameter`) replaced by `"<redacted>"`, at any depth: for
     /// showing a body (`describeSource`), never for sending it.
     package static func redactingSecretMembers(_ value: JSON) -> JSON {
-        if let elements = value.arrayValue { return .array(elements.map(redactingSecretMembers)) }
-        guard let members = value.objectMembers else { return value }
-        return .object(members.map { name, member in (name, isSecretQueryParameter(name) ? "<redacted>" : redactingSecretMembers(member)) })
+        value.replacingMembers(named: isSecretQueryParameter, with: "<redacted>")
     }
 }

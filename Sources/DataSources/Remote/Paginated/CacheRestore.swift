@@ -136,8 +136,11 @@ struct CacheRestore {
                 return "follows offset \(page.request.offsetAsked) and \(page.received) objects, past the last offset there can be"
             }
             return offset == expected ? nil : "must be {\"offset\": \(expected)}, got {\"offset\": \(offset)}"
-        case (.cursor, .cursor), (.cursor, .before):
+        case (.cursor, .cursor):
             return nil
+        case (.cursor, .before):
+            // Paging back asks for the page before the first held; a page's next is always forward.
+            return "is a request for the page before a cursor, which no page names as its next"
         case (.nextURL, .url(let url)), (.linkHeader, .url(let url)):
             return RequestPlan(paginator: paginator).refusal(ofNextURL: url, ownOrigin: ownOrigin, errorURL: nil).map {
                 "is refused as a server's would be: \($0.message)"
