@@ -47,13 +47,24 @@ extension Daemon: DataSourceObserver {
         case .didChangeLoadState(let states):
             guard sendsLoadStates else { return }
             wireEvent = .didChangeLoadState(states)
+        case .didSettleMutation(let settlement): wireEvent = .didSettleMutation(settlement)
         }
         send(SourceNotification(source: source.name, event: wireEvent, changeRanges: sendsChangeRanges).notification)
         switch event {
         case .willLoadData: armWaiters(of: source)
         case .finishedLoading: answerWaiters(of: source, .finished)
         case .failedWithError(let failure): answerWaiters(of: source, .failed(failure))
+        case .didSettleMutation(let settlement): revalidate(settlement.invalidates)
         case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
+        }
+    }
+
+    /// A committed action's `invalidates`: each remote source named loads again (revalidating
+    /// its rows), unless it is loading already. Names of sources that do not exist are passed by.
+    private func revalidate(_ names: [String]) {
+        for name in names {
+            guard let source = try? registry.source(named: name), source is RemoteCollection, !source.isFetching else { continue }
+            source.fetchData()
         }
     }
 

@@ -94,6 +94,17 @@ package final class HTTPGetClient: HTTPFetching {
     }
 
     /// Scheme, host and port: where credentials may go.
+    /// AsyncHTTPClient's name for the method.
+    static func method(_ method: DataSources.HTTPMethod) -> NIOHTTP1.HTTPMethod {
+        switch method {
+        case .get: .GET
+        case .post: .POST
+        case .put: .PUT
+        case .patch: .PATCH
+        case .delete: .DELETE
+        }
+    }
+
     static func origin(of text: String) -> String {
         guard let url = URL(string: text) else { return text }
         let scheme = url.scheme?.lowercased() ?? ""
@@ -111,7 +122,7 @@ package final class HTTPGetClient: HTTPFetching {
     }
 }
 
-/// One request (a GET, or a POST with its body) and the redirects it follows, against one deadline for the whole of it (bodies
+/// One request (a GET, a POST with its body, or an action's PUT, PATCH or DELETE) and the redirects it follows, against one deadline for the whole of it (bodies
 /// included), reporting once.
 private final class Exchange: Sendable {
     private struct State {
@@ -190,7 +201,7 @@ private final class Exchange: Sendable {
                 body = .bytes(bytes)
             }
             outgoing = try HTTPClient.Request(
-                url: url, method: request.method == .post ? .POST : .GET, headers: fields, body: body, tlsConfiguration: tls)
+                url: url, method: HTTPGetClient.method(request.method), headers: fields, body: body, tlsConfiguration: tls)
         } catch {
             return finish(.failure(HTTPGetClient.classify(error, url: url, request: request)))
         }
@@ -242,10 +253,11 @@ private final class Exchange: Sendable {
                 .failure(
                     FetchError(kind: .transport, message: "a redirect to an unusable URL: \(URLRedaction.withoutCredentials(location))")))
         }
-        // A POST's body is its query: only 307 and 308 keep it, and only on the same origin
+        // A POST's body is its query, and any other method but GET changes something: only 307
+        // and 308 keep the method and the body, and only on the same origin
         // (it may hold what is meant for this server alone). Asked again as a GET, it would
         // answer another question.
-        if request.method == .post,
+        if request.method != .get,
             ![307, 308].contains(response.status) || HTTPGetClient.origin(of: next) != HTTPGetClient.origin(of: url)
         {
             return finish(
@@ -253,7 +265,7 @@ private final class Exchange: Sendable {
                     FetchError(
                         kind: .transport,
                         message:
-                            "a POST redirected (\(response.status)) to \(URLRedaction.withoutCredentials(next)) is not followed: only a 307 or 308 to the same origin keeps its body"
+                            "a \(request.method.rawValue) redirected (\(response.status)) to \(URLRedaction.withoutCredentials(next)) is not followed: only a 307 or 308 to the same origin keeps its body"
                     )))
         }
         var headers = headers

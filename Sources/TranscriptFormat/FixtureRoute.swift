@@ -81,7 +81,7 @@ package struct FixtureRoute: Sendable {
             } ?? []
         method = try reader.optional("method") { value, field throws(FieldError) -> HTTPMethod in
             guard let name = value.stringValue, let method = HTTPMethod(rawValue: name) else {
-                throw .invalid(field, expected: "\"GET\" or \"POST\"", got: value)
+                throw .invalid(field, expected: "one of \"GET\", \"POST\", \"PUT\", \"PATCH\", \"DELETE\"", got: value)
             }
             return method
         }
@@ -99,7 +99,7 @@ package struct FixtureRoute: Sendable {
         if requestBody != nil, method == .get {
             throw FieldError(
                 field: reader.path("requestBody"), expected: "no request body with GET", got: "GET",
-                message: "\"\(field)\" has \"requestBody\" with \"method\": \"GET\": the daemon sends a body with POST only")
+                message: "\"\(field)\" has \"requestBody\" with \"method\": \"GET\": the daemon sends no body with GET")
         }
         times = try reader.optionalInteger("times", in: 1...Int.max)
         var headers =

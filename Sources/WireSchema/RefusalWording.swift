@@ -75,6 +75,48 @@ extension FieldError {
             self.init(
                 field: "objects[\(position)]", expected: "an object with the identity of an object in the source", got: identity,
                 message: "no object with the identity of objects[\(position)] (\(identity))", context: [("identity", identity)])
+        case .noActions(let source, let kind):
+            self.init(
+                field: "source", expected: "a remote or paginated source", got: JSON(source),
+                message: "\"\(source)\" is a \(kind) source: actions are a remote or paginated source's")
+        case .noSuchAction(let name, let declared):
+            let names = declared.map { "\"\($0)\"" }.joined(separator: ", ")
+            self.init(
+                field: "action", expected: declared.isEmpty ? "an action the source declares (it declares none)" : "one of \(names)",
+                got: JSON(name),
+                message: "\"action\": the source declares no action \"\(name)\"\(declared.isEmpty ? " (it declares none)" : "")",
+                context: [("actions", .array(declared.map { JSON($0) }))])
+        case .identityNeeded(let action, let optimistic):
+            self.init(
+                field: "identity", expected: "the identity of the row to change", got: "nothing",
+                message: "\"identity\" is required: \"\(action)\" is an \(optimistic) of a row")
+        case .noRowWithIdentity(let identity):
+            self.init(
+                field: "identity", expected: "the identity of a row of the source", got: identity,
+                message: "\"identity\": no row of the source has the identity \(identity.text().prefix(200))")
+        case .valueNotDeclared(let name, let declared):
+            self.init(
+                field: "values.\(name)",
+                expected: declared.isEmpty ? "no values (the action declares none)" : "one of \(declared.joined(separator: ", "))",
+                got: JSON(name), message: "\"values.\(name)\": the action declares no such value")
+        case .valueRefused(let name, let type, let got):
+            self.init(
+                field: "values.\(name)", expected: "a value of type \(type)", got: got.map { JSON($0.kind.rawValue) } ?? "nothing",
+                message: got == nil
+                    ? "\"values.\(name)\" is required: a value of type \(type)" : "\"values.\(name)\" must be of type \(type)")
+        case .tooManyPendingMutations(let limit):
+            self.init(
+                field: "source", expected: "a source with fewer than \(limit) pending mutations", got: JSON(limit),
+                message: "the source holds \(limit) pending mutations, as many as it may: wait for some to settle")
+        case .noSuchMutation(let id, let pending):
+            self.init(
+                field: "mutation", expected: "the ID of a pending mutation of the source", got: JSON(id),
+                message: "\"mutation\": the source has no pending mutation \"\(id)\"",
+                context: [("pending", .array(pending.prefix(100).map { JSON($0) }))])
+        case .mutationInFlight(let id):
+            self.init(
+                field: "mutation", expected: "a mutation not yet sent, or queued", got: JSON(id),
+                message: "\"mutation\" \"\(id)\" is in flight: its answer settles it (didSettleMutation)")
         }
     }
 

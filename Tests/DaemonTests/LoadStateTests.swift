@@ -128,6 +128,7 @@ private final class OrderRecorder: DataSourceObserver {
         case .didChange: events.append("change")
         case .didChangeFreshness: events.append("freshness")
         case .didChangeLoadState(let states): events.append("state \(LoadStateTests.names(states))")
+        case .didSettleMutation(let settlement): events.append("settled \(settlement.status)")
         }
     }
 }

@@ -54,6 +54,7 @@ final class Recorder: DataSourceObserver {
     var fetching: [Bool] = []
     var errors: [JSON] = []
     var loadStates: [(source: String, states: LoadStates)] = []
+    var settlements: [MutationSettlement] = []
 
     func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
         if case .didChangeLoadState(let states) = event {
@@ -74,6 +75,9 @@ final class Recorder: DataSourceObserver {
         case .didChangeFreshness(let stale, _):
             events.append("\(source.name).\(stale ? "stale" : "fresh")")
         case .didChangeLoadState: break
+        case .didSettleMutation(let settlement):
+            events.append("\(source.name).\(settlement.status.rawValue) \(settlement.mutation)")
+            settlements.append(settlement)
         }
     }
 

@@ -246,6 +246,14 @@ enum WireShapes {
             WireShape(
                 "allowCredential", ["env": "GITHUB_TOKEN", "origin": "https://api.github.com"], required: ["origin"],
                 mistyped: ("origin", 5), nearMiss: ("orign", "origin"), validCallRefusal: ErrorCode.internalError),
+            // "remote" declares no actions: a valid call is decoded, then refused naming the action.
+            WireShape(
+                "performAction", ["source": "remote", "action": "rename", "identity": 1, "values": ["title": "x"]],
+                required: ["source", "action"], mistyped: ("values", "x"), nearMiss: ("identiy", "identity"),
+                validCallRefusal: ErrorCode.invalidParams),
+            WireShape(
+                "cancelMutation", ["source": "remote", "mutation": "m1"], required: ["source", "mutation"], mistyped: ("mutation", 1),
+                nearMiss: ("mutaton", "mutation"), validCallRefusal: ErrorCode.invalidParams),
         ]
     }
 }

@@ -135,11 +135,17 @@ private func route(_ members: String) -> String { #"{"fixtures": [{"path": "/ite
     }
 
     @Test func aRoutesMethodAndRequestBodyAreChecked() throws {
-        #expect(try refusal(route(#""method": "PUT""#)) == #""fixtures[0].method" must be "GET" or "POST", got "PUT""#)
-        #expect(try refusal(route(#""method": 1"#)) == #""fixtures[0].method" must be "GET" or "POST", got 1"#)
+        #expect(
+            try refusal(route(#""method": "HEAD""#))
+                == #""fixtures[0].method" must be one of "GET", "POST", "PUT", "PATCH", "DELETE", got "HEAD""#)
+        #expect(
+            try refusal(route(#""method": 1"#)) == #""fixtures[0].method" must be one of "GET", "POST", "PUT", "PATCH", "DELETE", got 1"#)
+        // An action's methods, with or without a body to match.
+        #expect(try refusal(route(#""method": "PATCH", "requestBody": {"title": "x"}"#)) == nil)
+        #expect(try refusal(route(#""method": "DELETE", "status": 204"#)) == nil)
         #expect(
             try refusal(route(#""method": "GET", "requestBody": {}"#))
-                == #""fixtures[0]" has "requestBody" with "method": "GET": the daemon sends a body with POST only"#)
+                == #""fixtures[0]" has "requestBody" with "method": "GET": the daemon sends no body with GET"#)
         #expect(try refusal(route(#""method": "POST", "requestBody": {"query": "q"}, "body": {"data": null}"#)) == nil)
         #expect(try refusal(route(#""requestBody": [1, {"a": null}]"#)) == nil)
         let large = #""requestBody": ""# + String(repeating: "x", count: TranscriptLimits.maximumRequestBodyBytes) + #"""#

@@ -216,6 +216,35 @@ def use_the_whole_api(client: Client, api: str) -> None:
                                   apiPath="/v1/broken", placeholderStorageOptions=14)
     broken.fetch_data(wait=True, raise_on_error=False)
     broken.destroy()
+    # 1.9: actions on rows (Clients/fixtures.json answers PATCH /v1/books/1, refuses /v1/books/2,
+    # and queues /v1/books/3 with a 503 and Retry-After: 3600).
+    shop = client.create_source(
+        "shop", kind="paginated", identityKey="id", keyPath="books", pageSize=4, apiPath="/v1/books",
+        remoteConfiguration={"baseURL": api},
+        actions={"edit": {"method": "PATCH", "path": "/v1/books/{id}", "body": {"title": "{$values.title}"},
+                          "values": {"title": {"type": "string", "required": True}}, "optimistic": "update"}})
+    shop.fetch_data(wait=True)
+    with client.events(timeout=10, source="shop") as stream:
+        def settle(count: int) -> list[str]:
+            statuses = []
+            for event in stream:
+                if event.method == "dataSource/didSettleMutation":
+                    statuses.append(event.params["status"])
+                    if len(statuses) == count:
+                        return statuses
+            return statuses
+
+        queued = shop.perform_action("edit", identity=3, values={"title": "Later"})["mutation"]
+        assert settle(1) == ["queued"]
+        # Behind the queued one, the next waits: both can be cancelled.
+        waiting = shop.perform_action("edit", identity=4, values={"title": "Never sent"})["mutation"]
+        client.request("objectAtIndexPath", {"source": "shop", "indexPath": [0, 2], "withPending": True})
+        client.request("objectsInSection", {"source": "shop", "section": 0, "count": 3, "withPending": True})
+        shop.cancel_mutation(waiting)
+        shop.cancel_mutation(queued)
+        shop.perform_action("edit", identity=1, values={"title": "Dune Messiah"})
+        shop.perform_action("edit", identity=2, values={"title": ""})
+        assert settle(4) == ["rolledBack", "rolledBack", "committed", "rolledBack"]
     books.destroy(cascade=True)
     if "allowCredential" in METHODS:
         # Recorded under the session's private $XDG_CONFIG_HOME (conftest.py).

@@ -3,7 +3,7 @@ import JSONKit
 import WireSchema
 import JSONRPC
 
-/// `objectAtIndexPath`: one row; with withRevision or withMatches, {object, revision?, matches?}.
+/// `objectAtIndexPath`: one row; with withRevision, withMatches or withPending, {object, revision?, matches?, pending?}.
 enum ObjectAtIndexPathRequest: AnsweredAtOnce {
     static let name = "objectAtIndexPath"
     static let section = "reading"
@@ -16,10 +16,11 @@ enum ObjectAtIndexPathRequest: AnsweredAtOnce {
         source.didRead(params.indexPath)
         // Optional.none spelt out: a bare nil here would be JSON's null literal.
         let matches: JSON? = params.withMatches ? .some(MatchEncoding.json(of: object, in: source)) : .none
-        return ObjectRead(object: object, revision: params.withRevision ? source.revision : nil, matches: matches)
+        let pending: JSON? = params.withPending ? .some(PendingEncoding.ids(of: object, in: source)) : .none
+        return ObjectRead(object: object, revision: params.withRevision ? source.revision : nil, matches: matches, pending: pending)
     }
 
-    static let summary = "one row; with withRevision or withMatches, {object, revision?, matches?}"
+    static let summary = "one row; with withRevision, withMatches or withPending, {object, revision?, matches?, pending?}"
     static let resultSchema: Schema = .anyOf([
         .ref("Row"),
         .object(
@@ -27,6 +28,7 @@ enum ObjectAtIndexPathRequest: AnsweredAtOnce {
                 "object": .ref("Row"),
                 "revision": .integer(in: 0...Int.max),
                 "matches": .ref("Matches"),
+                "pending": PendingEncoding.schema,
             ],
             required: ["object"]),
     ])
@@ -37,9 +39,11 @@ struct IndexPathParams: DeclaredParams {
     var indexPath: IndexPath
     var withRevision: Bool
     var withMatches: Bool
+    var withPending: Bool
     static let declaration = ObjectDeclaration(
         .source(), .indexPath(), .flag("withRevision", default: false, doc: "answer {object, revision}"),
         .flag("withMatches", default: false, doc: "also answer how the row matches its filtered source's query (matches)"),
+        .flag("withPending", default: false, doc: "also answer the IDs of the row's pending mutations (pending)"),
         as: IndexPathParams.init)
 }
 
@@ -50,12 +54,26 @@ struct ObjectRead: WireEncodable {
     let revision: Int?
     /// nil: not asked; `.null`: asked, no match to show.
     let matches: JSON?
+    /// With `withPending`: the row's pending mutations, oldest first.
+    var pending: JSON?
 
     var json: JSON {
-        guard revision != nil || matches != nil else { return object }
+        guard revision != nil || matches != nil || pending != nil else { return object }
         var members: [(String, JSON)] = [("object", object)]
         if let revision { members.append(("revision", JSON(revision))) }
         if let matches { members.append(("matches", matches)) }
+        if let pending { members.append(("pending", pending)) }
         return .object(members)
     }
+}
+
+/// `withPending`: the IDs of a row's pending mutations (`performAction`), oldest first; empty
+/// for a row none changes, and for the rows of sources without actions.
+enum PendingEncoding {
+    static func ids(of row: JSON, in source: DataSource) -> JSON {
+        guard let remote = source as? RemoteCollection else { return [] }
+        return .array(remote.pendingMutationIDs(of: row).map { JSON($0) })
+    }
+
+    static let schema: Schema = .array(of: .string).described("the row's pending mutations, oldest first")
 }

@@ -20,7 +20,8 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
         return SectionSlice(
             section: params.section, start: params.start, objects: objects,
             numberOfObjects: source.numberOfObjects(inSection: params.section), revision: source.revision,
-            matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil)
+            matches: params.withMatches ? objects.map { MatchEncoding.json(of: $0, in: source) } : nil,
+            pending: params.withPending ? objects.map { PendingEncoding.ids(of: $0, in: source) } : nil)
     }
 
     static let summary = "a slice of a section, at a revision"
@@ -32,6 +33,7 @@ enum ObjectsInSectionRequest: AnsweredAtOnce {
             "numberOfObjects": .integer(in: 0...Int.max),
             "revision": .integer(in: 0...Int.max),
             "matches": .array(of: .ref("Matches")),
+            "pending": .array(of: PendingEncoding.schema).described("with withPending: each row's pending mutations, parallel to objects"),
         ],
         required: ["section", "start", "objects", "numberOfObjects", "revision"])
 }
@@ -42,6 +44,7 @@ struct ObjectsInSectionParams: DeclaredParams {
     var start: Int
     var count: Int?
     var withMatches: Bool
+    var withPending: Bool
     static let declaration = ObjectDeclaration(
         .source(), .required("section", .integer(in: 0...Int.max)),
         .optional("start", .integer(in: 0...Int.max), default: 0, doc: "the first row of the slice"),
@@ -49,6 +52,7 @@ struct ObjectsInSectionParams: DeclaredParams {
         .flag(
             "withMatches", default: false,
             doc: "also answer how each row matches its filtered source's query (matches, parallel to objects)"),
+        .flag("withPending", default: false, doc: "also answer each row's pending mutations (pending, parallel to objects)"),
         as: ObjectsInSectionParams.init)
 }
 
@@ -61,6 +65,8 @@ struct SectionSlice: WireEncodable {
     let revision: Int
     /// With `withMatches`: how each row matches, parallel to `objects`.
     let matches: [JSON]?
+    /// With `withPending`: each row's pending mutations, parallel to `objects`.
+    var pending: [JSON]?
 
     var json: JSON {
         var members: [(String, JSON)] = [
@@ -68,6 +74,7 @@ struct SectionSlice: WireEncodable {
             ("numberOfObjects", JSON(numberOfObjects)), ("revision", JSON(revision)),
         ]
         if let matches { members.append(("matches", .array(matches))) }
+        if let pending { members.append(("pending", .array(pending))) }
         return .object(members)
     }
 }

@@ -89,5 +89,7 @@ enum ProtocolMethods {
         UpdateSourceRequest.self,
         SetFilterRequest.self,
         AllowCredentialRequest.self,
+        PerformActionRequest.self,
+        CancelMutationRequest.self,
     ]
 }

@@ -1,3 +1,5 @@
+import DataSources
+import JSONKit
 import WireSchema
 
 // Components of Protocol/openrpc.json: loads: paging requests and refusals, load states, fetch errors and refused params.
@@ -51,10 +53,7 @@ extension SchemaComponents {
 
     static let fetchError: Schema = .object(
         [
-            "kind": .oneOfValues([
-                "http", "timeout", "transport", "decode", "keyPath", "mapping", "cancelled", "tooLarge", "loop", "crossOrigin", "tls",
-                "proxy", "outOfRange", "credentialNotAllowed", "graphql",
-            ]),
+            "kind": .oneOfValues(FetchError.Kind.allCases.map { JSON($0.rawValue) }),
             "message": .string,
             "status": .integer(in: 100...599),
             "url": .string,

@@ -66,6 +66,19 @@ extension SchemaComponents {
                 "the errors a GraphQL response sent beside its rows (kind graphql); gone after a new load from the first page"),
             "request": .ref("RequestBody"),
             "graphql": .ref("GraphQLQuery"),
+            "actions": .map(of: ActionDecoding.action.schema()).described("the actions, as declared (performAction)"),
+            "pendingMutations": .array(
+                of: .object(
+                    [
+                        "mutation": .string, "action": .string, "identity": .anything,
+                        "values": .type("object").described("as passed, members named like secrets redacted"),
+                        "status": .oneOfValues(["waiting", "inFlight", "queued"]).described(
+                            "waiting for the ones before it, on its way, or queued to be sent again"),
+                        "attempts": .integer(in: 0...Int.max).described("the requests that failed and were queued"),
+                        "lastError": .ref("FetchError"),
+                    ],
+                    required: ["mutation", "action", "values", "status", "attempts"])
+            ).described("the actions called and not yet settled, in the order made (sent in that order)"),
             "paginatorKeys": .object(
                 [
                     "pageSize": .string(minLength: 1),

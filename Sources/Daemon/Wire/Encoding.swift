@@ -137,7 +137,50 @@ extension RemoteConfiguration {
             if let body { shown.append(("body", RemoteConfiguration.redactingSecretMembers(body))) }
             members.append(("request", .object(shown)))
         }
+        if !actions.isEmpty { members.append(("actions", .object(actions.map { ($0.name, $0.json) }))) }
         return members
+    }
+}
+
+extension Action {
+    /// As declared (`createSource`'s form), every default written out.
+    var json: JSON {
+        var members: [(String, JSON)] = [("method", JSON(method.rawValue)), ("path", JSON(path.text))]
+        if let body { members.append(("body", RemoteConfiguration.redactingSecretMembers(body))) }
+        if !headers.isEmpty {
+            let shown = headers.map { ($0.name, RemoteConfiguration.isSecretHeader($0.name) ? JSON("<redacted>") : JSON($0.value.text)) }
+            members.append(("headers", .object(shown)))
+        }
+        if !values.isEmpty {
+            members.append(
+                (
+                    "values",
+                    .object(values.map { ($0.name, ["type": JSON($0.value.kind.rawValue), "required": JSON($0.value.isRequired)]) })
+                ))
+        }
+        let result: JSON =
+            switch self.result {
+            case .response: "response"
+            case .none: "none"
+            case .keyPath(let path): JSON(path.description)
+            }
+        members += [("optimistic", JSON(optimistic.rawValue)), ("result", result)]
+        if !invalidates.isEmpty { members.append(("invalidates", .array(invalidates.map { JSON($0) }))) }
+        members.append(("idempotencyKey", JSON(sendsIdempotencyKey)))
+        return .object(members)
+    }
+}
+
+extension Mutation {
+    /// `describeSource.pendingMutations`' entry.
+    var json: JSON {
+        var members: [(String, JSON)] = [("mutation", JSON(id)), ("action", JSON(action.name))]
+        if let identity { members.append(("identity", identity)) }
+        members += [
+            ("values", RemoteConfiguration.redactingSecretMembers(values)), ("status", JSON(state.rawValue)), ("attempts", JSON(attempts)),
+        ]
+        if let lastError { members.append(("lastError", lastError.json)) }
+        return .object(members)
     }
 }
 
@@ -316,6 +359,7 @@ extension SourceDescription: WireEncodable {
         if let lastError = remote.lastError { members.append(("lastError", lastError.json)) }
         if let lastWarning = remote.lastWarning { members.append(("lastWarning", lastWarning.json)) }
         if let rateLimit = remote.rateLimit { members.append(("rateLimit", rateLimit.json)) }
+        if !remote.pendingMutations.isEmpty { members.append(("pendingMutations", .array(remote.pendingMutations.map(\.json)))) }
         // Members of opt-in features appear when they are on.
         if remote.cache.settings.enabled {
             var cache: [(String, JSON)] = [("enabled", true)]

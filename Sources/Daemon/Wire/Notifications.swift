@@ -12,6 +12,7 @@ enum NotificationName: String, CaseIterable {
     case didChange = "dataSource/didChange"
     case didChangeFreshness = "dataSource/didChangeFreshness"
     case didChangeLoadState = "dataSource/didChangeLoadState"
+    case didSettleMutation = "dataSource/didSettleMutation"
 }
 
 /// A source's event as the notification that carries it.
@@ -31,6 +32,7 @@ struct SourceNotification {
         /// `cachedAt`: seconds since 1970, while stale.
         case didChangeFreshness(stale: Bool, cachedAt: Double?)
         case didChangeLoadState(LoadStates)
+        case didSettleMutation(MutationSettlement)
     }
 
     /// The rows a change brought, parallel to its `inserted` and `updated` index paths.
@@ -48,6 +50,7 @@ struct SourceNotification {
         case .didChange: .didChange
         case .didChangeFreshness: .didChangeFreshness
         case .didChangeLoadState: .didChangeLoadState
+        case .didSettleMutation: .didSettleMutation
         }
     }
 
@@ -70,6 +73,11 @@ struct SourceNotification {
             if let cachedAt { params.append(("cachedAt", JSON(Timestamp.iso8601(cachedAt)))) }
         case .didChangeLoadState(let states):
             params.append(("loadStates", states.json))
+        case .didSettleMutation(let settlement):
+            params += [
+                ("mutation", JSON(settlement.mutation)), ("action", JSON(settlement.action)), ("status", JSON(settlement.status.rawValue)),
+            ]
+            if let error = settlement.error { params.append(("error", LoadFailure.fetch(error).json)) }
         }
         // Packed, so that a change set's packed index paths stay packed until the writer.
         return Notification(method: name.rawValue, params: .packedObject(params))
@@ -88,6 +96,7 @@ extension NotificationName {
         case .didChangeFreshness: "the rows shown started or stopped being unconfirmed rows from the persisted cache"
         case .didChangeLoadState:
             "a paginated source's load state changed in at least one direction (sent to clients with the loadStates capability)"
+        case .didSettleMutation: "an action's mutation was committed, rolled back, or queued to be sent again"
         }
     }
 
@@ -149,6 +158,16 @@ extension NotificationName {
                     "loadStates": .ref("LoadStates"),
                 ],
                 required: ["source", "loadStates"])
+        case .didSettleMutation:
+            .object(
+                [
+                    "source": .ref("SourceName"),
+                    "mutation": .string.described("the ID performAction answered"),
+                    "action": .string.described("the action's name"),
+                    "status": .oneOfValues(MutationSettlement.Status.allCases.map { JSON($0.rawValue) }),
+                    "error": .ref("FetchError").described("why it was rolled back or queued; kind conflict for 409 and 412"),
+                ],
+                required: ["source", "mutation", "action", "status"])
         }
     }
 
@@ -157,6 +176,7 @@ extension NotificationName {
         switch self {
         case .didChangeFreshness: "persisted-cache"
         case .didChangeLoadState: "load-states-and-retry"
+        case .didSettleMutation: "actions"
         default: "notifications"
         }
     }

@@ -21,9 +21,10 @@ enum RemoteConfigurationDecoding {
         .optional("refreshIntervalSeconds", refreshIntervalShape, doc: "seconds between refreshes of a live list; null: none"),
         .optional("request", RequestBodyDecoding.requestShape, doc: "the method, and a POST's JSON body"),
         .optional("graphql", RequestBodyDecoding.graphqlShape, doc: "a GraphQL query whose result holds the list as a Relay connection"),
+        .optional("actions", ActionDecoding.actionsShape, doc: "what a client may do to rows (performAction), by name"),
         as: {
             remote, apiPath, query, keyPath, mapping, placeholders, limits, cache, refreshInterval, request,
-            graphql throws(FieldError) in
+            graphql, actions throws(FieldError) in
             // A full URL in apiPath replaces the base's host and port: they are checked as the base's are.
             let target = URLResolution.requestURL(baseURL: remote.baseURL, apiPath: apiPath, query: [])
             if let problem = URLResolution.authorityProblem(in: target) {
@@ -46,6 +47,10 @@ enum RemoteConfigurationDecoding {
             configuration.tls = remote.tls ?? nil
             configuration.externalHeaders = remote.headers.external
             try RequestBodyDecoding.apply(request: request, graphql: graphql, keyPath: keyPath ?? nil, to: &configuration)
+            if let actions {
+                try ActionDecoding.checkRowPaths(actions, mapping: mapping, field: "actions")
+                configuration.actions = actions
+            }
             try checkCredentialRoute(configuration)
             return configuration
         })

@@ -10,9 +10,12 @@ enum RequestBodyDecoding {
         var body: JSON?
     }
 
-    static let methodShape = Shape.nonEmptyString.documented(.oneOfValues(HTTPMethod.allCases.map { JSON($0.rawValue) })).map {
+    /// A list is read with GET or POST; the other methods are an action's.
+    static let listMethods: [HTTPMethod] = [.get, .post]
+
+    static let methodShape = Shape.nonEmptyString.documented(.oneOfValues(listMethods.map { JSON($0.rawValue) })).map {
         name, value, field throws(FieldError) -> HTTPMethod in
-        guard let method = HTTPMethod(rawValue: name) else {
+        guard let method = HTTPMethod(rawValue: name), listMethods.contains(method) else {
             throw FieldError(field: field, expected: "\"GET\" or \"POST\"", got: value)
         }
         return method

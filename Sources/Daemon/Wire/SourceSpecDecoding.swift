@@ -36,6 +36,17 @@ struct CreateSourceParams: WireParams {
         case .simple, .sectioned, .multi, .filtered:
             break
         }
+        switch decoded {
+        case .remote(let configuration), .paginated(let configuration, _):
+            if identityKey == nil, let action = configuration.actions.first(where: { $0.optimistic != .none }) {
+                throw FieldError(
+                    field: "identityKey", expected: "a key path naming each row (actions find their rows by it)", got: "nothing",
+                    message:
+                        "\"identityKey\" is required with actions that change rows (\"\(action.name)\" is an \(action.optimistic.rawValue))"
+                )
+            }
+        default: break
+        }
         spec = SourceSpec(name: name, identityKey: identityKey, kind: decoded)
         wire = reader.wholeObject
     }

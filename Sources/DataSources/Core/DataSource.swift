@@ -26,6 +26,9 @@ package enum DataSourceEvent: Sendable {
     /// now are. Comes right after the `willLoadData` of the cycle that started a load, and right
     /// before the final event of the cycle that ended one; it is not part of the cycle.
     case didChangeLoadState(LoadStates)
+    /// An action's mutation was committed, rolled back or queued (`performAction`); not part
+    /// of a load cycle.
+    case didSettleMutation(MutationSettlement)
 }
 
 package protocol DataSourceObserver: AnyObject {
@@ -187,7 +190,7 @@ package class DataSource {
             isFetching = true
             cyclesStarted &+= 1
         case .finishedLoading, .failedWithError: isFetching = false
-        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: break
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState, .didSettleMutation: break
         }
         for observation in observers {
             observation.observer?.dataSource(self, emitted: event)
@@ -211,7 +214,7 @@ package class DataSource {
         case .failedWithError(let error):
             catchUp()
             if isFetching { emit(.failedWithError(.child(source: child.name, error))) }
-        case .didChange, .didChangeFreshness, .didChangeLoadState:
+        case .didChange, .didChangeFreshness, .didChangeLoadState, .didSettleMutation:
             break
         }
     }

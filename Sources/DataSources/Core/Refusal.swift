@@ -33,4 +33,22 @@ package enum Refusal: Error, Sendable, Equatable {
     case tooLongToReadWhole(source: String, rows: Int)
     /// An update whose object at `position` has no counterpart in the source.
     case noObjectWithIdentity(position: Int, identity: JSON)
+    /// `performAction` on a source of a kind that has no actions (a local or composed one).
+    case noActions(source: String, kind: String)
+    /// An action the source does not declare; `declared` is every one it does.
+    case noSuchAction(name: String, declared: [String])
+    /// An action that changes a row, called without `identity`.
+    case identityNeeded(action: String, optimistic: String)
+    /// No row shown has this identity.
+    case noRowWithIdentity(JSON)
+    /// A value the action does not declare.
+    case valueNotDeclared(name: String, declared: [String])
+    /// A declared value missing (`got` nil) or of another type.
+    case valueRefused(name: String, type: String, got: JSON?)
+    /// As many mutations are pending on the source as it holds.
+    case tooManyPendingMutations(limit: Int)
+    /// No pending mutation of the source has this ID.
+    case noSuchMutation(id: String, pending: [String])
+    /// The mutation's request is on its way: only the server's answer settles it.
+    case mutationInFlight(id: String)
 }

@@ -70,6 +70,8 @@ package struct SourceDescription: Sendable {
         package let refresh: RefreshSchedule?
         /// What the last response's headers said of the rate limit; nil until one did.
         package var rateLimit: RateLimitStatus?
+        /// The actions called and not yet settled, in the order made.
+        package var pendingMutations: [Mutation] = []
     }
 
     package struct CacheState: Sendable {

@@ -85,7 +85,7 @@ package final class MultiDataSource: DataSource, DataSourceObserver {
             }
         case .didChange(let changes):
             if !follow(source, changes) { relayout() }
-        case .didChangeFreshness, .didChangeLoadState:
+        case .didChangeFreshness, .didChangeLoadState, .didSettleMutation:
             break
         }
     }

@@ -22,6 +22,9 @@ package struct FetchError: Error, Sendable, Equatable {
         case credentialNotAllowed
         /// A GraphQL response with `errors` and no list at the connection.
         case graphql
+        /// An action refused with 409 Conflict or 412 Precondition Failed: the row changed
+        /// on the server since it was read.
+        case conflict
     }
 
     /// One of a GraphQL response's `errors`: its message, where (`path`), and its
@@ -58,7 +61,7 @@ package struct FetchError: Error, Sendable, Equatable {
         package let issue: ObjectMapping.Issue
     }
 
-    package let kind: Kind
+    package private(set) var kind: Kind
     package let message: String
     /// The request's URL without credentials, when there was one.
     package var url: String?
@@ -97,6 +100,13 @@ package struct FetchError: Error, Sendable, Equatable {
     package var rateLimited = false
     /// What the response's headers said of the rate limit (any status); `describeSource` shows it.
     package var rateLimit: RateLimitStatus?
+
+    /// The same error as another kind (an action's 409 is a `conflict`).
+    package func withKind(_ kind: Kind) -> FetchError {
+        var error = self
+        error.kind = kind
+        return error
+    }
 
     package init(kind: Kind, message: String, url: String? = nil, status: Int? = nil) {
         self.kind = kind

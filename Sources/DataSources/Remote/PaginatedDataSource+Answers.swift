@@ -70,10 +70,12 @@ extension PaginatedDataSource {
         let keptHead = objects.count
         let arrival = run.nextPageArrived(page, response: response, fromCache: fromCache, startsRun: replacing, links: links(requestURL))
         objects.append(contentsOf: arrival.kept)
+        // Pending actions stay applied over the server's rows.
+        let rebased = rebaseObjects(in: keptHead..<objects.count, startsRun: replacing)
         loadedOnce = true
         lastError = arrival.failure
         if let failure = arrival.failure { loads.failed(.append, failure) }
-        compose(keptHead: keptHead, hashesAfterHead: arrival.hashes)
+        compose(keptHead: keptHead, hashesAfterHead: rebased ? nil : arrival.hashes)
         arrived(.append, failure: arrival.failure)
     }
 
@@ -91,8 +93,10 @@ extension PaginatedDataSource {
     /// change set), the rows loaded stay where they are relative to one another.
     func receivedPrevious(_ response: DecodedResponse, for page: PageRequest, requestURL: String, fromCache: CachedPages.Page?) {
         let arrival = run.previousPageArrived(page, response: response, fromCache: fromCache, links: links(requestURL))
-        objects.insert(contentsOf: arrival.kept, at: 0)
-        if counted.shown == nil { insertRows(arrival.kept, at: 0) }
+        let (kept, hidden) = rebased(arrival.kept)
+        for _ in 0..<hidden { keepPagesInStep(with: .removed(0)) }
+        objects.insert(contentsOf: kept, at: 0)
+        if counted.shown == nil { insertRows(kept, at: 0) }
         // A no-results row goes once there are objects.
         compose(keptHead: objects.count)
         lastError = arrival.failure

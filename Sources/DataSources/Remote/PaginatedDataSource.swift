@@ -363,6 +363,7 @@ package final class PaginatedDataSource: RemoteCollection {
         case .finish:
             let before = revision
             adopt(liveRefresh.walked)
+            rebaseObjects(in: 0..<objects.count, startsRun: true)
             compose(keptHead: 0)
             confirmed()
             storeLoadedPages()
@@ -371,4 +372,25 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     package override var kindState: SourceDescription.KindState { .paginated(remoteState, pagingState) }
+
+    // MARK: Edits of single rows (actions)
+
+    override var objectsStartInLayout: Int { counted.shown != nil ? run.window.start : 0 }
+
+    override func keepPagesInStep(with edit: ObjectEdit) {
+        switch edit {
+        case .removed(let index): run.window.objectRemoved(at: index)
+        case .inserted(let index, _): run.window.objectInserted(at: index)
+        case .replaced: break
+        }
+    }
+
+    /// Counted rows keep their places: they are composed again. Otherwise the row changes in
+    /// place and the trailing row follows the objects.
+    override func showEdit(_ edit: ObjectEdit) {
+        if counted.shown != nil { return compose(keptHead: 0) }
+        super.showEdit(edit)
+        if case .replaced = edit { return }
+        compose(keptHead: objects.count)
+    }
 }

@@ -6,7 +6,7 @@ import JSONKit
 package class RemoteCollection: DataSource {
     /// Changed in place only by `update(to:cacheKey:keepRows:)` (its query, path and headers).
     package private(set) var configuration: RemoteConfiguration
-    private let loader: RemoteLoading
+    let loader: RemoteLoading
     private var inFlight: FetchHandle?
     private var generation = 0
     /// The data rows loaded so far, placeholders excluded.
@@ -18,6 +18,10 @@ package class RemoteCollection: DataSource {
     /// Which values read from the environment or files may go where (the daemon's allowances);
     /// nil: each may go to the source's own origin.
     package var credentialPolicy: (any CredentialPolicy)?
+    /// The actions called and not yet settled (`RemoteCollection+Actions.swift`).
+    var mutations = MutationLedger()
+    /// The request of each mutation on its way (or waiting out its retry's delay).
+    var mutationHandles: [String: FetchHandle] = [:]
     init(
         name: String, identity: Identity, configuration: RemoteConfiguration, loader: RemoteLoading
     ) {
@@ -171,7 +175,7 @@ package class RemoteCollection: DataSource {
             cache: SourceDescription.CacheState(
                 settings: configuration.cache, isAvailable: isCacheAvailable,
                 isStale: isStale, cachedAt: cachedAt),
-            refresh: refreshSchedule, rateLimit: rateLimit)
+            refresh: refreshSchedule, rateLimit: rateLimit, pendingMutations: mutations.pending)
     }
 
     // MARK: A new query (updateSource)
@@ -318,7 +322,8 @@ package class RemoteCollection: DataSource {
     }
 
     func storeInCache(_ pages: CachedPages) {
-        guard let (store, key) = pageCache else { return }
+        // The cache keeps what the server sent: not while optimistic changes are shown.
+        guard let (store, key) = pageCache, mutations.isEmpty else { return }
         let pages = pages
         store.write(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970(), payload: { pages.encoded() })
     }
@@ -369,6 +374,26 @@ package class RemoteCollection: DataSource {
         refreshCompletion = nil
         completion?(outcome)
     }
+
+    // MARK: Edits of single rows (actions)
+
+    /// Where `objects[0]` is among the rows shown.
+    var objectsStartInLayout: Int { 0 }
+
+    /// Shows an edit already made to `objects`: the row changed in place, one `didChange`.
+    func showEdit(_ edit: ObjectEdit) {
+        switch edit {
+        case .replaced(let index, let row, true): replaceRows([index: row])
+        case .replaced(let index, let row, false):
+            removeRows(index..<index + 1)
+            insertRows([row], at: index)
+        case .removed(let index): removeRows(index..<index + 1)
+        case .inserted(let index, let row): insertRows([row], at: index)
+        }
+    }
+
+    /// Keeps what accounts for the objects (a paginated source's pages) in step with an edit.
+    func keepPagesInStep(with edit: ObjectEdit) {}
 
     /// A load the client asked for goes first: a refresh in flight is dropped.
     package func stopRefresh() {
@@ -507,6 +532,13 @@ package final class RemoteDataSource: RemoteCollection {
         setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
     }
 
+    /// The rows shown are the objects (or the no-results row): the edit shows as their difference.
+    override func showEdit(_ edit: ObjectEdit) {
+        // While a load shows its loading row, the edit shows when the objects do.
+        if isFetching, numberOfObjects(inSection: 0) == 1, layout.sections[0][0] == Placeholder.loadingRow { return }
+        setRows(shownRows)
+    }
+
     private var shownRows: [JSON] {
         objects.isEmpty && placeholders.contains(.noResults) ? [Placeholder.noResultsRow] : objects
     }
@@ -525,7 +557,11 @@ package final class RemoteDataSource: RemoteCollection {
         let before = revision
         objects = loaded.objects
         validators = Validators(headers: loaded)
-        if objects.isEmpty { setRows(shownRows) } else { setRows(objects, hashes: loaded.hashes(by: identity)) }
+        if rebaseObjects(in: 0..<objects.count, startsRun: true) || objects.isEmpty {
+            setRows(shownRows)
+        } else {
+            setRows(objects, hashes: loaded.hashes(by: identity))
+        }
         confirmed()
         if revision == before, cacheHoldsRows, rowsCachedWith == responseCredentials {
             touchCache()

@@ -46,6 +46,8 @@ package struct RemoteConfiguration: Sendable {
     package var body: JSON?
     /// `graphql`: the query whose result holds the list as a Relay connection.
     package var graphql: GraphQLQuery?
+    /// `actions`: what a client may do to rows (`performAction`), by name, in the order given.
+    package var actions: [Action] = []
 
     // MARK: Credentials from outside the configuration (issue 28)
 

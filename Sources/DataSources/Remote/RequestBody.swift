@@ -5,6 +5,8 @@ import JSONKit
 package enum HTTPMethod: String, Sendable, CaseIterable {
     case get = "GET"
     case post = "POST"
+    /// An action's methods (a list is read with GET or POST only).
+    case put = "PUT", patch = "PATCH", delete = "DELETE"
 }
 
 /// Where a paginated source puts its page values (page, offset, cursor, size): the query

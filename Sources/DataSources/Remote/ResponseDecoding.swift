@@ -151,7 +151,8 @@ package enum ResponseDecoding {
     /// `error` as a string, `error.message`, `_error.message` (Eve), `errors[0].message` (GraphQL),
     /// `errors[0].detail` (JSON:API), `title` (problem details without a detail), and the first
     /// string anywhere in `errors`, after the names leading to it (marshmallow and
-    /// flask-smorest: `query.page_size: Must be <= 100`).
+    /// flask-smorest: `query.page_size: Must be <= 100`), then the first message of the first
+    /// field of Django REST framework's validation errors (`title: This field may not be blank.`).
     static func serverMessage(in document: JSON) -> String? {
         func text(_ value: JSON?) -> String? { value?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         for key in ["detail", "message", "error_description", "error"] {
@@ -164,7 +165,13 @@ package enum ResponseDecoding {
         for candidate in candidates {
             if let found = text(candidate) { return found }
         }
-        return document["errors"].flatMap { firstString(in: $0) }
+        if let found = document["errors"].flatMap({ firstString(in: $0) }) { return found }
+        // Django REST framework's validation errors: each field's messages under its name
+        // (`{"title": ["This field may not be blank."]}`, `non_field_errors`).
+        if let (name, first) = document.objectMembers?.first, let message = text(first.arrayValue?.first) {
+            return name == "non_field_errors" ? message : "\(name): \(message)"
+        }
+        return nil
     }
 
     /// The first non-empty string in `value`, depth first, after the object member names that

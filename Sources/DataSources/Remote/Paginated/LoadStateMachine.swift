@@ -59,7 +59,7 @@ struct LoadStateMachine {
         case .finishedLoading, .failedWithError:
             ended()
             return .before
-        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState: return .none
+        case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState, .didSettleMutation: return .none
         }
     }
 

@@ -105,6 +105,28 @@ struct PageWindow {
     /// A row displayed or read.
     mutating func focus(on item: Int) { focus = item }
 
+    /// The object at `index` went (an action's optimistic remove): the page holding it keeps
+    /// one row fewer, and received as many from the server as before.
+    mutating func objectRemoved(at index: Int) {
+        var end = 0
+        for page in pages.indices {
+            end = end.addingClamped(pages[page].kept)
+            if index < end, pages[page].kept > 0 { return pages[page].kept -= 1 }
+        }
+    }
+
+    /// An object went in at `index` (an optimistic insert, a rollback): the page it falls in
+    /// (the last, at the end) holds it.
+    mutating func objectInserted(at index: Int) {
+        guard !pages.isEmpty else { return }
+        var end = 0
+        for page in pages.indices {
+            end = end.addingClamped(pages[page].kept)
+            if index <= end { return pages[page].kept += 1 }
+        }
+        pages[pages.count - 1].kept += 1
+    }
+
     /// A refresh confirmed the page at `index` with new validators.
     mutating func revalidated(_ index: Int, _ validators: Validators) { pages[index].validators = validators }
 

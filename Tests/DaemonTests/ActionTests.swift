@@ -1,0 +1,263 @@
+@testable import Daemon
+@testable import DataSources
+import JSONKit
+import JSONRPC
+import WireSchema
+import Testing
+
+/// Actions on rows: the optimistic change at once, one request at a time in order, and each
+/// mutation committed, rolled back alone, or queued, with the rows that arrived meanwhile kept.
+@Suite struct ActionTests {
+    static let actions: JSON = [
+        "rename": [
+            "method": "PATCH", "path": "/items/{id}", "body": ["title": "{$values.title}"],
+            "values": ["title": ["type": "string", "required": true]], "optimistic": "update",
+        ],
+        "delete": ["method": "DELETE", "path": "/items/{id}", "optimistic": "remove", "result": "none"],
+        "add": [
+            "method": "POST", "path": "/items", "body": ["title": "{$values.title}", "rank": "{$values.rank}"],
+            "values": ["title": ["type": "string", "required": true], "rank": ["type": "integer"]], "optimistic": "insert",
+        ],
+    ]
+
+    /// A paginated source of pages of two, with the actions above and its first page loaded.
+    static func loaded(
+        _ rows: [JSON] = [["id": 1, "title": "a"], ["id": 2, "title": "b"]]
+    ) throws -> (
+        PaginatedDataSource, FakeLoader, Recorder
+    ) {
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "pageSize": 2, "actions": actions,
+        ]
+        guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "paginated", got: "other")
+        }
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator, loader: loader)
+        let recorder = Recorder().observing(source)
+        source.fetchData()
+        loader.respond(0, json: .array(rows), headers: [("Link", "<http://api.invalid/items?page=2>; rel=\"next\"")])
+        return (source, loader, recorder)
+    }
+
+    static func titles(_ source: DataSource) -> [String] {
+        source.allObjects.compactMap { row in row["title"]?.stringValue ?? (row["$placeholder"] != nil ? nil : row.text()) }
+    }
+
+    @Test func anUpdateShowsAtOnceAndTheServersVersionReplacesItWhenCommitted() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        let changesBefore = recorder.changes.count
+        let id = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        #expect(id == "m1")
+        #expect(Self.titles(source) == ["A", "b"], "shown before the server answers")
+        #expect(recorder.changes.count == changesBefore + 1, "one didChange")
+        #expect(recorder.changes.last?.changes.updated.count == 1)
+        let sent = loader.pending[1].request
+        #expect(sent.method == .patch && sent.url == "http://api.invalid/items/1")
+        #expect(try JSON.parse(sent.body ?? []) == ["title": "A"])
+        let key = try #require(loader.header("Idempotency-Key", of: 1))
+        #expect(key.count == 36 && key.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])
+        #expect(source.pendingMutationIDs(of: ["id": 1]) == ["m1"])
+
+        loader.respond(1, json: ["id": 1, "title": "A (saved)", "extra": true])
+        #expect(Self.titles(source) == ["A (saved)", "b"], "the server's version")
+        #expect(recorder.settlements.map(\.status) == [.committed])
+        #expect(source.pendingMutations.isEmpty && source.pendingMutationIDs(of: ["id": 1]).isEmpty)
+    }
+
+    @Test func aRefusedUpdateIsUndoneAloneKeepingWhatArrivedAndTheOtherPendingChanges() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        _ = try source.performAction("rename", identity: 2, values: ["title": "B"])
+        #expect(Self.titles(source) == ["A", "B"])
+        #expect(loader.pending.count == 2, "one at a time: the second waits for the first")
+        // The next page arrives while both are pending.
+        #expect(source.fetchNextPage())
+        #expect(loader.requestedURLs[2] == "http://api.invalid/items?page=2&page_size=2")
+        loader.respond(2, json: [["id": 3, "title": "c"]])
+        #expect(Self.titles(source) == ["A", "B", "c"])
+
+        loader.respond(1, status: 422, json: ["detail": "title is taken"])
+        #expect(Self.titles(source) == ["a", "B", "c"], "only the refused change is undone")
+        let settled = try #require(recorder.settlements.first)
+        #expect(settled.status == .rolledBack && settled.mutation == "m1")
+        #expect(settled.error?.kind == .http && settled.error?.status == 422)
+        #expect(settled.error?.serverMessage == "title is taken")
+        #expect(recorder.changes.last?.changes.updated.count == 1, "the undo is one didChange of that row")
+        #expect(loader.pending.count == 4, "then the second is sent")
+        #expect(loader.pending[3].request.url == "http://api.invalid/items/2")
+    }
+
+    @Test func aPageArrivingUnderAPendingUpdateShowsIt_AndARollbackShowsTheServersNewVersion() throws {
+        let (source, loader, _) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        source.fetchData()
+        loader.respond(2, json: [["id": 1, "title": "a, edited elsewhere"], ["id": 2, "title": "b"]])
+        #expect(Self.titles(source) == ["A", "b"], "the pending change stays over the server's row")
+        loader.respond(1, status: 400, json: ["detail": "no"])
+        #expect(Self.titles(source) == ["a, edited elsewhere", "b"], "rolled back to the server's latest version")
+    }
+
+    @Test func aRemoveHidesTheRowAndARollbackPutsItBackWhereItWas() throws {
+        let (source, loader, recorder) = try Self.loaded([["id": 1, "title": "a"], ["id": 2, "title": "b"]])
+        _ = try source.performAction("delete", identity: 1, values: [:])
+        #expect(Self.titles(source) == ["b"])
+        #expect(loader.pending[1].request.method == .delete && loader.pending[1].request.body == nil)
+        loader.respond(1, status: 403, json: ["detail": "not yours"])
+        #expect(Self.titles(source) == ["a", "b"])
+        #expect(recorder.changes.last?.changes.inserted.count == 1)
+        #expect(source.rowsKeptByPages == 2, "the page holds the row again")
+
+        _ = try source.performAction("delete", identity: 2, values: [:])
+        loader.respond(2, status: 204, json: .null)
+        #expect(Self.titles(source) == ["a"])
+        #expect(recorder.settlements.map(\.status) == [.rolledBack, .committed])
+        #expect(source.rowsKeptByPages == 1)
+    }
+
+    @Test func anInsertShowsATemporaryRowThatTheServersRowReplaces() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("add", identity: nil, values: ["title": "new"])
+        #expect(source.allObjects.first == ["title": "new", "id": "pending:m1"])
+        #expect(try JSON.parse(loader.pending[1].request.body ?? []) == ["title": "new"], "an optional value left out is left out")
+        loader.respond(1, status: 201, json: ["id": 9, "title": "new"])
+        #expect(source.allObjects.first == ["id": 9, "title": "new"])
+        #expect(recorder.settlements.map(\.status) == [.committed])
+    }
+
+    @Test func aNetworkFailureOr503QueuesTheMutationAndTheRetryCarriesTheSameIdempotencyKey() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 2, values: ["title": "B"])
+        let key = loader.header("Idempotency-Key", of: 1)
+        loader.fail(1, FetchError(kind: .transport, message: "connection reset"))
+        #expect(recorder.settlements.map(\.status) == [.queued])
+        #expect(Self.titles(source) == ["a", "B"], "a queued change stays shown")
+        #expect(loader.pending.count == 3 && loader.pending[2].request.delaySeconds == 1)
+        #expect(loader.header("Idempotency-Key", of: 2) == key)
+        loader.respond(2, status: 503, json: ["detail": "busy"], headers: [("Retry-After", "7")])
+        #expect(loader.pending[3].request.delaySeconds == 7, "Retry-After says when")
+        loader.respond(3, json: ["id": 2, "title": "B"])
+        #expect(recorder.settlements.map(\.status) == [.queued, .queued, .committed])
+        #expect(source.pendingMutations.isEmpty)
+    }
+
+    @Test func a409IsAConflictAndIsRolledBack() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        loader.respond(1, status: 409, json: ["message": "changed since you read it"])
+        #expect(recorder.settlements.first?.error?.kind == .conflict)
+        #expect(recorder.settlements.first?.error?.serverMessage == "changed since you read it")
+        #expect(Self.titles(source) == ["a", "b"])
+    }
+
+    @Test func aQueuedMutationCanBeCancelled_OneOnItsWayCannot() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        #expect(throws: Refusal.mutationInFlight(id: "m1")) { try source.cancelMutation("m1") }
+        loader.fail(1, FetchError(kind: .timeout, message: "timed out"))
+        try source.cancelMutation("m1")
+        #expect(loader.pending[2].cancelled)
+        #expect(Self.titles(source) == ["a", "b"])
+        #expect(recorder.settlements.map(\.status) == [.queued, .rolledBack])
+        #expect(recorder.settlements.last?.error?.kind == .cancelled)
+        #expect(throws: Refusal.noSuchMutation(id: "m1", pending: [])) { try source.cancelMutation("m1") }
+    }
+
+    @Test func callsThatDoNotFitAreRefusedAndChangeNothing() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        let changes = recorder.changes.count
+        #expect(throws: Refusal.noSuchAction(name: "close", declared: ["rename", "delete", "add"])) {
+            try source.performAction("close", identity: 1, values: [:])
+        }
+        #expect(throws: Refusal.identityNeeded(action: "rename", optimistic: "update")) {
+            try source.performAction("rename", identity: nil, values: ["title": "x"])
+        }
+        #expect(throws: Refusal.noRowWithIdentity(7)) { try source.performAction("rename", identity: 7, values: ["title": "x"]) }
+        #expect(throws: Refusal.valueRefused(name: "title", type: "string", got: 5)) {
+            try source.performAction("rename", identity: 1, values: ["title": 5])
+        }
+        #expect(throws: Refusal.valueRefused(name: "title", type: "string", got: nil)) {
+            try source.performAction("rename", identity: 1, values: [:])
+        }
+        #expect(throws: Refusal.valueNotDeclared(name: "color", declared: ["title"])) {
+            try source.performAction("rename", identity: 1, values: ["title": "x", "color": "red"])
+        }
+        #expect(recorder.changes.count == changes && loader.pending.count == 1 && Self.titles(source) == ["a", "b"])
+    }
+
+    @Test func declarationsThatCannotWorkAreRefusedAtCreation() throws {
+        func refusal(_ actions: JSON, identityKey: JSON = "id", mapping: JSON? = nil) -> String? {
+            var params: JSON = [
+                "name": "p", "kind": "remote", "identityKey": identityKey, "remoteConfiguration": ["baseURL": "http://api.invalid"],
+                "apiPath": "/items", "actions": actions,
+            ]
+            if let mapping { params = params.setting("mapping", to: mapping) }
+            do {
+                _ = try SourceSpec.decoding(createSourceParams: params)
+                return nil
+            } catch let error as ResponseError {
+                let message = error.message.hasPrefix("Invalid params: ") ? String(error.message.dropFirst(16)) : error.message
+                return "\(error.data?["field"]?.stringValue ?? "?"): \(message)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(
+            refusal(["x": ["method": "PATCH", "path": "/items/{id}", "body": ["a": "{$values.a}"], "optimistic": "update"]])
+                == "actions.x.values: \"actions.x\" uses {$values.a}, which its \"values\" do not declare")
+        #expect(
+            refusal(["x": ["method": "DELETE", "path": "/items/{id}", "body": [:], "optimistic": "remove"]])
+                == "actions.x.body: \"actions.x.body\": a DELETE is sent without a body")
+        #expect(refusal(["x": ["method": "GET", "path": "/a", "optimistic": "none"]])?.hasPrefix("actions.x.method:") == true)
+        #expect(refusal(["x": ["method": "POST", "path": "/items/{id", "optimistic": "none"]])?.contains("a \"{\" is not closed") == true)
+        #expect(
+            refusal(["x": ["method": "PATCH", "path": "/items/{slug}", "optimistic": "update"]], mapping: ["id": "id", "title": "name"])?
+                .hasPrefix("actions.x: \"actions.x\" uses {slug}, which no mapped row has (the mapping makes id, title)") == true)
+        #expect(
+            refusal(["x": ["method": "PATCH", "path": "/items/{id}", "optimistic": "update"]], identityKey: .null)?.hasPrefix(
+                "identityKey:") == true)
+        #expect(refusal(["x": ["method": "POST", "path": "/items", "optimistic": "insert"]]) == nil)
+    }
+    @Test func aReloadKeepsPendingRemovesHiddenAndPendingInsertsFirst() throws {
+        let (source, loader, _) = try Self.loaded([["id": 1, "title": "a"], ["id": 2, "title": "b"]])
+        _ = try source.performAction("delete", identity: 2, values: [:])
+        #expect(loader.pending.count == 2)
+        _ = try source.performAction("add", identity: nil, values: ["title": "new"])
+        #expect(Self.titles(source) == ["new", "a"])
+        source.fetchData()
+        loader.respond(2, json: [["id": 1, "title": "a"], ["id": 2, "title": "b"], ["id": 5, "title": "e"]])
+        #expect(Self.titles(source) == ["new", "a", "e"], "the server still has 2: hidden; the insert stays first")
+        #expect(source.rowsKeptByPages == 3, "the pages account for the rows shown")
+        loader.respond(1, status: 404, json: ["detail": "Not found."])
+        #expect(Self.titles(source) == ["new", "a", "b", "e"], "the refused remove brings the server's row back where it was")
+        #expect(loader.pending.count == 4 && loader.pending[3].request.method == .post, "then the insert is sent")
+    }
+
+    @Test func aRemoteSourceShowsAndUndoesItsChangesToo() throws {
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "actions": Self.actions,
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "remote", got: "other")
+        }
+        let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)
+        let recorder = Recorder().observing(source)
+        source.fetchData()
+        loader.respond(0, json: [["id": 1, "title": "a"]])
+        _ = try source.performAction("delete", identity: 1, values: [:])
+        #expect(source.allObjects == [Placeholder.noResultsRow], "the last row gone: no results")
+        loader.respond(1, status: 403, json: ["detail": "not yours"])
+        #expect(Self.titles(source) == ["a"])
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        source.fetchData()
+        loader.respond(3, json: [["id": 1, "title": "a2"], ["id": 2, "title": "b"]])
+        #expect(Self.titles(source) == ["A", "b"], "a reload shows the pending change over the server's rows")
+        loader.respond(2, json: ["id": 1, "title": "A"])
+        #expect(Self.titles(source) == ["A", "b"])
+        #expect(recorder.settlements.map(\.status) == [.rolledBack, .committed])
+    }
+}
