@@ -326,10 +326,8 @@ extension RemoteCollection {
                     showEdit(.replaced(index, shown, sameIdentity: identity.of(shown) == identityValue))
                 }
             case .insert:
-                if let serverRow, action.result != .none, serverRow != objects[index] {
-                    objects[index] = serverRow
-                    showEdit(.replaced(index, serverRow, sameIdentity: identity.of(serverRow) == identityValue))
-                }
+                guard let serverRow, action.result != .none else { break }
+                replaceInsertedRow(at: index, with: serverRow)
             case .remove:
                 break
             }
@@ -337,6 +335,27 @@ extension RemoteCollection {
         emit(
             .didSettleMutation(
                 MutationSettlement(mutation: id, action: action.name, status: .committed, error: nil, invalidates: action.invalidates)))
+    }
+
+    /// The server's row for a committed insert takes the temporary row's place, as a row
+    /// arriving from the server: under the pending mutations of its identity. When the list
+    /// shows that row already (a reload brought it while the insert's answer was lost and
+    /// retried), or a pending remove hides it, the temporary row goes instead.
+    private func replaceInsertedRow(at index: Int, with serverRow: JSON) {
+        let serverIdentity = identity.of(serverRow)
+        let existing = objectIndex(of: serverIdentity)
+        guard existing == nil || existing == index, let shown = mutations.arrived(serverRow, identity: serverIdentity) else {
+            if existing == nil {
+                mutations.hid(serverIdentity, at: index, after: index > 0 ? identity.of(objects[index - 1]) : nil)
+            }
+            objects.remove(at: index)
+            keepPagesInStep(with: .removed(index))
+            return showEdit(.removed(index))
+        }
+        guard shown != objects[index] else { return }
+        let sameIdentity = identity.of(objects[index]) == serverIdentity
+        objects[index] = shown
+        showEdit(.replaced(index, shown, sameIdentity: sameIdentity))
     }
 
     /// Undoes `id` alone: its row shows the server's version with the other pending

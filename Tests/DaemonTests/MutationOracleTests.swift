@@ -1,0 +1,214 @@
+@testable import Daemon
+@testable import DataSources
+import JSONKit
+import Testing
+
+/// Random sequences of actions, server answers (commits, refusals, network failures before
+/// and after the server applied the change), reloads and edits made elsewhere, against a
+/// simulated server. After every step the rows shown must be the rows the source last heard
+/// from the server with the pending mutations applied in the order made, and every change set
+/// must replay onto a copy of the rows; at the end, the server has applied each committed
+/// mutation exactly once (a retry carries the same Idempotency-Key).
+@Suite struct MutationOracleTests {
+    typealias Seeded = PagingOracleTests.Seeded
+
+    /// The server: rows by identity in order, and the answers it gave by Idempotency-Key.
+    struct Server {
+        var rows: [(id: Int, row: JSON)] = []
+        var nextID = 100
+        var applied: [String: Int] = [:]
+        var answers: [String: (status: Int, body: JSON)] = [:]
+
+        func index(of id: Int) -> Int? { rows.firstIndex { $0.id == id } }
+
+        /// Applies `request` once per key: a retry of a request it applied gets the same answer.
+        mutating func apply(_ request: RemoteRequest, key: String) -> (status: Int, body: JSON) {
+            if let answer = answers[key] { return answer }
+            applied[key, default: 0] += 1
+            let path = request.url.split(separator: "/").last.map(String.init) ?? ""
+            let answer: (Int, JSON)
+            switch request.method {
+            case .patch:
+                guard let id = Int(path), let at = index(of: id), let body = try? JSON.parse(request.body ?? []) else {
+                    answer = (404, ["detail": "Not found."])
+                    break
+                }
+                rows[at].row = MutationLedger.merging(body, into: rows[at].row)
+                answer = (200, rows[at].row)
+            case .delete:
+                guard let id = Int(path), let at = index(of: id) else {
+                    answer = (404, ["detail": "Not found."])
+                    break
+                }
+                rows.remove(at: at)
+                answer = (204, .null)
+            case .post:
+                let body = (try? JSON.parse(request.body ?? [])) ?? [:]
+                let row = MutationLedger.merging(body, into: ["id": JSON(nextID)])
+                rows.append((nextID, row))
+                nextID += 1
+                answer = (201, row)
+            default:
+                answer = (405, ["detail": "Method not allowed."])
+            }
+            answers[key] = answer
+            return answer
+        }
+    }
+
+    /// What the source should show: the rows it last heard from the server (a reload's, each
+    /// changed by a commit since), with the pending mutations applied in order.
+    struct Model {
+        var heard: [Int: JSON] = [:]
+        var pending: [(id: String, action: String, identity: JSON?, values: JSON)] = []
+
+        func shown() -> [JSON] {
+            var rows = heard.mapValues { $0 }.reduce(into: [String: JSON]()) { $0["\($1.key)"] = $1.value }
+            for mutation in pending {
+                switch mutation.action {
+                case "rename":
+                    let key = mutation.identity!.text()
+                    if let row = rows[key] { rows[key] = MutationLedger.merging(mutation.values, into: row) }
+                case "delete":
+                    rows[mutation.identity!.text()] = nil
+                default:
+                    rows[mutation.identity!.text()] = MutationLedger.merging(mutation.values, into: ["id": mutation.identity!])
+                }
+            }
+            return Self.ordered(Array(rows.values))
+        }
+
+        /// Rows in the order of their identities' text: compared as JSON values (members in any order).
+        static func ordered(_ rows: [JSON]) -> [JSON] {
+            rows.sorted { ($0["id"]?.text() ?? $0.text()) < ($1["id"]?.text() ?? $1.text()) }
+        }
+    }
+
+    static let actions: JSON = [
+        "rename": [
+            "method": "PATCH", "path": "/items/{id}", "body": ["title": "{$values.title}"],
+            "values": ["title": ["type": "string", "required": true]], "optimistic": "update",
+        ],
+        "delete": ["method": "DELETE", "path": "/items/{id}", "optimistic": "remove", "result": "none"],
+        "add": [
+            "method": "POST", "path": "/items", "body": ["title": "{$values.title}"],
+            "values": ["title": ["type": "string", "required": true]], "optimistic": "insert",
+        ],
+    ]
+
+    @Test(arguments: seeds(300))
+    func theRowsShownAreTheServersUnderThePendingMutations(seed: Int) throws {
+        var random = Seeded(state: UInt64(seed))
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "placeholderStorageOptions": [], "actions": Self.actions,
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
+        let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)
+        let mirror = PagingOracleTests.Mirror()
+        source.addObserver(mirror)
+        let recorder = Recorder().observing(source)
+
+        var server = Server()
+        for id in 1...Int.random(in: 3...8, using: &random) { server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+        var model = Model()
+        var answered = 0
+        var made = 0
+        var committedKeys: Set<String> = []
+        var keyOfMutation: [String: String] = [:]
+
+        /// Answers the first request not answered yet; a load's request is answered with the
+        /// server's rows, which the model hears.
+        func answerNext(_ outcome: Int) {
+            guard answered < loader.pending.count else { return }
+            let index = answered
+            answered += 1
+            let request = loader.pending[index].request
+            guard request.method != .get else {
+                model.heard = Dictionary(uniqueKeysWithValues: server.rows.map { ($0.id, $0.row) })
+                return loader.respond(index, json: .array(server.rows.map(\.row)))
+            }
+            let key = loader.header("Idempotency-Key", of: index) ?? ""
+            guard let mutation = model.pending.first(where: { keyOfMutation[$0.id] == key }) else {
+                Issue.record("seed \(seed): a request for no pending mutation: \(request.method) \(request.url)")
+                return
+            }
+            // A server that applied a key answers its retries as it did then, refusing none.
+            switch server.answers[key] != nil && outcome == 2 ? 3 : outcome {
+            case 0:  // The network fails before the server sees it.
+                loader.fail(index, FetchError(kind: .transport, message: "connection refused"))
+            case 1:  // The server applies it, and the connection drops before the answer.
+                _ = server.apply(request, key: key)
+                loader.fail(index, FetchError(kind: .transport, message: "connection reset"))
+            case 2:  // Refused.
+                loader.respond(index, status: 422, json: ["detail": "no"])
+                model.pending.removeAll { $0.id == mutation.id }
+            default:
+                let answer = server.apply(request, key: key)
+                loader.respond(index, status: answer.status, json: answer.body)
+                model.pending.removeAll { $0.id == mutation.id }
+                if (200...299).contains(answer.status) {
+                    committedKeys.insert(key)
+                    switch mutation.action {
+                    case "rename":
+                        if let id = mutation.identity?.integerValue { model.heard[id] = answer.body }
+                    case "delete":
+                        if let id = mutation.identity?.integerValue { model.heard[id] = nil }
+                    default:
+                        // A reload may have brought the row already (a retry's answer is the
+                        // first one, replayed): the row shown stays the one heard last.
+                        if let id = answer.body["id"]?.integerValue, model.heard[id] == nil { model.heard[id] = answer.body }
+                    }
+                }
+            }
+        }
+
+        source.fetchData()
+        answerNext(3)
+        for step in 0..<60 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0...3:
+                let shown = source.allObjects.filter { $0["id"]?.integerValue != nil }
+                let action = ["rename", "delete", "add"][Int.random(in: 0..<3, using: &random)]
+                let target: JSON? = action == "add" || shown.isEmpty ? .none : .some(shown[Int.random(in: 0..<shown.count, using: &random)])
+                if action != "add", target == nil { continue }
+                let values: JSON = action == "delete" ? [:] : ["title": JSON("s\(seed)-\(step)")]
+                let id = try source.performAction(action, identity: target?["id"], values: values)
+                made += 1
+                #expect(id == "m\(made)")
+                let identity = action == "add" ? JSON("pending:\(id)") : target?["id"]
+                model.pending.append((id, action, identity, values))
+                keyOfMutation[id] = source.pendingMutations.first { $0.id == id }?.idempotencyKey
+            case 4...7:
+                answerNext(Int.random(in: 0..<6, using: &random))
+            case 8:
+                if !source.isFetching { source.fetchData() }
+            default:
+                // Edited elsewhere: seen at the next reload.
+                if !server.rows.isEmpty {
+                    let at = Int.random(in: 0..<server.rows.count, using: &random)
+                    server.rows[at].row = server.rows[at].row.setting("title", to: JSON("elsewhere-\(step)"))
+                }
+            }
+            let shown = Model.ordered(source.allObjects)
+            if shown != model.shown() {
+                Issue.record("seed \(seed) step \(step): shown \(shown), expected \(model.shown())")
+                return
+            }
+            let pendingIDs = source.pendingMutations.map(\.id)
+            #expect(pendingIDs == model.pending.map(\.id), "seed \(seed) step \(step)")
+        }
+        // Settle everything: each answered in turn, committed.
+        var rounds = 0
+        while answered < loader.pending.count, rounds < 500 {
+            answerNext(3)
+            rounds += 1
+        }
+        #expect(source.pendingMutations.isEmpty, "seed \(seed): all settled")
+        #expect(mirror.problems.isEmpty, "seed \(seed): \(mirror.problems.prefix(3))")
+        for key in committedKeys { #expect(server.applied[key] == 1, "seed \(seed): applied exactly once") }
+        #expect(server.applied.values.allSatisfy { $0 == 1 })
+        #expect(recorder.settlements.filter { $0.status == .committed }.count == committedKeys.count)
+    }
+}
