@@ -698,6 +698,9 @@ let usage = """
       startup   --daemon PATH --stub PATH [--runs 30]
                 whole process (spawn, initialize answered, stdin closed, exit reaped) and spawn -> answered,
                 in turn with the C stub; the ratio of the whole process's medians (FloorBenchmarks.swift)
+      actions   [--rows 300000] [--pending 100] [--runs 5]
+                in this process: one optimistic insert, a rollback under N other pending mutations,
+                a page of 100 arriving under N pending mutations and under none (ActionBenchmarks.swift)
       rtt       --daemon PATH --stub PATH [--objects 10000] [--count 20000] [--runs 3]
                 objectAtIndexPath one request at a time: p50 round trip, daemon / stub
       pipelined --daemon PATH --stub PATH [--objects 10000] [--count 100000] [--runs 5]
@@ -728,6 +731,7 @@ case "viewrefresh": viewRefreshBenchmark(options)
 case "barefetch": bareFetchBenchmark(options)
 case "startup": startupBenchmark(options)
 case "rtt": rttBenchmark(options)
+case "actions": actionsBenchmark(options)
 case "pipelined": pipelinedBenchmark(options)
 case "help", "--help", "-h": say(usage)
 default:

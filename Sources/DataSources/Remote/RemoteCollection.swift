@@ -532,11 +532,21 @@ package final class RemoteDataSource: RemoteCollection {
         setRows(placeholders.contains(.loading) ? [Placeholder.loadingRow] : [])
     }
 
-    /// The rows shown are the objects (or the no-results row): the edit shows as their difference.
+    /// The rows shown are the objects (or a placeholder row): the edit shows in place while
+    /// they are, else as the difference to the rows to show.
     override func showEdit(_ edit: ObjectEdit) {
+        let shown = numberOfObjects(inSection: 0)
+        let showsPlaceholder = shown == 1 && layout.sections[0][0].hasMember(Placeholder.memberName)
         // While a load shows its loading row, the edit shows when the objects do.
-        if isFetching, numberOfObjects(inSection: 0) == 1, layout.sections[0][0] == Placeholder.loadingRow { return }
-        setRows(shownRows)
+        if isFetching, showsPlaceholder, layout.sections[0][0] == Placeholder.loadingRow { return }
+        let before: Int
+        switch edit {
+        case .replaced: before = objects.count
+        case .removed: before = objects.count + 1
+        case .inserted: before = objects.count - 1
+        }
+        guard shown == before, !objects.isEmpty, !showsPlaceholder else { return setRows(shownRows) }
+        super.showEdit(edit)
     }
 
     private var shownRows: [JSON] {

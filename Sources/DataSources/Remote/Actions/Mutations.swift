@@ -48,18 +48,18 @@ struct MutationLedger {
     static let maximumPending = 10_000
 
     private(set) var pending: [Mutation] = []
-    /// The server's version of each row a pending mutation changes, by identity (as JSON
-    /// text); absent for a row only a pending insert made.
-    private var bases: [String: JSON] = [:]
+    /// The server's version of each row a pending mutation changes, by identity; absent for a
+    /// row only a pending insert made.
+    private var bases: [JSON: JSON] = [:]
+    /// How many pending mutations change each identity: a row of a page is looked up once.
+    private var pendingCounts: [JSON: Int] = [:]
     /// Where a pending remove took its row from, among the objects, and the identity of the
     /// row before it then (nil: the first): a rollback puts it back after that row if it is
     /// still there, else at that index.
-    private var removedAt: [String: (index: Int, after: JSON?)] = [:]
+    private var removedAt: [JSON: (index: Int, after: JSON?)] = [:]
     private var made = 0
 
     var isEmpty: Bool { pending.isEmpty }
-
-    static func key(_ identity: JSON) -> String { identity.text() }
 
     /// A new mutation's ID ("m1", "m2", ...: unique in the source for its life).
     mutating func nextID() -> String {
@@ -69,9 +69,9 @@ struct MutationLedger {
 
     mutating func add(_ mutation: Mutation, base: JSON?, removedAt place: (index: Int, after: JSON?)? = nil) {
         if let identity = mutation.identity {
-            let key = Self.key(identity)
-            if bases[key] == nil, let base { bases[key] = base }
-            if let place { removedAt[key] = place }
+            if bases[identity] == nil, let base { bases[identity] = base }
+            if let place { removedAt[identity] = place }
+            pendingCounts[identity, default: 0] += 1
         }
         pending.append(mutation)
     }
@@ -89,38 +89,38 @@ struct MutationLedger {
         guard let index = index(of: id) else { return nil }
         let mutation = pending.remove(at: index)
         if let identity = mutation.identity {
-            let key = Self.key(identity)
-            if !pending.contains(where: { $0.identity.map(Self.key) == key }) {
-                bases[key] = nil
-                removedAt[key] = nil
+            let left = (pendingCounts[identity] ?? 1) - 1
+            pendingCounts[identity] = left > 0 ? left : nil
+            if left <= 0 {
+                bases[identity] = nil
+                removedAt[identity] = nil
             }
         }
         return mutation
     }
 
     func pendingIDs(of identity: JSON) -> [String] {
-        let key = Self.key(identity)
-        return pending.filter { $0.identity.map(Self.key) == key }.map(\.id)
+        guard pendingCounts[identity] != nil else { return [] }
+        return pending.filter { $0.identity == identity }.map(\.id)
     }
 
-    func base(of identity: JSON) -> JSON? { bases[Self.key(identity)] }
+    func base(of identity: JSON) -> JSON? { bases[identity] }
 
-    func removedPlace(of identity: JSON) -> (index: Int, after: JSON?)? { removedAt[Self.key(identity)] }
+    func removedPlace(of identity: JSON) -> (index: Int, after: JSON?)? { removedAt[identity] }
 
     /// A row arriving from the server was hidden (a pending remove) at `index`, after `after`.
-    mutating func hid(_ identity: JSON, at index: Int, after: JSON?) { removedAt[Self.key(identity)] = (index, after) }
+    mutating func hid(_ identity: JSON, at index: Int, after: JSON?) { removedAt[identity] = (index, after) }
 
-    mutating func setBase(_ row: JSON, of identity: JSON) { bases[Self.key(identity)] = row }
+    mutating func setBase(_ row: JSON, of identity: JSON) { bases[identity] = row }
 
     /// Whether a row of this identity has changes pending.
-    func changes(_ identity: JSON) -> Bool { bases[Self.key(identity)] != nil || !pendingIDs(of: identity).isEmpty }
+    func changes(_ identity: JSON) -> Bool { pendingCounts[identity] != nil }
 
     /// `base` (the server's row) with the pending mutations of `identity` applied in order:
     /// nil when one of them removes it.
     func shown(_ base: JSON, identity: JSON) -> JSON? {
-        let key = Self.key(identity)
         var row: JSON? = base
-        for mutation in pending where mutation.identity.map(Self.key) == key {
+        for mutation in pending where mutation.identity == identity {
             switch mutation.action.optimistic {
             case .update: row = row.map { Self.merging(mutation.values, into: $0) }
             case .remove: row = nil
@@ -133,7 +133,7 @@ struct MutationLedger {
     /// The rows pending inserts add, in the order made (shown first in the list).
     var insertedRows: [(id: String, row: JSON)] {
         pending.compactMap { mutation in
-            guard mutation.action.optimistic == .insert, let identity = mutation.identity, let row = bases[Self.key(identity)] else {
+            guard mutation.action.optimistic == .insert, let identity = mutation.identity, let row = bases[identity] else {
                 return nil
             }
             return (mutation.id, shown(row, identity: identity) ?? row)
@@ -143,9 +143,8 @@ struct MutationLedger {
     /// A row arrived from the server: its base becomes this version. Answers what to show
     /// (nil: a pending remove hides it), or the row itself when nothing is pending for it.
     mutating func arrived(_ row: JSON, identity: JSON) -> JSON? {
-        let key = Self.key(identity)
-        guard bases[key] != nil else { return row }
-        bases[key] = row
+        guard bases[identity] != nil else { return row }
+        bases[identity] = row
         return shown(row, identity: identity)
     }
 
