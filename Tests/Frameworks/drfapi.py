@@ -9,7 +9,8 @@ an SQLite file of the process, for the actions tests (test_drf_actions.py): list
 `/books/`), create (`POST`), retrieve, update and partial update (`PUT`, `PATCH`), destroy
 (`DELETE`), with DRF's own validation errors (`{"title": ["This field may not be blank."]}`).
 Each update raises the row's `version`; an update or delete whose `If-Match` header is not the
-row's version is answered `412`. Each server starts with LIBRARY's books, ids from 1.
+row's version is answered `412`; `unavailable_for(n)` has the next n updates answered `503`
+with `Retry-After: 1`. Each server starts with LIBRARY's books, ids from 1.
 
 Every request is counted, by path and query, so tests can say which pages were fetched; each
 request that changes the library is recorded in `mutations` (method, path, the
@@ -136,6 +137,8 @@ class BookSerializer(serializers.ModelSerializer):
 
 #: Each request that changed (or tried to change) the library, in order (see DRFServer.mutations).
 MUTATIONS: list[dict[str, Any]] = []
+#: How many of the next updates answer 503 with Retry-After: 1 (DRFServer.unavailable_for).
+UNAVAILABLE = [0]
 
 
 class BookViewSet(viewsets.ModelViewSet):
@@ -167,6 +170,9 @@ class BookViewSet(viewsets.ModelViewSet):
                                    "someone changed it since you read it."}, status=412)
 
     def update(self, request, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if UNAVAILABLE[0] > 0:  # DRFServer.unavailable_for(n): the next n updates answer 503
+            UNAVAILABLE[0] -= 1
+            return Response({"detail": "Down for maintenance."}, status=503, headers={"Retry-After": "1"})
         refused = self._precondition_failed(request, self.get_object())
         return refused or super().update(request, *args, **kwargs)
 
@@ -215,6 +221,7 @@ class DRFServer:
         self.requests: list[str] = []
         reset_library()
         MUTATIONS.clear()
+        UNAVAILABLE[0] = 0
         #: The library's changes asked for: method, path, idempotencyKey, ifMatch, status.
         self.mutations = MUTATIONS
         application = get_wsgi_application()
@@ -227,6 +234,10 @@ class DRFServer:
         self.server = make_server("127.0.0.1", 0, counted, server_class=_Server, handler_class=_QuietHandler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def unavailable_for(self, updates: int) -> None:
+        """The next ``updates`` updates of the library answer 503 with Retry-After: 1."""
+        UNAVAILABLE[0] = updates
 
     def __enter__(self) -> DRFServer:
         self.thread.start()

@@ -151,3 +151,18 @@ def test_a_stale_if_match_is_a_conflict_and_rolls_back(client: Client, drf: DRFS
     assert source.act("rename", 4, {"title": "Solaris (mine)"})["status"] == "committed"
     assert (Book.objects.get(pk=4).title, Book.objects.get(pk=4).version) == ("Solaris (mine)", 3)
     keys_are_uuids(drf)
+
+
+def test_a_503_queues_the_update_and_its_retry_carries_the_same_idempotency_key(client: Client,
+                                                                                drf: DRFServer) -> None:
+    source = library(client, drf)
+    drf.unavailable_for(1)
+    settles: list[Any] = []
+    source.on_event(lambda e: settles.append(e.params.get("status")) if e.kind == "didSettleMutation" else None)
+    settlement = source.act("rename", 5, {"title": "Beloved (Vintage)"}, timeout=20)
+    assert settlement["status"] == "committed", settlement
+    assert settles == ["queued", "committed"]
+    first, second = drf.mutations
+    assert (first["status"], second["status"]) == (503, 200)
+    assert first["idempotencyKey"] == second["idempotencyKey"] and uuid.UUID(first["idempotencyKey"])
+    assert (Book.objects.get(pk=5).title, rows(source)[5]["version"]) == ("Beloved (Vintage)", 2)
