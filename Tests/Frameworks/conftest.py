@@ -1,5 +1,5 @@
 """Fixtures of the framework tests: the APIs they page, each on loopback (a real Django REST
-framework API, a real GraphQL API by Strawberry, and Notion- and Elasticsearch-shaped APIs that
+framework API, with a ModelViewSet the actions tests change, a real GraphQL API by Strawberry, and Notion- and Elasticsearch-shaped APIs that
 page by a JSON body), and the Python client (Clients/python) on the daemon under test
 ($DATASOURCED)."""
 

@@ -5,6 +5,7 @@ one API; :class:`DataSource` / :class:`AsyncDataSource` read and load one source
 """
 
 from ._version import package_version
+from .actions import ActionRolledBack, ActionTimeout, ActionValueError, Settlement
 from .async_client import AsyncClient, AsyncDataSource, AsyncEventStream
 from .client import Client, DataSource, EventStream
 from .command import CacheOption, DaemonCommand, daemon_command
@@ -21,5 +22,6 @@ __all__ = [
     "CacheOption", "DaemonCommand", "daemon_command",
     "DatasourcedError", "DatasourcedTimeout", "RPCError", "LoadFailed", "DaemonExited", "IncompatibleDaemon",
     "CredentialRequest", "credential_requests", "describe_fetch_error",
+    "Settlement", "ActionRolledBack", "ActionTimeout", "ActionValueError",
 ]
 __version__ = package_version()

@@ -38,6 +38,7 @@ from typing import Any, cast
 from pygls.exceptions import JsonRpcException
 
 from ._version import package_version
+from .actions import SETTLE_EVENT, ActionRolledBack, ActionTimeout, Settlement, settlement_of
 from .command import CacheOption, DaemonCommand, daemon_command
 from .errors import DaemonExited, DatasourcedTimeout, IncompatibleDaemon, LoadFailed, RPCError
 from .events import Event, EventCallback
@@ -566,6 +567,76 @@ class AsyncDataSource(_GeneratedAsyncSourceMethods):
             if on_page:
                 await on_page(pages, self)
         return pages
+
+    # -- actions (protocol 1.9) -----------------------------------------------------------
+
+    async def act(self, action: str, identity: JSON | None = None, values: dict[str, Any] | None = None, *,
+                  wait: bool = True, stop_at_queued: bool = False, timeout: float | None = None,
+                  raise_on_error: bool = False) -> Settlement:
+        """Performs one of the source's actions on a row (``performAction``) and returns how
+        it settled: ``{"mutation", "action", "source", "status", "error"?}``.
+
+        The optimistic change is shown (its ``didChange`` delivered) before this returns, even
+        with ``wait=False``, which returns at once with status ``pending``. Else it waits for
+        the mutation's ``didSettleMutation``: ``committed`` or ``rolledBack`` (its ``error``
+        holds the server's words in ``serverMessage``; kind ``conflict`` for a 409 or 412).
+        A ``queued`` mutation (a network failure, a 408, 429 or 5xx: the daemon sends it again)
+        is waited through, unless ``stop_at_queued``, which returns the first ``queued``.
+        ``timeout``: seconds to wait for the settlement (None: the client's timeout); then
+        :class:`ActionTimeout` names the mutation, which goes on in the daemon.
+        ``raise_on_error``: a rollback raises :class:`ActionRolledBack` instead of returning.
+        A refused call (an action not declared, a value missing or of another type, no row
+        of that identity) raises :class:`RPCError`; nothing shown changes then.
+        """
+        # Collected from before the request: the settlement may arrive on the answer's heels.
+        stream = self.events()
+        try:
+            answer = await self.perform_action(action, identity, values)
+            mutation = str(answer["mutation"])
+            settlement: Settlement = {"mutation": mutation, "action": action, "source": self.name,
+                                      "status": answer.get("status", "pending")}
+            if not wait:
+                return settlement
+            limit = self.client.timeout if timeout is None else timeout
+            last: Settlement | None = None
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + limit
+            while True:
+                try:
+                    event = await asyncio.wait_for(anext(stream, None), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise ActionTimeout(self.name, action, mutation, last, limit) from None
+                if event is None:  # the stream ends when the client does
+                    raise DaemonExited(self.client.returncode, self.client.stderr_tail)
+                if event.kind != SETTLE_EVENT or event.params.get("mutation") != mutation:
+                    continue
+                settlement = settlement_of(event)
+                if settlement["status"] == "queued" and not stop_at_queued:
+                    last = settlement
+                    continue
+                if raise_on_error and settlement["status"] == "rolledBack":
+                    raise ActionRolledBack(settlement)
+                return settlement
+        finally:
+            stream.close()
+
+    async def pending_mutations(self) -> list[dict[str, JSON]]:
+        """The mutations called and not yet settled, in the order made (``describeSource``'s
+        ``pendingMutations``): ``mutation``, ``action``, ``identity``, ``values``, ``status``
+        (``waiting``, ``inFlight``, ``queued``), ``attempts``, ``lastError``. One request."""
+        return list((await self.describe()).get("pendingMutations", []))
+
+    async def rows_with_pending(self, section: int = 0, start: int = 0,
+                                count: int | None = None) -> list[tuple[JSON, list[str]]]:
+        """A slice of a section, each row with the IDs of its pending mutations, oldest first
+        (``objectsInSection`` with ``withPending``): to show pending rows dimmed. One request."""
+        params: dict[str, Any] = {"source": self.name, "section": section, "start": start, "withPending": True}
+        if count is not None:
+            params["count"] = count
+        answer = await self._rpc("objectsInSection", params)
+        objects: list[JSON] = answer.get("objects", [])
+        pending: list[list[str]] = answer.get("pending") or [[] for _ in objects]
+        return [(row, list(ids)) for row, ids in zip(objects, pending)]
 
     # -- events ---------------------------------------------------------------------------
 

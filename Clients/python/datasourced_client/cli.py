@@ -30,8 +30,15 @@ https://api.github.com? [y/N]``), records a yes with ``allowCredential`` and loa
 path when it starts with ``/`` or ``~``); ``--allow-credentials-from-config`` starts the
 daemon with that switch (every credential sent to its source's own origin, unasked).
 
-Exit status: 0, 1 if a load failed or a source still had pages after ``--max-pages``, 2 for
-a bad config or a request the daemon refused, 130 on Ctrl-C while loading.
+``--action NAME`` performs one of a source's declared actions (protocol 1.9) once the sources
+are loaded, on the row ``--identity ID`` (read as JSON when it is, else as text), with
+``--value NAME=VALUE`` read by the type the action declares, and prints the settlement (one
+JSON object) instead of the rows: ``committed``, or ``rolledBack`` (exit status 1, the
+server's words on stderr). A mutation still queued after ``--timeout`` is cancelled.
+
+Exit status: 0, 1 if a load failed, a source still had pages after ``--max-pages`` or an
+action was rolled back, 2 for a bad config or a request the daemon refused, 130 on Ctrl-C
+while loading.
 """
 
 from __future__ import annotations
@@ -46,9 +53,10 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from ._version import package_version
+from .actions import SETTLE_EVENT, ActionTimeout, ActionValueError, Settlement, parse_action_values, settlement_of
 from .client import Client, DataSource
 from .command import CacheOption, daemon_command
-from .errors import CredentialRequest, DatasourcedError, LoadFailed, RPCError
+from .errors import CredentialRequest, DatasourcedError, LoadFailed, RPCError, describe_fetch_error
 from .events import Freshness
 from .fixtures import FixtureServer, FixtureServerError
 from .follow import ChangeFollower
@@ -252,7 +260,19 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--allow-credentials-from-config", action="store_true",
                         help="start the daemon with --allow-credentials-from-config: every credential of the config "
                              "is sent to its source's own origin without asking")
+    parser.add_argument("--action", metavar="NAME",
+                        help="once loaded, perform the source's action NAME (declared under actions) and print its "
+                             "settlement instead of the rows; exit status 1 when the server refused it")
+    parser.add_argument("--on", metavar="SOURCE", dest="action_source",
+                        help="with --action: the source whose action it is (default: the one that declares it)")
+    parser.add_argument("--identity", metavar="ID",
+                        help="with --action: the identity of the row to act on (JSON when it reads as JSON, else text)")
+    parser.add_argument("--value", action="append", default=[], metavar="NAME=VALUE", dest="values",
+                        help="with --action: a value the action declares, read as its declared type (repeatable)")
     arguments = parser.parse_args(argv)
+    for option in ("action_source", "identity", "values"):
+        if getattr(arguments, option) and arguments.action is None:
+            parser.error(f"--{'on' if option == 'action_source' else option.rstrip('s')} goes with --action")
     for option in ("pages", "max_pages", "max_changes"):
         if getattr(arguments, option) is not None and getattr(arguments, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be at least 1")
@@ -439,6 +459,9 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO, ask: AskCredent
                         hint = credential_hint(failure) if isinstance(failure, LoadFailed) else None
                         if hint:
                             print(hint, file=err)
+            if arguments.action is not None:
+                settled = _act(arguments, sources, out, err, progress)
+                return 1 if failures or not settled else 0
             if arguments.refresh is not None:
                 _make_live(sources, arguments.refresh, progress)
             if arguments.filters or arguments.match is not None:
@@ -466,6 +489,87 @@ def run(arguments: argparse.Namespace, out: TextIO, err: TextIO, ask: AskCredent
     finally:
         if fixtures:
             fixtures.close()
+
+
+def _action_source(arguments: argparse.Namespace, sources: dict[str, DataSource]) -> tuple[DataSource, dict[str, JSON]]:
+    """The source ``--action`` names an action of, and that action's declaration."""
+    declaring = {name: source.describe().get("actions") or {} for name, source in sources.items()
+                 if source.kind in LOADED_KINDS}
+    if arguments.action_source is not None:
+        if arguments.action_source not in sources:
+            raise ConfigError(f"--on {arguments.action_source}: not among the config's sources ({', '.join(sources)})")
+        candidates = [arguments.action_source]
+    else:
+        candidates = [name for name, actions in declaring.items() if arguments.action in actions]
+    if len(candidates) > 1:
+        raise ConfigError(f"--action {arguments.action}: declared by {', '.join(candidates)}: "
+                          f"name one with --on SOURCE")
+    actions = declaring.get(candidates[0], {}) if candidates else {}
+    if not candidates or arguments.action not in actions:
+        where = f"{candidates[0]!r} declares no such action" if candidates else "no source of the config declares it"
+        known = ", ".join(f"{name}.{action}" for name, acts in declaring.items() for action in acts) or "none"
+        raise ConfigError(f"--action {arguments.action}: {where} (declared: {known})")
+    declaration: dict[str, JSON] = actions[arguments.action]
+    return sources[candidates[0]], declaration
+
+
+def _identity(text: str | None) -> JSON | None:
+    if text is None:
+        return None
+    try:
+        return cast(JSON, json.loads(text))
+    except ValueError:
+        return text
+
+
+def _act(arguments: argparse.Namespace, sources: dict[str, DataSource], out: TextIO, err: TextIO,
+         progress: Progress | None) -> bool:
+    """Performs ``--action`` and prints its settlement; False when it was not committed."""
+    source, declaration = _action_source(arguments, sources)
+    action = str(arguments.action)
+    try:
+        values = parse_action_values(action, declaration, arguments.values)
+    except ActionValueError as refused_value:
+        raise ConfigError(f"--action {action}: {refused_value}") from None
+    identity = _identity(arguments.identity)
+    on = f" on {arguments.identity}" if arguments.identity is not None else ""
+    if progress:
+        progress.say(f"{source.name}: {action}{on}: performAction")
+    try:
+        try:
+            settlement = source.act(action, identity, values or None, timeout=arguments.timeout)
+        except RPCError as refused:
+            # An identity such as 007 or 12 may be text in the rows: ask once more with the text.
+            if not (isinstance(refused.data, dict) and refused.data.get("field") == "identity"
+                    and identity != arguments.identity):
+                raise
+            settlement = source.act(action, arguments.identity, values or None, timeout=arguments.timeout)
+    except ActionTimeout as late:
+        # The daemon ends with this run: a mutation left queued would never be sent.
+        cancelled: list[Settlement] = []
+        stop = source.on_event(lambda event: cancelled.append(settlement_of(event))
+                               if event.kind == SETTLE_EVENT and event.params.get("mutation") == late.mutation else None)
+        try:
+            source.cancel_mutation(late.mutation)  # its settlement is delivered before it returns
+        finally:
+            stop()
+        print(f"error: {late}; cancelled", file=err)
+        for settled in cancelled[-1:]:
+            _print_settlement(settled, out)
+        return False
+    _print_settlement(settlement, out)
+    if settlement.get("status") == "committed":
+        if progress:
+            progress.say(f"{source.name}: {action}{on}: committed ({settlement.get('mutation')})")
+        return True
+    why = settlement.get("error", {})
+    print(f"error: {action}{on} was rolled back ({why.get('kind')}): {describe_fetch_error(why)}", file=err)
+    return False
+
+
+def _print_settlement(settlement: Settlement, out: TextIO) -> None:
+    print(json.dumps(settlement, ensure_ascii=False), file=out)
+    out.flush()
 
 
 def _follow(follower: ChangeFollower, arguments: argparse.Namespace, sources: dict[str, DataSource],

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
+from .actions import Settlement
 from .async_client import AsyncClient, AsyncDataSource
 from .command import CacheOption, DaemonCommand
 from .events import Event, EventCallback
@@ -408,6 +409,28 @@ class DataSource(_GeneratedSourceMethods):
             if on_page:
                 on_page(pages, self)
         return pages
+
+    # -- actions (protocol 1.9) -----------------------------------------------------------
+
+    def act(self, action: str, identity: JSON | None = None, values: dict[str, Any] | None = None, *,
+            wait: bool = True, stop_at_queued: bool = False, timeout: float | None = None,
+            raise_on_error: bool = False) -> Settlement:
+        """Performs one of the source's actions on a row and returns how it settled
+        (``committed`` or ``rolledBack``, waiting through ``queued`` unless
+        ``stop_at_queued``; ``wait=False``: ``pending`` at once). See :meth:`AsyncDataSource.act`.
+        The optimistic change's ``didChange``, and the settlement's events, have been given
+        to the callbacks when it returns."""
+        return self._call(self._async.act(action, identity, values, wait=wait, stop_at_queued=stop_at_queued,
+                                          timeout=timeout, raise_on_error=raise_on_error))
+
+    def pending_mutations(self) -> list[dict[str, JSON]]:
+        """The mutations called and not yet settled, in the order made (one ``describeSource``)."""
+        return self._call(self._async.pending_mutations())
+
+    def rows_with_pending(self, section: int = 0, start: int = 0,
+                          count: int | None = None) -> list[tuple[JSON, list[str]]]:
+        """A slice of a section, each row with the IDs of its pending mutations, oldest first."""
+        return self._call(self._async.rows_with_pending(section, start, count))
 
     # -- events ---------------------------------------------------------------------------
 

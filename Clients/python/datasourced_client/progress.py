@@ -75,6 +75,10 @@ class Progress:
                 detail = f": {detail}" if detail else ""
             elif event.kind == "failedWithError" and event.error is not None:
                 detail = f": {event.error.get('kind')}: {describe_fetch_error(event.error)}"
+            elif event.kind == "didSettleMutation":
+                detail = f": {event.params.get('action')} {event.params.get('mutation')} {event.params.get('status')}"
+                if event.error is not None:
+                    detail += f" ({event.error.get('kind')}: {describe_fetch_error(event.error)})"
             elif event.freshness is not None:
                 freshness = event.freshness
                 detail = f": stale (cached {local_time(freshness.cached_at)})" if freshness.stale and freshness.cached_at \

@@ -542,3 +542,99 @@ def test_match_keys_without_match_is_a_usage_error(capsys: pytest.CaptureFixture
         parse_arguments(["config.json", "--match-keys", "title"])
     assert exit_.value.code == 2
     assert "--match-keys goes with --match" in capsys.readouterr().err
+
+
+# -- --action: an action of the list spec on one row (protocol 1.9) ---------------------------
+
+BOOKS_SPEC = REPO / "Clients" / "specs" / "books.json"
+
+
+def act_cli(daemon: str, *argv: str) -> tuple[int, str, str]:
+    with Client.spawn(daemon) as client:
+        if not speaks(client, (1, 9)):
+            pytest.skip("the daemon does not speak protocol 1.9 (actions)")
+    return run_cli(daemon, str(BOOKS_SPEC), "--fixtures", str(FIXTURES), *argv)
+
+
+def test_action_prints_the_committed_settlement_instead_of_the_rows(daemon: str):
+    status, out, err = act_cli(daemon, "--action", "edit", "--identity", "1", "--value", "title=Dune Messiah")
+    assert status == 0, err
+    assert json.loads(out) == {"mutation": "m1", "action": "edit", "source": "books", "status": "committed"}
+    assert "books: edit on 1: performAction" in err
+    assert "← books didSettleMutation: edit m1 committed" in err
+    assert "books: edit on 1: committed (m1)" in err
+
+
+def test_action_values_are_read_by_their_declared_types(daemon: str):
+    status, out, err = act_cli(daemon, "--action", "add", "--value", "title=Beloved", "--value", "genre=fiction",
+                               "--value", "year=1987")
+    assert status == 0, err
+    assert json.loads(out)["status"] == "committed"  # the fixture answers only "year": 1987, a number
+
+
+def test_a_rolled_back_action_exits_1_with_the_servers_words(daemon: str):
+    status, out, err = act_cli(daemon, "--action", "edit", "--identity", "2", "--value", "title=")
+    assert status == 1
+    settlement = json.loads(out)
+    assert settlement["status"] == "rolledBack"
+    assert settlement["error"]["serverMessage"] == "title: This field may not be blank."
+    assert "error: edit on 2 was rolled back (http): HTTP status 400 from " in err
+    assert err.rstrip().endswith("'title: This field may not be blank.'")
+
+
+def test_a_conflicting_action_exits_1_naming_the_conflict(daemon: str):
+    status, out, err = act_cli(daemon, "--quiet", "--action", "edit", "--identity", "4", "--value", "title=x")
+    assert status == 1
+    assert json.loads(out)["error"]["kind"] == "conflict"
+    assert err.startswith("error: edit on 4 was rolled back (conflict): HTTP status 409 from ")
+    assert "'Someone else changed this book.'" in err
+
+
+def test_an_action_still_queued_after_the_timeout_is_cancelled(daemon: str):
+    status, out, err = act_cli(daemon, "--quiet", "--timeout", "2", "--action", "edit", "--identity", "3",
+                               "--value", "title=x")
+    assert status == 1
+    settlement = json.loads(out)
+    assert (settlement["status"], settlement["error"]["kind"]) == ("rolledBack", "cancelled")
+    assert "did not settle within 2 s: queued after HTTP status 503" in err
+    assert "'Down for maintenance.' (retry after 3600.0 s); cancelled" in err
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--action", "add", "--value", "title=Beloved", "--value", "year=soon"],
+     "--action add: year must be an integer, got 'soon'"),
+    (["--action", "add", "--value", "year=1987"], "--action add: add needs title: pass --value title=..."),
+    (["--action", "edit", "--identity", "1", "--value", "author=x"],
+     "--action edit: edit declares no value 'author'; it takes: title (string)"),
+    (["--action", "rename", "--identity", "1"],
+     "--action rename: no source of the config declares it (declared: books.edit, books.delete, books.add)"),
+    (["--action", "edit", "--on", "byGenre", "--identity", "1", "--value", "title=x"],
+     "--action edit: 'byGenre' declares no such action"),
+])
+def test_an_action_the_tool_cannot_send_exits_2_before_anything_changes(daemon: str, argv: list[str], said: str,
+                                                                         capsys: pytest.CaptureFixture[str]):
+    with Client.spawn(daemon) as client:
+        if not speaks(client, (1, 9)):
+            pytest.skip("the daemon does not speak protocol 1.9 (actions)")
+    status = main([str(BOOKS_SPEC), "--fixtures", str(FIXTURES), "--daemon", daemon, "--no-cache", "--quiet", *argv])
+    assert status == 2
+    assert said in capsys.readouterr().err
+
+
+def test_an_identity_no_row_has_is_refused_by_the_daemon_with_exit_2(daemon: str,
+                                                                      capsys: pytest.CaptureFixture[str]):
+    with Client.spawn(daemon) as client:
+        if not speaks(client, (1, 9)):
+            pytest.skip("the daemon does not speak protocol 1.9 (actions)")
+    status = main([str(BOOKS_SPEC), "--fixtures", str(FIXTURES), "--daemon", daemon, "--no-cache", "--quiet",
+                   "--action", "delete", "--identity", "404"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: performAction: ") and "identity" in err
+
+
+@pytest.mark.parametrize("argv", [["--identity", "1"], ["--value", "title=x"], ["--on", "books"]])
+def test_action_options_without_action_are_usage_errors(argv: list[str]):
+    with pytest.raises(SystemExit) as exit_:
+        parse_arguments([str(EXAMPLE), *argv])
+    assert exit_.value.code == 2
