@@ -260,4 +260,75 @@ import Testing
         #expect(Self.titles(source) == ["A", "b"])
         #expect(recorder.settlements.map(\.status) == [.rolledBack, .committed])
     }
+    /// A source with the cache on, over `store`, and its actions.
+    static func cached(_ store: MemoryPageStore) throws -> (PaginatedDataSource, FakeLoader, Recorder) {
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "pageSize": 2, "actions": actions, "cache": ["enabled": true],
+        ]
+        guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "paginated", got: "other")
+        }
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator, loader: loader)
+        let recorder = Recorder().observing(source)
+        source.attachCache(store, key: CacheAndRefreshTests.key)
+        return (source, loader, recorder)
+    }
+
+    @Test func queuedMutationsOutliveTheDaemonInItsCacheAndTheNextOneSendsThem() throws {
+        let store = MemoryPageStore()
+        let (first, before, _) = try Self.cached(store)
+        first.fetchData()
+        before.respond(0, json: [["id": 1, "title": "a"], ["id": 2, "title": "b"]])
+        _ = try first.performAction("rename", identity: 1, values: ["title": "A"])
+        _ = try first.performAction("delete", identity: 2, values: [:])
+        let key = try #require(before.header("Idempotency-Key", of: 1))
+        before.fail(1, FetchError(kind: .transport, message: "network is unreachable"))
+        #expect(store.entries.count == 2, "the pages, and the pending actions beside them")
+
+        // The next daemon, on the same file: the rows as the server sent them, under the changes.
+        let (second, after, recorder) = try Self.cached(store)
+        #expect(second.pendingMutations.map(\.id) == ["m1", "m2"])
+        #expect(after.pending.first?.request.method == .patch, "sent at once")
+        #expect(after.header("Idempotency-Key", of: 0) == key, "with the key it had")
+        second.fetchData()
+        #expect(Self.titles(second) == ["A"], "the rename shown, the removed row hidden")
+        after.respond(0, json: ["id": 1, "title": "A"])
+        let delete = try #require(after.pending.lastIndex { $0.request.method == .delete })
+        after.respond(delete, status: 204, json: .null)
+        #expect(recorder.settlements.map(\.status) == [.committed, .committed])
+        #expect(second.pendingMutations.isEmpty)
+        #expect(store.entries.count == 1, "the pending actions' entry is gone once none is left")
+        #expect(try second.performAction("rename", identity: 1, values: ["title": "again"]) == "m3")
+    }
+
+    @Test func aPendingActionsEntryThatIsNotOneIsDroppedWithAWarning() throws {
+        let store = MemoryPageStore()
+        let key = PageCacheKey(
+            material: CacheAndRefreshTests.key.material + "\npending actions", label: CacheAndRefreshTests.key.label + " (pending actions)")
+        for payload in [
+            #"{"format":"datasourced-pending-actions","version":1,"mutations":[{"id":"m1","action":"close","values":{},"idempotencyKey":"k","attempts":0}]}"#,
+            #"{"format":"datasourced-pending-actions","version":1,"mutations":[{"id":"m01","action":"delete","identity":1,"values":{},"idempotencyKey":"k","attempts":0}]}"#,
+            #"{"format":"datasourced-pending-actions","version":1,"mutations":[{"id":"m1","action":"rename","identity":1,"values":{"title":5},"idempotencyKey":"k","attempts":0}]}"#,
+            #"{"format":"datasourced-pending-actions","version":1,"mutations":[{"id":"m1","action":"delete","identity":1,"values":{},"idempotencyKey":"k\r\nX: 1","attempts":0}]}"#,
+            "not json", String(repeating: "[", count: 200) + String(repeating: "]", count: 200),
+        ] {
+            store.entries[key] = StoredPages(payload: Array(payload.utf8), storedAt: 0)
+            let loader = FakeLoader()
+            let params: JSON = [
+                "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+                "apiPath": "/items", "actions": Self.actions, "cache": ["enabled": true],
+            ]
+            guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
+            let source = PaginatedDataSource(
+                name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator, loader: loader)
+            var warnings: [String] = []
+            source.attachCache(store, key: CacheAndRefreshTests.key, warn: { warnings.append($0) })
+            #expect(source.pendingMutations.isEmpty && loader.pending.isEmpty, "\(payload.prefix(60))")
+            #expect(warnings.first?.hasPrefix("dropped the pending actions kept for") == true, "\(payload.prefix(60))")
+            #expect(store.entries[key] == nil)
+        }
+    }
 }

@@ -77,7 +77,8 @@ package final class PaginatedDataSource: RemoteCollection {
             // `cachedPages()` has checked the entry and worked out its rows' hashes.
             let run = cache.restoredRun(from: cached, collectionURL: url(of: .collection(query: [])))
             let hashes = adopt(run, hashes: cached.pages.map(\.hashes), duplicatesDropped: cached.duplicatesDropped)
-            compose(keptHead: 0, hashesAfterHead: hashes)
+            let rebased = rebaseObjects(in: 0..<objects.count, startsRun: true)
+            compose(keptHead: 0, hashesAfterHead: rebased ? nil : hashes)
             warmOpenCosts.mark("changeset")
             showingCachedRows(storedAt: storedAt)
             reportWarmOpen()

@@ -63,6 +63,7 @@ extension RemoteCollection {
         default:
             mutations.add(mutation, base: index.map { objects[$0] })
         }
+        storePendingMutations()
         sendNextMutation()
         return id
     }
@@ -209,7 +210,12 @@ extension RemoteCollection {
         var headers: [(name: String, value: String)] = []
         for (name, template) in action.headers {
             switch template.rendered(row: row, values: mutation.values) {
-            case .success(let value): headers.append((name, value))
+            case .success(let value):
+                // A row's value cannot add a header of its own (CR, LF) to the request.
+                guard value.utf8.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else {
+                    return failure("the value of header \(name) holds a control character")
+                }
+                headers.append((name, value))
             case .failure(let missing): return failure(missing.words)
             }
         }
@@ -286,6 +292,7 @@ extension RemoteCollection {
                 $0.retryAt =
                     WallClock.secondsSince1970() + MutationLedger.retryDelay(attempts: $0.attempts, retryAfter: error.retryAfterSeconds)
             }
+            storePendingMutations()
             emit(
                 .didSettleMutation(
                     MutationSettlement(mutation: id, action: mutation.action.name, status: .queued, error: error, invalidates: [])))
@@ -318,6 +325,7 @@ extension RemoteCollection {
         }
         let base = mutation.identity.flatMap { mutations.base(of: $0) }
         mutations.remove(id)
+        storePendingMutations()
         if let identityValue = mutation.identity, let index = objectIndex(of: identityValue) {
             switch action.optimistic {
             case .update, .none:
@@ -366,6 +374,7 @@ extension RemoteCollection {
         let base = identityValue.flatMap { mutations.base(of: $0) }
         let removedPlace = identityValue.flatMap { mutations.removedPlace(of: $0) }
         mutations.remove(id)
+        storePendingMutations()
         if let identityValue {
             let index = objectIndex(of: identityValue)
             switch (mutation.action.optimistic, index) {

@@ -227,6 +227,36 @@ package class RemoteCollection: DataSource {
         guard configuration.cache.enabled else { return }
         pageCache = (store, key)
         cacheWarning = warn
+        restorePendingMutations()
+    }
+
+    /// Where the pending mutations are kept beside the pages (the configuration's key: the
+    /// same list, whichever credentials its requests carry).
+    private var pendingMutationsKey: PageCacheKey? {
+        pageCache.map { PageCacheKey(material: $0.key.material + "\npending actions", label: $0.key.label + " (pending actions)") }
+    }
+
+    /// Writes the pending mutations (or removes the entry once none is left), when the cache is on.
+    func storePendingMutations() {
+        guard let (store, _) = pageCache, let key = pendingMutationsKey else { return }
+        guard !mutations.isEmpty else { return store.remove(key) }
+        let payload = PendingMutationsEntry.encoded(mutations)
+        store.write(key, storedAt: WallClock.secondsSince1970(), payload: { payload })
+    }
+
+    /// The mutations a daemon before this one left pending in the cache: pending again, their
+    /// changes shown when the rows come, and sent. An entry that cannot be taken up is dropped
+    /// with a warning, as a damaged page entry is.
+    private func restorePendingMutations() {
+        guard let (store, _) = pageCache, let key = pendingMutationsKey, mutations.isEmpty, let stored = store.read(key) else { return }
+        switch PendingMutationsEntry.decoded(stored.payload, actions: configuration.actions, maximumDepth: configuration.maximumDepth) {
+        case .success(let restored):
+            mutations.restore(restored)
+            sendNextMutation()
+        case .failure(let problem):
+            store.remove(key)
+            cacheWarning("dropped the pending actions kept for \(key.label) (source \"\(name)\"): \(problem.reason)")
+        }
     }
 
     /// The values read from the environment or files that the last response's request was sent
@@ -461,6 +491,7 @@ package final class RemoteDataSource: RemoteCollection {
         emit(.willLoadData)
         if !loadedOnce, let (cached, storedAt) = cachedPages(), let page = cached.pages.first {
             objects = page.rows
+            rebaseObjects(in: 0..<objects.count, startsRun: true)
             validators = page.validators
             loadedOnce = true
             cacheHoldsRows = true

@@ -61,6 +61,15 @@ struct MutationLedger {
 
     var isEmpty: Bool { pending.isEmpty }
 
+    /// Takes up mutations a persisted cache kept (`PendingMutationsEntry`), before any of
+    /// this source's own: IDs go on after theirs.
+    mutating func restore(_ restored: [(mutation: Mutation, base: JSON?)]) {
+        for (mutation, base) in restored {
+            add(mutation, base: base)
+            made = max(made, Int(mutation.id.dropFirst()) ?? 0)
+        }
+    }
+
     /// A new mutation's ID ("m1", "m2", ...: unique in the source for its life).
     mutating func nextID() -> String {
         made += 1
