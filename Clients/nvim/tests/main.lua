@@ -46,6 +46,7 @@ H.run(function()
   dofile(here .. '/test_paging.lua')(H, ds, ctx)
   dofile(here .. '/test_credentials.lua')(H, ds, ctx)
   dofile(here .. '/test_graphql.lua')(H, ds, ctx)
+  dofile(here .. '/test_actions.lua')(H, ds, ctx)
 
   -- The lists again, as with a 1.0 daemon (no revisions, no change values): the fallback
   -- stays tested while the daemon speaks 1.1. A fresh daemon, as source names repeat,
