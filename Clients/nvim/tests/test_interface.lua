@@ -34,7 +34,7 @@ return function(H, ds, ctx)
   test(':Datasourced runs its subcommands, and completes them and open\'s file', function()
     local subcommands = vim.fn.getcompletion('Datasourced ', 'cmdline')
     table.sort(subcommands)
-    expect_equal({ 'cancel', 'close', 'filter', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'search', 'sources' }, subcommands,
+    expect_equal({ 'action', 'cancel', 'close', 'filter', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'search', 'sources' }, subcommands,
       'subcommands')
     local re = vim.fn.getcompletion('Datasourced re', 'cmdline')
     table.sort(re)
