@@ -104,6 +104,32 @@ return function(H, ds, ctx)
     return buf, ds.view(buf).conn
   end
 
+  test('actions: answers are read by their declared type; a wrong one says what was expected', function()
+    local function parse(text, kind, required)
+      return { ds.parse_value(text, { name = 'v', type = kind, required = required == true }) }
+    end
+    expect_equal({ 'x' }, parse('x', 'string'), 'a string')
+    expect_equal({ '' }, parse('', 'string', true), 'a required string may be empty')
+    expect_equal({}, parse('', 'string'), 'an optional one left empty is left out')
+    expect_equal({ 1987 }, parse(' 1987 ', 'integer'), 'an integer')
+    expect_equal({ nil, 'v must be a whole number, got "19.5"' }, parse('19.5', 'integer'), 'not an integer')
+    expect_equal({ nil, 'v is required (integer)' }, parse('', 'integer', true), 'a required integer left empty')
+    expect_equal({}, parse('  ', 'integer'), 'an optional integer left empty')
+    expect_equal({ -2.5 }, parse('-2.5', 'number'), 'a number')
+    expect_equal({ nil, 'v must be a number, got "many"' }, parse('many', 'number'), 'not a number')
+    expect_equal({ true }, parse('yes', 'boolean'), 'yes')
+    expect_equal({ false }, parse('False', 'boolean'), 'False')
+    expect_equal({ nil, 'v must be true or false, got "maybe"' }, parse('maybe', 'boolean'), 'not a boolean')
+    expect_equal({ { 1, 2 } }, parse('[1, 2]', 'array'), 'an array')
+    expect_equal({ { a = 1 } }, parse('{"a": 1}', 'object'), 'an object')
+    expect_equal('{}', vim.fn.json_encode(parse('{}', 'object')[1]), 'an empty object stays one')
+    expect_equal({ nil, 'v must be a JSON object, got "[1]"' }, parse('[1]', 'object'), 'an array for an object')
+    expect_equal({ { name = 'title', type = 'string', required = true }, { name = 'genre', type = 'string', required = false },
+      { name = 'year', type = 'integer', required = false } },
+      ds.action_values({ values = { year = { type = 'integer' }, genre = { type = 'string' },
+        title = { type = 'string', required = true } } }), 'the values in the order asked: required first, then by name')
+  end)
+
   test('actions: an edit shows at once and is committed; refused edits roll back with the server\'s words', function()
     local buf, conn = open()
     expect_equal({ 'add', 'delete', 'edit' }, ds.complete('', 'Datasourced action '), 'the actions completed')

@@ -1398,10 +1398,11 @@ function M.parse_value(text, declared)
     end
     return nil, string.format('%s must be true or false, got %q', name, text)
   elseif kind == 'object' or kind == 'array' then
+    -- JSON of that kind: an object's text starts with {, an array's with [ (an empty
+    -- Lua table cannot tell them apart).
     local ok, value = pcall(vim.fn.json_decode, trimmed)
-    local is_array = ok and type(value) == 'table' and (islist(value) and (next(value) ~= nil or trimmed:match('^%[')))
-    if ok and type(value) == 'table' and ((kind == 'array') == (is_array and true or false)) then
-      if next(value) == nil and kind == 'object' then
+    if ok and type(value) == 'table' and trimmed:sub(1, 1) == (kind == 'object' and '{' or '[') then
+      if kind == 'object' and next(value) == nil then
         return vim.empty_dict()
       end
       return value
