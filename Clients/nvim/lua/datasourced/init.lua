@@ -288,11 +288,12 @@ local function forget_declined(conn)
   end
 end
 
---- Routes a notification to the lists of its source; the freshness of a source also to
---- the lists made from it (a sectioned view over a cached paginated source). Failures are
---- said once per source, however many lists show it.
 local settle_mutation -- defined with the actions
 
+--- Routes a notification to the lists of its source; the freshness of a source also to
+--- the lists made from it (a sectioned view over a cached paginated source). Failures are
+--- said once per source, however many lists show it; an action's settling, once per
+--- mutation (settle_mutation).
 local function on_notification(conn, method, params)
   local kind = type(method) == 'string' and method:match('^dataSource/(.+)$')
   if not kind or type(params) ~= 'table' then
