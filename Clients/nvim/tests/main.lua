@@ -12,6 +12,7 @@
 --   test_credentials.lua  a credential sent only once allowed: the question, allowCredential
 --   test_graphql.lua    a GraphQL list (Clients/specs/graphql-books.json) and its search, and
 --                       a list paged by POST bodies (Clients/specs/search-books.json)
+--   test_actions.lua    actions on rows (protocol 1.9): the books spec's edit, delete and add
 
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 local H = dofile(here .. '/harness.lua')
@@ -46,6 +47,7 @@ H.run(function()
   dofile(here .. '/test_paging.lua')(H, ds, ctx)
   dofile(here .. '/test_credentials.lua')(H, ds, ctx)
   dofile(here .. '/test_graphql.lua')(H, ds, ctx)
+  dofile(here .. '/test_actions.lua')(H, ds, ctx)
 
   -- The lists again, as with a 1.0 daemon (no revisions, no change values): the fallback
   -- stays tested while the daemon speaks 1.1. A fresh daemon, as source names repeat,

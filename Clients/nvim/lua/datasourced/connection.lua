@@ -97,6 +97,8 @@ function Connection.start(cmd, handlers)
     load_cycles = {}, -- source name -> load cycles begun (willLoadData seen)
     load_outcomes = {}, -- source name -> how its last cycle ended: 'finished' or 'failed'
     log_file = nil, -- where the daemon's stderr goes (handlers.log_file)
+    mutations = {}, -- "source\0mutation" -> { source, mutation, action, identity }: actions not settled
+    settled = {}, -- the same keys, of mutations settled before performAction's answer was read
   }, Connection)
 
   -- The daemon logs to stderr, which vim.lsp.rpc would bury in the LSP log: it goes to a
@@ -185,6 +187,36 @@ end
 function Connection:serves(method)
   local methods = self.capabilities.methods
   return type(methods) ~= 'table' or vim.tbl_contains(methods, method)
+end
+
+--- Notes an action's mutation (performAction's answer, or a description's
+--- pendingMutations) until it settles; false when it settled already.
+function Connection:track_mutation(source, mutation, fields)
+  local key = source .. '\0' .. mutation
+  if self.settled[key] then
+    self.settled[key] = nil
+    return false
+  end
+  local tracked = self.mutations[key] or { source = source, mutation = mutation }
+  for k, v in pairs(fields or {}) do
+    tracked[k] = v
+  end
+  self.mutations[key] = tracked
+  return true
+end
+
+--- A dataSource/didSettleMutation: the mutation (tracked, or nil if its performAction
+--- answer is still to come), forgotten unless it is queued (sent again later).
+function Connection:settle_mutation(source, mutation, status)
+  local key = source .. '\0' .. mutation
+  local tracked = self.mutations[key]
+  if status ~= 'queued' then
+    self.mutations[key] = nil
+    if not tracked then
+      self.settled[key] = true
+    end
+  end
+  return tracked
 end
 
 --- Sends a request; callback(err, result) runs later on the main loop, guarded. `params`

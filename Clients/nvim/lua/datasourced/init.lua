@@ -28,6 +28,7 @@ M.ACTIONS = {
   reload = 'read every row again and redraw',
   close = 'close the list',
   filter = 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
+  action = 'one of the source\'s actions on the row (edit, delete...): its values are asked for',
   help = 'show these keys',
 }
 
@@ -287,13 +288,19 @@ local function forget_declined(conn)
   end
 end
 
+local settle_mutation -- defined with the actions
+
 --- Routes a notification to the lists of its source; the freshness of a source also to
 --- the lists made from it (a sectioned view over a cached paginated source). Failures are
---- said once per source, however many lists show it.
+--- said once per source, however many lists show it; an action's settling, once per
+--- mutation (settle_mutation).
 local function on_notification(conn, method, params)
   local kind = type(method) == 'string' and method:match('^dataSource/(.+)$')
   if not kind or type(params) ~= 'table' then
     return
+  end
+  if kind == 'didSettleMutation' then
+    return settle_mutation(conn, params)
   end
   local shown = false
   for _, view in ipairs(views_of(conn)) do
@@ -1301,6 +1308,231 @@ function M.select(buf, line)
   Connection.guarded('on_select', config.on_select or M.preview, object, ctx)
 end
 
+-- Actions ---------------------------------------------------------------------------------
+-- A source may declare actions on its rows (protocol 1.9: edit, delete, add...). The row
+-- under the cursor is acted on through the source that declares the action, whichever
+-- source the list shows (a sectioned view over it); its change shows at once, dimmed and
+-- marked until the server settles it. A rollback says why.
+
+--- The views showing rows of `source` (the one shown or one the list is made from).
+local function views_under(conn, source)
+  return vim.tbl_filter(function(view)
+    return view.under[source] == true
+  end, views_of(conn))
+end
+
+--- A dataSource/didSettleMutation: the mark goes (unless queued); a rollback is said with
+--- the server's words, a queued mutation once.
+settle_mutation = function(conn, params)
+  if type(params.source) ~= 'string' or type(params.mutation) ~= 'string' then
+    return
+  end
+  local tracked = conn:settle_mutation(params.source, params.mutation, params.status)
+  local action = tostring(params.action or (tracked and tracked.action) or 'an action')
+  local failure = type(params.error) == 'table' and params.error or {}
+  local words = failure.serverMessage or failure.message or render.error_text(failure, { short = true })
+  if params.status == 'rolledBack' then
+    notify(string.format('%s: %s rolled back: %s', params.source, action, tostring(words)), vim.log.levels.WARN)
+  elseif params.status == 'queued' and tracked and not tracked.queued_said then
+    tracked.queued_said = true
+    notify(string.format('%s: %s queued, sent again later: %s', params.source, action,
+      render.error_text(failure, { short = true })), vim.log.levels.INFO)
+  end
+  for _, view in ipairs(views_under(conn, params.source)) do
+    view:schedule_marks()
+  end
+end
+
+--- The declared values of an action in the order they are asked for: required ones
+--- first, then by name. Each { name, type, required }.
+function M.action_values(spec)
+  local list = {}
+  for name, declared in pairs(type(spec) == 'table' and type(spec.values) == 'table' and spec.values or {}) do
+    declared = type(declared) == 'table' and declared or {}
+    table.insert(list, { name = name, type = declared.type or 'string', required = declared.required == true })
+  end
+  table.sort(list, function(a, b)
+    if a.required ~= b.required then
+      return a.required
+    end
+    return a.name < b.name
+  end)
+  return list
+end
+
+--- A typed answer as the value `declared` ({name, type, required}) asks for: the value;
+--- nil for an optional value left empty; or nil and what is wrong. A required string may
+--- be empty (the server judges it); any other type needs a value.
+function M.parse_value(text, declared)
+  local name, kind = declared.name, declared.type
+  if kind == 'string' then
+    if text == '' and not declared.required then
+      return nil
+    end
+    return text
+  end
+  local trimmed = vim.trim(text)
+  if trimmed == '' then
+    if declared.required then
+      return nil, string.format('%s is required (%s)', name, kind)
+    end
+    return nil
+  end
+  if kind == 'integer' then
+    local value = trimmed:match('^[-+]?%d+$') and tonumber(trimmed)
+    if value and math.abs(value) <= 2 ^ 53 then
+      return value
+    end
+    return nil, string.format('%s must be a whole number, got %q', name, text)
+  elseif kind == 'number' then
+    local value = tonumber(trimmed)
+    if value and value == value and math.abs(value) ~= math.huge and not trimmed:match('^0[xX]') then
+      return value
+    end
+    return nil, string.format('%s must be a number, got %q', name, text)
+  elseif kind == 'boolean' then
+    local lower = trimmed:lower()
+    if lower == 'true' or lower == 'yes' then
+      return true
+    elseif lower == 'false' or lower == 'no' then
+      return false
+    end
+    return nil, string.format('%s must be true or false, got %q', name, text)
+  elseif kind == 'object' or kind == 'array' then
+    -- JSON of that kind: an object's text starts with {, an array's with [ (an empty
+    -- Lua table cannot tell them apart).
+    local ok, value = pcall(vim.fn.json_decode, trimmed)
+    if ok and type(value) == 'table' and trimmed:sub(1, 1) == (kind == 'object' and '{' or '[') then
+      if kind == 'object' and next(value) == nil then
+        return vim.empty_dict()
+      end
+      return value
+    end
+    return nil, string.format('%s must be a JSON %s, got %q', name, kind, text)
+  end
+  return text
+end
+
+--- Asks for each value with vim.ui.input, in order; done(values) with those given, or
+--- nothing when the person cancels or an answer is not of its type (said).
+local function ask_values(label, declared_values, defaults, done)
+  local values, i = {}, 0
+  local function ask_next()
+    i = i + 1
+    local declared = declared_values[i]
+    if not declared then
+      return done(values)
+    end
+    local prompt = string.format('%s %s (%s%s): ', label, declared.name, declared.type,
+      declared.required and '' or ', optional')
+    local default = defaults and defaults[declared.name]
+    default = (type(default) == 'string' or type(default) == 'number' or type(default) == 'boolean')
+      and tostring(default) or nil
+    vim.ui.input({ prompt = prompt, default = default }, function(text)
+      if text == nil then
+        return -- cancelled: nothing is sent
+      end
+      local value, problem = M.parse_value(text, declared)
+      if problem then
+        return notify(label .. ': ' .. problem .. '; nothing was sent')
+      end
+      values[declared.name] = value
+      ask_next()
+    end)
+  end
+  ask_next()
+end
+
+--- The cursor's line in the buffer (its window's, when it is not the current buffer).
+local function cursor_line(buf)
+  if vim.api.nvim_get_current_buf() == buf then
+    return vim.api.nvim_win_get_cursor(0)[1]
+  end
+  local win = vim.fn.win_findbuf(buf)[1]
+  return win and vim.api.nvim_win_get_cursor(win)[1] or 1
+end
+
+--- The names of the actions a buffer's list offers (sorted), for completion and the
+--- choice without a name.
+function M.action_names(buf)
+  local view = M.view(buf)
+  local names = view and vim.tbl_keys(view.actions or {}) or {}
+  table.sort(names)
+  return names
+end
+
+--- Performs the action `name` of the list's sources on the row under the cursor (`line`
+--- if given): asks for its declared values (vim.ui.input), then sends performAction to
+--- the source that declares it, with the row's identity. Without a name, the actions are
+--- offered with vim.ui.select.
+function M.perform(name, buf, line)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  line = line or cursor_line(view.buf)
+  local names = M.action_names(view.buf)
+  if name == nil or name == '' then
+    if #names == 0 then
+      return notify(view.source .. ': its sources declare no actions', vim.log.levels.WARN)
+    end
+    return vim.ui.select(names, {
+      prompt = 'datasourced action: ',
+      format_item = function(item)
+        local spec = view.actions[item].spec
+        return string.format('%s (%s %s)', item, tostring(spec.method or ''), tostring(spec.path or ''))
+      end,
+    }, function(choice)
+      if choice then
+        M.perform(choice, view.buf, line)
+      end
+    end)
+  end
+  local declared = view.actions[name]
+  if not declared then
+    return notify(string.format('%s: no action %q (%s)', view.source, name,
+      #names > 0 and ('the sources declare ' .. table.concat(names, ', ')) or 'the sources declare none'))
+  end
+  local spec = declared.spec
+  local object = view:object_at(line)
+  local is_row = type(object) == 'table' and not render.is_placeholder(object)
+  local identity
+  if spec.optimistic ~= 'insert' and is_row then
+    identity = render.at_key_path(object, declared.identity_key or view:row_identity_key())
+  end
+  if identity == nil and (spec.optimistic == 'update' or spec.optimistic == 'remove') then
+    return notify(string.format('%s: %s acts on a row: put the cursor on one', declared.source, name),
+      vim.log.levels.WARN)
+  end
+  local label = declared.source .. ': ' .. name
+  local defaults = spec.optimistic == 'update' and is_row and object or nil
+  ask_values(label, M.action_values(spec), defaults, function(values)
+    local conn = view.conn
+    if not conn or conn.exited or conn.stopping then
+      return notify(view.source .. ': the daemon is not running', vim.log.levels.WARN)
+    end
+    local params = { source = declared.source, action = name, identity = identity }
+    if next(values) ~= nil then
+      params.values = values
+    end
+    conn:request('performAction', params, function(err, result)
+      if err then
+        return notify(string.format('%s was refused: %s', label, Connection.describe_error(err)))
+      end
+      local mutation = type(result) == 'table' and result.mutation
+      if type(mutation) ~= 'string' then
+        return
+      end
+      conn:track_mutation(declared.source, mutation, {
+        action = name, identity = ListView.mutation_identity(identity, mutation, declared, values),
+      })
+      for _, shown in ipairs(views_under(conn, declared.source)) do
+        shown:schedule_marks()
+      end
+    end)
+  end)
+end
+
 --- The keys of a list, in a floating window.
 function M.help()
   local lines, keys = {}, vim.tbl_keys(config.keymaps)
@@ -1324,6 +1556,8 @@ function M.action(name, buf)
     return M.select(buf)
   elseif name == 'help' then
     return M.help()
+  elseif name == 'action' then
+    return M.perform(nil, buf)
   end
   return M[name](buf)
 end
@@ -1373,12 +1607,12 @@ function M.log(buf)
   return file
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|sources|log}
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|sources|log}
 M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'filter', 'search',
-  'sources', 'log' }
+  'action', 'sources', 'log' }
 
 local function usage(args)
-  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|sources|log} (got %q)',
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|sources|log} (got %q)',
     args or ''))
 end
 
@@ -1406,14 +1640,17 @@ function M.command(args)
     end
     return M.search(rest)
   end
+  if sub == 'action' then
+    return M.perform(rest ~= '' and rest or nil)
+  end
   if vim.tbl_contains(M.SUBCOMMANDS, sub) and rest == '' then
     return M[sub]()
   end
   usage(args)
 end
 
---- Completion of :Datasourced: the subcommands, then open's spec file, or a refresh
---- interval.
+--- Completion of :Datasourced: the subcommands, then open's spec file, a refresh
+--- interval, or the current list's actions.
 function M.complete(arglead, cmdline)
   local words = vim.split(cmdline, '%s+', { trimempty = false })
   local function starting(candidates)
@@ -1429,6 +1666,9 @@ function M.complete(arglead, cmdline)
   end
   if words[2] == 'refresh-interval' and #words == 3 then
     return starting({ 'off', '30', '60', '300' })
+  end
+  if words[2] == 'action' and #words == 3 then
+    return starting(M.action_names())
   end
   return {}
 end

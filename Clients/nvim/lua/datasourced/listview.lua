@@ -52,6 +52,13 @@ local READ_AROUND = 1
 -- extmark per line: a list of a million rows would need a million of them.
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
+
+-- Rows an action changed that the server has not settled yet (protocol 1.9): dimmed,
+-- with a mark at the end of the line. Kept apart from the rows' own highlights, and laid
+-- again after the lines change (see mark_pending).
+local pending_namespace = vim.api.nvim_create_namespace('datasourced_pending')
+ListView.pending_namespace = pending_namespace
+ListView.PENDING_MARK = '…'
 vim.api.nvim_set_decoration_provider(unloaded_namespace, {
   on_win = function(_, _, buf)
     return shown[buf] ~= nil -- a sectioned view over a counted source has unloaded rows too
@@ -103,6 +110,9 @@ function ListView.new(opts)
     load_states = nil, -- protocol 1.5: the source's {refresh, prepend, append}, when it is paginated
     lazy = false, -- a paginated source of counted placeholders: rows are read as they show
     display_timer = nil,
+    actions = {}, -- action name -> { source, spec, identity_key }: what its sources declare
+    marked = false, -- rows are marked pending (see mark_pending)
+    marking = false, -- a mark_pending is scheduled
   }, ListView)
   self.format = function(value)
     if self.custom_format then
@@ -314,15 +324,137 @@ function ListView:adopt_sources(descriptions)
       self:edit(0, -1, self:all_items())
     end
   end
-  self.under, self.remote_sources = { [self.source] = true }, {}
-  for name, description in pairs(descriptions) do
+  self.under, self.remote_sources, self.actions = { [self.source] = true }, {}, {}
+  local names = vim.tbl_keys(descriptions)
+  table.sort(names) -- an action two sources declare is the first one's, by name
+  for _, name in ipairs(names) do
+    local description = descriptions[name]
     self.under[name] = true
     if description.kind == 'remote' or description.kind == 'paginated' then
       table.insert(self.remote_sources, name)
       self:set_freshness(name, description.stale == true, description.cachedAt)
     end
+    if type(description.actions) == 'table' then
+      for action, spec in pairs(description.actions) do
+        if type(spec) == 'table' and not self.actions[action] then
+          self.actions[action] = { source = name, spec = spec, identity_key = description.identityKey }
+        end
+      end
+    end
+    -- Mutations made before this list opened (by another list of the source) are marked
+    -- as well as this list's own.
+    if type(description.pendingMutations) == 'table' and self.conn then
+      for _, pending in ipairs(description.pendingMutations) do
+        if type(pending) == 'table' and type(pending.mutation) == 'string' then
+          self.conn:track_mutation(name, pending.mutation, {
+            action = pending.action,
+            identity = ListView.mutation_identity(pending.identity, pending.mutation, self.actions[pending.action]),
+          })
+        end
+      end
+    end
   end
   table.sort(self.remote_sources)
+  self:schedule_marks()
+end
+
+--- The identity of the row a mutation changes: the one it was made on, else (an insert)
+--- the new row's, `pending:m3` until the server gives its own (or what its values name).
+function ListView.mutation_identity(identity, mutation, declared, values)
+  if identity ~= nil and identity ~= vim.NIL then
+    return identity
+  end
+  local key = declared and declared.identity_key
+  local given = type(values) == 'table' and key and render.at_key_path(values, key)
+  if given ~= nil and given ~= vim.NIL then
+    return given
+  end
+  return 'pending:' .. mutation
+end
+
+--- The identity key of the rows the list's actions change (the declaring source's), else
+--- the shown source's.
+function ListView:row_identity_key()
+  for _, declared in pairs(self.actions) do
+    if declared.identity_key then
+      return declared.identity_key
+    end
+  end
+  return self.identity_key or 'id'
+end
+
+--- Marks the rows with pending mutations (on the sources the list is made from): each
+--- line dimmed (DatasourcedPending) with a mark at its end. Laid anew each time: rows
+--- move with every change set.
+function ListView:mark_pending()
+  self.marking = false
+  if self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local identities = {}
+  local any = false
+  for _, tracked in pairs(self.conn and self.conn.mutations or {}) do
+    if self.under[tracked.source] then
+      identities[tostring(tracked.identity)] = true
+      any = true
+    end
+  end
+  if not any and not self.marked then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(self.buf, pending_namespace, 0, -1)
+  self.marked = false
+  if not any then
+    return
+  end
+  local key = self:row_identity_key()
+  local line = 0
+  for _, section in ipairs(self.sections) do
+    line = line + (section.header and 1 or 0)
+    for _, entry in ipairs(section.rows) do
+      local value = entry.value
+      if type(value) == 'table' and not render.is_placeholder(value) then
+        local identity = render.at_key_path(value, key)
+        if identity ~= nil and identities[tostring(identity)] and line < self.line_count then
+          local text = vim.api.nvim_buf_get_lines(self.buf, line, line + 1, false)[1] or ''
+          pcall(vim.api.nvim_buf_set_extmark, self.buf, pending_namespace, line, 0, {
+            end_row = line, end_col = #text, hl_group = render.groups.pending_row,
+            virt_text = { { ListView.PENDING_MARK, render.groups.pending_row } }, virt_text_pos = 'eol',
+            priority = 5000, -- over the row's own highlight
+          })
+          self.marked = true
+        end
+      end
+      line = line + 1
+    end
+  end
+end
+
+--- Lays the pending marks again once the current change is written (once, however many
+--- edits it makes).
+function ListView:schedule_marks()
+  if self.marking then
+    return
+  end
+  self.marking = true
+  vim.schedule(function()
+    self:mark_pending()
+  end)
+end
+
+--- The lines of the rows marked pending (1-based), with their marks' text: for tests
+--- and statuslines.
+function ListView:pending_lines()
+  local found = {}
+  if not vim.api.nvim_buf_is_valid(self.buf) then
+    return found
+  end
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(self.buf, pending_namespace, 0, -1, { details = true })) do
+    local details = mark[4] or {}
+    local virt = details.virt_text and details.virt_text[1] and details.virt_text[1][1] or ''
+    table.insert(found, { line = mark[2] + 1, mark = virt, group = details.hl_group })
+  end
+  return found
 end
 
 --- Sends `method` about this list's source (`params.source` may name another); an error
@@ -366,6 +498,9 @@ function ListView:edit(first, last, items)
   -- onto the lines that follow.
   vim.api.nvim_buf_clear_namespace(self.buf, namespace, first, last)
   vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, first, last)
+  if self.marked then
+    vim.api.nvim_buf_clear_namespace(self.buf, pending_namespace, first, last) -- laid again below
+  end
   vim.bo[self.buf].modifiable = true
   if was_empty or self.line_count == 0 then
     -- An empty list is one empty line: the first insertion replaces it, the last
@@ -384,6 +519,9 @@ function ListView:edit(first, last, items)
     end
   end
   self:note_cursors()
+  if self.marked or (self.conn and self.conn.mutations and next(self.conn.mutations) ~= nil) then
+    self:schedule_marks()
+  end
 end
 
 --- Records the cursor line of every window showing the list, after we moved it (by

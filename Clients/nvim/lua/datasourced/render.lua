@@ -23,6 +23,7 @@ M.groups = {
   pending = 'DatasourcedLoading',
   unloaded = 'DatasourcedUnloaded', -- rows of a counted list whose page is not loaded
   match = 'DatasourcedMatch', -- the characters a filter's query matched
+  pending_row = 'DatasourcedPending', -- a row an action changed, until the server settles it
 }
 
 M.default_links = {
@@ -32,6 +33,7 @@ M.default_links = {
   DatasourcedUnloaded = 'Comment',
   DatasourcedError = 'ErrorMsg',
   DatasourcedMatch = 'Search',
+  DatasourcedPending = 'Comment',
 }
 
 --- Links the groups to their defaults unless the user (or colour scheme) set them.
