@@ -125,6 +125,14 @@ export def Run(daemon: string)
     H.ExpectEqual(1, len(datasourced#View(books).mutations), 'one mutation pending')
   })
 
+  H.Test('actions: the list opened again marks the row still pending (describeSource''s pendingMutations)', () => {
+    var again = datasourced#Open('specs/books.json')
+    H.ExpectEqual(books, again, 'the same buffer')
+    H.Expect(H.WaitUntil(() => len(datasourced#View(again).mutations) == 1), 'the pending mutation known')
+    H.ExpectLines(again, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
+    H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: again}), 0, {}), 'type', ''), 'the row''s text property')
+  })
+
   CloseAll()
   unlet g:datasourced_input
 enddef

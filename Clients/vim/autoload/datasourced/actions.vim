@@ -29,6 +29,15 @@ export def Note(view: dict<any>, name: string, description: dict<any>)
   view.actions = declared
   var key = get(description, 'identityKey', '')
   view.action_key = type(key) == v:t_string ? key : ''
+  # Mutations made before the list (re)opened, not settled yet: their rows are marked too.
+  var pending = get(description, 'pendingMutations', [])
+  for mutation in type(pending) == v:t_list ? pending : []
+    if type(mutation) == v:t_dict && type(get(mutation, 'mutation', 0)) == v:t_string
+      var identity = has_key(mutation, 'identity') ? mutation.identity : 'pending:' .. mutation.mutation
+      view.mutations[mutation.mutation] = {action: core.Str(get(mutation, 'action', '')), identity: json_encode(identity)}
+      Redraw(view, json_encode(identity))
+    endif
+  endfor
 enddef
 
 export def Names(view: dict<any>): list<string>
