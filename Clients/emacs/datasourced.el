@@ -1980,9 +1980,20 @@ derived source."
   (let ((ordered (cons (assoc shown descriptions) (reverse descriptions))))
     (cl-loop for (name . description) in (delq nil ordered)
              when (datasourced--object-p (plist-get description :actions))
-             return (setq datasourced--action-source name
-                          datasourced--actions (plist-get description :actions)
-                          datasourced--action-key (plist-get description :identityKey)))))
+             return (progn
+                      (setq datasourced--action-source name
+                            datasourced--actions (plist-get description :actions)
+                            datasourced--action-key (plist-get description :identityKey))
+                      ;; Mutations made before the list (re)opened, not settled yet:
+                      ;; their rows are marked too.
+                      (let ((pending (append (plist-get description :pendingMutations) nil)))
+                        (dolist (m pending)
+                          (let ((mutation (plist-get m :mutation)))
+                            (when (and (stringp mutation) (not (assoc mutation datasourced--mutations)))
+                              (push (list mutation (plist-get m :action)
+                                          (or (plist-get m :identity) (concat "pending:" mutation)))
+                                    datasourced--mutations))))
+                        (when pending (datasourced--render)))))))
 
 (defun datasourced--action-names ()
   "The names of the actions of this list, sorted."

@@ -1006,7 +1006,9 @@ the server's words; a wrong integer sends nothing; add inserts Beloved
                                         (reverse dst-messages))))))))
 
 (ert-deftest datasourced-actions-queued-edit-stays-pending ()
-  "A queued edit (503, Retry-After) stays shown, dim and marked as pending."
+  "A queued edit (503, Retry-After) stays shown, dim and marked as pending.
+Another list opened over the same sources marks it too, from describeSource's
+pendingMutations."
   (dst-with-lists
     (with-current-buffer (datasourced-open (dst-spec "books.json"))
       (dst-status "loaded 4")
@@ -1027,7 +1029,19 @@ the server's words; a wrong integer sends nothing; add inserts Beloved
       (dst-goto-row "3    Ariel II           1956  ⋯ pending")
       (should (eq (get-text-property (1+ (line-beginning-position)) 'face) 'datasourced-pending))
       (should (eq (get-text-property (- (line-end-position) 2) 'face) 'datasourced-pending))
-      (should (equal (face-attribute 'datasourced-pending :inherit) 'shadow)))))
+      (should (equal (face-attribute 'datasourced-pending :inherit) 'shadow))
+      ;; Another list over the same sources marks the row still pending
+      ;; (describeSource's pendingMutations).
+      (let ((spec (dst-temp-spec (replace-regexp-in-string
+                                  "Books by genre" "Books again"
+                                  (with-temp-buffer (insert-file-contents (dst-spec "books.json"))
+                                                    (buffer-string))))))
+        (with-current-buffer (datasourced-open spec)
+          (should (equal (buffer-name) "*datasourced: Books again*"))
+          (dst-wait (lambda () (= 1 (length datasourced--mutations))) "the pending mutation known")
+          (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
+                    "the row, marked in the other list")
+          (delete-file spec))))))
 
 (ert-deftest datasourced-actions-values-parsed ()
   "Typed values are read as their declared types."
