@@ -26,6 +26,10 @@
 ;; it created.  `/' filters the rows as you type (a `filtered' source over
 ;; the list's, the matched characters highlighted), and
 ;; `datasourced-search' searches the server (updateSource).
+;; `datasourced-action' calls one of the actions a source declares on
+;; the row at point (performAction), asking for its values; the row is
+;; dim (the face `datasourced-pending') and marked until the server
+;; answers, and a rollback says the server's words.
 ;;
 ;; The daemon is spoken to through the built-in `jsonrpc' library
 ;; (`jsonrpc-process-connection'), as Protocol.md in the repository
@@ -121,6 +125,13 @@ the row where point stops."
 (defface datasourced-match
   '((t :inherit match))
   "Face of the characters a filter's query matched.")
+
+(defface datasourced-pending
+  '((t :inherit shadow))
+  "Face of the rows whose action the server has not answered yet.")
+
+(defvar datasourced-pending-mark "  ⋯ pending"
+  "What follows the last column of a row whose action is not settled yet.")
 
 (defvar datasourced-placeholder-texts
   '((loading . "⋯ loading…")
@@ -452,6 +463,14 @@ saying their number, so a list of a million rows opens at once.")
   "Whether creating the sources failed.")
 (defvar-local datasourced--stale nil
   "Sources shown from the cache, unconfirmed: (NAME . CACHED-AT).")
+(defvar-local datasourced--action-source nil
+  "The source whose actions this list offers (the first under it to declare any).")
+(defvar-local datasourced--actions nil
+  "The actions `datasourced--action-source' declares, as describeSource gives them.")
+(defvar-local datasourced--action-key nil
+  "The identity key of `datasourced--action-source'.")
+(defvar-local datasourced--mutations nil
+  "The mutations not settled yet, as (MUTATION ACTION IDENTITY).")
 (defvar-local datasourced--message nil
   "A message shown instead of rows (daemon not found...).")
 
@@ -623,6 +642,9 @@ Return the daemon, or a string saying why it did not start."
          (source (plist-get params :source))
          (outcomes (datasourced--daemon-outcomes daemon))
          shown)
+    (when (and (eq kind 'didSettleMutation) source)
+      (datasourced--on-settle daemon params)
+      (setq kind nil))
     (when (and kind source)
       (pcase kind
         ('willLoadData (puthash source 'loading outcomes))
@@ -848,6 +870,16 @@ rows come (updateSource, protocol 1.4): \"[updating]\"."
          (datasourced--scalar-text value))
      (datasourced--default-text value))))
 
+(defun datasourced--row-cells (value columns)
+  "The cells of the row VALUE for COLUMNS, a vector.
+A row with an action not settled yet is dim, its last cell marked."
+  (let ((cells (mapcar (lambda (c) (datasourced--cell value (car c))) columns)))
+    (when (datasourced--pending-p value)
+      (setq cells (mapcar (lambda (cell) (propertize cell 'face 'datasourced-pending)) cells))
+      (setcar (last cells)
+              (concat (car (last cells)) (propertize datasourced-pending-mark 'face 'datasourced-pending))))
+    (apply #'vector cells)))
+
 (defun datasourced--placeholder-text (value kind)
   "The text of a placeholder row VALUE of KIND."
   (if (eq kind 'error)
@@ -885,7 +917,7 @@ holds only placeholders (a trailing loading row) has none."
               (push (if kind
                         (list (list kind s i) (vector (datasourced--placeholder-text value kind)))
                       (list (list 'row s i)
-                            (apply #'vector (mapcar (lambda (c) (datasourced--cell value (car c))) columns))))
+                            (datasourced--row-cells value columns)))
                     entries))
             (setq i (1+ i))))
         (setq s (1+ s)))
@@ -1621,6 +1653,7 @@ cancelled load loads again, one reopened over loaded pages shows them."
           (when (buffer-live-p buffer)
             (with-current-buffer buffer
               (datasourced--headers-below-filters descriptions)
+              (datasourced--note-actions source descriptions)
               (setq datasourced--under (mapcar #'car descriptions)
                     datasourced--remote-sources
                     (sort (cl-loop for (name . d) in descriptions
@@ -1935,6 +1968,189 @@ DESCRIPTIONS are (NAME . DESCRIPTION)."
         (unless (eq sectioned (and datasourced--sectioned t))
           (setq datasourced--sectioned sectioned)
           (datasourced--render))))))
+
+;;;; Actions
+
+(defun datasourced--note-actions (shown descriptions)
+  "Note the actions of the sources under the list.
+SHOWN is the source the list shows, DESCRIPTIONS its sources' as
+\(NAME . DESCRIPTION).  The first to declare actions, from SHOWN down,
+is the one acted on: the spec's source with actions, even below a
+derived source."
+  (let ((ordered (cons (assoc shown descriptions) (reverse descriptions))))
+    (cl-loop for (name . description) in (delq nil ordered)
+             when (datasourced--object-p (plist-get description :actions))
+             return (progn
+                      (setq datasourced--action-source name
+                            datasourced--actions (plist-get description :actions)
+                            datasourced--action-key (plist-get description :identityKey))
+                      ;; Mutations made before the list (re)opened, not settled yet:
+                      ;; their rows are marked too.
+                      (let ((pending (append (plist-get description :pendingMutations) nil)))
+                        (dolist (m pending)
+                          (let ((mutation (plist-get m :mutation)))
+                            (when (and (stringp mutation) (not (assoc mutation datasourced--mutations)))
+                              (push (list mutation (plist-get m :action)
+                                          (or (plist-get m :identity) (concat "pending:" mutation)))
+                                    datasourced--mutations))))
+                        (when pending (datasourced--render)))))))
+
+(defun datasourced--action-names ()
+  "The names of the actions of this list, sorted."
+  (sort (cl-loop for (key _) on datasourced--actions by #'cddr
+                 collect (substring (symbol-name key) 1))
+        #'string<))
+
+(defun datasourced--identity (value)
+  "The identity of the row VALUE (its `datasourced--action-key'), or nil."
+  (and (stringp datasourced--action-key) (datasourced--object-p value)
+       (not (datasourced--placeholder-kind value))
+       (datasourced--get value datasourced--action-key)))
+
+(defun datasourced--pending-p (value)
+  "Whether the row VALUE has an action the server has not answered yet."
+  (let ((identity (and datasourced--mutations (datasourced--identity value))))
+    (and identity (cl-some (lambda (m) (equal (nth 2 m) identity)) datasourced--mutations))))
+
+(defun datasourced--row-at-point ()
+  "The value of the row at point, or nil (a header, a placeholder)."
+  (let ((id (tabulated-list-get-id)))
+    (when (and (not datasourced--counted) (eq (car id) 'row))
+      (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections))))))
+
+(defun datasourced-parse-value (text type)
+  "TEXT read as a value of the declared TYPE.
+TYPE is \"string\", \"integer\", \"number\", \"boolean\", \"object\"
+or \"array\".  Returns (VALUE), or a string saying what TEXT must be."
+  (let ((trimmed (string-trim text)))
+    (pcase type
+      ("integer" (if (string-match-p "\\`[-+]?[0-9]+\\'" trimmed)
+                     (list (string-to-number trimmed))
+                   "an integer"))
+      ("number" (if (string-match-p "\\`[-+]?\\(?:[0-9]+\\.?[0-9]*\\|\\.[0-9]+\\)\\(?:[eE][-+]?[0-9]+\\)?\\'" trimmed)
+                    (list (string-to-number trimmed))
+                  "a number"))
+      ("boolean" (cond ((member (downcase trimmed) '("true" "yes" "y" "1")) (list t))
+                       ((member (downcase trimmed) '("false" "no" "n" "0")) (list :json-false))
+                       (t "true or false")))
+      ((or "object" "array")
+       (let ((decoded (ignore-errors
+                        (json-parse-string trimmed :object-type 'hash-table :array-type 'array
+                                           :null-object nil :false-object :json-false))))
+         (if (if (equal type "object") (hash-table-p decoded) (vectorp decoded))
+             (list decoded)
+           (if (equal type "object") "a JSON object" "a JSON array"))))
+      (_ (list text)))))
+
+(defun datasourced--read-values (action declared row)
+  "Ask for the values ACTION declares in DECLARED, and return them.
+DECLARED is the action's values as describeSource gives them; the
+result is a hash table.  ROW is the row acted on: a prompt shows its
+current value.  Required values come first; a required string may be
+empty, another required value must be given; an optional one left
+empty is left out."
+  (let ((values (make-hash-table :test #'equal))
+        (names (cl-loop for (key _) on declared by #'cddr
+                        collect (substring (symbol-name key) 1))))
+    (setq names (sort names (lambda (a b)
+                              (let ((ra (eq (plist-get (datasourced--get declared a) :required) t))
+                                    (rb (eq (plist-get (datasourced--get declared b) :required) t)))
+                                (if (eq ra rb) (string< a b) ra)))))
+    (dolist (name names values)
+      (let* ((spec (datasourced--get declared name))
+             (type (or (plist-get spec :type) "string"))
+             (required (eq (plist-get spec :required) t))
+             (current (and row (datasourced--get row name)))
+             (text (read-string (format "%s %s (%s%s): " action name type (if required "" ", optional"))
+                                (and current (datasourced--scalar-text current)))))
+        (cond
+         ((and (string-empty-p text) (not (and required (equal type "string"))))
+          (when required
+            (user-error "%s not sent: %s is required (%s)" action name
+                        (if (equal type "integer") "an integer" (concat "a " type)))))
+         (t (let ((parsed (datasourced-parse-value text type)))
+              (if (stringp parsed)
+                  (user-error "%s not sent: %s must be %s (got %S)" action name parsed text)
+                (puthash name (car parsed) values)))))))))
+
+;;;###autoload
+(defun datasourced-action (action)
+  "Call the source's ACTION on the row at point.
+ACTION is one of the actions the list's source declares (\"actions\" in
+the spec's source), chosen with completion.  Each value it declares is
+asked for, then performAction goes to the source that declares it, with
+the row's identity.  The change shows at once; the row stays dim, in
+the face `datasourced-pending', until the server answers, and a
+rollback says the server's words."
+  (interactive
+   (progn
+     (datasourced--list-buffer)
+     (unless datasourced--actions
+       (user-error "%s: its sources declare no actions" datasourced--source))
+     (list (completing-read "Action: " (datasourced--action-names) nil t))))
+  (datasourced--list-buffer)
+  (unless (datasourced--running-p)
+    (user-error "%s: the daemon is not running" datasourced--source))
+  (unless (member action (datasourced--action-names))
+    (user-error "%s: no action %S (%s)" (or datasourced--action-source datasourced--source) action
+                (string-join (datasourced--action-names) ", ")))
+  (let* ((declared (datasourced--get datasourced--actions action))
+         (optimistic (or (plist-get declared :optimistic) "none"))
+         (row (datasourced--row-at-point))
+         (identity (datasourced--identity row))
+         (params (list :source datasourced--action-source :action action)))
+    (if identity
+        (setq params (append params (list :identity identity)))
+      (when (member optimistic '("update" "remove"))
+        (user-error "%s needs a row: move point to one" action)))
+    (let* ((wanted (plist-get declared :values))
+           (values (and (datasourced--object-p wanted) (datasourced--read-values action wanted row)))
+           (buffer (current-buffer)))
+      (when values
+        (setq params (append params (list :values values))))
+      (datasourced--request
+       datasourced--daemon 'performAction params
+       (lambda (answer)
+         (let ((mutation (plist-get answer :mutation)))
+           (when (and (stringp mutation) (buffer-live-p buffer))
+             (with-current-buffer buffer
+               (let ((marked (if (equal optimistic "insert")
+                                 (or (and values (gethash datasourced--action-key values))
+                                     (concat "pending:" mutation))
+                               identity)))
+                 (when marked
+                   ;; The optimistic change's didChange came before this answer:
+                   ;; the row is shown, and now marked.
+                   (push (list mutation action marked) datasourced--mutations)
+                   (datasourced--render)))))))
+       (lambda (err)
+         (datasourced--say "%s: %s failed: %s" (plist-get params :source) action
+                           (datasourced--rpc-error-text err)))))))
+
+(defun datasourced--on-settle (daemon params)
+  "A dataSource/didSettleMutation notification (PARAMS) from DAEMON.
+A committed or rolled back mutation leaves its row's mark; a rollback
+is said with the server's words; a queued one stays marked."
+  (let ((source (plist-get params :source))
+        (mutation (plist-get params :mutation))
+        (status (plist-get params :status))
+        (failure (plist-get params :error)))
+    (when (member status '("committed" "rolledBack"))
+      (dolist (buffer (datasourced--daemon-lists daemon))
+        (when (buffer-live-p buffer)
+          (with-current-buffer buffer
+            (when (and (equal source datasourced--action-source) (assoc mutation datasourced--mutations))
+              (setq datasourced--mutations (assoc-delete-all mutation datasourced--mutations))
+              (datasourced--render))))))
+    (let ((words (or (let ((said (plist-get failure :serverMessage)))
+                       (and (stringp said) (not (string-empty-p said)) said))
+                     (plist-get failure :message)
+                     (plist-get failure :kind)
+                     "unknown error")))
+      (pcase status
+        ("rolledBack" (datasourced--say "%s: %s rolled back: %s" source (plist-get params :action) words))
+        ("queued" (datasourced--say "%s: %s not sent yet, to be sent again: %s"
+                                    source (plist-get params :action) words))))))
 
 ;;;; Commands
 

@@ -912,6 +912,148 @@ The question is printed, \"y\" answers it, and the row shows the token sent."
                   (push symbol commands))))
     (sort commands (lambda (a b) (string< a b)))))
 
+;;;; Actions (Clients/specs/books.json's "books": edit, delete, add)
+
+(defvar dst-answers nil "The answers the mocked prompts give, in turn.")
+(defvar dst-prompts nil "What the mocked prompts asked, latest first.")
+
+(defmacro dst-answering (answers &rest body)
+  "Runs BODY with `read-string' and `completing-read' answering ANSWERS in turn."
+  (declare (indent 1) (debug t))
+  `(let ((dst-answers ,answers) (dst-prompts nil))
+     (cl-letf (((symbol-function 'read-string)
+                (lambda (prompt &optional initial &rest _)
+                  (push (list prompt initial) dst-prompts)
+                  (or (pop dst-answers) (signal 'quit nil))))
+               ((symbol-function 'completing-read)
+                (lambda (prompt collection &rest _)
+                  (push (list prompt (all-completions "" collection)) dst-prompts)
+                  (or (pop dst-answers) (signal 'quit nil)))))
+       ,@body)))
+
+(defun dst-goto-row (text)
+  "Moves point to the row whose line, trimmed, is TEXT."
+  (goto-char (point-min))
+  (while (and (not (eobp)) (not (equal (string-trim (buffer-substring (line-beginning-position) (line-end-position))) text)))
+    (forward-line 1))
+  (should-not (eobp)))
+
+(defun dst-settled ()
+  "Waits until the list has no mutation pending."
+  (dst-wait (lambda () (null datasourced--mutations)) "every mutation to settle"))
+
+(defconst dst-page1-edited
+  '("science fiction" "1    Dune Messiah       1950" "4    Solaris            1959"
+    "mystery" "2    Gaudy Night        1953"
+    "poetry" "3    Ariel              1956" "⋯ loading…"))
+
+(ert-deftest datasourced-actions-edit-rollback-add-delete ()
+  "The books' actions on the byGenre list, performed on the source \"books\".
+An edit of id 1 is committed; an edit of id 2 to \"\" is rolled back with
+the server's words; a wrong integer sends nothing; add inserts Beloved
+\(id 99), delete removes id 3 and its section."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-wait (lambda () datasourced--actions) "the source's actions")
+      (should (equal datasourced--action-source "books"))
+      (should (equal (datasourced--action-names) '("add" "delete" "edit")))
+      ;; Edit of id 1, committed.
+      (dst-goto-row "1    Dune               1950")
+      (dst-answering '("edit" "Dune Messiah")
+        (call-interactively #'datasourced-action)
+        (should (equal (reverse dst-prompts)
+                       '(("Action: " ("add" "delete" "edit")) ("edit title (string): " "Dune")))))
+      (dst-settled)
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-page1-edited)) "Dune Messiah")
+      (dst-goto-row "1    Dune Messiah       1950")
+      (should-not (text-property-any (line-beginning-position) (line-end-position) 'face 'datasourced-pending))
+      ;; Edit of id 2 to "", rolled back.
+      (dst-goto-row "2    Gaudy Night        1953")
+      (dst-answering '("")
+        (datasourced-action "edit"))
+      (dst-wait (lambda () (member "datasourced: books: edit rolled back: title: This field may not be blank."
+                                   dst-messages))
+                "the rollback's message")
+      (dst-settled)
+      (should (equal (dst-trimmed-lines) dst-page1-edited))
+      ;; A wrong integer: nothing sent.
+      (setq dst-requests nil)
+      (dst-answering '("Beloved" "fiction" "nineteen")
+        (should (equal (cadr (should-error (datasourced-action "add") :type 'user-error))
+                       "add not sent: year must be an integer (got \"nineteen\")"))
+        (should (equal (mapcar #'car (reverse dst-prompts))
+                       '("add title (string): " "add genre (string, optional): " "add year (integer, optional): "))))
+      (should-not (memq 'performAction dst-requests))
+      ;; Add of Beloved, committed as id 99.
+      (dst-answering '("Beloved" "fiction" "1987")
+        (datasourced-action "add"))
+      (dst-settled)
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  (append '("fiction" "99   Beloved            1987") dst-page1-edited)))
+                "Beloved, id 99")
+      ;; Delete of id 3: its row and its section go.
+      (dst-goto-row "3    Ariel              1956")
+      (dst-answering nil
+        (datasourced-action "delete"))
+      (dst-settled)
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  (append '("fiction" "99   Beloved            1987")
+                                          (butlast dst-page1-edited 3) '("⋯ loading…"))))
+                "Ariel gone")
+      (should-not (cl-some (lambda (m) (string-match-p "rolled back\\|failed" m))
+                           (cdr (member "datasourced: books: edit rolled back: title: This field may not be blank."
+                                        (reverse dst-messages))))))))
+
+(ert-deftest datasourced-actions-queued-edit-stays-pending ()
+  "A queued edit (503, Retry-After) stays shown, dim and marked as pending.
+Another list opened over the same sources marks it too, from describeSource's
+pendingMutations."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-wait (lambda () datasourced--actions) "the source's actions")
+      (dst-goto-row "3    Ariel              1956")
+      (dst-answering '("Ariel II")
+        (datasourced-action "edit"))
+      (dst-wait (lambda () (member "datasourced: books: edit not sent yet, to be sent again: Down for maintenance."
+                                   dst-messages))
+                "the queued mutation's message")
+      (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
+                "the row, marked")
+      (should (equal (dst-trimmed-lines)
+                     '("science fiction" "1    Dune               1950" "4    Solaris            1959"
+                       "mystery" "2    Gaudy Night        1953"
+                       "poetry" "3    Ariel II           1956  ⋯ pending" "⋯ loading…")))
+      (should (= 1 (length datasourced--mutations)))
+      (dst-goto-row "3    Ariel II           1956  ⋯ pending")
+      (should (eq (get-text-property (1+ (line-beginning-position)) 'face) 'datasourced-pending))
+      (should (eq (get-text-property (- (line-end-position) 2) 'face) 'datasourced-pending))
+      (should (equal (face-attribute 'datasourced-pending :inherit) 'shadow))
+      ;; Another list over the same sources marks the row still pending
+      ;; (describeSource's pendingMutations).
+      (let ((spec (dst-temp-spec (replace-regexp-in-string
+                                  "Books by genre" "Books again"
+                                  (with-temp-buffer (insert-file-contents (dst-spec "books.json"))
+                                                    (buffer-string))))))
+        (with-current-buffer (datasourced-open spec)
+          (should (equal (buffer-name) "*datasourced: Books again*"))
+          (dst-wait (lambda () (= 1 (length datasourced--mutations))) "the pending mutation known")
+          (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
+                    "the row, marked in the other list")
+          (delete-file spec))))))
+
+(ert-deftest datasourced-actions-values-parsed ()
+  "Typed values are read as their declared types."
+  (should (equal (datasourced-parse-value "1987" "integer") '(1987)))
+  (should (equal (datasourced-parse-value "19.5" "integer") "an integer"))
+  (should (equal (datasourced-parse-value "-2.5e1" "number") '(-25.0)))
+  (should (equal (datasourced-parse-value "yes" "boolean") '(t)))
+  (should (equal (datasourced-parse-value "false" "boolean") '(:json-false)))
+  (should (equal (datasourced-parse-value "maybe" "boolean") "true or false"))
+  (should (equal (datasourced-parse-value "[1]" "object") "a JSON object"))
+  (should (equal (datasourced-parse-value " x " "string") '(" x "))))
+
 (ert-deftest datasourced-commands-autoloaded ()
   "Every command is an autoload, which works before datasourced.el is loaded.
 The autoloads are made from datasourced.el's cookies as package.el makes

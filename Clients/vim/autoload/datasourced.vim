@@ -13,6 +13,7 @@ vim9script
 #   events.vim       the daemon's notifications about a list
 #   opening.vim      spec files, opening a list, its buffer's events
 #   commands.vim     refresh, retry, cancel, close, select, help; :Datasourced parsed
+#   actions.vim      a source's actions on a row, and its rows waiting for the server
 #   filters.vim      `/` filters as you type, and searches of the server
 #   credentials.vim  the question before a credential is first sent to an origin
 #   health.vim       :Datasourced sources, health and log
@@ -50,7 +51,8 @@ export def Complete(arglead: string, cmdline: string, cursor: number): list<stri
   return commands.Complete(arglead, cmdline, cursor)
 enddef
 
-# What <Plug>(datasourced-ACTION) does: select, refresh, retry, cancel, close, filter, help.
+# What <Plug>(datasourced-ACTION) does: select, refresh, retry, cancel, close, filter,
+# action (a source's action on the row), help.
 export def Action(name: string)
   commands.Action(name)
 enddef

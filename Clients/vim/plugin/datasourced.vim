@@ -15,6 +15,7 @@ nnoremap <silent> <Plug>(datasourced-retry) <Cmd>call datasourced#Action('retry'
 nnoremap <silent> <Plug>(datasourced-cancel) <Cmd>call datasourced#Action('cancel')<CR>
 nnoremap <silent> <Plug>(datasourced-close) <Cmd>call datasourced#Action('close')<CR>
 nnoremap <silent> <Plug>(datasourced-filter) <Cmd>call datasourced#Action('filter')<CR>
+nnoremap <silent> <Plug>(datasourced-action) <Cmd>call datasourced#Action('action')<CR>
 nnoremap <silent> <Plug>(datasourced-help) <Cmd>call datasourced#Action('help')<CR>
 
 " Default links to standard groups; a colour scheme's :highlight clear drops them, so
@@ -26,6 +27,7 @@ function s:highlights() abort
   highlight default link DatasourcedError ErrorMsg
   highlight default link DatasourcedMatch Search
   highlight default link DatasourcedUnloaded Comment
+  highlight default link DatasourcedPending Comment
 endfunction
 call s:highlights()
 augroup datasourced_plugin

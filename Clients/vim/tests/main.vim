@@ -8,6 +8,7 @@ vim9script
 #   test_filter.vim     `/` filters as you type, :Datasourced search
 #   test_paging.vim     counted placeholders (a million rows) and jumps
 #   test_credentials.vim  a credential sent only once allowed: the question, allowCredential
+#   test_actions.vim    a source's actions on rows: committed, rolled back, queued and marked
 #   test_graphql.vim    a GraphQL list (Clients/specs/graphql-books.json) and its search, and
 #                       a list paged by POST bodies (Clients/specs/search-books.json)
 import './harness.vim' as H
@@ -17,6 +18,7 @@ import './test_filter.vim' as TF
 import './test_paging.vim' as TP
 import './test_credentials.vim' as TC
 import './test_graphql.vim' as TG
+import './test_actions.vim' as TA
 
 const here = expand('<sfile>:p:h')
 const daemon = getenv('DATASOURCED') == v:null ? '' : getenv('DATASOURCED')
@@ -42,6 +44,7 @@ def Main()
   TP.Run(daemon)
   TC.Run(daemon)
   TG.Run(daemon)
+  TA.Run(daemon)
   H.Test('quitting Vim stops the daemon cleanly', () => {
     var buf = datasourced#Open('specs/books-flat.json')
     H.ExpectStatus(buf, 'loaded 4')

@@ -1,8 +1,9 @@
 vim9script
 # datasourced/commands.vim: what a person asks of a list, by :Datasourced or a key:
-# refresh, retry, cancel, close, select, the keys' help; the command line parsed and
-# completed.
+# refresh, retry, cancel, close, select, a source's action on a row (actions.vim), the
+# keys' help; the command line parsed and completed.
 
+import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/buflines.vim'
 import autoload 'datasourced/core.vim'
 import autoload 'datasourced/credentials.vim'
@@ -14,7 +15,7 @@ import autoload 'datasourced/opening.vim'
 import autoload 'datasourced/render.vim'
 import autoload 'datasourced/rpc.vim'
 
-const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'sources', 'health', 'log']
+const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'action', 'sources', 'health', 'log']
 
 # Commands ----------------------------------------------------------------------------------
 
@@ -185,6 +186,8 @@ export def Action(name: string)
     filters.Filter()
   elseif name == 'help'
     Help()
+  elseif name == 'action'
+    actions.Perform(RunningView(), '')
   endif
 enddef
 
@@ -195,6 +198,8 @@ export def Command(args: string)
     opening.Open(rest)
   elseif sub == 'filter' && rest != ''
     filters.SetFilter(rest)
+  elseif sub == 'action'
+    actions.Perform(RunningView(), rest)
   elseif sub == 'search'
     if rest == ''
       filters.SearchPrompt()
@@ -225,6 +230,10 @@ export def Complete(arglead: string, cmdline: string, cursor: number): list<stri
   endif
   if words[1] == 'open' && len(words) == 3
     return getcompletion(arglead, 'file')
+  endif
+  if words[1] == 'action' && len(words) == 3
+    var view = get(core.Views(), string(bufnr()), {})
+    return filter(actions.Names(view), (_, s) => stridx(s, arglead) == 0)
   endif
   return []
 enddef

@@ -14,6 +14,7 @@ const ACTIONS = {
   cancel: 'cancel the load in flight',
   close: 'close the list',
   filter: 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
+  action: 'one of the source''s actions on the row (its values asked for), shown at once, dim until the server answers',
   help: 'show these keys',
 }
 const DEFAULT_KEYMAPS = {'<CR>': 'select', r: 'refresh', R: 'retry', '<C-c>': 'cancel', q: 'close', '/': 'filter', 'g?': 'help'}

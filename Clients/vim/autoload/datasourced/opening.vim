@@ -4,6 +4,7 @@ vim9script
 # the sources the daemon lacks created, the list read, and its remote sources loaded;
 # the buffer's own events (the cursor moving, shown again, wiped out).
 
+import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/buflines.vim'
 import autoload 'datasourced/core.vim'
 import autoload 'datasourced/events.vim'
@@ -127,7 +128,8 @@ def NewView(buf: number, normalized: dict<any>): dict<any>
     identity_key: '', show_headers: false, kind: '', setup_failed: false,
     lazy: false, loaded_objects: 0, reading_visible: false, display_after_read: false, display_timer: 0,
     display_debounce_ms: lazy.DisplayDebounce(),
-    search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {}}
+    search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {},
+    action_source: '', actions: {}, action_key: '', mutations: {}}
 enddef
 
 # The buffer of a list titled `title`: the one already showing it, else a new one.
@@ -343,6 +345,7 @@ def Visit(view: dict<any>, conn: dict<any>, name: string, walk: dict<any>, shown
   rpc.Request(conn, 'describeSource', {source: name}, (err, description) => {
     if type(err) != v:t_dict && type(description) == v:t_dict
       view.under[name] = true
+      actions.Note(view, name, description)
       walk.kinds[name] = description.kind
       walk.sources[name] = get(description, 'source', '')
       if description.kind == 'remote' || description.kind == 'paginated'

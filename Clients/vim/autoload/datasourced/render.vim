@@ -3,6 +3,7 @@ vim9script
 # text and a highlight group (a text property type); what failed is said as people read
 # it; <CR>'s JSON; the "[cached 16:41]" mark.
 
+import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/core.vim'
 
 # Placeholder rows and headers as lines, with their highlight groups.
@@ -12,6 +13,7 @@ const TEXTS = {
   error: '  ✗ error: ',
   pending: '  …',
   unloaded: '  … row ',
+  pendingMark: '  ⋯ pending',
   header: '## ',
 }
 const GROUPS = {
@@ -21,8 +23,9 @@ const GROUPS = {
   error: 'DatasourcedError',
   pending: 'DatasourcedLoading',
   unloaded: 'DatasourcedUnloaded',
+  pendingRow: 'DatasourcedPending',
 }
-const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch']
+const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch', 'DatasourcedPending']
 
 export def Texts(): dict<string>
   return TEXTS
@@ -175,6 +178,10 @@ export def RowItem(view: dict<any>, entry: dict<any>, index = -1): list<string>
   endif
   try
     var text = empty(view.columns) ? DefaultFormat(value, view.identity_key) : ColumnsFormat(value, view.columns)
+    if actions.IsPending(view, value)
+      # A mutation not settled yet: dim, marked, until didSettleMutation.
+      return [core.OneLine(text) .. TEXTS.pendingMark, GROUPS.pendingRow]
+    endif
     return [core.OneLine(text), '']
   catch
     return ['  <format failed: ' .. core.OneLine(v:exception) .. '>', GROUPS.error]

@@ -5,6 +5,7 @@ vim9script
 # wrote them. One daemon per command line (g:datasourced_cmd) serves every list; it
 # starts with the first and stops (shutdown, then exit) with the last.
 
+import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/buflines.vim'
 import autoload 'datasourced/core.vim'
 import autoload 'datasourced/credentials.vim'
@@ -161,6 +162,10 @@ def OnDaemonMessage(conn: dict<any>, message: any)
     return
   endif
   var source = params.source
+  if kind == 'didSettleMutation'
+    actions.OnSettle(conn, params)
+    return
+  endif
   if kind == 'willLoadData'
     conn.load_state[source] = 'loading'
   elseif kind == 'finishedLoading'

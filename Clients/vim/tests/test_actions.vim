@@ -1,0 +1,138 @@
+vim9script
+# A source's actions on rows (Clients/specs/books.json's "books": edit, delete, add)
+# against the fixture API: committed, rolled back with the server's words, queued and
+# left pending, dim and marked. The prompts are answered by g:datasourced_input. In
+# order: the tests use the list of the first one.
+import './harness.vim' as H
+
+const Row = H.Row
+const LOADING = H.LOADING
+const PAGE1 = ['## science fiction', Row(1, 'Dune', 1950), Row(4, 'Solaris', 1959),
+  '## mystery', Row(2, 'Gaudy Night', 1953), '## poetry', Row(3, 'Ariel', 1956), LOADING]
+const MARK = '  ⋯ pending'
+
+var books = 0
+var answers: list<string> = []
+var prompts: list<any> = []
+
+# Answers the prompts in turn, noting what each asked.
+def Answer(prompt: string, default: string, choices: list<string>): any
+  add(prompts, [prompt, default, choices])
+  return empty(answers) ? v:null : remove(answers, 0)
+enddef
+
+const SID = expand('<SID>')
+
+def Act(line: number, command: string, given: list<string>)
+  answers = copy(given)
+  prompts = []
+  cursor(line, 1)
+  execute command
+enddef
+
+# Closes every list, and waits for their daemons to end: the actions' list starts on a
+# daemon of its own, its rows as the fixture API has them.
+def CloseAll()
+  var jobs = []
+  for buf in range(1, bufnr('$'))
+    var view = datasourced#View(buf)
+    if !empty(view)
+      if !empty(view.conn) && index(jobs, view.conn.job) < 0
+        add(jobs, view.conn.job)
+      endif
+      datasourced#Close(buf)
+    endif
+  endfor
+  H.Expect(H.WaitUntil(() => empty(filter(copy(jobs), (_, j) => job_status(j) == 'run'))), 'the daemons ended')
+enddef
+
+# Opens the books, page one shown and its source's actions known.
+def OpenBooks(): number
+  CloseAll()
+  var buf = datasourced#Open('specs/books.json')
+  H.ExpectLines(buf, PAGE1, 'page one')
+  H.Expect(H.WaitUntil(() => datasourced#View(buf).action_source != ''), 'the source''s actions known')
+  return buf
+enddef
+
+def Settled(buf: number): bool
+  return empty(datasourced#View(buf).mutations)
+enddef
+
+export def Run(daemon: string)
+  # This script's function, by name: the tests leave no global function behind.
+  g:datasourced_input = SID .. 'Answer'
+
+  H.Test('actions: :Datasourced action completes the names the source declares', () => {
+    books = OpenBooks()
+    H.ExpectEqual(['add', 'delete', 'edit'], getcompletion('Datasourced action ', 'cmdline'), 'completion')
+    H.ExpectEqual(['delete'], getcompletion('Datasourced action d', 'cmdline'), 'completion of d')
+    H.ExpectEqual('books', datasourced#View(books).action_source, 'the source that declares them')
+  })
+
+  H.Test('actions: edit of id 1 to "Dune Messiah", asked with its title, is committed', () => {
+    Act(2, 'Datasourced action edit', ['Dune Messiah'])
+    H.ExpectEqual([['edit title (string): ', 'Dune', []]], prompts, 'the prompt and the title shown first')
+    H.ExpectLines(books, PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 :], 'the new title')
+    H.Expect(H.WaitUntil(() => Settled(books)), 'the mutation settled')
+    H.ExpectLines(books, PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 :], 'the title, committed, no mark')
+    H.ExpectEqual([], prop_list(2, {bufnr: books}), 'no DatasourcedPending on the row')
+    H.ExpectEqual([], datasourced#Messages(), 'no message')
+  })
+
+  H.Test('actions: edit of id 2 to "" is rolled back: the old title, the server''s words', () => {
+    Act(5, 'Datasourced action edit', [''])
+    H.ExpectMessage('error', ['datasourced: books: edit rolled back: title: This field may not be blank.'])
+    H.ExpectLines(books, PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 :], 'Gaudy Night again')
+    H.Expect(Settled(books), 'no mutation pending')
+    H.ExpectEqual([], prop_list(5, {bufnr: books}), 'no DatasourcedPending on the row')
+  })
+
+  H.Test('actions: a value of the wrong type is refused, nothing sent', () => {
+    Act(2, 'Datasourced action add', ['Beloved', 'fiction', 'nineteen'])
+    H.ExpectEqual(['add title (string): ', 'add genre (string, optional): ', 'add year (integer, optional): '],
+      mapnew(copy(prompts), (_, p) => p[0]), 'the prompts, required first')
+    H.ExpectMessage('error', ['datasourced: add not sent: year must be an integer (got "nineteen")'])
+    H.Settle(books)
+    H.ExpectEqual(PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 :], getbufline(books, 1, '$'), 'no change')
+  })
+
+  H.Test('actions: add of Beloved, chosen from the list, is inserted and committed as id 99', () => {
+    Act(2, 'Datasourced action', ['add', 'Beloved', 'fiction', '1987'])
+    H.ExpectEqual(['Action:', '', ['add', 'delete', 'edit']], prompts[0], 'the choice')
+    H.Expect(H.WaitUntil(() => Settled(books)), 'the mutation settled')
+    H.ExpectLines(books, ['## fiction', Row(99, 'Beloved', 1987)] + PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 :], 'Beloved, id 99')
+    H.ExpectEqual([], datasourced#Messages(), 'no message')
+  })
+
+  H.Test('actions: delete of id 3 by <Plug>(datasourced-action) removes its row', () => {
+    answers = ['delete']
+    prompts = []
+    cursor(index(getbufline(books, 1, '$'), Row(3, 'Ariel', 1956)) + 1, 1)
+    execute "normal \<Plug>(datasourced-action)"
+    H.Expect(H.WaitUntil(() => Settled(books)), 'the mutation settled')
+    H.ExpectLines(books, ['## fiction', Row(99, 'Beloved', 1987)] + PAGE1[: 0] + [Row(1, 'Dune Messiah', 1950)] + PAGE1[2 : 4] + [LOADING], 'Ariel and poetry gone')
+    H.ExpectEqual([], datasourced#Messages(), 'no message')
+  })
+
+  H.Test('actions: a queued edit (503) stays shown, dim and marked as pending', () => {
+    books = OpenBooks()
+    Act(7, 'Datasourced action edit', ['Ariel II'])
+    H.ExpectMessage('warning', ['datasourced: books: edit not sent yet, to be sent again: Down for maintenance.'])
+    H.ExpectLines(books, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
+    H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: books}), 0, {}), 'type', ''), 'the row''s text property')
+    H.ExpectEqual('Comment', synIDattr(synIDtrans(hlID('DatasourcedPending')), 'name'), 'DatasourcedPending links to Comment')
+    H.ExpectEqual(1, len(datasourced#View(books).mutations), 'one mutation pending')
+  })
+
+  H.Test('actions: the list opened again marks the row still pending (describeSource''s pendingMutations)', () => {
+    var again = datasourced#Open('specs/books.json')
+    H.ExpectEqual(books, again, 'the same buffer')
+    H.Expect(H.WaitUntil(() => len(datasourced#View(again).mutations) == 1), 'the pending mutation known')
+    H.ExpectLines(again, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
+    H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: again}), 0, {}), 'type', ''), 'the row''s text property')
+  })
+
+  CloseAll()
+  unlet g:datasourced_input
+enddef
