@@ -321,7 +321,9 @@ import Testing
                 "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
                 "apiPath": "/items", "actions": Self.actions, "cache": ["enabled": true],
             ]
-            guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
+            guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+                return
+            }
             let source = PaginatedDataSource(
                 name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator, loader: loader)
             var warnings: [String] = []

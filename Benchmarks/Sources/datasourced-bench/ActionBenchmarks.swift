@@ -11,7 +11,11 @@ import JSONKit
 
 /// Holds every request until the benchmark answers it, as the daemon's loader would.
 private final class HeldLoader: RemoteLoading {
-    var pending: [(request: RemoteRequest, decode: @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>, completion: (Result<DecodedResponse, FetchError>) -> Void)] = []
+    var pending:
+        [(
+            request: RemoteRequest, decode: @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
+            completion: (Result<DecodedResponse, FetchError>) -> Void
+        )] = []
 
     func load(
         _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,

@@ -68,11 +68,18 @@ struct ObjectRead: WireEncodable {
 }
 
 /// `withPending`: the IDs of a row's pending mutations (`performAction`), oldest first; empty
-/// for a row none changes, and for the rows of sources without actions.
+/// for a row none changes. A derived source's row is its remote sources' (a sectioned or
+/// filtered view, a multi source): their pending mutations of it are its.
 enum PendingEncoding {
     static func ids(of row: JSON, in source: DataSource) -> JSON {
-        guard let remote = source as? RemoteCollection else { return [] }
-        return .array(remote.pendingMutationIDs(of: row).map { JSON($0) })
+        .array(ids(of: row, in: source, depth: 0).map { JSON($0) })
+    }
+
+    private static func ids(of row: JSON, in source: DataSource, depth: Int) -> [String] {
+        if let remote = source as? RemoteCollection { return remote.pendingMutationIDs(of: row) }
+        // Sources are built on existing ones only, so the walk ends; the bound is a guard.
+        guard depth < 64 else { return [] }
+        return source.children.flatMap { ids(of: row, in: $0, depth: depth + 1) }
     }
 
     static let schema: Schema = .array(of: .string).described("the row's pending mutations, oldest first")

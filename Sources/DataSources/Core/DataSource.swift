@@ -325,6 +325,20 @@ package class DataSource {
         commit(changes, edit: .updated(changed))
     }
 
+    /// Replaces the row at `item` of a one-section source by one of another identity (a
+    /// temporary row by the server's), in place: one change set, the row deleted and the new
+    /// one inserted at the same index.
+    func replaceRowChangingIdentity(at item: Int, with object: JSON) {
+        precondition(layout.sections.count == 1, "direct edits need one section")
+        layout.sections[0][item] = object
+        rowHashes[0][item] = identity.hash(of: object)
+        index = nil
+        var changes = ChangeSet()
+        changes.deleted.append(section: 0, items: item..<item + 1)
+        changes.inserted.append(section: 0, items: item..<item + 1)
+        commit(changes, edit: nil)
+    }
+
     /// Replaces the rows of a one-section source from `head` on with `tail`, in place. The
     /// rows before `head` are neither copied, compared nor re-indexed, so appending a page
     /// to a long list costs the page. The change set is the one `replaceLayout` gives with

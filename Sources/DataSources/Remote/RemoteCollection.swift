@@ -414,9 +414,7 @@ package class RemoteCollection: DataSource {
     func showEdit(_ edit: ObjectEdit) {
         switch edit {
         case .replaced(let index, let row, true): replaceRows([index: row])
-        case .replaced(let index, let row, false):
-            removeRows(index..<index + 1)
-            insertRows([row], at: index)
+        case .replaced(let index, let row, false): replaceRowChangingIdentity(at: index, with: row)
         case .removed(let index): removeRows(index..<index + 1)
         case .inserted(let index, let row): insertRows([row], at: index)
         }
