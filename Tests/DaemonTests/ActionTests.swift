@@ -334,3 +334,35 @@ import Testing
         }
     }
 }
+
+/// `updateSource {actions}` over the wire: the actions change, the rows and the query do not.
+@Suite struct ActionUpdateWireTests {
+    @Test func updateSourceWithActionsAloneReplacesThemAndLoadsNothingAgain() throws {
+        let rows: JSON = [["id": 1, "title": "a"]]
+        let fetcher = ScriptedFetcher([
+            "http://api.invalid/items": .success(
+                RemoteResponse(
+                    url: "http://api.invalid/items", status: 200, headers: [("Content-Type", "application/json")], body: rows.encoded()))
+        ])
+        let client = WireClient(fetcher: fetcher)
+        _ = client.request("initialize", [:])
+        let created = client.request(
+            "createSource",
+            [
+                "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+                "apiPath": "/items", "actions": ActionTests.actions,
+            ])
+        #expect(created["result"]?["actions"]?.objectMembers?.map(\.key) == ["rename", "delete", "add"])
+        #expect(client.request("fetchData", ["source": "r", "wait": true])["result"]?["outcome"] == "finished")
+        let updated = client.request(
+            "updateSource", ["source": "r", "actions": ["close": ["method": "PATCH", "path": "/items/{id}", "optimistic": "none"]]])
+        #expect(updated["result"]?["actions"]?.objectMembers?.map(\.key) == ["close"])
+        #expect(fetcher.requested == ["http://api.invalid/items"], "nothing loaded again")
+        #expect(client.request("allObjects", ["source": "r"])["result"] == rows)
+        let refused = client.request("performAction", ["source": "r", "action": "rename", "identity": 1, "values": ["title": "x"]])
+        #expect(refused["error"]?["data"]?["field"] == "action")
+        #expect(refused["error"]?["data"]?["actions"] == ["close"])
+        let bad = client.request("updateSource", ["source": "r", "actions": ["x": ["method": "GET", "path": "/", "optimistic": "none"]]])
+        #expect(bad["error"]?["data"]?["field"] == "actions.x.method")
+    }
+}

@@ -381,7 +381,8 @@ class _GeneratedAsyncSourceMethods:
     async def update_source(self, *, query_parameters: dict[str, Any] | None = None,
                             api_path: str | None = None, headers: dict[str, Any] | None = None,
                             graphql: dict[str, Any] | None = None, request: dict[str, Any] | None = None,
-                            keep_rows: bool = True, debounce_milliseconds: int = 0) -> SourceDescription:
+                            actions: dict[str, Any] | None = None, keep_rows: bool = True,
+                            debounce_milliseconds: int = 0) -> SourceDescription:
         """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
         variables or POST body in place (``updateSource``). Returns the description, kept as
         :attr:`description`.
@@ -395,6 +396,8 @@ class _GeneratedAsyncSourceMethods:
         ``graphql``: {variables}: replaces a GraphQL source's variables.
 
         ``request``: {body}: replaces a POST source's body.
+
+        ``actions``: replaces the actions (alone, it loads nothing again).
 
         ``keep_rows``: the rows stay, stale, until the new query's first page replaces them in
         one didChange.
@@ -416,6 +419,8 @@ class _GeneratedAsyncSourceMethods:
             params["graphql"] = graphql
         if request is not None:
             params["request"] = request
+        if actions is not None:
+            params["actions"] = actions
         result = await self._rpc("updateSource", params)
         return self._described(cast(SourceDescription, result))
 
@@ -685,8 +690,8 @@ class _GeneratedSourceMethods:
 
     def update_source(self, *, query_parameters: dict[str, Any] | None = None, api_path: str | None = None,
                       headers: dict[str, Any] | None = None, graphql: dict[str, Any] | None = None,
-                      request: dict[str, Any] | None = None, keep_rows: bool = True,
-                      debounce_milliseconds: int = 0) -> SourceDescription:
+                      request: dict[str, Any] | None = None, actions: dict[str, Any] | None = None,
+                      keep_rows: bool = True, debounce_milliseconds: int = 0) -> SourceDescription:
         """Changes a remote or paginated source's query parameters, API path, headers, GraphQL
         variables or POST body in place (``updateSource``). Returns the description, kept as
         :attr:`description`.
@@ -701,6 +706,8 @@ class _GeneratedSourceMethods:
 
         ``request``: {body}: replaces a POST source's body.
 
+        ``actions``: replaces the actions (alone, it loads nothing again).
+
         ``keep_rows``: the rows stay, stale, until the new query's first page replaces them in
         one didChange.
 
@@ -711,7 +718,7 @@ class _GeneratedSourceMethods:
         """
         return self._call(self._async.update_source(query_parameters=query_parameters, api_path=api_path,
                                                     headers=headers, graphql=graphql, request=request,
-                                                    keep_rows=keep_rows,
+                                                    actions=actions, keep_rows=keep_rows,
                                                     debounce_milliseconds=debounce_milliseconds))
 
     def will_display(self, index_path: Sequence[int]) -> bool:

@@ -628,7 +628,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper("fetchPreviousPage", args="wait=True, *, timeout"),
     Wrapper("retry", args="wait=True, *, timeout"),
     Wrapper("willDisplayObjectAtIndexPath", "will_display", returns="fetchStarted"),
-    Wrapper("updateSource", args="*, queryParameters, apiPath, headers, graphql, request, keepRows=True, debounceMilliseconds=0"),
+    Wrapper("updateSource", args="*, queryParameters, apiPath, headers, graphql, request, actions, keepRows=True, debounceMilliseconds=0"),
     Wrapper("setFilter", args="**changes"),
     Wrapper("removeObjects", args="index, count=1"),
     Wrapper("destroySource", "destroy", on="source", args="cascade=False", returns="destroyed"),

@@ -42,12 +42,19 @@ enum UpdateSourceRequest: AnsweredAtOnce {
             let remoteConfiguration = updated["remoteConfiguration"] ?? .object([])
             updated = updated.setting("remoteConfiguration", to: remoteConfiguration.setting("headers", to: headers))
         }
+        if let actions = params.actions { updated = updated.setting("actions", to: actions) }
         var reader = try ObjectReader(updated, field: "", expected: "an object with named members")
         let created = try CreateSourceParams(&reader)
         let configuration: RemoteConfiguration
         switch created.spec.kind {
         case .remote(let decoded), .paginated(let decoded, _): configuration = decoded
         case .simple, .sectioned, .multi, .filtered: preconditionFailure("a remote source's params decode as a remote kind")
+        }
+        if params.changesActionsOnly {
+            // The rows do not depend on the actions: nothing loads again.
+            remote.replaceActions(with: configuration)
+            daemon.sourceParams[remote.name] = updated
+            return remote.describe()
         }
         let wasLoaded = remote.hasRequested
         remote.update(to: configuration, cacheKey: created.cacheKey, keepRows: params.keepRows)
@@ -78,7 +85,7 @@ enum UpdateSourceRequest: AnsweredAtOnce {
     static let resultSchema: Schema = .ref("SourceDescription")
 }
 
-/// `{source, queryParameters?, apiPath?, headers?, graphql?, request?, keepRows?, debounceMilliseconds?}`. The
+/// `{source, queryParameters?, apiPath?, headers?, graphql?, request?, actions?, keepRows?, debounceMilliseconds?}`. The
 /// members are checked here with their own names; `createSource`'s decoding then checks them
 /// against the rest of the source's params (an `apiPath` that leaves the base URL's host).
 struct UpdateSourceParams: DeclaredParams {
@@ -88,8 +95,14 @@ struct UpdateSourceParams: DeclaredParams {
     var headers: JSON?
     var graphqlVariables: JSON?
     var requestBody: JSON?
+    var actions: JSON?
     var keepRows: Bool
     var debounceMilliseconds: Int
+
+    /// Only the actions change: the query stays, and so do the rows.
+    var changesActionsOnly: Bool {
+        actions != nil && queryParameters == nil && apiPath == nil && headers == nil && graphqlVariables == nil && requestBody == nil
+    }
 
     static let declaration = ObjectDeclaration(
         .source(),
@@ -100,14 +113,15 @@ struct UpdateSourceParams: DeclaredParams {
         .optional(
             "graphql", graphqlUpdate.shape(expected: "an object {variables}"), doc: "{variables}: replaces a GraphQL source's variables"),
         .optional("request", requestUpdate.shape(expected: "an object {body}"), doc: "{body}: replaces a POST source's body"),
+        .optional("actions", ActionDecoding.actionsValue, doc: "replaces the actions (alone, it loads nothing again)"),
         .flag("keepRows", default: true, doc: "the rows stay, stale, until the new query's first page replaces them in one didChange"),
         .optional(
             "debounceMilliseconds", .integer(in: 0...10_000), default: 0,
             doc: "load at once; else load when no update follows within this time"),
-        as: { source, query, apiPath, headers, graphql, request, keepRows, debounce in
+        as: { source, query, apiPath, headers, graphql, request, actions, keepRows, debounce in
             UpdateSourceParams(
                 source: source, queryParameters: query, apiPath: apiPath, headers: headers, graphqlVariables: graphql,
-                requestBody: request, keepRows: keepRows, debounceMilliseconds: debounce)
+                requestBody: request, actions: actions, keepRows: keepRows, debounceMilliseconds: debounce)
         })
 
     private static let graphqlUpdate = ObjectDeclaration(

@@ -134,6 +134,13 @@ enum ActionDecoding {
         return actions
     }
 
+    /// `actions` checked as `actionsShape` checks it, kept as sent (`updateSource` puts it in
+    /// the source's params, which are then read whole).
+    static let actionsValue = Shape<JSON>(actionsShape.schema, expected: actionsShape.expected) { value, field throws(FieldError) in
+        _ = try actionsShape.decode(value, field)
+        return value
+    }
+
     /// What a declaration alone can tell is wrong: a `$values` name not declared, a body on
     /// DELETE, a `{keyPath}` where no row is (an insert).
     static func check(_ action: Action, at field: String) throws(FieldError) {

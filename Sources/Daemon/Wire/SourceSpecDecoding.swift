@@ -13,7 +13,11 @@ struct CreateSourceParams: WireParams {
     /// The params as sent (what `updateSource` starts from).
     var wire: JSON = .null
 
-    static let membersOutsideCacheKey: Set = ["name", "placeholderStorageOptions", "cache", "refreshIntervalSeconds", "prefetchDistance"]
+    /// What does not change the rows a source's requests bring: two sources that differ only
+    /// here share their cache entry (and their pending actions).
+    static let membersOutsideCacheKey: Set = [
+        "name", "placeholderStorageOptions", "cache", "refreshIntervalSeconds", "prefetchDistance", "actions",
+    ]
 
     static let kinds = ["simple", "sectioned", "multi", "remote", "paginated", "filtered"]
 

@@ -68,6 +68,12 @@ extension RemoteCollection {
         return id
     }
 
+    /// `updateSource {actions}`: the actions a client may call from now on. Pending mutations
+    /// keep the actions they were made with.
+    package func replaceActions(with configuration: RemoteConfiguration) {
+        replaceConfigurationKeepingRows(configuration)
+    }
+
     /// Rolls back a mutation not yet answered: one queued (waiting to be sent again) or
     /// waiting for those made before it. One on its first way to the server is refused.
     package func cancelMutation(_ id: String) throws(Refusal) {

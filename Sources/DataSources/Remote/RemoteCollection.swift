@@ -204,6 +204,12 @@ package class RemoteCollection: DataSource {
         }
     }
 
+    /// A configuration that differs in what does not change the rows (the actions), taken
+    /// as it is: nothing loads again.
+    func replaceConfigurationKeepingRows(_ configuration: RemoteConfiguration) {
+        self.configuration = configuration
+    }
+
     /// Forgets what belonged to the previous query (validators, paging state); drops the
     /// rows unless `keepingRows`.
     func startNewQuery(keepingRows: Bool) {}
