@@ -282,9 +282,12 @@ return function(H, ds, ctx)
     H.notes = {}
     local err = H.request(conn, 'cancelMutation', { source = 'books', mutation = settles[1].mutation })
     expect_equal(nil, err, 'cancelMutation\'s error')
-    expect_lines(buf, { '## science fiction', row(1, 'Dune', 1950), row(4, 'Solaris', 1959), row(7, 'Kindred', 1968),
-      '## mystery', row(2, 'Gaudy Night', 1953), row(5, 'The Big Sleep', 1962), row(8, 'Rebecca', 1971),
-      '## poetry', row(3, 'Ariel', 1956), row(6, 'Howl', 1965), H.LOADING }, 'Ariel again')
+    -- The cursor rests at the end, so the next page may load meanwhile: only Ariel's line is asserted.
+    H.wait_until(function()
+      return vim.tbl_contains(H.lines(buf), row(3, 'Ariel', 1956))
+    end)
+    expect(vim.tbl_contains(H.lines(buf), row(3, 'Ariel', 1956)), 'Ariel again', vim.inspect(H.lines(buf)))
+    expect(not vim.tbl_contains(H.lines(buf), row(3, 'Ariel (revised)', 1956)), 'the change undone', vim.inspect(H.lines(buf)))
     H.wait_until(function()
       return #ds.view(buf):pending_lines() == 0
     end)
