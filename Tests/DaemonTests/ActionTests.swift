@@ -335,6 +335,101 @@ import Testing
     }
 }
 
+/// A GraphQL source's actions: mutations POSTed to its URL with their variables filled.
+@Suite struct GraphQLActionTests {
+    static let mutation = "mutation($id: ID!, $title: String!) { updateBook(id: $id, title: $title) { book { id title } } }"
+
+    static func loaded() throws -> (PaginatedDataSource, FakeLoader, Recorder) {
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "g", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/graphql", "pageSize": 2,
+            "graphql": [
+                "query":
+                    "query($first: Int, $after: String) { books(first: $first, after: $after) { pageInfo { hasNextPage endCursor } edges { node { id title } } } }",
+                "connection": "books",
+            ],
+            "actions": [
+                "rename": [
+                    "graphql": ["query": JSON(mutation), "variables": ["id": "{id}", "title": "{$values.title}"]],
+                    "values": ["title": ["type": "string", "required": true]], "optimistic": "update", "result": "data.updateBook.book",
+                ]
+            ],
+        ]
+        guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            throw FieldError(field: "kind", expected: "paginated", got: "other")
+        }
+        let source = PaginatedDataSource(
+            name: "g", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator, loader: loader)
+        let recorder = Recorder().observing(source)
+        source.fetchData()
+        loader.respond(
+            0,
+            json: [
+                "data": [
+                    "books": [
+                        "pageInfo": ["hasNextPage": false, "endCursor": "c2"],
+                        "edges": [["node": ["id": 1, "title": "a"]], ["node": ["id": 2, "title": "b"]]],
+                    ]
+                ]
+            ])
+        return (source, loader, recorder)
+    }
+
+    @Test func aMutationIsPostedWithItsVariablesAndItsResultReplacesTheRow() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        #expect(ActionTests.titles(source) == ["A", "b"])
+        let sent = loader.pending[1].request
+        #expect(sent.method == .post && sent.url == "http://api.invalid/graphql")
+        #expect(try JSON.parse(sent.body ?? []) == ["query": JSON(Self.mutation), "variables": ["id": 1, "title": "A"]])
+        loader.respond(1, json: ["data": ["updateBook": ["book": ["id": 1, "title": "A (saved)"]]]])
+        #expect(ActionTests.titles(source) == ["A (saved)", "b"])
+        #expect(recorder.settlements.map(\.status) == [.committed])
+    }
+
+    @Test func errorsWithNoResultRollBackAsKindGraphQL_ARateLimitQueues() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        _ = try source.performAction("rename", identity: 2, values: ["title": ""])
+        loader.respond(
+            1, json: ["errors": [["message": "title must not be blank", "path": ["updateBook"]]], "data": ["updateBook": .null]])
+        #expect(ActionTests.titles(source) == ["a", "b"])
+        let settled = try #require(recorder.settlements.first)
+        #expect(settled.status == .rolledBack && settled.error?.kind == .graphql)
+        #expect(settled.error?.serverMessage == "title must not be blank")
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        loader.respond(2, json: ["errors": [["message": "API rate limit exceeded", "type": "RATE_LIMITED"]]])
+        #expect(recorder.settlements.last?.status == .queued, "a rate limit is waited out, not rolled back")
+        #expect(ActionTests.titles(source) == ["A", "b"])
+    }
+
+    @Test func aGraphQLActionTakesNoMethodPathOrBody() throws {
+        func refusal(_ action: JSON) -> String? {
+            let params: JSON = [
+                "name": "g", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+                "apiPath": "/graphql", "actions": ["x": action],
+            ]
+            do {
+                _ = try SourceSpec.decoding(createSourceParams: params)
+                return nil
+            } catch let error as ResponseError {
+                return error.data?["field"]?.stringValue
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal(["graphql": ["query": "mutation { x }"], "path": "/x", "optimistic": "none"]) == "actions.x.path")
+        #expect(refusal(["graphql": ["query": "mutation { x }"], "method": "PATCH", "optimistic": "none"]) == "actions.x.method")
+        #expect(refusal(["graphql": ["query": "mutation { x }"], "body": [:], "optimistic": "none"]) == "actions.x.body")
+        #expect(refusal(["path": "/x", "optimistic": "none"]) == "actions.x.method")
+        #expect(refusal(["method": "POST", "optimistic": "none"]) == "actions.x.path")
+        #expect(
+            refusal(["graphql": ["query": "mutation { x(a: $a) }", "variables": ["a": "{$values.a}"]], "optimistic": "none"])
+                == "actions.x.values")
+        #expect(refusal(["graphql": ["query": "mutation { x }"], "optimistic": "none"]) == nil)
+    }
+}
+
 /// `updateSource {actions}` over the wire: the actions change, the rows and the query do not.
 @Suite struct ActionUpdateWireTests {
     @Test func updateSourceWithActionsAloneReplacesThemAndLoadsNothingAgain() throws {

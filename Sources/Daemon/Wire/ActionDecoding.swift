@@ -82,8 +82,9 @@ enum ActionDecoding {
 
     /// An action without its name (the member it is under).
     struct Declared: Sendable {
-        var method: Action.Method
-        var path: Template
+        var method: Action.Method?
+        var path: Template?
+        var graphql: Action.GraphQL?
         var body: JSON?
         var headers: [(name: String, value: Template)]
         var values: [(name: String, value: Action.Value)]
@@ -93,9 +94,18 @@ enum ActionDecoding {
         var idempotencyKey: Bool
     }
 
+    static let graphqlAction = ObjectDeclaration(
+        .required("query", Shape.nonEmptyString, doc: "the GraphQL mutation"),
+        .optional(
+            "variables", RequestBodyDecoding.objectShape, default: JSON.object([]), defaultText: "{}",
+            doc: "a JSON template, as body is"),
+        as: { Action.GraphQL(query: $0, variables: $1) })
+
     static let action = ObjectDeclaration(
-        .required("method", methodShape),
-        .required("path", templateShape, doc: "against the source's baseURL: {keyPath} is the row's value, percent-encoded"),
+        .optional("method", methodShape, doc: "required unless graphql is given"),
+        .optional(
+            "path", templateShape,
+            doc: "required unless graphql is given: against the source's baseURL; {keyPath} is the row's value, percent-encoded"),
         .optional("body", Shape.anything, doc: "a JSON template: a string that is exactly one placeholder becomes its value, typed"),
         .optional("headers", headersShape, doc: "sent with the source's own headers; templates allowed"),
         .optional("values", valuesShape, doc: "what the call passes ($values.NAME), declared"),
@@ -105,10 +115,13 @@ enum ActionDecoding {
             "invalidates", Shape.array(of: .nonEmptyString, expected: "an array of source names"),
             doc: "sources revalidated once the server accepts"),
         .flag("idempotencyKey", default: true, doc: "each request carries an Idempotency-Key header, the same on every retry"),
-        as: { method, path, body, headers, values, optimistic, result, invalidates, idempotencyKey in
+        .optional(
+            "graphql", graphqlAction.shape(expected: "an object {query, variables?}"),
+            doc: "a GraphQL mutation, POSTed to the source's URL as {query, variables}, in place of method, path and body"),
+        as: { method, path, body, headers, values, optimistic, result, invalidates, idempotencyKey, graphql in
             Declared(
-                method: method, path: path, body: body, headers: headers ?? [], values: values ?? [], optimistic: optimistic,
-                result: result ?? .response, invalidates: invalidates ?? [], idempotencyKey: idempotencyKey)
+                method: method, path: path, graphql: graphql, body: body, headers: headers ?? [], values: values ?? [],
+                optimistic: optimistic, result: result ?? .response, invalidates: invalidates ?? [], idempotencyKey: idempotencyKey)
         })
 
     static let actionsShape = Shape<[Action]>(
@@ -124,10 +137,11 @@ enum ActionDecoding {
             let at = "\(field).\(name)"
             guard !name.isEmpty else { throw FieldError(field: at, expected: "a non-empty action name", got: JSON(name)) }
             let declared = try action.shape(expected: "an action {method, path, optimistic, ...}").decode(member, at)
+            let (method, path) = try requestOf(declared, at: at)
             let made = Action(
-                name: name, method: declared.method, path: declared.path, body: declared.body, headers: declared.headers,
+                name: name, method: method, path: path, body: declared.body, headers: declared.headers,
                 values: declared.values, optimistic: declared.optimistic, result: declared.result, invalidates: declared.invalidates,
-                sendsIdempotencyKey: declared.idempotencyKey)
+                sendsIdempotencyKey: declared.idempotencyKey, graphql: declared.graphql)
             try check(made, at: at)
             actions.append(made)
         }
@@ -139,6 +153,32 @@ enum ActionDecoding {
     static let actionsValue = Shape<JSON>(actionsShape.schema, expected: actionsShape.expected) { value, field throws(FieldError) in
         _ = try actionsShape.decode(value, field)
         return value
+    }
+
+    /// A request's method and path: given, or for a GraphQL mutation a POST to the source's URL.
+    private static func requestOf(_ declared: Declared, at field: String) throws(FieldError) -> (Action.Method, Template) {
+        guard declared.graphql != nil else {
+            guard let method = declared.method else {
+                throw .missing("\(field).method", expected: "one of \"POST\", \"PUT\", \"PATCH\", \"DELETE\"")
+            }
+            guard let path = declared.path else {
+                throw .missing("\(field).path", expected: "a string with {keyPath} and {$values.NAME} placeholders")
+            }
+            return (method, path)
+        }
+        for (member, given) in [("method", declared.method != nil), ("path", declared.path != nil), ("body", declared.body != nil)]
+        where given {
+            throw FieldError(
+                field: "\(field).\(member)", expected: "no \(member) with graphql (the mutation is POSTed to the source's URL)",
+                got: JSON(member),
+                message:
+                    "\"\(field).\(member)\" cannot go with \"graphql\": the mutation is POSTed to the source's URL as {query, variables}")
+        }
+        do throws(TemplateProblem) {
+            return (.post, try Template(""))
+        } catch {
+            preconditionFailure("an empty template is a template")
+        }
     }
 
     /// What a declaration alone can tell is wrong: a `$values` name not declared, a body on

@@ -145,7 +145,13 @@ extension RemoteConfiguration {
 extension Action {
     /// As declared (`createSource`'s form), every default written out.
     var json: JSON {
-        var members: [(String, JSON)] = [("method", JSON(method.rawValue)), ("path", JSON(path.text))]
+        var members: [(String, JSON)] = []
+        if let graphql {
+            members.append(
+                ("graphql", ["query": JSON(graphql.query), "variables": RemoteConfiguration.redactingSecretMembers(graphql.variables)]))
+        } else {
+            members += [("method", JSON(method.rawValue)), ("path", JSON(path.text))]
+        }
         if let body { members.append(("body", RemoteConfiguration.redactingSecretMembers(body))) }
         if !headers.isEmpty {
             let shown = headers.map { ($0.name, RemoteConfiguration.isSecretHeader($0.name) ? JSON("<redacted>") : JSON($0.value.text)) }

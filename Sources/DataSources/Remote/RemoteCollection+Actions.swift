@@ -196,7 +196,7 @@ extension RemoteCollection {
         }
         let path: String
         switch action.path.rendered(row: row, values: mutation.values, escape: Self.pathSegment) {
-        case .success(let rendered): path = rendered
+        case .success(let rendered): path = action.graphql == nil ? rendered : configuration.apiPath
         case .failure(let missing): return failure(missing.words)
         }
         let url = URLResolution.requestURL(baseURL: configuration.baseURL, apiPath: path, query: [])
@@ -207,7 +207,12 @@ extension RemoteCollection {
             return .failure(error)
         }
         var body: [UInt8]?
-        if let template = action.body {
+        if let graphql = action.graphql {
+            switch Template.renderedBody(graphql.variables, row: row, values: mutation.values) {
+            case .success(let variables): body = JSON.object([("query", JSON(graphql.query)), ("variables", variables)]).encoded()
+            case .failure(let missing): return failure(missing.words)
+            }
+        } else if let template = action.body {
             switch Template.renderedBody(template, row: row, values: mutation.values) {
             case .success(let rendered): body = rendered.encoded()
             case .failure(let missing): return failure(missing.words)
@@ -266,6 +271,15 @@ extension RemoteCollection {
             }
             return .failure(error)
         }
+        // A GraphQL mutation refused answers 200 with `errors` and nothing where its result is.
+        if action.graphql != nil, let document, let errors = GraphQLDecoding.errorList(in: document, secrets: secrets) {
+            let answered: JSON? =
+                switch action.result {
+                case .keyPath(let path): document.value(at: path).flatMap { $0.isNull ? nil : $0 }
+                case .response, .none: nil
+                }
+            if answered == nil { return .failure(GraphQLDecoding.failure(errors, response: response)) }
+        }
         var objects: [JSON] = []
         let found: JSON? =
             switch action.result {
@@ -309,6 +323,7 @@ extension RemoteCollection {
 
     /// A network failure, a timeout, or 408, 429 or 5xx: the server may take it later.
     static func isTransient(_ error: FetchError) -> Bool {
+        if error.rateLimited { return true }
         switch error.kind {
         case .transport, .timeout, .tls, .proxy: return true
         case .http:

@@ -55,6 +55,18 @@ package struct Action: Sendable {
         }
     }
 
+    /// A GraphQL mutation (on a GraphQL source): POSTed to the source's URL as
+    /// `{"query", "variables"}`, the variables a JSON template as a body is.
+    package struct GraphQL: Sendable {
+        package let query: String
+        package let variables: JSON
+
+        package init(query: String, variables: JSON) {
+            self.query = query
+            self.variables = variables
+        }
+    }
+
     package let name: String
     package let method: Method
     package let path: Template
@@ -69,11 +81,13 @@ package struct Action: Sendable {
     package let invalidates: [String]
     /// Whether each request carries an `Idempotency-Key` header (fixed when the call is made).
     package let sendsIdempotencyKey: Bool
+    /// Set for a GraphQL mutation, which has no path or body of its own.
+    package let graphql: GraphQL?
 
     package init(
         name: String, method: Method, path: Template, body: JSON?, headers: [(name: String, value: Template)],
         values: [(name: String, value: Value)], optimistic: Optimistic, result: Result, invalidates: [String],
-        sendsIdempotencyKey: Bool
+        sendsIdempotencyKey: Bool, graphql: GraphQL? = nil
     ) {
         self.name = name
         self.method = method
@@ -85,11 +99,13 @@ package struct Action: Sendable {
         self.result = result
         self.invalidates = invalidates
         self.sendsIdempotencyKey = sendsIdempotencyKey
+        self.graphql = graphql
     }
 
     /// Every placeholder of the path, the body and the headers.
     package var placeholders: [Template.Placeholder] {
         path.placeholders + headers.flatMap(\.value.placeholders) + (body.map(Template.placeholders(inBody:)) ?? [])
+            + (graphql.map { Template.placeholders(inBody: $0.variables) } ?? [])
     }
 
     /// Why `values` (the call's, an object) do not fit the declaration: a value not
