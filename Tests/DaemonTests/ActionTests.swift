@@ -143,6 +143,34 @@ import Testing
         #expect(source.pendingMutations.isEmpty)
     }
 
+    @Test func anActionsSecretHeaderStaysOutOfTheErrorAndARowValueCannotAddAHeader() throws {
+        let loader = FakeLoader()
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items",
+            "actions": [
+                "touch": [
+                    "method": "POST", "path": "/items/{id}/touch", "optimistic": "none",
+                    "headers": ["X-Api-Key": "s3cret-key", "If-Match": "{etag}"],
+                ]
+            ],
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
+        let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)
+        let recorder = Recorder().observing(source)
+        source.fetchData()
+        loader.respond(0, json: [["id": 1, "etag": "v1"], ["id": 2, "etag": "v1\r\nX-Evil: 1"]])
+        _ = try source.performAction("touch", identity: 1, values: [:])
+        #expect(loader.header("X-Api-Key", of: 1) == "s3cret-key" && loader.header("If-Match", of: 1) == "v1")
+        loader.respond(1, status: 400, json: ["detail": "bad key s3cret-key"])
+        let error = try #require(recorder.settlements.first?.error)
+        #expect(error.serverMessage?.contains("s3cret-key") == false && error.body?.contains("s3cret-key") == false, "\(error)")
+        _ = try source.performAction("touch", identity: 2, values: [:])
+        #expect(loader.pending.count == 2, "nothing sent")
+        #expect(recorder.settlements.last?.status == .rolledBack)
+        #expect(recorder.settlements.last?.error?.message.contains("holds a control character") == true)
+    }
+
     @Test func a409IsAConflictAndIsRolledBack() throws {
         let (source, loader, recorder) = try Self.loaded()
         _ = try source.performAction("rename", identity: 1, values: ["title": "A"])

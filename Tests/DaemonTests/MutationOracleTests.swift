@@ -84,25 +84,13 @@ import Testing
         }
     }
 
-    static let actions: JSON = [
-        "rename": [
-            "method": "PATCH", "path": "/items/{id}", "body": ["title": "{$values.title}"],
-            "values": ["title": ["type": "string", "required": true]], "optimistic": "update",
-        ],
-        "delete": ["method": "DELETE", "path": "/items/{id}", "optimistic": "remove", "result": "none"],
-        "add": [
-            "method": "POST", "path": "/items", "body": ["title": "{$values.title}"],
-            "values": ["title": ["type": "string", "required": true]], "optimistic": "insert",
-        ],
-    ]
-
     @Test(arguments: seeds(300))
     func theRowsShownAreTheServersUnderThePendingMutations(seed: Int) throws {
         var random = Seeded(state: UInt64(seed))
         let loader = FakeLoader()
         let params: JSON = [
             "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
-            "apiPath": "/items", "placeholderStorageOptions": [], "actions": Self.actions,
+            "apiPath": "/items", "placeholderStorageOptions": [], "actions": ActionTests.actions,
         ]
         guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
         let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)

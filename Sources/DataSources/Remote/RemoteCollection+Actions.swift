@@ -68,12 +68,6 @@ extension RemoteCollection {
         return id
     }
 
-    /// `updateSource {actions}`: the actions a client may call from now on. Pending mutations
-    /// keep the actions they were made with.
-    package func replaceActions(with configuration: RemoteConfiguration) {
-        replaceConfigurationKeepingRows(configuration)
-    }
-
     /// Rolls back a mutation not yet answered: one queued (waiting to be sent again) or
     /// waiting for those made before it. One on its first way to the server is refused.
     package func cancelMutation(_ id: String) throws(Refusal) {
@@ -246,7 +240,8 @@ extension RemoteCollection {
         request.tls = configuration.tls
         request.compression = configuration.compression
         request.proxy = configuration.proxy
-        request.secretValues = credentials.secrets
+        // An action's own header named like a secret is kept out of errors and recordings too.
+        request.secretValues = credentials.secrets + headers.filter { RemoteConfiguration.isSecretHeader($0.name) }.map(\.value)
         request.originBoundHeaders = credentials.originBound
         return .success(request)
     }

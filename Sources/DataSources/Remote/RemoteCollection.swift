@@ -204,9 +204,10 @@ package class RemoteCollection: DataSource {
         }
     }
 
-    /// A configuration that differs in what does not change the rows (the actions), taken
-    /// as it is: nothing loads again.
-    func replaceConfigurationKeepingRows(_ configuration: RemoteConfiguration) {
+    /// `updateSource {actions}`: a configuration that differs only in its actions, taken as it
+    /// is (the rows do not depend on them: nothing loads again). Pending mutations keep the
+    /// actions they were made with.
+    package func replaceActions(with configuration: RemoteConfiguration) {
         self.configuration = configuration
     }
 
