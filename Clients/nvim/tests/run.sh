@@ -27,11 +27,14 @@ export XDG_CACHE_HOME
 # Nor do they record an allowed credential (allowCredential) among the user's own.
 XDG_CONFIG_HOME="$(mktemp -d)"
 export XDG_CONFIG_HOME
-trap 'rm -rf "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME"' EXIT
 
 cd "$plugin"
 passed=0 failed=0
 summary=()
+# Each failure with its details, said again at the end: CI shows the tail of its output.
+failures="$(mktemp)"
+trap 'rm -rf "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$failures"' EXIT
+recap() { awk -v on="$1" '/^FAIL/ { keep = 1; print $0 " (" on ")"; next } /^  / { if (keep) print; next } { keep = 0 }'; }
 for nvim in "${nvims[@]}"; do
   version="$("$nvim" --version 2>/dev/null | head -n 1 || true)"
   echo "== ${version:-unknown Neovim} ($nvim)"
@@ -44,6 +47,7 @@ for nvim in "${nvims[@]}"; do
     --cmd "set runtimepath^=$plugin" --cmd "runtime plugin/datasourced.lua" \
     -c "luafile tests/main.lua" >"$log" 2>&1 || status=$?
   cat "$log"
+  recap "$nvim" <"$log" >>"$failures"
   counts="$(sed -n 's/^tests: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1)"
   rm -f "$log"
   if [ -z "$counts" ]; then
@@ -71,7 +75,7 @@ if command -v tmux >/dev/null; then
       echo "PASS ${check#*:} on a real screen"
       passed=$((passed + 1))
     else
-      echo "FAIL ${check#*:} on a real screen"
+      echo "FAIL ${check#*:} on a real screen" | tee -a "$failures"
       failed=$((failed + 1))
     fi
   done
@@ -85,10 +89,15 @@ echo "== tests/setup-current-nvim.sh"
 setup_log="$(mktemp)"
 bash "$here/test_setup_current_nvim.sh" >"$setup_log" 2>&1 || true
 cat "$setup_log"
+recap setup-current-nvim.sh <"$setup_log" >>"$failures"
 passed=$((passed + $(grep -c '^PASS' "$setup_log" || true)))
 failed=$((failed + $(grep -c '^FAIL' "$setup_log" || true)))
 rm -f "$setup_log"
 
+if [ -s "$failures" ]; then
+  echo "== the failures again"
+  cat "$failures"
+fi
 echo "== per Neovim"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
