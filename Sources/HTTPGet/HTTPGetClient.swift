@@ -227,9 +227,11 @@ private final class Exchange: Sendable {
                 guard let response = handedOver.take() else { return self.failed(HTTPClientError.cancelled, url: url) }
                 self.received(response, from: url, headers: headers, redirects: redirects)
             case .failure(let error):
-                guard let proxy = route.proxy, NIODeadline.now() < self.deadline else { return self.failed(error, url: url) }
+                guard let proxy = route.proxy, NIODeadline.now() < self.deadline else {
+                    return self.failed(error, url: url, direct: route.proxy == nil)
+                }
                 ProxyFailure.explain(error, proxy: proxy, url: url, on: self.eventLoop, deadline: self.deadline) { explained in
-                    if let explained { self.finish(.failure(explained)) } else { self.failed(error, url: url) }
+                    if let explained { self.finish(.failure(explained)) } else { self.failed(error, url: url, direct: false) }
                 }
             }
         }
@@ -285,9 +287,26 @@ private final class Exchange: Sendable {
         return HTTPGetClient.classify(error, url: url, request: request)
     }
 
-    /// A refused certificate is worded once the probe has seen it (CertificateProbe).
-    private func failed(_ error: Error, url: String) {
+    /// A refused certificate is worded once the probe has seen it (CertificateProbe); a
+    /// connection to the server itself that closed under the request, once the handshake
+    /// probe has looked for the alert behind it (HandshakeProbe).
+    private func failed(_ error: Error, url: String, direct: Bool = true) {
         let problem = self.problem(error, url: url)
+        if direct, case HTTPClientError.remoteConnectionClosed? = error as? HTTPClientError, url.lowercased().hasPrefix("https:"),
+            let target = URL(string: url), let host = target.host, !state.withLock({ $0.cancelled }),
+            // nil: AsyncHTTPClient's default (the system store, no client certificate).
+            case .success(let configuration) = Result(catching: { () throws(FetchError) in
+                try trust.configuration(for: request.tls, url: url, target: FailureWording.target(of: url))
+            })
+        {
+            HandshakeProbe.explain(
+                host: host, port: target.port ?? 443, configuration: configuration, url: url,
+                presentedCertificate: request.tls?.certificateFile != nil, on: eventLoop, deadline: deadline
+            ) { alert in
+                self.finish(.failure(alert ?? problem))
+            }
+            return
+        }
         guard problem.kind == .tls, let refusal = CertificateProbe.refusal(error), let target = URL(string: url), let host = target.host,
             !state.withLock({ $0.cancelled })
         else {

@@ -181,6 +181,29 @@ import Testing
         )
     }
 
+    /// In TLS 1.3 the client's handshake is over before the server checks its certificate:
+    /// the server's alert comes after the request went out, on HTTP/2 as on HTTP/1.1.
+    @Test(arguments: [false, true])
+    func aMissingOrRefusedClientCertificateIsATLSErrorOverHTTP2Too(offerHTTP2: Bool) async throws {
+        let server = try TLSPageServer(
+            certificate: pki.serverCertificate, key: pki.serverKey, offerHTTP2: offerHTTP2, clientCA: pki.caFile)
+        defer { server.stop() }
+        let target = "127.0.0.1:\(server.port)"
+        guard let without = failure(await get(server.baseURL + "/items?page=1", tls: TLSFiles(caFile: pki.caFile))) else { return }
+        #expect(without.kind == .tls, "HTTP/2 offered: \(offerHTTP2)")
+        #expect(
+            without.message
+                == "\(target) asks for a client certificate: name one in remoteConfiguration.tls.certificateFile and its key in remoteConfiguration.tls.keyFile",
+            "HTTP/2 offered: \(offerHTTP2)")
+        let stranger = TLSFiles(caFile: pki.caFile, certificateFile: pki.otherCACertificate, keyFile: pki.serverKey)
+        guard let refused = failure(await get(server.baseURL + "/items?page=3", tls: stranger)) else { return }
+        #expect(refused.kind == .tls, "HTTP/2 offered: \(offerHTTP2)")
+        #expect(
+            refused.message
+                == "\(target) refused the client certificate (remoteConfiguration.tls.certificateFile): it answered \"unknown ca\"",
+            "HTTP/2 offered: \(offerHTTP2)")
+    }
+
     @Test func pagesTravelOverHTTP2WhereTheServerOffersIt() async throws {
         let server = try TLSPageServer(certificate: pki.serverCertificate, key: pki.serverKey, offerHTTP2: true)
         defer { server.stop() }
