@@ -40,7 +40,7 @@ class Daemon:
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []
-        assert self.request("initialize", {})["protocolVersion"] == "1.9"
+        assert self.request("initialize", {})["protocolVersion"] == "1.10"
 
     def send(self, method: str, params: Any) -> int:
         self.next_id += 1

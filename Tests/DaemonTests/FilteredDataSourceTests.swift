@@ -450,3 +450,95 @@ extension FilteredDataSourceTests {
 private extension String {
     func randomElement(_ random: inout Generator) -> Character { self[index(startIndex, offsetBy: random.next(count))] }
 }
+
+/// `fill`: a filtered source over a paginated child asks for the child's next pages while
+/// fewer rows than `fill` pass, and no further.
+@Suite struct FilteredFillTests {
+    /// Page `page` (from 1) of two rows: ids 2·page−1 and 2·page.
+    static func page(_ page: Int) -> JSON { PaginatedStateMachineTests.page([2 * page - 1, 2 * page]) }
+
+    /// Answers every page asked for from request `from` on, in order, with `answer` (a page's
+    /// JSON, or nil for a failure), until nothing more is asked for or `limit` requests are
+    /// answered.
+    static func answerAll(_ loader: FakeLoader, from: Int = 0, limit: Int = 200, _ answer: (Int) -> JSON?) {
+        var answered = from
+        while answered < loader.pending.count, answered < limit {
+            if let json = answer(answered + 1) {
+                loader.respond(answered, json: json)
+            } else {
+                loader.fail(answered, FetchError(kind: .transport, message: "connection refused", url: nil))
+            }
+            answered += 1
+        }
+    }
+
+    @Test func pagesAreAskedForUntilFillRowsPassAndNoFurther() throws {
+        let (paginated, loader, childEvents) = try PaginatedStateMachineTests.source()
+        // Rows from id 79 on pass: the first two are on page 40 of 100.
+        let filtered = FilteredDataSource(
+            name: "f", identity: paginated.identity, child: paginated, filter: .field("id", .ge, 79), match: nil, fill: 5)
+        let events = Recorder().observing(filtered)
+        paginated.fetchData()
+        loader.respond(0, json: Self.page(1))
+        #expect(filtered.allObjects == [Placeholder.loadingRow], "while filling, the loading row and no no-results row")
+        Self.answerAll(loader) { $0 <= 100 ? Self.page($0) : .none }
+        // Page 40 brings 2 rows, 41 makes 4, 42 makes 6: 5 reached.
+        #expect(loader.requestedURLs.count == 42, "\(loader.requestedURLs.suffix(3))")
+        #expect(loader.requestedURLs.last == "http://api.invalid/items?page=42&page_size=2")
+        #expect(filtered.allObjects.map { $0["id"]?.integerValue } == [79, 80, 81, 82, 83, 84, nil])
+        #expect(filtered.pagesAskedToFill == 41)
+        // Each cycle of the child and of the filtered source ends before the next starts.
+        let cycles = { (recorded: [String]) in recorded.filter { !$0.hasSuffix(".change") } }
+        #expect(cycles(childEvents.events) == Array(repeating: ["p.will", "p.finished"], count: 42).flatMap { $0 })
+        #expect(cycles(events.events) == Array(repeating: ["f.will", "f.finished"], count: 42).flatMap { $0 })
+
+        // A narrower filter: fewer than 5 pass again, so the pages after come.
+        filtered.setFilter(.field("id", .ge, 83), match: nil)
+        Self.answerAll(loader, from: 42) { $0 <= 100 ? Self.page($0) : .none }
+        #expect(loader.requestedURLs.count == 44, "83 and 84 pass; pages 43 and 44 bring 85 to 88")
+        #expect(filtered.allObjects.map { $0["id"]?.integerValue } == [83, 84, 85, 86, 87, 88, nil])
+    }
+
+    @Test func fillStopsAtTheLastPageAndShowsNoResultsThen() throws {
+        let (paginated, loader, _) = try PaginatedStateMachineTests.source()
+        let filtered = FilteredDataSource(
+            name: "f", identity: paginated.identity, child: paginated, filter: .field("id", .eq, -1), match: nil, fill: 10)
+        paginated.fetchData()
+        // Two pages, then an empty one: the end.
+        Self.answerAll(loader) { $0 < 3 ? Self.page($0) : PaginatedStateMachineTests.page([]) }
+        #expect(loader.requestedURLs.count == 3)
+        #expect(filtered.allObjects == [Placeholder.noResultsRow])
+    }
+
+    @Test func fillStopsAtAFailure() throws {
+        let (paginated, loader, _) = try PaginatedStateMachineTests.source(
+            extra: [("placeholderStorageOptions", ["errors", "loading", "noResults"])])
+        let filtered = FilteredDataSource(
+            name: "f", identity: paginated.identity, child: paginated, filter: .field("id", .eq, -1), match: nil, fill: 10)
+        paginated.fetchData()
+        // (`.none`, not `nil`: JSON is ExpressibleByNilLiteral, and a nil here would be JSON's null.)
+        Self.answerAll(loader) { $0 < 4 ? Self.page($0) : .none }
+        #expect(loader.requestedURLs.count == 4, "three pages, then the failed fourth; nothing after it")
+        #expect(filtered.allObjects.contains { Placeholder.kind(of: $0) == .error }, "the child's error row: \(filtered.allObjects)")
+        // Asked again by the user, the page comes, and filling goes on from there.
+        #expect(paginated.retry() == .append)
+        #expect(loader.requestedURLs.count == 5)
+        Self.answerAll(loader, from: 4, limit: 8) { Self.page($0) }
+        #expect(loader.requestedURLs.count == 9, "the retried page and the pages after it: eight answered, the ninth asked for")
+    }
+
+    @Test func withoutFillOrWithItRemovedNothingMoreIsAsked() throws {
+        let (paginated, loader, _) = try PaginatedStateMachineTests.source()
+        let filtered = FilteredDataSource(
+            name: "f", identity: paginated.identity, child: paginated, filter: .field("id", .eq, -1), match: nil)
+        paginated.fetchData()
+        Self.answerAll(loader) { Self.page($0) }
+        #expect(loader.requestedURLs.count == 1)
+        #expect(filtered.allObjects == [Placeholder.loadingRow, Placeholder.noResultsRow] || filtered.allObjects.count == 2)
+        filtered.setFill(3)
+        #expect(loader.requestedURLs.count == 2, "one more page asked for at once")
+        filtered.setFill(nil)
+        loader.respond(1, json: Self.page(2))
+        #expect(loader.requestedURLs.count == 2, "once fill is removed, the answered page asks for no other")
+    }
+}

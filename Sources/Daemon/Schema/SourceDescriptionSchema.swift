@@ -26,6 +26,7 @@ extension SchemaComponents {
                 .ref("MatchQuery"),
                 .null,
             ]),
+            "fill": FilterDecoding.fillShape.schema,
             "remoteConfiguration": .object(
                 [
                     "baseURL": .string,

@@ -317,8 +317,9 @@ extension SourceDescription: WireEncodable {
             ]
         case .multi(let sources, let preserveSections):
             members += [("sources", .array(sources.map { JSON($0) })), ("preserveSections", JSON(preserveSections))]
-        case .filtered(let source, let filter, let match):
+        case .filtered(let source, let filter, let match, let fill):
             members += [("source", JSON(source)), ("filter", filter?.json ?? .null), ("match", match?.json ?? .null)]
+            if let fill { members.append(("fill", JSON(fill))) }
         case .remote(let remote):
             members += Self.members(of: remote)
         case .paginated(let remote, let paging):

@@ -140,4 +140,9 @@ extension FilterDecoding {
     static let matchShape = Shape(.ref("MatchQuery"), expected: matchExpectation) { value, field throws(FieldError) in
         try match(value, field)
     }
+
+    /// A filtered source's `fill`: a screen's rows (an editor passes its window's height).
+    static let fillShape = Shape<Int>.integer(in: 1...10_000)
+    static let fillDoc =
+        "while fewer rows than this pass and the child's last row is its loading row, the child's next page is asked for; it stops at this many, at the child's last page or on a failure"
 }

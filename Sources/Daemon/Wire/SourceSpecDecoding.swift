@@ -109,7 +109,8 @@ struct CreateSourceParams: WireParams {
                 .required("source", Shape.sourceName, doc: "the source whose rows are filtered"),
                 .optional("filter", FilterDecoding.predicateShape.documented(.anyOf([.ref("Predicate"), .null]))),
                 .optional("match", FilterDecoding.matchShape.documented(.anyOf([.ref("MatchQuery"), .null]))),
-                as: { SourceSpec.Kind.filtered(source: $0, filter: $1, match: $2) })),
+                .optional("fill", FilterDecoding.fillShape, doc: FilterDecoding.fillDoc),
+                as: { SourceSpec.Kind.filtered(source: $0, filter: $1, match: $2, fill: $3) })),
     ]
 
     /// SourceSpec: one branch a kind, each the common members (its kind as a constant) and its own.

@@ -192,9 +192,26 @@ package class DataSource {
         case .finishedLoading, .failedWithError: isFetching = false
         case .didPartiallyLoad, .didChange, .didChangeFreshness, .didChangeLoadState, .didSettleMutation: break
         }
+        emitting &+= 1
         for observation in observers {
             observation.observer?.dataSource(self, emitted: event)
         }
+        emitting &-= 1
+        guard emitting == 0, !afterDelivery.isEmpty else { return }
+        let work = afterDelivery
+        afterDelivery = []
+        for item in work { item() }
+    }
+
+    /// Events being delivered now (an observer's reaction can emit another).
+    private var emitting = 0
+    private var afterDelivery: [() -> Void] = []
+
+    /// Runs `work` once every observer has been told of the event being delivered (at once
+    /// when none is): an observer that starts a load of this source from its reaction does
+    /// it after the others have seen the end of the last one, so each sees the cycles in order.
+    package func whenEventsDelivered(_ work: @escaping () -> Void) {
+        if emitting == 0 { work() } else { afterDelivery.append(work) }
     }
 
     /// What a source built on one child does with its child's load events: its cycle mirrors

@@ -69,9 +69,10 @@ package final class SourceRegistry {
                 children.append(child)
             }
             source = MultiDataSource(name: name, identity: inherited(from: children), sources: children, preserveSections: preserveSections)
-        case .filtered(let childName, let filter, let match):
+        case .filtered(let childName, let filter, let match, let fill):
             let child = try self.child(childName, field: "source", parent: name)
-            source = FilteredDataSource(name: name, identity: inherited(from: [child]), child: child, filter: filter, match: match)
+            source = FilteredDataSource(
+                name: name, identity: inherited(from: [child]), child: child, filter: filter, match: match, fill: fill)
         case .remote, .paginated:
             guard let remoteFactory else {
                 throw .kindNotServed(kind: spec.kind.name, served: kinds)

@@ -15,7 +15,7 @@ package struct SourceSpec: Sendable {
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteConfiguration)
         case paginated(RemoteConfiguration, PaginatorConfiguration)
-        case filtered(source: String, filter: Predicate?, match: MatchQuery?)
+        case filtered(source: String, filter: Predicate?, match: MatchQuery?, fill: Int?)
 
         package var name: String {
             switch self {
@@ -55,7 +55,7 @@ package struct SourceDescription: Sendable {
         case multi(sources: [String], preserveSections: Bool)
         case remote(RemoteState)
         case paginated(RemoteState, PagingState)
-        case filtered(source: String, filter: Predicate?, match: MatchQuery?)
+        case filtered(source: String, filter: Predicate?, match: MatchQuery?, fill: Int?)
     }
 
     package struct RemoteState: Sendable {

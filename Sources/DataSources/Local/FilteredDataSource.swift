@@ -16,31 +16,88 @@ import JSONKit
 /// diffs. `setFilter` works out its change set from which rows passed before and after,
 /// without comparing rows, and when the match query only grew (typing), searches only the
 /// rows that matched before. The load cycle mirrors the child's, as a sectioned source's does.
+///
+/// With `fill`, it fills a screen: while fewer than `fill` rows pass and the child's last row
+/// is its loading row (a paginated child with pages to come, not loading one now), it asks
+/// the child for its next page, as displaying that row would. It stops at `fill` rows, at
+/// the end of the child's pages, or when a page fails (the child's error row takes the
+/// loading row's place); the no-results row waits until the child has no page to come.
 package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     package private(set) var filter: Predicate?
     package private(set) var match: MatchQuery?
     private var pattern: FuzzyPattern?
+    /// How many passing rows to fill with the child's pages; nil: none asked for.
+    package private(set) var fill: Int?
+    /// The child's next pages asked for to fill (for tests and measurements).
+    package private(set) var pagesAskedToFill = 0
+    private var fillScheduled = false
+    /// A page of the child failed since filling last asked for one: filling waits until the
+    /// child loads again for another reason (a retry, a display) or the filter changes.
+    private var fillHalted = false
+    private var askingToFill = false
 
     package override var kind: String { "filtered" }
-    package init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?) {
+    package init(name: String, identity: Identity, child: DataSource, filter: Predicate?, match: MatchQuery?, fill: Int? = nil) {
         self.filter = filter
         self.match = match
+        self.fill = fill
         pattern = match.map { FuzzyPattern($0.query) }
         super.init(name: name, identity: identity, child: child)
         child.addObserver(self)
         recompute()
+        scheduleFill()
     }
 
     package override var kindState: SourceDescription.KindState {
-        .filtered(source: child.name, filter: filter, match: match)
+        .filtered(source: child.name, filter: filter, match: match, fill: fill)
     }
 
     package func dataSource(_ source: DataSource, emitted event: DataSourceEvent) {
+        defer { scheduleFill() }
+        switch event {
+        case .failedWithError: fillHalted = true
+        case .willLoadData where !askingToFill: fillHalted = false
+        default: break
+        }
         guard case .didChange(let changes) = event else {
             return mirrorLoadCycle(of: child, event) { if child.revision != followedRevision { recompute() } }
         }
         if child.revision == followedRevision + 1, follow(changes) { return }
         recompute()
+    }
+
+    // MARK: Filling a screen
+
+    /// Sets how many passing rows to fill (nil: none), and fills up to it.
+    package func setFill(_ newFill: Int?) {
+        guard newFill != fill else { return }
+        fill = newFill
+        fillHalted = false
+        recompute()
+        scheduleFill()
+    }
+
+    /// Whether the child's last row is its loading row: it has pages to come.
+    private var childAwaitsPages: Bool {
+        guard let last = child.lastIndexPath, let row = try? child.object(at: last) else { return false }
+        return Placeholder.kind(of: row) == .loading
+    }
+
+    /// Asks for the child's next page once the child's observers have all seen its last
+    /// event: from inside the delivery, the others would see the next cycle start first.
+    private func scheduleFill() {
+        guard fill != nil, !fillScheduled else { return }
+        fillScheduled = true
+        child.whenEventsDelivered { [weak self] in
+            guard let self else { return }
+            fillScheduled = false
+            guard let fill, passingData < fill, !fillHalted, !child.isFetching, childAwaitsPages, let last = child.lastIndexPath
+            else { return }
+            pagesAskedToFill &+= 1
+            askingToFill = true
+            child.willDisplayObject(at: last)
+            askingToFill = false
+        }
     }
 
     // MARK: What passes, and where it goes
@@ -234,7 +291,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     private func adopt(_ new: [[Entry]]) {
         entries = new
         (childData, passingData) = count(new)
-        showsNoResults = childData > 0 && passingData == 0 && !new.isEmpty
+        // While filling, "no results" waits for the end of the child's pages.
+        showsNoResults = childData > 0 && passingData == 0 && !new.isEmpty && !(fill != nil && childAwaitsPages)
         followedRevision = child.revision
     }
 
@@ -250,6 +308,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     /// Replaces the filter and the match query (nil: none) and emits one change set from the
     /// old rows to the new ones. Rows that stay are neither compared nor hashed.
     package func setFilter(_ newFilter: Predicate?, match newMatch: MatchQuery?) {
+        defer { scheduleFill() }
+        fillHalted = false
         guard followedRevision == child.revision else {
             (filter, match, pattern) = (newFilter, newMatch, newMatch.map { FuzzyPattern($0.query) })
             return recompute()
@@ -370,7 +430,10 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     /// another row here: its hash changes, which the diff of a recompute sees).
     private func follow(_ changes: ChangeSet) -> Bool {
         let total = changes.deleted.count + changes.inserted.count + changes.moved.count + changes.updated.count
-        guard followsChanges, !showsNoResults, changes.insertedSections.isEmpty, changes.deletedSections.isEmpty,
+        // Filling with nothing passing yet: the child's loading row may go (its last page, or a
+        // failure), and with it the reason to hold back the no-results row.
+        guard followsChanges, !showsNoResults, fill == nil || passingData > 0, changes.insertedSections.isEmpty,
+            changes.deletedSections.isEmpty,
             total <= Self.largestFollowedChange, child.layout.sections.count == entries.count, child.identity.key == identity.key
         else { return false }
         let rows = child.layout.sections, sections = entries.count
