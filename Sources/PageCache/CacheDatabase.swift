@@ -15,8 +15,11 @@ final class CacheDatabase {
     /// "dscd" in the file's header, so a file is known as ours before any table is read.
     static let applicationID: Int32 = 0x6473_6364
     /// `PRAGMA user_version`: the schema below. A later schema migrates from it; a file with
-    /// a larger number was made by a newer datasourced and is left alone.
-    static let schemaVersion: Int32 = 1
+    /// a larger number was made by a newer datasourced and is left alone. 1: each entry whole
+    /// in one row; 2: an entry's pages in rows of their own (`page`), so that saving the page
+    /// after the last writes that page. A file of schema 1 is migrated when opened: its
+    /// entries, of a format this version does not read, are dropped.
+    static let schemaVersion: Int32 = 2
     /// How long a write waits for another daemon's write lock before it is skipped.
     static let busyTimeout: TimeInterval = 5
 
@@ -28,9 +31,21 @@ final class CacheDatabase {
             stored_at REAL NOT NULL,
             used_at REAL NOT NULL,
             bytes INTEGER NOT NULL,
-            payload BLOB NOT NULL      -- last: listing and eviction never read its pages
+            payload BLOB NOT NULL      -- the head (how many pages, where the run stands); last: listing and eviction never read it
         );
         CREATE INDEX entry_by_use ON entry(used_at);
+        """
+
+    /// Schema 2's own: the pages of each entry, in order.
+    private static let pagesSchema = """
+        CREATE TABLE page (
+            id INTEGER PRIMARY KEY,
+            entry INTEGER NOT NULL,    -- entry.id
+            ordinal INTEGER NOT NULL,  -- 0, 1, ... in the entry
+            bytes INTEGER NOT NULL,
+            payload BLOB NOT NULL,
+            UNIQUE (entry, ordinal)
+        );
         """
 
     private let connection: DatabaseQueue
@@ -49,6 +64,7 @@ final class CacheDatabase {
             defer { try? memory.close() }
             return try memory.writeWithoutTransaction { db in
                 try db.execute(sql: schema)
+                try db.execute(sql: pagesSchema)
                 try db.execute(sql: "PRAGMA application_id = \(applicationID); PRAGMA user_version = \(schemaVersion)")
                 var size: sqlite3_int64 = 0
                 guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0), size > 0 else {
@@ -89,8 +105,9 @@ final class CacheDatabase {
                 }
                 // Through SQLite's own descriptor this time: the path may name another file
                 // than the one examined. One read transaction: the header as of one moment.
+                var version: Int32 = 0
                 try db.inTransaction(.deferred) {
-                    try recognise(db, path: path)
+                    version = try recognise(db, path: path)
                     return .commit
                 }
                 let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
@@ -98,6 +115,7 @@ final class CacheDatabase {
                 // In WAL mode a commit survives a killed process; only a power loss may take
                 // the last ones back, which a cache can afford.
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                if version < schemaVersion { try migrate(db, path: path) }
             }
         } catch {
             try? connection.close()
@@ -154,13 +172,27 @@ final class CacheDatabase {
         return "file://\(escaped)?mode=\(mode)\(immutable ? "&immutable=1" : "")"
     }
 
-    /// Ours by the header and of this schema version; anything else is not usable.
-    private static func recognise(_ db: Database, path: String) throws {
+    /// Schema 1 to 2, once, whichever daemon sharing the file gets there first: the page table,
+    /// and schema 1's entries dropped (whole entries of a format this version does not read).
+    private static func migrate(_ db: Database, path: String) throws {
+        try db.inTransaction(.immediate) {
+            guard try Int32.fetchOne(db, sql: "PRAGMA user_version") == 1 else { return .commit }
+            try db.execute(sql: "DELETE FROM entry")
+            try db.execute(sql: pagesSchema)
+            try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+            return .commit
+        }
+    }
+
+    /// Ours by the header and of this schema version or one it migrates from (answered);
+    /// anything else is not usable.
+    @discardableResult
+    private static func recognise(_ db: Database, path: String) throws -> Int32 {
         let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         switch (application, version) {
-        case (applicationID, schemaVersion):
-            return
+        case (applicationID, 1...schemaVersion):
+            return version
         case (applicationID, let newer) where newer > schemaVersion:
             throw CacheProblem.unusable("\(path) was made by a newer datasourced (cache schema \(newer), this one knows \(schemaVersion))")
         case (applicationID, let version):
@@ -179,40 +211,122 @@ final class CacheDatabase {
 
     func entry(_ key: Data) throws -> StoredPages? {
         try connection.read { db in
-            // A cursor's row reads SQLite's own buffer: the payload is copied once, here.
-            let rows = try Row.fetchCursor(db, sql: "SELECT stored_at, payload FROM entry WHERE key = ?", arguments: [key])
+            // A cursor's row reads SQLite's own buffer: each payload is copied once, here.
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, stored_at, payload FROM entry WHERE key = ?", arguments: [key])
             guard let row = try rows.next() else { return nil }
-            let payload = try row.withUnsafeData(atIndex: 1) { [UInt8]($0 ?? Data()) }
-            return StoredPages(payload: payload, storedAt: row[0])
+            let id: Int64 = row[0], storedAt: Double = row[1]
+            let head = try row.withUnsafeData(atIndex: 2) { [UInt8]($0 ?? Data()) }
+            var pages: [[UInt8]] = []
+            let pageRows = try Row.fetchCursor(db, sql: "SELECT payload FROM page WHERE entry = ? ORDER BY ordinal", arguments: [id])
+            while let page = try pageRows.next() {
+                pages.append(try page.withUnsafeData(atIndex: 0) { [UInt8]($0 ?? Data()) })
+            }
+            return StoredPages(payload: head, pages: pages, storedAt: storedAt)
         }
     }
 
-    /// Stores the entry and evicts the least recently used others until the total is within
-    /// `maximumBytes`, in one transaction. Answers how many were evicted.
-    func replace(key: Data, label: String, storedAt: Double, usedAt: Double, payload: [UInt8], maximumBytes: Int) throws -> Int {
-        var evicted: [Int64] = []
+    /// Page `index` of the entry under `key` alone, or nil.
+    func page(_ key: Data, at index: Int) throws -> [UInt8]? {
+        try connection.read { db in
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT page.payload FROM page JOIN entry ON page.entry = entry.id WHERE entry.key = ? AND page.ordinal = ?",
+                arguments: [key, index])
+            guard let row = try rows.next() else { return nil }
+            return try row.withUnsafeData(atIndex: 0) { [UInt8]($0 ?? Data()) }
+        }
+    }
+
+    /// What `replace` did.
+    enum Replaced: Equatable {
+        /// Stored, and this many least recently used entries evicted.
+        case stored(evicted: Int)
+        /// Not stored: the entry would be `bytes`, more than the cache's bound. The entry it
+        /// would have replaced is removed.
+        case oversized(bytes: Int)
+    }
+
+    /// How many of the first `unchanged` pages of the entry under `key` it holds: all of them
+    /// (`unchanged`), or 0.
+    private static func keptPages(_ db: Database, entry id: Int64?, unchanged: Int) throws -> Int {
+        guard let id, unchanged > 0 else { return 0 }
+        // Each of the first `unchanged` ordinals is there (they are unique per entry).
+        let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM page WHERE entry = ? AND ordinal < ?", arguments: [id, unchanged])
+        return held == unchanged ? unchanged : 0
+    }
+
+    /// Stores `entry`, keeping the pages it says are unchanged when the entry stored holds
+    /// them (else writing every page), and evicts the least recently used others until the
+    /// total is within `maximumBytes`, in one transaction: saving the page after the last
+    /// writes that page, the head and an index entry, whatever the entry holds. The pages are
+    /// made before the transaction (making them never holds the lock), and again inside it
+    /// only when another daemon changed the entry in between.
+    func replace(key: Data, label: String, storedAt: Double, usedAt: Double, entry: EntryPages, maximumBytes: Int) throws -> Replaced {
+        let expected = try connection.read { db in
+            try Self.keptPages(
+                db, entry: try Int64.fetchOne(db, sql: "SELECT id FROM entry WHERE key = ?", arguments: [key]), unchanged: entry.unchanged)
+        }
+        let head = entry.head()
+        var made = Dictionary(uniqueKeysWithValues: (expected..<entry.count).map { ($0, entry.page($0)) })
+        var replaced = Replaced.stored(evicted: 0)
         try connection.inTransaction(.immediate) { db in
-            evicted = []
-            try db.execute(
-                sql: """
-                    INSERT INTO entry (key, label, stored_at, used_at, bytes, payload) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET label = excluded.label, stored_at = excluded.stored_at,
-                        used_at = excluded.used_at, bytes = excluded.bytes, payload = excluded.payload
-                    """,
-                arguments: [key, label, storedAt, usedAt, payload.count, Data(payload)])
-            var total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM entry") ?? 0
-            if total > maximumBytes {
-                let oldestFirst = try Row.fetchCursor(
-                    db, sql: "SELECT id, bytes FROM entry WHERE key != ? ORDER BY used_at, id", arguments: [key])
-                while total > maximumBytes, let row = try oldestFirst.next() {
-                    evicted.append(row[0])
-                    total -= row[1] as Int
-                }
-                try db.execute(sql: "DELETE FROM entry WHERE id IN (\(evicted.map(String.init).joined(separator: ",")))")
+            let existing = try Row.fetchOne(db, sql: "SELECT id, bytes, length(payload) FROM entry WHERE key = ?", arguments: [key])
+            let id: Int64? = existing?[0]
+            let keep = try Self.keptPages(db, entry: id, unchanged: entry.unchanged)
+            for ordinal in keep..<expected where made[ordinal] == nil { made[ordinal] = entry.page(ordinal) }
+            var total = 0
+            if let id, let existing {
+                let dropped =
+                    try Int.fetchOne(
+                        db, sql: "SELECT coalesce(sum(bytes), 0) FROM page WHERE entry = ? AND ordinal >= ?", arguments: [id, keep]) ?? 0
+                // What the kept pages take, from the entry's total (reading it from their rows
+                // would visit every page).
+                let previous: Int = existing[1], previousHead: Int = existing[2]
+                total = max(0, previous - previousHead - dropped)
+                try db.execute(sql: "DELETE FROM page WHERE entry = ? AND ordinal >= ?", arguments: [id, keep])
             }
+            let pages = (keep..<entry.count).map { (ordinal: $0, payload: made[$0] ?? []) }
+            total = pages.reduce(total.addingReportingOverflow(head.count).partialValue) { $0 + $1.payload.count }
+            guard total <= maximumBytes else {
+                if let id {
+                    try db.execute(sql: "DELETE FROM page WHERE entry = ?", arguments: [id])
+                    try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id])
+                }
+                replaced = .oversized(bytes: total)
+                return .commit
+            }
+            let entryID: Int64
+            if let id {
+                try db.execute(
+                    sql: "UPDATE entry SET label = ?, stored_at = ?, used_at = ?, bytes = ?, payload = ? WHERE id = ?",
+                    arguments: [label, storedAt, usedAt, total, Data(head), id])
+                entryID = id
+            } else {
+                try db.execute(
+                    sql: "INSERT INTO entry (key, label, stored_at, used_at, bytes, payload) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [key, label, storedAt, usedAt, total, Data(head)])
+                entryID = db.lastInsertedRowID
+            }
+            let insert = try db.makeStatement(sql: "INSERT INTO page (entry, ordinal, bytes, payload) VALUES (?, ?, ?, ?)")
+            for page in pages {
+                try insert.execute(arguments: [entryID, page.ordinal, page.payload.count, Data(page.payload)])
+            }
+            var all = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM entry") ?? 0
+            var evicted: [Int64] = []
+            if all > maximumBytes {
+                let oldestFirst = try Row.fetchCursor(
+                    db, sql: "SELECT id, bytes FROM entry WHERE id != ? ORDER BY used_at, id", arguments: [entryID])
+                while all > maximumBytes, let row = try oldestFirst.next() {
+                    evicted.append(row[0])
+                    all -= row[1] as Int
+                }
+                let ids = evicted.map(String.init).joined(separator: ",")
+                try db.execute(sql: "DELETE FROM page WHERE entry IN (\(ids))")
+                try db.execute(sql: "DELETE FROM entry WHERE id IN (\(ids))")
+            }
+            replaced = .stored(evicted: evicted.count)
             return .commit
         }
-        return evicted.count
+        return replaced
     }
 
     func markUsed(key: Data, at usedAt: Double) throws {
@@ -231,6 +345,7 @@ final class CacheDatabase {
 
     func remove(key: Data) throws {
         try connection.inTransaction(.immediate) { db in
+            try db.execute(sql: "DELETE FROM page WHERE entry IN (SELECT id FROM entry WHERE key = ?)", arguments: [key])
             try db.execute(sql: "DELETE FROM entry WHERE key = ?", arguments: [key])
             return .commit
         }
@@ -253,6 +368,7 @@ final class CacheDatabase {
         try connection.inTransaction(.immediate) { db in
             try db.execute(sql: "DELETE FROM entry")
             removed = db.changesCount
+            try db.execute(sql: "DELETE FROM page")
             return .commit
         }
         try? connection.vacuum()

@@ -22,9 +22,7 @@ final class LazyPageStore: PageCacheStore {
 
     var isAvailable: Bool { opened.isAvailable }
     func read(_ key: PageCacheKey) -> StoredPages? { opened.read(key) }
-    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
-        opened.write(key, storedAt: storedAt, payload: payload)
-    }
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) { opened.write(key, storedAt: storedAt, entry: entry) }
     func touch(_ key: PageCacheKey, storedAt: Double) { opened.touch(key, storedAt: storedAt) }
     func remove(_ key: PageCacheKey) { opened.remove(key) }
     func trace(_ message: @autoclosure () -> String) { store?.trace(message()) }

@@ -8,27 +8,42 @@ import Testing
 final class MemoryPageStore: PageCacheStore {
     var entries: [PageCacheKey: StoredPages] = [:]
     var writes = 0
+    /// Pages made by writes, in all (a page kept as stored is not made again).
+    var pagesWritten = 0
     var touches = 0
     var isAvailable = true
 
     func read(_ key: PageCacheKey) -> StoredPages? { entries[key] }
-    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
         writes += 1
-        entries[key] = StoredPages(payload: payload(), storedAt: storedAt)
+        let (stored, made) = entry.stored(over: entries[key], at: storedAt)
+        pagesWritten += made
+        entries[key] = stored
     }
     func touch(_ key: PageCacheKey, storedAt: Double) {
         touches += 1
-        if let entry = entries[key] { entries[key] = StoredPages(payload: entry.payload, storedAt: storedAt) }
+        if let entry = entries[key] { entries[key] = StoredPages(payload: entry.payload, pages: entry.pages, storedAt: storedAt) }
     }
     func remove(_ key: PageCacheKey) { entries[key] = nil }
     func flush() {}
 
     func pages(_ key: PageCacheKey) -> CachedPages? {
-        entries[key].flatMap { try? CachedPages.decode($0.payload, limits: Self.limits).get() }
+        entries[key].flatMap { try? CachedPages.decode($0, limits: Self.limits).get() }
     }
 
     /// The default limits (`limits.maxDepth`, `limits.maxBodyBytes`).
     static let limits = CachedPages.Limits(RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"))
+}
+
+extension EntryPages {
+    /// The entry as a store holds it after this write over `old`, and how many pages it made:
+    /// the unchanged pages kept when `old` holds them, as the SQLite store does.
+    func stored(over old: StoredPages?, at storedAt: Double) -> (StoredPages, made: Int) {
+        let keep = old.map { $0.pages.count >= unchanged } == true ? unchanged : 0
+        let kept = old.map { Array($0.pages.prefix(keep)) } ?? []
+        let made = (keep..<count).map(page)
+        return (StoredPages(payload: head(), pages: kept + made, storedAt: storedAt), made.count)
+    }
 }
 
 @Suite struct CacheAndRefreshTests {
@@ -108,7 +123,7 @@ final class MemoryPageStore: PageCacheStore {
         let store = MemoryPageStore()
         try Self.seed(store)
         let old = try #require(store.entries[Self.key])
-        store.entries[Self.key] = StoredPages(payload: old.payload, storedAt: old.storedAt - 100)
+        store.entries[Self.key] = StoredPages(payload: old.payload, pages: old.pages, storedAt: old.storedAt - 100)
         let (source, loader, _) = try Self.paginated(extra: [("cache", ["enabled": true, "maxAgeSeconds": 10])], store: store)
         source.fetchData()
         #expect(!source.isStale)
@@ -127,6 +142,26 @@ final class MemoryPageStore: PageCacheStore {
         loader.respond(2, json: PaginatedStateMachineTests.page([5, 6]))
         #expect(store.pages(Self.key)?.pages.map(\.rows.count) == [2, 2])
         #expect(store.writes == 2)
+    }
+
+    /// Saving the page after the last makes that page alone: loading N pages makes N pages in
+    /// all, not 1 + 2 + ... + N. A first page loaded again starts the entry anew.
+    @Test func eachPageLoadedIsMadeOnceForTheCache() throws {
+        let store = MemoryPageStore()
+        let (source, loader, _) = try Self.paginated(store: store)
+        source.fetchData()
+        loader.respond(0, json: PaginatedStateMachineTests.page([1, 2]))
+        for page in 1..<10 {
+            #expect(source.fetchNextPage())
+            loader.respond(page, json: PaginatedStateMachineTests.page([2 * page + 1, 2 * page + 2]))
+        }
+        #expect(store.writes == 10)
+        #expect(store.pagesWritten == 10)
+        #expect(store.pages(Self.key)?.pages.flatMap(\.rows) == (1...20).map { ["id": JSON($0)] })
+        source.fetchData()
+        loader.respond(10, json: PaginatedStateMachineTests.page([1, 2]))
+        #expect(store.pagesWritten == 11)
+        #expect(store.pages(Self.key)?.pages.count == 1)
     }
 
     @Test func anEntryThisVersionCannotReadIsIgnoredAndDropped() throws {
@@ -149,7 +184,7 @@ final class MemoryPageStore: PageCacheStore {
                 metadata: PageMetadata(pageSize: 1, numberOfTotalResults: 9))
         }
         let decoded = try CachedPages.decode(
-            CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).encoded(), limits: MemoryPageStore.limits
+            CachedPages(pages: pages, currentPage: 5, duplicatesDropped: 2).stored(at: 0), limits: MemoryPageStore.limits
         ).get()
         #expect(decoded.pages.map(\.request) == requests)
         #expect(decoded.pages.map(\.next) == pages.map(\.next))
@@ -157,7 +192,9 @@ final class MemoryPageStore: PageCacheStore {
         #expect(decoded.pages.map(\.metadata) == pages.map(\.metadata))
         #expect(decoded.pages.map(\.received) == [1, 2, 3, 4, 5])
         #expect(decoded.currentPage == 5 && decoded.duplicatesDropped == 2)
-        #expect(throws: CachedPages.Problem.self) { try CachedPages.decode(Array("not json".utf8), limits: MemoryPageStore.limits).get() }
+        #expect(throws: CachedPages.Problem.self) {
+            try CachedPages.decode(StoredPages(payload: Array("not json".utf8), storedAt: 0), limits: MemoryPageStore.limits).get()
+        }
     }
 
     // MARK: Live lists

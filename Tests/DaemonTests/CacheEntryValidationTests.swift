@@ -47,7 +47,7 @@ import Testing
     /// another process that edits the file could write.
     static func store(_ pages: [CachedPages.Page], currentPage: Int? = nil, duplicatesDropped: Int = 0, in store: MemoryPageStore) {
         let entry = CachedPages(pages: pages, currentPage: currentPage ?? pages.count, duplicatesDropped: duplicatesDropped)
-        store.entries[key] = StoredPages(payload: entry.encoded(), storedAt: WallClock.secondsSince1970())
+        store.entries[key] = entry.stored(at: WallClock.secondsSince1970())
     }
 
     static func ids(_ source: DataSource) -> [Int?] { source.allObjects.map { $0["id"]?.integerValue } }
@@ -75,7 +75,8 @@ import Testing
         first.fetchData()
         #expect(loader.requestedURLs == ["http://user:S3CRETPW@api.invalid/items?page_size=2"])
         loader.respond(0, json: ["items": .array(Self.rows([1, 2])), "next": "/items?page=2"], headers: CacheAndRefreshTests.etag)
-        let payload = try #require(store.entries[Self.key]?.payload)
+        let stored = try #require(store.entries[Self.key])
+        let payload = stored.payload + stored.pages.joined()
         #expect(!String(decoding: payload, as: UTF8.self).contains("S3CRETPW"), "the password never reaches the file")
         #expect(!String(decoding: payload, as: UTF8.self).contains("user:"))
 
@@ -138,10 +139,13 @@ import Testing
         let stored = try #require(store.entries[Self.key])
         // Packed: the key "id" inline (its length 2, shifted, and odd), then the integer 3 (tag 3, zigzag 6).
         let id3: [UInt8] = [5] + Array("id".utf8) + [3, 6]
-        let at = try #require((0...(stored.payload.count - id3.count)).first { stored.payload[$0..<$0 + id3.count].elementsEqual(id3) })
-        var edited = stored.payload
+        // Row 3 is on the second page.
+        var edited = try #require(stored.pages.count == 3 ? stored.pages[1] : nil)
+        let at = try #require((0...(edited.count - id3.count)).first { edited[$0..<$0 + id3.count].elementsEqual(id3) })
         edited[at + id3.count - 1] = 18
-        store.entries[Self.key] = StoredPages(payload: edited, storedAt: stored.storedAt)
+        var pages = stored.pages
+        pages[1] = edited
+        store.entries[Self.key] = StoredPages(payload: stored.payload, pages: pages, storedAt: stored.storedAt)
         let (source, loader, _) = try Self.source(store: store)
         Self.expectRefused(source, loader, store)
         #expect(!Self.ids(source).contains(9), "a row the server never sent is never shown")
@@ -200,12 +204,14 @@ import Testing
     /// An entry refused by a page-numbered source (or the one `pagination` makes), and why.
     static func refusal(
         _ pages: [CachedPages.Page], currentPage: Int? = nil, duplicatesDropped: Int = 0, pagination: JSON = [:],
-        extra: [(String, JSON)] = [], payload: [UInt8]? = nil, storedAt: Double? = nil
+        extra: [(String, JSON)] = [], payload: StoredPages? = nil, storedAt: Double? = nil
     ) throws -> String? {
         let store = MemoryPageStore()
         Self.store(pages, currentPage: currentPage, duplicatesDropped: duplicatesDropped, in: store)
-        if let payload { store.entries[key] = StoredPages(payload: payload, storedAt: WallClock.secondsSince1970()) }
-        if let storedAt { store.entries[key] = StoredPages(payload: store.entries[key]!.payload, storedAt: storedAt) }
+        if let payload { store.entries[key] = payload }
+        if let storedAt, let entry = store.entries[key] {
+            store.entries[key] = StoredPages(payload: entry.payload, pages: entry.pages, storedAt: storedAt)
+        }
         let (source, loader, _) = try Self.source(pagination, extra: extra, store: store)
         var warnings: [String] = []
         source.attachCache(store, key: key, warn: { warnings.append($0) })
@@ -408,7 +414,7 @@ import Testing
         var limits = MemoryPageStore.limits
         limits.maximumDepth = Int.max
         let entry = CachedPages(pages: [Self.page(.first, [1], next: nil)], currentPage: 1, duplicatesDropped: 0)
-        #expect(try CachedPages.decode(entry.encoded(), limits: limits).get().pages.count == 1)
+        #expect(try CachedPages.decode(entry.stored(at: 0), limits: limits).get().pages.count == 1)
     }
 
     @Test func aTimeStoredThatIsNotATimeIsRefused() throws {
@@ -419,31 +425,43 @@ import Testing
 
     @Test func damagedOrForeignBytesAreRefused() throws {
         let pages = [Self.page(.first, [1, 2], next: nil)]
-        let good = CachedPages(pages: pages, currentPage: 1, duplicatesDropped: 0).encoded()
-        let header = String(decoding: good.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        #expect(header.hasPrefix("datasourced-pages 3 fnv1a64w:") && header.count == "datasourced-pages 3 fnv1a64w:".count + 16)
+        let good = CachedPages(pages: pages, currentPage: 1, duplicatesDropped: 0).stored(at: WallClock.secondsSince1970())
+        for (bytes, prefix) in [(good.payload, "datasourced-pages 4 fnv1a64w:"), (good.pages[0], "datasourced-page 4 fnv1a64w:")] {
+            let header = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+            #expect(header.hasPrefix(prefix) && header.count == prefix.count + 16, "\(header)")
+        }
         #expect(try Self.refusal(pages, payload: good) == nil)
-        for (name, payload, reason) in [
-            ("truncated", Array(good.dropLast(3)), "its checksum does not match"),
+        func head(_ bytes: [UInt8]) -> StoredPages { StoredPages(payload: bytes, pages: good.pages, storedAt: good.storedAt) }
+        func page(_ bytes: [UInt8]) -> StoredPages { StoredPages(payload: good.payload, pages: [bytes], storedAt: good.storedAt) }
+        func flipped(_ bytes: [UInt8]) -> [UInt8] { bytes.enumerated().map { $0.offset == bytes.count - 5 ? $0.element ^ 1 : $0.element } }
+        let twoPagesSaid = CachedPages(pages: pages + pages, currentPage: 1, duplicatesDropped: 0).head()
+        for (name, stored, reason) in [
+            ("head truncated", head(Array(good.payload.dropLast(3))), "its checksum does not match"),
+            ("head byte flipped", head(flipped(good.payload)), "its checksum does not match"),
+            ("page truncated", page(Array(good.pages[0].dropLast(3))), "pages[0]: its checksum does not match"),
+            ("page byte flipped", page(flipped(good.pages[0])), "pages[0]: its checksum does not match"),
+            ("a head for a page", page(good.payload), "pages[0]: it does not start with the header \"datasourced-page \""),
+            ("a page for a head", head(good.pages[0]), "it does not start with the header \"datasourced-pages \""),
+            ("a page missing", head(twoPagesSaid), "its head says 2 pages, and 1 are stored"),
+            ("format 1", head(Array(#"{"format":1,"pages":[]}"#.utf8)), "it is in format 1; this version reads format 4"),
             (
-                "one byte flipped", good.enumerated().map { $0.offset == good.count - 5 ? $0.element ^ 1 : $0.element },
-                "its checksum does not match"
+                "format 2 (JSON text)", head(Array("datasourced-pages 2 fnv1a64:0000000000000000\n{}".utf8)),
+                "it is in format \"2\"; this version reads format 4"
             ),
-            ("format 1", Array(#"{"format":1,"pages":[]}"#.utf8), "it is in format 1; this version reads format 3"),
             (
-                "format 2 (JSON text)", Array("datasourced-pages 2 fnv1a64:0000000000000000\n{}".utf8),
-                "it is in format \"2\"; this version reads format 3"
+                "format 3 (one whole packed entry)", head(Array("datasourced-pages 3 fnv1a64w:0000000000000000\n{}".utf8)),
+                "it is in format \"3\"; this version reads format 4"
             ),
-            ("format 4", Array("datasourced-pages 4 fnv1a64:0000000000000000\n{}".utf8), "it is in format \"4\""),
-            ("no header", Array("garbage".utf8), "it does not start with the header"),
+            ("format 5", head(Array("datasourced-pages 5 fnv1a64:0000000000000000\n{}".utf8)), "it is in format \"5\""),
+            ("no header", head(Array("garbage".utf8)), "it does not start with the header"),
             (
-                "a header with no end", Array("datasourced-pages 2 ".utf8) + [UInt8](repeating: 65, count: 300),
+                "a header with no end", head(Array("datasourced-pages 4 ".utf8) + [UInt8](repeating: 65, count: 300)),
                 "its header line does not end"
             ),
-            ("a signed checksum", Array("datasourced-pages 3 fnv1a64w:+000000000000000\n{}".utf8), "its header has no checksum"),
-            ("empty", [], "it does not start with the header"),
+            ("a signed checksum", head(Array("datasourced-pages 4 fnv1a64w:+000000000000000\n{}".utf8)), "its header has no checksum"),
+            ("empty", head([]), "it does not start with the header"),
         ] {
-            #expect(try Self.refusal(pages, payload: payload)?.contains(reason) == true, "\(name)")
+            #expect(try Self.refusal(pages, payload: stored)?.contains(reason) == true, "\(name)")
         }
     }
 
@@ -470,43 +488,64 @@ import Testing
     /// or fails the checks, and nothing traps.
     @Test func aPackedDocumentCutShortOrDamagedUnderAMatchingChecksumIsRefusedNotATrap() throws {
         let pages = [Self.page(.first, [1, 2], next: .page(2)), Self.page(.page(2), [3, 4], next: nil, etag: nil)]
-        let entry = CachedPages(pages: pages, currentPage: 2, duplicatesDropped: 0).encoded()
-        let newline = try #require(entry.firstIndex(of: UInt8(ascii: "\n")))
-        let body = Array(entry[(newline + 1)...])
-        #expect(CachedPages.sealed(body) == entry)
+        let entry = CachedPages(pages: pages, currentPage: 2, duplicatesDropped: 0).stored(at: WallClock.secondsSince1970())
         #expect(try Self.refusal([], payload: entry) == nil)
-        for length in 0..<body.count {
-            let decoded = CachedPages.decode(CachedPages.sealed(Array(body.prefix(length))), limits: MemoryPageStore.limits)
-            guard case .failure(let problem) = decoded else {
-                Issue.record("the first \(length) of \(body.count) bytes were read as an entry")
-                continue
+        /// The packed document after the header line of `bytes`, and `body` sealed again in its place.
+        func body(_ bytes: [UInt8]) throws -> [UInt8] { Array(bytes[(try #require(bytes.firstIndex(of: UInt8(ascii: "\n"))) + 1)...]) }
+        let headBody = try body(entry.payload), pageBody = try body(entry.pages[0])
+        #expect(CachedPages.sealed(headBody) == entry.payload)
+        #expect(CachedPages.sealed(pageBody, prefix: CachedPages.pageHeaderPrefix) == entry.pages[0])
+        func withHead(_ body: [UInt8]) -> StoredPages {
+            StoredPages(payload: CachedPages.sealed(body), pages: entry.pages, storedAt: entry.storedAt)
+        }
+        func withFirstPage(_ body: [UInt8]) -> StoredPages {
+            StoredPages(
+                payload: entry.payload, pages: [CachedPages.sealed(body, prefix: CachedPages.pageHeaderPrefix), entry.pages[1]],
+                storedAt: entry.storedAt)
+        }
+        for (name, whole, made) in [("head", headBody, withHead), ("pages[0]", pageBody, withFirstPage)] {
+            for length in 0..<whole.count {
+                guard case .failure(let problem) = CachedPages.decode(made(Array(whole.prefix(length))), limits: MemoryPageStore.limits)
+                else {
+                    Issue.record("the first \(length) of \(whole.count) bytes of the \(name) were read as one")
+                    continue
+                }
+                #expect(problem.reason.contains("its packed document is malformed"), "\(name), \(length) bytes: \(problem.reason)")
             }
-            #expect(problem.reason.contains("its packed document is malformed"), "\(length) bytes: \(problem.reason)")
         }
         var refused = 0
-        for index in body.indices {
+        for index in pageBody.indices {
             for bit in 0..<8 {
-                var damaged = body
+                var damaged = pageBody
                 damaged[index] ^= 1 << bit
                 // Through a source: whatever is read must also pass its checks to be shown.
-                if try Self.refusal([], payload: CachedPages.sealed(damaged)) != nil { refused += 1 }
+                if try Self.refusal([], payload: withFirstPage(damaged)) != nil { refused += 1 }
             }
         }
-        #expect(refused > body.count)
+        #expect(refused > pageBody.count)
     }
 
     @Test func aBodyThatIsNotAnEntryIsRefusedWithAValidChecksum() throws {
-        /// The document `body` (JSON text, or bytes that are not one when nil) as an entry stores it.
-        func sealed(_ body: String) -> [UInt8] {
-            guard let document = try? JSON.parse(body) else { return CachedPages.sealed([0, 5]) }
-            return CachedPages.sealed(document.portablePacked())
+        /// The document `body` (JSON text, or bytes that are not one when nil) as an entry stores
+        /// it: its "pages" each a page of its own, the rest the head (with the count of pages).
+        func sealed(_ body: String) -> StoredPages {
+            let now = WallClock.secondsSince1970()
+            guard let document = try? JSON.parse(body) else { return StoredPages(payload: CachedPages.sealed([0, 5]), storedAt: now) }
+            guard let members = document.objectMembers, let pages = document["pages"]?.arrayValue else {
+                return StoredPages(payload: CachedPages.sealed(document.portablePacked()), storedAt: now)
+            }
+            let head = JSON.object(members.map { $0.key == "pages" ? ("pages", JSON(pages.count)) : $0 })
+            return StoredPages(
+                payload: CachedPages.sealed(head.portablePacked()),
+                pages: pages.map { CachedPages.sealed($0.portablePacked(), prefix: CachedPages.pageHeaderPrefix) }, storedAt: now)
         }
         let page = #"{"request":{"first":true},"received":1,"rows":[{"id":1}],"metadata":{}}"#
         #expect(try Self.refusal([], payload: sealed(#"{"pages":[\#(page)],"currentPage":1,"duplicatesDropped":0}"#)) == nil)
         for (body, reason) in [
-            ("[]", "it is not a JSON object"),
+            ("[]", "its head is not a JSON object"),
             ("{", "its packed document is malformed"),
-            (#"{"pages":[],"currentPage":1,"duplicatesDropped":0}"#, "pages must be a non-empty array"),
+            (#"{"pages":[],"currentPage":1,"duplicatesDropped":0}"#, "pages must be a positive integer, got 0"),
+            (#"{"pages":"1","currentPage":1,"duplicatesDropped":0}"#, "pages must be a positive integer"),
             (#"{"pages":[\#(page)],"currentPage":1.5,"duplicatesDropped":0}"#, "currentPage must be an integer"),
             (#"{"pages":[7],"currentPage":1,"duplicatesDropped":0}"#, "pages[0] must be an object, got 7"),
             (
@@ -556,7 +595,7 @@ import Testing
         }
         func refusal(_ entry: CachedPages) -> String? {
             let store = MemoryPageStore()
-            store.entries[Self.key] = StoredPages(payload: entry.encoded(), storedAt: WallClock.secondsSince1970())
+            store.entries[Self.key] = entry.stored(at: WallClock.secondsSince1970())
             let source = RemoteDataSource(
                 name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: FakeLoader())
             var warnings: [String] = []

@@ -11,9 +11,8 @@ private final class SharedPageStore: PageCacheStore, @unchecked Sendable {
 
     var all: [PageCacheKey: StoredPages] { entries.withLock { $0 } }
     func read(_ key: PageCacheKey) -> StoredPages? { entries.withLock { $0[key] } }
-    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
-        let bytes = payload()
-        entries.withLock { $0[key] = StoredPages(payload: bytes, storedAt: storedAt) }
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
+        entries.withLock { $0[key] = entry.stored(over: $0[key], at: storedAt).0 }
     }
     func touch(_ key: PageCacheKey, storedAt: Double) {}
     func remove(_ key: PageCacheKey) { _ = entries.withLock { $0.removeValue(forKey: key) } }

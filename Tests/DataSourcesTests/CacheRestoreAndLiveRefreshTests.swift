@@ -17,21 +17,51 @@ import Testing
         return restore.problem(in: entry, identity: identity, ownOrigin: nil) { _, _ in nil }
     }
 
+    static let limits = CachedPages.Limits(RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"))
+
+    /// The entry a run stores, as a store holds it after writing it whole.
+    static func stored(_ entry: EntryPages) -> StoredPages {
+        StoredPages(payload: entry.head(), pages: (0..<entry.count).map(entry.page), storedAt: 1)
+    }
+
     @Test func aRunStoredIsOneThatRestores() throws {
         let pages = [Self.loaded(.first, 2, next: .page(2)), Self.loaded(.page(2), 1, next: .page(3))]
-        let entry = try #require(
-            Self.restore.entry(of: pages, objects: Self.rows([1, 2, 3]), currentPage: 2, duplicatesDropped: 0, maximumPages: 10))
+        let written = try #require(
+            Self.restore.entry(
+                of: pages, objects: Self.rows([1, 2, 3]), unchanged: 0, currentPage: 2, duplicatesDropped: 0, maximumPages: 10))
+        let entry = try CachedPages.decode(Self.stored(written), limits: Self.limits).get()
         #expect(entry.pages.map(\.rows) == [Self.rows([1, 2]), Self.rows([3])])
+        #expect(entry.currentPage == 2)
         #expect(Self.problem(entry) == nil)
         let run = Self.restore.restoredRun(from: entry, collectionURL: "http://api.invalid/items")
         #expect(run.map(\.page) == pages)
     }
 
+    /// Each page is made from its own rows alone, and a page after the unchanged ones is
+    /// made without the ones before it being asked for.
+    @Test func eachPageOfAStoredRunIsMadeAlone() throws {
+        let pages = [
+            Self.loaded(.first, 2, next: .page(2)), Self.loaded(.page(2), 2, next: .page(3)), Self.loaded(.page(3), 1, next: nil),
+        ]
+        let written = try #require(
+            Self.restore.entry(
+                of: pages, objects: Self.rows([1, 2, 3, 4, 5]), unchanged: 2, currentPage: 3, duplicatesDropped: 0, maximumPages: 10))
+        #expect(written.count == 3 && written.unchanged == 2)
+        let third = try CachedPages.decodePage(written.page(2), index: 2, limits: Self.limits).get()
+        #expect(third.rows == Self.rows([5]) && third.request == .page(3))
+        #expect(written.allChanged.unchanged == 0)
+    }
+
     @Test func aRunFromTheMiddleOrLongerThanTheCacheIsNotStored() {
         let middle = [Self.loaded(.page(3), 2, next: nil)]
-        #expect(Self.restore.entry(of: middle, objects: Self.rows([1, 2]), currentPage: 3, duplicatesDropped: 0, maximumPages: 10) == nil)
+        #expect(
+            Self.restore.entry(
+                of: middle, objects: Self.rows([1, 2]), unchanged: 0, currentPage: 3, duplicatesDropped: 0, maximumPages: 10)
+                == nil)
         let two = [Self.loaded(.first, 1, next: .page(2)), Self.loaded(.page(2), 1, next: nil)]
-        #expect(Self.restore.entry(of: two, objects: Self.rows([1, 2]), currentPage: 2, duplicatesDropped: 0, maximumPages: 1) == nil)
+        #expect(
+            Self.restore.entry(of: two, objects: Self.rows([1, 2]), unchanged: 0, currentPage: 2, duplicatesDropped: 0, maximumPages: 1)
+                == nil)
     }
 
     @Test func anEntryThisSourceCouldNotHaveWrittenSaysWhy() {
@@ -50,24 +80,34 @@ import Testing
     }
 
     @Test func onlyNumberedPagesComeBackFromTheCache() {
-        let entry = CachedPages(
-            pages: [
-                CachedPages.Page(
-                    request: .page(2), validators: Validators(etag: "\"v\""), rows: Self.rows([1]), received: 1, next: nil,
-                    metadata: PageMetadata())
-            ], currentPage: 2, duplicatesDropped: 0)
-        #expect(Self.restore.storedCopy(of: .page(2), in: entry)?.rows == Self.rows([1]))
-        #expect(Self.restore.storedCopy(of: .page(3), in: entry) == nil)
+        let copy = CachedPages.Page(
+            request: .page(2), validators: Validators(etag: "\"v\""), rows: Self.rows([1]), received: 1, next: nil,
+            metadata: PageMetadata())
+        let held = [
+            Self.loaded(.first, 1, next: .page(2)), Self.loaded(.page(2), 1, next: .page(3)),
+            LoadedPage(request: .page(3), validators: Validators(), kept: 1, received: 1, next: nil, metadata: PageMetadata()),
+        ]
+        let positions = Self.restore.positions(of: held)
+        #expect(positions == [.first: 0, .page(2): 1], "a page without validators cannot be asked for conditionally")
+        var read: [Int] = []
+        #expect(
+            Self.restore.storedCopy(of: .page(2), positions: positions) {
+                read.append($0)
+                return copy
+            }?.rows == Self.rows([1]))
+        #expect(read == [1], "only the page asked for is read")
+        #expect(
+            Self.restore.storedCopy(of: .page(3), positions: positions) {
+                read.append($0)
+                return copy
+            } == nil)
+        #expect(Self.restore.storedCopy(of: .first, positions: positions) { _ in copy } == nil, "a copy of another page is not used")
+        #expect(read == [1])
         var cursors = PaginatorConfiguration()
         cursors.strategy = .cursor(cursorKey: "c", cursorPath: nil, fromLastObject: nil, hasMorePath: nil)
-        var asked = false
-        _ = CacheRestore(paginator: cursors, duplicatePolicy: .dropLater).storedCopy(
-            of: .cursor("a"),
-            in: {
-                asked = true
-                return entry
-            }())
-        #expect(!asked, "the cache is not read for a strategy whose pages it cannot name")
+        #expect(
+            CacheRestore(paginator: cursors, duplicatePolicy: .dropLater).positions(of: held).isEmpty,
+            "no page of a strategy whose pages the cache cannot name comes back")
     }
 }
 

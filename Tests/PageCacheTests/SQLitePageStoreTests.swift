@@ -40,6 +40,89 @@ import Glibc
         #expect(log.warnings.isEmpty)
     }
 
+    /// An entry of `count` pages whose page `index` is `makePayload(index)`, counting the pages made.
+    final class Made: Sendable {
+        let count = Atomic(0)
+    }
+
+    func pages(_ count: Int, unchanged: Int = 0, head: UInt8 = 200, made: Made) -> EntryPages {
+        EntryPages(
+            count: count, unchanged: unchanged, head: { makePayload(head, count: 64) },
+            page: { index in
+                made.count.add(1, ordering: .relaxed)
+                return makePayload(UInt8(index), count: 3000)
+            })
+    }
+
+    /// Saving the page after the last makes that page alone, whatever the entry holds; a
+    /// claim of unchanged pages the stored entry does not hold makes them all again.
+    @Test func savingThePageAfterTheLastWritesThatPage() throws {
+        let path = scratch.file("cache.sqlite")
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        let made = Made()
+        store.write(key("issues"), storedAt: 1, entry: pages(3, made: made))
+        store.write(key("issues"), storedAt: 2, entry: pages(4, unchanged: 3, head: 201, made: made))
+        store.flush()
+        #expect(made.count.load(ordering: .relaxed) == 4, "three pages, then the fourth alone")
+        let read = try #require(store.read(key("issues")))
+        #expect(read.payload == makePayload(201, count: 64) && read.storedAt == 2)
+        #expect(read.pages == (0..<4).map { makePayload(UInt8($0), count: 3000) })
+        #expect(store.readPage(key("issues"), at: 3) == makePayload(3, count: 3000))
+        #expect(store.readPage(key("issues"), at: 4) == nil)
+
+        // Fewer pages (a run that starts again): the rest go.
+        store.write(key("issues"), storedAt: 3, entry: pages(1, made: made))
+        #expect(store.read(key("issues"))?.pages.count == 1)
+        // Unchanged pages the entry does not hold (another daemon wrote it shorter): all made.
+        made.count.store(0, ordering: .relaxed)
+        store.write(key("issues"), storedAt: 4, entry: pages(3, unchanged: 2, made: made))
+        store.flush()
+        #expect(made.count.load(ordering: .relaxed) == 3)
+        #expect(store.read(key("issues"))?.pages == (0..<3).map { makePayload(UInt8($0), count: 3000) })
+        store.write(key("other"), storedAt: 5, entry: pages(2, made: made))
+        store.remove(key("issues"))
+        #expect(store.entries()?.first?.bytes == 64 + 2 * 3000, "an entry's bytes are its head's and its pages'")
+        store.close()
+        let database = try DatabaseQueue(path: path)
+        let (entries, stored) = try database.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM entry"), try Int.fetchOne(db, sql: "SELECT count(*) FROM page"))
+        }
+        try database.close()
+        #expect(entries == 1 && stored == 2, "a removed entry's pages go with it")
+        #expect(log.warnings.isEmpty)
+    }
+
+    /// A file of schema 1 (each entry whole in one row) is taken up: its entries, of a format
+    /// this version does not read, dropped, and pages stored from then on.
+    @Test func aCacheOfTheSchemaBeforeIsMigrated() throws {
+        let path = scratch.file("cache.sqlite")
+        let old = try DatabaseQueue(path: path)
+        try old.writeWithoutTransaction { db in
+            try db.execute(
+                sql: """
+                    PRAGMA journal_mode = WAL;
+                    CREATE TABLE entry (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, label TEXT NOT NULL, stored_at REAL NOT NULL,
+                        used_at REAL NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL);
+                    CREATE INDEX entry_by_use ON entry(used_at);
+                    INSERT INTO entry (key, label, stored_at, used_at, bytes, payload) VALUES (x'00', 'old', 1, 1, 3, x'010203');
+                    PRAGMA application_id = 1685283684; PRAGMA user_version = 1;
+                    """)
+        }
+        try old.close()
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        #expect(store.isAvailable)
+        #expect(store.entries()?.isEmpty == true, "schema 1's entries are dropped")
+        let made = Made()
+        store.write(key("issues"), storedAt: 1, entry: pages(2, made: made))
+        #expect(store.read(key("issues"))?.pages.count == 2)
+        store.close()
+        let reopened = try DatabaseQueue(path: path)
+        let version = try reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        try reopened.close()
+        #expect(version == 2)
+        #expect(log.warnings.isEmpty)
+    }
+
     @Test func theKeyMaterialIsNeverWritten() throws {
         let path = scratch.file("cache.sqlite")
         let secret = "s3cr3t-Zq8wX-\(UInt64.random(in: 0...UInt64.max))"
@@ -221,7 +304,7 @@ import Glibc
         }
         try database.close()
         #expect(application == 0x6473_6364)
-        #expect(version == 1)
+        #expect(version == 2)
         #expect(journal == "wal")
     }
 }

@@ -37,19 +37,21 @@ package struct Validators: Sendable, Equatable {
 /// The file is input (another process or a person can edit it, a disk can flip a byte), so
 /// an entry is read as a response is: `decode` checks its shape and range-checks every
 /// number, and the source then checks that it is a run it could have made itself
-/// (`RemoteCollection.cacheProblem(in:)`). Stored, an entry is a header line, then its
-/// document `{"pages": [...], "currentPage": N, "duplicatesDropped": N}` packed as the
-/// daemon holds rows (JSONKit's PackedPortable.swift: the layout of Packed.swift, keys
-/// inline), so that reopening a list copies its rows rather than parsing and packing them:
+/// (`RemoteCollection.cacheProblem(in:)`). Stored, an entry is a head and its pages, each
+/// stored on its own (saving the page after the last writes that page and the head, not the
+/// list), each a header line then a document packed as the daemon holds rows (JSONKit's
+/// PackedPortable.swift: the layout of Packed.swift, keys inline), so that reopening a list
+/// copies its rows rather than parsing and packing them:
 ///
-///     datasourced-pages 3 fnv1a64w:<16 hex digits>\n<the packed document>
+///     datasourced-pages 4 fnv1a64w:<16 hex digits>\n<{"pages": N, "currentPage": N, "duplicatesDropped": N}>
+///     datasourced-page 4 fnv1a64w:<16 hex digits>\n<{"request": ..., "rows": [...], ...}>   (one per page)
 ///
-/// The checksum (FNV-1a, 64 bits, by 8-byte words over the packed bytes as stored) finds
+/// Each checksum (FNV-1a, 64 bits, by 8-byte words over the packed bytes as stored) finds
 /// accidental damage: any one byte changed always changes it, and other damage goes
 /// unnoticed with a chance of one in 2^64. It is no seal: whoever can write the file can write a matching checksum.
 /// What such an entry can do is bounded by the checks after it (every length and offset of
 /// the packed bytes range-checked, no credentials read from it, a next URL stays at the
-/// source's origin, every number fits).
+/// source's origin, every number fits, as many pages as the head says).
 struct CachedPages {
     struct Page {
         var request: PaginatedDataSource.PageRequest
@@ -65,6 +67,18 @@ struct CachedPages {
         /// (`RemoteCollection.cachedPages()`), for its checks, its duplicates and its change
         /// set alike. Never stored: hashes are keyed anew in every process.
         var hashes: [Int] = []
+
+        /// The page's bytes as stored: its header line and packed document.
+        func encoded() -> [UInt8] {
+            var members: [(String, JSON)] = [
+                ("request", request.withoutCredentials.json), ("received", JSON(received)), ("rows", .array(rows)),
+                ("metadata", metadata.json),
+            ]
+            if let next { members.append(("next", next.withoutCredentials.json)) }
+            if let etag = validators.etag { members.append(("etag", JSON(etag))) }
+            if let lastModified = validators.lastModified { members.append(("lastModified", JSON(lastModified))) }
+            return CachedPages.sealed(JSON.packedObject(members).portablePacked(), prefix: CachedPages.pageHeaderPrefix)
+        }
     }
 
     var pages: [Page]
@@ -73,9 +87,10 @@ struct CachedPages {
 
     /// Bumped when the layout changes: an entry of another format is dropped (and replaced).
     /// 1: JSON alone, with URLs as requested (credentials included); 2: the header line;
-    /// 3: the document packed, not JSON text.
-    static let format = 3
+    /// 3: the document packed, not JSON text; 4: a head and pages stored one by one.
+    static let format = 4
     static let headerPrefix = "datasourced-pages "
+    static let pageHeaderPrefix = "datasourced-page "
     /// The checksum by words (`FNV1a64`); format 2's was "fnv1a64:", byte by byte.
     static let checksumPrefix = "fnv1a64w:"
     /// The deepest a stored document may nest whatever the limits say: jansson's parser
@@ -87,29 +102,38 @@ struct CachedPages {
         let reason: String
     }
 
-    /// The bytes to store: the header line (format, checksum) and the packed document. URLs
-    /// are written without credentials: a restored request takes them from the source's
-    /// configuration.
-    func encoded() -> [UInt8] {
-        let pages = self.pages.map { page -> JSON in
-            var members: [(String, JSON)] = [
-                ("request", page.request.withoutCredentials.json), ("received", JSON(page.received)),
-                ("rows", .array(page.rows)), ("metadata", page.metadata.json),
-            ]
-            if let next = page.next { members.append(("next", next.withoutCredentials.json)) }
-            if let etag = page.validators.etag { members.append(("etag", JSON(etag))) }
-            if let lastModified = page.validators.lastModified { members.append(("lastModified", JSON(lastModified))) }
-            return JSON.packedObject(members)
-        }
-        let document = JSON.packedObject([
-            ("pages", .array(pages)), ("currentPage", JSON(currentPage)), ("duplicatesDropped", JSON(duplicatesDropped)),
-        ])
-        return Self.sealed(document.portablePacked())
+    /// The entry to store, made page by page as the store writes it; the first `unchanged`
+    /// pages are as the entry stored holds them.
+    func entryPages(unchanged: Int = 0) -> EntryPages {
+        EntryPages(count: pages.count, unchanged: unchanged, head: head, page: { page(at: $0) })
     }
 
-    /// `body` after the header line of this format with its checksum.
-    static func sealed(_ body: [UInt8]) -> [UInt8] {
-        Array("\(headerPrefix)\(format) \(checksumPrefix)\(hexadecimal(FNV1a64.hash(body)))\n".utf8) + body
+    /// The head's bytes: its header line (format, checksum), then the packed document of how
+    /// many pages follow and where the run stands.
+    func head() -> [UInt8] {
+        Self.head(pageCount: pages.count, currentPage: currentPage, duplicatesDropped: duplicatesDropped)
+    }
+
+    static func head(pageCount: Int, currentPage: Int, duplicatesDropped: Int) -> [UInt8] {
+        let document = JSON.packedObject([
+            ("pages", JSON(pageCount)), ("currentPage", JSON(currentPage)), ("duplicatesDropped", JSON(duplicatesDropped)),
+        ])
+        return sealed(document.portablePacked())
+    }
+
+    /// Page `index`'s bytes. URLs are written without credentials: a restored request takes
+    /// them from the source's configuration.
+    func page(at index: Int) -> [UInt8] { pages[index].encoded() }
+
+    /// The entry as a store holds it: its head and every page.
+    func stored(at storedAt: Double) -> StoredPages {
+        StoredPages(payload: head(), pages: pages.map { $0.encoded() }, storedAt: storedAt)
+    }
+
+    /// `body` after the header line of this format with its checksum: a head's, or with
+    /// `pageHeaderPrefix` a page's.
+    static func sealed(_ body: [UInt8], prefix: String = headerPrefix) -> [UInt8] {
+        Array("\(prefix)\(format) \(checksumPrefix)\(hexadecimal(FNV1a64.hash(body)))\n".utf8) + body
     }
 
     /// The limits a response to the source is held to; an entry is held to the same.
@@ -125,39 +149,75 @@ struct CachedPages {
         }
     }
 
-    /// The entry in `payload`, or why it cannot be used: another format, a checksum that does
-    /// not match, packed bytes that do not hold together (what is wrong, and where), or a
-    /// member of the wrong kind or out of range (named, with what was expected).
-    static func decode(_ payload: [UInt8], limits: Limits) -> Result<CachedPages, Problem> {
-        let body: ArraySlice<UInt8>
-        switch checkedBody(of: payload) {
-        case .success(let checked): body = checked
-        case .failure(let problem): return .failure(problem)
-        }
-        // A row nests in `{"pages": [{"rows": [` (four levels); in a bare-array response, in one.
-        let depthLimit = min(limits.maximumDepth.addingClamped(3), deepestDocument)
-        let read = body.withUnsafeBytes { bytes in
-            Result { () throws(PortablePackedError) in try JSON.portablePacked(bytes, maximumDepth: depthLimit) }
-        }
-        let document: JSON
-        switch read {
-        case .success(let value): document = value
-        case .failure(let error):
-            if error.reason.hasPrefix("it nests deeper") {
-                return .failure(
-                    Problem(reason: "it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(error.offset))"))
-            }
-            return .failure(Problem(reason: "its packed document is malformed: \(error)"))
-        }
+    /// The entry `stored`, or why it cannot be used: another format, a checksum that does not
+    /// match, packed bytes that do not hold together (what is wrong, and where), pages other
+    /// than the head says, or a member of the wrong kind or out of range (named, with what
+    /// was expected).
+    static func decode(_ stored: StoredPages, limits: Limits) -> Result<CachedPages, Problem> {
         do throws(Problem) {
-            return .success(try CachedPages(document: document, limits: limits))
+            let head = try document(of: stored.payload, prefix: headerPrefix, depthLimit: 2, field: nil, limits: limits)
+            guard head.isObject else { throw Problem(reason: "its head is not a JSON object") }
+            guard let count = head["pages"]?.integerValue, count > 0 else {
+                throw Self.expected("pages", "a positive integer", head["pages"])
+            }
+            guard count == stored.pages.count else {
+                throw Problem(reason: "its head says \(count) pages, and \(stored.pages.count) are stored")
+            }
+            guard let currentPage = head["currentPage"]?.integerValue else {
+                throw Self.expected("currentPage", "an integer", head["currentPage"])
+            }
+            guard let duplicatesDropped = head["duplicatesDropped"]?.integerValue, duplicatesDropped >= 0 else {
+                throw Self.expected("duplicatesDropped", "a non-negative integer", head["duplicatesDropped"])
+            }
+            var decoded: [Page] = []
+            decoded.reserveCapacity(count)
+            for (index, bytes) in stored.pages.enumerated() {
+                decoded.append(try decodePage(bytes, index: index, limits: limits).get())
+            }
+            return .success(CachedPages(pages: decoded, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
         } catch {
             return .failure(error)
         }
     }
 
+    /// Page `index` of an entry read alone (`PageCacheStore.readPage`), or why it cannot be used.
+    static func decodePage(_ bytes: [UInt8], index: Int, limits: Limits) -> Result<Page, Problem> {
+        let field = "pages[\(index)]"
+        let depthLimit = min(limits.maximumDepth.addingClamped(1), deepestDocument)
+        do throws(Problem) {
+            let json = try document(of: bytes, prefix: pageHeaderPrefix, depthLimit: depthLimit, field: field, limits: limits)
+            return .success(try page(json, field: field, limits: limits))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The packed document of a head or of a page (`field`), its header and checksum checked.
+    /// A row nests in a page's `{"rows": [` (two levels); in a bare-array response, in one.
+    private static func document(
+        of bytes: [UInt8], prefix: String, depthLimit: Int, field: String?, limits: Limits
+    ) throws(Problem) -> JSON {
+        func problem(_ reason: String) -> Problem { Problem(reason: field.map { "\($0): \(reason)" } ?? reason) }
+        let body: ArraySlice<UInt8>
+        switch checkedBody(of: bytes, prefix: prefix) {
+        case .success(let checked): body = checked
+        case .failure(let failure): throw problem(failure.reason)
+        }
+        let read = body.withUnsafeBytes { bytes in
+            Result { () throws(PortablePackedError) in try JSON.portablePacked(bytes, maximumDepth: depthLimit) }
+        }
+        switch read {
+        case .success(let value):
+            return value
+        case .failure(let error) where error.reason.hasPrefix("it nests deeper"):
+            throw problem("it nests deeper than a response may (\(limits.maximumDepth) levels; at byte \(error.offset))")
+        case .failure(let error):
+            throw problem("its packed document is malformed: \(error)")
+        }
+    }
+
     /// The packed document after a header line of this format whose checksum matches it.
-    private static func checkedBody(of payload: [UInt8]) -> Result<ArraySlice<UInt8>, Problem> {
+    private static func checkedBody(of payload: [UInt8], prefix headerPrefix: String) -> Result<ArraySlice<UInt8>, Problem> {
         let prefix = Array(headerPrefix.utf8)
         guard payload.starts(with: prefix) else {
             // Format 1 was JSON alone.
@@ -196,25 +256,6 @@ struct CachedPages {
     static func hexadecimal(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
-    }
-
-    private init(document: JSON, limits: Limits) throws(Problem) {
-        guard document.isObject else { throw Problem(reason: "it is not a JSON object") }
-        guard let pages = document["pages"]?.arrayValue, !pages.isEmpty else {
-            throw Self.expected("pages", "a non-empty array", document["pages"])
-        }
-        guard let currentPage = document["currentPage"]?.integerValue else {
-            throw Self.expected("currentPage", "an integer", document["currentPage"])
-        }
-        guard let duplicatesDropped = document["duplicatesDropped"]?.integerValue, duplicatesDropped >= 0 else {
-            throw Self.expected("duplicatesDropped", "a non-negative integer", document["duplicatesDropped"])
-        }
-        var decoded: [Page] = []
-        decoded.reserveCapacity(pages.count)
-        for (index, page) in pages.enumerated() {
-            decoded.append(try Self.page(page, field: "pages[\(index)]", limits: limits))
-        }
-        self.init(pages: decoded, currentPage: currentPage, duplicatesDropped: duplicatesDropped)
     }
 
     private static func page(_ page: JSON, field: String, limits: Limits) throws(Problem) -> Page {

@@ -9,9 +9,15 @@
 package protocol PageCacheStore: AnyObject {
     /// The entry stored under `key`, or nil. Marks it as used (least recently used go first).
     func read(_ key: PageCacheKey) -> StoredPages?
-    /// Replaces the entry under `key` with `payload` (made on the store's own thread: it is
-    /// the costly part), as one transaction: a reader sees the old entry or the new, never a mix.
-    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8])
+    /// Page `index` of the entry stored under `key` alone (its bytes as `EntryPages.page` made
+    /// them), or nil: a page asked for again is checked against its copy without reading the list.
+    func readPage(_ key: PageCacheKey, at index: Int) -> [UInt8]?
+    /// Replaces the entry under `key` with `entry`'s head and pages (made on the store's own
+    /// thread: it is the costly part), as one transaction: a reader sees the old entry or the
+    /// new, never a mix. The first `entry.unchanged` pages stay as stored when the stored
+    /// entry holds them (else every page is made), so saving the page after the last costs
+    /// that page, not the list.
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages)
     /// Records that the server confirmed the entry under `key` at `storedAt` (a `304`).
     func touch(_ key: PageCacheKey, storedAt: Double)
     func remove(_ key: PageCacheKey)
@@ -28,6 +34,15 @@ package protocol PageCacheStore: AnyObject {
 }
 
 extension PageCacheStore {
+    /// A store that reads whole entries reads the page from its entry.
+    package func readPage(_ key: PageCacheKey, at index: Int) -> [UInt8]? {
+        guard let pages = read(key)?.pages, pages.indices.contains(index) else { return nil }
+        return pages[index]
+    }
+    /// Replaces the entry under `key` with `payload` alone (an entry of no pages).
+    package func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
+        write(key, storedAt: storedAt, entry: EntryPages(head: payload))
+    }
     /// A store that holds no files only has writes to finish.
     package func close() { flush() }
     /// A store without a log says nothing.
@@ -48,14 +63,43 @@ package struct PageCacheKey: Sendable, Hashable {
     }
 }
 
-/// An entry as stored: its bytes (`CachedPages.encoded()`), and when the server last gave
-/// or confirmed them (seconds since 1970).
+/// An entry to store: a head, and pages stored one by one (`CachedPages.head()` and
+/// `CachedPages.page(_:)`), each made only when the store writes it.
+package struct EntryPages: Sendable {
+    /// The pages the entry holds.
+    package let count: Int
+    /// The first pages, as the entry stored under the key holds them, that stay as they are.
+    package let unchanged: Int
+    package let head: @Sendable () -> [UInt8]
+    /// Page `index`'s bytes, for `unchanged..<count` (or all, when the stored entry does not
+    /// hold the unchanged ones).
+    package let page: @Sendable (_ index: Int) -> [UInt8]
+
+    package init(
+        count: Int = 0, unchanged: Int = 0, head: @escaping @Sendable () -> [UInt8],
+        page: @escaping @Sendable (_ index: Int) -> [UInt8] = { _ in [] }
+    ) {
+        self.count = max(0, count)
+        self.unchanged = min(max(0, unchanged), self.count)
+        self.head = head
+        self.page = page
+    }
+
+    /// The same entry with every page made anew.
+    package var allChanged: EntryPages { EntryPages(count: count, head: head, page: page) }
+}
+
+/// An entry as stored: its head (`CachedPages.head()`, or a whole entry of an earlier
+/// format), its pages in order, and when the server last gave or confirmed them (seconds
+/// since 1970).
 package struct StoredPages: Sendable {
     package let payload: [UInt8]
+    package let pages: [[UInt8]]
     package let storedAt: Double
 
-    package init(payload: [UInt8], storedAt: Double) {
+    package init(payload: [UInt8], pages: [[UInt8]] = [], storedAt: Double) {
         self.payload = payload
+        self.pages = pages
         self.storedAt = storedAt
     }
 }

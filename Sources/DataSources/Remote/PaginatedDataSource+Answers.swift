@@ -30,7 +30,7 @@ extension PaginatedDataSource {
     }
 
     func storedCopy(of page: PageRequest) -> CachedPages.Page? {
-        cache.storedCopy(of: page, in: configuration.cache.enabled ? cachedPages()?.pages : nil)
+        cache.storedCopy(of: page, positions: storedPositions) { self.cachedPage(at: $0) }
     }
 
     func links(_ requestURL: String) -> LinkContext {

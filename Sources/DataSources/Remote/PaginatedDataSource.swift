@@ -26,6 +26,9 @@ package final class PaginatedDataSource: RemoteCollection {
     private(set) var counted: CountedPlaceholders
     var jumps: Jumps
     let cache: CacheRestore
+    /// Where the pages that can come back from the persisted cache sit in the entry last
+    /// stored or restored (`CacheRestore.positions(of:)`).
+    var storedPositions: [PageRequest: Int] = [:]
     private var liveRefresh = LiveRefresh()
     var failures: PageFailures
     var loadedOnce = false
@@ -77,6 +80,8 @@ package final class PaginatedDataSource: RemoteCollection {
             // `cachedPages()` has checked the entry and worked out its rows' hashes.
             let run = cache.restoredRun(from: cached, collectionURL: url(of: .collection(query: [])))
             let hashes = adopt(run, hashes: cached.pages.map(\.hashes), duplicatesDropped: cached.duplicatesDropped)
+            self.run.window.stored()
+            storedPositions = cache.positions(of: self.run.window.pages)
             let rebased = rebaseObjects(in: 0..<objects.count, startsRun: true)
             compose(keptHead: 0, hashesAfterHead: rebased ? nil : hashes)
             warmOpenCosts.mark("changeset")
@@ -305,13 +310,16 @@ package final class PaginatedDataSource: RemoteCollection {
         if countedRows, dropped { compose(keptHead: 0) }
     }
 
+    /// Stores the run, writing only the pages after those the cache holds as they are.
     func storeLoadedPages() {
         guard
             let entry = cache.entry(
-                of: run.window.pages, objects: objects, currentPage: currentPage, duplicatesDropped: run.duplicates.dropped,
-                maximumPages: configuration.cache.maximumPages)
+                of: run.window.pages, objects: objects, unchanged: run.window.unchangedSinceStored, currentPage: currentPage,
+                duplicatesDropped: run.duplicates.dropped, maximumPages: configuration.cache.maximumPages)
         else { return }
-        storeInCache(entry)
+        guard storeInCache(entry) else { return }
+        run.window.stored()
+        storedPositions = cache.positions(of: run.window.pages)
     }
 
     override func cacheProblem(in cached: CachedPages) -> String? {

@@ -19,7 +19,13 @@ package class RemoteCollection: DataSource {
     /// nil: each may go to the source's own origin.
     package var credentialPolicy: (any CredentialPolicy)?
     /// The actions called and not yet settled (`RemoteCollection+Actions.swift`).
-    var mutations = MutationLedger()
+    var mutations = MutationLedger() {
+        // Actions change rows in place: the pages a paging run thinks unchanged since the
+        // cache last stored them may not be.
+        didSet { if !mutations.isEmpty { actionsChangedRowsSinceStored = true } }
+    }
+    /// Rows changed by actions since the persisted cache was last written.
+    private var actionsChangedRowsSinceStored = false
     /// The request of each mutation on its way (or waiting out its retry's delay).
     var mutationHandles: [String: FetchHandle] = [:]
     init(
@@ -305,7 +311,7 @@ package class RemoteCollection: DataSource {
             if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge {
                 return nil
             }
-            switch CachedPages.decode(stored.payload, limits: CachedPages.Limits(configuration)) {
+            switch CachedPages.decode(stored, limits: CachedPages.Limits(configuration)) {
             case .success(var pages):
                 warmOpenCosts.mark("decode")
                 // Hashed once, all pages together (a long list on every core).
@@ -329,6 +335,18 @@ package class RemoteCollection: DataSource {
         store.remove(key)
         cacheWarning("dropped the cache entry for \(key.label) (source \"\(name)\"): \(problem); the list is fetched again")
         return nil
+    }
+
+    /// Page `index` of the entry this source last stored, read alone, when it decodes and its
+    /// rows are ones the mapping could have made; nil otherwise (the page is asked for
+    /// unconditionally then, and a whole read of the entry deals with any damage).
+    func cachedPage(at index: Int) -> CachedPages.Page? {
+        guard let (store, key) = pageCache,
+            let bytes = store.readPage(cacheKey(key, credentials: responseCredentials), at: index),
+            case .success(let page) = CachedPages.decodePage(bytes, index: index, limits: CachedPages.Limits(configuration)),
+            mappedRowsProblem(page.rows, field: "pages[\(index)].rows") == nil
+        else { return nil }
+        return page
     }
 
     /// Why `cached` is not an entry this source could have written (pages that do not follow
@@ -358,11 +376,16 @@ package class RemoteCollection: DataSource {
         store.trace("warm open of \(key.label) (source \"\(name)\"), microseconds: \(warmOpenCosts.line)")
     }
 
-    func storeInCache(_ pages: CachedPages) {
+    /// Stores `entry`, its unchanged pages kept as stored unless actions changed rows since;
+    /// false when nothing is written.
+    @discardableResult
+    func storeInCache(_ entry: EntryPages) -> Bool {
         // The cache keeps what the server sent: not while optimistic changes are shown.
-        guard let (store, key) = pageCache, mutations.isEmpty else { return }
-        let pages = pages
-        store.write(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970(), payload: { pages.encoded() })
+        guard let (store, key) = pageCache, mutations.isEmpty else { return false }
+        let entry = actionsChangedRowsSinceStored ? entry.allChanged : entry
+        actionsChangedRowsSinceStored = false
+        store.write(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970(), entry: entry)
+        return true
     }
 
     /// The server confirmed what is stored (a `304`).

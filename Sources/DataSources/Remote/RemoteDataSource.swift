@@ -158,7 +158,8 @@ package final class RemoteDataSource: RemoteCollection {
                             request: .first, validators: validators ?? Validators(), rows: objects,
                             received: objects.count, next: nil, metadata: PageMetadata())
                     ],
-                    currentPage: 1, duplicatesDropped: 0))
+                    currentPage: 1, duplicatesDropped: 0
+                ).entryPages())
         }
     }
 }

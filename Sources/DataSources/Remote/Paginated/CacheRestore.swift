@@ -8,22 +8,31 @@ struct CacheRestore {
     let duplicatePolicy: PaginatorConfiguration.DuplicatePolicy
 
     /// The run as the cache keeps it: its first `maximumPages` pages, each with its rows
-    /// (`objects` are the rows held, page after page). Nil for a run the cache does not keep:
+    /// (`objects` are the rows held, page after page), made page by page as the store writes
+    /// them; the first `unchanged` are as stored. Nil for a run the cache does not keep:
     /// longer, or starting in the middle (initialPage...), which the cache never restores.
     func entry(
-        of pages: [LoadedPage], objects: [JSON], currentPage: Int, duplicatesDropped: Int, maximumPages: Int
-    ) -> CachedPages? {
+        of pages: [LoadedPage], objects: [JSON], unchanged: Int, currentPage: Int, duplicatesDropped: Int, maximumPages: Int
+    ) -> EntryPages? {
         guard pages.count <= maximumPages, pages.first?.request == .first else { return nil }
-        var stored: [CachedPages.Page] = []
+        var starts: [Int] = []
+        starts.reserveCapacity(pages.count)
         var start = 0
         for page in pages {
-            stored.append(
-                CachedPages.Page(
-                    request: page.request, validators: page.validators, rows: Array(objects[start..<start + page.kept]),
-                    received: page.received, next: page.next, metadata: page.metadata))
+            starts.append(start)
             start += page.kept
         }
-        return CachedPages(pages: stored, currentPage: currentPage, duplicatesDropped: duplicatesDropped)
+        let offsets = starts
+        return EntryPages(
+            count: pages.count, unchanged: unchanged,
+            head: { CachedPages.head(pageCount: pages.count, currentPage: currentPage, duplicatesDropped: duplicatesDropped) },
+            page: { index in
+                let page = pages[index]
+                return CachedPages.Page(
+                    request: page.request, validators: page.validators, rows: Array(objects[offsets[index]..<offsets[index] + page.kept]),
+                    received: page.received, next: page.next, metadata: page.metadata
+                ).encoded()
+            })
     }
 
     /// The run an entry restores, page by page with its rows. A URL was stored without
@@ -43,16 +52,30 @@ struct CacheRestore {
         }
     }
 
-    /// The stored copy of `page` in `cached`, when the strategy numbers its pages (a page
-    /// number or an offset names the same rows in every run; a cursor or a URL from a server
-    /// may not be asked for again) and the copy has validators: a page the window dropped,
-    /// scrolled back to, is asked for conditionally and, unchanged, comes back from the cache.
-    func storedCopy(of page: PageRequest, in cached: @autoclosure () -> CachedPages?) -> CachedPages.Page? {
+    /// Where each page that can come back from the cache sits in the entry holding `pages`:
+    /// when the strategy numbers its pages (a page number or an offset names the same rows in
+    /// every run; a cursor or a URL from a server may not be asked for again), each page with
+    /// validators. `storedCopy` then reads that page alone.
+    func positions(of pages: [LoadedPage]) -> [PageRequest: Int] {
         switch paginator.strategy {
         case .pageNumber, .offset: break
-        case .cursor, .nextURL, .linkHeader: return nil
+        case .cursor, .nextURL, .linkHeader: return [:]
         }
-        return cached()?.pages.first { $0.request == page && !$0.validators.isEmpty }
+        var positions: [PageRequest: Int] = [:]
+        for (index, page) in pages.enumerated() where !page.validators.isEmpty { positions[page.request] = index }
+        return positions
+    }
+
+    /// The stored copy of `page`, read alone at its position (`positions(of:)`) when the entry
+    /// holds one with validators: a page the window dropped, scrolled back to, is asked for
+    /// conditionally and, unchanged, comes back from the cache.
+    func storedCopy(
+        of page: PageRequest, positions: [PageRequest: Int], read: (Int) -> CachedPages.Page?
+    ) -> CachedPages.Page? {
+        guard let position = positions[page], let copy = read(position), copy.request == page, !copy.validators.isEmpty else {
+            return nil
+        }
+        return copy
     }
 
     /// The answer to a page asked for again, conditionally when `cached` is its stored copy:

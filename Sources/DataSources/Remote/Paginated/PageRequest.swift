@@ -1,7 +1,7 @@
 import JSONKit
 
 /// One page's request, as a paging run makes it and the persisted cache stores it.
-package enum PageRequest: Equatable, Sendable {
+package enum PageRequest: Hashable, Sendable {
     case first
     case page(Int)
     case offset(Int)

@@ -43,6 +43,9 @@ struct PageWindow {
     /// The row last displayed or read: the window keeps the pages around it. In the loaded
     /// rows' coordinates without counted placeholders, the whole list's with them.
     private(set) var focus: Int?
+    /// How many of the first pages held are, rows and all, as the persisted cache last stored
+    /// them (`stored()`): saving the run again writes only the pages after them.
+    private(set) var unchangedSinceStored = 0
 
     init(limits: PaginatorConfiguration.Window?) {
         self.limits = limits
@@ -56,6 +59,7 @@ struct PageWindow {
     /// A run's first page arrived, starting at `start` in the whole list.
     mutating func startRun(at start: Int, known: Bool) {
         pages = []
+        unchangedSinceStored = 0
         objectsReceived = 0
         pagesDropped = 0
         self.start = start
@@ -65,6 +69,7 @@ struct PageWindow {
     /// A new query: nothing held is where it was.
     mutating func forget() {
         pages = []
+        unchangedSinceStored = 0
         start = 0
         startKnown = false
         focus = nil
@@ -93,6 +98,7 @@ struct PageWindow {
             startKnown = false
         }
         pages.insert(page, at: 0)
+        unchangedSinceStored = 0
     }
 
     /// A run taken up whole (restored, or walked again by a refresh), from `start`.
@@ -100,7 +106,11 @@ struct PageWindow {
         self.pages = pages
         objectsReceived = pages.reduce(0) { $0.addingClamped($1.received) }
         self.start = start
+        unchangedSinceStored = 0
     }
+
+    /// The persisted cache now holds the pages held, as they are.
+    mutating func stored() { unchangedSinceStored = pages.count }
 
     /// A row displayed or read.
     mutating func focus(on item: Int) { focus = item }
@@ -111,7 +121,10 @@ struct PageWindow {
         var end = 0
         for page in pages.indices {
             end = end.addingClamped(pages[page].kept)
-            if index < end, pages[page].kept > 0 { return pages[page].kept -= 1 }
+            if index < end, pages[page].kept > 0 {
+                unchangedSinceStored = min(unchangedSinceStored, page)
+                return pages[page].kept -= 1
+            }
         }
     }
 
@@ -122,18 +135,29 @@ struct PageWindow {
         var end = 0
         for page in pages.indices {
             end = end.addingClamped(pages[page].kept)
-            if index <= end { return pages[page].kept += 1 }
+            if index <= end {
+                unchangedSinceStored = min(unchangedSinceStored, page)
+                return pages[page].kept += 1
+            }
         }
+        unchangedSinceStored = min(unchangedSinceStored, pages.count - 1)
         pages[pages.count - 1].kept += 1
     }
 
     /// A refresh confirmed the page at `index` with new validators.
-    mutating func revalidated(_ index: Int, _ validators: Validators) { pages[index].validators = validators }
+    mutating func revalidated(_ index: Int, _ validators: Validators) {
+        guard pages[index].validators != validators else { return }
+        pages[index].validators = validators
+        unchangedSinceStored = min(unchangedSinceStored, index)
+    }
 
     /// The server confirmed the first page (a `304`).
     mutating func firstPageConfirmed(headers response: DecodedResponse) {
         guard !pages.isEmpty else { return }
-        pages[0].validators = Validators(headers: response, keeping: pages[0].validators)
+        let validators = Validators(headers: response, keeping: pages[0].validators)
+        guard validators != pages[0].validators else { return }
+        pages[0].validators = validators
+        unchangedSinceStored = 0
     }
 
     /// The page to drop while the window is exceeded by `objectCount` rows held, never the last
@@ -156,12 +180,14 @@ struct PageWindow {
         pagesDropped += 1
         if dropTop {
             let page = pages.removeFirst()
+            unchangedSinceStored = 0
             if !counted, let item = focus { focus = max(0, item - page.kept) }
             objectsReceived = max(0, objectsReceived - page.received)
             start = start.addingClamped(page.received)
             return .first(page)
         }
         let page = pages.removeLast()
+        unchangedSinceStored = min(unchangedSinceStored, pages.count)
         objectsReceived = max(0, objectsReceived - page.received)
         return .last(page, nowLast: pages[pages.count - 1])
     }
