@@ -12,7 +12,8 @@
 #                    from the cache while the server's answer is held (it never comes),
 #                    so the statusline marks the rows [cached HH:MM] (80x14);
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
-#                    the rows matching, ranked, shown while the user types;
+#                    the rows matching, ranked, shown while the user types (page three
+#                    loaded for its match, to fill the window);
 #   counted          a list of 1,000,000 rows of counted placeholders after G: the last
 #                    page, loaded alone, below unloaded rows drawn dim (Comment); the
 #                    capture fails if they are drawn as the loaded rows are.
@@ -90,8 +91,9 @@ elif [ "$scene" = filter ]; then
   "${tmux[@]}" send-keys -t capture G
   wait_for "loaded 8"
   "${tmux[@]}" send-keys -t capture gg / a r
-  # The list behind the open prompt: Solaris and Ariel, ranked, the others gone.
-  wait_for_without "loaded 2" "The Big Sleep" # Solaris and Ariel behind the prompt, the others gone
+  # The list behind the open prompt: Solaris and Ariel, ranked, the others gone, and page
+  # three's Leaves of Grass, loaded to fill the window (fill: its height).
+  wait_for_without "loaded 3" "The Big Sleep" # Solaris, Ariel, Leaves of Grass behind the prompt
   wait_for "/ar"
 elif [ "$scene" = counted ]; then
   wait_for "loaded 100 of 1000000"

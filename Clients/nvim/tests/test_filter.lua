@@ -42,6 +42,10 @@ return function(H, ds, ctx)
   local buf
 
   test('/ filters the list as you type; matches are ranked and highlighted; <CR> keeps the filter', function()
+    -- A window one line tall: the filter fills it (fill, its height) from page one's
+    -- matches, so the pages after come as the cursor asks for them, as these tests check.
+    -- (A window that the matches of page one do not fill: see "fills its window" below.)
+    vim.cmd('1split')
     buf = ds.open({ sources = { paginated('fbooks', '/v1/books') }, title = 'filtered books', format = book_line })
     expect_lines(buf, concat(PAGE1, { LOADING }), 'page one')
     local conn = ds.view(buf).conn
@@ -115,7 +119,10 @@ return function(H, ds, ctx)
     end)
     ds.set_filter('so', gbuf)
     -- "Solaris" is cut to its column: the matched characters shown are highlighted.
-    expect_lines(gbuf, { '## science fiction', '4    Solar…  1959', '## mystery', '## poetry', LOADING }, 'filtered')
+    -- Page one has one match: the filter fills the window from the pages after (page
+    -- three's Leaves of Grass, an s and the o of "of"), to the last.
+    expect_lines(gbuf, { '## science fiction', '4    Solar…  1959', '## mystery', '## poetry', '9    Leave…  1974' },
+      'filtered')
     expect_spans(gbuf, { { 2, 5, 6 }, { 2, 6, 7 } }, 'highlighted characters in the cut title')
     vim.cmd('bwipeout ' .. gbuf)
   end)
@@ -129,6 +136,80 @@ return function(H, ds, ctx)
     })
     expect_lines(hbuf, { '## science fiction', '## mystery', '2 Gaudy Night', '## poetry', LOADING }, 'the mysteries, in sections')
     vim.cmd('bwipeout ' .. hbuf)
+  end)
+
+  --- A fixture file of a paginated API of `pages` pages of 4 rows ({id, title}), the
+  --- title of row n "Moon n" when moon(n) is true, else "Plain n".
+  local function shelf_fixtures(pages, moon)
+    local fixtures = {}
+    for page = 1, pages do
+      local rows = {}
+      for n = (page - 1) * 4 + 1, page * 4 do
+        table.insert(rows, { id = n, title = (moon(n) and 'Moon ' or 'Plain ') .. n })
+      end
+      table.insert(fixtures, { path = '/v1/shelf', query = { page = tostring(page), page_size = '4' },
+        body = { books = rows, page = page, page_size = 4, number_of_pages = pages, total_count = pages * 4 } })
+    end
+    local path = vim.fn.tempname() .. '.json'
+    vim.fn.writefile({ vim.fn.json_encode({ fixtures = fixtures }) }, path)
+    return path
+  end
+
+  -- Bug: a query whose matches start on a later page showed the loading row alone, or a
+  -- row and the loading row, until the cursor went to the end of the list (which then
+  -- loaded every page). The filtered source is asked to fill the window (protocol 1.10's
+  -- fill, the window's height): the daemon loads the pages it takes, and no more.
+  test('/ over a list still paging fills its window when the matches start on a later page', function()
+    -- 12 pages of 4; the first and third row of each page from page 3 on match "moon".
+    local shelf = shelf_fixtures(12, function(n)
+      return n > 8 and n % 2 == 1
+    end)
+    local base_url = H.base_url
+    local stop_shelf = H.start_fixtures(ctx.daemon, shelf)
+    local shelf_url = H.base_url
+    H.base_url = base_url
+    expect(stop_shelf ~= nil, 'the fixture server of the shelf started')
+    vim.cmd('8split') -- the list's window: 8 lines
+    local win = vim.api.nvim_get_current_win()
+    local sbuf
+    local ok, problem = pcall(function()
+      local spec = { sources = { paginated('moonShelf', '/v1/shelf') }, title = 'a shelf', format = book_line }
+      spec.sources[1].remoteConfiguration.baseURL = shelf_url
+      sbuf = ds.open(spec)
+      expect_equal(8, vim.api.nvim_win_get_height(0), 'the list window\'s height')
+      expect_lines(sbuf, { '1 Plain 1', '2 Plain 2', '3 Plain 3', '4 Plain 4', LOADING }, 'page one')
+      press_until_prompt('/', true)
+      for _, key in ipairs({ 'm', 'o', 'o', 'n' }) do
+        press(key)
+      end
+      press_until_prompt('<CR>', false)
+      -- Eight matches (pages 3 to 6), then the loading row of the pages to come.
+      local moons = {}
+      for n = 9, 23, 2 do
+        table.insert(moons, n .. ' Moon ' .. n)
+      end
+      expect_lines(sbuf, concat(moons, { LOADING }), 'a window of matches')
+      local conn = ds.view(sbuf).conn
+      H.request(conn, 'ping')
+      local _, d = H.request(conn, 'describeSource', { source = 'moonShelf' })
+      expect_equal(6, d.currentPage, 'pages loaded: those the window\'s matches took, no more')
+      local _, f = H.request(conn, 'describeSource', { source = ds.view(sbuf).source })
+      expect_equal(8, f.fill, 'the filtered source\'s fill: the window\'s height')
+      expect_equal({ 1, 0 }, vim.api.nvim_win_get_cursor(0), 'the cursor, still on the first row')
+      expect_lines(sbuf, concat(moons, { LOADING }), 'the list, once the daemon answered')
+    end)
+    if sbuf then
+      vim.cmd('bwipeout! ' .. sbuf)
+    end
+    if vim.api.nvim_win_is_valid(win) and #vim.api.nvim_list_wins() > 1 then
+      vim.api.nvim_win_close(win, true)
+    end
+    if stop_shelf then
+      stop_shelf()
+    end
+    if not ok then
+      error(problem, 0)
+    end
   end)
 
   local search_spec = {

@@ -245,6 +245,64 @@ return function(H, ds, ctx)
     end
   end)
 
+  -- Bug: :help datasourced-errors showed `createSource "bad": Invalid params: ... (code
+  -- -32602)` and a failed load as `books: URL: HTTP status 500: ...`, which the plugin no
+  -- longer printed. Each message below, printed for real, must be one of the help's
+  -- examples of it: word for word but for the source's name and the fixture API's URL.
+  test(':help datasourced-errors shows the messages as the plugin prints them', function()
+    local examples, inside = {}, false
+    for _, line in ipairs(vim.fn.readfile(ctx.root .. '/doc/datasourced.txt')) do
+      if line:find('*datasourced-errors*', 1, true) then
+        inside = true
+      elseif inside and line:match('^====') then
+        break
+      elseif inside and line:match('^%s+datasourced: ') then
+        table.insert(examples, vim.trim(line))
+      end
+    end
+    --- The Lua pattern of `message` with each of `holes`' literals (keys) as its pattern.
+    local function shape(message, holes)
+      local pattern = '^' .. vim.pesc(message) .. '$'
+      for literal, hole in pairs(holes) do
+        pattern = pattern:gsub(vim.pesc(vim.pesc(literal)), (hole:gsub('%%', '%%%%')))
+      end
+      return pattern
+    end
+    local function expect_example(message, holes, what)
+      local pattern = shape(message, holes)
+      local found = vim.tbl_filter(function(example)
+        return example:match(pattern) ~= nil
+      end, examples)
+      expect(#found > 0, string.format('an example of %s in :help datasourced-errors, a line of the shape %q '
+        .. '(printed: %q)', what, pattern, message), examples)
+    end
+
+    local columns = vim.o.columns
+    vim.o.columns = 200 -- room for the URL a failed load's message ends with
+    local ok, problem = pcall(function()
+      local refused = ds.open({ name = 'refusedForHelp', kind = 'remote', apiPath = '/x',
+        remoteConfiguration = { baseURL = 'ftp://example.org' } })
+      expect_note(LEVELS.ERROR, 'refusedForHelp: the daemon refused the source')
+      expect_example(H.notes_with(LEVELS.ERROR, 'refusedForHelp')[1].message, { refusedForHelp = '[%w_]+' },
+        'a source the daemon refused')
+      vim.cmd('bwipeout! ' .. refused)
+
+      H.notes = {}
+      local failed = ds.open({ name = 'failedForHelp', kind = 'remote', apiPath = '/v1/broken',
+        remoteConfiguration = { baseURL = H.base_url } })
+      expect_note(LEVELS.ERROR, 'failedForHelp: HTTP status 500')
+      local message = H.notes_with(LEVELS.ERROR, 'failedForHelp')[1].message
+      expect(message:find(H.base_url .. '/v1/broken', 1, true), 'the message names the URL when there is room', message)
+      expect_example(message, { failedForHelp = '[%w_]+', [H.base_url .. '/v1/broken'] = 'https?://[^ ()]+' },
+        'a failed load')
+      vim.cmd('bwipeout! ' .. failed)
+    end)
+    vim.o.columns = columns
+    if not ok then
+      error(problem, 0)
+    end
+  end)
+
   test(':checkhealth datasourced reports Neovim, the daemon, its protocol and a round trip', function()
     vim.cmd('silent checkhealth datasourced')
     local report = table.concat(lines(0), '\n')

@@ -289,12 +289,29 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return arguments
 
 
+def _refusal(origin: str, name: str, refused: RPCError) -> ConfigError:
+    """A createSource the daemon refused, for people: where the source comes from (the spec
+    file), its name, then the daemon's words, which name the field and what it expected
+    (``books.json: source "books": createSource refused: "remoteConfiguration.baseURL" must
+    be an http or https URL ...``). An invalid-params refusal is said without its JSON-RPC
+    label and code; any other code, which only a bug shows, keeps its code."""
+    said = refused.message
+    if refused.code == -32602:
+        said = said.removeprefix("Invalid params:").strip()
+    else:
+        said = f"{said} (code {refused.code})"
+    return ConfigError(f"{origin}: source {json.dumps(name)}: {refused.method} refused: {said}")
+
+
 def _create_sources(client: Client, spec: ListSpec) -> dict[str, DataSource]:
     sources: dict[str, DataSource] = {}
     for params in spec.sources:
         params = dict(params)
         name, kind = str(params.pop("name")), cast(SourceKind, params.pop("kind"))
-        sources[name] = client.create_source(name, kind, **cast(SourceConfig, params))
+        try:
+            sources[name] = client.create_source(name, kind, **cast(SourceConfig, params))
+        except RPCError as refused:
+            raise _refusal(spec.path, name, refused) from None
     return sources
 
 
@@ -393,7 +410,10 @@ def _filtered_views(client: Client, arguments: argparse.Namespace, predicates: l
             keys = _match_keys(arguments, spec, columns, sources[name])
             config["match"] = {"query": arguments.match, "keyPaths": cast(JSON, keys)}
         view = f"{name}/filtered"
-        sources[view] = client.create_source(view, "filtered", **cast(SourceConfig, config))
+        try:
+            sources[view] = client.create_source(view, "filtered", **cast(SourceConfig, config))
+        except RPCError as refused:
+            raise _refusal("--filter/--match", view, refused) from None
         shown.append(view)
     return shown
 

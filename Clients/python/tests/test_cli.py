@@ -167,7 +167,22 @@ def test_a_config_the_daemon_refuses_exits_2_naming_the_field(daemon: str, tmp_p
     config.write_text('[[sources]]\nname = "s"\nkind = "sectioned"\nsource = "missing"\nsectioningKey = "k"\n')
     assert main([str(config), "--daemon", daemon]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: createSource: Invalid params:") and '"source"' in err
+    assert err.startswith(f'error: {config}: source "s": createSource refused: ') and '"source"' in err, err
+
+
+def test_a_refused_source_names_the_spec_file_and_the_source_with_the_daemons_words(
+        daemon: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    spec = tmp_path / "books.json"
+    spec.write_text(json.dumps({"sources": [
+        {"name": "books", "kind": "remote", "apiPath": "/v1/books", "remoteConfiguration": {"baseURL": "ftp://example.org"}},
+    ]}))
+    assert main([str(spec), "--daemon", daemon, "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    # The file and the source first, then the daemon's words: the field and what it expected.
+    said = '"remoteConfiguration.baseURL" must be an http or https URL'
+    assert err.startswith(f'error: {spec}: source "books": createSource refused: {said}'), err
+    # Not the JSON-RPC label and code: the daemon refusing a source is not a protocol problem.
+    assert "Invalid params" not in err and "-32602" not in err, err
 
 
 def test_an_unset_variable_is_reported_before_anything_starts(daemon: str, capsys: pytest.CaptureFixture[str]):

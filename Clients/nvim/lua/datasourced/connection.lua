@@ -167,14 +167,20 @@ function Connection.start(cmd, handlers)
   return self
 end
 
---- Whether the daemon speaks protocol 1.1 or later: revisions in change sets and reads.
-function Connection:has_revisions()
+--- Whether the daemon speaks protocol `major`.`minor` or later, and what it adds is used
+--- (not when the tests run the 1.0 fallback).
+function Connection:speaks(want_major, want_minor)
   if not self.protocol_additions then
     return false
   end
   local major, minor = tostring(self.protocol_version or ''):match('^(%d+)%.(%d+)')
   major, minor = tonumber(major), tonumber(minor)
-  return major ~= nil and (major > 1 or (major == 1 and minor >= 1))
+  return major ~= nil and (major > want_major or (major == want_major and minor >= want_minor))
+end
+
+--- Whether the daemon speaks protocol 1.1 or later: revisions in change sets and reads.
+function Connection:has_revisions()
+  return self:speaks(1, 1)
 end
 
 --- Whether change sets carry the values of their rows (asked for in initialize).

@@ -937,9 +937,29 @@ function M.match_key_paths(view)
   return { view.identity_key or 'id' }
 end
 
+--- The rows a list's filter is to fill (protocol 1.10's `fill`): the height of the
+--- tallest window showing the list (the current window's when none does), 1...10000.
+--- While fewer rows match and the source has pages to come, the daemon loads them: a
+--- query whose matches start on a later page shows a window of them, the cursor where
+--- it was. nil for a daemon before 1.10, which takes no fill.
+function M.filter_fill(view)
+  if not (view.conn and view.conn:speaks(1, 10)) then
+    return nil
+  end
+  local height = 0
+  for _, win in ipairs(vim.fn.win_findbuf(view.buf)) do
+    height = math.max(height, vim.api.nvim_win_get_height(win))
+  end
+  if height == 0 then
+    height = vim.api.nvim_win_get_height(0)
+  end
+  return math.min(math.max(height, 1), 10000)
+end
+
 --- Sends the filter's query (setFilter with a match over its key paths, or none for an
---- empty query), once the filtered source exists. The daemon answers in order and sends
---- the rows' change set before the answer, so the last query sent is the one shown.
+--- empty query, and the window's height to fill), once the filtered source exists. The
+--- daemon answers in order and sends the rows' change set before the answer, so the last
+--- query sent is the one shown.
 local function send_query(view)
   local filter = view.filter
   if not filter or not filter.ready or filter.sent == filter.query then
@@ -947,7 +967,7 @@ local function send_query(view)
   end
   filter.sent = filter.query
   local match = filter.query ~= '' and { query = filter.query, keyPaths = filter.key_paths } or vim.NIL
-  view:send('setFilter', { source = filter.name, match = match }, function()
+  view:send('setFilter', { source = filter.name, match = match, fill = M.filter_fill(view) }, function()
     view.matches_read = nil
     view:highlight_matches()
   end)
@@ -972,7 +992,8 @@ local function ensure_filter(view)
   }
   view.filter = filter
   local conn = view.conn
-  conn:request('createSource', { name = filter.name, kind = 'filtered', source = filter.base }, function(err)
+  local params = { name = filter.name, kind = 'filtered', source = filter.base, fill = M.filter_fill(view) }
+  conn:request('createSource', params, function(err)
     if view.filter ~= filter or view.conn ~= conn then
       return
     end
