@@ -459,6 +459,10 @@ saying their number, so a list of a million rows opens at once.")
 (defvar-local datasourced--read-again nil
   "Whether to read the rows again once the read in flight ends.")
 (defvar-local datasourced--loaded nil "Whether the last load finished.")
+(defvar-local datasourced--in-flight nil
+  "Whether the source shown is loading (between willLoadData and its end).
+No page is asked for meanwhile: the rows may change under the request,
+as a cancel takes the loading row of a first page away.")
 (defvar-local datasourced--setup-failed nil
   "Whether creating the sources failed.")
 (defvar-local datasourced--stale nil
@@ -932,7 +936,20 @@ holds only placeholders (a trailing loading row) has none."
                     (vector (datasourced--placeholder-text
                              (list :error datasourced-last-error) 'error)))
               entries))
+      ;; No row at all: a line saying why, rather than a blank buffer.
+      (let ((state (and (null entries) (datasourced--empty-state-text))))
+        (when state
+          (push (list '(state) (vector state)) entries)))
       (nreverse entries))))
+
+(defun datasourced--empty-state-text ()
+  "The line shown in a list without any row, or nil while loading."
+  (cond
+   ((not datasourced--known) nil)
+   ((equal (plist-get datasourced-last-error :kind) "cancelled")
+    (format "load cancelled (%s loads again)"
+            (substitute-command-keys "\\<datasourced-list-mode-map>\\[revert-buffer]")))
+   ((and datasourced--loaded (not datasourced--in-flight)) "(no rows)")))
 
 (defun datasourced--format (entries)
   "The `tabulated-list-format' for ENTRIES.
@@ -1216,13 +1233,16 @@ Not while the rows are being read: they are not the ones counted yet
          (push (cons source (plist-get params :cachedAt)) datasourced--stale))
        (datasourced--set-status (replace-regexp-in-string " \\[\\(?:cached[^]]*\\|updating\\)\\]\\'" "" datasourced-status))))
     ('willLoadData
-     (setq datasourced--loaded nil)
+     (setq datasourced--loaded nil datasourced--in-flight t)
      (when datasourced-last-error
        (setq datasourced-last-error nil)
        (datasourced--render))
      (datasourced--set-status "loading"))
     ('finishedLoading
-     (setq datasourced--loaded t)
+     (setq datasourced--loaded t datasourced--in-flight nil)
+     (unless (or datasourced--counted (cl-some #'cdr datasourced--sections))
+       ;; An empty list says so (its last change came while it was loading).
+       (datasourced--render))
      (if datasourced--counted
          (datasourced--count-loaded)
        (datasourced--update-loaded-status))
@@ -1236,7 +1256,7 @@ Not while the rows are being read: they are not the ones counted yet
      (run-hooks 'datasourced-loaded-hook))
     ('failedWithError
      (let ((failure (plist-get params :error)))
-       (setq datasourced--loaded nil datasourced-last-error failure)
+       (setq datasourced--loaded nil datasourced--in-flight nil datasourced-last-error failure)
        (datasourced--render)
        (datasourced--set-status
         (if (equal (plist-get failure :kind) "cancelled")
@@ -1472,7 +1492,8 @@ A row far from the loaded ones loads its page alone (a jump)."
   "Ask for the next page when the end of the list is in WINDOW.
 That is point within `datasourced-page-ahead' lines of a trailing
 loading row, or, when SCROLLED, that row inside the window."
-  (let ((path (and datasourced--known datasourced--daemon (datasourced--last-loading-row))))
+  (let ((path (and datasourced--known datasourced--daemon (not datasourced--in-flight)
+                   (datasourced--last-loading-row))))
     (when (and path (not (eql datasourced--paged-at datasourced--version))
                (or (<= (1- (count-lines (line-beginning-position) (point-max)))
                        datasourced-page-ahead)
@@ -1545,7 +1566,8 @@ The echo area shows SHORT, or TEXT."
           datasourced--filter nil))
   (let ((daemon (datasourced--daemon-for datasourced-command)))
     (setq datasourced--known nil datasourced--revision nil datasourced--sections nil
-          datasourced--loaded nil datasourced--setup-failed nil datasourced--stale nil
+          datasourced--loaded nil datasourced--in-flight nil
+          datasourced--setup-failed nil datasourced--stale nil
           datasourced--message nil datasourced--under (list datasourced--source)
           datasourced--reading nil datasourced--read-again nil
           datasourced--counted nil datasourced--displayed nil)
@@ -1671,7 +1693,8 @@ cancelled load loads again, one reopened over loaded pages shows them."
                 (cond
                  ((null unloaded)
                   (if (eq (plist-get description :isFetching) t)
-                      (datasourced--set-status "loading")
+                      (progn (setq datasourced--in-flight t)
+                             (datasourced--set-status "loading"))
                     (setq datasourced--loaded t)
                     (datasourced--update-loaded-status)))
                  ((= (length unloaded) (length remote))

@@ -311,6 +311,35 @@ failing.json stores no error placeholder: the row is the client's."
         (dst-wait (lambda () (member "datasourced: slow is not loading: nothing to cancel" dst-messages))
                   "the nothing-to-cancel message")))))
 
+(ert-deftest datasourced-cancel-during-the-first-page ()
+  "C-c C-k while a paginated list's first page loads: no willDisplay is sent
+for the loading row the cancel takes away (none failing, none said), and
+the list says it was cancelled and how to load it, instead of going blank."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"name\": \"slowPages\", \"kind\": \"paginated\", \"identityKey\": \"id\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/slow\",
+  \"keyPath\": \"books\", \"pageSize\": 4, \"title\": \"Slow pages\", \"columns\": [\"id\", \"title\"]}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-status "loading")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("⋯ loading…"))) "the loading row")
+        ;; Point is on the loading row, the list's last: a command there would page.
+        (should (equal (car (tabulated-list-get-id)) 'loading))
+        (setq dst-requests nil)
+        (dst-keys "C-c C-k")
+        (dst-status "cancelled")
+        (dst-ping)
+        (should (memq 'cancelFetch dst-requests))
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))
+        (should-not (cl-some (lambda (m) (string-match-p "failed\\|out of range" m)) dst-messages))
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("load cancelled (g loads again)")))
+                  "the cancelled state line")
+        (goto-char (point-min))
+        (should (eq (get-text-property (+ 2 (point)) 'face) 'datasourced-placeholder))
+        ;; Moving on the state line asks for no page either.
+        (dst-keys "C-a")
+        (dst-ping)
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))))))
+
 (ert-deftest datasourced-close-releases-sources-and-ends-the-daemon ()
   "q destroys the sources a list created; the last list's q ends the daemon."
   (dst-with-lists
