@@ -579,6 +579,7 @@ Return the daemon, or a string saying why it did not start."
             (error (error-message-string failure)))))
     (if (stringp connection)
         (format "cannot start %s: %s" executable connection)
+      (datasourced--quiet-exit (jsonrpc--process connection))
       (setf (datasourced--daemon-connection daemon) connection)
       (push (cons command daemon) datasourced--daemons)
       (condition-case failure
@@ -598,6 +599,19 @@ Return the daemon, or a string saying why it did not start."
                    (if (eql status 64)
                        "; it refused its command line: check `datasourced-command'"
                      ""))))))))
+
+(defun datasourced--quiet-exit (process)
+  "Keep jsonrpc from saying in the echo area that PROCESS exited.
+Its sentinel says \"[jsonrpc] Server exited with status 0\" even when the
+daemon was asked to end (a list closed, or opened again); an exit nobody
+asked for is said by `datasourced--on-exit', in words of this client."
+  (let ((sentinel (process-sentinel process)))
+    (when (functionp sentinel)
+      (set-process-sentinel
+       process
+       (lambda (proc change)
+         (cl-letf (((symbol-function 'jsonrpc--message) #'ignore))
+           (funcall sentinel proc change)))))))
 
 (defun datasourced--stop (daemon)
   "End DAEMON cleanly: shutdown, then exit; killed if it does not end in 2 s."

@@ -469,6 +469,34 @@ the list says it was cancelled and how to load it, instead of going blank."
       (should (cl-some (lambda (m) (string-prefix-p "datasourced: cannot create the source books: \"pageSize\"" m))
                        dst-messages)))))
 
+(ert-deftest datasourced-refused-source-reopened ()
+  "A refused spec opened again: the daemon it had ends quietly (jsonrpc's
+\"Server exited\" never reaches the echo area) and the refusal, naming the
+source, is the last thing said."
+  (dst-with-lists
+    (let* ((spec (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\", \"title\": \"Refused\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\", \"pageSize\": \"4\"}"))
+           (refused (lambda () (string-prefix-p "error: cannot create the source books" datasourced-status)))
+           (refusal "datasourced: cannot create the source books: \"pageSize\" must be"))
+      (with-current-buffer (datasourced-open spec)
+        (dst-wait refused "the refusal")
+        (let ((first datasourced--daemon))
+          (setq dst-messages nil)
+          (should (eq (datasourced-open spec) (current-buffer)))
+          (should-not (eq datasourced--daemon first))
+          (dst-wait refused "the refusal again")
+          (dst-wait (lambda () (datasourced--daemon-exited first)) "the first daemon to end")
+          (should (equal (process-exit-status (jsonrpc--process (datasourced--daemon-connection first))) 0))
+          (dst-ping)
+          (should-not (cl-some (lambda (m) (string-match-p "jsonrpc\\|exited" m)) dst-messages))
+          (should (string-prefix-p refusal (car dst-messages))))))
+    ;; Nor when the last list is closed, its daemon ending.
+    (let ((daemon (buffer-local-value 'datasourced--daemon (get-buffer "*datasourced: Refused*"))))
+      (setq dst-messages nil)
+      (kill-buffer "*datasourced: Refused*")
+      (dst-wait (lambda () (datasourced--daemon-exited daemon)) "the daemon to end")
+      (should-not (cl-some (lambda (m) (string-match-p "jsonrpc\\|exited" m)) dst-messages)))))
+
 (ert-deftest datasourced-daemon-exit-and-restart ()
   "A daemon that dies: the list says so, and g starts it again."
   (dst-with-lists
