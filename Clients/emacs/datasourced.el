@@ -446,6 +446,9 @@ saying their number, so a list of a million rows opens at once.")
   "The source's identity key, shown first.")
 (defvar-local datasourced--sectioned nil
   "Whether the source has sections of its own (sectioned, multi).")
+(defvar-local datasourced--filtered-view nil
+  "Whether the source shown is a filtered one.
+It keeps its child's sections, those its filter emptied included.")
 (defvar-local datasourced--known nil
   "Whether `datasourced--sections' was read from the daemon.")
 (defvar-local datasourced--revision nil
@@ -914,10 +917,15 @@ A row with an action not settled yet is dim, its last cell marked."
 (defun datasourced--header-shown-p (section)
   "Whether SECTION, (TITLE . ROWS), has a header row.
 Only sectioned and multi sources have them; a section titled null that
-holds only placeholders (a trailing loading row) has none."
+holds only placeholders (a trailing loading row) has none, nor, in a
+filtered view, a section none of whose rows passes (it may hold the
+no-results row): only a row, or an error, shows its header."
   (and datasourced--sectioned
-       (or (car section)
-           (not (cl-every #'datasourced--placeholder-kind (cdr section))))))
+       (if datasourced--filtered-view
+           (cl-some (lambda (value) (memq (datasourced--placeholder-kind value) '(nil error)))
+                    (cdr section))
+         (or (car section)
+             (not (cl-every #'datasourced--placeholder-kind (cdr section)))))))
 
 (defun datasourced--entries ()
   "The entries of `tabulated-list-entries' for the rows."
@@ -1090,6 +1098,7 @@ DONE is called with DESCRIPTION once the rows are known."
             datasourced--sectioned (if (equal (plist-get description :kind) "filtered")
                                        datasourced--sectioned
                                      (member (plist-get description :kind) '("sectioned" "multi")))
+            datasourced--filtered-view (equal (plist-get description :kind) "filtered")
             datasourced--known t
             datasourced--counted nil
             datasourced--version (1+ datasourced--version))
@@ -1300,6 +1309,7 @@ The rows the windows show are then read.  DONE gets DESCRIPTION."
             datasourced--revision (plist-get description :revision)
             datasourced--identity-key (plist-get description :identityKey)
             datasourced--sectioned nil
+            datasourced--filtered-view nil
             datasourced--known t
             datasourced--displayed nil
             datasourced--version (1+ datasourced--version))

@@ -671,7 +671,7 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (setq dst-requests nil)
       (dst-keys "/ a r RET")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959" "mystery"
+                                  '("science fiction" "4    Solaris            1959"
                                     "poetry" "3    Ariel              1956" "⋯ loading…")))
                 "the rows matching ar")
       ;; The keys came before the filtered source was made: its first setFilter has
@@ -688,8 +688,7 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (setq dst-requests nil)
       (dst-keys "/ C-a C-k s o RET")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959" "mystery" "poetry"
-                                    "⋯ loading…")))
+                                  '("science fiction" "4    Solaris            1959" "⋯ loading…")))
                 "the rows matching so")
       (should (equal (cl-count 'setFilter dst-requests) 3)) ; "", "s", "so"
       (datasourced-set-filter "ar")
@@ -704,6 +703,28 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (dst-keys "/ x C-g")
       (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
       (should (equal (dst-match-texts) nil)))))
+
+(ert-deftest datasourced-filter-hides-emptied-sections ()
+  "A section whose rows all fail the filter has no header row while it is
+empty; its header comes back with its rows."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959"
+                                    "poetry" "3    Ariel              1956" "⋯ loading…")))
+                "the rows matching ar, without the emptied mystery")
+      (datasourced-set-filter "so")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "⋯ loading…")))
+                "the rows matching so, one section")
+      (datasourced-set-filter "zzz")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("(no results)" "⋯ loading…")))
+                "no row matching zzz, and no header")
+      (datasourced-set-filter "")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…"))))
+                "every section again"))))
 
 (ert-deftest datasourced-set-filter-and-search ()
   "`datasourced-set-filter' filters; `datasourced-search' sets the spec's
@@ -735,7 +756,8 @@ search parameter of the remote source in place (updateSource), as typed."
         (dst-wait (lambda () (equal (length (dst-lines)) 4)) "every book again")))))
 
 (ert-deftest datasourced-filtered-source-shown-by-a-spec ()
-  "A spec that shows a filtered source over a sectioned one has its headers."
+  "A spec that shows a filtered source over a sectioned one has its headers.
+Those of the sections with a row that passes: not the emptied ones."
   (dst-with-lists
     (let ((spec (dst-temp-spec "{\"title\": \"Mysteries\", \"sources\": [
   {\"name\": \"books\", \"kind\": \"paginated\", \"identityKey\": \"id\",
@@ -747,7 +769,7 @@ search parameter of the remote source in place (updateSource), as typed."
  \"columns\": [\"id\", \"title\"]}")))
       (with-current-buffer (datasourced-open spec)
         (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                    '("science fiction" "mystery" "2  Gaudy Night" "poetry" "⋯ loading…")))
+                                    '("mystery" "2  Gaudy Night" "⋯ loading…")))
                   "the mysteries, in sections")))))
 
 (ert-deftest datasourced-search-spec-checked ()
