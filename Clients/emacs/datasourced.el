@@ -656,6 +656,20 @@ asked for is said by `datasourced--on-exit', in words of this client."
 
 (add-hook 'kill-emacs-hook #'datasourced-stop-all)
 
+(defun datasourced--base-load-end-p (kind source)
+  "Whether KIND about SOURCE ends the load the list's filter began during.
+A filtered source made while its child loads has no cycle of its own
+for that load: the child's final event (finishedLoading, failedWithError)
+ends it for the list, once, unless the filtered source began a cycle of
+its own since."
+  (let ((filter datasourced--filter))
+    (when (and filter (memq kind '(finishedLoading failedWithError))
+               (plist-get filter :base-loading)
+               (equal source (plist-get filter :base))
+               (equal datasourced--source (plist-get filter :name)))
+      (setq datasourced--filter (plist-put filter :base-loading nil))
+      t)))
+
 (defun datasourced--on-notification (daemon method params)
   "Route DAEMON's notification METHOD (with PARAMS) to the lists it concerns."
   (let* ((name (symbol-name method))
@@ -674,10 +688,11 @@ asked for is said by `datasourced--on-exit', in words of this client."
       (dolist (buffer (datasourced--daemon-lists daemon))
         (when (buffer-live-p buffer)
           (with-current-buffer buffer
-            (when (or (equal source datasourced--source)
-                      (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
-              (when (equal source datasourced--source) (setq shown t))
-              (datasourced--guarded name #'datasourced--on-event kind params)))))
+            (let ((base-end (datasourced--base-load-end-p kind source)))
+              (when (or (equal source datasourced--source) base-end
+                        (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
+                (when (or (equal source datasourced--source) base-end) (setq shown t))
+                (datasourced--guarded name #'datasourced--on-event kind params))))))
       ;; Said once per failure, however many lists show the source; a failure
       ;; for want of a credential's allowance asks instead (the no says it).
       (when (and shown (eq kind 'failedWithError)
@@ -1257,6 +1272,8 @@ Not while the rows are being read: they are not the ones counted yet
        (datasourced--set-status (replace-regexp-in-string " \\[\\(?:cached[^]]*\\|updating\\)\\]\\'" "" datasourced-status))))
     ('willLoadData
      (setq datasourced--loaded nil datasourced--in-flight t)
+     (when datasourced--filter
+       (setq datasourced--filter (plist-put datasourced--filter :base-loading nil)))
      (when datasourced-last-error
        (setq datasourced-last-error nil)
        (datasourced--render))
@@ -1823,6 +1840,24 @@ string members of the first object."
                                                #'string<)))
         (list (or datasourced--identity-key "id")))))
 
+(defun datasourced--speaks-p (version)
+  "Whether the list's daemon speaks protocol VERSION (\"1.10\") or later."
+  (let ((spoken (and datasourced--daemon (datasourced--daemon-protocol-version datasourced--daemon))))
+    (and (stringp spoken)
+         (ignore-errors (version<= version spoken)))))
+
+(defun datasourced--fill ()
+  "The rows a filter should fill, as (:fill N), or nil.
+N is the body height of the tallest window showing the list (of the
+frame when none does), within 1...10000: a filter whose matches are on
+later pages loads them until the window is full, point staying put.
+Nil for a daemon older than protocol 1.10, which has no fill."
+  (when (datasourced--speaks-p "1.10")
+    (let ((windows (get-buffer-window-list (current-buffer) nil t)))
+      (list :fill (max 1 (min 10000 (if windows
+                                        (apply #'max (mapcar #'window-body-height windows))
+                                      (frame-height))))))))
+
 (defun datasourced--send-query ()
   "Send the filter's query (setFilter), once its filtered source exists.
 The daemon answers in order, each answer after its change set."
@@ -1833,10 +1868,11 @@ The daemon answers in order, each answer after its change set."
         (setq datasourced--filter (plist-put filter :sent query))
         (datasourced--request
          datasourced--daemon 'setFilter
-         (list :source (plist-get filter :name)
-               :match (if (string-empty-p query)
-                          nil
-                        (list :query query :keyPaths (vconcat (plist-get filter :key-paths)))))
+         (append (list :source (plist-get filter :name)
+                       :match (if (string-empty-p query)
+                                  nil
+                                (list :query query :keyPaths (vconcat (plist-get filter :key-paths)))))
+                 (datasourced--fill))
          (lambda (_description)
            (when (buffer-live-p buffer)
              (with-current-buffer buffer
@@ -1853,12 +1889,15 @@ and goes with the list."
       (setq datasourced--filter (list :name name :base datasourced--source :query "" :sent ""
                                       :key-paths (datasourced--match-key-paths) :ready nil))
       (datasourced--request
-       daemon 'createSource (list :name name :kind "filtered" :source datasourced--source)
+       daemon 'createSource (append (list :name name :kind "filtered" :source datasourced--source)
+                                    (datasourced--fill))
        (lambda (_description)
          (when (buffer-live-p buffer)
            (with-current-buffer buffer
              (when (and datasourced--filter (eq datasourced--daemon daemon))
-               (setq datasourced--filter (plist-put datasourced--filter :ready t)
+               (setq datasourced--filter (plist-put (plist-put datasourced--filter :ready t)
+                                                    ;; Its child's load in flight ends the list's.
+                                                    :base-loading datasourced--in-flight)
                      datasourced--source name
                      datasourced--created (append datasourced--created (list name))
                      datasourced--under (cons name datasourced--under)

@@ -120,6 +120,7 @@ for every daemon to end."
          (progn ,@body)
        (advice-remove 'message #'dst-record-message)
        (advice-remove 'datasourced--request #'dst-record-request)
+       (delete-other-windows)
        (dolist (buffer (buffer-list))
          (when (with-current-buffer buffer (derived-mode-p 'datasourced-list-mode))
            (kill-buffer buffer)))
@@ -138,6 +139,14 @@ for every daemon to end."
   (let ((file (make-temp-file "datasourced-spec" nil ".json")))
     (with-temp-file file (insert json))
     file))
+
+(defun dst-window-lines (lines)
+  "Makes the selected window LINES lines high (its body), another buffer
+below it: a filter fills that many rows."
+  (let ((window-min-height 1))
+    (set-window-buffer (split-window nil (+ lines (- (window-total-height) (window-body-height))))
+                       (get-buffer-create " *dst other*")))
+  (should (= (window-body-height) lines)))
 
 (defun dst-keys (keys)
   "Types KEYS in the current buffer as a user would."
@@ -664,10 +673,13 @@ RET on an unloaded row asks at once."
 
 (ert-deftest datasourced-filter-as-you-type ()
   "/ filters as each key is typed (one setFilter per change), ranked within
-the sections, matches highlighted; RET keeps the filter, C-g clears it."
+the sections, matches highlighted; RET keeps the filter, C-g clears it.
+The window is one line high: the filter fills one row, and the pages
+after it are asked for as point moves."
   (dst-with-lists
     (with-current-buffer (datasourced-open (dst-spec "books.json"))
       (dst-status "loaded 4")
+      (dst-window-lines 1)
       (setq dst-requests nil)
       (dst-keys "/ a r RET")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
@@ -704,26 +716,73 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
       (should (equal (dst-match-texts) nil)))))
 
+(ert-deftest datasourced-filter-fills-the-window ()
+  "A filter whose matches are on a later page fills the window: the filtered
+source has the window's height as its fill (createSource, then setFilter), so
+the daemon loads pages until it has that many rows or no page is left, and
+point stays where it was, at the top."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (goto-char (point-min))
+      (dst-keys "/ u b i k RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("science fiction" "10   Ubik               1977")))
+                "Ubik, from page three, the pages loaded")
+      (should (= (line-number-at-pos) 1))
+      (should (= (window-start) (point-min)))
+      (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                          'describeSource (list :source datasourced--source))))
+        (should (equal (plist-get description :fill) (window-body-height))))
+      ;; A window of another height: the next query fills that many rows.
+      (dst-window-lines 3)
+      (datasourced-set-filter "o")
+      (dst-wait (lambda ()
+                  (equal (plist-get (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                                     'describeSource (list :source datasourced--source))
+                                    :fill)
+                         (window-body-height)))
+                "the fill of the smaller window"))))
+
+(ert-deftest datasourced-filter-made-during-a-load ()
+  "A filter made while a page loads: the filtered source has no cycle of its
+own for that page, so its child's end ends the list's load (the status is
+not left at loading), and paging goes on."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-window-lines 1)
+      ;; M-> asks for page two; the filter is made before its answer.
+      (dst-keys "M->")
+      (should (memq 'willDisplayObjectAtIndexPath dst-requests))
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (string-prefix-p "byGenre/filter#" datasourced--source)) "the filtered source")
+      (dst-wait (lambda () (string-prefix-p "loaded" datasourced-status)) "page two's end, not loading")
+      ;; Point at the end pages on (by itself, or by the next M->).
+      (dst-keys "M->")
+      (dst-wait (lambda () (member "9    Leaves of Grass    1974" (dst-trimmed-lines))) "page three, filtered")
+      (dst-status "loaded 3")
+      (should-not datasourced--in-flight))))
+
 (ert-deftest datasourced-filter-hides-emptied-sections ()
   "A section whose rows all fail the filter has no header row while it is
 empty; its header comes back with its rows."
   (dst-with-lists
     (with-current-buffer (datasourced-open (dst-spec "books.json"))
       (dst-status "loaded 4")
+      ;; The window is taller than the list: the filter loads every page.
       (datasourced-set-filter "ar")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959"
-                                    "poetry" "3    Ariel              1956" "⋯ loading…")))
+                                  '("science fiction" "4    Solaris            1959" "poetry"
+                                    "3    Ariel              1956" "9    Leaves of Grass    1974")))
                 "the rows matching ar, without the emptied mystery")
-      (datasourced-set-filter "so")
-      (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959" "⋯ loading…")))
-                "the rows matching so, one section")
+      (datasourced-set-filter "sleep")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("mystery" "5    The Big Sleep      1962")))
+                "the row matching sleep, one section")
       (datasourced-set-filter "zzz")
-      (dst-wait (lambda () (equal (dst-trimmed-lines) '("(no results)" "⋯ loading…")))
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("(no results)")))
                 "no row matching zzz, and no header")
       (datasourced-set-filter "")
-      (dst-wait (lambda () (equal (dst-trimmed-lines) (append dst-genres-page1 '("⋯ loading…"))))
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre))
                 "every section again"))))
 
 (ert-deftest datasourced-set-filter-and-search ()
