@@ -957,7 +957,8 @@ no-results row): only a row, or an error, shows its header."
             (let ((kind (datasourced--placeholder-kind value)))
               (push (if kind
                         (list (list kind s i) (vector (datasourced--placeholder-text value kind)))
-                      (list (list 'row s i)
+                      ;; The row's identity too: point keeps its row wherever it goes.
+                      (list (list 'row s i (datasourced--row-identity value))
                             (datasourced--row-cells value columns)))
                     entries))
             (setq i (1+ i))))
@@ -1027,33 +1028,73 @@ leaves its rows unloaded: there is no error row to show)."
       nil
     (datasourced--render-rows)))
 
+(defun datasourced--row-identity (value)
+  "The identity of the row VALUE (its identity key's value), or nil."
+  (and (stringp datasourced--identity-key) (datasourced--object-p value)
+       (datasourced--get value datasourced--identity-key)))
+
+(defun datasourced--view (&optional window)
+  "Where point is in WINDOW (nil: the buffer's point), to come back to.
+A plist: :id, the entry at point (a row's with its identity), :line,
+and, for a window, :above, the lines between its start and point."
+  (if (not window)
+      (list :id (tabulated-list-get-id) :line (line-number-at-pos))
+    (with-selected-window window
+      (list :id (tabulated-list-get-id) :line (line-number-at-pos)
+            :above (count-lines (window-start) (line-beginning-position))))))
+
+(defun datasourced--goto-view (view)
+  "Move point to VIEW's row: the same object, else the same entry, else line."
+  (let* ((id (plist-get view :id))
+         (identity (and (eq (car-safe id) 'row) (nth 3 id))))
+    (goto-char (point-min))
+    (while (and id (not (eobp))
+                (not (let ((here (tabulated-list-get-id)))
+                       (if identity
+                           (and (eq (car-safe here) 'row) (equal (nth 3 here) identity))
+                         (equal here id)))))
+      (forward-line 1))
+    (when (or (null id) (eobp))
+      (goto-char (point-min))
+      (forward-line (1- (min (plist-get view :line) (max 1 (count-lines (point-min) (point-max)))))))))
+
+(defun datasourced--fitting-start (window above)
+  "Where WINDOW should start for point to be ABOVE lines below its top.
+Point stays in view, and the list's end is not left mid-window with
+rows hidden above it: a list the window can hold shows from its top."
+  (let ((height (max 1 (window-body-height window))))
+    (save-excursion
+      (let ((wanted (progn (forward-line (- (min above (1- height)))) (point)))
+            ;; The last line to show: the last row's, or point's past it.
+            (last (max (line-beginning-position)
+                       (progn (goto-char (point-max))
+                              (when (and (bolp) (not (bobp))) (forward-line -1))
+                              (point)))))
+        (goto-char last)
+        (forward-line (- (1- height)))
+        (min wanted (point))))))
+
+(defun datasourced--show-view (window view)
+  "Show VIEW (from `datasourced--view') in WINDOW: point's row, its place."
+  (with-selected-window window
+    (datasourced--goto-view view)
+    (set-window-start window (datasourced--fitting-start window (or (plist-get view :above) 0)) t)))
+
 (defun datasourced--render-rows ()
-  "Print `datasourced--sections', each window keeping its row (or its line)."
+  "Print `datasourced--sections', each window keeping its row (or its line).
+A row is found by its identity when it has one: a filter or a page that
+moves it does not move point to the row that took its place."
   (let* ((entries (datasourced--entries))
          (windows (get-buffer-window-list (current-buffer) nil t))
-         (places (mapcar (lambda (window)
-                           (with-selected-window window
-                             (list window (tabulated-list-get-id) (line-number-at-pos)
-                                   (count-lines (window-start) (line-beginning-position)))))
-                         windows))
-         (own (list (tabulated-list-get-id) (line-number-at-pos))))
+         (views (mapcar (lambda (window) (cons window (datasourced--view window))) windows))
+         (own (datasourced--view)))
     (setq tabulated-list-format (datasourced--format entries)
           tabulated-list-entries entries)
     (tabulated-list-init-header)
     (tabulated-list-print nil)
-    (cl-flet ((restore (id line)
-                (goto-char (point-min))
-                (while (and id (not (eobp)) (not (equal (tabulated-list-get-id) id)))
-                  (forward-line 1))
-                (when (or (null id) (eobp))
-                  (goto-char (point-min))
-                  (forward-line (1- (min line (max 1 (count-lines (point-min) (point-max)))))))))
-      (apply #'restore own)
-      (dolist (place places)
-        (pcase-let ((`(,window ,id ,line ,above) place))
-          (with-selected-window window
-            (restore id line)
-            (set-window-start window (save-excursion (forward-line (- above)) (point)) t)))))))
+    (datasourced--goto-view own)
+    (dolist (view views)
+      (datasourced--show-view (car view) (cdr view)))))
 
 ;;;; Reading the rows
 

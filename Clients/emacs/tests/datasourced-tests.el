@@ -743,6 +743,49 @@ point stays where it was, at the top."
                          (window-body-height)))
                 "the fill of the smaller window"))))
 
+(defun dst-line-at-point ()
+  "The line at point, trimmed."
+  (string-trim (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
+
+(ert-deftest datasourced-filter-quit-shows-the-top ()
+  "C-g in the filter's prompt, after a filter: every row again, point on the
+row it was on (not the row that took its place) and the window showing the top
+of the list when the list fits in it (not scrolled, its top rows hidden and
+its end mid-window); in a window shorter than the list, point's row stays in
+view, as many lines from the window's top as before."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-keys "M->")
+      (dst-status "loaded 8")
+      (dst-keys "M->")
+      (dst-status "loaded 10")
+      (should (equal (dst-trimmed-lines) dst-all-by-genre))
+      (dst-goto-row "9    Leaves of Grass    1974")
+      (set-window-start nil (point-min))
+      (dst-keys "/ a r RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "poetry"
+                                    "3    Ariel              1956" "9    Leaves of Grass    1974")))
+                "the rows matching ar")
+      (should (equal (dst-line-at-point) "9    Leaves of Grass    1974"))
+      (dst-keys "/ C-g")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
+      (dst-ping)
+      (should (equal (dst-line-at-point) "9    Leaves of Grass    1974"))
+      (should (= (window-start) (point-min)))
+      ;; A window of 5 lines, point on Ariel, the third line of the filtered list.
+      (dst-window-lines 5)
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (= (length (dst-lines)) 5)) "the rows matching ar")
+      (dst-goto-row "3    Ariel              1956")
+      (set-window-start nil (point-min))
+      (dst-keys "/ C-g")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
+      (dst-ping)
+      (should (equal (dst-line-at-point) "3    Ariel              1956"))
+      (should (= (count-lines (window-start) (line-beginning-position)) 3)))))
+
 (ert-deftest datasourced-filter-made-during-a-load ()
   "A filter made while a page loads: the filtered source has no cycle of its
 own for that page, so its child's end ends the list's load (the status is
