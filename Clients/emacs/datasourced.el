@@ -446,6 +446,9 @@ saying their number, so a list of a million rows opens at once.")
   "The source's identity key, shown first.")
 (defvar-local datasourced--sectioned nil
   "Whether the source has sections of its own (sectioned, multi).")
+(defvar-local datasourced--filtered-view nil
+  "Whether the source shown is a filtered one.
+It keeps its child's sections, those its filter emptied included.")
 (defvar-local datasourced--known nil
   "Whether `datasourced--sections' was read from the daemon.")
 (defvar-local datasourced--revision nil
@@ -459,6 +462,10 @@ saying their number, so a list of a million rows opens at once.")
 (defvar-local datasourced--read-again nil
   "Whether to read the rows again once the read in flight ends.")
 (defvar-local datasourced--loaded nil "Whether the last load finished.")
+(defvar-local datasourced--in-flight nil
+  "Whether the source shown is loading (between willLoadData and its end).
+No page is asked for meanwhile: the rows may change under the request,
+as a cancel takes the loading row of a first page away.")
 (defvar-local datasourced--setup-failed nil
   "Whether creating the sources failed.")
 (defvar-local datasourced--stale nil
@@ -575,6 +582,7 @@ Return the daemon, or a string saying why it did not start."
             (error (error-message-string failure)))))
     (if (stringp connection)
         (format "cannot start %s: %s" executable connection)
+      (datasourced--quiet-exit (jsonrpc--process connection))
       (setf (datasourced--daemon-connection daemon) connection)
       (push (cons command daemon) datasourced--daemons)
       (condition-case failure
@@ -594,6 +602,19 @@ Return the daemon, or a string saying why it did not start."
                    (if (eql status 64)
                        "; it refused its command line: check `datasourced-command'"
                      ""))))))))
+
+(defun datasourced--quiet-exit (process)
+  "Keep jsonrpc from saying in the echo area that PROCESS exited.
+Its sentinel says \"[jsonrpc] Server exited with status 0\" even when the
+daemon was asked to end (a list closed, or opened again); an exit nobody
+asked for is said by `datasourced--on-exit', in words of this client."
+  (let ((sentinel (process-sentinel process)))
+    (when (functionp sentinel)
+      (set-process-sentinel
+       process
+       (lambda (proc change)
+         (cl-letf (((symbol-function 'jsonrpc--message) #'ignore))
+           (funcall sentinel proc change)))))))
 
 (defun datasourced--stop (daemon)
   "End DAEMON cleanly: shutdown, then exit; killed if it does not end in 2 s."
@@ -635,6 +656,20 @@ Return the daemon, or a string saying why it did not start."
 
 (add-hook 'kill-emacs-hook #'datasourced-stop-all)
 
+(defun datasourced--base-load-end-p (kind source)
+  "Whether KIND about SOURCE ends the load the list's filter began during.
+A filtered source made while its child loads has no cycle of its own
+for that load: the child's final event (finishedLoading, failedWithError)
+ends it for the list, once, unless the filtered source began a cycle of
+its own since."
+  (let ((filter datasourced--filter))
+    (when (and filter (memq kind '(finishedLoading failedWithError))
+               (plist-get filter :base-loading)
+               (equal source (plist-get filter :base))
+               (equal datasourced--source (plist-get filter :name)))
+      (setq datasourced--filter (plist-put filter :base-loading nil))
+      t)))
+
 (defun datasourced--on-notification (daemon method params)
   "Route DAEMON's notification METHOD (with PARAMS) to the lists it concerns."
   (let* ((name (symbol-name method))
@@ -653,10 +688,11 @@ Return the daemon, or a string saying why it did not start."
       (dolist (buffer (datasourced--daemon-lists daemon))
         (when (buffer-live-p buffer)
           (with-current-buffer buffer
-            (when (or (equal source datasourced--source)
-                      (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
-              (when (equal source datasourced--source) (setq shown t))
-              (datasourced--guarded name #'datasourced--on-event kind params)))))
+            (let ((base-end (datasourced--base-load-end-p kind source)))
+              (when (or (equal source datasourced--source) base-end
+                        (and (eq kind 'didChangeFreshness) (member source datasourced--under)))
+                (when (or (equal source datasourced--source) base-end) (setq shown t))
+                (datasourced--guarded name #'datasourced--on-event kind params))))))
       ;; Said once per failure, however many lists show the source; a failure
       ;; for want of a credential's allowance asks instead (the no says it).
       (when (and shown (eq kind 'failedWithError)
@@ -896,10 +932,15 @@ A row with an action not settled yet is dim, its last cell marked."
 (defun datasourced--header-shown-p (section)
   "Whether SECTION, (TITLE . ROWS), has a header row.
 Only sectioned and multi sources have them; a section titled null that
-holds only placeholders (a trailing loading row) has none."
+holds only placeholders (a trailing loading row) has none, nor, in a
+filtered view, a section none of whose rows passes (it may hold the
+no-results row): only a row, or an error, shows its header."
   (and datasourced--sectioned
-       (or (car section)
-           (not (cl-every #'datasourced--placeholder-kind (cdr section))))))
+       (if datasourced--filtered-view
+           (cl-some (lambda (value) (memq (datasourced--placeholder-kind value) '(nil error)))
+                    (cdr section))
+         (or (car section)
+             (not (cl-every #'datasourced--placeholder-kind (cdr section)))))))
 
 (defun datasourced--entries ()
   "The entries of `tabulated-list-entries' for the rows."
@@ -916,7 +957,8 @@ holds only placeholders (a trailing loading row) has none."
             (let ((kind (datasourced--placeholder-kind value)))
               (push (if kind
                         (list (list kind s i) (vector (datasourced--placeholder-text value kind)))
-                      (list (list 'row s i)
+                      ;; The row's identity too: point keeps its row wherever it goes.
+                      (list (list 'row s i (datasourced--row-identity value))
                             (datasourced--row-cells value columns)))
                     entries))
             (setq i (1+ i))))
@@ -932,7 +974,20 @@ holds only placeholders (a trailing loading row) has none."
                     (vector (datasourced--placeholder-text
                              (list :error datasourced-last-error) 'error)))
               entries))
+      ;; No row at all: a line saying why, rather than a blank buffer.
+      (let ((state (and (null entries) (datasourced--empty-state-text))))
+        (when state
+          (push (list '(state) (vector state)) entries)))
       (nreverse entries))))
+
+(defun datasourced--empty-state-text ()
+  "The line shown in a list without any row, or nil while loading."
+  (cond
+   ((not datasourced--known) nil)
+   ((equal (plist-get datasourced-last-error :kind) "cancelled")
+    (format "load cancelled (%s loads again)"
+            (substitute-command-keys "\\<datasourced-list-mode-map>\\[revert-buffer]")))
+   ((and datasourced--loaded (not datasourced--in-flight)) "(no rows)")))
 
 (defun datasourced--format (entries)
   "The `tabulated-list-format' for ENTRIES.
@@ -973,33 +1028,73 @@ leaves its rows unloaded: there is no error row to show)."
       nil
     (datasourced--render-rows)))
 
+(defun datasourced--row-identity (value)
+  "The identity of the row VALUE (its identity key's value), or nil."
+  (and (stringp datasourced--identity-key) (datasourced--object-p value)
+       (datasourced--get value datasourced--identity-key)))
+
+(defun datasourced--view (&optional window)
+  "Where point is in WINDOW (nil: the buffer's point), to come back to.
+A plist: :id, the entry at point (a row's with its identity), :line,
+and, for a window, :above, the lines between its start and point."
+  (if (not window)
+      (list :id (tabulated-list-get-id) :line (line-number-at-pos))
+    (with-selected-window window
+      (list :id (tabulated-list-get-id) :line (line-number-at-pos)
+            :above (count-lines (window-start) (line-beginning-position))))))
+
+(defun datasourced--goto-view (view)
+  "Move point to VIEW's row: the same object, else the same entry, else line."
+  (let* ((id (plist-get view :id))
+         (identity (and (eq (car-safe id) 'row) (nth 3 id))))
+    (goto-char (point-min))
+    (while (and id (not (eobp))
+                (not (let ((here (tabulated-list-get-id)))
+                       (if identity
+                           (and (eq (car-safe here) 'row) (equal (nth 3 here) identity))
+                         (equal here id)))))
+      (forward-line 1))
+    (when (or (null id) (eobp))
+      (goto-char (point-min))
+      (forward-line (1- (min (plist-get view :line) (max 1 (count-lines (point-min) (point-max)))))))))
+
+(defun datasourced--fitting-start (window above)
+  "Where WINDOW should start for point to be ABOVE lines below its top.
+Point stays in view, and the list's end is not left mid-window with
+rows hidden above it: a list the window can hold shows from its top."
+  (let ((height (max 1 (window-body-height window))))
+    (save-excursion
+      (let ((wanted (progn (forward-line (- (min above (1- height)))) (point)))
+            ;; The last line to show: the last row's, or point's past it.
+            (last (max (line-beginning-position)
+                       (progn (goto-char (point-max))
+                              (when (and (bolp) (not (bobp))) (forward-line -1))
+                              (point)))))
+        (goto-char last)
+        (forward-line (- (1- height)))
+        (min wanted (point))))))
+
+(defun datasourced--show-view (window view)
+  "Show VIEW (from `datasourced--view') in WINDOW: point's row, its place."
+  (with-selected-window window
+    (datasourced--goto-view view)
+    (set-window-start window (datasourced--fitting-start window (or (plist-get view :above) 0)) t)))
+
 (defun datasourced--render-rows ()
-  "Print `datasourced--sections', each window keeping its row (or its line)."
+  "Print `datasourced--sections', each window keeping its row (or its line).
+A row is found by its identity when it has one: a filter or a page that
+moves it does not move point to the row that took its place."
   (let* ((entries (datasourced--entries))
          (windows (get-buffer-window-list (current-buffer) nil t))
-         (places (mapcar (lambda (window)
-                           (with-selected-window window
-                             (list window (tabulated-list-get-id) (line-number-at-pos)
-                                   (count-lines (window-start) (line-beginning-position)))))
-                         windows))
-         (own (list (tabulated-list-get-id) (line-number-at-pos))))
+         (views (mapcar (lambda (window) (cons window (datasourced--view window))) windows))
+         (own (datasourced--view)))
     (setq tabulated-list-format (datasourced--format entries)
           tabulated-list-entries entries)
     (tabulated-list-init-header)
     (tabulated-list-print nil)
-    (cl-flet ((restore (id line)
-                (goto-char (point-min))
-                (while (and id (not (eobp)) (not (equal (tabulated-list-get-id) id)))
-                  (forward-line 1))
-                (when (or (null id) (eobp))
-                  (goto-char (point-min))
-                  (forward-line (1- (min line (max 1 (count-lines (point-min) (point-max)))))))))
-      (apply #'restore own)
-      (dolist (place places)
-        (pcase-let ((`(,window ,id ,line ,above) place))
-          (with-selected-window window
-            (restore id line)
-            (set-window-start window (save-excursion (forward-line (- above)) (point)) t)))))))
+    (datasourced--goto-view own)
+    (dolist (view views)
+      (datasourced--show-view (car view) (cdr view)))))
 
 ;;;; Reading the rows
 
@@ -1059,6 +1154,7 @@ DONE is called with DESCRIPTION once the rows are known."
             datasourced--sectioned (if (equal (plist-get description :kind) "filtered")
                                        datasourced--sectioned
                                      (member (plist-get description :kind) '("sectioned" "multi")))
+            datasourced--filtered-view (equal (plist-get description :kind) "filtered")
             datasourced--known t
             datasourced--counted nil
             datasourced--version (1+ datasourced--version))
@@ -1216,13 +1312,18 @@ Not while the rows are being read: they are not the ones counted yet
          (push (cons source (plist-get params :cachedAt)) datasourced--stale))
        (datasourced--set-status (replace-regexp-in-string " \\[\\(?:cached[^]]*\\|updating\\)\\]\\'" "" datasourced-status))))
     ('willLoadData
-     (setq datasourced--loaded nil)
+     (setq datasourced--loaded nil datasourced--in-flight t)
+     (when datasourced--filter
+       (setq datasourced--filter (plist-put datasourced--filter :base-loading nil)))
      (when datasourced-last-error
        (setq datasourced-last-error nil)
        (datasourced--render))
      (datasourced--set-status "loading"))
     ('finishedLoading
-     (setq datasourced--loaded t)
+     (setq datasourced--loaded t datasourced--in-flight nil)
+     (unless (or datasourced--counted (cl-some #'cdr datasourced--sections))
+       ;; An empty list says so (its last change came while it was loading).
+       (datasourced--render))
      (if datasourced--counted
          (datasourced--count-loaded)
        (datasourced--update-loaded-status))
@@ -1236,7 +1337,7 @@ Not while the rows are being read: they are not the ones counted yet
      (run-hooks 'datasourced-loaded-hook))
     ('failedWithError
      (let ((failure (plist-get params :error)))
-       (setq datasourced--loaded nil datasourced-last-error failure)
+       (setq datasourced--loaded nil datasourced--in-flight nil datasourced-last-error failure)
        (datasourced--render)
        (datasourced--set-status
         (if (equal (plist-get failure :kind) "cancelled")
@@ -1266,6 +1367,7 @@ The rows the windows show are then read.  DONE gets DESCRIPTION."
             datasourced--revision (plist-get description :revision)
             datasourced--identity-key (plist-get description :identityKey)
             datasourced--sectioned nil
+            datasourced--filtered-view nil
             datasourced--known t
             datasourced--displayed nil
             datasourced--version (1+ datasourced--version))
@@ -1472,7 +1574,8 @@ A row far from the loaded ones loads its page alone (a jump)."
   "Ask for the next page when the end of the list is in WINDOW.
 That is point within `datasourced-page-ahead' lines of a trailing
 loading row, or, when SCROLLED, that row inside the window."
-  (let ((path (and datasourced--known datasourced--daemon (datasourced--last-loading-row))))
+  (let ((path (and datasourced--known datasourced--daemon (not datasourced--in-flight)
+                   (datasourced--last-loading-row))))
     (when (and path (not (eql datasourced--paged-at datasourced--version))
                (or (<= (1- (count-lines (line-beginning-position) (point-max)))
                        datasourced-page-ahead)
@@ -1545,7 +1648,8 @@ The echo area shows SHORT, or TEXT."
           datasourced--filter nil))
   (let ((daemon (datasourced--daemon-for datasourced-command)))
     (setq datasourced--known nil datasourced--revision nil datasourced--sections nil
-          datasourced--loaded nil datasourced--setup-failed nil datasourced--stale nil
+          datasourced--loaded nil datasourced--in-flight nil
+          datasourced--setup-failed nil datasourced--stale nil
           datasourced--message nil datasourced--under (list datasourced--source)
           datasourced--reading nil datasourced--read-again nil
           datasourced--counted nil datasourced--displayed nil)
@@ -1671,7 +1775,8 @@ cancelled load loads again, one reopened over loaded pages shows them."
                 (cond
                  ((null unloaded)
                   (if (eq (plist-get description :isFetching) t)
-                      (datasourced--set-status "loading")
+                      (progn (setq datasourced--in-flight t)
+                             (datasourced--set-status "loading"))
                     (setq datasourced--loaded t)
                     (datasourced--update-loaded-status)))
                  ((= (length unloaded) (length remote))
@@ -1776,6 +1881,24 @@ string members of the first object."
                                                #'string<)))
         (list (or datasourced--identity-key "id")))))
 
+(defun datasourced--speaks-p (version)
+  "Whether the list's daemon speaks protocol VERSION (\"1.10\") or later."
+  (let ((spoken (and datasourced--daemon (datasourced--daemon-protocol-version datasourced--daemon))))
+    (and (stringp spoken)
+         (ignore-errors (version<= version spoken)))))
+
+(defun datasourced--fill ()
+  "The rows a filter should fill, as (:fill N), or nil.
+N is the body height of the tallest window showing the list (of the
+frame when none does), within 1...10000: a filter whose matches are on
+later pages loads them until the window is full, point staying put.
+Nil for a daemon older than protocol 1.10, which has no fill."
+  (when (datasourced--speaks-p "1.10")
+    (let ((windows (get-buffer-window-list (current-buffer) nil t)))
+      (list :fill (max 1 (min 10000 (if windows
+                                        (apply #'max (mapcar #'window-body-height windows))
+                                      (frame-height))))))))
+
 (defun datasourced--send-query ()
   "Send the filter's query (setFilter), once its filtered source exists.
 The daemon answers in order, each answer after its change set."
@@ -1786,10 +1909,11 @@ The daemon answers in order, each answer after its change set."
         (setq datasourced--filter (plist-put filter :sent query))
         (datasourced--request
          datasourced--daemon 'setFilter
-         (list :source (plist-get filter :name)
-               :match (if (string-empty-p query)
-                          nil
-                        (list :query query :keyPaths (vconcat (plist-get filter :key-paths)))))
+         (append (list :source (plist-get filter :name)
+                       :match (if (string-empty-p query)
+                                  nil
+                                (list :query query :keyPaths (vconcat (plist-get filter :key-paths)))))
+                 (datasourced--fill))
          (lambda (_description)
            (when (buffer-live-p buffer)
              (with-current-buffer buffer
@@ -1806,12 +1930,15 @@ and goes with the list."
       (setq datasourced--filter (list :name name :base datasourced--source :query "" :sent ""
                                       :key-paths (datasourced--match-key-paths) :ready nil))
       (datasourced--request
-       daemon 'createSource (list :name name :kind "filtered" :source datasourced--source)
+       daemon 'createSource (append (list :name name :kind "filtered" :source datasourced--source)
+                                    (datasourced--fill))
        (lambda (_description)
          (when (buffer-live-p buffer)
            (with-current-buffer buffer
              (when (and datasourced--filter (eq datasourced--daemon daemon))
-               (setq datasourced--filter (plist-put datasourced--filter :ready t)
+               (setq datasourced--filter (plist-put (plist-put datasourced--filter :ready t)
+                                                    ;; Its child's load in flight ends the list's.
+                                                    :base-loading datasourced--in-flight)
                      datasourced--source name
                      datasourced--created (append datasourced--created (list name))
                      datasourced--under (cons name datasourced--under)

@@ -120,6 +120,7 @@ for every daemon to end."
          (progn ,@body)
        (advice-remove 'message #'dst-record-message)
        (advice-remove 'datasourced--request #'dst-record-request)
+       (delete-other-windows)
        (dolist (buffer (buffer-list))
          (when (with-current-buffer buffer (derived-mode-p 'datasourced-list-mode))
            (kill-buffer buffer)))
@@ -138,6 +139,14 @@ for every daemon to end."
   (let ((file (make-temp-file "datasourced-spec" nil ".json")))
     (with-temp-file file (insert json))
     file))
+
+(defun dst-window-lines (lines)
+  "Makes the selected window LINES lines high (its body), another buffer
+below it: a filter fills that many rows."
+  (let ((window-min-height 1))
+    (set-window-buffer (split-window nil (+ lines (- (window-total-height) (window-body-height))))
+                       (get-buffer-create " *dst other*")))
+  (should (= (window-body-height) lines)))
 
 (defun dst-keys (keys)
   "Types KEYS in the current buffer as a user would."
@@ -311,6 +320,35 @@ failing.json stores no error placeholder: the row is the client's."
         (dst-wait (lambda () (member "datasourced: slow is not loading: nothing to cancel" dst-messages))
                   "the nothing-to-cancel message")))))
 
+(ert-deftest datasourced-cancel-during-the-first-page ()
+  "C-c C-k while a paginated list's first page loads: no willDisplay is sent
+for the loading row the cancel takes away (none failing, none said), and
+the list says it was cancelled and how to load it, instead of going blank."
+  (dst-with-lists
+    (let ((spec (dst-temp-spec "{\"name\": \"slowPages\", \"kind\": \"paginated\", \"identityKey\": \"id\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/slow\",
+  \"keyPath\": \"books\", \"pageSize\": 4, \"title\": \"Slow pages\", \"columns\": [\"id\", \"title\"]}")))
+      (with-current-buffer (datasourced-open spec)
+        (dst-status "loading")
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("⋯ loading…"))) "the loading row")
+        ;; Point is on the loading row, the list's last: a command there would page.
+        (should (equal (car (tabulated-list-get-id)) 'loading))
+        (setq dst-requests nil)
+        (dst-keys "C-c C-k")
+        (dst-status "cancelled")
+        (dst-ping)
+        (should (memq 'cancelFetch dst-requests))
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))
+        (should-not (cl-some (lambda (m) (string-match-p "failed\\|out of range" m)) dst-messages))
+        (dst-wait (lambda () (equal (dst-trimmed-lines) '("load cancelled (g loads again)")))
+                  "the cancelled state line")
+        (goto-char (point-min))
+        (should (eq (get-text-property (+ 2 (point)) 'face) 'datasourced-placeholder))
+        ;; Moving on the state line asks for no page either.
+        (dst-keys "C-a")
+        (dst-ping)
+        (should-not (memq 'willDisplayObjectAtIndexPath dst-requests))))))
+
 (ert-deftest datasourced-close-releases-sources-and-ends-the-daemon ()
   "q destroys the sources a list created; the last list's q ends the daemon."
   (dst-with-lists
@@ -439,6 +477,34 @@ failing.json stores no error placeholder: the row is the client's."
         (should-not (string-match-p "Invalid params\\|-32602\\|code" text)))
       (should (cl-some (lambda (m) (string-prefix-p "datasourced: cannot create the source books: \"pageSize\"" m))
                        dst-messages)))))
+
+(ert-deftest datasourced-refused-source-reopened ()
+  "A refused spec opened again: the daemon it had ends quietly (jsonrpc's
+\"Server exited\" never reaches the echo area) and the refusal, naming the
+source, is the last thing said."
+  (dst-with-lists
+    (let* ((spec (dst-temp-spec "{\"name\": \"books\", \"kind\": \"paginated\", \"title\": \"Refused\",
+  \"remoteConfiguration\": {\"baseURL\": \"${baseURL}\"}, \"apiPath\": \"/v1/books\", \"pageSize\": \"4\"}"))
+           (refused (lambda () (string-prefix-p "error: cannot create the source books" datasourced-status)))
+           (refusal "datasourced: cannot create the source books: \"pageSize\" must be"))
+      (with-current-buffer (datasourced-open spec)
+        (dst-wait refused "the refusal")
+        (let ((first datasourced--daemon))
+          (setq dst-messages nil)
+          (should (eq (datasourced-open spec) (current-buffer)))
+          (should-not (eq datasourced--daemon first))
+          (dst-wait refused "the refusal again")
+          (dst-wait (lambda () (datasourced--daemon-exited first)) "the first daemon to end")
+          (should (equal (process-exit-status (jsonrpc--process (datasourced--daemon-connection first))) 0))
+          (dst-ping)
+          (should-not (cl-some (lambda (m) (string-match-p "jsonrpc\\|exited" m)) dst-messages))
+          (should (string-prefix-p refusal (car dst-messages))))))
+    ;; Nor when the last list is closed, its daemon ending.
+    (let ((daemon (buffer-local-value 'datasourced--daemon (get-buffer "*datasourced: Refused*"))))
+      (setq dst-messages nil)
+      (kill-buffer "*datasourced: Refused*")
+      (dst-wait (lambda () (datasourced--daemon-exited daemon)) "the daemon to end")
+      (should-not (cl-some (lambda (m) (string-match-p "jsonrpc\\|exited" m)) dst-messages)))))
 
 (ert-deftest datasourced-daemon-exit-and-restart ()
   "A daemon that dies: the list says so, and g starts it again."
@@ -607,14 +673,17 @@ RET on an unloaded row asks at once."
 
 (ert-deftest datasourced-filter-as-you-type ()
   "/ filters as each key is typed (one setFilter per change), ranked within
-the sections, matches highlighted; RET keeps the filter, C-g clears it."
+the sections, matches highlighted; RET keeps the filter, C-g clears it.
+The window is one line high: the filter fills one row, and the pages
+after it are asked for as point moves."
   (dst-with-lists
     (with-current-buffer (datasourced-open (dst-spec "books.json"))
       (dst-status "loaded 4")
+      (dst-window-lines 1)
       (setq dst-requests nil)
       (dst-keys "/ a r RET")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959" "mystery"
+                                  '("science fiction" "4    Solaris            1959"
                                     "poetry" "3    Ariel              1956" "⋯ loading…")))
                 "the rows matching ar")
       ;; The keys came before the filtered source was made: its first setFilter has
@@ -631,8 +700,7 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (setq dst-requests nil)
       (dst-keys "/ C-a C-k s o RET")
       (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                  '("science fiction" "4    Solaris            1959" "mystery" "poetry"
-                                    "⋯ loading…")))
+                                  '("science fiction" "4    Solaris            1959" "⋯ loading…")))
                 "the rows matching so")
       (should (equal (cl-count 'setFilter dst-requests) 3)) ; "", "s", "so"
       (datasourced-set-filter "ar")
@@ -647,6 +715,118 @@ the sections, matches highlighted; RET keeps the filter, C-g clears it."
       (dst-keys "/ x C-g")
       (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
       (should (equal (dst-match-texts) nil)))))
+
+(ert-deftest datasourced-filter-fills-the-window ()
+  "A filter whose matches are on a later page fills the window: the filtered
+source has the window's height as its fill (createSource, then setFilter), so
+the daemon loads pages until it has that many rows or no page is left, and
+point stays where it was, at the top."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (goto-char (point-min))
+      (dst-keys "/ u b i k RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("science fiction" "10   Ubik               1977")))
+                "Ubik, from page three, the pages loaded")
+      (should (= (line-number-at-pos) 1))
+      (should (= (window-start) (point-min)))
+      (let ((description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                          'describeSource (list :source datasourced--source))))
+        (should (equal (plist-get description :fill) (window-body-height))))
+      ;; A window of another height: the next query fills that many rows.
+      (dst-window-lines 3)
+      (datasourced-set-filter "o")
+      (dst-wait (lambda ()
+                  (equal (plist-get (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                                     'describeSource (list :source datasourced--source))
+                                    :fill)
+                         (window-body-height)))
+                "the fill of the smaller window"))))
+
+(defun dst-line-at-point ()
+  "The line at point, trimmed."
+  (string-trim (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
+
+(ert-deftest datasourced-filter-quit-shows-the-top ()
+  "C-g in the filter's prompt, after a filter: every row again, point on the
+row it was on (not the row that took its place) and the window showing the top
+of the list when the list fits in it (not scrolled, its top rows hidden and
+its end mid-window); in a window shorter than the list, point's row stays in
+view, as many lines from the window's top as before."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-keys "M->")
+      (dst-status "loaded 8")
+      (dst-keys "M->")
+      (dst-status "loaded 10")
+      (should (equal (dst-trimmed-lines) dst-all-by-genre))
+      (dst-goto-row "9    Leaves of Grass    1974")
+      (set-window-start nil (point-min))
+      (dst-keys "/ a r RET")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "poetry"
+                                    "3    Ariel              1956" "9    Leaves of Grass    1974")))
+                "the rows matching ar")
+      (should (equal (dst-line-at-point) "9    Leaves of Grass    1974"))
+      (dst-keys "/ C-g")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
+      (dst-ping)
+      (should (equal (dst-line-at-point) "9    Leaves of Grass    1974"))
+      (should (= (window-start) (point-min)))
+      ;; A window of 5 lines, point on Ariel, the third line of the filtered list.
+      (dst-window-lines 5)
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (= (length (dst-lines)) 5)) "the rows matching ar")
+      (dst-goto-row "3    Ariel              1956")
+      (set-window-start nil (point-min))
+      (dst-keys "/ C-g")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre)) "every row again")
+      (dst-ping)
+      (should (equal (dst-line-at-point) "3    Ariel              1956"))
+      (should (= (count-lines (window-start) (line-beginning-position)) 3)))))
+
+(ert-deftest datasourced-filter-made-during-a-load ()
+  "A filter made while a page loads: the filtered source has no cycle of its
+own for that page, so its child's end ends the list's load (the status is
+not left at loading), and paging goes on."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      (dst-window-lines 1)
+      ;; M-> asks for page two; the filter is made before its answer.
+      (dst-keys "M->")
+      (should (memq 'willDisplayObjectAtIndexPath dst-requests))
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (string-prefix-p "byGenre/filter#" datasourced--source)) "the filtered source")
+      (dst-wait (lambda () (string-prefix-p "loaded" datasourced-status)) "page two's end, not loading")
+      ;; Point at the end pages on (by itself, or by the next M->).
+      (dst-keys "M->")
+      (dst-wait (lambda () (member "9    Leaves of Grass    1974" (dst-trimmed-lines))) "page three, filtered")
+      (dst-status "loaded 3")
+      (should-not datasourced--in-flight))))
+
+(ert-deftest datasourced-filter-hides-emptied-sections ()
+  "A section whose rows all fail the filter has no header row while it is
+empty; its header comes back with its rows."
+  (dst-with-lists
+    (with-current-buffer (datasourced-open (dst-spec "books.json"))
+      (dst-status "loaded 4")
+      ;; The window is taller than the list: the filter loads every page.
+      (datasourced-set-filter "ar")
+      (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                  '("science fiction" "4    Solaris            1959" "poetry"
+                                    "3    Ariel              1956" "9    Leaves of Grass    1974")))
+                "the rows matching ar, without the emptied mystery")
+      (datasourced-set-filter "sleep")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("mystery" "5    The Big Sleep      1962")))
+                "the row matching sleep, one section")
+      (datasourced-set-filter "zzz")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) '("(no results)")))
+                "no row matching zzz, and no header")
+      (datasourced-set-filter "")
+      (dst-wait (lambda () (equal (dst-trimmed-lines) dst-all-by-genre))
+                "every section again"))))
 
 (ert-deftest datasourced-set-filter-and-search ()
   "`datasourced-set-filter' filters; `datasourced-search' sets the spec's
@@ -678,7 +858,8 @@ search parameter of the remote source in place (updateSource), as typed."
         (dst-wait (lambda () (equal (length (dst-lines)) 4)) "every book again")))))
 
 (ert-deftest datasourced-filtered-source-shown-by-a-spec ()
-  "A spec that shows a filtered source over a sectioned one has its headers."
+  "A spec that shows a filtered source over a sectioned one has its headers.
+Those of the sections with a row that passes: not the emptied ones."
   (dst-with-lists
     (let ((spec (dst-temp-spec "{\"title\": \"Mysteries\", \"sources\": [
   {\"name\": \"books\", \"kind\": \"paginated\", \"identityKey\": \"id\",
@@ -690,7 +871,7 @@ search parameter of the remote source in place (updateSource), as typed."
  \"columns\": [\"id\", \"title\"]}")))
       (with-current-buffer (datasourced-open spec)
         (dst-wait (lambda () (equal (dst-trimmed-lines)
-                                    '("science fiction" "mystery" "2  Gaudy Night" "poetry" "⋯ loading…")))
+                                    '("mystery" "2  Gaudy Night" "⋯ loading…")))
                   "the mysteries, in sections")))))
 
 (ert-deftest datasourced-search-spec-checked ()
