@@ -96,7 +96,7 @@ def main():
     print(f"single page fetch (fetchData -> finishedLoading, median of {len(fetches)}): {page_fetch * 1e3:.2f} ms")
     print(f"jump (willDisplay on a far unloaded row -> finishedLoading, median of {len(jumps)}): {jump * 1e3:.2f} ms "
           f"= {jump / page_fetch:.2f}x the page fetch (floor 2x); requests per jump: {sorted(set(jump_requests))} (floor 1)")
-    print(f"objectsInSection of 100 rows: counted 1,000,000-row list {statistics.median(counted) * 1e6:.0f} us, "
+    print(f"objectsInSection of 100 rows: counted {args.rows:,}-row list {statistics.median(counted) * 1e6:.0f} us, "
           f"100-row simple source {statistics.median(small) * 1e6:.0f} us (medians of 300): "
           f"{read_ratio:.2f}x (floor 2x)")
     print(f"the counted list's first page (fetchData -> finishedLoading, one didChange making {args.rows} rows): "

@@ -16,7 +16,7 @@ import Testing
         for step in 0..<250 {
             let lower = random.next(oracle.count + 1)
             let upper = lower + random.next(min(oracle.count - lower, random.chance(10) ? 3000 : 5) + 1)
-            switch random.next(7) {
+            switch random.next(8) {
             case 0:
                 let values = fresh(random.chance(10) ? random.next(2500) : 1)
                 oracle.insert(contentsOf: values, at: lower)
@@ -39,6 +39,11 @@ import Testing
             case 5 where !oracle.isEmpty:
                 let at = random.next(oracle.count)
                 #expect(oracle.remove(at: at) == rows.remove(at: at))
+            case 6:
+                // One value repeated (unloaded rows): whole chunks of it, stored when written.
+                let value = fresh(1)[0], repeats = random.next(random.chance(4) ? 5000 : 30)
+                oracle.append(contentsOf: repeatElement(value, count: repeats))
+                rows.append(repeating: value, count: repeats)
             default:
                 let value = fresh(1)[0]
                 oracle.append(value)
@@ -87,6 +92,30 @@ import Testing
         #expect(rows.count == 1_000_000)
         // Edits split and merge chunks locally: their number stays near count / chunkSize.
         #expect(rows.chunkCount < 2 * (1_000_000 / RowArray<Int>.chunkSize))
+    }
+
+    /// Ten million rows of one value (a counted list's unloaded rows) are chunks that each
+    /// hold it once; writing a row stores its chunk alone, and reads anywhere see the rows.
+    @Test func tenMillionRepeatedRowsAreStoredOnlyWhereWritten() {
+        var rows = RowArray(0..<10)
+        rows.append(repeating: -1, count: 10_000_000)
+        #expect(rows.count == 10_000_010 && rows.brokenInvariant == nil)
+        #expect(rows.storedElements == RowArray<Int>.chunkSize, "the first chunk, filled; the rest repeated")
+        for (position, value) in [(0, 0), (9, 9), (10, -1), (5_000_000, -1), (10_000_009, -1)] { #expect(rows[position] == value) }
+        // A page loaded near the end: its rows overwrite one or two chunks.
+        for offset in 0..<100 { rows[9_999_900 + offset] = offset }
+        #expect(rows.storedElements <= 3 * RowArray<Int>.chunkSize)
+        #expect(rows.elements(in: 9_999_899..<9_999_902) == [-1, 0, 1])
+        var seen = 0
+        rows.forEach(from: 9_999_990) { _, _ in
+            seen += 1
+            return true
+        }
+        #expect(seen == 20)
+        rows.removeSubrange(20...)
+        #expect(Array(rows) == Array(0..<10) + Array(repeating: -1, count: 10))
+        #expect(rows.brokenInvariant == nil)
+        #expect(RowArray(repeating: 7, count: 3000).elements(in: 0..<3000) == Array(repeating: 7, count: 3000))
     }
 
     @Test func sharedCopiesStayIndependent() {

@@ -420,8 +420,8 @@ package class DataSource {
             rowHashes[0].removeSubrange(count...)
         } else if count > oldCount {
             changes.inserted.append(section: 0, items: oldCount..<count)
-            layout.sections[0].append(contentsOf: repeatElement(filler, count: count - oldCount))
-            rowHashes[0].append(contentsOf: repeatElement(fillerHash, count: count - oldCount))
+            layout.sections[0].append(repeating: filler, count: count - oldCount)
+            rowHashes[0].append(repeating: fillerHash, count: count - oldCount)
         }
         for (item, row) in overwrites where item < count {
             guard !layout.sections[0][item].isIdentical(to: row) else { continue }

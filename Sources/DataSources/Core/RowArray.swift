@@ -6,6 +6,10 @@ import Basics
 /// million rows). Reading a row finds its chunk by arithmetic while every chunk but the last
 /// is full (a list built by appending), by binary search over the chunks' first positions
 /// once edits have made them uneven. Iterating walks the chunks directly.
+///
+/// A chunk can also be one element repeated (`append(repeating:count:)`): a counted list's
+/// ten million unloaded rows are ten thousand such chunks, a few hundred kilobytes, not 160 MB.
+/// Writing into a repeated chunk stores it first (a chunk's worth, no more).
 package struct RowArray<Element> {
     /// Large enough that a million rows are a thousand chunks (the per-edit bookkeeping),
     /// small enough that an edit's move within a chunk is a few kilobytes.
@@ -15,8 +19,36 @@ package struct RowArray<Element> {
     private static var largestChunk: Int { 2 * chunkSize }
     private static var smallestChunk: Int { chunkSize / 8 }
 
+    /// A chunk's elements: stored, or one element repeated.
+    fileprivate enum Chunk {
+        case stored([Element])
+        case repeated(Element, count: Int)
+
+        var count: Int {
+            switch self {
+            case .stored(let elements): elements.count
+            case .repeated(_, let count): count
+            }
+        }
+
+        subscript(offset: Int) -> Element {
+            switch self {
+            case .stored(let elements): elements[offset]
+            case .repeated(let element, _): element
+            }
+        }
+
+        /// The elements, stored (a repeated chunk's made once, here).
+        var elements: [Element] {
+            switch self {
+            case .stored(let elements): elements
+            case .repeated(let element, let count): Array(repeating: element, count: count)
+            }
+        }
+    }
+
     /// Never an empty chunk.
-    private var chunks: [[Element]] = []
+    private var chunks: [Chunk] = []
     /// The position of each chunk's first element.
     private var starts: [Int] = []
     /// Whether every chunk but the last holds exactly `chunkSize` elements.
@@ -38,14 +70,14 @@ package struct RowArray<Element> {
         guard !positions.isEmpty else { return RowArray() }
         let pieces = (positions.count + chunkSize - 1) / chunkSize
         var result = RowArray()
-        result.chunks = [[Element]](unsafeUninitializedCapacity: pieces) { buffer, initialized in
+        result.chunks = [Chunk](unsafeUninitializedCapacity: pieces) { buffer, initialized in
             let output = Parallel.SharedOutput(start: buffer.baseAddress!)
             Parallel.forEach(pieces: pieces, elements: positions.count) { piece in
                 let lower = piece * chunkSize, upper = Swift.min(lower + chunkSize, positions.count)
                 var chunk = [Element]()
                 chunk.reserveCapacity(chunkSize)
                 for position in positions[lower..<upper] { chunk.append(rows[position]) }
-                (output.start + piece).initialize(to: chunk)
+                (output.start + piece).initialize(to: .stored(chunk))
             }
             initialized = pieces
         }
@@ -85,11 +117,19 @@ package struct RowArray<Element> {
         var (chunk, offset) = locate(Swift.max(0, start))
         var position = Swift.max(0, start)
         while chunk < chunks.count {
-            let elements = chunks[chunk]
-            while offset < elements.count {
-                guard try body(position, elements[offset]) else { return }
-                offset += 1
-                position += 1
+            switch chunks[chunk] {
+            case .stored(let elements):
+                while offset < elements.count {
+                    guard try body(position, elements[offset]) else { return }
+                    offset += 1
+                    position += 1
+                }
+            case .repeated(let element, let count):
+                while offset < count {
+                    guard try body(position, element) else { return }
+                    offset += 1
+                    position += 1
+                }
             }
             chunk += 1
             offset = 0
@@ -101,7 +141,7 @@ package struct RowArray<Element> {
         if chunks.count != starts.count { return "\(chunks.count) chunks, \(starts.count) starts" }
         var position = 0
         for (index, chunk) in chunks.enumerated() {
-            if chunk.isEmpty { return "chunk \(index) is empty" }
+            if chunk.count == 0 { return "chunk \(index) is empty" }
             if chunk.count > Self.largestChunk { return "chunk \(index) holds \(chunk.count)" }
             if starts[index] != position { return "chunk \(index) starts at \(starts[index]), not \(position)" }
             if isUniform, chunk.count != Self.chunkSize, index < chunks.count - 1 || chunk.count > Self.chunkSize {
@@ -115,9 +155,35 @@ package struct RowArray<Element> {
     /// How many chunks there are.
     var chunkCount: Int { chunks.count }
 
+    /// The elements held one by one (a repeated chunk holds its element once), for tests.
+    var storedElements: Int {
+        chunks.reduce(0) {
+            if case .stored(let elements) = $1 { return $0 + elements.count }
+            return $0
+        }
+    }
+
     /// Chunk `index`'s first position and its elements, for work split by chunk (a row read
     /// from a chunk's buffer costs no chunk lookup).
-    func chunk(_ index: Int) -> (start: Int, elements: [Element]) { (starts[index], chunks[index]) }
+    func chunk(_ index: Int) -> (start: Int, elements: [Element]) { (starts[index], chunks[index].elements) }
+
+    /// Stores chunk `index` if it is a repeated one, before an element of it is written.
+    private mutating func store(_ index: Int) {
+        if case .repeated = chunks[index] { chunks[index] = .stored(chunks[index].elements) }
+    }
+
+    /// Writes into chunk `index`, stored first.
+    private mutating func edit<Result>(_ index: Int, _ body: (inout [Element]) -> Result) -> Result {
+        var elements: [Element]
+        switch chunks[index] {
+        case .stored(let stored): elements = stored
+        case .repeated(let element, let count): elements = Array(repeating: element, count: count)
+        }
+        // Not a second reference while `body` writes: the chunk is emptied first.
+        chunks[index] = .stored([])
+        defer { chunks[index] = .stored(elements) }
+        return body(&elements)
+    }
 
     /// Recomputes the first positions of the chunks from `chunk` on.
     private mutating func restart(from chunk: Int) {
@@ -134,7 +200,7 @@ package struct RowArray<Element> {
     /// `elements` cut into chunks of `chunkSize` and one of the rest, which joins the chunk
     /// before it when it would be a tiny chunk in the middle of the list (at the end of the
     /// list it stays: appending fills it).
-    private static func cut(_ elements: [Element], atEnd: Bool) -> [[Element]] {
+    private static func cut(_ elements: [Element], atEnd: Bool) -> [Chunk] {
         var result: [[Element]] = []
         result.reserveCapacity(elements.count / chunkSize + 1)
         var start = 0
@@ -147,7 +213,7 @@ package struct RowArray<Element> {
             }
             start = end
         }
-        return result
+        return result.map { .stored($0) }
     }
 }
 
@@ -170,7 +236,7 @@ extension RowArray: RandomAccessCollection, MutableCollection {
         set {
             precondition(position >= 0 && position < count, "index out of range")
             let (chunk, offset) = locate(position)
-            chunks[chunk][offset] = newValue
+            edit(chunk) { $0[offset] = newValue }
         }
     }
 
@@ -182,10 +248,10 @@ extension RowArray: RandomAccessCollection, MutableCollection {
     package func makeIterator() -> Iterator { Iterator(chunks: chunks) }
 
     package struct Iterator: IteratorProtocol {
-        fileprivate let chunks: [[Element]]
+        fileprivate let chunks: [Chunk]
         private var chunk = 0, offset = 0
 
-        fileprivate init(chunks: [[Element]]) { self.chunks = chunks }
+        fileprivate init(chunks: [Chunk]) { self.chunks = chunks }
 
         package mutating func next() -> Element? {
             guard chunk < chunks.count else { return nil }
@@ -219,7 +285,7 @@ extension RowArray: RangeReplaceableCollection {
         let resulting = chunks[first].count + growth
         if first == last, resulting <= Self.largestChunk, resulting >= Self.smallestChunk || (chunks.count == 1 && resulting > 0) {
             // The usual edit: within one chunk, which stays within bounds.
-            chunks[first].replaceSubrange(lowerInFirst..<upperInLast, with: newElements)
+            edit(first) { $0.replaceSubrange(lowerInFirst..<upperInLast, with: newElements) }
             if growth != 0 {
                 for chunk in (first + 1)..<chunks.count { starts[chunk] += growth }
                 count += growth
@@ -227,19 +293,19 @@ extension RowArray: RangeReplaceableCollection {
             }
             return
         }
-        var piece = Array(chunks[first][..<lowerInFirst])
+        var piece = Array(chunks[first].elements[..<lowerInFirst])
         piece.append(contentsOf: newElements)
-        piece.append(contentsOf: chunks[last][upperInLast...])
+        piece.append(contentsOf: chunks[last].elements[upperInLast...])
         var through = last
         // A piece too small to stand alone joins the next chunk (or the previous one).
         var from = first
         if piece.count < Self.smallestChunk {
             if through + 1 < chunks.count {
                 through += 1
-                piece.append(contentsOf: chunks[through])
+                piece.append(contentsOf: chunks[through].elements)
             } else if from > 0 {
                 from -= 1
-                piece.insert(contentsOf: chunks[from], at: 0)
+                piece.insert(contentsOf: chunks[from].elements, at: 0)
             }
         }
         chunks.replaceSubrange(from...through, with: Self.cut(piece, atEnd: through == chunks.count - 1))
@@ -250,12 +316,40 @@ extension RowArray: RangeReplaceableCollection {
         if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkSize {
             isUniform = isUniform && (chunks.last?.count ?? Self.chunkSize) == Self.chunkSize
             starts.append(count)
-            chunks.append([element])
-            chunks[chunks.count - 1].reserveCapacity(Self.chunkSize)
+            var chunk = [element]
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(.stored(chunk))
         } else {
-            chunks[chunks.count - 1].append(element)
+            edit(chunks.count - 1) { $0.append(element) }
         }
         count += 1
+    }
+
+    /// Appends `element` `count` times: the last chunk filled, then whole chunks of it
+    /// repeated, each stored only when written into.
+    package mutating func append(repeating element: Element, count repeats: Int) {
+        precondition(repeats >= 0, "a negative count")
+        var left = repeats
+        if let last = chunks.indices.last, chunks[last].count < Self.chunkSize, left > 0 {
+            let filled = Swift.min(Self.chunkSize - chunks[last].count, left)
+            edit(last) { $0.append(contentsOf: repeatElement(element, count: filled)) }
+            count += filled
+            left -= filled
+        }
+        while left > 0 {
+            let size = Swift.min(Self.chunkSize, left)
+            isUniform = isUniform && (chunks.last?.count ?? Self.chunkSize) == Self.chunkSize
+            starts.append(count)
+            chunks.append(.repeated(element, count: size))
+            count += size
+            left -= size
+        }
+    }
+
+    /// `element` `count` times (`append(repeating:count:)`).
+    package init(repeating element: Element, count: Int) {
+        self.init()
+        append(repeating: element, count: count)
     }
 
     /// Fills the last chunk, then adds whole chunks: a list built from an array of 80,000 rows
@@ -265,7 +359,7 @@ extension RowArray: RangeReplaceableCollection {
         var start = 0
         if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
             start = Swift.min(Self.chunkSize - chunks[last].count, elements.count)
-            chunks[last].append(contentsOf: elements[..<start])
+            edit(last) { $0.append(contentsOf: elements[..<start]) }
             count += start
         }
         while start < elements.count {
@@ -276,7 +370,7 @@ extension RowArray: RangeReplaceableCollection {
             var chunk = [Element]()
             chunk.reserveCapacity(Self.chunkSize)
             chunk.append(contentsOf: elements[start..<end])
-            chunks.append(chunk)
+            chunks.append(.stored(chunk))
             count += end - start
             start = end
         }
@@ -303,6 +397,7 @@ extension RowArray: Equatable where Element: Equatable {
 }
 
 extension RowArray: Sendable where Element: Sendable {}
+extension RowArray.Chunk: Sendable where Element: Sendable {}
 
 extension RowArray: CustomStringConvertible {
     package var description: String { Array(self).description }

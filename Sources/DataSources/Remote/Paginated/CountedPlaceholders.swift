@@ -53,7 +53,8 @@ struct CountedPlaceholders {
         totalKey = paginator.keys.numberOfTotalObjects
     }
 
-    /// The most rows a counted list has (16 bytes of memory each, unloaded).
+    /// The most rows a counted list has (its unloaded rows are repeated chunks of `RowArray`:
+    /// a few bytes per thousand).
     static let maximumRows = 50_000_000
 
     // MARK: Events
@@ -68,13 +69,14 @@ struct CountedPlaceholders {
         }
         let loaded = run.start..<run.start + objects.count
         guard let before = shown else {
+            // Unloaded rows as repeated chunks: memory for the loaded pages only.
             var rows = RowArray<JSON>(), hashes = RowArray<Int>()
-            rows.append(contentsOf: repeatElement(Placeholder.unloadedStored, count: loaded.lowerBound))
+            rows.append(repeating: Placeholder.unloadedStored, count: loaded.lowerBound)
             rows.append(contentsOf: objects)
-            rows.append(contentsOf: repeatElement(Placeholder.unloadedStored, count: size - loaded.upperBound))
-            hashes.append(contentsOf: repeatElement(unloadedHash, count: loaded.lowerBound))
+            rows.append(repeating: Placeholder.unloadedStored, count: size - loaded.upperBound)
+            hashes.append(repeating: unloadedHash, count: loaded.lowerBound)
             hashes.append(contentsOf: identity.hashes(of: objects))
-            hashes.append(contentsOf: repeatElement(unloadedHash, count: size - loaded.upperBound))
+            hashes.append(repeating: unloadedHash, count: size - loaded.upperBound)
             shown = loaded
             return .replaceAll(rows, hashes: hashes)
         }
