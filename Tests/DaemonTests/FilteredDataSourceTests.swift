@@ -472,6 +472,21 @@ private extension String {
         }
     }
 
+    /// Filling asks whether the child has pages to come, not whether it shows a loading row:
+    /// a child that stores no placeholders fills as well.
+    @Test func aChildWithoutPlaceholderRowsFillsToo() throws {
+        let (paginated, loader, _) = try PaginatedStateMachineTests.source(extra: [("placeholderStorageOptions", 0)])
+        let filtered = FilteredDataSource(
+            name: "f", identity: paginated.identity, child: paginated, filter: .field("id", .ge, 9), match: nil, fill: 3)
+        paginated.fetchData()
+        loader.respond(0, json: Self.page(1))
+        #expect(filtered.allObjects.isEmpty, "no loading row stored, and no no-results row while pages come")
+        Self.answerAll(loader, from: 1) { $0 <= 10 ? Self.page($0) : .none }
+        // Page 5 brings 9 and 10, page 6 makes 4: 3 reached.
+        #expect(loader.requestedURLs.count == 6)
+        #expect(filtered.allObjects.map { $0["id"]?.integerValue } == [9, 10, 11, 12])
+    }
+
     @Test func pagesAreAskedForUntilFillRowsPassAndNoFurther() throws {
         let (paginated, loader, childEvents) = try PaginatedStateMachineTests.source()
         // Rows from id 79 on pass: the first two are on page 40 of 100.

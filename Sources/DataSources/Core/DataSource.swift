@@ -159,6 +159,13 @@ package class DataSource {
     /// Called on the last row being displayed; paginated sources load their next page.
     package func willDisplayObject(at indexPath: IndexPath) {}
 
+    /// Whether rows can be loaded after the last (a paginated source with pages to come).
+    package var hasMoreToLoad: Bool { false }
+
+    /// Starts loading the rows after the last (the next page); false when none starts.
+    @discardableResult
+    package func loadMore() -> Bool { false }
+
     /// A client read this row (or the middle of a slice it read): a paginated source's window
     /// keeps the pages around it. Nothing loads.
     package func didRead(_ indexPath: IndexPath) {}

@@ -24,4 +24,9 @@ package class DerivedDataSource: DataSource {
         guard indexPath == lastIndexPath, let last = child.lastIndexPath else { return }
         child.willDisplayObject(at: last)
     }
+
+    /// The child's pages to come are this source's.
+    package override var hasMoreToLoad: Bool { child.hasMoreToLoad }
+    @discardableResult
+    package override func loadMore() -> Bool { child.loadMore() }
 }

@@ -17,11 +17,10 @@ import JSONKit
 /// without comparing rows, and when the match query only grew (typing), searches only the
 /// rows that matched before. The load cycle mirrors the child's, as a sectioned source's does.
 ///
-/// With `fill`, it fills a screen: while fewer than `fill` rows pass and the child's last row
-/// is its loading row (a paginated child with pages to come, not loading one now), it asks
-/// the child for its next page, as displaying that row would. It stops at `fill` rows, at
-/// the end of the child's pages, or when a page fails (the child's error row takes the
-/// loading row's place); the no-results row waits until the child has no page to come.
+/// With `fill`, it fills a screen: while fewer than `fill` rows pass and the child has pages
+/// to come (a paginated child, not loading one now), it asks the child for its next page.
+/// It stops at `fill` rows, at the end of the child's pages, or when a page fails; the
+/// no-results row waits until the child has no page to come.
 package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
     package private(set) var filter: Predicate?
     package private(set) var match: MatchQuery?
@@ -77,11 +76,8 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         scheduleFill()
     }
 
-    /// Whether the child's last row is its loading row: it has pages to come.
-    private var childAwaitsPages: Bool {
-        guard let last = child.lastIndexPath, let row = try? child.object(at: last) else { return false }
-        return Placeholder.kind(of: row) == .loading
-    }
+    /// Whether the child has pages to come.
+    private var childAwaitsPages: Bool { child.hasMoreToLoad }
 
     /// Asks for the child's next page once the child's observers have all seen its last
     /// event: from inside the delivery, the others would see the next cycle start first.
@@ -91,11 +87,10 @@ package final class FilteredDataSource: DerivedDataSource, DataSourceObserver {
         child.whenEventsDelivered { [weak self] in
             guard let self else { return }
             fillScheduled = false
-            guard let fill, passingData < fill, !fillHalted, !child.isFetching, childAwaitsPages, let last = child.lastIndexPath
-            else { return }
+            guard let fill, passingData < fill, !fillHalted, !child.isFetching, childAwaitsPages else { return }
             pagesAskedToFill &+= 1
             askingToFill = true
-            child.willDisplayObject(at: last)
+            child.loadMore()
             askingToFill = false
         }
     }

@@ -42,6 +42,9 @@ package final class PaginatedDataSource: RemoteCollection {
     /// The rows the loaded pages account for (equal to the objects held): for the fuzzers.
     var rowsKeptByPages: Int { run.window.rowsKept }
     var hasMorePages: Bool { run.plan.next != nil }
+    package override var hasMoreToLoad: Bool { hasMorePages }
+    @discardableResult
+    package override func loadMore() -> Bool { fetchNextPage() }
 
     /// The most rows a counted list has (16 bytes of memory each, unloaded).
     package static let maximumCountedRows = CountedPlaceholders.maximumRows
