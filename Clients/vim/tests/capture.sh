@@ -9,6 +9,10 @@
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
 #                    the rows behind it filtered as the keys come; then <Esc>, and every
 #                    row is back (checked, not printed);
+#   search           `:Datasourced open tests/specs/search.json` in 80x20, then
+#                    `:Datasourced search` and "dune" typed at its prompt, still open:
+#                    the rows behind it are the server's answer as the keys come; then
+#                    <CR>, and they stay;
 #   million          `:Datasourced open tests/specs/million.json` in 80x20: a
 #                    counted list of 1,000,000 rows; G jumps to its last page, then the
 #                    window shows the rows just above it, unloaded ("… row N", dim);
@@ -27,7 +31,7 @@ DATASOURCED="${DATASOURCED:-$repo/.build/debug/datasourced}"
 case "$DATASOURCED" in /*) ;; *) DATASOURCED="$PWD/$DATASOURCED" ;; esac
 [ -x "$DATASOURCED" ] || { echo "capture.sh: no daemon at $DATASOURCED (build it, or set \$DATASOURCED)" >&2; exit 1; }
 scene="${1:-books}"
-case "$scene" in books|error|filter|million|credential) ;; *) echo "usage: capture.sh [books|error|filter|million|credential]" >&2; exit 2 ;; esac
+case "$scene" in books|error|filter|search|million|credential) ;; *) echo "usage: capture.sh [books|error|filter|search|million|credential]" >&2; exit 2 ;; esac
 command -v tmux >/dev/null || { echo "capture.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
 
@@ -36,6 +40,8 @@ vim="${DATASOURCED_VIM:-$(command -v vim)}"
 width=80 height=20 spec=books.json syntax=off
 if [ "$scene" = error ]; then
   width=100 height=6 spec=failing.json
+elif [ "$scene" = search ]; then
+  spec=search.json
 elif [ "$scene" = million ]; then
   # Comment, which the dim rows link to, has its colours from `syntax on` (syncolor.vim).
   spec=million.json syntax=on
@@ -65,6 +71,20 @@ if [ "$scene" = filter ]; then
   wait_for "The Big Sleep" # <Esc>: every row again
   wait_for "loaded 8"
   cat "$work/filtered"
+elif [ "$scene" = search ]; then
+  wait_for "loaded 4"
+  wait_for "4  Solaris"
+  "${tmux[@]}" send-keys -t capture ":Datasourced search" Enter
+  wait_for "search:"
+  "${tmux[@]}" send-keys -t capture d u n e
+  # The server's answer to q=dune behind the prompt, before <CR>: Dune alone.
+  wait_for_without "search: dune" "Gaudy Night"
+  wait_for "1  Dune"
+  "${tmux[@]}" capture-pane -p -t capture >"$work/searched"
+  "${tmux[@]}" send-keys -t capture Enter
+  wait_for "loaded 1"
+  wait_for_without "1  Dune" "Gaudy Night"
+  cat "$work/searched"
 elif [ "$scene" = books ]; then
   :
 elif [ "$scene" = credential ]; then
@@ -89,7 +109,7 @@ else
   wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
   wait_for "datasourced: broken: HTTP status 500: the database is on fire"
 fi
-[ "$scene" = filter ] || "${tmux[@]}" capture-pane -p -t capture
+[ "$scene" = filter ] || [ "$scene" = search ] || "${tmux[@]}" capture-pane -p -t capture
 # Quits Vim (which stops its daemon) and lets it finish before the session goes.
 "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
 for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done

@@ -78,6 +78,13 @@ if command -v tmux >/dev/null; then
     echo "FAIL / filters as keys are typed, and <Esc> shows every row again, on a real screen"
     failed=$((failed + 1))
   fi
+  if DATASOURCED_VIM="$vim" bash "$here/capture.sh" search >/dev/null; then
+    echo "PASS :Datasourced search's prompt shows the server's rows as keys are typed, before <CR>, on a real screen"
+    passed=$((passed + 1))
+  else
+    echo "FAIL :Datasourced search's prompt shows the server's rows as keys are typed, before <CR>, on a real screen"
+    failed=$((failed + 1))
+  fi
   if DATASOURCED_VIM="$vim" bash "$here/capture.sh" million >/dev/null; then
     echo "PASS a counted list of a million rows, G's jump to its last page and its dim unloaded rows, on a real screen"
     passed=$((passed + 1))

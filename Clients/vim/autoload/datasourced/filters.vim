@@ -74,6 +74,9 @@ export def HighlightMatches(view: dict<any>)
   if empty(filter) || !filter.ready || filter.query == '' || view.source != filter.name
     ClearMatches(view)
     view.matches_read = -1
+    if view.prompting
+      redraw  # the rows a search (or an emptied filter) brings, behind its prompt
+    endif
     return
   endif
   if view.reading_matches || !view.known || view.matches_read == view.revision
