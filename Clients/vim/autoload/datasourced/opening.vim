@@ -185,6 +185,7 @@ export def OpenSpec(spec: dict<any>, file = 'the spec'): number
     return 0
   endtry
   var buf = ListBuffer(normalized.title)
+  var before = get(core.Views(), string(buf), {})
   var view = NewView(buf, normalized)
   extend(core.Views(), {[string(buf)]: view})
   if bufnr() != buf
@@ -198,6 +199,11 @@ export def OpenSpec(spec: dict<any>, file = 'the spec'): number
   SetKeymaps(buf)
   setbufvar(buf, 'datasourced_source', view.source)
   view.cursor_lines[string(win_getid())] = line('.')
+  if !empty(before)
+    # Opened again (say, after the spec changed): the sources only the list used that
+    # the spec changes go first, so that they are created anew, with its parameters.
+    windows.ReleaseSources(before, normalized.sources)
+  endif
   StartView(view)
   return buf
 enddef
@@ -275,7 +281,7 @@ export def StartView(view: dict<any>)
     var missing = filter(copy(view.create), (_, p) => !has_key(have, p.name))
     for params in view.create
       if has_key(have, params.name) && has_key(conn.created, params.name) && conn.created[params.name] != params
-        core.Notify(params.name .. ': the daemon already has this source, made with other parameters; the list shows that one', 'warning')
+        core.Notify(params.name .. ': another list uses this source, made with other parameters; the list shows that one (close the other lists to change it)', 'warning')
       endif
     endfor
     if empty(missing)

@@ -80,29 +80,76 @@ export def OnWipeout(buf: number)
   if empty(conn) || conn.exited || conn.stopping
     return
   endif
-  var others = rpc.ViewsOf(conn)
-  if empty(others)
+  if empty(rpc.ViewsOf(conn))
     rpc.StopConnection(conn)
     return
   endif
-  if !empty(view.filter) && view.filter.ready
-    rpc.Request(conn, 'destroySource', {name: view.filter.name}, (_, _) => 0)
-  endif
-  var used: dict<any> = {}
-  for other in others
-    for params in other.create
-      used[params.name] = true
-    endfor
-    used[other.source] = true
-  endfor
-  # Parents before their children: the spec lists children first.
-  for params in reverse(copy(view.create))
-    if !has_key(used, params.name) && has_key(conn.created, params.name)
-      remove(conn.created, params.name)
-      if has_key(conn.load_state, params.name)
-        remove(conn.load_state, params.name)
-      endif
-      rpc.Request(conn, 'destroySource', {name: params.name}, (_, _) => 0)
+  ReleaseSources(view)
+enddef
+
+# Destroys the sources only `view` used (no other list of its daemon uses them), parents
+# first, and its filter's: when a list is closed; when it is opened again, given the
+# spec's sources (`anew`), only those the spec changes and those built on them (the
+# daemon handles messages in order: what the list asks next finds them gone; a source
+# kept keeps its rows and its pending actions). Until the daemon answers, its
+# notifications about them (a load cancelled) are not the lists'.
+export def ReleaseSources(view: dict<any>, anew: any = v:null)
+  var conn = view.conn
+  var names: list<string> = []
+  if !empty(conn) && !conn.exited && !conn.stopping
+    if !empty(view.filter) && view.filter.ready
+      add(names, view.filter.name)
     endif
+    var used: dict<any> = {}
+    for other in rpc.ViewsOf(conn)
+      if other isnot view
+        for params in other.create
+          used[params.name] = true
+        endfor
+        used[other.source] = true
+      endif
+    endfor
+    var going: dict<any> = {}
+    var spec: dict<any> = {}
+    for params in type(anew) == v:t_list ? anew : []
+      spec[params.name] = params
+    endfor
+    # The spec lists children first: a source built on one going goes too.
+    for params in view.create
+      var name = params.name
+      if !has_key(used, name) && has_key(conn.created, name) && (type(anew) != v:t_list
+          || get(spec, name, {}) != conn.created[name] || BuiltOnAny(params, going))
+        going[name] = true
+      endif
+    endfor
+    # Parents before their children.
+    for params in reverse(copy(view.create))
+      if has_key(going, params.name)
+        remove(conn.created, params.name)
+        if has_key(conn.load_state, params.name)
+          remove(conn.load_state, params.name)
+        endif
+        add(names, params.name)
+      endif
+    endfor
+  endif
+  for name in names
+    Destroy(conn, name)
   endfor
+enddef
+
+# Whether a source's params (createSource's) name a child among `names`.
+def BuiltOnAny(params: dict<any>, names: dict<any>): bool
+  var children = get(params, 'sources', [get(params, 'source', '')])
+  return type(children) == v:t_list && !empty(filter(copy(children), (_, c) => type(c) == v:t_string && has_key(names, c)))
+enddef
+
+def Destroy(conn: dict<any>, name: string)
+  conn.destroying[name] = get(conn.destroying, name, 0) + 1
+  rpc.Request(conn, 'destroySource', {name: name}, (_, _) => {
+    conn.destroying[name] -= 1
+    if conn.destroying[name] <= 0
+      remove(conn.destroying, name)
+    endif
+  })
 enddef
