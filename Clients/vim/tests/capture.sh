@@ -3,7 +3,8 @@
 # tmux session, on the fixture API (Clients/fixtures.json). Scenes:
 #   books (default)  `:Datasourced open tests/specs/books.json` in 80x20, after the cursor
 #                    went to the last line once (G, which fires CursorMoved for real), so
-#                    that page two arrived: the sections and the status line;
+#                    that page two arrived: the sections and the status line (Vim's
+#                    default 'laststatus', 1, and one window: the list's own status line);
 #   error            `:Datasourced open tests/specs/failing.json` in 100x6: the error in
 #                    the list, the short message below;
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
@@ -50,7 +51,7 @@ elif [ "$scene" = credential ]; then
 fi
 "${tmux[@]}" new-session -d -s capture -x "$width" -y "$height" -c "$here" \
   "DATASOURCED_TEST_TOKEN=s3cret-token '$vim' -Nu NONE -i NONE --cmd 'set runtimepath^=$plugin' --cmd 'runtime plugin/datasourced.vim' \
-     --cmd 'set laststatus=2 noruler noshowcmd shortmess+=I' --cmd 'syntax $syntax' \
+     --cmd 'set noruler noshowcmd shortmess+=I' --cmd 'syntax $syntax' \
      --cmd \"let g:datasourced_cmd = ['$DATASOURCED']\" \
      --cmd \"let g:datasourced_variables = {'baseURL': '$base_url'}\""
 wait_for "~" # Vim is up

@@ -201,4 +201,27 @@ export def Run(daemon: string)
     H.ExpectEqual(0, job_info(conn.job).exitval, 'exit status (shutdown, then exit)')
   })
 
+  H.Test('a list has a status line with laststatus=1 and one window: laststatus 2 while a list shows, 1 again after', () => {
+    set laststatus=1
+    only
+    var buf = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(buf, 'loaded 4')
+    H.ExpectEqual(2, &laststatus, 'laststatus while the list shows')
+    enew
+    H.ExpectEqual(1, &laststatus, 'laststatus once no window shows a list')
+    execute 'buffer ' .. buf
+    H.ExpectEqual(2, &laststatus, 'laststatus when the list shows again')
+    set laststatus=0  # the user's own choice while a list shows is kept
+    Datasourced close
+    H.ExpectEqual(0, &laststatus, 'the user''s laststatus, kept')
+    set laststatus=1
+    buf = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(buf, 'loaded 4')
+    split
+    H.ExpectEqual(2, &laststatus, 'laststatus with two windows on the list')
+    close
+    H.ExpectEqual(2, &laststatus, 'laststatus while one window still shows it')
+    Datasourced close
+    H.ExpectEqual(1, &laststatus, 'laststatus after the list closed')
+  })
 enddef

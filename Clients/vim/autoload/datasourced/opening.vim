@@ -156,6 +156,7 @@ def ListBuffer(title: string): number
     autocmd!
     execute 'autocmd CursorMoved <buffer=' .. buf .. '> windows.OnCursorMoved(' .. buf .. ')'
     execute 'autocmd BufWinEnter <buffer=' .. buf .. '> windows.SetWindowOptions() | windows.ShowAgain(' .. buf .. ')'
+    execute 'autocmd BufWinLeave <buffer=' .. buf .. '> windows.LowerLastStatus(' .. buf .. ')'
     execute 'autocmd BufWipeout <buffer=' .. buf .. '> windows.OnWipeout(' .. buf .. ')'
   augroup END
   return buf

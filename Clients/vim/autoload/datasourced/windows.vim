@@ -14,6 +14,9 @@ import autoload 'datasourced/rpc.vim'
 # The statusline of list windows: the name first, so that a long state is cut, not it.
 const STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
 
+# 'laststatus' as it was before a list raised it to 2 (-1: not raised).
+var laststatus_before = -1
+
 # Window options ------------------------------------------------------------------------------
 
 export def SetWindowOptions()
@@ -25,6 +28,34 @@ export def SetWindowOptions()
   if get(g:, 'datasourced_statusline', true)
     &l:statusline = STATUSLINE
   endif
+  RaiseLastStatus()
+enddef
+
+# A list's state is in its status line, which a window alone has only with 'laststatus'
+# 2; the option is global (no window has its own): it is 2 while a window shows a list,
+# and back to what it was once none does (unless it was set meanwhile).
+# g:datasourced_laststatus false leaves it alone.
+def RaiseLastStatus()
+  if get(g:, 'datasourced_laststatus', true) && &laststatus < 2
+    laststatus_before = &laststatus
+    &laststatus = 2
+  endif
+enddef
+
+# A list buffer `buf` leaving its last window (BufWinLeave).
+export def LowerLastStatus(buf: number)
+  if laststatus_before < 0
+    return
+  endif
+  for info in getwininfo()
+    if info.bufnr != buf && has_key(core.Views(), string(info.bufnr))
+      return  # another list is shown, in this tab page or another
+    endif
+  endfor
+  if &laststatus == 2
+    &laststatus = laststatus_before
+  endif
+  laststatus_before = -1
 enddef
 
 # Buffer events ---------------------------------------------------------------------------
