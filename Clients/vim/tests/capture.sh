@@ -16,7 +16,8 @@
 #                    <CR>, and they stay;
 #   million          `:Datasourced open tests/specs/million.json` in 80x20: a
 #                    counted list of 1,000,000 rows; G jumps to its last page, then the
-#                    window shows the rows just above it, unloaded ("… row N", dim);
+#                    window shows the rows just above it, unloaded ("… row N", dim,
+#                    with syntax off, then after `:syntax on`);
 #   credential       `:Datasourced open tests/specs/credential.json` in 130x8: a list whose
 #                    request carries a token from the daemon's environment; confirm()'s
 #                    question, "y" typed, then the list's one row: the headers
@@ -44,8 +45,7 @@ if [ "$scene" = error ]; then
 elif [ "$scene" = search ]; then
   spec=search.json
 elif [ "$scene" = million ]; then
-  # Comment, which the dim rows link to, has its colours from `syntax on` (syncolor.vim).
-  spec=million.json syntax=on
+  spec=million.json
 elif [ "$scene" = credential ]; then
   width=130 height=8 spec=credential.json
 fi
@@ -106,6 +106,11 @@ elif [ "$scene" = million ]; then
   # Dim: the unloaded rows are drawn with the attributes of Comment (an escape sequence
   # before them). Waited for, as the text: the screen may be caught between two redraws.
   wait_for_escapes "the unloaded rows are not highlighted" $'\e\[[0-9;]*m  … row 999900'
+  # Still dim once syntax is turned on (which clears a buffer's syntax items); the echo
+  # comes after the redraw it makes.
+  "${tmux[@]}" send-keys -t capture ":syntax on | echo 'syntax is on'" Enter
+  wait_for "syntax is on"
+  wait_for_escapes "the unloaded rows are not highlighted after syntax on" $'\e\[[0-9;]*m  … row 999900'
 else
   wait_for "error: $base_url/v1/broken: HTTP status 500: the database is on fire"
   wait_for "datasourced: broken: HTTP status 500: the database is on fire"

@@ -22,13 +22,37 @@ var laststatus_before = -1
 export def SetWindowOptions()
   # One line per row: a long row is cut at the window's edge, not folded.
   &l:wrap = false
-  # Unloaded rows of counted lists (see UNREAD in lazy.vim): one pattern for a million lines.
-  silent! syntax clear DatasourcedUnloaded
-  execute 'syntax match DatasourcedUnloaded /^' .. render.Texts().unloaded .. '\d\+$/'
+  SyncUnloadedMatch()
   if get(g:, 'datasourced_statusline', true)
     &l:statusline = STATUSLINE
   endif
   RaiseLastStatus()
+enddef
+
+# Unloaded rows of counted lists (see UNREAD in lazy.vim) are dim by one pattern for a
+# million lines, a match (matchadd) of each window showing a list: not a syntax item,
+# which `syntax on` (a FileType autocommand) clears, and which a text property per line
+# would cost. Matches belong to windows, not buffers: a window is given the match when
+# it shows a list, and loses it when it shows another buffer (BufWinEnter, WinEnter:
+# a window split from a list's).
+def SyncUnloadedMatch()
+  var win = win_getid()
+  var ids = mapnew(filter(getmatches(win), (_, m) => m.group == render.Groups().unloaded), (_, m) => m.id)
+  if has_key(core.Views(), string(bufnr()))
+    if empty(ids)
+      matchadd(render.Groups().unloaded, '^' .. render.Texts().unloaded .. '\d\+$', 10, -1, {window: win})
+    endif
+    if !exists('#datasourced_windows')
+      augroup datasourced_windows
+        autocmd!
+        autocmd BufWinEnter,WinEnter * SyncUnloadedMatch()
+      augroup END
+    endif
+  else
+    for id in ids
+      matchdelete(id, win)
+    endfor
+  endif
 enddef
 
 # A list's state is in its status line, which a window alone has only with 'laststatus'
