@@ -8,8 +8,9 @@
 #   error            `:Datasourced open tests/specs/failing.json` in 100x6: the error in
 #                    the list, the short message below;
 #   filter           the books scene, then `/` and "ar" typed at its prompt, still open:
-#                    the rows behind it filtered as the keys come; then <Esc>, and every
-#                    row is back (checked, not printed);
+#                    the rows behind it filtered as the keys come, the window filled
+#                    from page three; then <Esc>, and every row is back (checked, not
+#                    printed);
 #   search           `:Datasourced open tests/specs/search.json` in 80x20, then
 #                    `:Datasourced search` and "dune" typed at its prompt, still open:
 #                    the rows behind it are the server's answer as the keys come; then
@@ -65,12 +66,15 @@ if [ "$scene" = books ] || [ "$scene" = filter ]; then
 fi
 if [ "$scene" = filter ]; then
   "${tmux[@]}" send-keys -t capture gg / a r
-  wait_for_without "loaded 2" "The Big Sleep" # Solaris and Ariel behind the prompt, the others gone
+  # Solaris and Ariel behind the prompt, and Leaves of Grass: the filter fills the window
+  # from page three (its fill); the others gone.
+  wait_for_without "loaded 3" "The Big Sleep"
+  wait_for "Leaves of Grass"
   wait_for "/ar"
   "${tmux[@]}" capture-pane -p -t capture >"$work/filtered"
   "${tmux[@]}" send-keys -t capture Escape
-  wait_for "The Big Sleep" # <Esc>: every row again
-  wait_for "loaded 8"
+  wait_for "The Big Sleep" # <Esc>: every row again, page three's too
+  wait_for "loaded 10"
   cat "$work/filtered"
 elif [ "$scene" = search ]; then
   wait_for "loaded 4"
