@@ -1,8 +1,9 @@
 vim9script
 # datasourced/windows.vim: the windows that show a list and its buffer's own events: the
-# window options (no wrap, the status line), the cursor moving (the last line loads the
-# next page), the list shown again, and the list wiped out (the sources only it used
-# destroyed, the daemon stopped with the last list).
+# window options (no wrap, the status line and 'laststatus', the unloaded rows' match),
+# the cursor moving (the last line loads the next page), the list shown again, and the
+# list wiped out or opened again (the sources only it used destroyed, the daemon stopped
+# with the last list).
 
 import autoload 'datasourced/buflines.vim'
 import autoload 'datasourced/core.vim'
