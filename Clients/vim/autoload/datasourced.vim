@@ -11,7 +11,8 @@ vim9script
 #   model.vim        reading a list, and its change sets
 #   lazy.vim         counted lists (a million rows), read where they show
 #   events.vim       the daemon's notifications about a list
-#   opening.vim      spec files, opening a list, its buffer's events
+#   opening.vim      spec files, opening a list
+#   windows.vim      list windows, the list buffer's events (cursor, shown, wiped out)
 #   commands.vim     refresh, retry, cancel, close, select, help; :Datasourced parsed
 #   actions.vim      a source's actions on a row, and its rows waiting for the server
 #   filters.vim      `/` filters as you type, and searches of the server

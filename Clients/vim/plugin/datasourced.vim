@@ -26,7 +26,13 @@ function s:highlights() abort
   highlight default link DatasourcedNoResults Comment
   highlight default link DatasourcedError ErrorMsg
   highlight default link DatasourcedMatch Search
-  highlight default link DatasourcedUnloaded Comment
+  " Comment has no colours before `syntax on` (syncolor.vim) or a colour scheme gives it
+  " some: unloaded rows are then drawn as the filler lines are (NonText), still dim.
+  if hlexists('Comment') && execute('highlight Comment') !~# 'cleared'
+    highlight default link DatasourcedUnloaded Comment
+  else
+    highlight default link DatasourcedUnloaded NonText
+  endif
   highlight default link DatasourcedPending Comment
 endfunction
 call s:highlights()

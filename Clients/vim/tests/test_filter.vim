@@ -35,6 +35,11 @@ export def Run(daemon: string)
   H.Test('/ filters the list as you type, ranked, matches highlighted; <CR> keeps the filter', () => {
     buf = datasourced#Open('specs/filter.json')
     H.ExpectLines(buf, ['1  Dune', '2  Gaudy Night', '3  Ariel', '4  Solaris', LOADING], 'page one')
+    # A window of two lines: the filter fills two rows (page one has them), so that the
+    # pages after it load as the cursor goes there.
+    belowright new
+    wincmd p
+    resize 2
     feedkeys("/ar\<CR>", 'xt')
     H.ExpectLines(buf, ['3  Ariel', '4  Solaris', LOADING], 'rows matching ar, best first')
     # "3  Ariel": A and r; "4  Solaris": the a and r of "laris".
@@ -69,6 +74,7 @@ export def Run(daemon: string)
     datasourced#SetFilter('')
     H.ExpectLines(buf, ['1  Dune', '2  Gaudy Night', '3  Ariel', '4  Solaris', '5  The Big Sleep', '6  Howl',
       '7  Kindred', '8  Rebecca', '9  Leaves of Grass', '10  Ubik'], 'every row again')
+    only
     Datasourced close
   })
 
@@ -79,8 +85,43 @@ export def Run(daemon: string)
       {name: 'hbyGenre', kind: 'sectioned', source: 'hbooks', sectioningKey: 'genre'},
       {name: 'hmysteries', kind: 'filtered', source: 'hbyGenre', filter: {keyPath: 'genre', op: 'eq', value: 'mystery'}}],
       columns: ['id', 'title']})
-    H.ExpectLines(hbuf, ['## science fiction', '## mystery', '2  Gaudy Night', '## poetry', LOADING],
-      'the mysteries, in sections')
+    # The other genres' sections are empty: no headers (the poetry section holds the loading row).
+    H.ExpectLines(hbuf, ['## mystery', '2  Gaudy Night', LOADING], 'the mysteries, in sections')
+    Datasourced close
+  })
+
+  H.Test('a section whose rows all fail the filter has no header; it comes back with its rows', () => {
+    var sbuf = datasourced#Open('specs/books.json')
+    H.ExpectStatus(sbuf, 'loaded 4')
+    datasourced#SetFilter('night')
+    # One match: the filter fills its window from every page.
+    H.ExpectLines(sbuf, ['## mystery', H.Row(2, 'Gaudy Night', 1953)], 'only the mystery section has a header')
+    datasourced#SetFilter('')
+    H.ExpectLines(sbuf, ['## science fiction', H.Row(1, 'Dune', 1950), H.Row(4, 'Solaris', 1959), H.Row(7, 'Kindred', 1968),
+      H.Row(10, 'Ubik', 1977), '## mystery', H.Row(2, 'Gaudy Night', 1953), H.Row(5, 'The Big Sleep', 1962),
+      H.Row(8, 'Rebecca', 1971), '## poetry', H.Row(3, 'Ariel', 1956), H.Row(6, 'Howl', 1965), H.Row(9, 'Leaves of Grass', 1974)],
+      'every section again')
+    Datasourced close
+  })
+
+  H.Test('a filter fills the list''s window from later pages (fill: its height), the cursor staying at the top', () => {
+    # /v1/many: 1000 pages of one book promised, pages 1 to 3 served.
+    var mbuf = datasourced#OpenSpec({title: 'Volumes', name: 'volumes', kind: 'paginated', remoteConfiguration: {baseURL: H.base_url},
+      apiPath: '/v1/many', keyPath: 'books', identityKey: 'id', columns: ['id', 'title']})
+    H.ExpectLines(mbuf, ['1  Volume 1', LOADING], 'page one')
+    belowright new
+    wincmd p
+    resize 3
+    H.ExpectEqual(3, winheight(0), 'the list''s window height')
+    datasourced#SetFilter('volume')
+    # Pages two and three come without the cursor reaching the loading row.
+    H.ExpectLines(mbuf, ['1  Volume 1', '2  Volume 2', '3  Volume 3', LOADING], 'a window of matches')
+    H.ExpectEqual(1, line('.'), 'the cursor line')
+    var view = datasourced#View(mbuf)
+    H.ExpectEqual(3, get(Describe(mbuf, view.filter.name), 'fill', 0), 'the filtered source''s fill')
+    H.Settle(mbuf)
+    H.ExpectEqual(['1  Volume 1', '2  Volume 2', '3  Volume 3', LOADING], getbufline(mbuf, 1, '$'), 'no page after the window is full')
+    only
     Datasourced close
   })
 

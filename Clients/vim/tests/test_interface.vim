@@ -111,6 +111,14 @@ export def Run(daemon: string)
     H.ExpectEqual(readfile(dir .. '/tags'), readfile('../doc/tags'), 'doc/tags against helptags (vim -u NONE -es -c "helptags doc" -c q)')
   })
 
+  H.Test('the README shows how to open the million-row spec, which is a counted list', () => {
+    var readme = readfile('../README.md')
+    var opens = filter(copy(readme), (_, l) => l =~ '^:Datasourced open \S*tests/specs/million\.json$')
+    H.ExpectEqual(1, len(opens), 'README lines opening tests/specs/million.json')
+    var spec = json_decode(join(readfile('specs/million.json'), "\n"))
+    H.ExpectEqual(['counted', '/v1/million'], [get(spec, 'placeholders', ''), get(spec, 'apiPath', '')], 'the spec')
+  })
+
   H.Test(':Datasourced sources lists each list and what its daemon has', () => {
     var lines = datasourced#Sources()
     H.Expect(len(filter(copy(lines), (_, l) => l =~ '^datasourced://Books by genre (buffer \d\+): shows byGenre, made of books, byGenre; loaded 4; daemon pid \d\+$')) == 1,

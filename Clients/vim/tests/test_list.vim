@@ -149,6 +149,37 @@ export def Run(daemon: string)
     Datasourced close
   })
 
+  H.Test('opening a spec again after its source changed destroys the old source and creates it anew', () => {
+    var spec = {title: 'Reopened', name: 'reopened', kind: 'paginated', remoteConfiguration: {baseURL: H.base_url},
+      apiPath: '/v1/books', keyPath: 'books', pageSize: 4, identityKey: 'id', columns: ['id', 'title']}
+    var buf = datasourced#OpenSpec(spec)
+    H.ExpectLines(buf, ['1  Dune', '2  Gaudy Night', '3  Ariel', '4  Solaris', LOADING], 'the books')
+    H.ExpectStatus(buf, 'loaded 4')
+    # The same title and source name, other parameters: a remote source of one query.
+    var changed = {title: 'Reopened', name: 'reopened', kind: 'remote', remoteConfiguration: {baseURL: H.base_url},
+      apiPath: '/v1/search', queryParameters: {q: 'night'}, keyPath: 'books', identityKey: 'id', columns: ['id', 'title']}
+    H.ExpectEqual(buf, datasourced#OpenSpec(changed), 'the list''s buffer, again')
+    H.ExpectLines(buf, ['2  Gaudy Night'], 'the rows of the changed source')
+    H.ExpectStatus(buf, 'loaded 1')
+    var description = ch_evalexpr(datasourced#View(buf).conn.channel, {method: 'describeSource', params: {source: 'reopened'}})
+    H.ExpectEqual('remote', get(get(description, 'result', {}), 'kind', ''), 'the daemon''s source')
+    H.ExpectEqual([], H.MessagesWith('', ['other parameters']), 'messages about other parameters')
+    # A sectioned source over a paginated one; then the same with its child changed: the
+    # sectioned source, built on it, is made anew too.
+    var child = {name: 'reopenedBooks', kind: 'paginated', remoteConfiguration: {baseURL: H.base_url},
+      apiPath: '/v1/books', keyPath: 'books', pageSize: 4, identityKey: 'id'}
+    var sectioned = {title: 'Reopened', columns: ['id', 'title'], sources: [child,
+      {name: 'reopenedByGenre', kind: 'sectioned', source: 'reopenedBooks', sectioningKey: 'genre'}]}
+    datasourced#OpenSpec(sectioned)
+    H.ExpectLines(buf, ['## science fiction', '1  Dune', '4  Solaris', '## mystery', '2  Gaudy Night', '## poetry', '3  Ariel', LOADING],
+      'the books by genre')
+    sectioned.sources[0] = extend(filter(copy(changed), (k, _) => k != 'title' && k != 'columns'), {name: 'reopenedBooks'})
+    datasourced#OpenSpec(sectioned)
+    H.ExpectLines(buf, ['## mystery', '2  Gaudy Night'], 'the changed child''s rows, by genre')
+    H.ExpectEqual([], H.MessagesWith('', ['other parameters']), 'messages about other parameters')
+    Datasourced close
+  })
+
   H.Test('closing a list destroys the sources only it used; the last list stops the daemon', () => {
     var flat = bufnr('^datasourced://Books$')
     var conn = datasourced#View(flat).conn
@@ -168,5 +199,29 @@ export def Run(daemon: string)
     H.ExpectEqual(['no lists open (:Datasourced open FILE)'], datasourced#Sources(), 'lists')
     H.Expect(H.WaitUntil(() => job_status(conn.job) == 'dead'), 'the daemon ended', job_status(conn.job))
     H.ExpectEqual(0, job_info(conn.job).exitval, 'exit status (shutdown, then exit)')
+  })
+
+  H.Test('a list has a status line with laststatus=1 and one window: laststatus 2 while a list shows, 1 again after', () => {
+    set laststatus=1
+    only
+    var buf = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(buf, 'loaded 4')
+    H.ExpectEqual(2, &laststatus, 'laststatus while the list shows')
+    enew
+    H.ExpectEqual(1, &laststatus, 'laststatus once no window shows a list')
+    execute 'buffer ' .. buf
+    H.ExpectEqual(2, &laststatus, 'laststatus when the list shows again')
+    set laststatus=0  # the user's own choice while a list shows is kept
+    Datasourced close
+    H.ExpectEqual(0, &laststatus, 'the user''s laststatus, kept')
+    set laststatus=1
+    buf = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(buf, 'loaded 4')
+    split
+    H.ExpectEqual(2, &laststatus, 'laststatus with two windows on the list')
+    close
+    H.ExpectEqual(2, &laststatus, 'laststatus while one window still shows it')
+    Datasourced close
+    H.ExpectEqual(1, &laststatus, 'laststatus after the list closed')
   })
 enddef

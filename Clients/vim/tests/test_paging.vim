@@ -34,8 +34,33 @@ def Reset()
   conn.requests = {}
 enddef
 
+# The highlight group line n of the list is drawn with: a syntax item's, else that of a
+# match (matchadd) of the list's window whose pattern the line matches.
 def Group(n: number): string
-  return synIDattr(synID(n, 3, 1), 'name')
+  var syntax = synIDattr(synID(n, 3, 1), 'name')
+  if syntax != ''
+    return syntax
+  endif
+  for m in getmatches(bufwinid(buf))
+    if has_key(m, 'pattern') && Line(n) =~ m.pattern
+      return m.group
+    endif
+  endfor
+  return ''
+enddef
+
+# Whether a highlight group, links followed, has a look of its own (a colour or an
+# attribute): a group linked to one that is only "cleared" draws nothing.
+def HasLook(group: string): bool
+  var id = synIDtrans(hlID(group))
+  for mode in ['term', 'cterm', 'gui']
+    for what in ['fg', 'bg', 'bold', 'italic', 'underline', 'reverse']
+      if synIDattr(id, what, mode) != ''
+        return true
+      endif
+    endfor
+  endfor
+  return false
 enddef
 
 export def Run(daemon: string)
@@ -50,7 +75,8 @@ export def Run(daemon: string)
     H.ExpectEqual('', Group(1), 'the group of a loaded row')
     H.ExpectEqual('DatasourcedUnloaded', Group(101), 'the group of an unloaded row')
     H.ExpectEqual('DatasourcedUnloaded', Group(TOTAL), 'the group of the last row')
-    H.ExpectEqual(hlID('Comment'), synIDtrans(hlID('DatasourcedUnloaded')), 'DatasourcedUnloaded links to')
+    H.ExpectEqual(hlID(hlexists('Comment') && execute('highlight Comment') !~ 'cleared' ? 'Comment' : 'NonText'),
+      synIDtrans(hlID('DatasourcedUnloaded')), 'DatasourcedUnloaded links to (Comment once it has colours)')
     H.Settle(buf)
     H.ExpectEqual(0, Requests('allObjects'), 'allObjects requests (a million rows)')
     # Rows are read as they show: row 90, loaded but off screen, once the cursor is there.
@@ -64,6 +90,20 @@ export def Run(daemon: string)
     H.Settle(buf)
     H.ExpectEqual(0, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests (a loaded row)')
     H.ExpectEqual(1, Requests('objectsInSection'), 'objectsInSection requests')
+  })
+
+  H.Test('unloaded rows are dim without syntax on, and stay dim once syntax is turned on', () => {
+    H.ExpectEqual(0, exists('g:syntax_on'), 'syntax turned on (the tests run without)')
+    H.Expect(HasLook('DatasourcedUnloaded'), 'DatasourcedUnloaded has a look without syntax on',
+      execute('highlight DatasourcedUnloaded'))
+    H.ExpectEqual('DatasourcedUnloaded', Group(101), 'the group of an unloaded row')
+    syntax on
+    H.ExpectEqual('DatasourcedUnloaded', Group(101), 'the group of an unloaded row after syntax on')
+    H.ExpectEqual('', Group(1), 'the group of a loaded row after syntax on')
+    H.Expect(HasLook('DatasourcedUnloaded'), 'DatasourcedUnloaded has a look after syntax on')
+    syntax off
+    filetype off
+    H.ExpectEqual('DatasourcedUnloaded', Group(101), 'the group of an unloaded row after syntax off')
   })
 
   H.Test('keys held down over unloaded rows near the loaded ones ask once, where the cursor rests: the next page', () => {

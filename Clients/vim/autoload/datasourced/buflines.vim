@@ -133,6 +133,16 @@ export def HeaderWanted(view: dict<any>, section: dict<any>): bool
   if !view.show_headers
     return false
   endif
+  if view.kind == 'filtered'
+    # A filter keeps its child's sections: one whose rows all fail it has no header (a
+    # placeholder it holds, the trailing loading row, stands without one).
+    for entry in section.rows
+      if get(entry, 'pending', false) || !core.IsPlaceholder(entry.value)
+        return true
+      endif
+    endfor
+    return false
+  endif
   var pending = get(section, 'title_pending', false)
   if !pending && !core.IsNull(section.title)
     return true

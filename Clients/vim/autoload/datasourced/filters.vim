@@ -74,6 +74,9 @@ export def HighlightMatches(view: dict<any>)
   if empty(filter) || !filter.ready || filter.query == '' || view.source != filter.name
     ClearMatches(view)
     view.matches_read = -1
+    if view.prompting
+      redraw  # the rows a search (or an emptied filter) brings, behind its prompt
+    endif
     return
   endif
   if view.reading_matches || !view.known || view.matches_read == view.revision
@@ -158,8 +161,23 @@ def MatchKeyPaths(view: dict<any>): list<string>
   return [view.identity_key == '' ? 'id' : view.identity_key]
 enddef
 
-# Sends the filter's query (setFilter with a match over its key paths; none for ''), once
-# the filtered source exists. Answers come in order, each after its change set.
+# A filter's fill (protocol 1.10): while fewer rows pass and the paginated source under
+# it has pages to come, the daemon loads them, so that a filter over a list still paging
+# shows a window of matches without the cursor going to the end. The height of the
+# list's tallest window (the screen's when it is hidden), within 1...10000; none (0) for
+# a daemon older than 1.10, which would refuse the member.
+def Fill(view: dict<any>): number
+  var version = matchlist(core.Str(get(view.conn, 'protocol_version', '')), '^\(\d\+\)\.\(\d\+\)')
+  if empty(version) || str2nr(version[1]) == 1 && str2nr(version[2]) < 10 || str2nr(version[1]) < 1
+    return 0
+  endif
+  var heights = mapnew(win_findbuf(view.buf), (_, win) => winheight(win))
+  return max([1, min([10000, empty(heights) ? &lines : max(heights)])])
+enddef
+
+# Sends the filter's query (setFilter with a match over its key paths; none for '') and
+# its fill, once the filtered source exists. Answers come in order, each after its change
+# set.
 def SendQuery(view: dict<any>)
   var filter = view.filter
   if empty(filter) || !filter.ready || filter.sent == filter.query
@@ -167,7 +185,12 @@ def SendQuery(view: dict<any>)
   endif
   filter.sent = filter.query
   var match: any = filter.query == '' ? v:null : {query: filter.query, keyPaths: filter.key_paths}
-  model.Send(view, 'setFilter', {source: filter.name, match: match}, (_) => {
+  var params: dict<any> = {source: filter.name, match: match}
+  var fill = Fill(view)
+  if fill > 0
+    params.fill = fill
+  endif
+  model.Send(view, 'setFilter', params, (_) => {
     view.matches_read = -1
     HighlightMatches(view)
   })
@@ -183,7 +206,12 @@ def EnsureFilter(view: dict<any>)
     key_paths: MatchKeyPaths(view), ready: false}
   view.filter = filter
   var conn = view.conn
-  rpc.Request(conn, 'createSource', {name: filter.name, kind: 'filtered', source: filter.base}, (err, _) => {
+  var params: dict<any> = {name: filter.name, kind: 'filtered', source: filter.base}
+  var fill = Fill(view)
+  if fill > 0
+    params.fill = fill
+  endif
+  rpc.Request(conn, 'createSource', params, (err, _) => {
     if view.filter isnot filter || view.conn isnot conn
       return
     endif

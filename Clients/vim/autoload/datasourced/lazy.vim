@@ -12,7 +12,8 @@ import autoload 'datasourced/rpc.vim'
 
 # A row not read yet is this one shared entry (entries are replaced, never changed in
 # place), shown as an unloaded row ("  … row N") until it is read. Unloaded rows are
-# highlighted by a syntax match, not a text property per line: a million would cost.
+# highlighted by a match of the list's windows (windows.vim), not a text property per
+# line: a million would cost.
 const UNREAD: dict<any> = {value: {'$placeholder': 'unloaded'}, pending: false, unread: true}
 # How long the cursor rests before a lazy list reads what is shown and tells the daemon
 # that an unloaded row is displayed: keys held down (j, <C-d>) ask nothing on the way.

@@ -1,8 +1,8 @@
 vim9script
 # datasourced/opening.vim: opening a list. A spec file read (JSON, ${NAME} from
-# g:datasourced_variables) and checked; the list buffer, its window options and keys;
-# the sources the daemon lacks created, the list read, and its remote sources loaded;
-# the buffer's own events (the cursor moving, shown again, wiped out).
+# g:datasourced_variables) and checked; the list buffer and its keys; the sources the
+# daemon lacks created, the list read, and its remote sources loaded. Its windows and
+# its buffer's events are windows.vim's.
 
 import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/buflines.vim'
@@ -12,9 +12,7 @@ import autoload 'datasourced/lazy.vim'
 import autoload 'datasourced/model.vim'
 import autoload 'datasourced/render.vim'
 import autoload 'datasourced/rpc.vim'
-
-# The statusline of list windows: the name first, so that a long state is cut, not it.
-const STATUSLINE = "%f  %<%{get(b:, 'datasourced_status', '')}%= %l/%L "
+import autoload 'datasourced/windows.vim'
 
 # Opening a list ------------------------------------------------------------------------------
 
@@ -156,22 +154,12 @@ def ListBuffer(title: string): number
   endfor
   execute 'augroup datasourced_list_' .. buf
     autocmd!
-    execute 'autocmd CursorMoved <buffer=' .. buf .. '> OnCursorMoved(' .. buf .. ')'
-    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> SetWindowOptions() | ShowAgain(' .. buf .. ')'
-    execute 'autocmd BufWipeout <buffer=' .. buf .. '> OnWipeout(' .. buf .. ')'
+    execute 'autocmd CursorMoved <buffer=' .. buf .. '> windows.OnCursorMoved(' .. buf .. ')'
+    execute 'autocmd BufWinEnter <buffer=' .. buf .. '> windows.SetWindowOptions() | windows.ShowAgain(' .. buf .. ')'
+    execute 'autocmd BufWinLeave <buffer=' .. buf .. '> windows.LowerLastStatus(' .. buf .. ')'
+    execute 'autocmd BufWipeout <buffer=' .. buf .. '> windows.OnWipeout(' .. buf .. ')'
   augroup END
   return buf
-enddef
-
-def SetWindowOptions()
-  # One line per row: a long row is cut at the window's edge, not folded.
-  &l:wrap = false
-  # Unloaded rows of counted lists (see UNREAD in lazy.vim): one pattern for a million lines.
-  silent! syntax clear DatasourcedUnloaded
-  execute 'syntax match DatasourcedUnloaded /^' .. render.Texts().unloaded .. '\d\+$/'
-  if get(g:, 'datasourced_statusline', true)
-    &l:statusline = STATUSLINE
-  endif
 enddef
 
 def SetKeymaps(buf: number)
@@ -198,6 +186,7 @@ export def OpenSpec(spec: dict<any>, file = 'the spec'): number
     return 0
   endtry
   var buf = ListBuffer(normalized.title)
+  var before = get(core.Views(), string(buf), {})
   var view = NewView(buf, normalized)
   extend(core.Views(), {[string(buf)]: view})
   if bufnr() != buf
@@ -207,10 +196,15 @@ export def OpenSpec(spec: dict<any>, file = 'the spec'): number
       execute 'sbuffer ' .. buf
     endtry
   endif
-  SetWindowOptions()
+  windows.SetWindowOptions()
   SetKeymaps(buf)
   setbufvar(buf, 'datasourced_source', view.source)
   view.cursor_lines[string(win_getid())] = line('.')
+  if !empty(before)
+    # Opened again (say, after the spec changed): the sources only the list used that
+    # the spec changes go first, so that they are created anew, with its parameters.
+    windows.ReleaseSources(before, normalized.sources)
+  endif
   StartView(view)
   return buf
 enddef
@@ -288,7 +282,7 @@ export def StartView(view: dict<any>)
     var missing = filter(copy(view.create), (_, p) => !has_key(have, p.name))
     for params in view.create
       if has_key(have, params.name) && has_key(conn.created, params.name) && conn.created[params.name] != params
-        core.Notify(params.name .. ': the daemon already has this source, made with other parameters; the list shows that one', 'warning')
+        core.Notify(params.name .. ': another list uses this source, made with other parameters; the list shows that one (close the other lists to change it)', 'warning')
       endif
     endfor
     if empty(missing)
@@ -409,84 +403,4 @@ def AdoptState(view: dict<any>, description: dict<any>)
     events.UpdateLoadedStatus(view)
     core.Fire('DatasourcedLoaded', view)
   endif
-enddef
-
-# Buffer events ---------------------------------------------------------------------------
-
-# The cursor reaching the last line shows its row: that is what asks for the next page.
-# Only a move of the user's counts (see NoteCursors).
-def OnCursorMoved(buf: number)
-  var view = get(core.Views(), string(buf), {})
-  if empty(view) || view.detached
-    return
-  endif
-  var win = win_getid()
-  var line = line('.')
-  var before = get(view.cursor_lines, string(win), -1)
-  view.cursor_lines[string(win)] = line
-  if before < 0 || line == before
-    return
-  endif
-  view.user_moved[string(win)] = true
-  var entry = buflines.EntryAt(view, line)
-  if view.lazy && !(line == view.line_count && !empty(entry) && core.PlaceholderKind(entry.value) == 'loading')
-    lazy.ScheduleDisplay(view)
-  elseif line == view.line_count
-    events.WillDisplay(view, line)
-  endif
-enddef
-
-# A list shown in a window again: a lazy list reads the rows it shows now (none were read
-# while it was hidden).
-def ShowAgain(buf: number)
-  var view = get(core.Views(), string(buf), {})
-  if !empty(view) && !view.detached && view.lazy
-    lazy.ScheduleDisplay(view)
-  endif
-enddef
-
-# A list gone: the sources only it used are destroyed, and the daemon stops with the
-# last list.
-def OnWipeout(buf: number)
-  var view = get(core.Views(), string(buf), {})
-  if empty(view)
-    return
-  endif
-  remove(core.Views(), string(buf))
-  if view.display_timer > 0
-    timer_stop(view.display_timer)
-  endif
-  execute 'augroup datasourced_list_' .. buf
-    autocmd!
-  augroup END
-  execute 'augroup! datasourced_list_' .. buf
-  var conn = view.conn
-  if empty(conn) || conn.exited || conn.stopping
-    return
-  endif
-  var others = rpc.ViewsOf(conn)
-  if empty(others)
-    rpc.StopConnection(conn)
-    return
-  endif
-  if !empty(view.filter) && view.filter.ready
-    rpc.Request(conn, 'destroySource', {name: view.filter.name}, (_, _) => 0)
-  endif
-  var used: dict<any> = {}
-  for other in others
-    for params in other.create
-      used[params.name] = true
-    endfor
-    used[other.source] = true
-  endfor
-  # Parents before their children: the spec lists children first.
-  for params in reverse(copy(view.create))
-    if !has_key(used, params.name) && has_key(conn.created, params.name)
-      remove(conn.created, params.name)
-      if has_key(conn.load_state, params.name)
-        remove(conn.load_state, params.name)
-      endif
-      rpc.Request(conn, 'destroySource', {name: params.name}, (_, _) => 0)
-    endif
-  endfor
 enddef

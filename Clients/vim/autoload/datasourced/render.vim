@@ -161,7 +161,7 @@ export def UnloadedLines(first: number, count: number): list<string>
 enddef
 
 # The text and group of a row (`index`: its item, for an unloaded row not read yet).
-# Unloaded rows get no text property: a syntax match highlights them (see UNREAD in lazy.vim).
+# Unloaded rows get no text property: a window's match highlights them (windows.vim).
 export def RowItem(view: dict<any>, entry: dict<any>, index = -1): list<string>
   if get(entry, 'pending', false)
     return [TEXTS.pending, GROUPS.pending]

@@ -88,7 +88,7 @@ def Spawn(cmd: list<string>, OnNotification: func, OnExit: func): dict<any>
   endif
   var conn: dict<any> = {cmd: cmd, log: [], exited: false, stopping: false, exit_code: -1,
     initialized: false, protocol_version: '', capabilities: {}, server_info: {},
-    load_state: {}, created: {}, requests: {}, credentials: {}}
+    load_state: {}, created: {}, destroying: {}, requests: {}, credentials: {}}
   var job: job
   try
     job = job_start(cmd, {in_mode: 'lsp', out_mode: 'lsp', err_mode: 'nl', stoponexit: 'term',
@@ -162,6 +162,9 @@ def OnDaemonMessage(conn: dict<any>, message: any)
     return
   endif
   var source = params.source
+  if has_key(conn.destroying, source)
+    return  # the end of a source being destroyed (its load cancelled), not of one made anew
+  endif
   if kind == 'didSettleMutation'
     actions.OnSettle(conn, params)
     return
