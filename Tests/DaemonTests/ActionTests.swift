@@ -332,6 +332,26 @@ import Testing
         #expect(try second.performAction("rename", identity: 1, values: ["title": "again"]) == "m3")
     }
 
+    /// An action changes a row of a page the cache already holds: once it settles, the next
+    /// save writes every page again (not only the new one), so the cache holds the row as the
+    /// server gave it back.
+    @Test func aPageAnActionChangedIsStoredAgainWithTheNextPage() throws {
+        let store = MemoryPageStore()
+        let (source, loader, _) = try Self.cached(store)
+        source.fetchData()
+        loader.respond(
+            0, json: [["id": 1, "title": "a"], ["id": 2, "title": "b"]],
+            headers: [("Link", "<http://api.invalid/items?page=2>; rel=\"next\"")])
+        #expect(store.pagesWritten == 1)
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        loader.respond(1, json: ["id": 1, "title": "A!"])
+        #expect(source.pendingMutations.isEmpty)
+        #expect(source.fetchNextPage())
+        loader.respond(2, json: [["id": 3, "title": "c"]])
+        #expect(store.pagesWritten == 3, "both pages written again")
+        #expect(store.pages(CacheAndRefreshTests.key)?.pages.flatMap(\.rows).compactMap { $0["title"]?.stringValue } == ["A!", "b", "c"])
+    }
+
     @Test func aPendingActionsEntryThatIsNotOneIsDroppedWithAWarning() throws {
         let store = MemoryPageStore()
         let key = PageCacheKey(
