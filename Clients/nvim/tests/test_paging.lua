@@ -133,8 +133,27 @@ return function(H, ds, ctx)
       end,
     }
   end
+  -- The text line n shows: its own, or, for an unloaded row, the text drawn over its
+  -- empty line (only what is on screen is drawn: headless, nothing is).
   local function line(buf, n)
+    return ds.view(buf):line_text(n)
+  end
+  local function buffer_line(buf, n)
     return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+  end
+  -- The lines of the buffer that hold a text (unloaded rows hold none).
+  local function lines_with_text(buf)
+    local count, at, last = 0, 1, vim.api.nvim_buf_line_count(buf)
+    vim.api.nvim_buf_call(buf, function()
+      while at <= last do
+        at = vim.fn.nextnonblank(at)
+        if at == 0 then
+          break
+        end
+        count, at = count + 1, at + 1
+      end
+    end)
+    return count
   end
   local function wait_line(buf, n, text, what)
     H.wait_until(function()
@@ -142,6 +161,41 @@ return function(H, ds, ctx)
     end, 30000)
     expect_equal(text, line(buf, n), what)
   end
+
+  -- Only what is visible is read and drawn: a million rows are a million empty lines, of
+  -- which the rows around the window (read_visible: a window's height above and below it)
+  -- are read and get a text.
+  test('a counted list of a million rows reads and writes only the rows around its window', function()
+    local conn = ds.connection()
+    local asked, reads, whole = 0, 0, 0
+    local original = conn.request
+    conn.request = function(self, method, params, ...)
+      if method == 'objectsInSection' and type(params) == 'table' then
+        reads, asked = reads + 1, asked + (tonumber(params.count) or TOTAL)
+      elseif method == 'allObjects' then
+        whole = whole + 1
+      end
+      return original(self, method, params, ...)
+    end
+    local buf = ds.open(million('millionBounded'))
+    wait_line(buf, 1, 'Row 1', 'the first row')
+    H.wait_until(function()
+      return vim.api.nvim_buf_line_count(buf) == TOTAL
+    end, 30000)
+    expect_status(buf, 'loaded 100 of 1000000')
+    H.request(conn, 'ping')
+    conn.request = original
+    local bound = 3 * vim.api.nvim_win_get_height(0)
+    expect_equal(0, whole, 'allObjects requests')
+    expect(reads >= 1 and asked >= vim.api.nvim_win_get_height(0) and asked <= bound,
+      string.format('the rows read: the window and a window\'s height around it (%d rows at most)', bound),
+      string.format('%d rows in %d reads', asked, reads))
+    local written = lines_with_text(buf)
+    expect(written >= vim.api.nvim_win_get_height(0) and written <= bound,
+      string.format('lines with a text: the rows read (%d at most)', bound), written)
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
+    vim.cmd('bwipeout! ' .. buf)
+  end)
 
   --- The tests of a counted list on the daemon `cmd` (label: which one).
   local function counted_tests(label, cmd)
@@ -158,6 +212,8 @@ return function(H, ds, ctx)
       expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
       expect_equal('  … row 101', line(buf, 101), 'the first unloaded row')
       expect_equal('  … row 1000000', line(buf, TOTAL), 'the last row')
+      expect_equal('', buffer_line(buf, 101), 'the first unloaded row in the buffer (its text is drawn)')
+      expect_equal('', buffer_line(buf, TOTAL), 'the last row in the buffer')
       expect_status(buf, 'loaded 100 of 1000000')
       expect_equal(nil, view:line_group(1), 'the group of a loaded row')
       expect_equal('DatasourcedUnloaded', view:line_group(101), 'the group of an unloaded row')
@@ -180,6 +236,7 @@ return function(H, ds, ctx)
       wait_line(buf, TOTAL, 'Row 1000000', 'the last row')
       expect_equal('Row 999901', line(buf, 999901), 'the first row of the last page')
       expect_equal('  … row 999900', line(buf, 999900), 'the row before the last page')
+      expect_equal('', buffer_line(buf, 999900), 'the row before the last page, in the buffer')
       wait_line(buf, 1, '  … row 1', 'the first row, unloaded again by the jump')
       expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines (index paths never shift)')
       expect_equal(TOTAL, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line')
@@ -217,7 +274,8 @@ return function(H, ds, ctx)
       press('999950G')
       H.request(conn, 'ping')
       counts.willDisplayObjectAtIndexPath = nil
-      expect_equal('  … row 999950', vim.api.nvim_get_current_line(), 'the row under the cursor')
+      expect_equal(999950, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line')
+      expect_equal('  … row 999950', line(buf, 999950), 'the row under the cursor')
       press('<CR>')
       wait_line(buf, 999950, 'Row 999950', 'the row, loaded')
       expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')
