@@ -16,7 +16,58 @@ if pid_file then
   vim.fn.writefile({ tostring(vim.fn.getpid()) }, pid_file)
 end
 
+-- The daemon's share of an open, written to $DATASOURCED_TIMING_MARKS as "KIND
+-- MILLISECONDS": from the open to the change set that brings the rows (the first to
+-- insert more than one row), and, when that change set has no values (a million rows:
+-- the list reads those on screen), the first read's wait for its answer.
+local uv = vim.uv or vim.loop
+local marks_file = os.getenv('DATASOURCED_TIMING_MARKS')
+local opened = {} -- source name -> hrtime of its open
+local waited = {} -- source name -> ms waited so far, while its first read is awaited
+local function mark(source, ms)
+  if marks_file then
+    vim.fn.writefile({ string.format('%s %d', source, ms) }, marks_file, 'a')
+  end
+end
+local ListView = require('datasourced.listview')
+local on_change = ListView.on_change
+ListView.on_change = function(view, params)
+  local inserted = 0
+  for _, path in ipairs(type(params.changes) == 'table' and params.changes.inserted or {}) do
+    inserted = inserted + (tonumber(path[3]) or 1)
+  end
+  local started = inserted > 1 and opened[view.source]
+  if started then
+    opened[view.source] = nil
+    local ms = (uv.hrtime() - started) / 1e6
+    if params.values then
+      mark(view.source, ms)
+    else
+      waited[view.source] = ms
+    end
+  end
+  return on_change(view, params)
+end
+local Connection = require('datasourced.connection')
+local request = Connection.request
+Connection.request = function(conn, method, params, callback, ...)
+  local source = type(params) == 'table' and params.source
+  if method == 'objectsInSection' and waited[source] and callback then
+    local asked = uv.hrtime()
+    local on_answer = callback
+    callback = function(...)
+      if waited[source] then
+        mark(source, waited[source] + (uv.hrtime() - asked) / 1e6)
+        waited[source] = nil
+      end
+      return on_answer(...)
+    end
+  end
+  return request(conn, method, params, callback, ...)
+end
+
 function _G.DatasourcedTiming(kind)
+  opened[kind] = uv.hrtime()
   local spec = {
     name = kind, kind = 'paginated', identityKey = 'id', keyPath = 'rows', pageSize = 100,
     remoteConfiguration = { baseURL = base_url }, apiPath = '/v1/million',

@@ -58,12 +58,13 @@ local BLANK = ''
 -- A run of at least this many empty lines is written in one piece (:read of a file of
 -- empty lines: a tenth of the time of nvim_buf_set_lines, and no Lua strings).
 local BULK_LINES = 2000
--- A run of empty lines that ends the list is written in two steps: the first NEAR_LINES
--- at once, the rest (`owed`) once the rows on screen are read and drawn, so that the
--- first screen of a million-row list comes as fast as a short list's (see pay()).
+-- A lazy list's run of unloaded rows that ends the list is taken in two steps: the rows
+-- a window can show (NEAR_LINES at least) at once, the rest (`owed`: neither in the
+-- model's rows nor in the buffer yet) once the rows on screen are read and drawn, so that
+-- the first screen of a million-row list comes as fast as a short list's (see pay()).
 local NEAR_LINES = 300
 -- The latest the owed lines wait, when no read of the rows on screen ends first.
-local PAY_AFTER_MS = 400
+local PAY_AFTER_MS = 300
 
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
@@ -114,7 +115,7 @@ function ListView.new(opts)
     show_headers = false, -- known from describeSource: sectioned and multi sources
     sections = {},
     line_count = 0, -- lines of the list (the buffer always has one, maybe empty, line)
-    owed = 0, -- empty lines at the end of the list not in the buffer yet (see pay)
+    owed = 0, -- unloaded rows ending the list, in line_count but not yet in the rows or the buffer (see pay)
     known = false, -- the model has been read from the daemon (and not lost since)
     revision = nil, -- the daemon's revision the model shows (protocol 1.1)
     version = 0, -- model changes applied (the 1.0 fallback's check of answers)
@@ -577,8 +578,7 @@ end
 
 --- Does edit()'s writing (the buffer modifiable): buffer lines [first, last) (last -1: the
 --- end) become the texts of `items` then `blank` empty lines. A run of BULK_LINES empty
---- lines or more is read from a file (see insert_blank); such a run that ends the buffer
---- is written NEAR_LINES at once and the rest later (see pay).
+--- lines or more is read from a file (see insert_blank).
 function ListView:write_lines(first, last, items, blank)
   local buf = self.buf
   local replaced = false -- [first, last) has been replaced (by the first piece written)
@@ -593,7 +593,7 @@ function ListView:write_lines(first, last, items, blank)
     end
     at = at + #lines
   end
-  local function put_blank(n, final)
+  local function put_blank(n)
     if #texts > 0 then
       put(texts)
       texts = {}
@@ -602,12 +602,7 @@ function ListView:write_lines(first, last, items, blank)
       put({ BLANK }) -- the replaced lines (or the empty buffer's one line) become the first
       n = n - 1
     end
-    if final and at == vim.api.nvim_buf_line_count(buf) and n > NEAR_LINES then
-      -- The end of the list: what a window can show now, the rest once it is shown.
-      put(blank_lines(NEAR_LINES))
-      self.owed = self.owed + n - NEAR_LINES
-      self:schedule_pay(PAY_AFTER_MS)
-    elseif n > 0 then
+    if n > 0 then
       self:insert_blank(at, n)
       at = at + n
     end
@@ -619,7 +614,7 @@ function ListView:write_lines(first, last, items, blank)
       run = run + 1
     else
       if run >= BULK_LINES then
-        put_blank(run, false)
+        put_blank(run)
       else
         for _ = 1, run do
           texts[#texts + 1] = BLANK
@@ -631,7 +626,7 @@ function ListView:write_lines(first, last, items, blank)
   end
   run = run + blank
   if run >= BULK_LINES then
-    put_blank(run, true)
+    put_blank(run)
   else
     for _ = 1, run do
       texts[#texts + 1] = BLANK
@@ -678,12 +673,47 @@ function ListView:insert_blank(at, n)
   end
 end
 
---- Writes the empty lines the list owes at its end (see write_lines): at once when an
---- edit or a move needs them, else once the rows on screen are drawn (schedule_pay).
-function ListView:pay()
-  local owed = self.owed
-  self.owed = 0
-  if owed == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+--- How many of a run of unloaded rows that ends the list, from line `at` (0-based), to
+--- take at once: those a window of the list can show (and read around), NEAR_LINES at
+--- least. The others are owed.
+function ListView:near_rows(at)
+  local need = NEAR_LINES
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local info = vim.fn.getwininfo(win)[1]
+    if info then
+      need = math.max(need, info.topline + (2 + READ_AROUND) * math.max(info.height, 1) - at)
+    end
+  end
+  return need
+end
+
+--- Adds `n` unloaded rows at the end of the list, owed: counted in its lines, but neither
+--- in the last section's rows nor in the buffer until paid (see pay).
+function ListView:owe(n)
+  if n <= 0 then
+    return
+  end
+  self.owed = self.owed + n
+  self.line_count = self.line_count + n
+  self:schedule_pay(PAY_AFTER_MS)
+end
+
+--- Takes the owed rows (or `at_most` of them) into the last section's rows and their
+--- empty lines into the buffer: all at once when an edit, a change set or a move needs
+--- them, else in pieces once the rows on screen are drawn (schedule_pay).
+function ListView:pay(at_most)
+  local owed = math.min(self.owed, at_most or self.owed)
+  if owed == 0 then
+    return
+  end
+  self.owed = self.owed - owed
+  local section = self.sections[#self.sections]
+  local rows = section and section.rows or {}
+  local count = #rows
+  for i = count + 1, count + owed do
+    rows[i] = UNREAD
+  end
+  if self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
     return
   end
   vim.bo[self.buf].modifiable = true
@@ -692,35 +722,64 @@ function ListView:pay()
   if not ok then
     error(problem, 0)
   end
+  if self.marked or (self.conn and self.conn.mutations and next(self.conn.mutations) ~= nil) then
+    self:schedule_marks()
+  end
 end
 
---- Pays the owed lines `delay_ms` from now (0: once the main loop is free), after a
---- redraw: the screen shows the rows first, then Neovim writes the rest of the lines.
+-- The owed lines written at a time in the background: Neovim stays free for keys between
+-- two pieces (a tenth of a million lines is a few milliseconds).
+local PAY_PIECE = 100000
+
+--- Pays the owed lines from `delay_ms` from now (0: once the main loop is free; an
+--- earlier time given later wins), a piece at a time, after a redraw: the screen shows
+--- the rows first.
 function ListView:schedule_pay(delay_ms)
-  if self.owed == 0 then
+  if self.owed == 0 or self.detached then
     return
   end
-  vim.defer_fn(function()
+  local uv = vim.uv or vim.loop
+  delay_ms = delay_ms or 0
+  local due = uv.now() + delay_ms
+  if self.pay_due and self.pay_due <= due then
+    return
+  end
+  self.pay_due = due
+  self.pay_timer = self.pay_timer or uv.new_timer()
+  self.pay_timer:stop()
+  self.pay_timer:start(delay_ms, 0, vim.schedule_wrap(function()
+    self.pay_due = nil
     if self.owed == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+      self.paying = false
       return
     end
-    if #vim.fn.win_findbuf(self.buf) > 0 then
+    if not self.paying and #vim.fn.win_findbuf(self.buf) > 0 then
       pcall(vim.cmd, 'redraw')
     end
-    self:pay()
-  end, delay_ms or 0)
+    self.paying = true
+    self:pay(PAY_PIECE)
+    if self.owed > 0 then
+      self:schedule_pay(0)
+    else
+      self.paying = false
+    end
+  end))
 end
 
---- A user's move in a window of the list (CursorMoved, WinScrolled): the owed lines are
---- written first. A cursor that went to the last line while they were owed (G) goes to
---- the list's last line.
+--- A user's move in a window of the list (CursorMoved, WinScrolled) near the lines written
+--- so far, while some are owed: they are written first. A cursor that went to the last
+--- line written (G) goes on to the list's last line.
 function ListView:pay_for_move(win)
   if self.owed == 0 then
     return
   end
-  local at_end = vim.api.nvim_win_get_cursor(win)[1] == vim.api.nvim_buf_line_count(self.buf)
+  local written = vim.api.nvim_buf_line_count(self.buf)
+  local line = vim.api.nvim_win_get_cursor(win)[1]
+  if line + 2 * vim.api.nvim_win_get_height(win) < written then
+    return -- far from the end: the pieces go on
+  end
   self:pay()
-  if at_end then
+  if line == written then
     pcall(vim.api.nvim_win_set_cursor, win, { self.line_count, 0 })
   end
 end
@@ -1004,10 +1063,17 @@ function ListView:finish_reload(version, description, objects, revision)
   self.matches_read = nil
   self.lazy = objects == nil
   self.loaded_objects = self.lazy and tonumber(description.numberOfObjects) or nil
-  local sections, next_row = {}, 1
+  local sections, next_row, owed = {}, 1, 0
   for s, count in ipairs(description.counts) do
-    local rows = new_table(count, 0)
-    for i = 1, count do
+    -- The last section of a lazy list takes the rows a window can show now, the others
+    -- once they are (owe).
+    local taken = count
+    if not objects and s == #description.counts and count > BULK_LINES then
+      taken = math.min(count, self:near_rows(next_row - 1))
+      owed = count - taken
+    end
+    local rows = new_table(taken, 0)
+    for i = 1, taken do
       rows[i] = objects and { value = objects[next_row] } or UNREAD
       next_row = next_row + 1
     end
@@ -1015,6 +1081,7 @@ function ListView:finish_reload(version, description, objects, revision)
   end
   self.sections = sections
   self:edit(0, -1, self:all_items())
+  self:owe(owed)
   self:update_loaded_status()
   self:read_visible()
   if self.lazy then
@@ -1144,6 +1211,7 @@ local function put(map, s, i, value)
 end
 
 function ListView:apply_unprotected(changes, values)
+  self:pay() -- the change set's paths count every row
   local removed = {} -- section -> item -> true (old coordinates)
   local moved_entries = {} -- section -> item -> entry (new coordinates)
   each_row(changes.deleted, function(s, i)
@@ -1241,17 +1309,31 @@ function ListView:apply_unprotected(changes, values)
       next_r = next_r + 1
     until next_r > #placed or placed[next_r][1] + 1 ~= s or placed[next_r][2] + 1 ~= first + total
     r = next_r
-    -- The rows after it move down once (table.move: a run of a million is no worse than a
-    -- run of one); rows that go in at the end move nothing.
-    if first <= #rows then
-      table.move(rows, first, #rows, first + total)
-    end
     -- Its lines: unloaded rows at its end are counted, not listed (a counted list's first
     -- page brings a million).
-    local items, blank = {}, 0
-    for i = first, first + total - 1 do
+    local items, blank, owed = {}, 0, 0
+    if self.lazy and not moved_here and not values_here then
       -- A lazy list reads a new row when it shows (a counted list's first page brings
-      -- every other row as a placeholder).
+      -- every other row as a placeholder). A run that ends the list takes the rows a
+      -- window can show now, the others once they are (owe).
+      local taken = total
+      if s == #self.sections and first == #rows + 1 and total > BULK_LINES then
+        taken = math.min(total, self:near_rows(self:row_line(s, first)))
+        owed = total - taken
+      end
+      if first <= #rows then
+        table.move(rows, first, #rows, first + taken) -- the rows after it move down once
+      end
+      for i = first, first + taken - 1 do
+        rows[i] = UNREAD
+      end
+      blank = taken
+    elseif first <= #rows then
+      -- The rows after it move down once (table.move: a run of a million is no worse
+      -- than a run of one); rows that go in at the end move nothing.
+      table.move(rows, first, #rows, first + total)
+    end
+    for i = first + blank, first + total - owed - 1 do -- (none after the unloaded run)
       local entry = (moved_here and moved_here[i]) or (values_here and values_here[i]) or (self.lazy and UNREAD)
         or { pending = true }
       rows[i] = entry
@@ -1268,6 +1350,7 @@ function ListView:apply_unprotected(changes, values)
     end
     local line = self:row_line(s, first)
     self:edit(line, line, items, blank)
+    self:owe(owed)
   end
 
   -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
@@ -1818,10 +1901,12 @@ end
 
 --- Stops the list's timer (its buffer is gone).
 function ListView:close()
-  if self.display_timer then
-    self.display_timer:stop()
-    self.display_timer:close()
-    self.display_timer = nil
+  for _, timer in ipairs({ 'display_timer', 'pay_timer' }) do
+    if self[timer] then
+      self[timer]:stop()
+      self[timer]:close()
+      self[timer] = nil
+    end
   end
 end
 
