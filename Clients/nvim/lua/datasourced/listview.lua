@@ -63,8 +63,10 @@ local BULK_LINES = 2000
 -- model's rows nor in the buffer yet) once the rows on screen are read and drawn, so that
 -- the first screen of a million-row list comes as fast as a short list's (see pay()).
 local NEAR_LINES = 300
--- The latest the owed lines wait, when no read of the rows on screen ends first.
+-- The latest the owed lines wait, when no read of the rows on screen ends first; and how
+-- long they wait once those rows are written.
 local PAY_AFTER_MS = 300
+local PAY_AFTER_DRAWN_MS = 50
 
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
@@ -728,8 +730,8 @@ function ListView:pay(at_most)
 end
 
 -- The owed lines written at a time in the background: Neovim stays free for keys between
--- two pieces (a tenth of a million lines is a few milliseconds).
-local PAY_PIECE = 100000
+-- two pieces (a twentieth of a million lines is a few milliseconds).
+local PAY_PIECE = 50000
 
 --- Pays the owed lines from `delay_ms` from now (0: once the main loop is free; an
 --- earlier time given later wins), a piece at a time, after a redraw: the screen shows
@@ -1436,7 +1438,9 @@ function ListView:read_pending()
   end
   if #ranges == 0 and not titles_pending then
     if self.owed > 0 then
-      self:schedule_pay() -- the rows on screen are drawn: now the rest of the lines
+      -- The rows on screen are written: the rest of the lines once the screen (and the
+      -- terminal) had a moment to show them.
+      self:schedule_pay(PAY_AFTER_DRAWN_MS)
     end
     if self.display_after_read then
       self:display_cursor_rows()
