@@ -197,6 +197,35 @@ return function(H, ds, ctx)
     vim.cmd('bwipeout! ' .. buf)
   end)
 
+  -- The rows beyond the first screens are owed until the rows on screen are drawn (held
+  -- back here): a move near the top leaves them owed, G takes them at once and goes to the
+  -- list's last row, not to the last line written so far.
+  test('G before a million-row list has all its lines goes to its last row', function()
+    local ListView = require('datasourced.listview')
+    local delays = { ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS }
+    ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS = 60000, 60000
+    local ok, problem = pcall(function()
+      local buf = ds.open(million('millionEarly'))
+      local view = ds.view(buf)
+      wait_line(buf, 1, 'Row 1', 'the first row')
+      expect_equal(TOTAL, view.line_count, 'the rows of the list')
+      local written = vim.api.nvim_buf_line_count(buf)
+      expect(written < TOTAL, 'the lines written before the rest are owed', written)
+      press('j')
+      expect_equal(written, vim.api.nvim_buf_line_count(buf), 'the lines written after j')
+      press('G')
+      expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'the lines written after G')
+      expect_equal(TOTAL, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line after G')
+      expect_equal('  … row 1000000', line(buf, TOTAL), 'the last row, before its page comes')
+      wait_line(buf, TOTAL, 'Row 1000000', 'the last row, loaded')
+      vim.cmd('bwipeout! ' .. buf)
+    end)
+    ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS = delays[1], delays[2]
+    if not ok then
+      error(problem, 0)
+    end
+  end)
+
   --- The tests of a counted list on the daemon `cmd` (label: which one).
   local function counted_tests(label, cmd)
     local buf, view, counts, conn

@@ -64,9 +64,9 @@ local BULK_LINES = 2000
 -- the first screen of a million-row list comes as fast as a short list's (see pay()).
 local NEAR_LINES = 300
 -- The latest the owed lines wait, when no read of the rows on screen ends first; and how
--- long they wait once those rows are written.
-local PAY_AFTER_MS = 300
-local PAY_AFTER_DRAWN_MS = 50
+-- long they wait once those rows are written (fields: a test holds them back).
+ListView.PAY_AFTER_MS = 300
+ListView.PAY_AFTER_DRAWN_MS = 50
 
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
@@ -697,7 +697,7 @@ function ListView:owe(n)
   end
   self.owed = self.owed + n
   self.line_count = self.line_count + n
-  self:schedule_pay(PAY_AFTER_MS)
+  self:schedule_pay(self.PAY_AFTER_MS)
 end
 
 --- Takes the owed rows (or `at_most` of them) into the last section's rows and their
@@ -1440,7 +1440,7 @@ function ListView:read_pending()
     if self.owed > 0 then
       -- The rows on screen are written: the rest of the lines once the screen (and the
       -- terminal) had a moment to show them.
-      self:schedule_pay(PAY_AFTER_DRAWN_MS)
+      self:schedule_pay(self.PAY_AFTER_DRAWN_MS)
     end
     if self.display_after_read then
       self:display_cursor_rows()
