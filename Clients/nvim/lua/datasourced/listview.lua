@@ -55,6 +55,20 @@ local READ_AROUND = 1
 -- ever get a text or a highlight. Scrolling, G, line numbers and the statusline work as
 -- on any buffer; `/` finds the text of loaded rows (unloaded ones have none).
 local BLANK = ''
+-- Tables of n empty strings, kept: a list writes the same few lengths again and again.
+local blanks = setmetatable({}, { __mode = 'v' })
+local function blank_lines(n)
+  local lines = blanks[n]
+  if not lines then
+    lines = {}
+    for i = 1, n do
+      lines[i] = BLANK
+    end
+    blanks[n] = lines
+  end
+  return lines
+end
+
 -- A run of at least this many empty lines is written in one piece (:read of a file of
 -- empty lines: a tenth of the time of nvim_buf_set_lines, and no Lua strings).
 local BULK_LINES = 2000
@@ -118,6 +132,7 @@ function ListView.new(opts)
     sections = {},
     line_count = 0, -- lines of the list (the buffer always has one, maybe empty, line)
     owed = 0, -- unloaded rows ending the list, in line_count but not yet in the rows or the buffer (see pay)
+    spare = 0, -- empty lines after the list's, kept from a list started anew (see clear)
     known = false, -- the model has been read from the daemon (and not lost since)
     revision = nil, -- the daemon's revision the model shows (protocol 1.1)
     version = 0, -- model changes applied (the 1.0 fallback's check of answers)
@@ -188,7 +203,80 @@ function ListView:attach(conn)
   self.loaded, self.failure = false, nil
   self.load_states, self.lazy = nil, false
   self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
-  self:edit(0, -1, {})
+  self:clear()
+end
+
+-- How long the spare lines of a list started anew wait for its rows before they go.
+ListView.SPARE_MS = 2000
+
+--- Empties the list. A buffer of BULK_LINES lines or more (a list of a million rows started
+--- anew: reopened, or its daemon restarted) keeps its lines, made empty (only those with a
+--- text are written), as spare lines: the rows read next take them (see edit and owe), and
+--- those left after SPARE_MS go. Deleting a million lines takes Neovim most of a second.
+function ListView:clear()
+  local lines = vim.api.nvim_buf_is_valid(self.buf) and vim.api.nvim_buf_line_count(self.buf) or 0
+  if self.detached or lines < BULK_LINES then
+    return self:edit(0, -1, {})
+  end
+  self.owed, self.line_count, self.spare = 0, 0, lines
+  for _, ns in ipairs({ namespace, match_namespace, pending_namespace }) do
+    vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  end
+  self.marked = false
+  vim.bo[self.buf].modifiable = true
+  local ok, problem = pcall(self.blank_texts, self, 0, lines)
+  vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
+  self:note_cursors()
+  vim.defer_fn(function()
+    self:trim()
+  end, self.SPARE_MS)
+end
+
+--- Deletes the spare lines (see clear) the list did not take.
+function ListView:trim()
+  if self.spare == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  self.spare = 0
+  vim.bo[self.buf].modifiable = true
+  -- An empty list keeps one empty line.
+  local ok, problem = pcall(vim.api.nvim_buf_set_lines, self.buf, math.max(self.line_count, 1), -1, false, {})
+  vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
+  self:note_cursors()
+end
+
+--- Empties the lines [first, last) (0-based) that hold a text, the buffer modifiable: the
+--- others are left alone (nextnonblank finds them, a million in a few milliseconds; a line
+--- of spaces alone counts as empty).
+function ListView:blank_texts(first, last)
+  local found = {}
+  vim.api.nvim_buf_call(self.buf, function()
+    local at = first + 1
+    while at <= last do
+      at = vim.fn.nextnonblank(at)
+      if at == 0 or at > last then
+        break
+      end
+      found[#found + 1] = at - 1
+      at = at + 1
+    end
+  end)
+  local k = 1
+  while k <= #found do
+    local from = found[k]
+    local to = from + 1
+    while found[k + 1] == to do
+      k, to = k + 1, to + 1
+    end
+    vim.api.nvim_buf_set_lines(self.buf, from, to, false, blank_lines(to - from))
+    k = k + 1
+  end
 end
 
 --- `state` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
@@ -527,10 +615,20 @@ function ListView:edit(first, last, items, blank)
       self:pay() -- it touches them: they are written first
     end
   end
-  local was_empty = self.line_count == 0
+  local was_empty, ended = self.line_count == 0, self.line_count
   self.line_count = self.line_count - (last - first) + #items + blank
   if not vim.api.nvim_buf_is_valid(self.buf) then
     return
+  end
+  -- Spare lines (see clear) follow the list's: rows added at its end take them, and the
+  -- buffer is never empty while there are any.
+  local spare_taken = 0
+  if self.spare > 0 then
+    if first == ended and last == ended then
+      spare_taken = math.min(self.spare, #items + blank)
+      self.spare = self.spare - spare_taken
+    end
+    was_empty = false
   end
   -- Highlights are extmarks: those of the replaced lines go first, or they would slide
   -- onto the lines that follow.
@@ -539,7 +637,7 @@ function ListView:edit(first, last, items, blank)
   if self.marked then
     vim.api.nvim_buf_clear_namespace(self.buf, pending_namespace, first, last) -- laid again below
   end
-  if was_empty or self.line_count == 0 then
+  if was_empty or (self.line_count == 0 and self.spare == 0) then
     -- An empty list is one empty line: the first insertion replaces it, the last
     -- deletion leaves it.
     vim.api.nvim_buf_clear_namespace(self.buf, namespace, 0, -1)
@@ -547,7 +645,12 @@ function ListView:edit(first, last, items, blank)
     first, last = 0, -1
   end
   vim.bo[self.buf].modifiable = true
-  local ok, problem = pcall(self.write_lines, self, first, last, items, blank)
+  local ok, problem
+  if spare_taken > 0 then
+    ok, problem = pcall(self.write_over_spare, self, first, items, blank, spare_taken)
+  else
+    ok, problem = pcall(self.write_lines, self, first, last, items, blank)
+  end
   vim.bo[self.buf].modifiable = false
   if not ok then
     error(problem, 0)
@@ -564,25 +667,49 @@ function ListView:edit(first, last, items, blank)
   end
 end
 
--- Tables of n empty strings, kept: a list writes the same few lengths again and again.
-local blanks = setmetatable({}, { __mode = 'v' })
-local function blank_lines(n)
-  local lines = blanks[n]
-  if not lines then
-    lines = {}
-    for i = 1, n do
-      lines[i] = BLANK
+--- Writes lines added at `at`, the end of the list, whose first `taken` go over spare
+--- lines (empty already: only texts are written there); the rest are inserted after them.
+function ListView:write_over_spare(at, items, blank, taken)
+  local k = 1
+  while k <= math.min(#items, taken) do
+    local texts = {}
+    local from = k
+    while k <= math.min(#items, taken) do
+      local item = items[k]
+      local text = type(item) == 'string' and item or item[1]
+      if text == BLANK then
+        break
+      end
+      texts[#texts + 1] = text
+      k = k + 1
     end
-    blanks[n] = lines
+    if #texts > 0 then
+      vim.api.nvim_buf_set_lines(self.buf, at + from - 1, at + k - 1, false, texts)
+    end
+    k = k + 1
   end
-  return lines
+  if taken < #items + blank then
+    local rest = {}
+    for i = taken + 1, #items do
+      rest[#rest + 1] = items[i]
+    end
+    local rest_blank = blank - math.max(0, taken - #items)
+    self:write_lines(at + taken, at + taken, rest, rest_blank)
+  end
 end
 
 --- Does edit()'s writing (the buffer modifiable): buffer lines [first, last) (last -1: the
 --- end) become the texts of `items` then `blank` empty lines. A run of BULK_LINES empty
---- lines or more is read from a file (see insert_blank).
+--- lines or more is read from a file (see insert_blank); BULK_LINES lines or more replaced
+--- by as many or more (a list of a million rows read again) are written over, where they
+--- or their new lines have a text, not deleted and written again.
 function ListView:write_lines(first, last, items, blank)
   local buf = self.buf
+  local old = (last < 0 and vim.api.nvim_buf_line_count(buf) or last) - first
+  if old >= BULK_LINES and #items + blank >= old then
+    self:blank_texts(first, first + old)
+    return self:write_over_spare(first, items, blank, old)
+  end
   local replaced = false -- [first, last) has been replaced (by the first piece written)
   local at = first -- where the next piece goes, once replaced
   local texts = {}
@@ -694,6 +821,21 @@ end
 function ListView:owe(n)
   if n <= 0 then
     return
+  end
+  if self.spare > 0 then
+    -- Spare lines (see clear) are theirs: only the rows are made.
+    local taken = math.min(n, self.spare)
+    self.spare, n = self.spare - taken, n - taken
+    local section = self.sections[#self.sections]
+    local rows = section and section.rows or {}
+    local count = #rows
+    for i = count + 1, count + taken do
+      rows[i] = UNREAD
+    end
+    self.line_count = self.line_count + taken
+    if n == 0 then
+      return
+    end
   end
   self.owed = self.owed + n
   self.line_count = self.line_count + n
@@ -1071,7 +1213,9 @@ function ListView:finish_reload(version, description, objects, revision)
     -- once they are (owe).
     local taken = count
     if not objects and s == #description.counts and count > BULK_LINES then
-      taken = math.min(count, self:near_rows(next_row - 1))
+      -- (The lines the buffer has for it are written over, not deleted: see write_lines.)
+      local held = self.line_count - self.owed - (next_row - 1)
+      taken = math.min(count, math.max(self:near_rows(next_row - 1), held))
       owed = count - taken
     end
     local rows = new_table(taken, 0)
