@@ -1551,6 +1551,7 @@ function ListView:read_pending()
   -- screen: only those lines are looked at, not a million rows. (A row marked, then
   -- scrolled away before its read, is read when it shows again.)
   local spans = self.lazy and self:visible_rows() or nil
+  local unread_shown = false -- rows around the windows that read_visible has yet to mark
   for s, section in ipairs(self.sections) do
     titles_pending = titles_pending or section.title_pending or false
     local first, last
@@ -1569,6 +1570,7 @@ function ListView:read_pending()
       for _, span in ipairs(spans[s] or {}) do
         for i = span[1], span[2] do
           look(i, rows[i])
+          unread_shown = unread_shown or rows[i] == UNREAD
         end
       end
     else
@@ -1581,7 +1583,7 @@ function ListView:read_pending()
     end
   end
   if #ranges == 0 and not titles_pending then
-    if self.owed > 0 then
+    if self.owed > 0 and not unread_shown then
       -- The rows on screen are written: the rest of the lines once the screen (and the
       -- terminal) had a moment to show them.
       self:schedule_pay(self.PAY_AFTER_DRAWN_MS)
