@@ -272,6 +272,40 @@ return function(H, ds, ctx)
     vim.cmd('bwipeout! ' .. buf)
   end)
 
+  -- A filter over a counted list keeps its unloaded rows (a million lines still): the
+  -- matched characters are read for the rows around the window, not for every row (a
+  -- read of a million rows, with their matches).
+  test('a filter over a counted list reads the matches of the rows around its window only', function()
+    local conn = ds.connection()
+    local buf = ds.open(million('millionFiltered'))
+    wait_line(buf, 1, 'Row 1', 'the first row')
+    local asked = {}
+    local original = conn.request
+    conn.request = function(self, method, params, ...)
+      if method == 'objectsInSection' and type(params) == 'table' and params.withMatches then
+        table.insert(asked, params.count or 'every row')
+      end
+      return original(self, method, params, ...)
+    end
+    ds.set_filter('Row 7', buf)
+    local view = ds.view(buf)
+    H.wait_until(function()
+      return view.filter and view.filter.ready and view.known and line(buf, 1) == 'Row 7' and view.matches_read ~= nil
+    end, 60000)
+    conn.request = original
+    expect_equal('Row 7', line(buf, 1), 'the first row matching')
+    expect(view.matches_read ~= nil, 'the matches were read')
+    local bound = 3 * vim.api.nvim_win_get_height(0)
+    for _, count in ipairs(asked) do
+      expect(type(count) == 'number' and count <= bound,
+        string.format('each read of matches: the rows around the window (%d at most)', bound), vim.inspect(asked))
+    end
+    local marks = vim.api.nvim_buf_get_extmarks(buf, require('datasourced.listview').match_namespace, 0, 0, {})
+    expect(#marks > 0, 'the matched characters of the first row are highlighted')
+    ds.set_filter('', buf)
+    vim.cmd('bwipeout! ' .. buf)
+  end)
+
   --- The tests of a counted list on the daemon `cmd` (label: which one).
   local function counted_tests(label, cmd)
     local buf, view, counts, conn

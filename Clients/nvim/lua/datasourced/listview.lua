@@ -1726,16 +1726,34 @@ function ListView:highlight_matches()
   local filter = self.filter
   if not filter or not filter.ready or filter.query == '' or self.source ~= filter.name then
     vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
-    self.matches_read = nil
+    self.matches_read, self.matches_spans = nil, nil
     return
   end
-  if self.reading_matches or not self.known or (self.revision ~= nil and self.matches_read == self.revision) then
+  -- A lazy list (a filter over counted placeholders: a million rows) reads the matches of
+  -- the rows around its windows only, and again when they change.
+  local reads, spans_key = {}, nil
+  if self.lazy then
+    local keys = {}
+    for s, spans in pairs(self:visible_rows()) do
+      for _, span in ipairs(spans) do
+        reads[#reads + 1] = { section = s, first = span[1], count = span[2] - span[1] + 1 }
+        keys[#keys + 1] = string.format('%d:%d-%d', s, span[1], span[2])
+      end
+    end
+    table.sort(keys)
+    spans_key = table.concat(keys, ',')
+  else
+    for s = 1, #self.sections do
+      reads[s] = { section = s, first = 1 }
+    end
+  end
+  if self.reading_matches or not self.known
+    or (self.revision ~= nil and self.matches_read == self.revision and self.matches_spans == spans_key) then
     return
   end
   self.reading_matches = true
   local version, revision = self.version, self.revision
   local answers, found = 0, {}
-  local sections = #self.sections
   local function done()
     self.reading_matches = false
     if self.detached then
@@ -1747,37 +1765,43 @@ function ListView:highlight_matches()
     end
     vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
     local complete = true
-    for s, result in pairs(found) do
-      for i, match in ipairs(result.matches or {}) do
+    for _, read in pairs(found) do
+      local s, result = read.section, read.result
+      for k, match in ipairs(result.matches or {}) do
+        local i = read.first + k - 1
         local entry = self.sections[s] and self.sections[s].rows[i]
         if entry and entry.pending then
           complete = false -- its line is not written yet: highlighted on the next read
         elseif entry and match ~= vim.NIL then
           local line = self:row_line(s, i)
           local text = vim.api.nvim_buf_get_lines(self.buf, line, line + 1, false)[1] or ''
-          self:highlight_row(line, text, result.objects[i], match)
+          self:highlight_row(line, text, result.objects[k], match)
         end
       end
     end
     self.matches_read = complete and revision or nil
+    self.matches_spans = spans_key
     if self.prompting then
       pcall(vim.cmd, 'redraw') -- the list behind the prompt shows the new rows as they come
     end
   end
-  if sections == 0 then
+  if #reads == 0 then
     return done()
   end
-  for s = 1, sections do
-    self.conn:request('objectsInSection', { source = self.source, section = s - 1, withMatches = true },
-      function(err, result)
-        answers = answers + 1
-        if not err and type(result) == 'table' and self:answer_fits(version, result) then
-          found[s] = result
-        end
-        if answers == sections then
-          done()
-        end
-      end)
+  for n, read in ipairs(reads) do
+    local params = { source = self.source, section = read.section - 1, withMatches = true }
+    if read.count then
+      params.start, params.count = read.first - 1, read.count
+    end
+    self.conn:request('objectsInSection', params, function(err, result)
+      answers = answers + 1
+      if not err and type(result) == 'table' and self:answer_fits(version, result) then
+        found[n] = { section = read.section, first = read.first, result = result }
+      end
+      if answers == #reads then
+        done()
+      end
+    end)
   end
 end
 
@@ -2028,6 +2052,9 @@ function ListView:schedule_display()
     end
     self:read_visible()
     self:display_cursor_rows()
+    if self.filter then
+      self:highlight_matches() -- the matches of the rows scrolled into view
+    end
   end))
 end
 
