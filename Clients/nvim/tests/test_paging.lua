@@ -185,9 +185,9 @@ return function(H, ds, ctx)
     end
     local buf = ds.open(million('millionBounded'))
     wait_line(buf, 1, 'Row 1', 'the first row')
-    H.wait_until(function()
-      return vim.api.nvim_buf_line_count(buf) == TOTAL
-    end, 30000)
+    -- The lines past the first screens are written right after the rows on screen, before
+    -- a key is read: 50% typed as soon as the rows show goes to the middle of the list.
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines once the first rows show')
     expect_status(buf, 'loaded 100 of 1000000')
     H.request(conn, 'ping')
     conn.request = original
@@ -200,6 +200,8 @@ return function(H, ds, ctx)
     expect(written >= vim.api.nvim_win_get_height(0) and written <= bound,
       string.format('lines with a text: the rows read (%d at most)', bound), written)
     expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
+    press('50%')
+    expect_equal(TOTAL / 2, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line after 50%')
     vim.cmd('bwipeout! ' .. buf)
   end)
 

@@ -78,9 +78,10 @@ local BULK_LINES = 2000
 -- the first screen of a million-row list comes as fast as a short list's (see pay()).
 local NEAR_LINES = 300
 -- The latest the owed lines wait, when no read of the rows on screen ends first; and how
--- long they wait once those rows are written (fields: a test holds them back).
+-- long they wait once those rows are written (0: not at all, see pay_now). Fields: a test
+-- holds them back.
 ListView.PAY_AFTER_MS = 300
-ListView.PAY_AFTER_DRAWN_MS = 50
+ListView.PAY_AFTER_DRAWN_MS = 0
 
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
@@ -842,11 +843,11 @@ function ListView:owe(n)
   self:schedule_pay(self.PAY_AFTER_MS)
 end
 
---- Takes the owed rows (or `at_most` of them) into the last section's rows and their
---- empty lines into the buffer: all at once when an edit, a change set or a move needs
---- them, else in pieces once the rows on screen are drawn (schedule_pay).
-function ListView:pay(at_most)
-  local owed = math.min(self.owed, at_most or self.owed)
+--- Takes the owed rows into the last section's rows and their empty lines into the
+--- buffer: at once when an edit, a change set or a move needs them, else once the rows on
+--- screen are drawn (schedule_pay).
+function ListView:pay()
+  local owed = self.owed
   if owed == 0 then
     return
   end
@@ -871,13 +872,23 @@ function ListView:pay(at_most)
   end
 end
 
--- The owed lines written at a time in the background: Neovim stays free for keys between
--- two pieces (a twentieth of a million lines is a few milliseconds).
-local PAY_PIECE = 50000
+--- Draws the screen, then pays the owed lines: in one go, so that no key is read between
+--- the first screen of a list and its full length.
+function ListView:pay_now()
+  if self.owed == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  if #vim.fn.win_findbuf(self.buf) > 0 then
+    pcall(vim.cmd, 'redraw')
+  end
+  self:pay()
+end
 
---- Pays the owed lines from `delay_ms` from now (0: once the main loop is free; an
---- earlier time given later wins), a piece at a time, after a redraw: the screen shows
---- the rows first.
+--- Pays the owed lines `delay_ms` from now (0: once the main loop is free; an earlier
+--- time given later wins), after a redraw: the screen shows the rows first. All at once
+--- (a million empty lines are a tenth of a second or so): keys typed meanwhile wait, and
+--- then find every line there (`50%`, `700000G`), which pieces with keys between them
+--- would not.
 function ListView:schedule_pay(delay_ms)
   if self.owed == 0 or self.detached then
     return
@@ -893,20 +904,7 @@ function ListView:schedule_pay(delay_ms)
   self.pay_timer:stop()
   self.pay_timer:start(delay_ms, 0, vim.schedule_wrap(function()
     self.pay_due = nil
-    if self.owed == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
-      self.paying = false
-      return
-    end
-    if not self.paying and #vim.fn.win_findbuf(self.buf) > 0 then
-      pcall(vim.cmd, 'redraw')
-    end
-    self.paying = true
-    self:pay(PAY_PIECE)
-    if self.owed > 0 then
-      self:schedule_pay(0)
-    else
-      self.paying = false
-    end
+    self:pay_now()
   end))
 end
 
@@ -1584,9 +1582,13 @@ function ListView:read_pending()
   end
   if #ranges == 0 and not titles_pending then
     if self.owed > 0 and not unread_shown then
-      -- The rows on screen are written: the rest of the lines once the screen (and the
-      -- terminal) had a moment to show them.
-      self:schedule_pay(self.PAY_AFTER_DRAWN_MS)
+      -- The rows on screen are written: they are drawn, then the rest of the lines are
+      -- written before any key typed meanwhile is read (see pay_now).
+      if self.PAY_AFTER_DRAWN_MS > 0 then
+        self:schedule_pay(self.PAY_AFTER_DRAWN_MS)
+      else
+        self:pay_now()
+      end
     end
     if self.display_after_read then
       self:display_cursor_rows()
