@@ -794,6 +794,13 @@ function ListView:insert_blank(at, n)
   end)
   vim.o.cpoptions = cpoptions
   for win, view in pairs(views) do
+    -- :read moves a cursor to the lines it read; a row below them has moved down.
+    if view.lnum > at then
+      view.lnum = view.lnum + n
+    end
+    if view.topline > at then
+      view.topline = view.topline + n
+    end
     pcall(vim.api.nvim_win_call, win, function()
       vim.fn.winrestview(view)
     end)
