@@ -916,8 +916,9 @@ function ListView:schedule_pay(delay_ms)
 end
 
 --- A user's move in a window of the list (CursorMoved, WinScrolled) near the lines written
---- so far, while some are owed: they are written first. A cursor that went to the last
---- line written (G) goes on to the list's last line.
+--- so far, while some are owed (keys typed in the moment between a counted list's first
+--- lines and its first rows): they are written first. A cursor that went to the last line
+--- written (G) goes on to the list's last line.
 function ListView:pay_for_move(win)
   if self.owed == 0 then
     return
@@ -925,7 +926,7 @@ function ListView:pay_for_move(win)
   local written = vim.api.nvim_buf_line_count(self.buf)
   local line = vim.api.nvim_win_get_cursor(win)[1]
   if line + 2 * vim.api.nvim_win_get_height(win) < written then
-    return -- far from the end: the pieces go on
+    return -- far from the end: they come once the rows on screen are read
   end
   self:pay()
   if line == written then
