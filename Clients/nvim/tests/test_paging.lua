@@ -133,15 +133,180 @@ return function(H, ds, ctx)
       end,
     }
   end
+  -- The text line n shows: its own, or, for an unloaded row, the text drawn over its
+  -- empty line (only what is on screen is drawn: headless, nothing is).
   local function line(buf, n)
+    return ds.view(buf):line_text(n)
+  end
+  local function buffer_line(buf, n)
     return vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+  end
+  -- The lines of the buffer that hold a text (unloaded rows hold none).
+  local function lines_with_text(buf)
+    local count, at, last = 0, 1, vim.api.nvim_buf_line_count(buf)
+    vim.api.nvim_buf_call(buf, function()
+      while at <= last do
+        at = vim.fn.nextnonblank(at)
+        if at == 0 then
+          break
+        end
+        count, at = count + 1, at + 1
+      end
+    end)
+    return count
   end
   local function wait_line(buf, n, text, what)
     H.wait_until(function()
       return line(buf, n) == text
     end, 30000)
+    if line(buf, n) ~= text then
+      -- Where the list was, for a failure that does not come again.
+      local view = ds.view(buf)
+      what = string.format('%s (status %q, %d lines of %d, known %s)', what, tostring(view and view.status),
+        vim.api.nvim_buf_line_count(buf), view and view.line_count or -1, tostring(view and view.known))
+    end
     expect_equal(text, line(buf, n), what)
   end
+
+  -- Only what is visible is read and drawn: a million rows are a million empty lines, of
+  -- which the rows around the window (read_visible: a window's height above and below it)
+  -- are read and get a text.
+  test('a counted list of a million rows reads and writes only the rows around its window', function()
+    local conn = ds.connection()
+    local asked, reads, whole = 0, 0, 0
+    local original = conn.request
+    conn.request = function(self, method, params, ...)
+      if method == 'objectsInSection' and type(params) == 'table' then
+        reads, asked = reads + 1, asked + (tonumber(params.count) or TOTAL)
+      elseif method == 'allObjects' then
+        whole = whole + 1
+      end
+      return original(self, method, params, ...)
+    end
+    local buf = ds.open(million('millionBounded'))
+    wait_line(buf, 1, 'Row 1', 'the first row')
+    -- The lines past the first screens are written right after the rows on screen, before
+    -- a key is read: 50% typed as soon as the rows show goes to the middle of the list.
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines once the first rows show')
+    expect_status(buf, 'loaded 100 of 1000000')
+    H.request(conn, 'ping')
+    conn.request = original
+    local bound = 3 * vim.api.nvim_win_get_height(0)
+    expect_equal(0, whole, 'allObjects requests')
+    expect(reads >= 1 and asked >= vim.api.nvim_win_get_height(0) and asked <= bound,
+      string.format('the rows read: the window and a window\'s height around it (%d rows at most)', bound),
+      string.format('%d rows in %d reads', asked, reads))
+    local written = lines_with_text(buf)
+    expect(written >= vim.api.nvim_win_get_height(0) and written <= bound,
+      string.format('lines with a text: the rows read (%d at most)', bound), written)
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
+    press('50%')
+    expect_equal(TOTAL / 2, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line after 50%')
+    vim.cmd('bwipeout! ' .. buf)
+  end)
+
+  -- The rows beyond the first screens are owed until the rows on screen are drawn (held
+  -- back here): a move near the top leaves them owed, G takes them at once and goes to the
+  -- list's last row, not to the last line written so far.
+  test('G before a million-row list has all its lines goes to its last row', function()
+    local ListView = require('datasourced.listview')
+    local delays = { ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS }
+    ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS = 60000, 60000
+    local ok, problem = pcall(function()
+      local buf = ds.open(million('millionEarly'))
+      local view = ds.view(buf)
+      wait_line(buf, 1, 'Row 1', 'the first row')
+      expect_equal(TOTAL, view.line_count, 'the rows of the list')
+      local written = vim.api.nvim_buf_line_count(buf)
+      expect(written < TOTAL, 'the lines written before the rest are owed', written)
+      press('j')
+      expect_equal(written, vim.api.nvim_buf_line_count(buf), 'the lines written after j')
+      press('G')
+      expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'the lines written after G')
+      expect_equal(TOTAL, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line after G')
+      expect_equal('  … row 1000000', line(buf, TOTAL), 'the last row, before its page comes')
+      wait_line(buf, TOTAL, 'Row 1000000', 'the last row, loaded')
+      vim.cmd('bwipeout! ' .. buf)
+    end)
+    ListView.PAY_AFTER_MS, ListView.PAY_AFTER_DRAWN_MS = delays[1], delays[2]
+    if not ok then
+      error(problem, 0)
+    end
+  end)
+
+  -- Opened again (its buffer kept) or read again, a million-row list writes over its
+  -- lines: deleting a million lines and writing them again takes Neovim most of a second.
+  test('a million-row list opened again or read again writes over its lines, deleting none', function()
+    local buf = ds.open(million('millionAgain'))
+    wait_line(buf, 1, 'Row 1', 'the first row')
+    H.wait_until(function()
+      return vim.api.nvim_buf_line_count(buf) == TOTAL
+    end, 30000)
+    local changed, attached = 0, true
+    vim.api.nvim_buf_attach(buf, false, {
+      on_lines = function(_, _, _, first, last_old, last_new)
+        changed = changed + (last_old - first) + (last_new - first)
+        return not attached
+      end,
+    })
+    local function settled()
+      local view = ds.view(buf)
+      return view.known and view.owed == 0 and view.spare == 0 and line(buf, 1) == 'Row 1'
+        and vim.api.nvim_buf_line_count(buf) == TOTAL
+    end
+    local again = ds.open(million('millionAgain'))
+    expect_equal(buf, again, 'the buffer of the list opened again')
+    H.wait_until(settled, 30000)
+    expect_equal('Row 1', line(buf, 1), 'the first row, opened again')
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines, opened again')
+    expect_status(buf, 'loaded 100 of 1000000')
+    expect(changed <= 1000, 'lines deleted and written, opened again: those of the rows read at most', changed)
+    changed = 0
+    ds.reload(buf)
+    H.wait_until(function()
+      return ds.view(buf).version > 0 and settled()
+    end, 30000)
+    H.request(ds.view(buf).conn, 'ping')
+    expect_equal('Row 1', line(buf, 1), 'the first row, read again')
+    expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines, read again')
+    expect(changed <= 1000, 'lines deleted and written, read again', changed)
+    attached = false
+    vim.cmd('bwipeout! ' .. buf)
+  end)
+
+  -- A filter over a counted list keeps its unloaded rows (a million lines still): the
+  -- matched characters are read for the rows around the window, not for every row (a
+  -- read of a million rows, with their matches).
+  test('a filter over a counted list reads the matches of the rows around its window only', function()
+    local conn = ds.connection()
+    local buf = ds.open(million('millionFiltered'))
+    wait_line(buf, 1, 'Row 1', 'the first row')
+    local asked = {}
+    local original = conn.request
+    conn.request = function(self, method, params, ...)
+      if method == 'objectsInSection' and type(params) == 'table' and params.withMatches then
+        table.insert(asked, params.count or 'every row')
+      end
+      return original(self, method, params, ...)
+    end
+    ds.set_filter('Row 7', buf)
+    local view = ds.view(buf)
+    H.wait_until(function()
+      return view.filter and view.filter.ready and view.known and line(buf, 1) == 'Row 7' and view.matches_read ~= nil
+    end, 60000)
+    conn.request = original
+    expect_equal('Row 7', line(buf, 1), 'the first row matching')
+    expect(view.matches_read ~= nil, 'the matches were read')
+    local bound = 3 * vim.api.nvim_win_get_height(0)
+    for _, count in ipairs(asked) do
+      expect(type(count) == 'number' and count <= bound,
+        string.format('each read of matches: the rows around the window (%d at most)', bound), vim.inspect(asked))
+    end
+    local marks = vim.api.nvim_buf_get_extmarks(buf, require('datasourced.listview').match_namespace, 0, 0, {})
+    expect(#marks > 0, 'the matched characters of the first row are highlighted')
+    ds.set_filter('', buf)
+    vim.cmd('bwipeout! ' .. buf)
+  end)
 
   --- The tests of a counted list on the daemon `cmd` (label: which one).
   local function counted_tests(label, cmd)
@@ -158,6 +323,8 @@ return function(H, ds, ctx)
       expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines')
       expect_equal('  … row 101', line(buf, 101), 'the first unloaded row')
       expect_equal('  … row 1000000', line(buf, TOTAL), 'the last row')
+      expect_equal('', buffer_line(buf, 101), 'the first unloaded row in the buffer (its text is drawn)')
+      expect_equal('', buffer_line(buf, TOTAL), 'the last row in the buffer')
       expect_status(buf, 'loaded 100 of 1000000')
       expect_equal(nil, view:line_group(1), 'the group of a loaded row')
       expect_equal('DatasourcedUnloaded', view:line_group(101), 'the group of an unloaded row')
@@ -180,6 +347,7 @@ return function(H, ds, ctx)
       wait_line(buf, TOTAL, 'Row 1000000', 'the last row')
       expect_equal('Row 999901', line(buf, 999901), 'the first row of the last page')
       expect_equal('  … row 999900', line(buf, 999900), 'the row before the last page')
+      expect_equal('', buffer_line(buf, 999900), 'the row before the last page, in the buffer')
       wait_line(buf, 1, '  … row 1', 'the first row, unloaded again by the jump')
       expect_equal(TOTAL, vim.api.nvim_buf_line_count(buf), 'lines (index paths never shift)')
       expect_equal(TOTAL, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line')
@@ -217,7 +385,8 @@ return function(H, ds, ctx)
       press('999950G')
       H.request(conn, 'ping')
       counts.willDisplayObjectAtIndexPath = nil
-      expect_equal('  … row 999950', vim.api.nvim_get_current_line(), 'the row under the cursor')
+      expect_equal(999950, vim.api.nvim_win_get_cursor(0)[1], 'the cursor line')
+      expect_equal('  … row 999950', line(buf, 999950), 'the row under the cursor')
       press('<CR>')
       wait_line(buf, 999950, 'Row 999950', 'the row, loaded')
       expect_equal(1, counts.willDisplayObjectAtIndexPath, 'willDisplay requests')

@@ -732,6 +732,7 @@ local function watch_buffer(buf)
       -- for the page again by itself, over and over; view:note_cursors() records where
       -- our edits leave the cursor, so those are not moves.
       local win = vim.api.nvim_get_current_win()
+      view:pay_for_move(win) -- the lines of a long list not written yet, before the move counts
       local line = vim.api.nvim_win_get_cursor(win)[1]
       local before = view.cursor_lines[win]
       view.cursor_lines[win] = line
@@ -756,6 +757,9 @@ local function watch_buffer(buf)
     buffer = buf,
     callback = function()
       local view = views[buf]
+      if view then
+        view:pay_for_move(vim.api.nvim_get_current_win())
+      end
       if view and view.lazy then
         view:schedule_display() -- rows scrolled into view are read
       end

@@ -34,9 +34,9 @@ local match_namespace = vim.api.nvim_create_namespace('datasourced_match')
 ListView.match_namespace = match_namespace
 
 -- Lists of counted placeholders (protocol 1.5) are read lazily: a list of 1,000,000 rows
--- holds them all as lines, but only the rows on screen are read from the daemon. A row
--- not read yet is this one shared entry (never changed in place: entries are replaced),
--- shown as an unloaded row until it is read.
+-- has as many lines, but only the rows on screen are read from the daemon. A row not read
+-- yet is this one shared entry (never changed in place: entries are replaced), shown as an
+-- unloaded row until it is read.
 local UNREAD = { unread = true }
 ListView.UNREAD = UNREAD
 
@@ -48,8 +48,41 @@ ListView.DISPLAY_DEBOUNCE_MS = 80
 -- Rows read around those on screen, per window, as a share of its height.
 local READ_AROUND = 1
 
--- Unloaded rows are highlighted as they are drawn (a decoration provider), not with an
--- extmark per line: a list of a million rows would need a million of them.
+-- Only what is visible is drawn. The line of an unloaded row (a counted placeholder, or a
+-- row of a lazy list not read yet) is empty in the buffer: its text (`  … row N`, dim) is
+-- drawn over it as Neovim draws the line (a decoration provider, as syntax highlighters
+-- do), so a list of a million rows is a million empty lines, and only the rows on screen
+-- ever get a text or a highlight. Scrolling, G, line numbers and the statusline work as
+-- on any buffer; `/` finds the text of loaded rows (unloaded ones have none).
+local BLANK = ''
+-- Tables of n empty strings, kept: a list writes the same few lengths again and again.
+local blanks = setmetatable({}, { __mode = 'v' })
+local function blank_lines(n)
+  local lines = blanks[n]
+  if not lines then
+    lines = {}
+    for i = 1, n do
+      lines[i] = BLANK
+    end
+    blanks[n] = lines
+  end
+  return lines
+end
+
+-- A run of at least this many empty lines is written in one piece (:read of a file of
+-- empty lines: a tenth of the time of nvim_buf_set_lines, and no Lua strings).
+local BULK_LINES = 2000
+-- A lazy list's run of unloaded rows that ends the list is taken in two steps: the rows
+-- a window can show (NEAR_LINES at least) at once, the rest (`owed`: neither in the
+-- model's rows nor in the buffer yet) once the rows on screen are read and drawn, so that
+-- the first screen of a million-row list comes as fast as a short list's (see pay()).
+local NEAR_LINES = 300
+-- The latest the owed lines wait, when no read of the rows on screen ends first; and how
+-- long they wait once those rows are written (0: not at all, see pay_now). Fields: a test
+-- holds them back.
+ListView.PAY_AFTER_MS = 300
+ListView.PAY_AFTER_DRAWN_MS = 0
+
 local unloaded_namespace = vim.api.nvim_create_namespace('datasourced_unloaded')
 local shown = setmetatable({}, { __mode = 'v' }) -- buffer -> the list it shows
 
@@ -65,13 +98,24 @@ vim.api.nvim_set_decoration_provider(unloaded_namespace, {
   end,
   on_line = function(_, _, buf, row)
     local view = shown[buf]
-    if view and view:line_group(row + 1) == render.groups.unloaded then
-      local text = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
-      pcall(vim.api.nvim_buf_set_extmark, buf, unloaded_namespace, row, 0,
-        { end_row = row, end_col = #text, hl_group = render.groups.unloaded, ephemeral = true })
+    local text = view and view:unloaded_text(row + 1)
+    if text then
+      pcall(vim.api.nvim_buf_set_extmark, buf, unloaded_namespace, row, 0, {
+        virt_text = { { text, render.groups.unloaded } }, virt_text_pos = 'overlay', hl_mode = 'combine',
+        ephemeral = true,
+      })
     end
   end,
 })
+
+-- A table with room for n array items (LuaJIT's table.new): a million rows are not grown
+-- by doubling.
+local new_table = (function()
+  local ok, new = pcall(require, 'table.new')
+  return ok and new or function()
+    return {}
+  end
+end)()
 
 local function is_null(title)
   return title == nil or title == vim.NIL
@@ -88,6 +132,8 @@ function ListView.new(opts)
     show_headers = false, -- known from describeSource: sectioned and multi sources
     sections = {},
     line_count = 0, -- lines of the list (the buffer always has one, maybe empty, line)
+    owed = 0, -- unloaded rows ending the list, in line_count but not yet in the rows or the buffer (see pay)
+    spare = 0, -- empty lines after the list's, kept from a list started anew (see clear)
     known = false, -- the model has been read from the daemon (and not lost since)
     revision = nil, -- the daemon's revision the model shows (protocol 1.1)
     version = 0, -- model changes applied (the 1.0 fallback's check of answers)
@@ -138,6 +184,9 @@ function ListView.new(opts)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].modifiable = false
+  -- Nothing to undo (the list is not modifiable), and deleting a million lines would
+  -- keep them all for it.
+  vim.bo[buf].undolevels = -1
   vim.bo[buf].filetype = 'datasourced'
   vim.b[buf].datasourced_source = self.source
   self:set_status('starting')
@@ -155,7 +204,80 @@ function ListView:attach(conn)
   self.loaded, self.failure = false, nil
   self.load_states, self.lazy = nil, false
   self.stale, self.under, self.remote_sources = {}, { [self.source] = true }, {}
-  self:edit(0, -1, {})
+  self:clear()
+end
+
+-- How long the spare lines of a list started anew wait for its rows before they go.
+ListView.SPARE_MS = 2000
+
+--- Empties the list. A buffer of BULK_LINES lines or more (a list of a million rows started
+--- anew: reopened, or its daemon restarted) keeps its lines, made empty (only those with a
+--- text are written), as spare lines: the rows read next take them (see edit and owe), and
+--- those left after SPARE_MS go. Deleting a million lines takes Neovim most of a second.
+function ListView:clear()
+  local lines = vim.api.nvim_buf_is_valid(self.buf) and vim.api.nvim_buf_line_count(self.buf) or 0
+  if self.detached or lines < BULK_LINES then
+    return self:edit(0, -1, {})
+  end
+  self.owed, self.line_count, self.spare = 0, 0, lines
+  for _, ns in ipairs({ namespace, match_namespace, pending_namespace }) do
+    vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  end
+  self.marked = false
+  vim.bo[self.buf].modifiable = true
+  local ok, problem = pcall(self.blank_texts, self, 0, lines)
+  vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
+  self:note_cursors()
+  vim.defer_fn(function()
+    self:trim()
+  end, self.SPARE_MS)
+end
+
+--- Deletes the spare lines (see clear) the list did not take.
+function ListView:trim()
+  if self.spare == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  self.spare = 0
+  vim.bo[self.buf].modifiable = true
+  -- An empty list keeps one empty line.
+  local ok, problem = pcall(vim.api.nvim_buf_set_lines, self.buf, math.max(self.line_count, 1), -1, false, {})
+  vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
+  self:note_cursors()
+end
+
+--- Empties the lines [first, last) (0-based) that hold a text, the buffer modifiable: the
+--- others are left alone (nextnonblank finds them, a million in a few milliseconds; a line
+--- of spaces alone counts as empty).
+function ListView:blank_texts(first, last)
+  local found = {}
+  vim.api.nvim_buf_call(self.buf, function()
+    local at = first + 1
+    while at <= last do
+      at = vim.fn.nextnonblank(at)
+      if at == 0 or at > last then
+        break
+      end
+      found[#found + 1] = at - 1
+      at = at + 1
+    end
+  end)
+  local k = 1
+  while k <= #found do
+    local from = found[k]
+    local to = from + 1
+    while found[k + 1] == to do
+      k, to = k + 1, to + 1
+    end
+    vim.api.nvim_buf_set_lines(self.buf, from, to, false, blank_lines(to - from))
+    k = k + 1
+  end
 end
 
 --- `state` goes to b:datasourced_status (loading, loaded N, error: ..., cancelled,
@@ -474,25 +596,40 @@ end
 -- Lines --------------------------------------------------------------------------------
 
 --- Replaces lines [first, last) of the list (0-based, end-exclusive; last -1: the end)
---- with `items`, each { text, group }. The only place that writes the buffer: it is
---- modifiable just for this.
-function ListView:edit(first, last, items)
+--- with `items`, each { text, group }, or a text alone (an unloaded row's empty line,
+--- drawn by the decoration provider above), then `blank` empty lines (default none: a run
+--- of a million unloaded rows needs no million items). The only place that writes the
+--- buffer: it is modifiable just for this.
+function ListView:edit(first, last, items, blank)
   if self.detached then
     return -- another list took this buffer over (the spec was opened again)
   end
+  blank = blank or 0
   if last < 0 then
     last = self.line_count
   end
-  local was_empty = self.line_count == 0
-  self.line_count = self.line_count - (last - first) + #items
+  if self.owed > 0 and last > self.line_count - self.owed then
+    if last == self.line_count and first <= self.line_count - self.owed then
+      -- The edit takes every owed line away: they are never written.
+      self.line_count, last, self.owed = self.line_count - self.owed, last - self.owed, 0
+    else
+      self:pay() -- it touches them: they are written first
+    end
+  end
+  local was_empty, ended = self.line_count == 0, self.line_count
+  self.line_count = self.line_count - (last - first) + #items + blank
   if not vim.api.nvim_buf_is_valid(self.buf) then
     return
   end
-  -- An item is { text, group }, or a text alone (a lazy list's unloaded rows: cheaper by
-  -- the million, and highlighted by the decoration provider above).
-  local texts = {}
-  for i, item in ipairs(items) do
-    texts[i] = type(item) == 'string' and item or item[1]
+  -- Spare lines (see clear) follow the list's: rows added at its end take them, and the
+  -- buffer is never empty while there are any.
+  local spare_taken = 0
+  if self.spare > 0 then
+    if first == ended and last == ended then
+      spare_taken = math.min(self.spare, #items + blank)
+      self.spare = self.spare - spare_taken
+    end
+    was_empty = false
   end
   -- Highlights are extmarks: those of the replaced lines go first, or they would slide
   -- onto the lines that follow.
@@ -501,17 +638,24 @@ function ListView:edit(first, last, items)
   if self.marked then
     vim.api.nvim_buf_clear_namespace(self.buf, pending_namespace, first, last) -- laid again below
   end
-  vim.bo[self.buf].modifiable = true
-  if was_empty or self.line_count == 0 then
+  if was_empty or (self.line_count == 0 and self.spare == 0) then
     -- An empty list is one empty line: the first insertion replaces it, the last
     -- deletion leaves it.
     vim.api.nvim_buf_clear_namespace(self.buf, namespace, 0, -1)
     vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
-    vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, texts)
+    first, last = 0, -1
+  end
+  vim.bo[self.buf].modifiable = true
+  local ok, problem
+  if spare_taken > 0 then
+    ok, problem = pcall(self.write_over_spare, self, first, items, blank, spare_taken)
   else
-    vim.api.nvim_buf_set_lines(self.buf, first, last, false, texts)
+    ok, problem = pcall(self.write_lines, self, first, last, items, blank)
   end
   vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
   for i, item in ipairs(items) do
     if type(item) == 'table' and item[2] and item[2] ~= render.groups.unloaded and #item[1] > 0 then
       vim.api.nvim_buf_set_extmark(self.buf, namespace, first + i - 1, 0,
@@ -524,6 +668,272 @@ function ListView:edit(first, last, items)
   end
 end
 
+--- Writes lines added at `at`, the end of the list, whose first `taken` go over spare
+--- lines (empty already: only texts are written there); the rest are inserted after them.
+function ListView:write_over_spare(at, items, blank, taken)
+  local k = 1
+  while k <= math.min(#items, taken) do
+    local texts = {}
+    local from = k
+    while k <= math.min(#items, taken) do
+      local item = items[k]
+      local text = type(item) == 'string' and item or item[1]
+      if text == BLANK then
+        break
+      end
+      texts[#texts + 1] = text
+      k = k + 1
+    end
+    if #texts > 0 then
+      vim.api.nvim_buf_set_lines(self.buf, at + from - 1, at + k - 1, false, texts)
+    end
+    k = k + 1
+  end
+  if taken < #items + blank then
+    local rest = {}
+    for i = taken + 1, #items do
+      rest[#rest + 1] = items[i]
+    end
+    local rest_blank = blank - math.max(0, taken - #items)
+    self:write_lines(at + taken, at + taken, rest, rest_blank)
+  end
+end
+
+--- Does edit()'s writing (the buffer modifiable): buffer lines [first, last) (last -1: the
+--- end) become the texts of `items` then `blank` empty lines. A run of BULK_LINES empty
+--- lines or more is read from a file (see insert_blank); BULK_LINES lines or more replaced
+--- by as many or more (a list of a million rows read again) are written over, where they
+--- or their new lines have a text, not deleted and written again.
+function ListView:write_lines(first, last, items, blank)
+  local buf = self.buf
+  local old = (last < 0 and vim.api.nvim_buf_line_count(buf) or last) - first
+  if old >= BULK_LINES and #items + blank >= old then
+    self:blank_texts(first, first + old)
+    return self:write_over_spare(first, items, blank, old)
+  end
+  local replaced = false -- [first, last) has been replaced (by the first piece written)
+  local at = first -- where the next piece goes, once replaced
+  local texts = {}
+  local function put(lines)
+    if not replaced then
+      vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+      replaced = true
+    elseif #lines > 0 then
+      vim.api.nvim_buf_set_lines(buf, at, at, false, lines)
+    end
+    at = at + #lines
+  end
+  local function put_blank(n)
+    if #texts > 0 then
+      put(texts)
+      texts = {}
+    end
+    if not replaced then
+      put({ BLANK }) -- the replaced lines (or the empty buffer's one line) become the first
+      n = n - 1
+    end
+    if n > 0 then
+      self:insert_blank(at, n)
+      at = at + n
+    end
+  end
+  local run = 0 -- empty lines seen and not written yet
+  for _, item in ipairs(items) do
+    local text = type(item) == 'string' and item or item[1]
+    if text == BLANK then
+      run = run + 1
+    else
+      if run >= BULK_LINES then
+        put_blank(run)
+      else
+        for _ = 1, run do
+          texts[#texts + 1] = BLANK
+        end
+      end
+      run = 0
+      texts[#texts + 1] = text
+    end
+  end
+  run = run + blank
+  if run >= BULK_LINES then
+    put_blank(run)
+  else
+    for _ = 1, run do
+      texts[#texts + 1] = BLANK
+    end
+  end
+  if #texts > 0 or not replaced then
+    put(texts)
+  end
+end
+
+-- A file of empty lines for insert_blank (kept for the next run of the same length).
+local blank_file = { path = nil, lines = nil }
+
+--- Inserts `n` empty lines before buffer line `at` (0-based) with :read of a file of n
+--- line ends: Neovim reads a million of them in a tenth of the time nvim_buf_set_lines
+--- takes to copy a million strings, and no Lua table of them is made. The windows keep
+--- their cursors and views.
+function ListView:insert_blank(at, n)
+  if blank_file.lines ~= n then
+    blank_file.path = blank_file.path or vim.fn.tempname()
+    local file = assert(io.open(blank_file.path, 'wb'))
+    file:write(string.rep('\n', n))
+    file:close()
+    blank_file.lines = n
+  end
+  local views = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    views[win] = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+  end
+  local cpoptions = vim.o.cpoptions
+  vim.o.cpoptions = cpoptions:gsub('[aAfF]', '') -- :read names no buffer and no alternate file
+  local ok, problem = pcall(vim.api.nvim_buf_call, self.buf, function()
+    vim.cmd(string.format('silent noautocmd keepalt keepjumps %dread ++ff=unix ++nobin %s', at,
+      vim.fn.fnameescape(blank_file.path)))
+  end)
+  vim.o.cpoptions = cpoptions
+  for win, view in pairs(views) do
+    -- :read moves a cursor to the lines it read; a row below them has moved down.
+    if view.lnum > at then
+      view.lnum = view.lnum + n
+    end
+    if view.topline > at then
+      view.topline = view.topline + n
+    end
+    pcall(vim.api.nvim_win_call, win, function()
+      vim.fn.winrestview(view)
+    end)
+  end
+  if not ok then
+    error(problem, 0)
+  end
+end
+
+--- How many of a run of unloaded rows that ends the list, from line `at` (0-based), to
+--- take at once: those a window of the list can show (and read around), NEAR_LINES at
+--- least. The others are owed.
+function ListView:near_rows(at)
+  local need = NEAR_LINES
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local info = vim.fn.getwininfo(win)[1]
+    if info then
+      need = math.max(need, info.topline + (2 + READ_AROUND) * math.max(info.height, 1) - at)
+    end
+  end
+  return need
+end
+
+--- Adds `n` unloaded rows at the end of the list, owed: counted in its lines, but neither
+--- in the last section's rows nor in the buffer until paid (see pay).
+function ListView:owe(n)
+  if n <= 0 then
+    return
+  end
+  if self.spare > 0 then
+    -- Spare lines (see clear) are theirs: only the rows are made.
+    local taken = math.min(n, self.spare)
+    self.spare, n = self.spare - taken, n - taken
+    local section = self.sections[#self.sections]
+    local rows = section and section.rows or {}
+    local count = #rows
+    for i = count + 1, count + taken do
+      rows[i] = UNREAD
+    end
+    self.line_count = self.line_count + taken
+    if n == 0 then
+      return
+    end
+  end
+  self.owed = self.owed + n
+  self.line_count = self.line_count + n
+  self:schedule_pay(self.PAY_AFTER_MS)
+end
+
+--- Takes the owed rows into the last section's rows and their empty lines into the
+--- buffer: at once when an edit, a change set or a move needs them, else once the rows on
+--- screen are drawn (schedule_pay).
+function ListView:pay()
+  local owed = self.owed
+  if owed == 0 then
+    return
+  end
+  self.owed = self.owed - owed
+  local section = self.sections[#self.sections]
+  local rows = section and section.rows or {}
+  local count = #rows
+  for i = count + 1, count + owed do
+    rows[i] = UNREAD
+  end
+  if self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  vim.bo[self.buf].modifiable = true
+  local ok, problem = pcall(self.insert_blank, self, vim.api.nvim_buf_line_count(self.buf), owed)
+  vim.bo[self.buf].modifiable = false
+  if not ok then
+    error(problem, 0)
+  end
+  if self.marked or (self.conn and self.conn.mutations and next(self.conn.mutations) ~= nil) then
+    self:schedule_marks()
+  end
+end
+
+--- Draws the screen, then pays the owed lines: in one go, so that no key is read between
+--- the first screen of a list and its full length.
+function ListView:pay_now()
+  if self.owed == 0 or self.detached or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  if #vim.fn.win_findbuf(self.buf) > 0 then
+    pcall(vim.cmd, 'redraw')
+  end
+  self:pay()
+end
+
+--- Pays the owed lines `delay_ms` from now (0: once the main loop is free; an earlier
+--- time given later wins), after a redraw: the screen shows the rows first. All at once
+--- (a million empty lines are a tenth of a second or so): keys typed meanwhile wait, and
+--- then find every line there (`50%`, `700000G`), which pieces with keys between them
+--- would not.
+function ListView:schedule_pay(delay_ms)
+  if self.owed == 0 or self.detached then
+    return
+  end
+  local uv = vim.uv or vim.loop
+  delay_ms = delay_ms or 0
+  local due = uv.now() + delay_ms
+  if self.pay_due and self.pay_due <= due then
+    return
+  end
+  self.pay_due = due
+  self.pay_timer = self.pay_timer or uv.new_timer()
+  self.pay_timer:stop()
+  self.pay_timer:start(delay_ms, 0, vim.schedule_wrap(function()
+    self.pay_due = nil
+    self:pay_now()
+  end))
+end
+
+--- A user's move in a window of the list (CursorMoved, WinScrolled) near the lines written
+--- so far, while some are owed (keys typed in the moment between a counted list's first
+--- lines and its first rows): they are written first. A cursor that went to the last line
+--- written (G) goes on to the list's last line.
+function ListView:pay_for_move(win)
+  if self.owed == 0 then
+    return
+  end
+  local written = vim.api.nvim_buf_line_count(self.buf)
+  local line = vim.api.nvim_win_get_cursor(win)[1]
+  if line + 2 * vim.api.nvim_win_get_height(win) < written then
+    return -- far from the end: they come once the rows on screen are read
+  end
+  self:pay()
+  if line == written then
+    pcall(vim.api.nvim_win_set_cursor, win, { self.line_count, 0 })
+  end
+end
+
 --- Records the cursor line of every window showing the list, after we moved it (by
 --- editing lines around it): the CursorMoved that follows is not the user's move.
 function ListView:note_cursors()
@@ -532,14 +942,37 @@ function ListView:note_cursors()
   end
 end
 
---- The item (see edit) of `entry`, the row at item `i` (from 1) of its section.
+--- The item (see edit) of `entry`, the row at item `i` (from 1) of its section: an
+--- unloaded row is an empty line, drawn as it shows (see unloaded_text).
 function ListView:row_item(entry, i)
-  if entry.unread then
-    return render.unloaded(i - 1)
+  if entry.unread or render.placeholder_kind(entry.value) == 'unloaded' then
+    return BLANK
   elseif entry.pending then
     return { render.pending() }
   end
   return { render.row(entry.value, self.format) }
+end
+
+--- The text drawn over the empty line of an unloaded row (1-based line): `  … row N`;
+--- nil for any other line.
+function ListView:unloaded_text(line)
+  local path = self:index_path_at(line)
+  local entry = path and self.sections[path[1] + 1].rows[path[2] + 1]
+  if not entry then
+    return nil
+  end
+  if entry.unread or (self.lazy and entry.pending) then
+    return render.unloaded(path[2])
+  elseif render.placeholder_kind(entry.value) == 'unloaded' then
+    return render.unloaded(tonumber(entry.value.index) or path[2])
+  end
+  return nil
+end
+
+--- The text a 1-based line shows: its own, or an unloaded row's drawn over it.
+function ListView:line_text(line)
+  return self:unloaded_text(line)
+    or vim.api.nvim_buf_get_lines(self.buf, line - 1, line, false)[1]
 end
 
 --- The highlight group of a 1-based line's row when it is an unloaded one (a counted
@@ -614,18 +1047,32 @@ function ListView:sync_header(s)
   section.header = wanted
 end
 
+--- Every line's item, for edit(): the items, then how many empty lines end the list (a
+--- lazy list of a million unloaded rows makes no million items).
 function ListView:all_items()
-  local items = {}
+  local items, blank = {}, 0
+  local function add(item)
+    for _ = 1, blank do
+      items[#items + 1] = BLANK
+    end
+    blank = 0
+    items[#items + 1] = item
+  end
   for _, section in ipairs(self.sections) do
     section.header = self:header_wanted(section)
     if section.header then
-      table.insert(items, self:header_item(section))
+      add(self:header_item(section))
     end
     for i, entry in ipairs(section.rows) do
-      items[#items + 1] = self:row_item(entry, i)
+      local item = self:row_item(entry, i)
+      if item == BLANK then
+        blank = blank + 1
+      else
+        add(item)
+      end
     end
   end
-  return items
+  return items, blank
 end
 
 --- The daemon's index path {section, item} (0-based) of a 1-based buffer line; nil for
@@ -766,10 +1213,19 @@ function ListView:finish_reload(version, description, objects, revision)
   self.matches_read = nil
   self.lazy = objects == nil
   self.loaded_objects = self.lazy and tonumber(description.numberOfObjects) or nil
-  local sections, next_row = {}, 1
+  local sections, next_row, owed = {}, 1, 0
   for s, count in ipairs(description.counts) do
-    local rows = {}
-    for i = 1, count do
+    -- The last section of a lazy list takes the rows a window can show now, the others
+    -- once they are (owe).
+    local taken = count
+    if not objects and s == #description.counts and count > BULK_LINES then
+      -- (The lines the buffer has for it are written over, not deleted: see write_lines.)
+      local held = self.line_count - self.owed - (next_row - 1)
+      taken = math.min(count, math.max(self:near_rows(next_row - 1), held))
+      owed = count - taken
+    end
+    local rows = new_table(taken, 0)
+    for i = 1, taken do
       rows[i] = objects and { value = objects[next_row] } or UNREAD
       next_row = next_row + 1
     end
@@ -777,6 +1233,7 @@ function ListView:finish_reload(version, description, objects, revision)
   end
   self.sections = sections
   self:edit(0, -1, self:all_items())
+  self:owe(owed)
   self:update_loaded_status()
   self:read_visible()
   if self.lazy then
@@ -906,6 +1363,7 @@ local function put(map, s, i, value)
 end
 
 function ListView:apply_unprotected(changes, values)
+  self:pay() -- the change set's paths count every row
   local removed = {} -- section -> item -> true (old coordinates)
   local moved_entries = {} -- section -> item -> entry (new coordinates)
   each_row(changes.deleted, function(s, i)
@@ -996,46 +1454,88 @@ function ListView:apply_unprotected(changes, values)
     local rows = section.rows
     assert(first <= #rows + 1, 'inserted item out of range')
     local moved_here, values_here = moved_entries[s], inserted_values[s]
-    local appending = first == #rows + 1 -- rows go in at the end: no shifting (a million do)
-    local items = {}
-    local i = first
+    -- The run: the adjacent new positions from here on.
+    local total, next_r = 0, r
     repeat
-      for _ = 1, tonumber(placed[r][3]) or 1 do
-        -- A lazy list reads a new row when it shows (a counted list's first page brings
-        -- every other row as a placeholder).
-        local entry = (moved_here and moved_here[i]) or (values_here and values_here[i]) or (self.lazy and UNREAD)
-          or { pending = true }
-        if appending then
-          rows[i] = entry
-        else
-          table.insert(rows, i, entry)
-        end
-        items[#items + 1] = entry == UNREAD and render.unloaded(i - 1) or self:row_item(entry, i)
-        i = i + 1
+      total = total + (tonumber(placed[next_r][3]) or 1)
+      next_r = next_r + 1
+    until next_r > #placed or placed[next_r][1] + 1 ~= s or placed[next_r][2] + 1 ~= first + total
+    r = next_r
+    -- Its lines: unloaded rows at its end are counted, not listed (a counted list's first
+    -- page brings a million).
+    local items, blank, owed = {}, 0, 0
+    if self.lazy and not moved_here and not values_here then
+      -- A lazy list reads a new row when it shows (a counted list's first page brings
+      -- every other row as a placeholder). A run that ends the list takes the rows a
+      -- window can show now, the others once they are (owe).
+      local taken = total
+      if s == #self.sections and first == #rows + 1 and total > BULK_LINES then
+        taken = math.min(total, self:near_rows(self:row_line(s, first)))
+        owed = total - taken
       end
-      r = r + 1
-    until r > #placed or placed[r][1] + 1 ~= s or placed[r][2] + 1 ~= i
+      if first <= #rows then
+        table.move(rows, first, #rows, first + taken) -- the rows after it move down once
+      end
+      for i = first, first + taken - 1 do
+        rows[i] = UNREAD
+      end
+      blank = taken
+    elseif first <= #rows then
+      -- The rows after it move down once (table.move: a run of a million is no worse
+      -- than a run of one); rows that go in at the end move nothing.
+      table.move(rows, first, #rows, first + total)
+    end
+    for i = first + blank, first + total - owed - 1 do -- (none after the unloaded run)
+      local entry = (moved_here and moved_here[i]) or (values_here and values_here[i]) or (self.lazy and UNREAD)
+        or { pending = true }
+      rows[i] = entry
+      local item = entry == UNREAD and BLANK or self:row_item(entry, i)
+      if item == BLANK then
+        blank = blank + 1
+      else
+        for _ = 1, blank do
+          items[#items + 1] = BLANK
+        end
+        blank = 0
+        items[#items + 1] = item
+      end
+    end
     local line = self:row_line(s, first)
-    self:edit(line, line, items)
+    self:edit(line, line, items, blank)
+    self:owe(owed)
   end
 
   -- 4. Updated rows keep their line: rewritten with their new values, or read anew.
+  --    Each run of adjacent rows is one edit (a jump turns a page into unloaded rows and
+  --    another into objects: two edits).
   local updated_values = values and type(values.updated) == 'table' and values.updated or nil
+  local run_s, run_first, run_items = nil, nil, {}
+  local function flush_updates()
+    if run_s then
+      local line = self:row_line(run_s, run_first)
+      self:edit(line, line + #run_items, run_items)
+      run_s, run_first, run_items = nil, nil, {}
+    end
+  end
   each_row(changes.updated, function(s, i, n)
     assert(self.sections[s] and self.sections[s].rows[i], 'updated out of range')
+    local entry
     if updated_values then
-      local entry = { value = updated_values[n] }
-      self.sections[s].rows[i] = entry
-      local line = self:row_line(s, i)
-      self:edit(line, line + 1, { self:row_item(entry, i) })
+      entry = { value = updated_values[n] }
     elseif self.lazy then
-      self.sections[s].rows[i] = UNREAD -- read again if it shows
-      local line = self:row_line(s, i)
-      self:edit(line, line + 1, { self:row_item(UNREAD, i) })
+      entry = UNREAD -- read again if it shows
     else
       self.sections[s].rows[i] = { pending = true }
+      return
     end
+    self.sections[s].rows[i] = entry
+    if run_s ~= s or run_first + #run_items ~= i then
+      flush_updates()
+      run_s, run_first = s, i
+    end
+    run_items[#run_items + 1] = self:row_item(entry, i)
   end)
+  flush_updates()
 
   -- 5. Header lines where wanted (a new section; a null section down to placeholders).
   for s = 1, #self.sections do
@@ -1053,10 +1553,15 @@ function ListView:read_pending()
   -- (the rows between, already known, are read along and left as they are).
   local READ_GAP = 256
   local ranges, titles_pending = {}, false
+  -- A lazy list has pending rows only where read_visible marked them, around the rows on
+  -- screen: only those lines are looked at, not a million rows. (A row marked, then
+  -- scrolled away before its read, is read when it shows again.)
+  local spans = self.lazy and self:visible_rows() or nil
+  local unread_shown = false -- rows around the windows that read_visible has yet to mark
   for s, section in ipairs(self.sections) do
     titles_pending = titles_pending or section.title_pending or false
     local first, last
-    for i, entry in ipairs(section.rows) do
+    local function look(i, entry)
       if entry.pending then
         if first and i - last > READ_GAP then
           table.insert(ranges, { section = s, first = first, last = last })
@@ -1066,11 +1571,33 @@ function ListView:read_pending()
         last = i
       end
     end
+    if spans then
+      local rows = section.rows
+      for _, span in ipairs(spans[s] or {}) do
+        for i = span[1], span[2] do
+          look(i, rows[i])
+          unread_shown = unread_shown or rows[i] == UNREAD
+        end
+      end
+    else
+      for i, entry in ipairs(section.rows) do
+        look(i, entry)
+      end
+    end
     if first then
       table.insert(ranges, { section = s, first = first, last = last })
     end
   end
   if #ranges == 0 and not titles_pending then
+    if self.owed > 0 and not unread_shown then
+      -- The rows on screen are written: they are drawn, then the rest of the lines are
+      -- written before any key typed meanwhile is read (see pay_now).
+      if self.PAY_AFTER_DRAWN_MS > 0 then
+        self:schedule_pay(self.PAY_AFTER_DRAWN_MS)
+      else
+        self:pay_now()
+      end
+    end
     if self.display_after_read then
       self:display_cursor_rows()
     end
@@ -1209,16 +1736,34 @@ function ListView:highlight_matches()
   local filter = self.filter
   if not filter or not filter.ready or filter.query == '' or self.source ~= filter.name then
     vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
-    self.matches_read = nil
+    self.matches_read, self.matches_spans = nil, nil
     return
   end
-  if self.reading_matches or not self.known or (self.revision ~= nil and self.matches_read == self.revision) then
+  -- A lazy list (a filter over counted placeholders: a million rows) reads the matches of
+  -- the rows around its windows only, and again when they change.
+  local reads, spans_key = {}, nil
+  if self.lazy then
+    local keys = {}
+    for s, spans in pairs(self:visible_rows()) do
+      for _, span in ipairs(spans) do
+        reads[#reads + 1] = { section = s, first = span[1], count = span[2] - span[1] + 1 }
+        keys[#keys + 1] = string.format('%d:%d-%d', s, span[1], span[2])
+      end
+    end
+    table.sort(keys)
+    spans_key = table.concat(keys, ',')
+  else
+    for s = 1, #self.sections do
+      reads[s] = { section = s, first = 1 }
+    end
+  end
+  if self.reading_matches or not self.known
+    or (self.revision ~= nil and self.matches_read == self.revision and self.matches_spans == spans_key) then
     return
   end
   self.reading_matches = true
   local version, revision = self.version, self.revision
   local answers, found = 0, {}
-  local sections = #self.sections
   local function done()
     self.reading_matches = false
     if self.detached then
@@ -1230,37 +1775,43 @@ function ListView:highlight_matches()
     end
     vim.api.nvim_buf_clear_namespace(self.buf, match_namespace, 0, -1)
     local complete = true
-    for s, result in pairs(found) do
-      for i, match in ipairs(result.matches or {}) do
+    for _, read in pairs(found) do
+      local s, result = read.section, read.result
+      for k, match in ipairs(result.matches or {}) do
+        local i = read.first + k - 1
         local entry = self.sections[s] and self.sections[s].rows[i]
         if entry and entry.pending then
           complete = false -- its line is not written yet: highlighted on the next read
         elseif entry and match ~= vim.NIL then
           local line = self:row_line(s, i)
           local text = vim.api.nvim_buf_get_lines(self.buf, line, line + 1, false)[1] or ''
-          self:highlight_row(line, text, result.objects[i], match)
+          self:highlight_row(line, text, result.objects[k], match)
         end
       end
     end
     self.matches_read = complete and revision or nil
+    self.matches_spans = spans_key
     if self.prompting then
       pcall(vim.cmd, 'redraw') -- the list behind the prompt shows the new rows as they come
     end
   end
-  if sections == 0 then
+  if #reads == 0 then
     return done()
   end
-  for s = 1, sections do
-    self.conn:request('objectsInSection', { source = self.source, section = s - 1, withMatches = true },
-      function(err, result)
-        answers = answers + 1
-        if not err and type(result) == 'table' and self:answer_fits(version, result) then
-          found[s] = result
-        end
-        if answers == sections then
-          done()
-        end
-      end)
+  for n, read in ipairs(reads) do
+    local params = { source = self.source, section = read.section - 1, withMatches = true }
+    if read.count then
+      params.start, params.count = read.first - 1, read.count
+    end
+    self.conn:request('objectsInSection', params, function(err, result)
+      answers = answers + 1
+      if not err and type(result) == 'table' and self:answer_fits(version, result) then
+        found[n] = { section = read.section, first = read.first, result = result }
+      end
+      if answers == #reads then
+        done()
+      end
+    end)
   end
 end
 
@@ -1290,6 +1841,11 @@ end
 
 --- "loaded N": N objects shown, placeholders and rows still being read left out.
 function ListView:count_text()
+  if self.lazy and self.loaded_objects then
+    -- Counted placeholders: the list has its full size, of which the daemon holds this
+    -- much (its description says: most rows were never read here).
+    return string.format('loaded %d of %d', self.loaded_objects, self.line_count)
+  end
   local count = 0
   for _, section in ipairs(self.sections) do
     for _, entry in ipairs(section.rows) do
@@ -1422,18 +1978,13 @@ function ListView:read_visible()
     return
   end
   local marked = false
-  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
-    local info = vim.fn.getwininfo(win)[1]
-    if info then
-      local around = math.max(info.height, 1) * READ_AROUND
-      local from = math.max(1, info.topline - around)
-      local to = math.min(self.line_count, math.max(info.botline, info.topline + info.height) + around)
-      for line = from, to do
-        local path = self:index_path_at(line)
-        local rows = path and self.sections[path[1] + 1].rows
-        if rows and rows[path[2] + 1] == UNREAD then
+  for s, spans in pairs(self:visible_rows()) do
+    local rows = self.sections[s].rows
+    for _, span in ipairs(spans) do
+      for i = span[1], span[2] do
+        if rows[i] == UNREAD then
           -- Pending, but its line keeps showing it as unloaded until its value comes.
-          rows[path[2] + 1] = { pending = true }
+          rows[i] = { pending = true }
           marked = true
         end
       end
@@ -1442,6 +1993,57 @@ function ListView:read_visible()
   if marked then
     self:read_pending()
   end
+end
+
+--- The rows on screen in the list's windows, and a screen's height around them: section
+--- (from 1) -> { { first item, last item }, ... } (from 1; spans may overlap).
+function ListView:visible_rows()
+  local spans = {}
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    local info = vim.fn.getwininfo(win)[1]
+    if info then
+      local around = math.max(info.height, 1) * READ_AROUND
+      local from = math.max(1, info.topline - around)
+      local to = math.min(self.line_count, math.max(info.botline, info.topline + info.height) + around)
+      local s, first, last
+      for line = from, to do
+        local path = self:index_path_at(line)
+        if path and path[1] + 1 == s and path[2] + 1 == last + 1 then
+          last = last + 1
+        else
+          if s then
+            spans[s] = spans[s] or {}
+            table.insert(spans[s], { first, last })
+          end
+          s, first, last = nil, nil, nil
+          if path then
+            s, first, last = path[1] + 1, path[2] + 1, path[2] + 1
+          end
+        end
+      end
+      if s then
+        spans[s] = spans[s] or {}
+        table.insert(spans[s], { first, last })
+      end
+    end
+  end
+  -- In order, and those that overlap (two windows on the same rows) made one.
+  for s, list in pairs(spans) do
+    table.sort(list, function(a, b)
+      return a[1] < b[1]
+    end)
+    local merged = { list[1] }
+    for k = 2, #list do
+      local top = merged[#merged]
+      if list[k][1] <= top[2] + 1 then
+        top[2] = math.max(top[2], list[k][2])
+      else
+        merged[#merged + 1] = list[k]
+      end
+    end
+    spans[s] = merged
+  end
+  return spans
 end
 
 --- The cursor moved (or the window scrolled) in a lazy list: once it rests, the rows on
@@ -1460,6 +2062,9 @@ function ListView:schedule_display()
     end
     self:read_visible()
     self:display_cursor_rows()
+    if self.filter then
+      self:highlight_matches() -- the matches of the rows scrolled into view
+    end
   end))
 end
 
@@ -1483,10 +2088,12 @@ end
 
 --- Stops the list's timer (its buffer is gone).
 function ListView:close()
-  if self.display_timer then
-    self.display_timer:stop()
-    self.display_timer:close()
-    self.display_timer = nil
+  for _, timer in ipairs({ 'display_timer', 'pay_timer' }) do
+    if self[timer] then
+      self[timer]:stop()
+      self[timer]:close()
+      self[timer] = nil
+    end
   end
 end
 
