@@ -81,18 +81,27 @@ if command -v tmux >/dev/null; then
     fi
   done
   # The time to open a counted list of a million rows and to jump to its end, against a
-  # list of 100 (tests/timing.sh): its figures are printed, passed or not.
+  # list of 100 (tests/timing.sh): the screens must come (a test); the figures are printed
+  # and said to be within their floors or not, never a failure (speed targets are
+  # benchmarks: a loaded machine is no bug).
   echo "== timing on a real screen (tests/timing.sh, ${nvims[-1]})"
   timing_log="$(mktemp)"
-  check="a counted list of a million rows opens as fast as 100 rows (the daemon's share left out), G in 300 ms, Neovim 50 MB bigger at most"
-  if DATASOURCED_NVIM="${nvims[-1]}" bash "$here/timing.sh" >"$timing_log" 2>&1; then
-    echo "PASS $check"
-    sed 's/^/  /' "$timing_log"
-    passed=$((passed + 1))
-  else
-    { echo "FAIL $check"; sed 's/^/  /' "$timing_log"; } | tee -a "$failures"
-    failed=$((failed + 1))
-  fi
+  check="a counted list of a million rows and one of 100 open on a real screen, and G shows the last row"
+  floors="the million's open within 1.5x the hundred's (the daemon's share left out), G in 300 ms, Neovim 50 MB bigger at most"
+  timing_status=0
+  DATASOURCED_NVIM="${nvims[-1]}" bash "$here/timing.sh" >"$timing_log" 2>&1 || timing_status=$?
+  case "$timing_status" in
+    0 | 3)
+      echo "PASS $check"
+      [ "$timing_status" = 0 ] && echo "  figures within their floors: $floors" || echo "  figures OUTSIDE their floors (not a failure): $floors"
+      sed 's/^/  /' "$timing_log"
+      passed=$((passed + 1))
+      ;;
+    *)
+      { echo "FAIL $check"; sed 's/^/  /' "$timing_log"; } | tee -a "$failures"
+      failed=$((failed + 1))
+      ;;
+  esac
   rm -f "$timing_log"
 else
   echo "== no tmux: the real-screen checks (tests/capture.sh, tests/timing.sh) did not run"

@@ -21,7 +21,9 @@
 # DATASOURCED_TIMING_G_MS (300 ms); its RSS growth at most DATASOURCED_TIMING_RSS_MB
 # (50 MB). The screen is polled as fast as tmux answers (a few ms a capture): the
 # figures include that. DATASOURCED_TIMING_TRIALS (3) trials of each. Exits non-zero when
-# a check fails or a screen never comes; the figures are printed either way.
+# a screen never comes (1) or a check fails (3: a figure outside its floor, which run.sh
+# reports without failing: speed targets are benchmarks, not tests); the figures are
+# printed either way.
 # The daemon is $DATASOURCED, else the repository's debug build; Neovim is
 # $DATASOURCED_NVIM, else the current one of setup-current-nvim.sh.
 set -euo pipefail
@@ -150,13 +152,13 @@ status=0
 # M at most RATIO times H, give or take the slack (all in microseconds).
 within() { awk -v m="$1" -v h="$2" -v r="$max_ratio" -v slack="$((slack_ms * 1000))" 'BEGIN { exit !(m <= r * h + slack) }'; }
 within "$rest_m" "$rest_h" ||
-  { echo "timing.sh: opening 1,000,000 rows took ${rest_ratio}x the time of 100, the daemon's share left out (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=1; }
+  { echo "timing.sh: opening 1,000,000 rows took ${rest_ratio}x the time of 100, the daemon's share left out (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=3; }
 if [ "$whole" = 1 ]; then
   within "$open_m" "$open_h" ||
-    { echo "timing.sh: opening 1,000,000 rows took ${whole_ratio}x the time of 100 (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=1; }
+    { echo "timing.sh: opening 1,000,000 rows took ${whole_ratio}x the time of 100 (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=3; }
 fi
 [ "$(ms "$jump")" -le "$max_g_ms" ] ||
-  { echo "timing.sh: G took $(ms "$jump") ms (at most $max_g_ms)" >&2; status=1; }
+  { echo "timing.sh: G took $(ms "$jump") ms (at most $max_g_ms)" >&2; status=3; }
 [ $((rss / 1024)) -le "$max_rss_mb" ] ||
-  { echo "timing.sh: Neovim grew by $((rss / 1024)) MB (at most $max_rss_mb)" >&2; status=1; }
+  { echo "timing.sh: Neovim grew by $((rss / 1024)) MB (at most $max_rss_mb)" >&2; status=3; }
 exit $status
