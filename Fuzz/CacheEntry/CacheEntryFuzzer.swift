@@ -5,10 +5,10 @@ import JSONKit
 // libFuzzer target: bytes as a persisted cache entry, read by a paginated source when its
 // list opens (the restore path), then pages fetched, refreshed and stored against a canned
 // server. Byte 0 picks the source (strategy, duplicates, mapping, cross-origin, credentials
-// in the base URL), byte 1 its maxPages, byte 2 seeds the server's answers; byte 3's low
-// bit says whether the rest is the whole payload (header, checksum and all: damage) or the
-// packed document after a header with a matching checksum (an edit by someone who knows the
-// format).
+// in the base URL), byte 1 its maxPages, byte 2 seeds the server's answers. The rest is the
+// entry's head, then its pages, split at each 0xFF 0x00; byte 3's low bit says whether each
+// part is stored as it is (header, checksum and all: damage) or is the packed document after
+// a header of its kind with a matching checksum (an edit by someone who knows the format).
 //
 // Checks: nothing traps; an entry the source refuses is removed and reported, shows no row
 // and the first page is asked for unconditionally; an entry it accepts decodes, and its rows
@@ -33,7 +33,7 @@ struct EntryRun {
     let configuration: RemoteConfiguration
     let paginator: PaginatorConfiguration
     let store = EntryStore()
-    let payload: [UInt8]
+    let entry: StoredPages
     var random: UInt64
 
     init(configuration choice: UInt8, maximumPages: UInt8, seed: UInt8, sealed: Bool, rest: [UInt8]) {
@@ -64,16 +64,27 @@ struct EntryRun {
         paginator.maximumPages = maximumPages < 128 ? 1 + Int(maximumPages % 8) : 1000
         self.configuration = configuration
         self.paginator = paginator
-        payload = sealed ? Self.sealed(rest) : rest
+        let parts = Self.parts(of: rest)
+        entry = StoredPages(
+            payload: sealed ? CachedPages.sealed(parts[0]) : parts[0],
+            pages: parts.dropFirst().map { sealed ? CachedPages.sealed($0, prefix: CachedPages.pageHeaderPrefix) : $0 }, storedAt: 1)
         random = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 | 1
     }
 
-    /// `body` after a header of this version whose checksum matches it.
-    static func sealed(_ body: [UInt8]) -> [UInt8] {
-        let digits = String(FNV1a64.hash(body), radix: 16)
-        return Array(
-            "\(CachedPages.headerPrefix)\(CachedPages.format) \(CachedPages.checksumPrefix)\(String(repeating: "0", count: 16 - digits.count))\(digits)\n"
-                .utf8) + body
+    /// `bytes` split at each 0xFF 0x00: the head first, then the pages (at most 64).
+    static func parts(of bytes: [UInt8]) -> [[UInt8]] {
+        var parts: [[UInt8]] = [[]]
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0xFF, index + 1 < bytes.count, bytes[index + 1] == 0, parts.count < 65 {
+                parts.append([])
+                index += 2
+            } else {
+                parts[parts.count - 1].append(bytes[index])
+                index += 1
+            }
+        }
+        return parts
     }
 
     func makeSource(_ loader: CannedServer) -> (PaginatedDataSource, Warnings) {
@@ -91,12 +102,12 @@ struct EntryRun {
     }
 
     mutating func check() {
-        store.entries[Self.key] = StoredPages(payload: payload, storedAt: 1)
+        store.entries[Self.key] = entry
         let server = CannedServer(
             origin: URLResolution.origin(of: configuration.baseURL) ?? "", allowCrossOrigin: paginator.allowCrossOrigin)
         let (source, warnings) = makeSource(server)
         source.fetchData()
-        let decoded = try? CachedPages.decode(payload, limits: CachedPages.Limits(configuration)).get()
+        let decoded = try? CachedPages.decode(entry, limits: CachedPages.Limits(configuration)).get()
         require(server.pending.count == 1, "fetchData made \(server.pending.count) requests")
         if warnings.lines.isEmpty {
             guard let decoded else { fail("an entry that does not decode was accepted") }
@@ -135,9 +146,10 @@ struct EntryRun {
         }
 
         // What the source stored it accepts again, without a password.
-        if let stored = store.entries[Self.key], stored.payload != payload {
+        if let stored = store.entries[Self.key], stored.payload != entry.payload || stored.pages != entry.pages {
             require(
-                !String(decoding: stored.payload, as: UTF8.self).contains(Self.password), "the stored entry holds the base URL's password")
+                !String(decoding: stored.payload + stored.pages.joined(), as: UTF8.self).contains(Self.password),
+                "the stored entry holds the base URL's password")
             let (again, againWarnings) = makeSource(CannedServer(origin: "", allowCrossOrigin: true))
             again.fetchData()
             require(againWarnings.lines.isEmpty, "the source refuses what it stored: \(againWarnings.lines)")
@@ -161,8 +173,12 @@ final class Warnings {
 final class EntryStore: PageCacheStore {
     var entries: [PageCacheKey: StoredPages] = [:]
     func read(_ key: PageCacheKey) -> StoredPages? { entries[key] }
-    func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
-        entries[key] = StoredPages(payload: payload(), storedAt: storedAt)
+    /// As the SQLite store does: the unchanged pages kept when the entry stored holds them.
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
+        let old = entries[key]
+        let keep = (old?.pages.count ?? 0) >= entry.unchanged ? entry.unchanged : 0
+        let kept = old.map { Array($0.pages.prefix(keep)) } ?? []
+        entries[key] = StoredPages(payload: entry.head(), pages: kept + (keep..<entry.count).map(entry.page), storedAt: storedAt)
     }
     func touch(_ key: PageCacheKey, storedAt: Double) {}
     func remove(_ key: PageCacheKey) { entries[key] = nil }
