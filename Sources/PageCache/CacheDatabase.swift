@@ -280,12 +280,25 @@ final class CacheDatabase {
                         db, sql: "SELECT coalesce(sum(bytes), 0) FROM page WHERE entry = ? AND ordinal >= ?", arguments: [id, keep]) ?? 0
                 // What the kept pages take, from the entry's total (reading it from their rows
                 // would visit every page).
+                // The file is input: a total that cannot be (edited) is worked out from the kept
+                // pages' rows instead, and no arithmetic on it may trap.
                 let previous: Int = existing[1], previousHead: Int = existing[2]
-                total = max(0, previous - previousHead - dropped)
+                let (afterHead, overflowed) = previous.subtractingReportingOverflow(previousHead)
+                let (kept, overflowedAgain) = afterHead.subtractingReportingOverflow(dropped)
+                if overflowed || overflowedAgain || kept < 0 || kept > maximumBytes {
+                    total =
+                        try Int.fetchOne(
+                            db, sql: "SELECT coalesce(sum(bytes), 0) FROM page WHERE entry = ? AND ordinal < ?", arguments: [id, keep]) ?? 0
+                } else {
+                    total = kept
+                }
                 try db.execute(sql: "DELETE FROM page WHERE entry = ? AND ordinal >= ?", arguments: [id, keep])
             }
             let pages = (keep..<entry.count).map { (ordinal: $0, payload: made[$0] ?? []) }
-            total = pages.reduce(total.addingReportingOverflow(head.count).partialValue) { $0 + $1.payload.count }
+            for part in [head.count] + pages.map(\.payload.count) {
+                let (sum, overflowed) = total.addingReportingOverflow(part)
+                total = overflowed ? Int.max : sum
+            }
             guard total <= maximumBytes else {
                 if let id {
                     try db.execute(sql: "DELETE FROM page WHERE entry = ?", arguments: [id])
@@ -317,7 +330,9 @@ final class CacheDatabase {
                     db, sql: "SELECT id, bytes FROM entry WHERE id != ? ORDER BY used_at, id", arguments: [entryID])
                 while all > maximumBytes, let row = try oldestFirst.next() {
                     evicted.append(row[0])
-                    all -= row[1] as Int
+                    // An edited `bytes` must not trap.
+                    let (left, overflowed) = all.subtractingReportingOverflow(row[1] as Int)
+                    all = overflowed ? 0 : left
                 }
                 let ids = evicted.map(String.init).joined(separator: ",")
                 try db.execute(sql: "DELETE FROM page WHERE entry IN (\(ids))")

@@ -92,6 +92,24 @@ import Glibc
         #expect(log.warnings.isEmpty)
     }
 
+    /// The file is input: an entry's total edited to the ends of Int64 does not trap the next
+    /// save, which stores the entry again.
+    @Test func anEditedTotalDoesNotTrapTheNextSave() throws {
+        let path = scratch.file("cache.sqlite")
+        let store = SQLitePageStore(path: path, logger: log.logger)
+        let made = Made()
+        for edited in [Int64.min, Int64.max] {
+            store.write(key("issues"), storedAt: 1, entry: pages(2, made: made))
+            store.flush()
+            let other = try DatabaseQueue(path: path)
+            try other.write { try $0.execute(sql: "UPDATE entry SET bytes = ?", arguments: [edited]) }
+            try other.close()
+            store.write(key("issues"), storedAt: 2, entry: pages(3, unchanged: 2, made: made))
+            #expect(store.read(key("issues"))?.pages.count == 3, "\(edited)")
+        }
+        store.close()
+    }
+
     /// A file of schema 1 (each entry whole in one row) is taken up: its entries, of a format
     /// this version does not read, dropped, and pages stored from then on.
     @Test func aCacheOfTheSchemaBeforeIsMigrated() throws {
