@@ -173,13 +173,7 @@ final class Warnings {
 final class EntryStore: PageCacheStore {
     var entries: [PageCacheKey: StoredPages] = [:]
     func read(_ key: PageCacheKey) -> StoredPages? { entries[key] }
-    /// As the SQLite store does: the unchanged pages kept when the entry stored holds them.
-    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
-        let old = entries[key]
-        let keep = (old?.pages.count ?? 0) >= entry.unchanged ? entry.unchanged : 0
-        let kept = old.map { Array($0.pages.prefix(keep)) } ?? []
-        entries[key] = StoredPages(payload: entry.head(), pages: kept + (keep..<entry.count).map(entry.page), storedAt: storedAt)
-    }
+    func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) { entries[key] = entry.stored(over: entries[key], at: storedAt).0 }
     func touch(_ key: PageCacheKey, storedAt: Double) {}
     func remove(_ key: PageCacheKey) { entries[key] = nil }
     var isAvailable: Bool { true }

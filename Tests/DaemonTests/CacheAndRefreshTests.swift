@@ -35,17 +35,6 @@ final class MemoryPageStore: PageCacheStore {
     static let limits = CachedPages.Limits(RemoteConfiguration(baseURL: "http://api.invalid", apiPath: "/items"))
 }
 
-extension EntryPages {
-    /// The entry as a store holds it after this write over `old`, and how many pages it made:
-    /// the unchanged pages kept when `old` holds them, as the SQLite store does.
-    func stored(over old: StoredPages?, at storedAt: Double) -> (StoredPages, made: Int) {
-        let keep = old.map { $0.pages.count >= unchanged } == true ? unchanged : 0
-        let kept = old.map { Array($0.pages.prefix(keep)) } ?? []
-        let made = (keep..<count).map(page)
-        return (StoredPages(payload: head(), pages: kept + made, storedAt: storedAt), made.count)
-    }
-}
-
 @Suite struct CacheAndRefreshTests {
     static let key = PageCacheKey(material: "test", label: "http://api.invalid/items")
 

@@ -87,6 +87,16 @@ package struct EntryPages: Sendable {
 
     /// The same entry with every page made anew.
     package var allChanged: EntryPages { EntryPages(count: count, head: head, page: page) }
+
+    /// The entry as a store that holds entries whole (in memory) keeps it after this write
+    /// over `old`, and how many pages it made: the unchanged pages kept when `old` holds
+    /// them, as the SQLite store does.
+    package func stored(over old: StoredPages?, at storedAt: Double) -> (StoredPages, made: Int) {
+        let keep = (old?.pages.count ?? 0) >= unchanged ? unchanged : 0
+        let kept = old.map { Array($0.pages.prefix(keep)) } ?? []
+        let made = (keep..<count).map(page)
+        return (StoredPages(payload: head(), pages: kept + made, storedAt: storedAt), made.count)
+    }
 }
 
 /// An entry as stored: its head (`CachedPages.head()`, or a whole entry of an earlier

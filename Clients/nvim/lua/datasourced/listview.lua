@@ -738,30 +738,28 @@ function ListView:write_lines(first, last, items, blank)
     end
   end
   local run = 0 -- empty lines seen and not written yet
+  -- A long run is written in bulk; a short one joins the texts.
+  local function end_run()
+    if run >= BULK_LINES then
+      put_blank(run)
+    else
+      for _ = 1, run do
+        texts[#texts + 1] = BLANK
+      end
+    end
+    run = 0
+  end
   for _, item in ipairs(items) do
     local text = type(item) == 'string' and item or item[1]
     if text == BLANK then
       run = run + 1
     else
-      if run >= BULK_LINES then
-        put_blank(run)
-      else
-        for _ = 1, run do
-          texts[#texts + 1] = BLANK
-        end
-      end
-      run = 0
+      end_run()
       texts[#texts + 1] = text
     end
   end
   run = run + blank
-  if run >= BULK_LINES then
-    put_blank(run)
-  else
-    for _ = 1, run do
-      texts[#texts + 1] = BLANK
-    end
-  end
+  end_run()
   if #texts > 0 or not replaced then
     put(texts)
   end
