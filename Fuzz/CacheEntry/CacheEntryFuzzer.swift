@@ -115,11 +115,18 @@ struct EntryRun {
             require(store.entries[Self.key] != nil, "an accepted entry was removed")
             let rows = decoded.pages.reduce(0) { $0 + $1.rows.count }
             require(source.objects.count == rows, "\(source.objects.count) rows shown for \(rows) in the entry")
+        } else if source.isStale {
+            // A page after the first screen's was refused: the rows of the pages before it stay.
+            require(warnings.lines.count == 1, "\(warnings.lines.count) warnings for one entry")
+            require(store.entries[Self.key] == nil, "a refused entry stays in the store")
+            require(
+                source.objects.count >= PaginatedDataSource.rowsReadAtOnce,
+                "a refused entry showed \(source.objects.count) rows, fewer than a first screen")
         } else {
             require(warnings.lines.count == 1, "\(warnings.lines.count) warnings for one entry")
             require(warnings.lines[0].contains(Self.key.label), "the warning does not name the label: \(warnings.lines[0])")
             require(store.entries[Self.key] == nil, "a refused entry stays in the store")
-            require(!source.isStale && source.objects.isEmpty, "a refused entry shows rows")
+            require(source.objects.isEmpty, "a refused entry shows rows")
             require(source.allObjects == [Placeholder.loadingRow], "a refused entry leaves rows \(source.allObjects)")
             require(
                 !server.pending[0].request.headers.contains { $0.name == "If-None-Match" || $0.name == "If-Modified-Since" },

@@ -20,6 +20,8 @@ package enum DaemonEvent: Sendable {
     case refreshDue(source: String, generation: Int)
     /// An `updateSource`'s debounce elapsed with no update after it.
     case updateDue(source: String, generation: Int)
+    /// Work a source deferred until the events before it were handled (`HTTPLoader.later`).
+    case deferred(id: Int)
 }
 
 package struct DaemonOptions: Sendable {
@@ -208,9 +210,19 @@ package final class Daemon {
     /// Handles `events` with the mailbox's role held; what they send goes out in one write
     /// once they are handled. The status when one of them ended the daemon.
     private func handleClaimed(_ events: [DaemonEvent]) -> Int32? {
-        if let status = sender.holdingWrites({ handleEvents(events) }) {
-            stoppedStatus = status
-            return status
+        // Deferred work (a reopened list's turns) goes after the other events claimed with it,
+        // and their answers are written first: a request waits for no turn but one under way.
+        var deferred: [DaemonEvent] = []
+        let others = events.filter {
+            guard case .deferred = $0 else { return true }
+            deferred.append($0)
+            return false
+        }
+        for batch in [others, deferred] where !batch.isEmpty {
+            if let status = sender.holdingWrites({ handleEvents(batch) }) {
+                stoppedStatus = status
+                return status
+            }
         }
         // The events handled, and the parsed trees of their messages, are freed by now.
         if freedLargeMessage {
@@ -284,6 +296,8 @@ package final class Daemon {
             refreshDue(source, generation: generation)
         case .updateDue(let source, let generation):
             UpdateSourceRequest.debounceElapsed(self, source: source, generation: generation)
+        case .deferred(let id):
+            loader.runDeferred(id: id)
         }
         return nil
     }

@@ -64,7 +64,26 @@ final class HTTPLoader: RemoteLoading {
         load.completion(result)
     }
 
+    /// Work to run after the events waiting, by ID (`later`).
+    private var deferred: [Int: () -> Void] = [:]
+    private var nextDeferredID = 0
+
+    func later(_ work: @escaping () -> Void) -> Bool {
+        nextDeferredID &+= 1
+        deferred[nextDeferredID] = work
+        mailbox.post(.deferred(id: nextDeferredID))
+        return true
+    }
+
+    var eventsWaiting: Bool { mailbox.queuedCount > 0 }
+
+    /// On the main loop: runs the work `later` deferred.
+    func runDeferred(id: Int) {
+        deferred.removeValue(forKey: id)?()
+    }
+
     func shutdown() {
+        deferred.removeAll()
         loads.removeAll()
         fetcher.shutdown()
     }

@@ -225,13 +225,27 @@ final class CacheDatabase {
         }
     }
 
-    /// Page `index` of the entry under `key` alone, or nil.
-    func page(_ key: Data, at index: Int) throws -> [UInt8]? {
+    /// The head of the entry under `key` and when it was stored, without its pages, or nil.
+    func head(_ key: Data) throws -> (payload: [UInt8], storedAt: Double)? {
+        try connection.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT stored_at, payload FROM entry WHERE key = ?", arguments: [key])
+            guard let row = try rows.next() else { return nil }
+            let storedAt: Double = row[0]
+            return (try row.withUnsafeData(atIndex: 1) { [UInt8]($0 ?? Data()) }, storedAt)
+        }
+    }
+
+    /// Page `index` of the entry under `key` alone, or nil; with `storedAt`, only while the
+    /// entry is the one stored or confirmed then.
+    func page(_ key: Data, at index: Int, storedAt: Double? = nil) throws -> [UInt8]? {
         try connection.read { db in
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT page.payload FROM page JOIN entry ON page.entry = entry.id WHERE entry.key = ? AND page.ordinal = ?",
+                db,
+                sql:
+                    "SELECT page.payload, entry.stored_at FROM page JOIN entry ON page.entry = entry.id WHERE entry.key = ? AND page.ordinal = ?",
                 arguments: [key, index])
             guard let row = try rows.next() else { return nil }
+            if let storedAt, row[1] as Double != storedAt { return nil }
             return try row.withUnsafeData(atIndex: 0) { [UInt8]($0 ?? Data()) }
         }
     }

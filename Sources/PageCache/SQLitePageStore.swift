@@ -88,6 +88,32 @@ package final class SQLitePageStore: PageCacheStore, Sendable {
         }
     }
 
+    package func readHead(_ key: PageCacheKey) -> (payload: [UInt8], storedAt: Double)? {
+        guard isAvailable else { return nil }
+        let digest = Self.digest(key)
+        return queue.sync {
+            onQueue.withLock { state in
+                guard let found = using(&state, doing: "reading an entry's head", { database, _ in try database.head(digest) }) ?? nil
+                else { return nil }
+                queue.async { self.onQueue.withLock { self.markUsed(digest, &$0) } }
+                return found
+            }
+        }
+    }
+
+    package func readPage(_ key: PageCacheKey, at index: Int, storedAt: Double) -> [UInt8]? {
+        guard isAvailable else { return nil }
+        let digest = Self.digest(key)
+        return queue.sync {
+            onQueue.withLock { state in
+                using(
+                    &state, doing: "reading a page of an entry", { database, _ in try database.page(digest, at: index, storedAt: storedAt) }
+                )
+                    ?? nil
+            }
+        }
+    }
+
     package func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
         guard isAvailable else { return }
         let digest = Self.digest(key), label = key.label

@@ -235,8 +235,8 @@ struct RecordedSession {
         case .transport(.outputFailed):
             clientGone = true
             entries.append(.comment("the client stopped reading (its end of the daemon's stdout closed)"))
-        case .delayElapsed, .refreshDue, .updateDue:
-            // Timers: the replayed daemon's own fire again.
+        case .delayElapsed, .refreshDue, .updateDue, .deferred:
+            // Timers and deferred work: the replayed daemon's own come again.
             break
         case .loaded:
             guard !completions.isEmpty else { return }

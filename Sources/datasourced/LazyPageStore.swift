@@ -22,6 +22,11 @@ final class LazyPageStore: PageCacheStore {
 
     var isAvailable: Bool { opened.isAvailable }
     func read(_ key: PageCacheKey) -> StoredPages? { opened.read(key) }
+    func readHead(_ key: PageCacheKey) -> (payload: [UInt8], storedAt: Double)? { opened.readHead(key) }
+    func readPage(_ key: PageCacheKey, at index: Int) -> [UInt8]? { opened.readPage(key, at: index) }
+    func readPage(_ key: PageCacheKey, at index: Int, storedAt: Double) -> [UInt8]? {
+        opened.readPage(key, at: index, storedAt: storedAt)
+    }
     func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) { opened.write(key, storedAt: storedAt, entry: entry) }
     func touch(_ key: PageCacheKey, storedAt: Double) { opened.touch(key, storedAt: storedAt) }
     func remove(_ key: PageCacheKey) { opened.remove(key) }

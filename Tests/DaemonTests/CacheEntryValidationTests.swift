@@ -442,7 +442,7 @@ import Testing
             ("page byte flipped", page(flipped(good.pages[0])), "pages[0]: its checksum does not match"),
             ("a head for a page", page(good.payload), "pages[0]: it does not start with the header \"datasourced-page \""),
             ("a page for a head", head(good.pages[0]), "it does not start with the header \"datasourced-pages \""),
-            ("a page missing", head(twoPagesSaid), "its head says 2 pages, and 1 are stored"),
+            ("a page missing", head(twoPagesSaid), "its head says 2 pages, and page 1 is not stored"),
             ("format 1", head(Array(#"{"format":1,"pages":[]}"#.utf8)), "it is in format 1; this version reads format 4"),
             (
                 "format 2 (JSON text)", head(Array("datasourced-pages 2 fnv1a64:0000000000000000\n{}".utf8)),

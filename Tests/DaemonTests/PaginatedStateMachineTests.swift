@@ -18,6 +18,27 @@ final class FakeLoader: RemoteLoading {
     private(set) var pending: [Pending] = []
     var requestedURLs: [String] { pending.map(\.request.url) }
 
+    /// Whether `later` queues work (`runDeferred` runs it), as the daemon's loader does;
+    /// otherwise the caller does the work at once.
+    var defersWork = false
+    private(set) var deferred: [() -> Void] = []
+    /// What the loader says of events waiting (a request read while work is done in turns).
+    var eventsWaiting = false
+
+    func later(_ work: @escaping () -> Void) -> Bool {
+        guard defersWork else { return false }
+        deferred.append(work)
+        return true
+    }
+
+    /// Runs the work deferred first, if any; false when none was.
+    @discardableResult
+    func runDeferred() -> Bool {
+        guard !deferred.isEmpty else { return false }
+        deferred.removeFirst()()
+        return true
+    }
+
     func load(
         _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
         completion: @escaping (Result<DecodedResponse, FetchError>) -> Void

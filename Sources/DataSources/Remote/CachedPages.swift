@@ -155,13 +155,35 @@ struct CachedPages {
     /// was expected).
     static func decode(_ stored: StoredPages, limits: Limits) -> Result<CachedPages, Problem> {
         do throws(Problem) {
-            let head = try document(of: stored.payload, prefix: headerPrefix, depthLimit: 2, field: nil, limits: limits)
+            let head = try decodeHead(stored.payload, limits: limits).get()
+            guard head.pageCount == stored.pages.count else {
+                throw Problem(reason: "its head says \(head.pageCount) pages, and \(stored.pages.count) are stored")
+            }
+            var decoded: [Page] = []
+            decoded.reserveCapacity(head.pageCount)
+            for (index, bytes) in stored.pages.enumerated() {
+                decoded.append(try decodePage(bytes, index: index, limits: limits).get())
+            }
+            return .success(CachedPages(pages: decoded, currentPage: head.currentPage, duplicatesDropped: head.duplicatesDropped))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// What an entry's head says: how many pages follow, and where the run stands.
+    struct Head: Equatable {
+        var pageCount: Int
+        var currentPage: Int
+        var duplicatesDropped: Int
+    }
+
+    /// The head `bytes` (`head()`), or why it cannot be used.
+    static func decodeHead(_ bytes: [UInt8], limits: Limits) -> Result<Head, Problem> {
+        do throws(Problem) {
+            let head = try document(of: bytes, prefix: headerPrefix, depthLimit: 2, field: nil, limits: limits)
             guard head.isObject else { throw Problem(reason: "its head is not a JSON object") }
             guard let count = head["pages"]?.integerValue, count > 0 else {
                 throw Self.expected("pages", "a positive integer", head["pages"])
-            }
-            guard count == stored.pages.count else {
-                throw Problem(reason: "its head says \(count) pages, and \(stored.pages.count) are stored")
             }
             guard let currentPage = head["currentPage"]?.integerValue else {
                 throw Self.expected("currentPage", "an integer", head["currentPage"])
@@ -169,12 +191,7 @@ struct CachedPages {
             guard let duplicatesDropped = head["duplicatesDropped"]?.integerValue, duplicatesDropped >= 0 else {
                 throw Self.expected("duplicatesDropped", "a non-negative integer", head["duplicatesDropped"])
             }
-            var decoded: [Page] = []
-            decoded.reserveCapacity(count)
-            for (index, bytes) in stored.pages.enumerated() {
-                decoded.append(try decodePage(bytes, index: index, limits: limits).get())
-            }
-            return .success(CachedPages(pages: decoded, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
+            return .success(Head(pageCount: count, currentPage: currentPage, duplicatesDropped: duplicatesDropped))
         } catch {
             return .failure(error)
         }

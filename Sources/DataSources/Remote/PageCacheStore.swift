@@ -12,6 +12,14 @@ package protocol PageCacheStore: AnyObject {
     /// Page `index` of the entry stored under `key` alone (its bytes as `EntryPages.page` made
     /// them), or nil: a page asked for again is checked against its copy without reading the list.
     func readPage(_ key: PageCacheKey, at index: Int) -> [UInt8]?
+    /// The head of the entry stored under `key` alone, and when it was stored, or nil: a list
+    /// reopens from its head and first pages, and reads the rest page by page
+    /// (`readPage(_:at:storedAt:)`). Marks it as used.
+    func readHead(_ key: PageCacheKey) -> (payload: [UInt8], storedAt: Double)?
+    /// Page `index` of the entry under `key`, while that entry is still the one stored (or
+    /// confirmed) at `storedAt`; nil when it has no such page or was replaced, confirmed or
+    /// removed since: the pages a list reopens from all come from one entry.
+    func readPage(_ key: PageCacheKey, at index: Int, storedAt: Double) -> [UInt8]?
     /// Replaces the entry under `key` with `entry`'s head and pages (made on the store's own
     /// thread: it is the costly part), as one transaction: a reader sees the old entry or the
     /// new, never a mix. The first `entry.unchanged` pages stay as stored when the stored
@@ -38,6 +46,14 @@ extension PageCacheStore {
     package func readPage(_ key: PageCacheKey, at index: Int) -> [UInt8]? {
         guard let pages = read(key)?.pages, pages.indices.contains(index) else { return nil }
         return pages[index]
+    }
+    /// A store that reads whole entries reads the head from its entry.
+    package func readHead(_ key: PageCacheKey) -> (payload: [UInt8], storedAt: Double)? {
+        read(key).map { ($0.payload, $0.storedAt) }
+    }
+    package func readPage(_ key: PageCacheKey, at index: Int, storedAt: Double) -> [UInt8]? {
+        guard let stored = read(key), stored.storedAt == storedAt, stored.pages.indices.contains(index) else { return nil }
+        return stored.pages[index]
     }
     /// Replaces the entry under `key` with `payload` alone (an entry of no pages).
     package func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {

@@ -64,6 +64,8 @@ extension PaginatedDataSource {
         }
         loads.arrived(replacing ? .refresh : .append)
         if replacing {
+            // The server's first page replaces the stored run: its pages not yet read stay unread.
+            stopRestoring()
             jumps.landed()
             objects = []
         }

@@ -29,6 +29,20 @@ package final class PaginatedDataSource: RemoteCollection {
     /// Where the pages that can come back from the persisted cache sit in the entry last
     /// stored or restored (`CacheRestore.positions(of:)`).
     var storedPositions: [PageRequest: Int] = [:]
+    /// The stored pages a reopened list still reads, in turns, while its first load cycle
+    /// lasts (`PaginatedDataSource+Reopen.swift`); nil otherwise.
+    var restoring: StoredRunReading?
+    /// Tells a turn deferred for an earlier reading from one for the reading under way.
+    var restoringGeneration = 0
+    /// The final event of the reopened list's first cycle, held until the reading ends.
+    var cycleEndAfterRestoring: DataSourceEvent?
+
+    override func holdEveryRow() { finishRestoring() }
+
+    override func cacheTouched(at storedAt: Double) {
+        // A `304` confirmed the entry being read: its pages are still the ones to read.
+        restoring?.entry.storedAt = storedAt
+    }
     private var liveRefresh = LiveRefresh()
     var failures: PageFailures
     var loadedOnce = false
@@ -76,21 +90,12 @@ package final class PaginatedDataSource: RemoteCollection {
     /// and revalidates the first; loaded rows stay while the first page is asked for again,
     /// conditionally when its response gave validators: a `304` keeps every page loaded.
     package override func fetchData() {
+        // The stored run read whole: the new cycle revalidates all of it.
+        finishRestoring()
         if isFetching { endCycleAsCancelled("superseded by a new fetchData") }
         lastWarning = nil
         begin(.refresh)
-        if !loadedOnce, let (cached, storedAt) = cachedPages() {
-            // `cachedPages()` has checked the entry and worked out its rows' hashes.
-            let run = cache.restoredRun(from: cached, collectionURL: url(of: .collection(query: [])))
-            let hashes = adopt(run, hashes: cached.pages.map(\.hashes), duplicatesDropped: cached.duplicatesDropped)
-            self.run.window.stored()
-            storedPositions = cache.positions(of: self.run.window.pages)
-            let rebased = rebaseObjects(in: 0..<objects.count, startsRun: true)
-            compose(keptHead: 0, hashesAfterHead: rebased ? nil : hashes)
-            warmOpenCosts.mark("changeset")
-            showingCachedRows(storedAt: storedAt)
-            reportWarmOpen()
-        }
+        if !loadedOnce { reopenFromCache() }
         if !loadedOnce, !showsPreviousQuery, placeholders.contains(.loading) { setRows([Placeholder.loadingRow]) }
         let start = paginator.firstRequest
         let first = run.window.pages.first.flatMap { $0.request == start && !$0.validators.isEmpty ? $0.validators : nil }
@@ -154,6 +159,7 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     override func startNewQuery(keepingRows: Bool) {
+        stopRestoring()
         loadedOnce = false
         run.forget()
         jumps.forget()
@@ -217,6 +223,8 @@ package final class PaginatedDataSource: RemoteCollection {
     /// Loads the page holding row `item` as a new run: the rows loaded so far become
     /// unloaded rows again, and no page between is requested.
     private func jump(to item: Int, _ request: PageRequest) {
+        // The new run replaces the stored one: its pages not yet read stay unread.
+        stopRestoring()
         if isFetching { endCycleAsCancelled("superseded by a jump to row \(item)") }
         jumps.jumping(to: item)
         begin(.refresh)
@@ -245,6 +253,24 @@ package final class PaginatedDataSource: RemoteCollection {
     }
 
     override func emit(_ event: DataSourceEvent) {
+        if restoring != nil {
+            switch event {
+            case .failedWithError(.fetch(let error)) where error.kind == .cancelled:
+                // Cancelled, the reading stops; a cycle whose answer came ends as that answer
+                // said, and the cancel comes to nothing.
+                restoring = nil
+                if let ended = cycleEndAfterRestoring {
+                    cycleEndAfterRestoring = nil
+                    return emit(ended)
+                }
+            case .finishedLoading, .failedWithError:
+                // A reopened list's first cycle ends once every stored page is shown: the last
+                // turn sends its final event.
+                cycleEndAfterRestoring = event
+                return
+            default: break
+            }
+        }
         let publication = loads.goingOut(event)
         if publication == .before { publishLoadStates() }
         super.emit(event)
@@ -331,7 +357,7 @@ package final class PaginatedDataSource: RemoteCollection {
 
     /// Takes up `pages` whole (`PagingRun.adopt`); answers the kept rows' hashes when `hashes` are given.
     @discardableResult
-    private func adopt(
+    func adopt(
         _ pages: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]]? = nil, duplicatesDropped dropped: Int? = nil
     ) -> [Int]? {
         let kept = run.adopt(pages, hashes: hashes, duplicatesDropped: dropped)

@@ -21,6 +21,7 @@ extension RemoteCollection {
             throw .noSuchAction(name: name, declared: configuration.actions.map(\.name))
         }
         if let refusal = action.refusal(of: values) { throw refusal }
+        holdEveryRow()
         guard mutations.pending.count < MutationLedger.maximumPending else {
             throw .tooManyPendingMutations(limit: MutationLedger.maximumPending)
         }

@@ -296,21 +296,7 @@ package class RemoteCollection: DataSource {
     /// `CachedPages.decode`, then `cacheProblem(in:)`) is removed, with a warning naming its
     /// label: the list is then fetched from the server as if there had been none.
     func cachedPages() -> (pages: CachedPages, storedAt: Double)? {
-        guard let (store, configurationKey) = pageCache else { return nil }
-        // Under the values the next request will send, read now.
-        let credentials = configuration.externalCacheMaterial()
-        if !configuration.externalHeaders.isEmpty, credentials == nil { return nil }
-        let key = cacheKey(configurationKey, credentials: credentials)
-        warmOpenCosts = WarmOpenCosts()
-        guard let stored = store.read(key) else { return nil }
-        warmOpenCosts.mark("read")
-        let problem: String
-        if !stored.storedAt.isFinite || stored.storedAt < 0 {
-            problem = "its time stored is \(stored.storedAt), not a time since 1970"
-        } else {
-            if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - stored.storedAt > maximumAge {
-                return nil
-            }
+        readCacheEntry({ $0.read($1) }, storedAt: \.storedAt, phase: "read") { stored, _ in
             switch CachedPages.decode(stored, limits: CachedPages.Limits(configuration)) {
             case .success(var pages):
                 warmOpenCosts.mark("decode")
@@ -323,18 +309,98 @@ package class RemoteCollection: DataSource {
                     start += count
                 }
                 warmOpenCosts.mark("identities")
-                guard let found = cacheProblem(in: pages) else {
-                    warmOpenCosts.mark("checks")
-                    return (pages, stored.storedAt)
-                }
-                problem = found
+                if let problem = cacheProblem(in: pages) { return .failure(CachedPages.Problem(reason: problem)) }
+                warmOpenCosts.mark("checks")
+                return .success((pages, stored.storedAt))
             case .failure(let failure):
-                problem = failure.reason
+                return .failure(failure)
             }
         }
-        store.remove(key)
-        cacheWarning("dropped the cache entry for \(key.label) (source \"\(name)\"): \(problem); the list is fetched again")
+    }
+
+    /// An entry read page by page as a list reopens (`cachedHead()`, then `cachedPage(_:of:)`).
+    struct CachedEntry {
+        let key: PageCacheKey
+        let head: CachedPages.Head
+        /// When the entry was stored or last confirmed: a page read later must be of the same entry.
+        var storedAt: Double
+    }
+
+    /// The head of the cached entry, to read its pages one by one: nil when there is none, it is
+    /// older than `maxAgeSeconds`, or its head is damaged (it is then removed, with a warning,
+    /// as `cachedPages()` removes a damaged entry).
+    func cachedHead() -> CachedEntry? {
+        readCacheEntry({ $0.readHead($1) }, storedAt: \.storedAt, phase: "head") { stored, key in
+            CachedPages.decodeHead(stored.payload, limits: CachedPages.Limits(configuration)).map {
+                CachedEntry(key: key, head: $0, storedAt: stored.storedAt)
+            }
+        }
+    }
+
+    /// What `read` finds under the key of the credentials the next request sends (read now),
+    /// taken up by `take` unless it is older than `maxAgeSeconds`. An entry whose time stored is
+    /// not a time, or that `take` refuses, is dropped with a warning.
+    private func readCacheEntry<Stored, Taken>(
+        _ read: (PageCacheStore, PageCacheKey) -> Stored?, storedAt: (Stored) -> Double, phase: String,
+        take: (Stored, PageCacheKey) -> Result<Taken, CachedPages.Problem>
+    ) -> Taken? {
+        guard let (store, configurationKey) = pageCache else { return nil }
+        let credentials = configuration.externalCacheMaterial()
+        if !configuration.externalHeaders.isEmpty, credentials == nil { return nil }
+        let key = cacheKey(configurationKey, credentials: credentials)
+        warmOpenCosts = WarmOpenCosts()
+        guard let stored = read(store, key) else { return nil }
+        warmOpenCosts.mark(phase)
+        let time = storedAt(stored)
+        let problem: String
+        if !time.isFinite || time < 0 {
+            problem = "its time stored is \(time), not a time since 1970"
+        } else {
+            if let maximumAge = configuration.cache.maximumAgeSeconds, WallClock.secondsSince1970() - time > maximumAge { return nil }
+            switch take(stored, key) {
+            case .success(let taken): return taken
+            case .failure(let failure): problem = failure.reason
+            }
+        }
+        dropCachedEntry(key, problem)
         return nil
+    }
+
+    /// What reading page `index` of `entry` gave.
+    enum CachedPageRead {
+        case page(CachedPages.Page)
+        /// The entry is no longer the one stored at `entry.storedAt` (replaced, confirmed or
+        /// removed by another daemon sharing the file), or lacks the page.
+        case gone
+        case damaged(String)
+    }
+
+    /// Page `index` of `entry`, decoded, its rows' identity hashes worked out.
+    func cachedPage(_ index: Int, of entry: CachedEntry) -> CachedPageRead {
+        guard let (store, _) = pageCache else { return .gone }
+        guard let bytes = store.readPage(entry.key, at: index, storedAt: entry.storedAt) else {
+            // The same entry without a page its head counts is damaged; another is not ours to judge.
+            guard let head = store.readHead(entry.key), head.storedAt == entry.storedAt else { return .gone }
+            return .damaged("its head says \(entry.head.pageCount) pages, and page \(index) is not stored")
+        }
+        switch CachedPages.decodePage(bytes, index: index, limits: CachedPages.Limits(configuration)) {
+        case .success(var page):
+            page.hashes = identity.hashes(of: page.rows)
+            return .page(page)
+        case .failure(let failure):
+            return .damaged(failure.reason)
+        }
+    }
+
+    /// Logs `message` at debug level, where the cache logs.
+    func cacheTrace(_ message: @autoclosure () -> String) {
+        pageCache?.store.trace(message())
+    }
+
+    /// Removes the entry under `key`, warning why (`problem`) and what follows (`then`).
+    func dropCachedEntry(_ key: PageCacheKey, _ problem: String, then: String = "the list is fetched again") {
+        pageCache?.store.remove(key)
+        cacheWarning("dropped the cache entry for \(key.label) (source \"\(name)\"): \(problem); \(then)")
     }
 
     /// Page `index` of the entry this source last stored, read alone, when it decodes and its
@@ -391,8 +457,17 @@ package class RemoteCollection: DataSource {
     /// The server confirmed what is stored (a `304`).
     func touchCache() {
         guard let (store, key) = pageCache else { return }
-        store.touch(cacheKey(key, credentials: responseCredentials), storedAt: WallClock.secondsSince1970())
+        let now = WallClock.secondsSince1970()
+        store.touch(cacheKey(key, credentials: responseCredentials), storedAt: now)
+        cacheTouched(at: now)
     }
+
+    /// The entry this source stores was confirmed at `storedAt` (its time stored is that now).
+    func cacheTouched(at storedAt: Double) {}
+
+    /// Brings every row this source will show for its run into `objects` (a reopened list
+    /// reads its stored pages in turns): an action looks rows up by identity among them all.
+    func holdEveryRow() {}
 
     func showingCachedRows(storedAt: Double) {
         isStale = true

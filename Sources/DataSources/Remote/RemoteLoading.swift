@@ -131,6 +131,19 @@ package protocol RemoteLoading: AnyObject {
         _ request: RemoteRequest, decode: @escaping @Sendable (RemoteResponse) -> Result<DecodedResponse, FetchError>,
         completion: @escaping (Result<DecodedResponse, FetchError>) -> Void
     ) -> FetchHandle
+    /// Runs `work` later on the sources' thread, after the events already waiting (the
+    /// requests read so far): long work done in turns lets requests in between. False when
+    /// this loader cannot (the caller then does the work at once).
+    func later(_ work: @escaping () -> Void) -> Bool
+    /// Whether events wait to be handled on the sources' thread (a request read meanwhile):
+    /// work done in turns ends its turn early then.
+    var eventsWaiting: Bool { get }
+}
+
+extension RemoteLoading {
+    /// A loader without a queue of its own does the work at once.
+    package func later(_ work: @escaping () -> Void) -> Bool { false }
+    package var eventsWaiting: Bool { false }
 }
 
 /// Performs GETs for the daemon: the command line supplies real HTTP (HTTPGet's client),

@@ -56,13 +56,14 @@ struct CacheRestore {
     /// when the strategy numbers its pages (a page number or an offset names the same rows in
     /// every run; a cursor or a URL from a server may not be asked for again), each page with
     /// validators. `storedCopy` then reads that page alone.
-    func positions(of pages: [LoadedPage]) -> [PageRequest: Int] {
+    /// From `first` on: the positions of pages taken up after the others.
+    func positions(of pages: [LoadedPage], from first: Int = 0) -> [PageRequest: Int] {
         switch paginator.strategy {
         case .pageNumber, .offset: break
         case .cursor, .nextURL, .linkHeader: return [:]
         }
         var positions: [PageRequest: Int] = [:]
-        for (index, page) in pages.enumerated() where !page.validators.isEmpty { positions[page.request] = index }
+        for index in pages.indices.dropFirst(first) where !pages[index].validators.isEmpty { positions[pages[index].request] = index }
         return positions
     }
 
@@ -98,44 +99,90 @@ struct CacheRestore {
     /// strategy makes (and a next URL one the request plan would follow, from `ownOrigin`),
     /// counts that add up, no identity twice when duplicates are dropped, no more pages than
     /// `maxPages`, rows the mapping could have made (`mappedRowsProblem`). Nil when it is one.
+    /// The same checks as a reopened list makes page by page (`Checks`).
     func problem(
         in cached: CachedPages, identity: Identity, ownOrigin: String?, mappedRowsProblem: ([JSON], String) -> String?
     ) -> String? {
-        let pages = cached.pages
-        if pages.count > paginator.maximumPages {
-            return "it holds \(pages.count) pages, more than pagination.maxPages (\(paginator.maximumPages))"
+        let head = CachedPages.Head(
+            pageCount: cached.pages.count, currentPage: cached.currentPage, duplicatesDropped: cached.duplicatesDropped)
+        if let problem = problem(of: head) { return problem }
+        var checks = Checks(head: head, identity: identity)
+        for page in cached.pages {
+            if let problem = problem(of: page, &checks, ownOrigin: ownOrigin, mappedRowsProblem: mappedRowsProblem) { return problem }
         }
-        if pages[0].request != .first { return "pages[0].request must be {\"first\": true}" }
-        var identities = IdentitySet(identity: identity)
-        var droppedByPages = 0
-        for (index, page) in pages.enumerated() {
-            let field = "pages[\(index)]"
-            if index > 0, page.request != pages[index - 1].next {
-                return "\(field).request is not the next request of pages[\(index - 1)]"
-            }
-            switch duplicatePolicy {
-            case .keep:
-                if page.received != page.rows.count {
-                    return "\(field).received must be \(page.rows.count), the rows kept (duplicates are kept), got \(page.received)"
-                }
-            case .dropLater:
-                // decode has checked received >= rows.count.
-                droppedByPages = droppedByPages.addingClamped(page.received - page.rows.count)
-                if let repeated = page.rows.indices.first(where: { !identities.insert(page.rows[$0], hash: page.hashes[$0]) }) {
-                    return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
-                }
-            }
-            if let problem = mappedRowsProblem(page.rows, "\(field).rows") { return problem }
-            if let next = page.next, let problem = problem(ofNext: next, after: page, ownOrigin: ownOrigin) {
-                return "\(field).next \(problem)"
-            }
+        return problem(atEndOf: checks)
+    }
+
+    /// What the checks of a stored run carry from one page to the next.
+    struct Checks {
+        let head: CachedPages.Head
+        /// The pages checked so far.
+        fileprivate(set) var count = 0
+        fileprivate var identities: IdentitySet
+        fileprivate var droppedByPages = 0
+        fileprivate var last: CachedPages.Page?
+
+        init(head: CachedPages.Head, identity: Identity) {
+            self.head = head
+            identities = IdentitySet(identity: identity)
         }
-        if cached.duplicatesDropped > droppedByPages {
+
+        /// The objects dropped as duplicates that the pages checked account for, within what
+        /// the head says (`describeSource.duplicatesDropped` while a list reopens).
+        var duplicatesDropped: Int { min(head.duplicatesDropped, droppedByPages) }
+        var isComplete: Bool { count >= head.pageCount }
+    }
+
+    /// Why a head is not one this source could have stored, or nil.
+    func problem(of head: CachedPages.Head) -> String? {
+        if head.pageCount > paginator.maximumPages {
+            return "it holds \(head.pageCount) pages, more than pagination.maxPages (\(paginator.maximumPages))"
+        }
+        return nil
+    }
+
+    /// Why `page`, the one after those `checks` has seen, could not follow them in a run this
+    /// source stored, or nil (and `checks` takes it in). Its `hashes` must be worked out.
+    func problem(
+        of page: CachedPages.Page, _ checks: inout Checks, ownOrigin: String?, mappedRowsProblem: ([JSON], String) -> String?
+    ) -> String? {
+        let index = checks.count
+        let field = "pages[\(index)]"
+        if let last = checks.last {
+            if page.request != last.next { return "\(field).request is not the next request of pages[\(index - 1)]" }
+        } else if page.request != .first {
+            return "pages[0].request must be {\"first\": true}"
+        }
+        switch duplicatePolicy {
+        case .keep:
+            if page.received != page.rows.count {
+                return "\(field).received must be \(page.rows.count), the rows kept (duplicates are kept), got \(page.received)"
+            }
+        case .dropLater:
+            // decode has checked received >= rows.count.
+            if let repeated = page.rows.indices.first(where: { !checks.identities.insert(page.rows[$0], hash: page.hashes[$0]) }) {
+                return "\(field).rows[\(repeated)] has an identity already loaded (duplicates are dropped)"
+            }
+            checks.droppedByPages = checks.droppedByPages.addingClamped(page.received - page.rows.count)
+        }
+        if let problem = mappedRowsProblem(page.rows, "\(field).rows") { return problem }
+        if let next = page.next, let problem = problem(ofNext: next, after: page, ownOrigin: ownOrigin) {
+            return "\(field).next \(problem)"
+        }
+        checks.count += 1
+        checks.last = page
+        return nil
+    }
+
+    /// Why what the head says of the whole run does not match its pages, once all are checked.
+    func problem(atEndOf checks: Checks) -> String? {
+        guard let last = checks.last else { return "it holds no page" }
+        if checks.head.duplicatesDropped > checks.droppedByPages {
             return
-                "duplicatesDropped must be at most \(droppedByPages), the objects the pages received but did not keep, got \(cached.duplicatesDropped)"
+                "duplicatesDropped must be at most \(checks.droppedByPages), the objects the pages received but did not keep, got \(checks.head.duplicatesDropped)"
         }
-        let expectedPage = paginator.currentPage(after: pages[pages.count - 1].request, pagesLoaded: pages.count)
-        if cached.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(cached.currentPage)" }
+        let expectedPage = paginator.currentPage(after: last.request, pagesLoaded: checks.count)
+        if checks.head.currentPage != expectedPage { return "currentPage must be \(expectedPage), got \(checks.head.currentPage)" }
         return nil
     }
 

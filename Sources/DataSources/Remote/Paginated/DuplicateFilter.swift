@@ -34,6 +34,9 @@ struct DuplicateFilter {
         return (keptRows, keptHashes)
     }
 
+    /// The count to report, as a stored run says (its rows were kept without a drop).
+    mutating func reported(_ count: Int) { dropped = max(0, count) }
+
     /// The same, for rows whose hashes the caller does not have.
     mutating func keep(_ rows: [JSON]) -> [JSON] {
         guard policy == .dropLater else { return rows }

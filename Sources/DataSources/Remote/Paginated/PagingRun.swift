@@ -146,6 +146,28 @@ struct PagingRun {
         return (Array(kept.pages.joined()), kept.hashes)
     }
 
+    /// Pages of a stored run that follow the pages held, taken up as stored (`adopt` took the
+    /// first ones): the rows kept and their hashes. `duplicatesDropped`: the count to report.
+    mutating func adoptFollowing(
+        _ run: [(page: LoadedPage, rows: [JSON])], hashes: [[Int]], duplicatesDropped: Int
+    ) -> (rows: [JSON], hashes: [Int]) {
+        var rows: [JSON] = [], keptHashes: [Int] = []
+        for (index, (var page, pageRows)) in run.enumerated() {
+            let kept = duplicates.keep(pageRows, hashes: hashes[index])
+            page.kept = kept.rows.count
+            plan.adoptFollowing(page)
+            window.appended(page)
+            rows += kept.rows
+            keptHashes += kept.hashes
+        }
+        duplicates.reported(duplicatesDropped)
+        if let last = run.last?.page {
+            metadata = last.metadata
+            currentPage = paginator.currentPage(after: last.request, pagesLoaded: plan.pagesLoaded)
+        }
+        return (rows, keptHashes)
+    }
+
     /// A new query: what the last run said of its neighbours and its place no longer holds.
     mutating func forget() {
         window.forget()

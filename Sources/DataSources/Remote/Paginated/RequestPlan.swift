@@ -132,6 +132,17 @@ struct RequestPlan {
         next = page.request
     }
 
+    /// `page` follows the pages adopted (a reopened list reads its stored pages in turns): the
+    /// next request is its own, unless the loop guard stops it.
+    mutating func adoptFollowing(_ page: LoadedPage) {
+        pagesLoaded += 1
+        requestsMade.insert(page.request.loopToken)
+        next = page.next
+        if let following = next, requestsMade.contains(following.loopToken) || pagesLoaded >= paginator.maximumPages {
+            next = nil
+        }
+    }
+
     /// `pages` are the run (restored from the cache, or walked again by a refresh): the next
     /// request is the last page's, unless the loop guard stops it.
     mutating func adopt(_ pages: [LoadedPage]) {
