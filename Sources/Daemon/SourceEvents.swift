@@ -68,16 +68,21 @@ extension Daemon: DataSourceObserver {
         }
     }
 
-    /// The inserted and updated rows, when the client asked for them and they fit its limit.
+    /// The inserted and updated rows, when the client asked for them and they fit its limit:
+    /// each row's JSON and a separator.
     private func changeValues(of changes: ChangeSet, in source: DataSource) -> SourceNotification.ChangeValues? {
         guard let limit = changeValuesLimit else { return nil }
+        // A row takes two bytes at least: a change of more rows than half the limit cannot fit,
+        // and is not encoded to find out (a counted list's million rows).
+        let fitting = limit / 2
+        guard changes.inserted.count <= fitting, changes.updated.count <= fitting - changes.inserted.count else { return nil }
         var bytes = 0
         func rows(_ paths: IndexPathList) -> [JSON]? {
             var rows: [JSON] = []
             rows.reserveCapacity(paths.count)
             for path in paths {
                 guard let row = try? source.object(at: path) else { return nil }
-                bytes += row.encoded().count
+                bytes += row.encoded().count + 1
                 if bytes > limit { return nil }
                 rows.append(row)
             }
