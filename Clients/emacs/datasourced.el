@@ -642,17 +642,30 @@ asked for is said by `datasourced--on-exit', in words of this client."
       (datasourced--say "the daemon exited (status %s); g in a list starts it again" status))))
 
 (defun datasourced-stop-all ()
-  "Stop every daemon, waiting (at most a second) for them to end."
-  (dolist (entry datasourced--daemons)
-    (let* ((daemon (cdr entry)) (conn (datasourced--daemon-connection daemon)))
+  "Stop every daemon, waiting (at most a second) for them to end.
+The wait reads the daemons' output alone (no keyboard, no timers): in
+an Emacs killed as its terminal goes away (a tmux or ssh session closed),
+`jsonrpc-request' never returns, and Emacs would spin for ever.  The
+daemons are taken off the list first, so that this has nothing left to
+do if it runs again meanwhile."
+  (dolist (entry (prog1 datasourced--daemons (setq datasourced--daemons nil)))
+    (let* ((daemon (cdr entry))
+           (conn (datasourced--daemon-connection daemon))
+           (process (jsonrpc--process conn))
+           (answered nil)
+           (deadline (+ (float-time) 1)))
       (setf (datasourced--daemon-stopping daemon) t)
-      (ignore-errors (jsonrpc-request conn 'shutdown (make-hash-table) :timeout 1))
-      (ignore-errors (jsonrpc-notify conn 'exit (make-hash-table)))
-      (let ((deadline (+ (float-time) 1)))
-        (while (and (process-live-p (jsonrpc--process conn)) (< (float-time) deadline))
-          (accept-process-output (jsonrpc--process conn) 0.05)))
-      (ignore-errors (delete-process (jsonrpc--process conn)))))
-  (setq datasourced--daemons nil))
+      (ignore-errors
+        (jsonrpc-async-request conn 'shutdown (make-hash-table)
+                               :success-fn (lambda (_) (setq answered t))
+                               :error-fn (lambda (_) (setq answered t))
+                               :timeout 1)
+        (while (and (not answered) (process-live-p process) (< (float-time) deadline))
+          (accept-process-output process 0.05 nil 1))
+        (jsonrpc-notify conn 'exit (make-hash-table))
+        (while (and (process-live-p process) (< (float-time) deadline))
+          (accept-process-output process 0.05 nil 1)))
+      (ignore-errors (delete-process process)))))
 
 (add-hook 'kill-emacs-hook #'datasourced-stop-all)
 
