@@ -111,7 +111,7 @@ Each gets one argument: the error, a plist with at least `:message'
 (defcustom datasourced-display-delay 0.15
   "Seconds point rests on an unloaded row before its page is asked for.
 Keys held down over the unloaded rows of a counted list ask once, for
-the row where point stops."
+the row where point stops.  The first and the last row ask at once."
   :type 'number)
 
 (defface datasourced-unloaded
@@ -1719,18 +1719,24 @@ command that moved it far is followed by a scroll."
 (defun datasourced--schedule-display ()
   "Show the row at point to the daemon once point rests on it, if unloaded.
 Keys held down over unloaded rows ask once: the timer starts again with
-each command, and fires `datasourced-display-delay' after the last."
+each command, and fires `datasourced-display-delay' after the last.
+The first and the last row ask at once: keys held there cannot take
+point further (`M->' loads the last page without a pause)."
   (when (timerp datasourced--display-timer)
     (cancel-timer datasourced--display-timer))
   (setq datasourced--display-timer nil)
   (let ((i (and datasourced--counted (datasourced--counted-index))))
     ;; A row that loaded may be dropped again (the window): then it asks again.
-    (when (and i (datasourced--row i) (not (datasourced--unloaded-p i)))
+    ;; (Not a row being read: `RET' on it asked already.)
+    (when (and i (not (memq (datasourced--row i) '(nil pending))) (not (datasourced--unloaded-p i)))
       (setq datasourced--displayed nil))
     (when (and i (datasourced--unloaded-p i) (not (eql i datasourced--displayed)))
       (let ((buffer (current-buffer)))
         (setq datasourced--display-timer
-              (run-at-time datasourced-display-delay nil
+              (run-at-time (if (memq i (list 0 (1- datasourced--total)))
+                               0
+                             datasourced-display-delay)
+                           nil
                            (lambda ()
                              (when (buffer-live-p buffer)
                                (with-current-buffer buffer

@@ -702,6 +702,22 @@ RET on an unloaded row asks at once."
         (dst-wait-line dst-million "Row 1000000")
         (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 2))))))
 
+(ert-deftest datasourced-counted-list-ends-ask-at-once ()
+  "On the first or the last row of a counted list, point asks for its page
+at once, however long `datasourced-display-delay' is: keys held there cannot
+take it further. M- > loads the last page, M-< the first, one willDisplay each."
+  (dst-with-lists
+    (with-current-buffer (dst-open-million)
+      (let ((datasourced-display-delay 600))
+        (setq dst-requests nil)
+        (dst-keys "M->")
+        (dst-wait-line dst-million "Row 1000000")
+        (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 1))
+        (dst-keys "M-<")
+        (dst-wait-line 1 "Row 1")
+        (dst-ping)
+        (should (= (cl-count 'willDisplayObjectAtIndexPath dst-requests) 2))))))
+
 (defun dst-drawn-lines ()
   "The lines (from 1) of a counted list that have a text or have something
 drawn over them (a display string, an overlay's before-string): what Emacs
