@@ -705,7 +705,7 @@ RET on an unloaded row asks at once."
 (ert-deftest datasourced-counted-list-ends-ask-at-once ()
   "On the first or the last row of a counted list, point asks for its page
 at once, however long `datasourced-display-delay' is: keys held there cannot
-take it further. M- > loads the last page, M-< the first, one willDisplay each."
+take it further. M-> loads the last page, M-< the first, one willDisplay each."
   (dst-with-lists
     (with-current-buffer (dst-open-million)
       (let ((datasourced-display-delay 600))
@@ -742,7 +742,7 @@ did per row. Found by C scans, not a walk over a million lines."
 (ert-deftest datasourced-counted-list-draws-only-what-is-shown ()
   "A counted list of a million rows is a million lines from the moment its
 first row shows, and only the lines shown have a text or a drawn `… row N':
-after the open, and after M- > too, every such line is within a few window
+after the open, and after M-> too, every such line is within a few window
 heights of the window's lines (a redisplay simulated: batch Emacs has none)."
   (dst-with-lists
     (with-current-buffer (datasourced-open (dst-spec "million.json"))
