@@ -111,7 +111,7 @@ Each gets one argument: the error, a plist with at least `:message'
 (defcustom datasourced-display-delay 0.15
   "Seconds point rests on an unloaded row before its page is asked for.
 Keys held down over the unloaded rows of a counted list ask once, for
-the row where point stops."
+the row where point stops.  The first and the last row ask at once."
   :type 'number)
 
 (defface datasourced-unloaded
@@ -431,11 +431,23 @@ shows the filtered source :name.")
   "The rows as the daemon has them.
 A list of (TITLE . ROWS), ROWS a list of values.")
 (defvar-local datasourced--counted nil
-  "The rows of a counted list (placeholders: \"counted\", in force), or nil.
-A vector with one element per row: nil while the row is not read, the
-symbol `pending' while it is being read, else its value.  Only the rows
-the windows show are read (objectsInSection); the others are lines
-saying their number, so a list of a million rows opens at once.")
+  "The rows read of a counted list (placeholders: \"counted\", in force), or nil.
+A hash table from a row's index to the symbol `pending' while the row
+is being read, else to its value; a row not in it is not read.  Only
+the rows the windows show are read (objectsInSection): a list of a
+million rows opens at once, with nothing per row.")
+(defvar-local datasourced--total 0
+  "The number of rows of a counted list.")
+(defvar-local datasourced--lines nil
+  "The lines a counted list is laid out in (one per row), or nil.
+Each is empty until its row is read; an unread or unloaded row's text is
+drawn only as its line is displayed (`datasourced--draw-unloaded').")
+(defvar-local datasourced--line-mark nil
+  "A line start of a counted list and its row, (MARKER . ROW), or nil.
+Rows are found from there (`datasourced--row-at'), not from the top.")
+(defvar-local datasourced--last-row nil
+  "The overlay drawing the last row of a counted list while it is unread.
+That line has no newline to carry the text, as the other rows' do.")
 (defvar-local datasourced--counted-loaded 0
   "The objects a counted list holds (describeSource's numberOfObjects).")
 (defvar-local datasourced--display-timer nil
@@ -642,17 +654,30 @@ asked for is said by `datasourced--on-exit', in words of this client."
       (datasourced--say "the daemon exited (status %s); g in a list starts it again" status))))
 
 (defun datasourced-stop-all ()
-  "Stop every daemon, waiting (at most a second) for them to end."
-  (dolist (entry datasourced--daemons)
-    (let* ((daemon (cdr entry)) (conn (datasourced--daemon-connection daemon)))
+  "Stop every daemon, waiting (at most a second) for them to end.
+The wait reads the daemons' output alone (no keyboard, no timers): in
+an Emacs killed as its terminal goes away (a tmux or ssh session closed),
+`jsonrpc-request' never returns, and Emacs would spin for ever.  The
+daemons are taken off the list first, so that this has nothing left to
+do if it runs again meanwhile."
+  (dolist (entry (prog1 datasourced--daemons (setq datasourced--daemons nil)))
+    (let* ((daemon (cdr entry))
+           (conn (datasourced--daemon-connection daemon))
+           (process (jsonrpc--process conn))
+           (answered nil)
+           (deadline (+ (float-time) 1)))
       (setf (datasourced--daemon-stopping daemon) t)
-      (ignore-errors (jsonrpc-request conn 'shutdown (make-hash-table) :timeout 1))
-      (ignore-errors (jsonrpc-notify conn 'exit (make-hash-table)))
-      (let ((deadline (+ (float-time) 1)))
-        (while (and (process-live-p (jsonrpc--process conn)) (< (float-time) deadline))
-          (accept-process-output (jsonrpc--process conn) 0.05)))
-      (ignore-errors (delete-process (jsonrpc--process conn)))))
-  (setq datasourced--daemons nil))
+      (ignore-errors
+        (jsonrpc-async-request conn 'shutdown (make-hash-table)
+                               :success-fn (lambda (_) (setq answered t))
+                               :error-fn (lambda (_) (setq answered t))
+                               :timeout 1)
+        (while (and (not answered) (process-live-p process) (< (float-time) deadline))
+          (accept-process-output process 0.05 nil 1))
+        (jsonrpc-notify conn 'exit (make-hash-table))
+        (while (and (process-live-p process) (< (float-time) deadline))
+          (accept-process-output process 0.05 nil 1)))
+      (ignore-errors (delete-process process)))))
 
 (add-hook 'kill-emacs-hook #'datasourced-stop-all)
 
@@ -1088,6 +1113,7 @@ moves it does not move point to the row that took its place."
          (windows (get-buffer-window-list (current-buffer) nil t))
          (views (mapcar (lambda (window) (cons window (datasourced--view window))) windows))
          (own (datasourced--view)))
+    (datasourced--forget-layout)
     (setq tabulated-list-format (datasourced--format entries)
           tabulated-list-entries entries)
     (tabulated-list-init-header)
@@ -1298,7 +1324,7 @@ Not while the rows are being read: they are not the ones counted yet
   (when (and datasourced--loaded (not datasourced--reading))
     (datasourced--set-status
      (if datasourced--counted
-         (format "loaded %d of %d" datasourced--counted-loaded (length datasourced--counted))
+         (format "loaded %d of %d" datasourced--counted-loaded datasourced--total)
        (format "loaded %d" (datasourced--count))))))
 
 (defun datasourced--on-event (kind params)
@@ -1361,7 +1387,8 @@ The rows the windows show are then read.  DONE gets DESCRIPTION."
   (if datasourced--read-again
       (datasourced--read done)
     (let ((total (or (car (append (plist-get description :counts) nil)) 0)))
-      (setq datasourced--counted (make-vector total nil)
+      (setq datasourced--counted (make-hash-table :test #'eql)
+            datasourced--total total
             datasourced--counted-loaded (or (plist-get description :numberOfObjects) 0)
             datasourced--sections nil
             datasourced--revision (plist-get description :revision)
@@ -1388,33 +1415,170 @@ spec is `datasourced-column-max-width' wide."
                          nil))
                  (datasourced--columns))))
 
-(defun datasourced--unloaded-line (index)
-  "The line (without its newline) of the unread or unloaded row INDEX."
-  (propertize (concat (make-string tabulated-list-padding ?\s) (datasourced--unloaded-text index))
-              'face 'datasourced-unloaded))
-
 (defun datasourced--render-counted ()
-  "Print every row of a counted list as unread, point keeping its line."
+  "Lay out a counted list: a line per row, empty until its row is read.
+A million rows are a million newlines, inserted at once; the `… row N'
+of an unread or unloaded row is drawn only as its line is displayed
+\(`datasourced--draw-unloaded').  A list laid out already keeps its
+lines, and each window its place: the lines with a text are emptied
+\(but those the windows show, read again at once, whose text stays until
+their rows come) and lines are added or taken away at the end, so a
+list read again deletes and inserts no million lines."
   (let ((inhibit-read-only t)
-        (line (line-number-at-pos))
-        (total (length datasourced--counted))
-        (parts (split-string (alist-get 'unloaded datasourced-placeholder-texts) "%d"))
-        (pad (make-string tabulated-list-padding ?\s)))
+        (total datasourced--total)
+        (lines datasourced--lines))
     (setq tabulated-list-format (datasourced--counted-format)
           tabulated-list-entries nil)
     (tabulated-list-init-header)
-    (erase-buffer)
-    ;; A million lines: concatenation, not `format', and one face for them all.
-    (dotimes (i total)
-      (insert pad (car parts) (number-to-string (1+ i)) (or (cadr parts) "") "\n"))
-    ;; No newline after the last row: end-of-buffer is on it.
-    (when (> total 0) (delete-char -1))
-    (put-text-property (point-min) (point-max) 'face 'datasourced-unloaded)
-    (goto-char (point-min))
-    (forward-line (1- line))))
+    (unless (memq #'datasourced--draw-unloaded jit-lock-functions)
+      ;; Chunks of a few window heights of empty lines: the rows drawn are those shown.
+      (setq-local jit-lock-chunk-size 64)
+      (jit-lock-register #'datasourced--draw-unloaded))
+    (datasourced--forget-line-mark)
+    (if (null lines)
+        (let ((line (line-number-at-pos)))
+          (erase-buffer)
+          ;; No newline after the last row: end-of-buffer is on it.
+          (datasourced--insert-newlines (1- total))
+          (goto-char (point-min))
+          (forward-line (1- line)))
+      (save-excursion
+        (datasourced--empty-lines (datasourced--shown-spans))
+        (cond
+         ((zerop total) (erase-buffer))
+         ((> total lines)
+          (goto-char (point-max))
+          (datasourced--insert-newlines (- total (max lines 1))))
+         ((< total lines)
+          (goto-char (point-min))
+          (forward-line (1- total))
+          (delete-region (line-end-position) (point-max))))))
+    (datasourced--forget-line-mark)
+    (setq datasourced--lines total)
+    (datasourced--draw-last-row)))
+
+(defun datasourced--insert-newlines (count)
+  "Insert COUNT newlines (none if it is not positive).
+A few thousand at a time: a million make no string of a million."
+  (let ((chunk (make-string 4096 ?\n)))
+    (while (>= count 4096)
+      (insert chunk)
+      (setq count (- count 4096)))
+    (when (> count 0)
+      (insert (substring chunk 0 count)))))
+
+(defun datasourced--empty-lines (kept)
+  "Empty the lines of a counted list that have a text, but those of KEPT.
+KEPT is a list of spans of rows, (FIRST . LAST)."
+  (goto-char (point-min))
+  (while (re-search-forward "[^\n]" nil t)
+    (let ((row (datasourced--row-at (point))))
+      (if (cl-some (lambda (span) (<= (car span) row (cdr span))) kept)
+          (forward-line 1)
+        (delete-region (line-beginning-position) (line-end-position))
+        (datasourced--undraw (point))))))
+
+(defun datasourced--undraw (position)
+  "Have the empty line at POSITION drawn again as it is next displayed."
+  (when (< position (point-max))
+    (put-text-property position (1+ position) 'fontified nil)))
+
+(defun datasourced--row-at (position)
+  "The row (from 0) of the line of a counted list at POSITION.
+Lines are counted from the last row found, not from the top: a row near
+the millionth is no scan of a million lines each time."
+  (save-excursion
+    (goto-char position)
+    (forward-line 0)
+    (let* ((start (point))
+           (mark datasourced--line-mark)
+           (from (and mark (marker-position (car mark))))
+           (row (cond
+                 ((null from) (1- (line-number-at-pos start)))
+                 ((>= start from) (+ (cdr mark) (count-lines from start)))
+                 (t (- (cdr mark) (count-lines start from))))))
+      (if mark
+          (set-marker (car mark) start)
+        (setq mark (cons (copy-marker start) nil)
+              datasourced--line-mark mark))
+      (setcdr mark row)
+      row)))
+
+(defun datasourced--forget-line-mark ()
+  "Forget the line start rows were counted from (lines came or went)."
+  (when datasourced--line-mark
+    (set-marker (car datasourced--line-mark) nil)
+    (setq datasourced--line-mark nil)))
+
+(defun datasourced--forget-layout ()
+  "The buffer is no longer laid out as a counted list: its lines go."
+  (datasourced--forget-line-mark)
+  (when datasourced--last-row
+    (delete-overlay datasourced--last-row)
+    (setq datasourced--last-row nil))
+  (setq datasourced--lines nil))
+
+(defun datasourced--row (index)
+  "The row INDEX of a counted list: nil (unread), `pending' or its value."
+  (gethash index datasourced--counted))
+
+(defun datasourced--set-row (index value)
+  "Make VALUE the row INDEX of a counted list (nil: unread)."
+  (if value
+      (puthash index value datasourced--counted)
+    (remhash index datasourced--counted)))
+
+(defun datasourced--row-empty-p (value)
+  "Whether a counted list's row VALUE has an empty line (unread, unloaded)."
+  (or (memq value '(nil pending)) (eq (datasourced--placeholder-kind value) 'unloaded)))
+
+(defun datasourced--unloaded-string (row)
+  "The text drawn for the unread or unloaded ROW (from 0)."
+  (propertize (concat (make-string tabulated-list-padding ?\s) (datasourced--unloaded-text row))
+              'face 'datasourced-unloaded))
+
+(defun datasourced--draw-unloaded (start end)
+  "Draw the empty lines of a counted list between START and END.
+Run by `jit-lock' as those lines are about to be displayed, and for
+them only: an unread or unloaded row's line is empty, and its newline
+displays as `  … row N' in the face `datasourced-unloaded'.  A line
+with a text displays its newline as it is."
+  (when datasourced--lines
+    (save-excursion
+      (goto-char start)
+      (forward-line 0)
+      (let ((row (datasourced--row-at (point))))
+        (while (and (< (point) end) (not (eobp)))
+          (let ((newline (line-end-position)))
+            (if (and (= newline (point)) (< newline (point-max)))
+                (put-text-property newline (1+ newline) 'display
+                                   (concat (datasourced--unloaded-string row) "\n"))
+              (remove-list-of-text-properties newline (min (1+ newline) (point-max)) '(display)))
+            (goto-char (1+ newline))
+            (setq row (1+ row))))
+        `(jit-lock-bounds ,start . ,(max end (point)))))))
+
+(defun datasourced--draw-last-row ()
+  "Draw the last row of a counted list while its line is empty.
+That line has no newline (end-of-buffer is on it): an overlay draws it."
+  (let ((total datasourced--total))
+    (if (and datasourced--lines (> total 0)
+             (datasourced--row-empty-p (datasourced--row (1- total))))
+        (let ((text (datasourced--unloaded-string (1- total))))
+          ;; The cursor on the line is shown at its start, not after the text.
+          (put-text-property 0 1 'cursor t text)
+          (unless datasourced--last-row
+            (setq datasourced--last-row (make-overlay (point-max) (point-max) nil t nil)))
+          (move-overlay datasourced--last-row (point-max) (point-max))
+          (overlay-put datasourced--last-row 'before-string text))
+      (when datasourced--last-row
+        (delete-overlay datasourced--last-row)
+        (setq datasourced--last-row nil)))))
 
 (defun datasourced--redraw-rows (indices)
-  "Redraw the lines of the rows INDICES (ascending) of a counted list."
+  "Redraw the lines of the rows INDICES (ascending) of a counted list.
+A row with a value has its text; an unread or unloaded row's line is
+emptied, its text drawn as it is displayed."
   (let ((inhibit-read-only t) (columns (datasourced--columns)) (at 0))
     (save-excursion
       (goto-char (point-min))
@@ -1422,70 +1586,104 @@ spec is `datasourced-column-max-width' wide."
         ;; Forward from the row before: a page near row 999,900 is no scan per row.
         (forward-line (- i at))
         (setq at i)
-        (let ((start (point)) (value (aref datasourced--counted i)))
+        (let ((start (point)) (value (datasourced--row i)))
           ;; The newline stays, so a point or window start on the next line stays there.
-          (delete-region start (line-end-position))
-          (let ((kind (and (not (memq value '(nil pending))) (datasourced--placeholder-kind value))))
-            (cond
-             ((or (memq value '(nil pending)) (eq kind 'unloaded))
-              (insert (datasourced--unloaded-line i)))
-             (kind
-              (datasourced--print-entry (list kind 0 i) (vector (datasourced--placeholder-text value kind)))
-              (delete-char -1))
-             (t
-              (tabulated-list-print-entry
-               (list 'row 0 i)
-               (apply #'vector (mapcar (lambda (c) (datasourced--cell value (car c))) columns)))
-              (delete-char -1))))
-          (goto-char start))))))
+          (if (datasourced--row-empty-p value)
+              (unless (eolp)
+                (delete-region start (line-end-position))
+                (datasourced--undraw start))
+            (delete-region start (line-end-position))
+            (let ((kind (datasourced--placeholder-kind value)))
+              (if kind
+                  (datasourced--print-entry (list kind 0 i) (vector (datasourced--placeholder-text value kind)))
+                (tabulated-list-print-entry
+                 (list 'row 0 i)
+                 (apply #'vector (mapcar (lambda (c) (datasourced--cell value (car c))) columns)))))
+            (delete-char -1)
+            (unless (eobp)
+              ;; The newline, drawn as an empty row's before, shows as a newline again.
+              (remove-list-of-text-properties (point) (1+ (point)) '(display))))
+          (goto-char start))))
+    (when (memq (1- datasourced--total) indices)
+      (datasourced--draw-last-row))))
 
 (defun datasourced--apply-counted (changes values)
   "Apply a change set of rows updated in place to a counted list.
-CHANGES is the change set and VALUES the didChange's values; without
-them the rows are read again."
-  (let* ((paths (datasourced--expand-paths (plist-get changes :updated)))
-         (given (append (plist-get values :updated) nil))
-         (with-values (= (length given) (length paths)))
-         (total (length datasourced--counted))
+CHANGES is the change set and VALUES the didChange's values.  Only the
+rows the windows show (`datasourced--shown-spans') take their values and
+are drawn; the others are unread again (read when they show), their
+lines emptied if they had a text, and a range of them ([section, item,
+count]) is not gone through row by row.  Without values, the rows are
+read again."
+  (let* ((updated (append (plist-get changes :updated) nil))
+         (given (let ((v (plist-get values :updated))) (if (listp v) (apply #'vector v) v)))
+         (with-values (= (length given) (datasourced--rows-named (plist-get changes :updated))))
+         (total datasourced--total)
+         (spans (datasourced--shown-spans))
+         (base 0)
          (indices nil))
-    (dolist (path paths)
-      (let ((i (aref path 1)) (value (and with-values (pop given))))
-        (when (< i total)
-          (aset datasourced--counted i value)
-          (push i indices))))
+    (dolist (path updated)
+      (let* ((first (aref path 1))
+             (count (if (< (length path) 3) 1 (aref path 2)))
+             (end (min total (+ first count))))
+        (dolist (span spans)
+          (cl-loop for i from (max first (car span)) to (min (1- end) (cdr span))
+                   do (datasourced--set-row i (and with-values (aref given (+ base (- i first)))))
+                   (push i indices)))
+        (dolist (i (datasourced--rows-read-between first end))
+          (unless (cl-some (lambda (span) (<= (car span) i (cdr span))) spans)
+            (datasourced--set-row i nil)
+            (push i indices)))
+        (setq base (+ base count))))
     (datasourced--redraw-rows (sort (delete-dups indices) #'<))))
+
+(defun datasourced--rows-read-between (first end)
+  "The rows of a counted list read (or being read) from FIRST to before END."
+  (let ((rows nil))
+    (if (<= (- end first) (hash-table-count datasourced--counted))
+        (cl-loop for i from first below end
+                 when (datasourced--row i) do (push i rows))
+      (maphash (lambda (i _) (when (and (<= first i) (< i end)) (push i rows)))
+               datasourced--counted))
+    rows))
 
 (defun datasourced--counted-index (&optional position)
   "The row of a counted list at POSITION (default: point), or nil."
-  (let ((total (length datasourced--counted)))
+  (let ((total datasourced--total))
     (and (> total 0)
-         (min (1- total) (1- (line-number-at-pos (or position (point))))))))
+         (min (1- total) (datasourced--row-at (or position (point)))))))
 
-(defun datasourced--read-shown ()
-  "Read the unread rows of a counted list that its windows show.
-Around point too: a command that moved it far is followed by a scroll."
-  (when (and datasourced--counted datasourced--known (datasourced--running-p))
-    (let ((total (length datasourced--counted)) (spans nil))
+(defun datasourced--shown-spans ()
+  "The rows of a counted list its windows show, and those around point.
+A list of (FIRST . LAST) spans of rows; around point too, since a
+command that moved it far is followed by a scroll."
+  (let ((total datasourced--total) (spans nil))
+    (when (> total 0)
       (dolist (window (get-buffer-window-list (current-buffer) nil t))
         (let ((height (max 1 (window-body-height window)))
-              (first (datasourced--counted-index (window-start window))))
-          (when first (push (cons first (+ first height)) spans))
-          (let ((here (datasourced--counted-index (window-point window))))
-            (when here (push (cons (- here height) (+ here height)) spans)))))
-      (dolist (span spans)
-        (let ((i (max 0 (car span))) (last (min (1- total) (cdr span))))
-          (while (<= i last)
-            (if (aref datasourced--counted i)
-                (setq i (1+ i))
-              (let ((start i))
-                (while (and (<= i last) (null (aref datasourced--counted i)))
-                  (aset datasourced--counted i 'pending)
-                  (setq i (1+ i)))
-                (datasourced--read-counted start (- i start))))))))))
+              (first (datasourced--counted-index (window-start window)))
+              (here (datasourced--counted-index (window-point window))))
+          (push (cons first (min (1- total) (+ first height))) spans)
+          (push (cons (max 0 (- here height)) (min (1- total) (+ here height))) spans))))
+    spans))
+
+(defun datasourced--read-shown ()
+  "Read the unread rows of a counted list that its windows show, and around point."
+  (when (and datasourced--counted datasourced--known (datasourced--running-p))
+    (dolist (span (datasourced--shown-spans))
+      (let ((i (car span)) (last (cdr span)))
+        (while (<= i last)
+          (if (datasourced--row i)
+              (setq i (1+ i))
+            (let ((start i))
+              (while (and (<= i last) (null (datasourced--row i)))
+                (datasourced--set-row i 'pending)
+                (setq i (1+ i)))
+              (datasourced--read-counted start (- i start)))))))))
 
 (defun datasourced--read-counted (start count)
   "Read COUNT rows of a counted list from START (objectsInSection)."
-  (let ((buffer (current-buffer)) (rows datasourced--counted))
+  (let ((buffer (current-buffer)) (rows datasourced--counted) (total datasourced--total))
     (datasourced--request
      datasourced--daemon 'objectsInSection
      (list :source datasourced--source :section 0 :start start :count count)
@@ -1499,39 +1697,46 @@ Around point too: a command that moved it far is followed by a scroll."
                ;; Read at another revision: a change came between; the next look reads them.
                (dotimes (k count)
                  (let ((i (+ start k)))
-                   (when (and (< i (length rows)) (eq (aref rows i) 'pending))
-                     (aset rows i (and fits (< k (length objects)) (aref objects k)))
+                   (when (and (< i total) (eq (datasourced--row i) 'pending))
+                     (datasourced--set-row i (and fits (< k (length objects)) (aref objects k)))
                      (when fits (push i indices)))))
                (datasourced--redraw-rows (nreverse indices))
                (datasourced--schedule-display))))))
      (lambda (err)
        (when (buffer-live-p buffer)
          (with-current-buffer buffer
-           (dotimes (k count)
-             (when (and (< (+ start k) (length rows)) (eq (aref rows (+ start k)) 'pending))
-               (aset rows (+ start k) nil)))
+           (when (eq rows datasourced--counted)
+             (dotimes (k count)
+               (when (eq (datasourced--row (+ start k)) 'pending)
+                 (datasourced--set-row (+ start k) nil))))
            (datasourced--say "%s: reading rows %d to %d failed: %s" datasourced--source
                              (1+ start) (+ start count) (datasourced--rpc-error-text err))))))))
 
 (defun datasourced--unloaded-p (index)
   "Whether the row INDEX of a counted list is known to be unloaded."
-  (eq (datasourced--placeholder-kind (aref datasourced--counted index)) 'unloaded))
+  (eq (datasourced--placeholder-kind (datasourced--row index)) 'unloaded))
 
 (defun datasourced--schedule-display ()
   "Show the row at point to the daemon once point rests on it, if unloaded.
 Keys held down over unloaded rows ask once: the timer starts again with
-each command, and fires `datasourced-display-delay' after the last."
+each command, and fires `datasourced-display-delay' after the last.
+The first and the last row ask at once: keys held there cannot take
+point further (`M->' loads the last page without a pause)."
   (when (timerp datasourced--display-timer)
     (cancel-timer datasourced--display-timer))
   (setq datasourced--display-timer nil)
   (let ((i (and datasourced--counted (datasourced--counted-index))))
     ;; A row that loaded may be dropped again (the window): then it asks again.
-    (when (and i (aref datasourced--counted i) (not (datasourced--unloaded-p i)))
+    ;; (Not a row being read: `RET' on it asked already.)
+    (when (and i (not (memq (datasourced--row i) '(nil pending))) (not (datasourced--unloaded-p i)))
       (setq datasourced--displayed nil))
     (when (and i (datasourced--unloaded-p i) (not (eql i datasourced--displayed)))
       (let ((buffer (current-buffer)))
         (setq datasourced--display-timer
-              (run-at-time datasourced-display-delay nil
+              (run-at-time (if (memq i (list 0 (1- datasourced--total)))
+                               0
+                             datasourced-display-delay)
+                           nil
                            (lambda ()
                              (when (buffer-live-p buffer)
                                (with-current-buffer buffer
@@ -1957,7 +2162,7 @@ A filtered source over a counted one has every row (a million, maybe),
 and this client reads only a counted paginated source lazily."
   (when datasourced--counted
     (user-error "%s: filtering a counted list of %d rows is not supported here \(its filtered rows would be read whole); use a search (s) or a spec with a filter"
-                datasourced--source (length datasourced--counted))))
+                datasourced--source datasourced--total)))
 
 ;;;###autoload
 (defun datasourced-set-filter (query)
@@ -2343,7 +2548,7 @@ Start the daemon again if it exited or did not start."
   (datasourced--list-buffer)
   (let* ((id (if datasourced--counted
                  (let* ((i (datasourced--counted-index))
-                        (value (and i (aref datasourced--counted i))))
+                        (value (and i (datasourced--row i))))
                    (if (or (memq value '(nil pending))
                            (eq (datasourced--placeholder-kind value) 'unloaded))
                        (list 'unloaded 0 i)
@@ -2355,7 +2560,7 @@ Start the daemon again if it exited or did not start."
       ('loading (datasourced--maybe-page (selected-window) t))
       ('row
        (let ((value (if datasourced--counted
-                        (aref datasourced--counted (nth 2 id))
+                        (datasourced--row (nth 2 id))
                       (nth (nth 2 id) (cdr (nth (nth 1 id) datasourced--sections))))))
          (with-current-buffer (get-buffer-create "*datasourced object*")
            (let ((inhibit-read-only t))

@@ -3,9 +3,10 @@
 # else the repository's debug build): first the byte-compilation of datasourced.el with
 # warnings as errors (in a temporary folder: no .elc is left behind) and checkdoc (any
 # report fails), then the ERT tests of tests/datasourced-tests.el, which start the
-# fixture API (Clients/fixtures.json) themselves. Prints PASS/FAIL per check and ERT's
-# report, then "N passed, M failed"; exits non-zero if anything failed (or the run hung:
-# an outer timeout ends it).
+# fixture API (Clients/fixtures.json) themselves, and, with tmux, tests/timing.sh (a
+# million-row list timed on a real screen: its figures reported, a screen that never
+# comes a failure). Prints PASS/FAIL per check and ERT's report, then "N passed, M
+# failed"; exits non-zero if anything failed (or the run hung: an outer timeout ends it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 client="$(cd "$here/.." && pwd)"
@@ -91,6 +92,37 @@ else
     echo "FAIL the ERT run exited with status $status"
     failed=$((failed + 1))
   fi
+fi
+
+# The time to open a counted list of a million rows and to go to its end, against a list
+# of 100, on a real screen (tests/timing.sh, `emacs -nw' in tmux): the screens must come
+# (a test); the figures are printed and said to be within their floors or not, never a
+# failure (speed targets are benchmarks: a loaded machine is no bug).
+if command -v tmux >/dev/null; then
+  echo "== timing on a real screen (tests/timing.sh)"
+  check="a counted list of a million rows and one of 100 open on a real screen, M-> shows the last row, and Emacs ends (its terminal closed, or kill-emacs)"
+  floors="the million's open within 1.5x the hundred's (the daemon's share left out), M-> in 300 ms, Emacs 50 MB bigger at most"
+  timing_status=0
+  bash "$here/timing.sh" >"$scratch/timing.log" 2>&1 || timing_status=$?
+  case "$timing_status" in
+    0 | 3)
+      echo "PASS $check"
+      if [ "$timing_status" = 0 ]; then
+        echo "  figures within their floors: $floors"
+      else
+        echo "  figures OUTSIDE their floors (not a failure): $floors"
+      fi
+      sed 's/^/  /' "$scratch/timing.log"
+      passed=$((passed + 1))
+      ;;
+    *)
+      echo "FAIL $check"
+      sed 's/^/  /' "$scratch/timing.log"
+      failed=$((failed + 1))
+      ;;
+  esac
+else
+  echo "== no tmux: the real-screen timing (tests/timing.sh) did not run"
 fi
 
 echo "$passed passed, $failed failed"
