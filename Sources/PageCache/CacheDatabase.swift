@@ -252,8 +252,9 @@ final class CacheDatabase {
 
     /// What `replace` did.
     enum Replaced: Equatable {
-        /// Stored, and this many least recently used entries evicted.
-        case stored(evicted: Int)
+        /// Stored, this many least recently used entries evicted, and this many of the first
+        /// pages kept as they were stored (the others written).
+        case stored(evicted: Int, kept: Int)
         /// Not stored: the entry would be `bytes`, more than the cache's bound. The entry it
         /// would have replaced is removed.
         case oversized(bytes: Int)
@@ -281,7 +282,7 @@ final class CacheDatabase {
         }
         let head = entry.head()
         var made = Dictionary(uniqueKeysWithValues: (expected..<entry.count).map { ($0, entry.page($0)) })
-        var replaced = Replaced.stored(evicted: 0)
+        var replaced = Replaced.stored(evicted: 0, kept: 0)
         try connection.inTransaction(.immediate) { db in
             let existing = try Row.fetchOne(db, sql: "SELECT id, bytes, length(payload) FROM entry WHERE key = ?", arguments: [key])
             let id: Int64? = existing?[0]
@@ -352,7 +353,7 @@ final class CacheDatabase {
                 try db.execute(sql: "DELETE FROM page WHERE entry IN (\(ids))")
                 try db.execute(sql: "DELETE FROM entry WHERE id IN (\(ids))")
             }
-            replaced = .stored(evicted: evicted.count)
+            replaced = .stored(evicted: evicted.count, kept: keep)
             return .commit
         }
         return replaced

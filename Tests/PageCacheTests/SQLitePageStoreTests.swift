@@ -54,6 +54,23 @@ import Glibc
             })
     }
 
+    /// The debug line of each save says how many pages it kept as stored: none when the entry
+    /// stored lacks the pages the save calls unchanged.
+    @Test func eachSaveSaysThePagesItKept() throws {
+        let debug = CapturedLog(level: .debug)
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), logger: debug.logger)
+        let made = Made()
+        store.write(key("issues"), storedAt: 1, entry: pages(3, made: made))
+        store.write(key("issues"), storedAt: 2, entry: pages(4, unchanged: 3, made: made))
+        store.write(key("other"), storedAt: 3, entry: pages(2, unchanged: 2, made: made))
+        store.flush()
+        let saves = debug.warnings.filter { $0.contains("page cache: stored") }.map { $0.components(separatedBy: ": ").last ?? "" }
+        #expect(
+            saves.map { $0.components(separatedBy: ", in").first ?? "" } == ["3 pages, 0 kept", "4 pages, 3 kept", "2 pages, 0 kept"],
+            "\(saves)")
+        store.close()
+    }
+
     /// Saving the page after the last makes that page alone, whatever the entry holds; a
     /// claim of unchanged pages the stored entry does not hold makes them all again.
     @Test func savingThePageAfterTheLastWritesThatPage() throws {

@@ -11,9 +11,13 @@ import Glibc
 /// The log lines a store wrote, so a test can say how many warnings a problem gave.
 final class CapturedLog: @unchecked Sendable {
     private let lines = LockedValue<[String]>([])
+    /// The least level captured: warnings and above, unless a test reads the debug lines.
+    private let level: Logger.Level
+
+    init(level: Logger.Level = .warning) { self.level = level }
 
     var logger: Logger {
-        Logger(label: "page-cache-test", factory: { _ in Handler(log: self) })
+        Logger(label: "page-cache-test", factory: { _ in Handler(log: self, logLevel: self.level) })
     }
 
     var warnings: [String] { lines.withLock { $0 } }
@@ -21,7 +25,7 @@ final class CapturedLog: @unchecked Sendable {
     private struct Handler: LogHandler {
         let log: CapturedLog
         var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .warning
+        var logLevel: Logger.Level
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set { metadata[key] = newValue }
