@@ -10,11 +10,13 @@ import autoload 'datasourced/model.vim'
 import autoload 'datasourced/render.vim'
 import autoload 'datasourced/rpc.vim'
 
-# A row not read yet is this one shared entry (entries are replaced, never changed in
-# place), shown as an unloaded row ("  … row N") until it is read. Unloaded rows are
-# highlighted by a match of the list's windows (windows.vim), not a text property per
-# line: a million would cost.
-const UNREAD: dict<any> = {value: {'$placeholder': 'unloaded'}, pending: false, unread: true}
+# A row not read yet is one shared entry (buflines.Unread()), shown as an unloaded row
+# (an empty line, "  … row N" drawn over it while it shows: buflines.Decorate) until it
+# is read.
+const UNREAD: dict<any> = buflines.Unread()
+# A list reads again the unloaded placeholders it holds (rows the daemon has not loaded)
+# that are far from its windows once it holds more entries than this.
+const MAX_ENTRIES = 20000
 # How long the cursor rests before a lazy list reads what is shown and tells the daemon
 # that an unloaded row is displayed: keys held down (j, <C-d>) ask nothing on the way.
 const DISPLAY_DEBOUNCE_MS = 80
@@ -37,25 +39,33 @@ export def ReadVisible(view: dict<any>)
   if !view.lazy || !view.known || view.detached || view.reading_visible || !bufexists(view.buf) || len(view.sections) != 1
     return
   endif
-  var rows = view.sections[0].rows
-  var header = view.sections[0].header ? 1 : 0
+  var section = view.sections[0]
+  var header = section.header ? 1 : 0
   var first = -1
   var last = -1
+  var near: list<list<number>> = []
   for win in win_findbuf(view.buf)
     var height = max([1, winheight(win)])
     var cursor = line('.', win)
     var from = max([0, min([line('w0', win), cursor]) - 1 - header - height])
-    var to = min([len(rows) - 1, max([line('w$', win), cursor]) - 1 - header + height])
+    var to = min([buflines.Count(section) - 1, max([line('w$', win), cursor]) - 1 - header + height])
+    add(near, [from - height, to + height])
     for i in range(from, to)
-      if rows[i] is UNREAD
+      if buflines.RowAt(section, i) is UNREAD
         first = first < 0 ? i : min([first, i])
         last = max([last, i])
       endif
     endfor
   endfor
+  if buflines.IsLazy(section) && len(section.loaded) > MAX_ENTRIES
+    Forget(section, near)
+  endif
   if first < 0
     if view.display_after_read
       DisplayCursorRows(view)
+    endif
+    if view.owed > 0
+      buflines.SchedulePay(view, 0)
     endif
     return
   endif
@@ -76,21 +86,40 @@ export def ReadVisible(view: dict<any>)
     if revision != view.revision && !(revision < 0 && view.version == version)
       return  # about other rows: the change set still to come reads again
     endif
-    var section = view.sections[0]
+    var shown = view.sections[0]
     var n = first
     for value in result.objects
-      if n < len(section.rows) && section.rows[n] is UNREAD
-        section.rows[n] = {value: value, pending: false}
+      if n < buflines.Count(shown) && buflines.RowAt(shown, n) is UNREAD
+        buflines.SetRow(shown, n, {value: value, pending: false})
       endif
       n += 1
     endfor
     var top = buflines.RowLine(view, 0, first)
-    var count = min([len(result.objects), len(section.rows) - first])
-    buflines.Edit(view, top, top + count, mapnew(section.rows[first : first + count - 1], (k, entry) => render.RowItem(view, entry, first + k)))
+    var count = min([len(result.objects), buflines.Count(shown) - first])
+    buflines.Edit(view, top, top + count, mapnew(range(first, first + count - 1), (_, i) => render.RowItem(view, buflines.RowAt(shown, i), i)))
+    # The rows on screen are drawn: the lines owed come right after, before any key.
+    buflines.PayNow(view)
     ReadVisible(view)  # the windows may have moved meanwhile
     if view.display_after_read && !view.reading_visible
       DisplayCursorRows(view)
     endif
+  })
+enddef
+
+# Forgets the unloaded placeholders (rows the daemon has not loaded) held outside the
+# ranges `near` ([first, last] items): read again if they show again.
+def Forget(section: dict<any>, near: list<list<number>>)
+  filter(section.loaded, (key, entry) => {
+    if entry.pending || core.PlaceholderKind(entry.value) != 'unloaded'
+      return true
+    endif
+    var i = str2nr(key)
+    for [from, to] in near
+      if i >= from && i <= to
+        return true
+      endif
+    endfor
+    return false
   })
 enddef
 
