@@ -204,9 +204,37 @@ export def Run(daemon: string)
     H.ExpectEqual(2, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
   })
 
+  H.Test('a jump (G) reads what it shows and loads its page at once, without waiting for the cursor to rest; moves of a screen or less still wait', () => {
+    var view = datasourced#View(buf)
+    view.display_debounce_ms = 60000  # the cursor's rest never comes within the test
+    try
+      H.Settle(buf)
+      Reset()
+      # A screen at a time (what a held <C-f> does; Ex mode draws no screen to page).
+      for _ in range(3)
+        H.Press(winheight(0) .. 'j')
+      endfor
+      H.Expect(line('.') > 2 * winheight(0), 'the cursor two screens down or more', [line('.'), winheight(0)])
+      H.ExpectEqual(0, Requests('objectsInSection'), 'objectsInSection requests (moves of a screen wait for the rest)')
+      H.ExpectEqual(0, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests (moves of a screen wait for the rest)')
+      H.Press('G')
+      # Sent by G itself, before any key or timer: a read of the rows it shows, else
+      # (rows read before) willDisplay for the row under the cursor.
+      H.Expect(Requests('objectsInSection') + Requests('willDisplayObjectAtIndexPath') > 0, 'a request sent by G itself', datasourced#View(buf).conn.requests)
+      WaitLine(TOTAL, 'Row 1000000', 'the last row, loaded without the rest')
+      H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
+    finally
+      view.display_debounce_ms = 80
+    endtry
+    H.Press('gg')
+    WaitLine(1, 'Row 1', 'the first row')
+    WaitUnloaded(TOTAL, 'the last row, unloaded again')
+  })
+
   H.Test('<CR> on an unloaded row loads its page at once', () => {
     var view = datasourced#View(buf)
     view.display_debounce_ms = 60000  # the cursor's rest never comes within the test
+    view.display_far_at_once = false  # nor is the jump read at once
     H.Press('999950G')
     H.Settle(buf)
     Reset()
@@ -217,6 +245,7 @@ export def Run(daemon: string)
     WaitLine(999950, 'Row 999950', 'the row, loaded')
     H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
     view.display_debounce_ms = 80
+    view.display_far_at_once = true
   })
 
   H.Test('Vim''s own search (/) finds loaded rows; unloaded rows hold no text to find', () => {

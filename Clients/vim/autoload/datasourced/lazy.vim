@@ -18,8 +18,12 @@ const UNREAD: dict<any> = buflines.Unread()
 # that are far from its windows once it holds more entries than this.
 const MAX_ENTRIES = 20000
 # How long the cursor rests before a lazy list reads what is shown and tells the daemon
-# that an unloaded row is displayed: keys held down (j, <C-d>) ask nothing on the way.
+# that an unloaded row is displayed: keys held down (j, <C-d>, <C-f>) ask nothing on the
+# way.
 const DISPLAY_DEBOUNCE_MS = 80
+# A move farther than this many window heights (G, gg, 500000G, a search) is no key held
+# down: what it shows is read at once, without the rest (view.display_far_at_once).
+const FAR_MOVE_HEIGHTS = 2
 
 # The entry of every row not read yet (compared with `is`).
 export def Unread(): dict<any>
@@ -145,6 +149,16 @@ def DisplayCursorRows(view: dict<any>)
   endfor
 enddef
 
+# The cursor of window `win` moved from line `before` to `line` (a move of the user's):
+# a jump reads what it shows at once; a shorter move waits for the cursor to rest.
+export def CursorMoved(view: dict<any>, win: number, before: number, line: number)
+  if view.display_far_at_once && abs(line - before) > FAR_MOVE_HEIGHTS * max([1, winheight(win)])
+    DisplayNow(view)
+  else
+    ScheduleDisplay(view)
+  endif
+enddef
+
 # The cursor moved in a lazy list: once it rests (keys held down move it many times),
 # the rows shown are read and an unloaded row under the cursor is displayed.
 export def ScheduleDisplay(view: dict<any>)
@@ -153,12 +167,22 @@ export def ScheduleDisplay(view: dict<any>)
   endif
   view.display_timer = timer_start(view.display_debounce_ms, (_) => {
     view.display_timer = 0
-    if view.detached || empty(view.conn) || !bufexists(view.buf)
-      return
-    endif
-    view.display_after_read = true
-    ReadVisible(view)
+    DisplayNow(view)
   })
+enddef
+
+# Reads the rows shown now, then displays an unloaded row under a cursor (a rest pending
+# is dropped: this is what it would do).
+export def DisplayNow(view: dict<any>)
+  if view.display_timer > 0
+    timer_stop(view.display_timer)
+    view.display_timer = 0
+  endif
+  if view.detached || empty(view.conn) || !bufexists(view.buf)
+    return
+  endif
+  view.display_after_read = true
+  ReadVisible(view)
 enddef
 
 # A lazy list's count of loaded objects, for the status, from the daemon.

@@ -125,7 +125,7 @@ def NewView(buf: number, normalized: dict<any>): dict<any>
     cursor_lines: {}, user_moved: {}, state: 'starting', status: 'starting', stale: {}, under: {},
     identity_key: '', show_headers: false, kind: '', setup_failed: false,
     lazy: false, owed: 0, spare: 0, pay_timer: 0, pay_due: 0.0, loaded_objects: 0, reading_visible: false, display_after_read: false, display_timer: 0,
-    display_debounce_ms: lazy.DisplayDebounce(),
+    display_debounce_ms: lazy.DisplayDebounce(), display_far_at_once: true,
     search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {},
     action_source: '', actions: {}, action_key: '', mutations: {}}
 enddef

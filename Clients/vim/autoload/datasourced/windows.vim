@@ -120,7 +120,7 @@ export def OnCursorMoved(buf: number)
   view.user_moved[string(win)] = true
   var entry = buflines.EntryAt(view, line)
   if view.lazy && !(line == view.line_count && !empty(entry) && core.PlaceholderKind(entry.value) == 'loading')
-    lazy.ScheduleDisplay(view)
+    lazy.CursorMoved(view, win, before, line)
   elseif line == view.line_count
     events.WillDisplay(view, line)
   endif
