@@ -241,6 +241,16 @@ export def Run(daemon: string)
     H.ExpectEqual('  … row 999950', Shown(line('.')), 'the row under the cursor, as drawn')
     H.ExpectEqual('', getline('.'), 'its line')
     H.ExpectEqual('DatasourcedUnloaded', Group(line('.')), 'its group')
+    # The unloaded rows around the cursor are empty lines with their texts drawn over
+    # them, and texts are drawn near the cursor only.
+    var drawn = DrawnLines()
+    var cursor = line('.')
+    for n in range(cursor - 5, cursor + 5)
+      H.ExpectEqual(['', '  … row ' .. n], [Line(n), Shown(n)], 'line ' .. n .. ' and what it shows')
+      H.Expect(index(drawn, n) >= 0, 'a text drawn over line ' .. n, drawn[: 5])
+    endfor
+    H.Expect(len(drawn) <= 4 * winheight(0), 'texts drawn over lines: a few windows'' worth', len(drawn))
+    H.Expect(drawn[0] >= cursor - 3 * winheight(0) && drawn[-1] <= cursor + 3 * winheight(0), 'texts drawn near the cursor', [drawn[0], drawn[-1], cursor])
     feedkeys("\<CR>", 'xt')
     WaitLine(999950, 'Row 999950', 'the row, loaded')
     H.ExpectEqual(1, Requests('willDisplayObjectAtIndexPath'), 'willDisplay requests')
