@@ -10,7 +10,11 @@
 #         insert more than one row), and, for the million (whose change set has no
 #         values), the wait for the answer to the read of the rows on screen; the rest is
 #         the plugin's, Vim's and the screen's;
-#   G     (the million only) from G to the screen showing row 1,000,000;
+#   G     (the million only) from G to the screen showing row 1,000,000; of which the
+#         daemon's share, from the channel's log: the wait for the answer to each read of
+#         the rows G shows (objectsInSection), and from the willDisplay for the last row to
+#         the change set bringing it (the daemon fetching the last page from the fixture
+#         API); the rest is the plugin's, Vim's and the screen's;
 #   RSS   Vim's resident memory after the list settled and after G, less before the open
 #         (/proc/PID/status).
 # Prints each trial and the medians, then checks them: the million's open, less the
@@ -143,8 +147,68 @@ PY
   echo "$us"
 }
 
+# The daemon's share of the last G, in microseconds, from the channel's log: after
+# "ch_log(): timing: G", each objectsInSection from its SEND to the RECV of its answer, and
+# the first willDisplayObjectAtIndexPath from its SEND to the RECV of the change set
+# holding "Row 1000000" (the intervals merged where they overlap; a RECV is logged
+# when Vim reads it, so a Vim busy meanwhile counts as the daemon's wait).
+daemon_share_g() {
+  local us
+  for _ in $(seq 100); do
+    us="$(python3 - "$work/channel.log" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding='utf-8', errors='replace').read()
+entries = re.split(r'\n(?=\s*\d+\.\d+ )', text)
+marked = done = False
+asked = {}       # id -> when the objectsInSection was sent
+displayed = []   # when each willDisplay was sent
+spans = []
+for entry in entries:
+    m = re.match(r'\s*(\d+\.\d+) ', entry)
+    if not m:
+        continue
+    t = float(m.group(1))
+    if ': ch_log(): timing: G' in entry:
+        marked, asked, displayed, spans = True, {}, [], []
+        continue
+    if not marked:
+        continue
+    if ' SEND ' in entry:
+        ident = re.search(r'"id":(\d+)', entry)
+        if '"objectsInSection"' in entry and ident:
+            asked[ident.group(1)] = t
+        elif '"willDisplayObjectAtIndexPath"' in entry:
+            displayed.append(t)
+    elif ' RECV ' in entry:
+        for ident, sent in list(asked.items()):
+            if ('"id":%s,"result"' % ident) in entry:
+                spans.append((sent, t))
+                del asked[ident]
+        # (A change set may come in several reads: its last holds the last row.)
+        if displayed and '"Row 1000000"' in entry:
+            spans.append((displayed[0], t))
+            done = True
+            break
+if done:
+    spans.sort()
+    total, end = 0.0, None
+    for a, b in spans:
+        if end is None or a > end:
+            total, end = total + b - a, b
+        elif b > end:
+            total, end = total + b - end, b
+    print(int(total * 1e6))
+PY
+)"
+    [ -n "$us" ] && break
+    sleep 0.05
+  done
+  [ -n "$us" ] || { echo "timing.sh: no daemon's share of G in the channel's log" >&2; return 1; }
+  echo "$us"
+}
+
 opens_hundred=() opens_million=() daemon_hundred=() daemon_million=() rest_hundred=() rest_million=()
-jumps=() rss_open=() rss_jump=()
+jumps=() daemon_jumps=() rest_jumps=() rss_open=() rss_jump=()
 ms() { echo $(($1 / 1000)); }
 for trial in $(seq "$trials"); do
   start_vim
@@ -160,18 +224,22 @@ for trial in $(seq "$trials"); do
   daemon_million+=("$(daemon_share million)")
   rest_million+=($((opens_million[-1] - daemon_million[-1])))
   wait_for "loaded 100 of 1000000"
+  # Marks the channel's log where G starts (daemon_share_g).
+  "${tmux[@]}" send-keys -t capture ":call ch_log('timing: G')" Enter
   sleep 0.3 # the list at rest
   rss_open+=($(($(rss_kb) - before)))
   start=$(now_us)
   "${tmux[@]}" send-keys -t capture G
   jumps+=("$(time_until "1000000   Row 1000000" "$start")")
+  daemon_jumps+=("$(daemon_share_g)")
+  rest_jumps+=($((jumps[-1] - daemon_jumps[-1])))
   sleep 0.3
   rss_jump+=($(($(rss_kb) - before)))
   quit_vim
-  printf 'trial %d: open 100 rows %d ms (the daemon %d, the rest %d), open 1,000,000 rows %d ms (the daemon %d, the rest %d), G %d ms, RSS +%d MB after the open, +%d MB after G\n' \
+  printf 'trial %d: open 100 rows %d ms (the daemon %d, the rest %d), open 1,000,000 rows %d ms (the daemon %d, the rest %d), G %d ms (the daemon %d, the rest %d), RSS +%d MB after the open, +%d MB after G\n' \
     "$trial" "$(ms "${opens_hundred[-1]}")" "$(ms "${daemon_hundred[-1]}")" "$(ms "${rest_hundred[-1]}")" \
     "$(ms "${opens_million[-1]}")" "$(ms "${daemon_million[-1]}")" "$(ms "${rest_million[-1]}")" \
-    "$(ms "${jumps[-1]}")" $((rss_open[-1] / 1024)) $((rss_jump[-1] / 1024))
+    "$(ms "${jumps[-1]}")" "$(ms "${daemon_jumps[-1]}")" "$(ms "${rest_jumps[-1]}")" $((rss_open[-1] / 1024)) $((rss_jump[-1] / 1024))
 done
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -179,11 +247,12 @@ ratio() { awk -v m="$1" -v h="$2" 'BEGIN { printf "%.2f", (h > 0 ? m / h : 999) 
 open_h=$(median "${opens_hundred[@]}") open_m=$(median "${opens_million[@]}") jump=$(median "${jumps[@]}")
 daemon_h=$(median "${daemon_hundred[@]}") daemon_m=$(median "${daemon_million[@]}")
 rest_h=$(median "${rest_hundred[@]}") rest_m=$(median "${rest_million[@]}")
+daemon_g=$(median "${daemon_jumps[@]}") rest_g=$(median "${rest_jumps[@]}")
 rss=$(printf '%s\n' "${rss_open[@]}" "${rss_jump[@]}" | sort -n | tail -n 1)
 whole_ratio=$(ratio "$open_m" "$open_h") rest_ratio=$(ratio "$rest_m" "$rest_h")
-printf 'median of %d: open 100 rows %d ms, open 1,000,000 rows %d ms (%sx); the daemon %d and %d ms, the rest %d and %d ms (%sx); G %d ms; largest RSS growth %d MB\n' \
+printf 'median of %d: open 100 rows %d ms, open 1,000,000 rows %d ms (%sx); the daemon %d and %d ms, the rest %d and %d ms (%sx); G %d ms (the daemon %d, the rest %d); largest RSS growth %d MB\n' \
   "$trials" "$(ms "$open_h")" "$(ms "$open_m")" "$whole_ratio" "$(ms "$daemon_h")" "$(ms "$daemon_m")" \
-  "$(ms "$rest_h")" "$(ms "$rest_m")" "$rest_ratio" "$(ms "$jump")" $((rss / 1024))
+  "$(ms "$rest_h")" "$(ms "$rest_m")" "$rest_ratio" "$(ms "$jump")" "$(ms "$daemon_g")" "$(ms "$rest_g")" $((rss / 1024))
 
 status=0
 # M at most RATIO times H, give or take the slack (all in microseconds).
