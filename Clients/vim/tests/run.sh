@@ -2,7 +2,8 @@
 # Runs the Vim plugin's headless tests (tests/main.vim) against the real daemon
 # ($DATASOURCED, else the repository's debug build) on Vim 9 ($DATASOURCED_VIM, else vim
 # on $PATH), then checks its test specs against the list spec's schema and a real screen
-# under tmux (tests/capture.sh). The fixture API (Clients/fixtures.json) is started by
+# under tmux (tests/capture.sh), and times a counted list of a million rows there
+# (tests/timing.sh: its figures reported against their floors, not failed on). The fixture API (Clients/fixtures.json) is started by
 # the tests themselves. Prints PASS/FAIL per test, then "N passed, M failed"; exits
 # non-zero if any test fails (or the run hangs or crashes).
 set -euo pipefail
@@ -100,8 +101,32 @@ if command -v tmux >/dev/null; then
     echo "FAIL a list that needs a credential asks with confirm(), y is typed, and its row loads, on a real screen"
     failed=$((failed + 1))
   fi
+  # The time to open a counted list of a million rows and to jump to its end, against a
+  # list of 100 (tests/timing.sh): the screens must come (a test); the figures are printed
+  # and said to be within their floors or not, never a failure (speed targets are
+  # benchmarks: a loaded machine is no bug).
+  echo "== timing on a real screen (tests/timing.sh)"
+  timing_log="$(mktemp)"
+  check="a counted list of a million rows and one of 100 open on a real screen, and G shows the last row"
+  floors="the million's open within 1.5x the hundred's (the daemon's share left out), G in 300 ms, Vim 50 MB bigger at most"
+  timing_status=0
+  DATASOURCED_VIM="$vim" bash "$here/timing.sh" >"$timing_log" 2>&1 || timing_status=$?
+  case "$timing_status" in
+    0 | 3)
+      echo "PASS $check"
+      [ "$timing_status" = 0 ] && echo "  figures within their floors: $floors" || echo "  figures OUTSIDE their floors (not a failure): $floors"
+      sed 's/^/  /' "$timing_log"
+      passed=$((passed + 1))
+      ;;
+    *)
+      echo "FAIL $check"
+      sed 's/^/  /' "$timing_log"
+      failed=$((failed + 1))
+      ;;
+  esac
+  rm -f "$timing_log"
 else
-  echo "== no tmux: the real-screen check (tests/capture.sh) did not run"
+  echo "== no tmux: the real-screen checks (tests/capture.sh, tests/timing.sh) did not run"
 fi
 
 echo "$passed passed, $failed failed"

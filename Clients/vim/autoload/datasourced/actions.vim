@@ -226,7 +226,7 @@ def Redraw(view: dict<any>, identity: string)
   var s = 0
   for section in view.sections
     var i = 0
-    for entry in section.rows
+    for entry in buflines.Entries(section)
       if !entry.pending && type(entry.value) == v:t_dict && has_key(entry.value, view.action_key)
           && json_encode(entry.value[view.action_key]) == identity
         var line = buflines.RowLine(view, s, i)

@@ -21,7 +21,7 @@ export def UpdateLoadedStatus(view: dict<any>)
     # rows were never read here).
     var total = 0
     for section in view.sections
-      total += len(section.rows)
+      total += buflines.Count(section)
     endfor
     buflines.SetStatus(view, printf('loaded %d of %d', view.loaded_objects, total))
     return

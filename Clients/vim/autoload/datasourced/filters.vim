@@ -59,7 +59,7 @@ enddef
 
 def ClearMatches(view: dict<any>)
   if bufexists(view.buf) && view.line_count > 0
-    prop_remove({type: MATCH_GROUP, bufnr: view.buf, all: true}, 1, view.line_count)
+    prop_remove({type: MATCH_GROUP, bufnr: view.buf, all: true}, 1, view.line_count - view.owed)
   endif
 enddef
 
@@ -121,8 +121,8 @@ def MatchesRead(view: dict<any>, state: dict<any>)
     var s = str2nr(key)
     var i = 0
     for match in get(result, 'matches', [])
-      if s < len(view.sections) && i < len(view.sections[s].rows)
-        var entry = view.sections[s].rows[i]
+      if s < len(view.sections) && i < buflines.Count(view.sections[s])
+        var entry = buflines.RowAt(view.sections[s], i)
         if entry.pending
           complete = false  # its line is not written yet: highlighted on the next read
         elseif type(match) == v:t_dict
@@ -149,7 +149,7 @@ def MatchKeyPaths(view: dict<any>): list<string>
     return paths
   endif
   for section in view.sections
-    for entry in section.rows
+    for entry in buflines.Entries(section)
       if !entry.pending && type(entry.value) == v:t_dict && !core.IsPlaceholder(entry.value)
         var strings = sort(filter(keys(entry.value), (_, k) => type(entry.value[k]) == v:t_string))
         if !empty(strings)

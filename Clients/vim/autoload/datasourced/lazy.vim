@@ -10,14 +10,20 @@ import autoload 'datasourced/model.vim'
 import autoload 'datasourced/render.vim'
 import autoload 'datasourced/rpc.vim'
 
-# A row not read yet is this one shared entry (entries are replaced, never changed in
-# place), shown as an unloaded row ("  … row N") until it is read. Unloaded rows are
-# highlighted by a match of the list's windows (windows.vim), not a text property per
-# line: a million would cost.
-const UNREAD: dict<any> = {value: {'$placeholder': 'unloaded'}, pending: false, unread: true}
+# A row not read yet is one shared entry (buflines.Unread()), shown as an unloaded row
+# (an empty line, "  … row N" drawn over it while it shows: buflines.Decorate) until it
+# is read.
+const UNREAD: dict<any> = buflines.Unread()
+# A list reads again the unloaded placeholders it holds (rows the daemon has not loaded)
+# that are far from its windows once it holds more entries than this.
+const MAX_ENTRIES = 20000
 # How long the cursor rests before a lazy list reads what is shown and tells the daemon
-# that an unloaded row is displayed: keys held down (j, <C-d>) ask nothing on the way.
+# that an unloaded row is displayed: keys held down (j, <C-d>, <C-f>) ask nothing on the
+# way.
 const DISPLAY_DEBOUNCE_MS = 80
+# A move farther than this many window heights (G, gg, 500000G, a search) is no key held
+# down: what it shows is read at once, without the rest (view.display_far_at_once).
+const FAR_MOVE_HEIGHTS = 2
 
 # The entry of every row not read yet (compared with `is`).
 export def Unread(): dict<any>
@@ -37,25 +43,33 @@ export def ReadVisible(view: dict<any>)
   if !view.lazy || !view.known || view.detached || view.reading_visible || !bufexists(view.buf) || len(view.sections) != 1
     return
   endif
-  var rows = view.sections[0].rows
-  var header = view.sections[0].header ? 1 : 0
+  var section = view.sections[0]
+  var header = section.header ? 1 : 0
   var first = -1
   var last = -1
+  var near: list<list<number>> = []
   for win in win_findbuf(view.buf)
     var height = max([1, winheight(win)])
     var cursor = line('.', win)
     var from = max([0, min([line('w0', win), cursor]) - 1 - header - height])
-    var to = min([len(rows) - 1, max([line('w$', win), cursor]) - 1 - header + height])
+    var to = min([buflines.Count(section) - 1, max([line('w$', win), cursor]) - 1 - header + height])
+    add(near, [from - height, to + height])
     for i in range(from, to)
-      if rows[i] is UNREAD
+      if buflines.RowAt(section, i) is UNREAD
         first = first < 0 ? i : min([first, i])
         last = max([last, i])
       endif
     endfor
   endfor
+  if buflines.IsLazy(section) && len(section.loaded) > MAX_ENTRIES
+    Forget(section, near)
+  endif
   if first < 0
     if view.display_after_read
       DisplayCursorRows(view)
+    endif
+    if view.owed > 0
+      buflines.SchedulePay(view, 0)
     endif
     return
   endif
@@ -76,21 +90,40 @@ export def ReadVisible(view: dict<any>)
     if revision != view.revision && !(revision < 0 && view.version == version)
       return  # about other rows: the change set still to come reads again
     endif
-    var section = view.sections[0]
+    var shown = view.sections[0]
     var n = first
     for value in result.objects
-      if n < len(section.rows) && section.rows[n] is UNREAD
-        section.rows[n] = {value: value, pending: false}
+      if n < buflines.Count(shown) && buflines.RowAt(shown, n) is UNREAD
+        buflines.SetRow(shown, n, {value: value, pending: false})
       endif
       n += 1
     endfor
     var top = buflines.RowLine(view, 0, first)
-    var count = min([len(result.objects), len(section.rows) - first])
-    buflines.Edit(view, top, top + count, mapnew(section.rows[first : first + count - 1], (k, entry) => render.RowItem(view, entry, first + k)))
+    var count = min([len(result.objects), buflines.Count(shown) - first])
+    buflines.Edit(view, top, top + count, mapnew(range(first, first + count - 1), (_, i) => render.RowItem(view, buflines.RowAt(shown, i), i)))
+    # The rows on screen are drawn: the lines owed come right after, before any key.
+    buflines.PayNow(view)
     ReadVisible(view)  # the windows may have moved meanwhile
     if view.display_after_read && !view.reading_visible
       DisplayCursorRows(view)
     endif
+  })
+enddef
+
+# Forgets the unloaded placeholders (rows the daemon has not loaded) held outside the
+# ranges `near` ([first, last] items): read again if they show again.
+def Forget(section: dict<any>, near: list<list<number>>)
+  filter(section.loaded, (key, entry) => {
+    if entry.pending || core.PlaceholderKind(entry.value) != 'unloaded'
+      return true
+    endif
+    var i = str2nr(key)
+    for [from, to] in near
+      if i >= from && i <= to
+        return true
+      endif
+    endfor
+    return false
   })
 enddef
 
@@ -116,6 +149,16 @@ def DisplayCursorRows(view: dict<any>)
   endfor
 enddef
 
+# The cursor of window `win` moved from line `before` to `line` (a move of the user's):
+# a jump reads what it shows at once; a shorter move waits for the cursor to rest.
+export def CursorMoved(view: dict<any>, win: number, before: number, line: number)
+  if view.display_far_at_once && abs(line - before) > FAR_MOVE_HEIGHTS * max([1, winheight(win)])
+    DisplayNow(view)
+  else
+    ScheduleDisplay(view)
+  endif
+enddef
+
 # The cursor moved in a lazy list: once it rests (keys held down move it many times),
 # the rows shown are read and an unloaded row under the cursor is displayed.
 export def ScheduleDisplay(view: dict<any>)
@@ -124,12 +167,22 @@ export def ScheduleDisplay(view: dict<any>)
   endif
   view.display_timer = timer_start(view.display_debounce_ms, (_) => {
     view.display_timer = 0
-    if view.detached || empty(view.conn) || !bufexists(view.buf)
-      return
-    endif
-    view.display_after_read = true
-    ReadVisible(view)
+    DisplayNow(view)
   })
+enddef
+
+# Reads the rows shown now, then displays an unloaded row under a cursor (a rest pending
+# is dropped: this is what it would do).
+export def DisplayNow(view: dict<any>)
+  if view.display_timer > 0
+    timer_stop(view.display_timer)
+    view.display_timer = 0
+  endif
+  if view.detached || empty(view.conn) || !bufexists(view.buf)
+    return
+  endif
+  view.display_after_read = true
+  ReadVisible(view)
 enddef
 
 # A lazy list's count of loaded objects, for the status, from the daemon.

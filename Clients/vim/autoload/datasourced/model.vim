@@ -115,19 +115,21 @@ def FinishReload(view: dict<any>, description: dict<any>, objects: any, revision
   var next = 0
   var s = 0
   for count in description.counts
-    var rows = []
     if view.lazy
-      rows = repeat([lazy.Unread()], count)
-    elseif count > 0
-      rows = mapnew(objects[next : next + count - 1], (_, v) => ({value: v, pending: false}))
+      # A number of rows not read yet, not a list of them.
+      add(sections, buflines.LazySection(description.sectionTitles[s], count))
+    else
+      var rows = count > 0 ? mapnew(objects[next : next + count - 1], (_, v) => ({value: v, pending: false})) : []
+      add(sections, {title: description.sectionTitles[s], title_pending: false, header: false, rows: rows})
     endif
     next += count
-    add(sections, {title: description.sectionTitles[s], title_pending: false, header: false, rows: rows})
     s += 1
   endfor
   view.sections = sections
   if view.lazy && len(sections) == 1 && !buflines.HeaderWanted(view, sections[0])
-    buflines.EditLines(view, 0, -1, render.UnloadedLines(0, len(sections[0].rows)))
+    # Empty lines: their texts are drawn as they show. A list read again writes over
+    # the lines it has (buflines.Edit).
+    buflines.Edit(view, 0, -1, [], sections[0].count)
   else
     buflines.Edit(view, 0, -1, buflines.AllItems(view))
   endif
@@ -230,14 +232,14 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     add(removals[string(run[0])], [run[1], run[2]])
   endfor
   for move in get(changes, 'moved', [])
-    if move.from[0] >= len(view.sections) || move.from[1] >= len(view.sections[move.from[0]].rows)
+    if move.from[0] >= len(view.sections) || move.from[1] >= buflines.Count(view.sections[move.from[0]])
       throw 'moved.from out of range'
     endif
     if !has_key(removals, string(move.from[0]))
       removals[string(move.from[0])] = []
     endif
     add(removals[string(move.from[0])], [move.from[1], 1])
-    moved_entries[Key(move.to[0], move.to[1])] = view.sections[move.from[0]].rows[move.from[1]]
+    moved_entries[Key(move.to[0], move.to[1])] = buflines.RowAt(view.sections[move.from[0]], move.from[1])
   endfor
   var deleted_sections: dict<any> = {}
   for s in get(changes, 'deletedSections', [])
@@ -253,18 +255,18 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     var section = view.sections[s]
     if has_key(deleted_sections, string(s))
       var first = buflines.SectionLine(view, s)
-      buflines.Edit(view, first, first + (section.header ? 1 : 0) + len(section.rows), [])
+      buflines.Edit(view, first, first + (section.header ? 1 : 0) + buflines.Count(section), [])
       remove(view.sections, s)
       continue
     endif
     for run in sort(get(removals, string(s), []), (a, b) => b[0] - a[0])
       var [i, count] = run
-      if i + count > len(section.rows)
+      if i + count > buflines.Count(section)
         throw 'deleted out of range'
       endif
       var line = buflines.RowLine(view, s, i)
       buflines.Edit(view, line, line + count, [])
-      remove(section.rows, i, i + count - 1)
+      buflines.RemoveRows(section, i, count)
     endfor
   endfor
 
@@ -273,7 +275,9 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     if s > len(view.sections)
       throw 'insertedSections out of range'
     endif
-    insert(view.sections, {title: v:null, title_pending: true, header: false, rows: []}, s)
+    var section = view.lazy ? buflines.LazySection(v:null, 0) : {title: v:null, header: false, rows: []}
+    section.title_pending = true
+    insert(view.sections, section, s)
   endfor
 
   # 3. Inserted and moved rows, top down: [section, item, count, offset of the values
@@ -290,28 +294,24 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
   endfor
   sort(placed, (a, b) => a[0] != b[0] ? a[0] - b[0] : a[1] - b[1])
   for [s, first, count, from] in placed
-    if s >= len(view.sections) || first > len(view.sections[s].rows)
+    if s >= len(view.sections) || first > buflines.Count(view.sections[s])
       throw 'inserted row out of range'
     endif
-    var rows = view.sections[s].rows
+    var section = view.sections[s]
     var entries: list<any>
+    var unread = from >= 0 && type(inserted_values) != v:t_list && view.lazy
     if from < 0
       entries = [moved_entries[Key(s, first)]]
     elseif type(inserted_values) == v:t_list
       entries = mapnew(inserted_values[from : from + count - 1], (_, v) => ({value: v, pending: false}))
-    elseif view.lazy
-      entries = repeat([lazy.Unread()], count)  # read when they show
-    else
+    elseif !unread
       entries = mapnew(range(count), (_, _) => ({value: v:null, pending: true}))
     endif
-    if first == len(rows)
-      extend(rows, entries)
-    else
-      extend(rows, entries, first)
-    endif
+    # Rows not read yet (a counted list taking its million rows): a count, and empty lines.
+    buflines.InsertRows(section, first, entries, unread ? count : 0)
     var line = buflines.RowLine(view, s, first)
-    if from >= 0 && type(inserted_values) != v:t_list && view.lazy
-      buflines.EditLines(view, line, line, render.UnloadedLines(first, count))
+    if unread
+      buflines.Edit(view, line, line, [], count)
     else
       buflines.Edit(view, line, line, mapnew(entries, (k, entry) => render.RowItem(view, entry, first + k)))
     endif
@@ -322,23 +322,32 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
   var unread = lazy.Unread()
   var u = 0
   for [s, first, count] in Runs(get(changes, 'updated', []))
-    if s >= len(view.sections) || first + count > len(view.sections[s].rows)
+    if s >= len(view.sections) || first + count > buflines.Count(view.sections[s])
       throw 'updated out of range'
     endif
-    var rows = view.sections[s].rows
+    var section = view.sections[s]
+    if type(updated_values) != v:t_list && buflines.IsLazy(section)
+      # Read again if they show: the entries held go (a count of a million rows is not
+      # walked), their lines emptied.
+      filter(section.loaded, (key, _) => str2nr(key) < first || str2nr(key) >= first + count)
+      u += count
+      var line = buflines.RowLine(view, s, first)
+      buflines.Edit(view, line, line + count, [], count)
+      continue
+    endif
     for i in range(first, first + count - 1)
       if type(updated_values) == v:t_list
-        rows[i] = {value: updated_values[u], pending: false}
+        buflines.SetRow(section, i, {value: updated_values[u], pending: false})
       elseif view.lazy
-        rows[i] = unread  # read again if it shows
+        buflines.SetRow(section, i, unread)  # read again if it shows
       else
-        rows[i] = {value: v:null, pending: true}
+        buflines.SetRow(section, i, {value: v:null, pending: true})
       endif
       u += 1
     endfor
     if type(updated_values) == v:t_list || view.lazy
       var line = buflines.RowLine(view, s, first)
-      buflines.Edit(view, line, line + count, mapnew(rows[first : first + count - 1], (k, entry) => render.RowItem(view, entry, first + k)))
+      buflines.Edit(view, line, line + count, mapnew(range(first, first + count - 1), (_, i) => render.RowItem(view, buflines.RowAt(section, i), i)))
     endif
   endfor
 

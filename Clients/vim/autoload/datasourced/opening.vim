@@ -124,8 +124,8 @@ def NewView(buf: number, normalized: dict<any>): dict<any>
     reload_callback: null_function, detached: false, loaded: false, failure: {}, resyncs: 0, last_resync: '',
     cursor_lines: {}, user_moved: {}, state: 'starting', status: 'starting', stale: {}, under: {},
     identity_key: '', show_headers: false, kind: '', setup_failed: false,
-    lazy: false, loaded_objects: 0, reading_visible: false, display_after_read: false, display_timer: 0,
-    display_debounce_ms: lazy.DisplayDebounce(),
+    lazy: false, owed: 0, spare: 0, pay_timer: 0, pay_due: 0.0, loaded_objects: 0, reading_visible: false, display_after_read: false, display_timer: 0,
+    display_debounce_ms: lazy.DisplayDebounce(), display_far_at_once: true,
     search: normalized.search, filter: {}, matches_read: -1, reading_matches: false, prompting: false, searched: '', remote_sources: {},
     action_source: '', actions: {}, action_key: '', mutations: {}}
 enddef
@@ -144,6 +144,7 @@ def ListBuffer(title: string): number
   bufload(buf)
   setbufvar(buf, '&bufhidden', 'hide')
   setbufvar(buf, '&swapfile', 0)
+  setbufvar(buf, '&undolevels', -1)  # no undo: a million lines written are not kept twice
   setbufvar(buf, '&buflisted', 1)
   setbufvar(buf, '&modifiable', 0)
   setbufvar(buf, '&filetype', 'datasourced')

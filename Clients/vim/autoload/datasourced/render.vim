@@ -25,7 +25,7 @@ const GROUPS = {
   unloaded: 'DatasourcedUnloaded',
   pendingRow: 'DatasourcedPending',
 }
-const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch', 'DatasourcedPending']
+const PROP_TYPES = ['DatasourcedSection', 'DatasourcedLoading', 'DatasourcedNoResults', 'DatasourcedError', 'DatasourcedMatch', 'DatasourcedPending', 'DatasourcedUnloaded']
 
 export def Texts(): dict<string>
   return TEXTS
@@ -153,22 +153,19 @@ def UnloadedText(index: number): string
   return TEXTS.unloaded .. (index + 1)
 enddef
 
-# The lines of `count` unloaded rows from item `first`: one string each, no list pairs
-# (a counted list taking its size makes a million of them).
-export def UnloadedLines(first: number, count: number): list<string>
-  # Joined and split again: no Vim script runs per line (0.8 s for a million, not 1.2).
-  return count <= 0 ? [] : split(TEXTS.unloaded .. join(range(first + 1, first + count), "\n" .. TEXTS.unloaded), "\n")
-enddef
-
-# The text and group of a row (`index`: its item, for an unloaded row not read yet).
-# Unloaded rows get no text property: a window's match highlights them (windows.vim).
+# The text and group of a row (`index`: its item, for an unloaded row not read yet). An
+# unloaded row of a counted list is an empty line, its text drawn over it as it shows
+# (buflines.Decorate); elsewhere (a sectioned view over a counted source) it has its
+# text, highlighted by a window's match (windows.vim).
 export def RowItem(view: dict<any>, entry: dict<any>, index = -1): list<string>
   if get(entry, 'pending', false)
     return [TEXTS.pending, GROUPS.pending]
   endif
   var value = entry.value
   var kind = core.PlaceholderKind(value)
-  if kind == 'unloaded'
+  if kind == 'unloaded' && view.lazy
+    return ['', '']
+  elseif kind == 'unloaded'
     var at = get(value, 'index', index)
     return [UnloadedText(type(at) == v:t_number ? at : index), '']
   elseif kind == 'error'

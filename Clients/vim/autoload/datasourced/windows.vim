@@ -47,6 +47,7 @@ def SyncUnloadedMatch()
       augroup datasourced_windows
         autocmd!
         autocmd BufWinEnter,WinEnter * SyncUnloadedMatch()
+        autocmd WinScrolled * OnScrolled()
       augroup END
     endif
   else
@@ -54,6 +55,17 @@ def SyncUnloadedMatch()
       matchdelete(id, win)
     endfor
   endif
+enddef
+
+# A window scrolled (or resized): the counted lists shown lay the texts of the unloaded
+# rows that come into view, before the screen is drawn.
+def OnScrolled()
+  for info in getwininfo()
+    var view = get(core.Views(), string(info.bufnr), {})
+    if !empty(view) && !view.detached && view.lazy
+      buflines.Decorate(view)
+    endif
+  endfor
 enddef
 
 # A list's state is in its status line, which a window alone has only with 'laststatus'
@@ -93,6 +105,12 @@ export def OnCursorMoved(buf: number)
     return
   endif
   var win = win_getid()
+  if view.lazy
+    # Before the screen is drawn: the lines owed near the cursor, the texts of the
+    # unloaded rows it will show.
+    buflines.PayForMove(view, win)
+    buflines.Decorate(view)
+  endif
   var line = line('.')
   var before = get(view.cursor_lines, string(win), -1)
   view.cursor_lines[string(win)] = line
@@ -102,7 +120,7 @@ export def OnCursorMoved(buf: number)
   view.user_moved[string(win)] = true
   var entry = buflines.EntryAt(view, line)
   if view.lazy && !(line == view.line_count && !empty(entry) && core.PlaceholderKind(entry.value) == 'loading')
-    lazy.ScheduleDisplay(view)
+    lazy.CursorMoved(view, win, before, line)
   elseif line == view.line_count
     events.WillDisplay(view, line)
   endif
@@ -113,6 +131,7 @@ enddef
 export def ShowAgain(buf: number)
   var view = get(core.Views(), string(buf), {})
   if !empty(view) && !view.detached && view.lazy
+    buflines.Decorate(view)
     lazy.ScheduleDisplay(view)
   endif
 enddef
