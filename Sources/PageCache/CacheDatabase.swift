@@ -17,9 +17,9 @@ final class CacheDatabase {
     /// `PRAGMA user_version`: the schema below. A later schema migrates from it; a file with
     /// a larger number was made by a newer datasourced and is left alone. 1: each entry whole
     /// in one row; 2: an entry's pages in rows of their own (`page`), so that saving the page
-    /// after the last writes that page. A file of schema 1 is migrated when opened: its
-    /// entries, of a format this version does not read, are dropped.
-    static let schemaVersion: Int32 = 2
+    /// after the last writes that page; 3: entries the bound never evicts (`evictable` 0). A
+    /// file of an earlier schema is migrated when opened (`migrate`).
+    static let schemaVersion: Int32 = 3
     /// How long a write waits for another daemon's write lock before it is skipped.
     static let busyTimeout: TimeInterval = 5
 
@@ -31,6 +31,7 @@ final class CacheDatabase {
             stored_at REAL NOT NULL,
             used_at REAL NOT NULL,
             bytes INTEGER NOT NULL,
+            evictable INTEGER NOT NULL DEFAULT 1,  -- 0: pending actions, never evicted
             payload BLOB NOT NULL      -- the head (how many pages, where the run stands); last: listing and eviction never read it
         );
         CREATE INDEX entry_by_use ON entry(used_at);
@@ -172,13 +173,19 @@ final class CacheDatabase {
         return "file://\(escaped)?mode=\(mode)\(immutable ? "&immutable=1" : "")"
     }
 
-    /// Schema 1 to 2, once, whichever daemon sharing the file gets there first: the page table,
-    /// and schema 1's entries dropped (whole entries of a format this version does not read).
+    /// To this schema, once, whichever daemon sharing the file gets there first. From 1: the
+    /// page table, and schema 1's entries dropped (whole entries of a format this version does
+    /// not read). From 1 or 2: the `evictable` column (every entry kept evictable; a
+    /// source's pending actions are marked when next written).
     private static func migrate(_ db: Database, path: String) throws {
         try db.inTransaction(.immediate) {
-            guard try Int32.fetchOne(db, sql: "PRAGMA user_version") == 1 else { return .commit }
-            try db.execute(sql: "DELETE FROM entry")
-            try db.execute(sql: pagesSchema)
+            guard let version = try Int32.fetchOne(db, sql: "PRAGMA user_version"), version < schemaVersion else { return .commit }
+            if version == 1 {
+                try db.execute(sql: "DELETE FROM entry")
+                try db.execute(sql: pagesSchema)
+            }
+            // Added after `payload`: eviction reads it, but only for the few entries it visits.
+            try db.execute(sql: "ALTER TABLE entry ADD COLUMN evictable INTEGER NOT NULL DEFAULT 1")
             try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
             return .commit
         }
@@ -325,13 +332,13 @@ final class CacheDatabase {
             let entryID: Int64
             if let id {
                 try db.execute(
-                    sql: "UPDATE entry SET label = ?, stored_at = ?, used_at = ?, bytes = ?, payload = ? WHERE id = ?",
-                    arguments: [label, storedAt, usedAt, total, Data(head), id])
+                    sql: "UPDATE entry SET label = ?, stored_at = ?, used_at = ?, bytes = ?, evictable = ?, payload = ? WHERE id = ?",
+                    arguments: [label, storedAt, usedAt, total, entry.evictable, Data(head), id])
                 entryID = id
             } else {
                 try db.execute(
-                    sql: "INSERT INTO entry (key, label, stored_at, used_at, bytes, payload) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [key, label, storedAt, usedAt, total, Data(head)])
+                    sql: "INSERT INTO entry (key, label, stored_at, used_at, bytes, evictable, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    arguments: [key, label, storedAt, usedAt, total, entry.evictable, Data(head)])
                 entryID = db.lastInsertedRowID
             }
             let insert = try db.makeStatement(sql: "INSERT INTO page (entry, ordinal, bytes, payload) VALUES (?, ?, ?, ?)")
@@ -342,7 +349,7 @@ final class CacheDatabase {
             var evicted: [Int64] = []
             if all > maximumBytes {
                 let oldestFirst = try Row.fetchCursor(
-                    db, sql: "SELECT id, bytes FROM entry WHERE id != ? ORDER BY used_at, id", arguments: [entryID])
+                    db, sql: "SELECT id, bytes FROM entry WHERE id != ? AND evictable != 0 ORDER BY used_at, id", arguments: [entryID])
                 while all > maximumBytes, let row = try oldestFirst.next() {
                     evicted.append(row[0])
                     // An edited `bytes` must not trap.

@@ -315,6 +315,9 @@ import Testing
         let key = try #require(before.header("Idempotency-Key", of: 1))
         before.fail(1, FetchError(kind: .transport, message: "network is unreachable"))
         #expect(store.entries.count == 2, "the pages, and the pending actions beside them")
+        #expect(
+            store.notEvictable.map(\.label) == [CacheAndRefreshTests.key.label + " (pending actions)"],
+            "the pending actions, and only they, are kept however full the cache is")
 
         // The next daemon, on the same file: the rows as the server sent them, under the changes.
         let (second, after, recorder) = try Self.cached(store)

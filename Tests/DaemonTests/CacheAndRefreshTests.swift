@@ -12,10 +12,13 @@ final class MemoryPageStore: PageCacheStore {
     var pagesWritten = 0
     var touches = 0
     var isAvailable = true
+    /// The keys last written as entries the bound never evicts.
+    var notEvictable: Set<PageCacheKey> = []
 
     func read(_ key: PageCacheKey) -> StoredPages? { entries[key] }
     func write(_ key: PageCacheKey, storedAt: Double, entry: EntryPages) {
         writes += 1
+        if entry.evictable { notEvictable.remove(key) } else { notEvictable.insert(key) }
         let (stored, made) = entry.stored(over: entries[key], at: storedAt)
         pagesWritten += made
         entries[key] = stored

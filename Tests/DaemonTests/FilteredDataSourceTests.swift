@@ -535,6 +535,9 @@ private extension String {
         Self.answerAll(loader) { $0 < 4 ? Self.page($0) : .none }
         #expect(loader.requestedURLs.count == 4, "three pages, then the failed fourth; nothing after it")
         #expect(filtered.allObjects.contains { Placeholder.kind(of: $0) == .error }, "the child's error row: \(filtered.allObjects)")
+        #expect(
+            !filtered.allObjects.contains { Placeholder.kind(of: $0) == .noResults },
+            "no result is known while pages past the failure are to come: \(filtered.allObjects)")
         // Asked again by the user, the page comes, and filling goes on from there.
         #expect(paginated.retry() == .append)
         #expect(loader.requestedURLs.count == 5)

@@ -23,8 +23,14 @@ A mode makes the server misbehave: `GraphQLServer(mode=...)` for every request, 
 - "repeat-cursor": `after` and `before` are ignored, so every answer is the first page: the
   same endCursor, and hasNextPage true, forever.
 
-`requests` records each request as `Request(method, path, body)`, body parsed; `variables()`
-lists the variables each request sent."""
+Three mutations change the books (`library` holds what they changed): `renameBook(id, title)`
+and `addBook(title, genre)` answer the book (an added book's id is 1000, 1001, ...), and
+`deleteBook(id)` answers the id. A blank title is refused with an error of code
+`BAD_USER_INPUT` ("The title may not be blank."), an id no book has with `NOT_FOUND`; the
+answer is then `{"data": null, "errors": [...]}`, HTTP 200, and nothing changed.
+
+`requests` records each request as `Request(method, path, body, headers)`, body parsed;
+`variables()` lists the variables each request sent."""
 
 from __future__ import annotations
 
@@ -57,12 +63,35 @@ class Book:
         return self.genre_name
 
 
+class Library:
+    """What the mutations changed: titles, books deleted and books added (ids from 1000)."""
+
+    def __init__(self) -> None:
+        self.titles: dict[int, str] = {}
+        self.genres: dict[int, str] = {}
+        self.deleted: set[int] = set()
+        self.added: list[int] = []
+
+    def ids(self) -> Sequence[int]:
+        if not self.deleted and not self.added:
+            return range(1000)
+        return [n for n in range(1000) if n not in self.deleted] + [n for n in self.added if n not in self.deleted]
+
+    def holds(self, n: int) -> bool:
+        return (0 <= n < 1000 or n in self.added) and n not in self.deleted
+
+    def book(self, n: int) -> Book:
+        return Book(id=n, title=self.titles.get(n, f"Book {n}"), genre_name=self.genres.get(n, GENRES[n % len(GENRES)]))
+
+
 class Books(Sequence[Book]):
     """The books whose title holds `search`, made when read."""
 
-    def __init__(self, search: str | None) -> None:
+    def __init__(self, search: str | None, library: Library) -> None:
         needle = (search or "").lower()
-        self.ids = [n for n in range(1000) if needle in f"book {n}"] if needle else range(1000)
+        self.library = library
+        ids = library.ids()
+        self.ids = [n for n in ids if needle in library.book(n).title.lower()] if needle else ids
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -70,8 +99,7 @@ class Books(Sequence[Book]):
     def __getitem__(self, index):  # type: ignore[no-untyped-def]
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        n = self.ids[index]
-        return Book(id=n, title=f"Book {n}", genre_name=GENRES[n % len(GENRES)])
+        return self.library.book(self.ids[index])
 
 
 @strawberry.type(name="BookConnection")
@@ -100,7 +128,44 @@ class Query:
     def books(self, info: strawberry.Info, search: str | None = None) -> Iterable[Book]:
         if info.context["mode"] == "errors":
             raise GraphQLError("The book store is unavailable.", extensions={"code": "INTERNAL_SERVER_ERROR"})
-        return Books(search)
+        return Books(search, info.context["library"])
+
+
+def the_book(library: Library, book_id: int) -> None:
+    if not library.holds(book_id):
+        raise GraphQLError(f"No book has the id {book_id}.", extensions={"code": "NOT_FOUND"})
+
+
+def a_title(title: str) -> str:
+    if not title.strip():
+        raise GraphQLError("The title may not be blank.", extensions={"code": "BAD_USER_INPUT"})
+    return title
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation
+    def rename_book(self, info: strawberry.Info, id: int, title: str) -> Book:
+        library: Library = info.context["library"]
+        the_book(library, id)
+        library.titles[id] = a_title(title)
+        return library.book(id)
+
+    @strawberry.mutation
+    def add_book(self, info: strawberry.Info, title: str, genre: str | None = None) -> Book:
+        library: Library = info.context["library"]
+        book_id = 1000 + len(library.added)
+        library.titles[book_id] = a_title(title)
+        library.genres[book_id] = genre or GENRES[0]
+        library.added.append(book_id)
+        return library.book(book_id)
+
+    @strawberry.mutation
+    def delete_book(self, info: strawberry.Info, id: int) -> int:
+        library: Library = info.context["library"]
+        the_book(library, id)
+        library.deleted.add(id)
+        return id
 
 
 class QuietSchema(strawberry.Schema):
@@ -108,7 +173,7 @@ class QuietSchema(strawberry.Schema):
         pass  # the errors go to the client; the test's output stays clean
 
 
-schema = QuietSchema(query=Query)
+schema = QuietSchema(query=Query, mutation=Mutation)
 
 HTML = b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"
 
@@ -122,6 +187,7 @@ class GraphQLServer(LoopbackServer):
         self.mode = mode
         self.fail_next: str | None = None
         self.rate_limit_reset = int(time.time()) + 3600
+        self.library = Library()
 
     def variables(self) -> list[dict[str, Any]]:
         """The variables each request sent ({} for none)."""
@@ -144,7 +210,8 @@ class GraphQLServer(LoopbackServer):
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return Answer(400, {"errors": [{"message": "The body must be a JSON object with a `query` string."}]})
         result = schema.execute_sync(body["query"], variable_values=body.get("variables"),
-                                     operation_name=body.get("operationName"), context_value={"mode": mode})
+                                     operation_name=body.get("operationName"),
+                                     context_value={"mode": mode, "library": self.library})
         answer: dict[str, Any] = {"data": result.data}
         if result.errors:
             answer["errors"] = [error.formatted for error in result.errors]

@@ -1,8 +1,9 @@
 """The plumbing that graphqlapi.py and postapis.py share: an HTTP server on an ephemeral
 loopback port, in a thread, that records every request and hands it to `answer`.
 
-A request is recorded as `Request(method, path, body)`: `path` keeps its query string and
-`body` is the parsed JSON body (None when there is none; the raw text when it is not JSON).
+A request is recorded as `Request(method, path, body, headers)`: `path` keeps its query
+string, `body` is the parsed JSON body (None when there is none; the raw text when it is not
+JSON), and `headers` has the header names in lower case.
 A POST whose Content-Type is not application/json, or whose body is not JSON, is answered
 415 or 400 with `{"error": "..."}` before `answer` sees it, as a JSON API would."""
 
@@ -18,6 +19,7 @@ class Request(NamedTuple):
     method: str
     path: str
     body: Any
+    headers: dict[str, str] = {}
 
 
 class Answer(NamedTuple):
@@ -49,7 +51,7 @@ class LoopbackServer:
                     parsed = True
                 except ValueError:
                     body, parsed = text, False
-                request = Request(self.command, self.path, body)
+                request = Request(self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()})
                 owner.requests.append(request)
                 content_type = self.headers.get("Content-Type", "").split(";")[0].strip()
                 if self.command == "POST" and content_type != "application/json":

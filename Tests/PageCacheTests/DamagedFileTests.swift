@@ -58,7 +58,7 @@ import Glibc
         let path = scratch.file("cache.sqlite")
         SQLitePageStore(path: path, logger: log.logger).close()
         let newer = try DatabaseQueue(path: path)
-        try newer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = 3") }
+        try newer.writeWithoutTransaction { try $0.execute(sql: "PRAGMA user_version = 4") }
         try newer.close()
         let before = fileBytes(path)
         let store = SQLitePageStore(path: path, logger: log.logger)

@@ -154,7 +154,7 @@ import Glibc
         let reopened = try DatabaseQueue(path: path)
         let version = try reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
         try reopened.close()
-        #expect(version == 2)
+        #expect(version == 3)
         #expect(log.warnings.isEmpty)
     }
 
@@ -215,6 +215,60 @@ import Glibc
         #expect(store.entries()?.first?.label == key("e").label, "most recently used first")
         #expect(log.warnings.isEmpty)
         store.close()
+    }
+
+    /// An entry written not evictable (a source's pending actions) stays however often the
+    /// bound is reached, while the least recently used others go.
+    @Test func anEntryNotEvictableStaysWhenTheBoundIsReached() {
+        let store = SQLitePageStore(path: scratch.file("cache.sqlite"), maximumBytes: 10_000, logger: log.logger)
+        store.write(key("pending"), storedAt: 1, evictable: false, payload: { makePayload(9, count: 3000) })
+        for (index, name) in ["a", "b", "c", "d", "e"].enumerated() {
+            store.write(key(name), storedAt: 1, payload: { makePayload(UInt8(index), count: 3000) })
+        }
+        #expect(store.read(key("pending"))?.payload == makePayload(9, count: 3000), "the oldest, but not evictable")
+        #expect(Set(store.entries()?.map(\.label) ?? []) == Set(["pending", "d", "e"].map { key($0).label }))
+        #expect((store.entries()?.reduce(0) { $0 + $1.bytes } ?? .max) <= 10_000)
+        // Written again as evictable (no action left pending), it goes like any other.
+        store.write(key("pending"), storedAt: 2, payload: { makePayload(9, count: 3000) })
+        store.write(key("f"), storedAt: 1, payload: { makePayload(5, count: 3000) })
+        store.write(key("g"), storedAt: 1, payload: { makePayload(6, count: 3000) })
+        store.write(key("h"), storedAt: 1, payload: { makePayload(7, count: 3000) })
+        #expect(store.read(key("pending")) == nil)
+        #expect(log.warnings.isEmpty)
+        store.close()
+    }
+
+    /// A file of schema 2 keeps its entries when migrated, each evictable as before.
+    @Test func aCacheOfSchemaTwoKeepsItsEntries() throws {
+        let path = scratch.file("cache.sqlite")
+        let made = Made()
+        let first = SQLitePageStore(path: path, logger: log.logger)
+        first.write(key("issues"), storedAt: 1, entry: pages(2, made: made))
+        first.close()
+        // Back to schema 2 as it was: no `evictable` column.
+        let old = try DatabaseQueue(path: path)
+        try old.writeWithoutTransaction { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE entry DROP COLUMN evictable;
+                    PRAGMA user_version = 2;
+                    """)
+        }
+        try old.close()
+        let store = SQLitePageStore(path: path, maximumBytes: 10_000, logger: log.logger)
+        #expect(store.isAvailable)
+        #expect(store.read(key("issues"))?.pages.count == 2, "schema 2's entries are kept")
+        store.write(key("pending"), storedAt: 1, evictable: false, payload: { makePayload(9, count: 3000) })
+        store.write(key("other"), storedAt: 1, payload: { makePayload(1, count: 3000) })
+        store.write(key("more"), storedAt: 1, payload: { makePayload(2, count: 3000) })
+        #expect(store.read(key("issues")) == nil, "the migrated entry is evictable")
+        #expect(store.read(key("pending")) != nil)
+        store.close()
+        let reopened = try DatabaseQueue(path: path)
+        let version = try reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+        try reopened.close()
+        #expect(version == 3)
+        #expect(log.warnings.isEmpty)
     }
 
     @Test func anEntryLargerThanTheBoundIsNotStored() {
@@ -339,7 +393,7 @@ import Glibc
         }
         try database.close()
         #expect(application == 0x6473_6364)
-        #expect(version == 2)
+        #expect(version == 3)
         #expect(journal == "wal")
     }
 }

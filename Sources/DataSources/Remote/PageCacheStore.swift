@@ -55,9 +55,10 @@ extension PageCacheStore {
         guard let stored = read(key), stored.storedAt == storedAt, stored.pages.indices.contains(index) else { return nil }
         return stored.pages[index]
     }
-    /// Replaces the entry under `key` with `payload` alone (an entry of no pages).
-    package func write(_ key: PageCacheKey, storedAt: Double, payload: @escaping @Sendable () -> [UInt8]) {
-        write(key, storedAt: storedAt, entry: EntryPages(head: payload))
+    /// Replaces the entry under `key` with `payload` alone (an entry of no pages); one not
+    /// `evictable` stays however full the cache is.
+    package func write(_ key: PageCacheKey, storedAt: Double, evictable: Bool = true, payload: @escaping @Sendable () -> [UInt8]) {
+        write(key, storedAt: storedAt, entry: EntryPages(evictable: evictable, head: payload))
     }
     /// A store that holds no files only has writes to finish.
     package func close() { flush() }
@@ -90,19 +91,23 @@ package struct EntryPages: Sendable {
     /// Page `index`'s bytes, for `unchanged..<count` (or all, when the stored entry does not
     /// hold the unchanged ones).
     package let page: @Sendable (_ index: Int) -> [UInt8]
+    /// False for an entry the bound never evicts: what the user did and the server has not
+    /// yet taken (pending actions) is not a copy of anything, and would be lost.
+    package let evictable: Bool
 
     package init(
-        count: Int = 0, unchanged: Int = 0, head: @escaping @Sendable () -> [UInt8],
+        count: Int = 0, unchanged: Int = 0, evictable: Bool = true, head: @escaping @Sendable () -> [UInt8],
         page: @escaping @Sendable (_ index: Int) -> [UInt8] = { _ in [] }
     ) {
         self.count = max(0, count)
         self.unchanged = min(max(0, unchanged), self.count)
+        self.evictable = evictable
         self.head = head
         self.page = page
     }
 
     /// The same entry with every page made anew.
-    package var allChanged: EntryPages { EntryPages(count: count, head: head, page: page) }
+    package var allChanged: EntryPages { EntryPages(count: count, evictable: evictable, head: head, page: page) }
 
     /// The entry as a store that holds entries whole (in memory) keeps it after this write
     /// over `old`, and how many pages it made: the unchanged pages kept when `old` holds

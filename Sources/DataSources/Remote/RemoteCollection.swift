@@ -254,7 +254,7 @@ package class RemoteCollection: DataSource {
         guard let (store, _) = pageCache, let key = pendingMutationsKey else { return }
         guard !mutations.isEmpty else { return store.remove(key) }
         let payload = PendingMutationsEntry.encoded(mutations)
-        store.write(key, storedAt: WallClock.secondsSince1970(), payload: { payload })
+        store.write(key, storedAt: WallClock.secondsSince1970(), evictable: false, payload: { payload })
     }
 
     /// The mutations a daemon before this one left pending in the cache: pending again, their
