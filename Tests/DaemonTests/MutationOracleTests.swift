@@ -4,8 +4,8 @@ import JSONKit
 import Testing
 
 /// Random sequences of actions, server answers (commits, refusals, network failures before
-/// and after the server applied the change), reloads and edits made elsewhere, against a
-/// simulated server. After every step the rows shown must be the rows the source last heard
+/// and after the server applied the change), reloads, pages, cancellations and edits made
+/// elsewhere, against a simulated server. After every step the rows shown must be the rows the source last heard
 /// from the server with the pending mutations applied in the order made, and every change set
 /// must replay onto a copy of the rows; at the end, the server has applied each committed
 /// mutation exactly once (a retry carries the same Idempotency-Key).
@@ -84,39 +84,35 @@ import Testing
         }
     }
 
-    @Test(arguments: seeds(300))
-    func theRowsShownAreTheServersUnderThePendingMutations(seed: Int) throws {
-        var random = Seeded(state: UInt64(seed))
+    /// One run: the source's requests, the server, the model, and what was committed.
+    final class Run {
+        let seed: Int
         let loader = FakeLoader()
-        let params: JSON = [
-            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
-            "apiPath": "/items", "placeholderStorageOptions": [], "actions": ActionTests.actions,
-        ]
-        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
-        let source = RemoteDataSource(name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: loader)
-        let mirror = PagingOracleTests.Mirror()
-        source.addObserver(mirror)
-        let recorder = Recorder().observing(source)
-
         var server = Server()
-        for id in 1...Int.random(in: 3...8, using: &random) { server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
         var model = Model()
         var answered = 0
         var made = 0
         var committedKeys: Set<String> = []
         var keyOfMutation: [String: String] = [:]
+        /// Answers a GET: the server's rows for its URL, which the model hears.
+        let answerLoad: (Run, Int, RemoteRequest) -> Void
 
-        /// Answers the first request not answered yet; a load's request is answered with the
-        /// server's rows, which the model hears.
+        init(seed: Int, answerLoad: @escaping (Run, Int, RemoteRequest) -> Void) {
+            self.seed = seed
+            self.answerLoad = answerLoad
+        }
+
+        /// Answers the first request not answered yet: a load as `answerLoad` does, a
+        /// mutation by `outcome` (0: the network fails before the server sees it; 1: the
+        /// server applies it and the connection drops; 2: refused; else applied and answered).
         func answerNext(_ outcome: Int) {
             guard answered < loader.pending.count else { return }
             let index = answered
             answered += 1
+            // A cancelled mutation's request (or a load's) is answered by no one.
+            guard !loader.pending[index].cancelled else { return }
             let request = loader.pending[index].request
-            guard request.method != .get else {
-                model.heard = Dictionary(uniqueKeysWithValues: server.rows.map { ($0.id, $0.row) })
-                return loader.respond(index, json: .array(server.rows.map(\.row)))
-            }
+            guard request.method != .get else { return answerLoad(self, index, request) }
             let key = loader.header("Idempotency-Key", of: index) ?? ""
             guard let mutation = model.pending.first(where: { keyOfMutation[$0.id] == key }) else {
                 Issue.record("seed \(seed): a request for no pending mutation: \(request.method) \(request.url)")
@@ -124,12 +120,12 @@ import Testing
             }
             // A server that applied a key answers its retries as it did then, refusing none.
             switch server.answers[key] != nil && outcome == 2 ? 3 : outcome {
-            case 0:  // The network fails before the server sees it.
+            case 0:
                 loader.fail(index, FetchError(kind: .transport, message: "connection refused"))
-            case 1:  // The server applies it, and the connection drops before the answer.
+            case 1:
                 _ = server.apply(request, key: key)
                 loader.fail(index, FetchError(kind: .transport, message: "connection reset"))
-            case 2:  // Refused.
+            case 2:
                 loader.respond(index, status: 422, json: ["detail": "no"])
                 model.pending.removeAll { $0.id == mutation.id }
             default:
@@ -138,65 +134,166 @@ import Testing
                 model.pending.removeAll { $0.id == mutation.id }
                 if (200...299).contains(answer.status) {
                     committedKeys.insert(key)
-                    switch mutation.action {
-                    case "rename":
-                        if let id = mutation.identity?.integerValue { model.heard[id] = answer.body }
-                    case "delete":
-                        if let id = mutation.identity?.integerValue { model.heard[id] = nil }
-                    default:
-                        // A reload may have brought the row already (a retry's answer is the
-                        // first one, replayed): the row shown stays the one heard last.
-                        if let id = answer.body["id"]?.integerValue, model.heard[id] == nil { model.heard[id] = answer.body }
-                    }
+                    heardCommit(of: mutation.action, identity: mutation.identity, answer: answer.body)
                 }
             }
         }
 
+        /// What the source hears from a commit: the server's row in place of the one it held
+        /// (a row it does not hold, on a page not loaded since a reload, stays unheard), a
+        /// removed row gone, an inserted row under its new identity.
+        private func heardCommit(of action: String, identity: JSON?, answer: JSON) {
+            switch action {
+            case "rename":
+                if let id = identity?.integerValue, model.heard[id] != nil { model.heard[id] = answer }
+            case "delete":
+                if let id = identity?.integerValue { model.heard[id] = nil }
+            default:
+                // A reload may have brought the row already (a retry's answer is the first
+                // one, replayed): the row shown stays the one heard last.
+                if let id = answer["id"]?.integerValue, model.heard[id] == nil { model.heard[id] = answer }
+            }
+        }
+
+        /// Performs a random action on a random row shown (or an add).
+        func act(_ source: RemoteCollection, step: Int, using random: inout Seeded) throws {
+            let shown = source.allObjects.filter { $0["id"]?.integerValue != nil }
+            let action = ["rename", "delete", "add"][Int.random(in: 0..<3, using: &random)]
+            let target: JSON? = action == "add" || shown.isEmpty ? .none : .some(shown[Int.random(in: 0..<shown.count, using: &random)])
+            if action != "add", target == nil { return }
+            let values: JSON = action == "delete" ? [:] : ["title": JSON("s\(seed)-\(step)")]
+            let id = try source.performAction(action, identity: target?["id"], values: values)
+            made += 1
+            #expect(id == "m\(made)")
+            let identity = action == "add" ? JSON("pending:\(id)") : target?["id"]
+            model.pending.append((id, action, identity, values))
+            keyOfMutation[id] = source.pendingMutations.first { $0.id == id }?.idempotencyKey
+        }
+
+        /// Cancels a random pending mutation; one in flight is refused and stays.
+        func cancel(_ source: RemoteCollection, using random: inout Seeded) {
+            guard !model.pending.isEmpty else { return }
+            let id = model.pending[Int.random(in: 0..<model.pending.count, using: &random)].id
+            do {
+                try source.cancelMutation(id)
+                model.pending.removeAll { $0.id == id }
+            } catch {
+                #expect(error == .mutationInFlight(id: id), "seed \(seed): \(error)")
+            }
+        }
+
+        /// Changes a row on the server alone: seen when a page or a reload brings it.
+        func editElsewhere(step: Int, using random: inout Seeded) {
+            guard !server.rows.isEmpty else { return }
+            let at = Int.random(in: 0..<server.rows.count, using: &random)
+            server.rows[at].row = server.rows[at].row.setting("title", to: JSON("elsewhere-\(step)"))
+        }
+
+        /// Whether the source shows the model's rows and pending mutations (recorded if not).
+        func check(_ source: RemoteCollection, step: Int) -> Bool {
+            let shown = Model.ordered(source.allObjects.filter { Placeholder.kind(of: $0) == nil })
+            guard shown == model.shown() else {
+                Issue.record("seed \(seed) step \(step): shown \(shown), expected \(model.shown())")
+                return false
+            }
+            #expect(source.pendingMutations.map(\.id) == model.pending.map(\.id), "seed \(seed) step \(step)")
+            return true
+        }
+
+        /// Answers everything left, each committed, and checks each commit reached the server once.
+        func settle(_ source: RemoteCollection, _ mirror: PagingOracleTests.Mirror, _ recorder: Recorder) {
+            var rounds = 0
+            while answered < loader.pending.count, rounds < 500 {
+                answerNext(3)
+                rounds += 1
+            }
+            #expect(source.pendingMutations.isEmpty, "seed \(seed): all settled")
+            #expect(mirror.problems.isEmpty, "seed \(seed): \(mirror.problems.prefix(3))")
+            for key in committedKeys { #expect(server.applied[key] == 1, "seed \(seed): applied exactly once") }
+            #expect(server.applied.values.allSatisfy { $0 == 1 })
+            #expect(recorder.settlements.filter { $0.status == .committed }.count == committedKeys.count)
+        }
+    }
+
+    @Test(arguments: seeds(300))
+    func theRowsShownAreTheServersUnderThePendingMutations(seed: Int) throws {
+        var random = Seeded(state: UInt64(seed))
+        let run = Run(seed: seed) { run, index, _ in
+            run.model.heard = Dictionary(uniqueKeysWithValues: run.server.rows.map { ($0.id, $0.row) })
+            run.loader.respond(index, json: .array(run.server.rows.map(\.row)))
+        }
+        let params: JSON = [
+            "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "placeholderStorageOptions": [], "actions": ActionTests.actions,
+        ]
+        guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
+        let source = RemoteDataSource(
+            name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: run.loader)
+        let mirror = PagingOracleTests.Mirror()
+        source.addObserver(mirror)
+        let recorder = Recorder().observing(source)
+        for id in 1...Int.random(in: 3...8, using: &random) { run.server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+
         source.fetchData()
-        answerNext(3)
+        run.answerNext(3)
         for step in 0..<60 {
             switch Int.random(in: 0..<10, using: &random) {
-            case 0...3:
-                let shown = source.allObjects.filter { $0["id"]?.integerValue != nil }
-                let action = ["rename", "delete", "add"][Int.random(in: 0..<3, using: &random)]
-                let target: JSON? = action == "add" || shown.isEmpty ? .none : .some(shown[Int.random(in: 0..<shown.count, using: &random)])
-                if action != "add", target == nil { continue }
-                let values: JSON = action == "delete" ? [:] : ["title": JSON("s\(seed)-\(step)")]
-                let id = try source.performAction(action, identity: target?["id"], values: values)
-                made += 1
-                #expect(id == "m\(made)")
-                let identity = action == "add" ? JSON("pending:\(id)") : target?["id"]
-                model.pending.append((id, action, identity, values))
-                keyOfMutation[id] = source.pendingMutations.first { $0.id == id }?.idempotencyKey
-            case 4...7:
-                answerNext(Int.random(in: 0..<6, using: &random))
-            case 8:
-                if !source.isFetching { source.fetchData() }
-            default:
-                // Edited elsewhere: seen at the next reload.
-                if !server.rows.isEmpty {
-                    let at = Int.random(in: 0..<server.rows.count, using: &random)
-                    server.rows[at].row = server.rows[at].row.setting("title", to: JSON("elsewhere-\(step)"))
-                }
+            case 0...3: try run.act(source, step: step, using: &random)
+            case 4...7: run.answerNext(Int.random(in: 0..<6, using: &random))
+            case 8: if !source.isFetching { source.fetchData() }
+            default: run.editElsewhere(step: step, using: &random)
             }
-            let shown = Model.ordered(source.allObjects)
-            if shown != model.shown() {
-                Issue.record("seed \(seed) step \(step): shown \(shown), expected \(model.shown())")
-                return
+            guard run.check(source, step: step) else { return }
+        }
+        run.settle(source, mirror, recorder)
+    }
+
+    /// The same over a paginated source (pages of three, by a cursor after the last id, so
+    /// that rows added and removed on the server shift no page): pages arrive between the
+    /// actions, a reload starts again from the first page, and pending mutations are
+    /// cancelled. A page's row the source already holds (a row added by an action, then
+    /// brought by a page) is a duplicate, dropped: the row heard first stays.
+    @Test(arguments: seeds(300))
+    func pagesArriveUnderThePendingMutations(seed: Int) throws {
+        var random = Seeded(state: UInt64(seed))
+        let run = Run(seed: seed) { run, index, request in
+            let after = request.url.components(separatedBy: "after=").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) }
+            let rest = run.server.rows.filter { after == nil || $0.id > after! }
+            let page = Array(rest.prefix(3))
+            if after == nil { run.model.heard = [:] }
+            for (id, row) in page where run.model.heard[id] == nil { run.model.heard[id] = row }
+            let next: JSON = rest.count > 3 ? JSON("\(page.last!.id)") : .null
+            run.loader.respond(index, json: ["items": .array(page.map(\.row)), "next": next])
+        }
+        let params: JSON = [
+            "name": "p", "kind": "paginated", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
+            "apiPath": "/items", "keyPath": "items", "pageSize": 3, "placeholderStorageOptions": [],
+            "pagination": ["strategy": "cursor", "cursorKey": "after", "cursorPath": "next"], "actions": ActionTests.actions,
+        ]
+        guard case .paginated(let configuration, let paginator) = try SourceSpec.decoding(createSourceParams: params).kind else {
+            return
+        }
+        let source = PaginatedDataSource(
+            name: "p", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, paginator: paginator,
+            loader: run.loader)
+        let mirror = PagingOracleTests.Mirror()
+        source.addObserver(mirror)
+        let recorder = Recorder().observing(source)
+        for id in 1...Int.random(in: 4...14, using: &random) { run.server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+
+        source.fetchData()
+        run.answerNext(3)
+        for step in 0..<80 {
+            switch Int.random(in: 0..<12, using: &random) {
+            case 0...3: try run.act(source, step: step, using: &random)
+            case 4...7: run.answerNext(Int.random(in: 0..<6, using: &random))
+            case 8: if !source.isFetching { _ = source.fetchNextPage() }
+            case 9: if !source.isFetching, Int.random(in: 0..<3, using: &random) == 0 { source.fetchData() }
+            case 10: run.cancel(source, using: &random)
+            default: run.editElsewhere(step: step, using: &random)
             }
-            let pendingIDs = source.pendingMutations.map(\.id)
-            #expect(pendingIDs == model.pending.map(\.id), "seed \(seed) step \(step)")
+            guard run.check(source, step: step) else { return }
         }
-        // Settle everything: each answered in turn, committed.
-        var rounds = 0
-        while answered < loader.pending.count, rounds < 500 {
-            answerNext(3)
-            rounds += 1
-        }
-        #expect(source.pendingMutations.isEmpty, "seed \(seed): all settled")
-        #expect(mirror.problems.isEmpty, "seed \(seed): \(mirror.problems.prefix(3))")
-        for key in committedKeys { #expect(server.applied[key] == 1, "seed \(seed): applied exactly once") }
-        #expect(server.applied.values.allSatisfy { $0 == 1 })
-        #expect(recorder.settlements.filter { $0.status == .committed }.count == committedKeys.count)
+        run.settle(source, mirror, recorder)
     }
 }

@@ -418,8 +418,10 @@ package final class PaginatedDataSource: RemoteCollection {
     override func keepPagesInStep(with edit: ObjectEdit) {
         switch edit {
         case .removed(let index): run.window.objectRemoved(at: index)
-        case .inserted(let index, _): run.window.objectInserted(at: index)
-        case .replaced: break
+        case .inserted(let index, let row):
+            run.window.objectInserted(at: index)
+            run.hold(row)
+        case .replaced(_, let row, let sameIdentity): if !sameIdentity { run.hold(row) }
         }
     }
 

@@ -108,6 +108,7 @@ extension RemoteCollection {
     @discardableResult
     func rebaseObjects(in range: Range<Int>, startsRun: Bool) -> Bool {
         guard !mutations.isEmpty, identity.key != nil else { return false }
+        if startsRun { mutations.listReplaced() }
         var changed = false
         for index in range.reversed() {
             let identityValue = identity.of(objects[index])
@@ -380,6 +381,7 @@ extension RemoteCollection {
         guard shown != objects[index] else { return }
         let sameIdentity = identity.of(objects[index]) == serverIdentity
         objects[index] = shown
+        keepPagesInStep(with: .replaced(index, shown, sameIdentity: sameIdentity))
         showEdit(.replaced(index, shown, sameIdentity: sameIdentity))
     }
 
@@ -390,6 +392,7 @@ extension RemoteCollection {
         let identityValue = mutation.identity
         let base = identityValue.flatMap { mutations.base(of: $0) }
         let removedPlace = identityValue.flatMap { mutations.removedPlace(of: $0) }
+        let held = identityValue.map { mutations.holds($0) } ?? false
         mutations.remove(id)
         storePendingMutations()
         if let identityValue {
@@ -402,7 +405,7 @@ extension RemoteCollection {
                     showEdit(.replaced(index, shown, sameIdentity: true))
                 }
             case (.remove, nil):
-                if let base, let shown = mutations.shown(base, identity: identityValue) {
+                if held, let base, let shown = mutations.shown(base, identity: identityValue) {
                     let afterRow = removedPlace?.after.flatMap { objectIndex(of: $0) }.map { $0 + 1 }
                     let at = min(afterRow ?? removedPlace?.index ?? 0, objects.count)
                     objects.insert(shown, at: at)

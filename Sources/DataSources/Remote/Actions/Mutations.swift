@@ -57,6 +57,10 @@ struct MutationLedger {
     /// row before it then (nil: the first): a rollback puts it back after that row if it is
     /// still there, else at that index.
     private var removedAt: [JSON: (index: Int, after: JSON?)] = [:]
+    /// The identities whose base is among the rows the list holds from the server now (shown,
+    /// or hidden by a pending remove). A rollback puts a removed row back only if so: after a
+    /// reload that did not bring it again, the server's row is for the pages to come to show.
+    private var held: Set<JSON> = []
     private var made = 0
 
     var isEmpty: Bool { pending.isEmpty }
@@ -65,7 +69,8 @@ struct MutationLedger {
     /// this source's own: IDs go on after theirs.
     mutating func restore(_ restored: [(mutation: Mutation, base: JSON?)]) {
         for (mutation, base) in restored {
-            add(mutation, base: base)
+            // Held once their rows arrive from the cache or the server.
+            add(mutation, base: base, shown: false)
             made = max(made, Int(mutation.id.dropFirst()) ?? 0)
         }
     }
@@ -76,9 +81,11 @@ struct MutationLedger {
         return "m\(made)"
     }
 
-    mutating func add(_ mutation: Mutation, base: JSON?, removedAt place: (index: Int, after: JSON?)? = nil) {
+    /// Adds `mutation` of a row the list `shown` now (or a new row), whose server version is `base`.
+    mutating func add(_ mutation: Mutation, base: JSON?, removedAt place: (index: Int, after: JSON?)? = nil, shown: Bool = true) {
         if let identity = mutation.identity {
             if bases[identity] == nil, let base { bases[identity] = base }
+            if base != nil, shown { held.insert(identity) }
             if let place { removedAt[identity] = place }
             pendingCounts[identity, default: 0] += 1
         }
@@ -103,6 +110,7 @@ struct MutationLedger {
             if left <= 0 {
                 bases[identity] = nil
                 removedAt[identity] = nil
+                held.remove(identity)
             }
         }
         return mutation
@@ -121,6 +129,12 @@ struct MutationLedger {
     mutating func hid(_ identity: JSON, at index: Int, after: JSON?) { removedAt[identity] = (index, after) }
 
     mutating func setBase(_ row: JSON, of identity: JSON) { bases[identity] = row }
+
+    /// Whether the server's row of `identity` is among the rows the list holds now.
+    func holds(_ identity: JSON) -> Bool { held.contains(identity) }
+
+    /// The list was replaced (a load, a paged list's first page): no row is held until it arrives again.
+    mutating func listReplaced() { held.removeAll() }
 
     /// Whether a row of this identity has changes pending.
     func changes(_ identity: JSON) -> Bool { pendingCounts[identity] != nil }
@@ -154,6 +168,7 @@ struct MutationLedger {
     mutating func arrived(_ row: JSON, identity: JSON) -> JSON? {
         guard bases[identity] != nil else { return row }
         bases[identity] = row
+        held.insert(identity)
         return shown(row, identity: identity)
     }
 

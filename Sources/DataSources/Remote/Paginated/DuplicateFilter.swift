@@ -34,6 +34,13 @@ struct DuplicateFilter {
         return (keptRows, keptHashes)
     }
 
+    /// A row the list holds that no page brought (an action's): a page that brings its
+    /// identity later repeats it.
+    mutating func hold(_ row: JSON) {
+        guard policy == .dropLater else { return }
+        _ = identities.insert(row)
+    }
+
     /// The count to report, as a stored run says (its rows were kept without a drop).
     mutating func reported(_ count: Int) { dropped = max(0, count) }
 

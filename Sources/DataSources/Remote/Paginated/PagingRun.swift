@@ -36,6 +36,9 @@ struct PagingRun {
         currentPage = paginator.firstPage.addingClamped(-1)
     }
 
+    /// A row an action put in the list: a page that brings it again brings a duplicate.
+    mutating func hold(_ row: JSON) { duplicates.hold(row) }
+
     /// A run's first page (`startsRun`) or the page after the last arrived. `fromCache`: the
     /// persisted page a `304` confirmed (`response` holds its rows).
     mutating func nextPageArrived(
