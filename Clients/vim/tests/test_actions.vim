@@ -59,6 +59,22 @@ def Settled(buf: number): bool
   return empty(datasourced#View(buf).mutations)
 enddef
 
+# The status of each mutation the daemon holds pending for a source (describeSource).
+def DaemonPending(buf: number, source: string): list<string>
+  var state: dict<any> = {answer: v:null}
+  ch_sendexpr(datasourced#View(buf).conn.channel, {method: 'describeSource', params: {source: source}},
+    {callback: (_, response) => {
+      state.answer = get(response, 'result', {})
+    }})
+  H.Expect(H.WaitUntil(() => type(state.answer) == v:t_dict), 'an answer to describeSource')
+  return mapnew(get(state.answer, 'pendingMutations', []), (_, m) => m.status)
+enddef
+
+# Requests of a method the list's daemon was sent by the plugin.
+def Requests(buf: number, method: string): number
+  return get(datasourced#View(buf).conn.requests, method, 0)
+enddef
+
 export def Run(daemon: string)
   # This script's function, by name: the tests leave no global function behind.
   g:datasourced_input = SID .. 'Answer'
@@ -131,6 +147,26 @@ export def Run(daemon: string)
     H.Expect(H.WaitUntil(() => len(datasourced#View(again).mutations) == 1), 'the pending mutation known')
     H.ExpectLines(again, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
     H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: again}), 0, {}), 'type', ''), 'the row''s text property')
+  })
+
+  H.Test('actions: :Datasourced cancel-action on a row with nothing pending says so and sends nothing', () => {
+    var before = Requests(books, 'cancelMutation')
+    Act(2, 'Datasourced cancel-action', [])
+    H.ExpectMessage('info', ['datasourced: no action pending on this row: nothing to cancel'])
+    H.ExpectEqual(before, Requests(books, 'cancelMutation'), 'cancelMutation requests')
+    H.ExpectEqual(['queued'], DaemonPending(books, 'books'), 'Ariel''s edit, still queued by the daemon')
+    H.ExpectLines(books, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'Ariel II, still marked')
+  })
+
+  H.Test('actions: :Datasourced cancel-action on the queued edit rolls it back: Ariel as it was, unmarked', () => {
+    H.ExpectEqual(['cancel', 'cancel-action'], getcompletion('Datasourced canc', 'cmdline'), 'completion')
+    Act(7, 'Datasourced cancel-action', [])
+    H.ExpectLines(books, PAGE1, 'Ariel again, no mark')
+    H.Expect(H.WaitUntil(() => Settled(books)), 'the mutation settled')
+    H.ExpectEqual([], prop_list(7, {bufnr: books}), 'no DatasourcedPending on the row')
+    H.ExpectEqual([], DaemonPending(books, 'books'), 'the daemon''s pending mutations')
+    H.ExpectMessage('info', ['datasourced: books: edit cancelled: the change is undone'])
+    H.ExpectEqual([], H.MessagesWith('error', []), 'no error')
   })
 
   CloseAll()
