@@ -264,21 +264,27 @@ export def IsPending(view: dict<any>, value: any): bool
   return false
 enddef
 
-# Draws again the rows of an identity (JSON-encoded): their mark comes or goes.
+# Draws again the rows of an identity (JSON-encoded): their mark comes or goes. A
+# counted list's section holds only the rows read (buflines.LazySection), keyed by their
+# item: those are drawn again; the others get their mark when they are read.
 def Redraw(view: dict<any>, identity: string)
-  if view.lazy || view.action_key == ''
+  var key = view.action_key
+  if key == ''
     return
   endif
   var s = 0
   for section in view.sections
-    var i = 0
-    for entry in buflines.Entries(section)
-      if !entry.pending && type(entry.value) == v:t_dict && has_key(entry.value, view.action_key)
-          && json_encode(entry.value[view.action_key]) == identity
+    # [item, entry] of the rows held; the test is inline, not a function called per row
+    # (each call of a :def function given the view would walk what it holds).
+    var held = buflines.IsLazy(section)
+      ? mapnew(items(section.loaded), (_, pair) => [str2nr(pair[0]), pair[1]])
+      : mapnew(section.rows, (i, entry) => [i, entry])
+    for [i, entry] in held
+      if !entry.pending && type(entry.value) == v:t_dict && has_key(entry.value, key)
+          && json_encode(entry.value[key]) == identity
         var line = buflines.RowLine(view, s, i)
         buflines.Edit(view, line, line + 1, [render.RowItem(view, entry, i)])
       endif
-      i += 1
     endfor
     s += 1
   endfor
