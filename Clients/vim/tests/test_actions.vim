@@ -158,6 +158,7 @@ export def Run(daemon: string)
     H.Expect(H.WaitUntil(() => len(datasourced#View(again).mutations) == 1), 'the pending mutation known')
     H.ExpectLines(again, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
     H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: again}), 0, {}), 'type', ''), 'the row''s text property')
+    H.ExpectEqual([true, true, true, true], H.RowTablesTyped(again), 'typed row tables of the sections read again')
   })
 
   H.Test('actions: :Datasourced cancel-action on a row with nothing pending says so and sends nothing', () => {
