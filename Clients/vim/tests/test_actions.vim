@@ -213,6 +213,15 @@ export def Run(daemon: string)
     H.ExpectEqual([], H.MessagesWith('warning', []), 'nothing refused (the newer one cancelled first)')
   })
 
+  H.Test('actions: :Datasourced cancel-action on a list whose sources declare no actions says so and sends nothing', () => {
+    CloseAll()
+    var flat = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(flat, 'loaded 4')
+    Act(1, 'Datasourced cancel-action', [])
+    H.ExpectMessage('warning', ['datasourced: booksFlat: its sources declare no actions'])
+    H.ExpectEqual(0, Requests(flat, 'cancelMutation'), 'cancelMutation requests')
+  })
+
   CloseAll()
   unlet g:datasourced_input
 enddef

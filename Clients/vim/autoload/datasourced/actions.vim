@@ -192,6 +192,10 @@ export def CancelPending(view: dict<any>)
   if empty(view)
     return
   endif
+  if empty(Names(view))
+    core.Notify(view.source .. ': its sources declare no actions', 'warning')
+    return
+  endif
   var entry = buflines.EntryAt(view, line('.'))
   var row = !empty(entry) && !entry.pending && type(entry.value) == v:t_dict && !core.IsPlaceholder(entry.value) ? entry.value : {}
   if empty(row) || view.action_key == '' || !has_key(row, view.action_key)
@@ -274,8 +278,7 @@ def Redraw(view: dict<any>, identity: string)
   endif
   var s = 0
   for section in view.sections
-    # [item, entry] of the rows held; the test is inline, not a function called per row
-    # (each call of a :def function given the view would walk what it holds).
+    # [item, entry]: every row of an ordinary list, the rows read of a counted one.
     var held = buflines.IsLazy(section)
       ? mapnew(items(section.loaded), (_, pair) => [str2nr(pair[0]), pair[1]])
       : mapnew(section.rows, (i, entry) => [i, entry])
