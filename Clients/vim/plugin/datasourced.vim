@@ -16,6 +16,7 @@ nnoremap <silent> <Plug>(datasourced-cancel) <Cmd>call datasourced#Action('cance
 nnoremap <silent> <Plug>(datasourced-close) <Cmd>call datasourced#Action('close')<CR>
 nnoremap <silent> <Plug>(datasourced-filter) <Cmd>call datasourced#Action('filter')<CR>
 nnoremap <silent> <Plug>(datasourced-action) <Cmd>call datasourced#Action('action')<CR>
+nnoremap <silent> <Plug>(datasourced-cancel-action) <Cmd>call datasourced#Action('cancel-action')<CR>
 nnoremap <silent> <Plug>(datasourced-help) <Cmd>call datasourced#Action('help')<CR>
 
 " Default links to standard groups; a colour scheme's :highlight clear drops them, so

@@ -188,6 +188,20 @@ export def StopGraphQL()
   endif
 enddef
 
+# For each section of a list: whether its row table is typed (list<dict<any>>), which a
+# list holding many rows needs (model.vim): a typed table refuses a row that is no dict.
+export def RowTablesTyped(buf: number): list<bool>
+  return mapnew(copy(datasourced#View(buf).sections), (_, section) => {
+    try
+      add(section.rows, 0)
+    catch /E1012/
+      return true
+    endtry
+    remove(section.rows, -1)
+    return false
+  })
+enddef
+
 # A row of a list with the columns id (4 wide), title (18 wide) and year.
 export def Row(id: number, title: string, year: number): string
   return printf('%-4s  %-18s  %d', id, title, year)

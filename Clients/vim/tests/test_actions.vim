@@ -55,8 +55,35 @@ def OpenBooks(): number
   return buf
 enddef
 
+# A counted list of /v1/million's rows whose "edit" is sent to the fixture API's
+# PATCH /v1/books/3, which answers 503 with Retry-After 3600: the daemon keeps the edit
+# queued, its row pending, until it is cancelled.
+def EditableMillion(): dict<any>
+  return {name: 'editableMillion', kind: 'paginated', identityKey: 'id', keyPath: 'rows', pageSize: 100,
+    placeholders: 'counted', jumpThreshold: 300, apiPath: '/v1/million',
+    remoteConfiguration: {baseURL: H.base_url}, columns: ['title'],
+    actions: {edit: {method: 'PATCH', path: '/v1/books/3', body: {title: '{$values.title}'},
+      values: {title: {type: 'string', required: true}}, optimistic: 'update'}}}
+enddef
+
 def Settled(buf: number): bool
   return empty(datasourced#View(buf).mutations)
+enddef
+
+# The status of each mutation the daemon holds pending for a source (describeSource).
+def DaemonPending(buf: number, source: string): list<string>
+  var state: dict<any> = {answer: v:null}
+  ch_sendexpr(datasourced#View(buf).conn.channel, {method: 'describeSource', params: {source: source}},
+    {callback: (_, response) => {
+      state.answer = get(response, 'result', {})
+    }})
+  H.Expect(H.WaitUntil(() => type(state.answer) == v:t_dict), 'an answer to describeSource')
+  return mapnew(get(state.answer, 'pendingMutations', []), (_, m) => m.status)
+enddef
+
+# Requests of a method the list's daemon was sent by the plugin.
+def Requests(buf: number, method: string): number
+  return get(datasourced#View(buf).conn.requests, method, 0)
 enddef
 
 export def Run(daemon: string)
@@ -131,6 +158,68 @@ export def Run(daemon: string)
     H.Expect(H.WaitUntil(() => len(datasourced#View(again).mutations) == 1), 'the pending mutation known')
     H.ExpectLines(again, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'the new title, marked')
     H.ExpectEqual('DatasourcedPending', get(get(prop_list(7, {bufnr: again}), 0, {}), 'type', ''), 'the row''s text property')
+    H.ExpectEqual([true, true, true, true], H.RowTablesTyped(again), 'typed row tables of the sections read again')
+  })
+
+  H.Test('actions: :Datasourced cancel-action on a row with nothing pending says so and sends nothing', () => {
+    var before = Requests(books, 'cancelMutation')
+    Act(2, 'Datasourced cancel-action', [])
+    H.ExpectMessage('info', ['datasourced: no action pending on this row: nothing to cancel'])
+    H.ExpectEqual(before, Requests(books, 'cancelMutation'), 'cancelMutation requests')
+    H.ExpectEqual(['queued'], DaemonPending(books, 'books'), 'Ariel''s edit, still queued by the daemon')
+    H.ExpectLines(books, PAGE1[: 5] + [Row(3, 'Ariel II', 1956) .. MARK, LOADING], 'Ariel II, still marked')
+  })
+
+  H.Test('actions: :Datasourced cancel-action on the queued edit rolls it back: Ariel as it was, unmarked', () => {
+    H.ExpectEqual(['cancel', 'cancel-action'], getcompletion('Datasourced canc', 'cmdline'), 'completion')
+    Act(7, 'Datasourced cancel-action', [])
+    H.ExpectLines(books, PAGE1, 'Ariel again, no mark')
+    H.Expect(H.WaitUntil(() => Settled(books)), 'the mutation settled')
+    H.ExpectEqual([], prop_list(7, {bufnr: books}), 'no DatasourcedPending on the row')
+    H.ExpectEqual([], DaemonPending(books, 'books'), 'the daemon''s pending mutations')
+    H.ExpectMessage('info', ['datasourced: books: edit cancelled: the change is undone'])
+    H.ExpectEqual([], H.MessagesWith('error', []), 'no error')
+  })
+
+  H.Test('actions: in a counted list, pending rows are dim and marked until they settle; cancel-action by its key', () => {
+    CloseAll()
+    g:datasourced_keymaps = {C: 'cancel-action'}
+    var million = datasourced#OpenSpec(EditableMillion(), 'the editable million')
+    unlet g:datasourced_keymaps
+    H.ExpectEqual('<Plug>(datasourced-cancel-action)', maparg('C', 'n'), 'C, from g:datasourced_keymaps')
+    H.Expect(H.WaitUntil(() => getbufline(million, 3) == ['Row 3'] && datasourced#View(million).action_source != ''),
+      'row 3 read, the source''s actions known', getbufline(million, 1, 4))
+    H.Expect(datasourced#View(million).lazy, 'a counted list, read where it shows')
+    Act(3, 'Datasourced action edit', ['Row 3, renamed'])
+    H.ExpectMessage('warning', ['datasourced: editableMillion: edit not sent yet, to be sent again: Down for maintenance.'])
+    H.Expect(H.WaitUntil(() => getbufline(million, 3) == ['Row 3, renamed' .. MARK]), 'the row marked', getbufline(million, 3))
+    # A second edit of the row waits behind the queued one.
+    Act(3, 'Datasourced action edit', ['Row 3, again'])
+    H.Expect(H.WaitUntil(() => len(datasourced#View(million).mutations) == 2), 'two mutations pending')
+    H.ExpectEqual(['queued', 'waiting'], DaemonPending(million, 'editableMillion'), 'the daemon''s pending mutations')
+    H.Expect(H.WaitUntil(() => getbufline(million, 3) == ['Row 3, again' .. MARK]), 'the row marked', getbufline(million, 3))
+    H.ExpectEqual(['DatasourcedPending'], mapnew(prop_list(3, {bufnr: million}), (_, p) => p.type), 'the row''s text properties')
+    H.ExpectEqual(['Row 2', 'Row 4'], getbufline(million, 2) + getbufline(million, 4), 'the rows beside it, unmarked')
+
+    datasourced#ClearMessages()
+    cursor(3, 1)
+    feedkeys('C', 'xt')
+    H.Expect(H.WaitUntil(() => Settled(million)), 'both mutations settled')
+    H.Expect(H.WaitUntil(() => getbufline(million, 3) == ['Row 3']), 'Row 3 as it was, unmarked', getbufline(million, 3))
+    H.ExpectEqual([], prop_list(3, {bufnr: million}), 'no DatasourcedPending on the row')
+    H.ExpectEqual([], DaemonPending(million, 'editableMillion'), 'the daemon''s pending mutations')
+    H.Expect(len(H.MessagesWith('info', ['datasourced: editableMillion: edit cancelled: the change is undone'])) == 2,
+      'each cancellation said', datasourced#Messages())
+    H.ExpectEqual([], H.MessagesWith('warning', []), 'nothing refused (the newer one cancelled first)')
+  })
+
+  H.Test('actions: :Datasourced cancel-action on a list whose sources declare no actions says so and sends nothing', () => {
+    CloseAll()
+    var flat = datasourced#Open('specs/books-flat.json')
+    H.ExpectStatus(flat, 'loaded 4')
+    Act(1, 'Datasourced cancel-action', [])
+    H.ExpectMessage('warning', ['datasourced: booksFlat: its sources declare no actions'])
+    H.ExpectEqual(0, Requests(flat, 'cancelMutation'), 'cancelMutation requests')
   })
 
   CloseAll()

@@ -49,13 +49,13 @@ export def Run(daemon: string)
   })
 
   H.Test(':Datasourced completes its subcommands and spec files', () => {
-    H.ExpectEqual(['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'action', 'sources', 'health', 'log'],
+    H.ExpectEqual(['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'action', 'cancel-action', 'sources', 'health', 'log'],
       getcompletion('Datasourced ', 'cmdline'), 'subcommands')
     H.ExpectEqual(['refresh', 'retry'], getcompletion('Datasourced re', 'cmdline'), 'subcommands starting with re')
     H.ExpectEqual(['specs/books-flat.json', 'specs/books.json', 'specs/broken-rows.json'],
       getcompletion('Datasourced open specs/b', 'cmdline'), 'spec files')
     Datasourced frobnicate
-    H.ExpectMessage('error', ['usage: :Datasourced {open|refresh|retry|cancel|close|filter|search|action|sources|health|log}', 'frobnicate'])
+    H.ExpectMessage('error', ['usage: :Datasourced {open|refresh|retry|cancel|close|filter|search|action|cancel-action|sources|health|log}', 'frobnicate'])
   })
 
   H.Test('keys: the defaults, g:datasourced_keymaps over them, <Plug> maps', () => {

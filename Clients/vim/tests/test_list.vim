@@ -41,6 +41,7 @@ export def Run(daemon: string)
     H.ExpectEqual('DatasourcedSection', get(get(prop_list(1, {bufnr: books}), 0, {}), 'type', ''), 'the header''s text property')
     H.ExpectEqual('DatasourcedLoading', get(get(prop_list(8, {bufnr: books}), 0, {}), 'type', ''), 'the loading row''s text property')
     H.ExpectEqual([], prop_list(2, {bufnr: books}), 'text properties of a row')
+    H.ExpectEqual([true, true, true, true], H.RowTablesTyped(books), 'typed row tables of the sections the change sets made')
   })
 
   H.Test('moving to the last line loads page two; the cursor keeps its line', () => {

@@ -5,7 +5,8 @@ vim9script
 # performAction is sent to the source that declares it (the spec's source with
 # "actions", even when the list shows a source built on it), with the row's identity.
 # Rows with a mutation not settled yet show dim with a mark until didSettleMutation;
-# a rollback says the action and the server's words.
+# a rollback says the action and the server's words. :Datasourced cancel-action
+# cancels the row's mutations not settled yet (cancelMutation), which roll back.
 
 import autoload 'datasourced/buflines.vim'
 import autoload 'datasourced/core.vim'
@@ -184,6 +185,55 @@ export def Perform(view: dict<any>, given: string)
   })
 enddef
 
+# :Datasourced cancel-action and <Plug>(datasourced-cancel-action): the mutations not
+# settled yet of the row under the cursor are cancelled (cancelMutation); each rolls
+# back, and its didSettleMutation takes the mark away.
+export def CancelPending(view: dict<any>)
+  if empty(view)
+    return
+  endif
+  if empty(Names(view))
+    core.Notify(view.source .. ': its sources declare no actions', 'warning')
+    return
+  endif
+  var entry = buflines.EntryAt(view, line('.'))
+  var row = !empty(entry) && !entry.pending && type(entry.value) == v:t_dict && !core.IsPlaceholder(entry.value) ? entry.value : {}
+  if empty(row) || view.action_key == '' || !has_key(row, view.action_key)
+    core.Notify('cancel-action needs a row: put the cursor on one', 'warning')
+    return
+  endif
+  var identity = json_encode(row[view.action_key])
+  var ids = keys(filter(copy(view.mutations), (_, m) => m.identity == identity))
+  if empty(ids)
+    core.Notify('no action pending on this row: nothing to cancel', 'info')
+    return
+  endif
+  # Newest first: cancelling an older one first would let the daemon send the next one
+  # waiting behind it, which, on its way to the server, could no longer be cancelled.
+  sort(ids, (a, b) => MutationNumber(b) - MutationNumber(a))
+  for id in ids
+    CancelOne(view.conn, view.action_source, id, view.mutations[id].action)
+  endfor
+enddef
+
+def CancelOne(conn: dict<any>, source: string, id: string, action: string)
+  rpc.Request(conn, 'cancelMutation', {source: source, mutation: id}, (err, _) => {
+    if type(err) != v:t_dict
+      return  # its didSettleMutation (rolledBack, kind cancelled) follows
+    endif
+    var text = render.RpcErrorText(err)
+    if text =~ 'in flight'
+      text = 'it is on its way to the server, whose answer settles it'
+    endif
+    core.Notify(printf('%s: %s not cancelled: %s', source, action, text), 'warning')
+  })
+enddef
+
+# The order the daemon made a mutation in: the number of its ID ("m12": 12).
+def MutationNumber(id: string): number
+  return str2nr(matchstr(id, '\d\+$'))
+enddef
+
 # Required values first, then in name order.
 def ValueOrder(wanted: dict<any>, a: string, b: string): number
   var ra = type(wanted[a]) == v:t_dict && core.IsTrue(get(wanted[a], 'required', false))
@@ -218,21 +268,26 @@ export def IsPending(view: dict<any>, value: any): bool
   return false
 enddef
 
-# Draws again the rows of an identity (JSON-encoded): their mark comes or goes.
+# Draws again the rows of an identity (JSON-encoded): their mark comes or goes. A
+# counted list's section holds only the rows read (buflines.LazySection), keyed by their
+# item: those are drawn again; the others get their mark when they are read.
 def Redraw(view: dict<any>, identity: string)
-  if view.lazy || view.action_key == ''
+  var key = view.action_key
+  if key == ''
     return
   endif
   var s = 0
   for section in view.sections
-    var i = 0
-    for entry in buflines.Entries(section)
-      if !entry.pending && type(entry.value) == v:t_dict && has_key(entry.value, view.action_key)
-          && json_encode(entry.value[view.action_key]) == identity
+    # [item, entry]: every row of an ordinary list, the rows read of a counted one.
+    var held = buflines.IsLazy(section)
+      ? mapnew(items(section.loaded), (_, pair) => [str2nr(pair[0]), pair[1]])
+      : mapnew(section.rows, (i, entry) => [i, entry])
+    for [i, entry] in held
+      if !entry.pending && type(entry.value) == v:t_dict && has_key(entry.value, key)
+          && json_encode(entry.value[key]) == identity
         var line = buflines.RowLine(view, s, i)
         buflines.Edit(view, line, line + 1, [render.RowItem(view, entry, i)])
       endif
-      i += 1
     endfor
     s += 1
   endfor
@@ -258,7 +313,10 @@ export def OnSettle(conn: dict<any>, params: dict<any>)
   if words == ''
     words = core.Str(get(failure, 'message', get(failure, 'kind', 'unknown error')))
   endif
-  if status == 'rolledBack'
+  if status == 'rolledBack' && get(failure, 'kind', '') == 'cancelled'
+    # Asked for (cancel-action): no failure to report, only what became of the change.
+    core.Notify(printf('%s: %s cancelled: the change is undone', params.source, action), 'info')
+  elseif status == 'rolledBack'
     core.Notify(printf('%s: %s rolled back: %s', params.source, action, words))
   elseif status == 'queued'
     core.Notify(printf('%s: %s not sent yet, to be sent again: %s', params.source, action, words), 'warning')

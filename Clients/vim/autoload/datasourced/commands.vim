@@ -1,7 +1,7 @@
 vim9script
 # datasourced/commands.vim: what a person asks of a list, by :Datasourced or a key:
-# refresh, retry, cancel, close, select, a source's action on a row (actions.vim), the
-# keys' help; the command line parsed and completed.
+# refresh, retry, cancel, close, select, a source's action on a row and cancelling it
+# (actions.vim), the keys' help; the command line parsed and completed.
 
 import autoload 'datasourced/actions.vim'
 import autoload 'datasourced/buflines.vim'
@@ -15,7 +15,7 @@ import autoload 'datasourced/opening.vim'
 import autoload 'datasourced/render.vim'
 import autoload 'datasourced/rpc.vim'
 
-const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'action', 'sources', 'health', 'log']
+const SUBCOMMANDS = ['open', 'refresh', 'retry', 'cancel', 'close', 'filter', 'search', 'action', 'cancel-action', 'sources', 'health', 'log']
 
 # Commands ----------------------------------------------------------------------------------
 
@@ -188,6 +188,8 @@ export def Action(name: string)
     Help()
   elseif name == 'action'
     actions.Perform(RunningView(), '')
+  elseif name == 'cancel-action'
+    actions.CancelPending(RunningView())
   endif
 enddef
 

@@ -15,6 +15,7 @@ const ACTIONS = {
   close: 'close the list',
   filter: 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
   action: 'one of the source''s actions on the row (its values asked for), shown at once, dim until the server answers',
+  'cancel-action': 'cancel the row''s actions the server has not answered yet: the change is undone',
   help: 'show these keys',
 }
 const DEFAULT_KEYMAPS = {'<CR>': 'select', r: 'refresh', R: 'retry', '<C-c>': 'cancel', q: 'close', '/': 'filter', 'g?': 'help'}

@@ -119,7 +119,11 @@ def FinishReload(view: dict<any>, description: dict<any>, objects: any, revision
       # A number of rows not read yet, not a list of them.
       add(sections, buflines.LazySection(description.sectionTitles[s], count))
     else
-      var rows = count > 0 ? mapnew(objects[next : next + count - 1], (_, v) => ({value: v, pending: false})) : []
+      # Declared, as a counted list's `loaded` is (buflines.LazySection): in Vim 9.0 a
+      # section passed to a :def function from an untyped place (view.sections[s]) has its
+      # type checked row by row unless this list's type is declared (7 ms a call with
+      # 10,000 rows, against microseconds).
+      var rows: list<dict<any>> = count > 0 ? mapnew(objects[next : next + count - 1], (_, v) => ({value: v, pending: false})) : []
       add(sections, {title: description.sectionTitles[s], title_pending: false, header: false, rows: rows})
     endif
     next += count
@@ -275,7 +279,8 @@ def ApplyUnprotected(view: dict<any>, changes: dict<any>, values: dict<any>)
     if s > len(view.sections)
       throw 'insertedSections out of range'
     endif
-    var section = view.lazy ? buflines.LazySection(v:null, 0) : {title: v:null, header: false, rows: []}
+    var rows: list<dict<any>> = []
+    var section = view.lazy ? buflines.LazySection(v:null, 0) : {title: v:null, header: false, rows: rows}
     section.title_pending = true
     insert(view.sections, section, s)
   endfor
