@@ -30,6 +30,8 @@
 ;; the row at point (performAction), asking for its values; the row is
 ;; dim (the face `datasourced-pending') and marked until the server
 ;; answers, and a rollback says the server's words.
+;; `datasourced-cancel-action' cancels the row's actions the server has
+;; not taken yet (queued, or waiting behind another).
 ;;
 ;; The daemon is spoken to through the built-in `jsonrpc' library
 ;; (`jsonrpc-process-connection'), as Protocol.md in the repository
@@ -2480,9 +2482,56 @@ is said with the server's words; a queued one stays marked."
                      (plist-get failure :kind)
                      "unknown error")))
       (pcase status
+        ;; A cancel is what the person asked for (`datasourced-cancel-action'):
+        ;; said plainly, without the daemon's words.
+        ((and "rolledBack" (guard (equal (plist-get failure :kind) "cancelled")))
+         (datasourced--say "%s: %s cancelled, its change undone" source (plist-get params :action)))
         ("rolledBack" (datasourced--say "%s: %s rolled back: %s" source (plist-get params :action) words))
         ("queued" (datasourced--say "%s: %s not sent yet, to be sent again: %s"
                                     source (plist-get params :action) words))))))
+
+(defun datasourced--mutation-number (entry)
+  "The place in the order made of ENTRY, a (MUTATION ACTION IDENTITY).
+The daemon numbers its mutations in order: m10 comes after m9."
+  (if (string-match "\\([0-9]+\\)\\'" (car entry))
+      (string-to-number (match-string 1 (car entry)))
+    0))
+
+;;;###autoload
+(defun datasourced-cancel-action ()
+  "Cancel the actions of the row at point the server has not taken yet.
+Each action of the row not settled (queued to be sent again, or waiting
+behind another) is rolled back with cancelMutation: the row shows what
+it showed before, and the echo area says so.  An action on its way to
+the server cannot be cancelled: its answer settles it.  With no pending
+action on the row, nothing is sent."
+  (interactive)
+  (datasourced--list-buffer)
+  (unless (datasourced--running-p)
+    (user-error "%s: the daemon is not running" datasourced--source))
+  (let* ((row (datasourced--row-at-point))
+         (identity (datasourced--identity row))
+         (pending (and identity
+                       (cl-remove-if-not (lambda (m) (equal (nth 2 m) identity)) datasourced--mutations)))
+         (source datasourced--action-source))
+    (unless identity
+      (user-error "%s: move point to a row with a pending action to cancel it" datasourced--source))
+    (unless pending
+      (user-error "%s: no pending action on this row: nothing to cancel" datasourced--source))
+    ;; The newest first: a source sends its mutations one at a time, so cancelling
+    ;; the oldest first would send the next on its way, where it cannot be cancelled.
+    (dolist (m (sort (copy-sequence pending)
+                     (lambda (a b) (> (datasourced--mutation-number a) (datasourced--mutation-number b)))))
+      (let ((action (nth 1 m)))
+        (datasourced--request
+         datasourced--daemon 'cancelMutation (list :source source :mutation (car m))
+         #'ignore
+         (lambda (err)
+           (let ((why (datasourced--rpc-error-text err)))
+             (datasourced--say "%s: %s cannot be cancelled: %s" source action
+                               (if (string-match-p "in flight" why)
+                                   "it is on its way to the server, whose answer settles it"
+                                 why)))))))))
 
 ;;;; Commands
 

@@ -1420,6 +1420,97 @@ pendingMutations."
                     "the row, marked in the other list")
           (delete-file spec))))))
 
+;; What `datasourced-cancel-action' sends and what the daemon settles, in order.
+(defvar dst-cancels nil "The params of the cancelMutation requests sent, latest first.")
+(defvar dst-settles nil "The didSettleMutation params received, latest first.")
+
+(defun dst-record-cancel (daemon method params &rest _)
+  "Records PARAMS when METHOD, sent to DAEMON, is cancelMutation."
+  (ignore daemon)
+  (when (eq method 'cancelMutation)
+    (push params dst-cancels)))
+
+(defun dst-record-settle (daemon params)
+  "Records the didSettleMutation PARAMS from DAEMON."
+  (ignore daemon)
+  (push params dst-settles))
+
+(ert-deftest datasourced-actions-cancel-action ()
+  "`datasourced-cancel-action' undoes the row's actions the server has not taken.
+On a row with none pending, or off a row, it says so and sends nothing.
+Ariel's edit is queued (503, sent again in an hour); a second edit of
+Ariel and one of Dune wait behind it.  Cancelled on Ariel's row, its two
+edits go, the newest first, and Ariel is as before; Dune's edit is then
+sent, and committed."
+  (dst-with-lists
+    (let ((dst-cancels nil) (dst-settles nil))
+      (advice-add 'datasourced--request :before #'dst-record-cancel)
+      (advice-add 'datasourced--on-settle :before #'dst-record-settle)
+      (unwind-protect
+          (with-current-buffer (datasourced-open (dst-spec "books.json"))
+            (dst-status "loaded 4")
+            (dst-wait (lambda () datasourced--actions) "the source's actions")
+            (should (commandp #'datasourced-cancel-action))
+            ;; Nothing pending on the row, or no row: said, nothing sent.
+            (dst-goto-row "3    Ariel              1956")
+            (should (equal (cadr (should-error (datasourced-cancel-action) :type 'user-error))
+                           "byGenre: no pending action on this row: nothing to cancel"))
+            (dst-goto-row "poetry")
+            (should (equal (cadr (should-error (datasourced-cancel-action) :type 'user-error))
+                           "byGenre: move point to a row with a pending action to cancel it"))
+            (dst-ping)
+            (should-not dst-cancels)
+            ;; Ariel's edit queued, then two edits waiting behind it.
+            (dst-goto-row "3    Ariel              1956")
+            (dst-answering '("Ariel II")
+              (datasourced-action "edit"))
+            (dst-wait (lambda () (member "datasourced: books: edit not sent yet, to be sent again: Down for maintenance."
+                                         dst-messages))
+                      "the queued mutation's message")
+            (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
+                      "Ariel II, marked")
+            (dst-goto-row "3    Ariel II           1956  ⋯ pending")
+            (dst-answering '("Ariel III")
+              (datasourced-action "edit"))
+            (dst-goto-row "1    Dune               1950")
+            (dst-answering '("Dune Messiah")
+              (datasourced-action "edit"))
+            (dst-wait (lambda () (= 3 (length datasourced--mutations))) "three mutations pending")
+            (let* ((made (reverse (mapcar #'car datasourced--mutations)))
+                   (description (jsonrpc-request (datasourced--daemon-connection datasourced--daemon)
+                                                 'describeSource (list :source "books"))))
+              (should (equal (mapcar (lambda (m) (list (plist-get m :mutation) (plist-get m :status)))
+                                     (plist-get description :pendingMutations))
+                             (cl-mapcar #'list made '("queued" "waiting" "waiting"))))
+              (dst-wait (lambda () (equal (dst-trimmed-lines)
+                                          '("science fiction" "1    Dune Messiah       1950  ⋯ pending"
+                                            "4    Solaris            1959" "mystery" "2    Gaudy Night        1953"
+                                            "poetry" "3    Ariel III          1956  ⋯ pending" "⋯ loading…")))
+                        "both edits shown, marked")
+              ;; Cancelled on Ariel's row: the newest first (else the daemon would
+              ;; send the second as the first went).
+              (setq dst-messages nil)
+              (dst-goto-row "3    Ariel III          1956  ⋯ pending")
+              (datasourced-cancel-action)
+              (dst-wait (lambda () (= 4 (length dst-settles))) "every mutation settled")
+              (should (equal (reverse dst-cancels)
+                             (list (list :source "books" :mutation (nth 1 made))
+                                   (list :source "books" :mutation (nth 0 made)))))
+              (should (equal (mapcar (lambda (p) (list (plist-get p :mutation) (plist-get p :status)
+                                                       (plist-get (plist-get p :error) :kind)))
+                                     (cdr (reverse dst-settles)))
+                             (list (list (nth 1 made) "rolledBack" "cancelled")
+                                   (list (nth 0 made) "rolledBack" "cancelled")
+                                   (list (nth 2 made) "committed" nil)))))
+            (dst-settled)
+            (dst-wait (lambda () (equal (dst-trimmed-lines) dst-page1-edited))
+                      "Ariel as before its edits, Dune's edit kept")
+            (should (equal (cl-remove-if-not (lambda (m) (string-prefix-p "datasourced:" m)) (reverse dst-messages))
+                           '("datasourced: books: edit cancelled, its change undone"
+                             "datasourced: books: edit cancelled, its change undone"))))
+        (advice-remove 'datasourced--request #'dst-record-cancel)
+        (advice-remove 'datasourced--on-settle #'dst-record-settle)))))
+
 (ert-deftest datasourced-actions-values-parsed ()
   "Typed values are read as their declared types."
   (should (equal (datasourced-parse-value "1987" "integer") '(1987)))

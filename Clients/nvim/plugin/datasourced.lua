@@ -18,13 +18,13 @@ end, {
   complete = function(arglead, cmdline)
     return ds().complete(arglead, cmdline)
   end,
-  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close | refresh-interval N|off | filter [TEXT] | search [TEXT] | action [NAME] | sources | log',
+  desc = 'datasourced lists: open FILE | refresh | cancel | retry | reload | close | refresh-interval N|off | filter [TEXT] | search [TEXT] | action [NAME] | cancel-action | sources | log',
 })
 
 -- <Plug>(datasourced-ACTION) for each action of a list, to map keys of one's own (say,
 -- in after/ftplugin/datasourced.lua, with setup{ keymaps = false }). They act on the
 -- current buffer's list.
-for _, action in ipairs({ 'select', 'refresh', 'retry', 'cancel', 'reload', 'close', 'filter', 'action', 'help' }) do
+for _, action in ipairs({ 'select', 'refresh', 'retry', 'cancel', 'reload', 'close', 'filter', 'action', 'cancel-action', 'help' }) do
   vim.keymap.set('n', '<Plug>(datasourced-' .. action .. ')', function()
     ds().action(action)
   end, { silent = true, desc = 'datasourced: ' .. action })

@@ -2,8 +2,9 @@
 -- (Clients/specs/books.json) against the fixture API's action routes (Clients/fixtures.json):
 -- an edit committed, an edit refused (400) and one in conflict (409) rolled back with the
 -- server's words, a delete, an add chosen from the list of actions, values checked by
--- type, and an edit the server cannot take yet (503) queued and shown dimmed until it
--- settles. vim.ui.input and vim.ui.select answer from a script. Run by tests/main.lua.
+-- type, an edit the server cannot take yet (503) queued and shown dimmed until it
+-- settles, and :Datasourced cancel-action undoing the queued and waiting edits of a row.
+-- vim.ui.input and vim.ui.select answer from a script. Run by tests/main.lua.
 
 return function(H, ds, ctx)
   local test, expect, expect_equal = H.test, H.expect, H.expect_equal
@@ -300,8 +301,101 @@ return function(H, ds, ctx)
       return #ds.view(buf):pending_lines() == 0
     end)
     expect_equal({}, ds.view(buf):pending_lines(), 'no row marked')
-    expect_note(LEVELS.WARN, 'books: edit rolled back')
+    expect_note(LEVELS.INFO, 'books: edit cancelled, its change undone')
     vim.cmd('bwipeout! ' .. buf)
-    vim.ui.input, vim.ui.select = real_input, real_select
   end)
+
+  test('actions: cancel-action undoes the row\'s actions the server has not taken, newest first; none there, nothing is sent', function()
+    local buf, conn = open()
+    local settles, answered = watch_settles(conn), watch_answers(conn, buf)
+    expect(vim.tbl_contains(ds.complete('can', 'Datasourced can'), 'cancel-action'), 'the subcommand completed')
+    expect(vim.fn.maparg('<Plug>(datasourced-cancel-action)', 'n') ~= '', '<Plug>(datasourced-cancel-action)')
+    expect(not vim.tbl_contains(vim.tbl_values(ds.config().keymaps), 'cancel-action'), 'no key by default')
+    local cancels = {}
+    local request = conn.request
+    conn.request = function(self, method, params, ...)
+      if method == 'cancelMutation' then
+        table.insert(cancels, params)
+      end
+      return request(self, method, params, ...)
+    end
+    local plug = vim.api.nvim_replace_termcodes('<Plug>(datasourced-cancel-action)', true, false, true)
+
+    -- Nothing pending on the row, or no row: said, nothing sent (the ping's answer comes
+    -- after any request the mapping sent).
+    on_line(buf, row(3, 'Ariel', 1956))
+    vim.api.nvim_feedkeys(plug, 'x', false)
+    on_line(buf, '## poetry')
+    vim.cmd('Datasourced cancel-action')
+    H.request(conn, 'ping')
+    expect_equal({}, cancels, 'cancelMutation requests')
+    expect_equal({ { message = 'datasourced: byGenre: no pending action on this row: nothing to cancel', level = LEVELS.WARN },
+      { message = 'datasourced: byGenre: put the cursor on a row with a pending action to cancel it', level = LEVELS.WARN } },
+      H.notes, 'what was said')
+
+    -- Ariel's edit is queued (503, sent again in an hour); a second edit of Ariel and one
+    -- of Dune wait behind it.
+    on_line(buf, row(3, 'Ariel', 1956))
+    script({ 'Ariel (revised)' })
+    vim.cmd('Datasourced action edit')
+    H.wait_until(function()
+      return #settles == 1
+    end)
+    expect_equal('queued', settles[1].status, 'the first edit\'s settle')
+    on_line(buf, row(3, 'Ariel (revised)', 1956))
+    script({ 'Ariel (third)' })
+    vim.cmd('Datasourced action edit')
+    on_line(buf, row(1, 'Dune', 1950))
+    script({ 'Dune Messiah' })
+    vim.cmd('Datasourced action edit')
+    H.wait_until(function()
+      return #answered == 3
+    end)
+    local m1, m2, m3 = settles[1].mutation, answered[2].result.mutation, answered[3].result.mutation
+    local _, described = H.request(conn, 'describeSource', { source = 'books' })
+    expect_equal({ { m1, 'queued' }, { m2, 'waiting' }, { m3, 'waiting' } },
+      vim.tbl_map(function(p)
+        return { p.mutation, p.status }
+      end, described.pendingMutations or {}), 'the daemon\'s pending mutations')
+    expect_lines(buf, { '## science fiction', row(1, 'Dune Messiah', 1950), row(4, 'Solaris', 1959),
+      '## mystery', row(2, 'Gaudy Night', 1953), '## poetry', row(3, 'Ariel (third)', 1956), H.LOADING }, 'both edits shown')
+    H.wait_until(function()
+      return #ds.view(buf):pending_lines() == 2
+    end)
+    expect_equal({ 2, 7 }, vim.tbl_map(function(p)
+      return p.line
+    end, ds.view(buf):pending_lines()), 'Dune and Ariel marked')
+
+    -- Cancelled on Ariel's row: its two edits, the newest first (else the daemon would
+    -- send the second as the first went). Dune's then goes to the server, which takes it.
+    H.notes = {}
+    on_line(buf, row(3, 'Ariel (third)', 1956))
+    vim.cmd('Datasourced cancel-action')
+    H.wait_until(function()
+      return #settles == 4
+    end)
+    expect_equal({ { source = 'books', mutation = m2 }, { source = 'books', mutation = m1 } }, cancels,
+      'cancelMutation requests')
+    local outcomes = {}
+    for i = 2, 4 do
+      outcomes[settles[i].mutation] = { settles[i].status, settles[i].error and settles[i].error.kind }
+    end
+    expect_equal({ [m1] = { 'rolledBack', 'cancelled' }, [m2] = { 'rolledBack', 'cancelled' }, [m3] = { 'committed' } },
+      outcomes, 'how each settled')
+    expect_lines(buf, { '## science fiction', row(1, 'Dune Messiah', 1950), row(4, 'Solaris', 1959),
+      '## mystery', row(2, 'Gaudy Night', 1953), '## poetry', row(3, 'Ariel', 1956), H.LOADING },
+      'Ariel as it was before its edits, Dune\'s edit kept')
+    H.wait_until(function()
+      return #ds.view(buf):pending_lines() == 0
+    end)
+    expect_equal({}, ds.view(buf):pending_lines(), 'no row marked')
+    expect_equal({ { message = 'datasourced: books: edit cancelled, its change undone', level = LEVELS.INFO },
+      { message = 'datasourced: books: edit cancelled, its change undone', level = LEVELS.INFO } }, H.notes,
+      'each cancel said, and nothing else')
+    local _, after = H.request(conn, 'describeSource', { source = 'books' })
+    expect_equal(nil, after.pendingMutations, 'nothing pending in the daemon')
+    vim.cmd('bwipeout! ' .. buf)
+  end)
+
+  vim.ui.input, vim.ui.select = real_input, real_select
 end

@@ -34,7 +34,7 @@ return function(H, ds, ctx)
   test(':Datasourced runs its subcommands, and completes them and open\'s file', function()
     local subcommands = vim.fn.getcompletion('Datasourced ', 'cmdline')
     table.sort(subcommands)
-    expect_equal({ 'action', 'cancel', 'close', 'filter', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'search', 'sources' }, subcommands,
+    expect_equal({ 'action', 'cancel', 'cancel-action', 'close', 'filter', 'log', 'open', 'refresh', 'refresh-interval', 'reload', 'retry', 'search', 'sources' }, subcommands,
       'subcommands')
     local re = vim.fn.getcompletion('Datasourced re', 'cmdline')
     table.sort(re)
@@ -53,7 +53,7 @@ return function(H, ds, ctx)
     counts.stop()
     expect_equal(1, counts.fetchData, 'fetchData requests')
     vim.cmd('Datasourced bogus')
-    expect_note(LEVELS.ERROR, 'usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|sources|log}',
+    expect_note(LEVELS.ERROR, 'usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|cancel-action|sources|log}',
       'bogus')
     vim.cmd('Datasourced')
     expect_equal(2, #H.notes_with(LEVELS.ERROR, 'usage: :Datasourced'), 'usage messages')

@@ -34,11 +34,14 @@ daemon with that switch (every credential sent to its source's own origin, unask
 are loaded, on the row ``--identity ID`` (read as JSON when it is, else as text), with
 ``--value NAME=VALUE`` read by the type the action declares, and prints the settlement (one
 JSON object) instead of the rows: ``committed``, or ``rolledBack`` (exit status 1, the
-server's words on stderr). A mutation still queued after ``--timeout`` is cancelled.
+server's words on stderr). A mutation still queued after ``--timeout`` is cancelled, and
+so is one that Ctrl-C interrupts while it is queued or waiting (the settlement printed,
+exit status 130): the daemon ends with the run, and with a persisted cache it would keep
+the mutation for the next daemon to send.
 
 Exit status: 0, 1 if a load failed, a source still had pages after ``--max-pages`` or an
 action was rolled back, 2 for a bad config or a request the daemon refused, 130 on Ctrl-C
-while loading.
+while loading or while an action waits.
 """
 
 from __future__ import annotations
@@ -48,15 +51,16 @@ import json
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
 from ._version import package_version
 from .actions import SETTLE_EVENT, ActionTimeout, ActionValueError, Settlement, parse_action_values, settlement_of
-from .client import Client, DataSource
+from .client import Client, DataSource, EventStream
 from .command import CacheOption, daemon_command
-from .errors import CredentialRequest, DatasourcedError, LoadFailed, RPCError, describe_fetch_error
+from .errors import CredentialRequest, DaemonExited, DatasourcedError, LoadFailed, RPCError, describe_fetch_error
 from .events import Freshness
 from .fixtures import FixtureServer, FixtureServerError
 from .follow import ChangeFollower
@@ -555,28 +559,43 @@ def _act(arguments: argparse.Namespace, sources: dict[str, DataSource], out: Tex
     on = f" on {arguments.identity}" if arguments.identity is not None else ""
     if progress:
         progress.say(f"{source.name}: {action}{on}: performAction")
-    try:
+    # Opened before the call: the settlement may come on the answer's heels.
+    with source.events() as stream:
         try:
-            settlement = source.act(action, identity, values or None, timeout=arguments.timeout)
+            answer = source.act(action, identity, values or None, wait=False)
         except RPCError as refused:
             # An identity such as 007 or 12 may be text in the rows: ask once more with the text.
             if not (isinstance(refused.data, dict) and refused.data.get("field") == "identity"
                     and identity != arguments.identity):
                 raise
-            settlement = source.act(action, arguments.identity, values or None, timeout=arguments.timeout)
-    except ActionTimeout as late:
-        # The daemon ends with this run: a mutation left queued would never be sent.
-        cancelled: list[Settlement] = []
-        stop = source.on_event(lambda event: cancelled.append(settlement_of(event))
-                               if event.kind == SETTLE_EVENT and event.params.get("mutation") == late.mutation else None)
+            answer = source.act(action, arguments.identity, values or None, wait=False)
+        mutation = answer["mutation"]
+
+        def queued() -> None:
+            if progress:
+                progress.say(f"{source.name}: {action}{on}: queued, to be sent again (Ctrl-C cancels it)")
+
         try:
-            source.cancel_mutation(late.mutation)  # its settlement is delivered before it returns
-        finally:
-            stop()
-        print(f"error: {late}; cancelled", file=err)
-        for settled in cancelled[-1:]:
-            _print_settlement(settled, out)
-        return False
+            settlement = _settlement(source, stream, action, mutation, arguments.timeout, queued)
+        except ActionTimeout as late:
+            # The daemon ends with this run: a mutation left queued would never be sent.
+            cancelled = _cancel(source, mutation)
+            print(f"error: {late}; cancelled", file=err)
+            for settled in cancelled:
+                _print_settlement(settled, out)
+            return False
+        except KeyboardInterrupt:
+            # The person gave up waiting: the action is undone, not left to a daemon that
+            # ends now (nor, with a persisted cache, to the next one, which would send it).
+            try:
+                cancelled = _cancel(source, mutation)
+            except RPCError as refused:
+                print(f"error: {action}{on} ({mutation}) could not be cancelled: {refused}", file=err)
+                raise KeyboardInterrupt from None
+            print(f"error: {action}{on} ({mutation}) cancelled (Ctrl-C): its change undone", file=err)
+            for settled in cancelled:
+                _print_settlement(settled, out)
+            raise
     _print_settlement(settlement, out)
     if settlement.get("status") == "committed":
         if progress:
@@ -585,6 +604,47 @@ def _act(arguments: argparse.Namespace, sources: dict[str, DataSource], out: Tex
     why = settlement.get("error", {})
     print(f"error: {action}{on} was rolled back ({why.get('kind')}): {describe_fetch_error(why)}", file=err)
     return False
+
+
+def _settlement(source: DataSource, stream: EventStream, action: str, mutation: str, timeout: float,
+                on_queued: Callable[[], None]) -> Settlement:
+    """Waits on ``stream`` for ``mutation`` to be committed or rolled back, through
+    ``queued`` (``on_queued`` called the first time). Raises ActionTimeout after
+    ``timeout`` seconds, KeyboardInterrupt on Ctrl-C: the mutation is then still pending."""
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        stream.close()  # ends the iteration below, once what the stream holds is read
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    last: Settlement | None = None
+    try:
+        for event in stream:
+            if event.kind != SETTLE_EVENT or event.params.get("mutation") != mutation:
+                continue
+            settlement = settlement_of(event)
+            if settlement["status"] != "queued":
+                return settlement
+            if last is None:
+                on_queued()
+            last = settlement
+    finally:
+        timer.cancel()
+    if expired.is_set():
+        raise ActionTimeout(source.name, action, mutation, last, timeout)
+    raise DaemonExited(source.client.returncode, source.client.stderr_tail)
+
+
+def _cancel(source: DataSource, mutation: str) -> list[Settlement]:
+    """Cancels ``mutation`` (cancelMutation) and returns the settlement it brought (a
+    list of one): events sent before an answer are delivered before the call returns."""
+    with source.events() as stream:
+        source.cancel_mutation(mutation)
+    return [settlement_of(event) for event in stream
+            if event.kind == SETTLE_EVENT and event.params.get("mutation") == mutation][-1:]
 
 
 def _print_settlement(settlement: Settlement, out: TextIO) -> None:

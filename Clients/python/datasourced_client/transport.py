@@ -16,6 +16,10 @@ module adjusts them:
   is dropped quietly, as the client asked for;
 * notifications go to one function (``on_notification``), whatever their method: the
   client decides which it knows, from the daemon's ``initialize`` result.
+* the daemon starts in a session of its own: Ctrl-C at a terminal interrupts the program
+  alone, which then decides how the daemon ends (an action cancelled, a ``shutdown`` that
+  lets it finish its cache file), instead of the signal killing it mid-way. It still
+  ends when its stdin closes, the program gone.
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ class DaemonConnection(JsonRPCClient):
 
     async def start(self, command: list[str]) -> None:
         """Spawns ``command`` and starts reading its stdout (messages) and stderr (logs)."""
-        await self.start_io(command[0], *command[1:])
+        await self.start_io(command[0], *command[1:], start_new_session=True)
         assert self._server is not None and self._server.stderr is not None
         # pygls pipes the daemon's stderr; unread, a chatty daemon would block on it.
         self._stderr_drained = asyncio.create_task(self._drain_stderr(self._server.stderr))

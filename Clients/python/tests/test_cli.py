@@ -562,6 +562,8 @@ def test_match_keys_without_match_is_a_usage_error(capsys: pytest.CaptureFixture
 # -- --action: an action of the list spec on one row (protocol 1.9) ---------------------------
 
 BOOKS_SPEC = REPO / "Clients" / "specs" / "books.json"
+BOOKS_SPEC_SOURCE: dict[str, Any] = next(source for source in json.loads(BOOKS_SPEC.read_text())["sources"]
+                                          if source["name"] == "books")
 
 
 def act_cli(daemon: str, *argv: str) -> tuple[int, str, str]:
@@ -613,6 +615,56 @@ def test_an_action_still_queued_after_the_timeout_is_cancelled(daemon: str):
     assert (settlement["status"], settlement["error"]["kind"]) == ("rolledBack", "cancelled")
     assert "did not settle within 2 s: queued after HTTP status 503" in err
     assert "'Down for maintenance.' (retry after 3600.0 s); cancelled" in err
+
+
+def test_ctrl_c_while_an_action_is_queued_cancels_it_and_leaves_no_mutation_in_the_cache(
+        daemon: str, fresh_api: str, cache_file: Path, tmp_path: Path):
+    with Client.spawn(daemon) as client:
+        if not speaks(client, (1, 9)):
+            pytest.skip("the daemon does not speak protocol 1.9 (actions)")
+    # A cached source: a mutation left pending would be kept in the cache file, for the
+    # next daemon on it to send.
+    books = {**BOOKS_SPEC_SOURCE, "remoteConfiguration": {"baseURL": "${baseURL}"}, "cache": {"enabled": True}}
+    spec = tmp_path / "cached-books.json"
+    spec.write_text(json.dumps({"sources": [books], "columns": ["id", "title"]}))
+    # A session of its own, as a terminal's foreground job: Ctrl-C goes to its whole
+    # process group, the daemon included unless the tool keeps it out.
+    tool = popen_in_foreground(
+        [sys.executable, "-m", "datasourced_client", str(spec), "--set", f"baseURL={fresh_api}", "--daemon", daemon,
+         "--cache-path", str(cache_file), "--action", "edit", "--identity", "3", "--value", "title=Ariel (revised)"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO / "Clients" / "python",
+        start_new_session=True)
+    try:
+        lines = read_lines(tool.stderr)
+        said: list[str] = []
+        while not said or said[-1] != "books: edit on 3: queued, to be sent again (Ctrl-C cancels it)":
+            line = lines.get(timeout=30)
+            assert line is not None, "\n".join(said)
+            said.append(line)
+        os.killpg(tool.pid, signal.SIGINT)
+        assert tool.wait(timeout=30) == 130
+    finally:
+        if tool.poll() is None:
+            tool.kill()
+    rest: list[str] = []
+    while (line := lines.get(timeout=10)) is not None:
+        rest.append(line)
+    assert tool.stdout is not None
+    settlement = json.loads(tool.stdout.read())
+    tool.stdout.close()
+    assert (settlement["status"], settlement["error"]["kind"]) == ("rolledBack", "cancelled")
+    assert f"  ← books didSettleMutation: edit {settlement['mutation']} rolledBack (cancelled: " \
+           "cancelled by cancelMutation)" in rest, rest
+    assert f"error: edit on 3 ({settlement['mutation']}) cancelled (Ctrl-C): its change undone" in rest
+    assert rest[-1] == "interrupted" and not [line for line in rest if "Traceback" in line], rest
+    # The next daemon on the cache file has no mutation to send.
+    with Client.spawn(daemon, cache=cache_file) as client:
+        source = client.create_source("books", kind="paginated", **{
+            **{k: v for k, v in books.items() if k not in ("name", "kind")},
+            "remoteConfiguration": {"baseURL": fresh_api}})
+        source.fetch_data(wait=True)
+        assert source.pending_mutations() == []
+        assert {row["id"]: row["title"] for row in source.objects() if isinstance(row, dict)}[3] == "Ariel"
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -35,14 +35,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/../../nvim/tests/daemon.sh" timing.sh
 command -v tmux >/dev/null || { echo "timing.sh: tmux is not installed" >&2; exit 1; }
 vim="${DATASOURCED_VIM:-$(command -v vim)}"
-trials="${DATASOURCED_TIMING_TRIALS:-3}"
-max_ratio="${DATASOURCED_TIMING_RATIO:-1.5}"
 max_g_ms="${DATASOURCED_TIMING_G_MS:-300}"
-max_rss_mb="${DATASOURCED_TIMING_RSS_MB:-50}"
-whole="${DATASOURCED_TIMING_WHOLE:-0}"
-slack_ms="${DATASOURCED_TIMING_SLACK_MS:-20}"
 
 . "$here/../../tests/tmux-screen.sh" datasourced-vim-timing
+timing_settings
 
 start_vim() {
   rm -f "$work/pid"
@@ -58,30 +54,6 @@ quit_vim() {
   "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
   for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
   "${tmux[@]}" kill-session -t capture 2>/dev/null || true
-}
-
-now_us() { echo "${EPOCHREALTIME/./}"; }
-
-# Vim's resident memory in kB.
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$(cat "$work/pid")/status"; }
-
-# Polls the screen, as fast as tmux captures it, until it shows TEXT (at most 20 s); then
-# prints the microseconds since START.
-time_until() {
-  local text="$1" start="$2" screen deadline
-  deadline=$(($(now_us) + 20000000))
-  while :; do
-    screen="$("${tmux[@]}" capture-pane -p -t capture)" || screen=""
-    if grep -qF -- "$text" <<<"$screen"; then
-      echo $(($(now_us) - start))
-      return 0
-    fi
-    if [ "$(now_us)" -gt "$deadline" ]; then
-      echo "timing.sh: the screen never showed '$text':" >&2
-      cat <<<"$screen" >&2
-      return 1
-    fi
-  done
 }
 
 # Types `:call DatasourcedTiming('KIND')`, waits until the command line shows it, then
@@ -209,7 +181,6 @@ PY
 
 opens_hundred=() opens_million=() daemon_hundred=() daemon_million=() rest_hundred=() rest_million=()
 jumps=() daemon_jumps=() rest_jumps=() rss_open=() rss_jump=()
-ms() { echo $(($1 / 1000)); }
 for trial in $(seq "$trials"); do
   start_vim
   opens_hundred+=("$(open_list hundred)")
@@ -242,8 +213,6 @@ for trial in $(seq "$trials"); do
     "$(ms "${jumps[-1]}")" "$(ms "${daemon_jumps[-1]}")" "$(ms "${rest_jumps[-1]}")" $((rss_open[-1] / 1024)) $((rss_jump[-1] / 1024))
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-ratio() { awk -v m="$1" -v h="$2" 'BEGIN { printf "%.2f", (h > 0 ? m / h : 999) }'; }
 open_h=$(median "${opens_hundred[@]}") open_m=$(median "${opens_million[@]}") jump=$(median "${jumps[@]}")
 daemon_h=$(median "${daemon_hundred[@]}") daemon_m=$(median "${daemon_million[@]}")
 rest_h=$(median "${rest_hundred[@]}") rest_m=$(median "${rest_million[@]}")
@@ -255,16 +224,5 @@ printf 'median of %d: open 100 rows %d ms, open 1,000,000 rows %d ms (%sx); the 
   "$(ms "$rest_h")" "$(ms "$rest_m")" "$rest_ratio" "$(ms "$jump")" "$(ms "$daemon_g")" "$(ms "$rest_g")" $((rss / 1024))
 
 status=0
-# M at most RATIO times H, give or take the slack (all in microseconds).
-within() { awk -v m="$1" -v h="$2" -v r="$max_ratio" -v slack="$((slack_ms * 1000))" 'BEGIN { exit !(m <= r * h + slack) }'; }
-within "$rest_m" "$rest_h" ||
-  { echo "timing.sh: opening 1,000,000 rows took ${rest_ratio}x the time of 100, the daemon's share left out (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=3; }
-if [ "$whole" = 1 ]; then
-  within "$open_m" "$open_h" ||
-    { echo "timing.sh: opening 1,000,000 rows took ${whole_ratio}x the time of 100 (at most ${max_ratio}x, give or take $slack_ms ms)" >&2; status=3; }
-fi
-[ "$(ms "$jump")" -le "$max_g_ms" ] ||
-  { echo "timing.sh: G took $(ms "$jump") ms (at most $max_g_ms)" >&2; status=3; }
-[ $((rss / 1024)) -le "$max_rss_mb" ] ||
-  { echo "timing.sh: Vim grew by $((rss / 1024)) MB (at most $max_rss_mb)" >&2; status=3; }
+check_floors Vim G "$jump" "$max_g_ms" "$rest_m" "$rest_h" "$open_m" "$open_h" "$rss" || status=3
 exit $status

@@ -29,6 +29,7 @@ M.ACTIONS = {
   close = 'close the list',
   filter = 'filter the rows as you type (<CR> keeps the filter, <Esc> clears it)',
   action = 'one of the source\'s actions on the row (edit, delete...): its values are asked for',
+  ['cancel-action'] = 'cancel the row\'s actions the server has not taken yet (queued or waiting): each is undone',
   help = 'show these keys',
 }
 
@@ -1356,7 +1357,10 @@ settle_mutation = function(conn, params)
   local action = tostring(params.action or (tracked and tracked.action) or 'an action')
   local failure = type(params.error) == 'table' and params.error or {}
   local words = failure.serverMessage or failure.message or render.error_text(failure, { short = true })
-  if params.status == 'rolledBack' then
+  if params.status == 'rolledBack' and failure.kind == 'cancelled' then
+    -- The person asked for it (:Datasourced cancel-action): no warning, and no protocol words.
+    notify(string.format('%s: %s cancelled, its change undone', params.source, action), vim.log.levels.INFO)
+  elseif params.status == 'rolledBack' then
     notify(string.format('%s: %s rolled back: %s', params.source, action, tostring(words)), vim.log.levels.WARN)
   elseif params.status == 'queued' and tracked and not tracked.queued_said then
     tracked.queued_said = true
@@ -1558,6 +1562,56 @@ function M.perform(name, buf, line)
   end)
 end
 
+--- The mutation IDs' order of making: m2 after m1, m10 after m9.
+local function mutation_number(tracked)
+  return tonumber(tostring(tracked.mutation):match('(%d+)$')) or 0
+end
+
+--- Cancels the actions of the row under the cursor (`line` if given) that the server has
+--- not settled: cancelMutation for each, the newest first. A source sends its mutations
+--- one at a time, so cancelling the oldest first would send the next on its way, and one
+--- on its way cannot be cancelled (its answer settles it). Each then settles as rolled
+--- back, which settle_mutation says.
+function M.cancel_action(buf, line)
+  local view = running_view(buf)
+  if not view then
+    return
+  end
+  line = line or cursor_line(view.buf)
+  local object = view:object_at(line)
+  if type(object) ~= 'table' or render.is_placeholder(object) then
+    return notify(view.source .. ': put the cursor on a row with a pending action to cancel it', vim.log.levels.WARN)
+  end
+  local identity = render.at_key_path(object, view:row_identity_key())
+  local conn = view.conn
+  local pending = {}
+  for _, tracked in pairs(conn and conn.mutations or {}) do
+    if view.under[tracked.source] and identity ~= nil and tostring(tracked.identity) == tostring(identity) then
+      table.insert(pending, tracked)
+    end
+  end
+  if #pending == 0 then
+    return notify(string.format('%s: no pending action on this row: nothing to cancel', view.source),
+      vim.log.levels.WARN)
+  end
+  table.sort(pending, function(a, b)
+    return mutation_number(a) > mutation_number(b)
+  end)
+  for _, tracked in ipairs(pending) do
+    local label = string.format('%s: %s', tracked.source, tostring(tracked.action or tracked.mutation))
+    conn:request('cancelMutation', { source = tracked.source, mutation = tracked.mutation }, function(err)
+      if not err then
+        return
+      end
+      local reason = Connection.describe_error(err)
+      if reason:find('in flight', 1, true) then
+        reason = 'it is on its way to the server, whose answer settles it'
+      end
+      notify(string.format('%s cannot be cancelled: %s', label, reason), vim.log.levels.WARN)
+    end)
+  end
+end
+
 --- The keys of a list, in a floating window.
 function M.help()
   local lines, keys = {}, vim.tbl_keys(config.keymaps)
@@ -1583,6 +1637,8 @@ function M.action(name, buf)
     return M.help()
   elseif name == 'action' then
     return M.perform(nil, buf)
+  elseif name == 'cancel-action' then
+    return M.cancel_action(buf)
   end
   return M[name](buf)
 end
@@ -1632,12 +1688,12 @@ function M.log(buf)
   return file
 end
 
---- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|sources|log}
+--- :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|cancel-action|sources|log}
 M.SUBCOMMANDS = { 'open', 'refresh', 'cancel', 'retry', 'reload', 'close', 'refresh-interval', 'filter', 'search',
-  'action', 'sources', 'log' }
+  'action', 'cancel-action', 'sources', 'log' }
 
 local function usage(args)
-  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|sources|log} (got %q)',
+  notify(string.format('usage: :Datasourced {open FILE|refresh|cancel|retry|reload|close|refresh-interval N|off|filter [TEXT]|search [TEXT]|action [NAME]|cancel-action|sources|log} (got %q)',
     args or ''))
 end
 
@@ -1667,6 +1723,9 @@ function M.command(args)
   end
   if sub == 'action' then
     return M.perform(rest ~= '' and rest or nil)
+  end
+  if sub == 'cancel-action' and rest == '' then
+    return M.cancel_action()
   end
   if vim.tbl_contains(M.SUBCOMMANDS, sub) and rest == '' then
     return M[sub]()
