@@ -242,7 +242,11 @@ return function(H, ds, ctx)
     press('<CR>')
     expect_lines(sbuf, { '2 Gaudy Night' }, 'the server\'s answer to q=night')
     counts.stop()
-    expect(counts.updateSource >= 6, 'an update per keystroke (the daemon merges them)', counts.updateSource)
+    -- A keystroke sends its update once describeSource answers, unless a newer one came
+    -- meanwhile (a loaded machine answers after the next key): how many depends on timing,
+    -- at most one per keystroke, and the last query always goes.
+    expect(counts.updateSource >= 1 and counts.updateSource <= 6, 'an update per keystroke at most (the daemon merges them)',
+      counts.updateSource)
     press_until_prompt(':Datasourced search<CR>', true)
     press('<C-u>s<Esc>')
     expect_lines(sbuf, { '2 Gaudy Night' }, '<Esc>: the search shown before')
