@@ -9,7 +9,6 @@ import urllib.request
 from typing import Any
 
 from graphqlapi import GraphQLServer
-from loopback import Request
 from postapis import ElasticsearchServer, NotionServer
 
 BOOKS = """query Books($first: Int, $after: String, $last: Int, $before: String, $search: String) {
@@ -57,7 +56,7 @@ def test_forward_paging_reaches_every_book_once(graphql: GraphQLServer) -> None:
     assert len(graphql.requests) == 10
     assert graphql.variables()[0] == {"first": 100, "after": None}
     assert all(v["after"] for v in graphql.variables()[1:])
-    assert graphql.requests[0] == ("POST", "/graphql", {"query": BOOKS, "variables": {"first": 100, "after": None}})
+    assert graphql.requests[0][:3] == ("POST", "/graphql", {"query": BOOKS, "variables": {"first": 100, "after": None}})
 
 
 def test_backward_paging_from_the_end(graphql: GraphQLServer) -> None:
@@ -141,7 +140,7 @@ def test_bad_requests(graphql: GraphQLServer) -> None:
     status, _, body = post(graphql.base_url + "/graphql", {"query": BOOKS, "variables": {"first": 101}})
     assert status == 200 and body["data"] is None
     assert body["errors"][0]["message"] == "Argument 'first' cannot be higher than 100."
-    assert graphql.requests[0] == Request("POST", "/graphql", {"query": BOOKS})
+    assert graphql.requests[0][:3] == ("POST", "/graphql", {"query": BOOKS})
 
 
 # Notion
