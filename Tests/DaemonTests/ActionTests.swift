@@ -46,6 +46,20 @@ import Testing
         source.allObjects.compactMap { row in row["title"]?.stringValue ?? (row["$placeholder"] != nil ? nil : row.text()) }
     }
 
+    /// The request is built and sent by work the loader runs later: after the optimistic
+    /// change and the answer are written (the daemon's loader runs it once they are), so
+    /// building it never delays the change on screen.
+    @Test func theRequestIsMadeAfterTheChangeIsShown() throws {
+        let (source, loader, recorder) = try Self.loaded()
+        loader.defersWork = true
+        let changesBefore = recorder.changes.count
+        _ = try source.performAction("rename", identity: 1, values: ["title": "A"])
+        #expect(recorder.changes.count == changesBefore + 1, "the change is shown")
+        #expect(loader.pending.count == 1, "no request yet")
+        #expect(loader.runDeferred())
+        #expect(loader.pending.last?.request.url == "http://api.invalid/items/1")
+    }
+
     @Test func anUpdateShowsAtOnceAndTheServersVersionReplacesItWhenCommitted() throws {
         let (source, loader, recorder) = try Self.loaded()
         let changesBefore = recorder.changes.count

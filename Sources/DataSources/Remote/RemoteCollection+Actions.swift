@@ -65,7 +65,10 @@ extension RemoteCollection {
             mutations.add(mutation, base: index.map { objects[$0] })
         }
         storePendingMutations()
-        sendNextMutation()
+        // The request is made once the optimistic change and the answer are written: building
+        // it (templates, credentials, the URL) would otherwise stand between the person and
+        // the change on screen.
+        if !loader.later({ [weak self] in self?.sendNextMutation() }) { sendNextMutation() }
         return id
     }
 
