@@ -4,8 +4,8 @@ import JSONKit
 import Testing
 
 /// Random sequences of actions, server answers (commits, refusals, network failures before
-/// and after the server applied the change), reloads, pages, cancellations and edits made
-/// elsewhere, against a simulated server. After every step the rows shown must be the rows the source last heard
+/// and after the server applied the change), reloads, live refreshes, restarts on the
+/// persisted cache, pages, cancellations and edits made elsewhere, against a simulated server. After every step the rows shown must be the rows the source last heard
 /// from the server with the pending mutations applied in the order made, and every change set
 /// must replay onto a copy of the rows; at the end, the server has applied each committed
 /// mutation exactly once (a retry carries the same Idempotency-Key).
@@ -60,6 +60,9 @@ import Testing
     /// changed by a commit since), with the pending mutations applied in order.
     struct Model {
         var heard: [Int: JSON] = [:]
+        /// The rows the persisted cache holds: those of the last load answered with no
+        /// mutation pending.
+        var stored: [Int: JSON] = [:]
         var pending: [(id: String, action: String, identity: JSON?, values: JSON)] = []
 
         func shown() -> [JSON] {
@@ -87,7 +90,8 @@ import Testing
     /// One run: the source's requests, the server, the model, and what was committed.
     final class Run {
         let seed: Int
-        let loader = FakeLoader()
+        /// The daemon's loader; a restart makes a new one (the old one's requests are lost).
+        var loader = FakeLoader()
         var server = Server()
         var model = Model()
         var answered = 0
@@ -202,50 +206,80 @@ import Testing
 
         /// Answers everything left, each committed, and checks each commit reached the server once.
         func settle(_ source: RemoteCollection, _ mirror: PagingOracleTests.Mirror, _ recorder: Recorder) {
+            settle(source, mirrors: [mirror], recorders: [recorder])
+        }
+
+        /// The same across the sources of a run that restarted: each restart's observers.
+        func settle(_ source: RemoteCollection, mirrors: [PagingOracleTests.Mirror], recorders: [Recorder]) {
             var rounds = 0
             while answered < loader.pending.count, rounds < 500 {
                 answerNext(3)
                 rounds += 1
             }
             #expect(source.pendingMutations.isEmpty, "seed \(seed): all settled")
-            #expect(mirror.problems.isEmpty, "seed \(seed): \(mirror.problems.prefix(3))")
+            for mirror in mirrors { #expect(mirror.problems.isEmpty, "seed \(seed): \(mirror.problems.prefix(3))") }
             for key in committedKeys { #expect(server.applied[key] == 1, "seed \(seed): applied exactly once") }
             #expect(server.applied.values.allSatisfy { $0 == 1 })
-            #expect(recorder.settlements.filter { $0.status == .committed }.count == committedKeys.count)
+            let committed = recorders.reduce(0) { $0 + $1.settlements.filter { $0.status == .committed }.count }
+            #expect(committed == committedKeys.count, "seed \(seed)")
         }
     }
 
+    /// Over a remote source with the persisted cache on: besides the steps above, live
+    /// refreshes and restarts. A restart is a daemon killed and started on the same cache: the
+    /// requests in flight are lost, the new source shows the rows of the last load stored with
+    /// the pending mutations kept beside them, and sends those again with their keys.
     @Test(arguments: seeds(300))
     func theRowsShownAreTheServersUnderThePendingMutations(seed: Int) throws {
         var random = Seeded(state: UInt64(seed))
         let run = Run(seed: seed) { run, index, _ in
             run.model.heard = Dictionary(uniqueKeysWithValues: run.server.rows.map { ($0.id, $0.row) })
+            // The cache keeps what the server sent, so not while changes are pending.
+            if run.model.pending.isEmpty { run.model.stored = run.model.heard }
             run.loader.respond(index, json: .array(run.server.rows.map(\.row)))
         }
         let params: JSON = [
             "name": "r", "kind": "remote", "identityKey": "id", "remoteConfiguration": ["baseURL": "http://api.invalid"],
-            "apiPath": "/items", "placeholderStorageOptions": [], "actions": ActionTests.actions,
+            "apiPath": "/items", "placeholderStorageOptions": [], "actions": ActionTests.actions, "cache": ["enabled": true],
         ]
         guard case .remote(let configuration) = try SourceSpec.decoding(createSourceParams: params).kind else { return }
-        let source = RemoteDataSource(
-            name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: run.loader)
-        let mirror = PagingOracleTests.Mirror()
-        source.addObserver(mirror)
-        let recorder = Recorder().observing(source)
+        let store = MemoryPageStore()
+        var mirrors: [PagingOracleTests.Mirror] = [], recorders: [Recorder] = []
+        func start() -> RemoteDataSource {
+            let source = RemoteDataSource(
+                name: "r", identity: Identity(key: JSONKeyPath("id")), configuration: configuration, loader: run.loader)
+            let mirror = PagingOracleTests.Mirror()
+            source.addObserver(mirror)
+            mirrors.append(mirror)
+            recorders.append(Recorder().observing(source))
+            source.attachCache(store, key: CacheAndRefreshTests.key)
+            return source
+        }
+        var source = start()
         for id in 1...Int.random(in: 3...8, using: &random) { run.server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
 
         source.fetchData()
         run.answerNext(3)
         for step in 0..<60 {
-            switch Int.random(in: 0..<10, using: &random) {
+            switch Int.random(in: 0..<12, using: &random) {
             case 0...3: try run.act(source, step: step, using: &random)
             case 4...7: run.answerNext(Int.random(in: 0..<6, using: &random))
             case 8: if !source.isFetching { source.fetchData() }
+            case 9: _ = source.refresh { _ in }
+            case 10:
+                // Killed and started again on the same cache file.
+                run.loader = FakeLoader()
+                run.answered = 0
+                // IDs go on after the pending ones the cache keeps (the others' are free again).
+                run.made = run.model.pending.compactMap { Int($0.id.dropFirst()) }.max() ?? 0
+                source = start()
+                run.model.heard = run.model.stored
+                source.fetchData()
             default: run.editElsewhere(step: step, using: &random)
             }
             guard run.check(source, step: step) else { return }
         }
-        run.settle(source, mirror, recorder)
+        run.settle(source, mirrors: mirrors, recorders: recorders)
     }
 
     /// The same over a paginated source (pages of three, by a cursor after the last id, so

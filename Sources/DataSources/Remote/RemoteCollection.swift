@@ -25,7 +25,7 @@ package class RemoteCollection: DataSource {
         didSet { if !mutations.isEmpty { actionsChangedRowsSinceStored = true } }
     }
     /// Rows changed by actions since the persisted cache was last written.
-    private var actionsChangedRowsSinceStored = false
+    private(set) var actionsChangedRowsSinceStored = false
     /// The request of each mutation on its way (or waiting out its retry's delay).
     var mutationHandles: [String: FetchHandle] = [:]
     init(

@@ -146,7 +146,9 @@ package final class RemoteDataSource: RemoteCollection {
             setRows(objects, hashes: loaded.hashes(by: identity))
         }
         confirmed()
-        if revision == before, cacheHoldsRows, rowsCachedWith == responseCredentials {
+        // The same rows as shown are the rows stored, unless actions changed rows since (a
+        // committed remove leaves the stored entry with a row the server no longer has).
+        if revision == before, cacheHoldsRows, rowsCachedWith == responseCredentials, !actionsChangedRowsSinceStored {
             touchCache()
         } else {
             cacheHoldsRows = true
