@@ -66,18 +66,8 @@ def serve(api):
             with api.lock:
                 api.requests += 1
             if api.validators and self.headers.get("If-None-Match") == etag:
-                self.send_response(304)
-                self.send_header("ETag", etag)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if api.validators:
-                self.send_header("ETag", etag)
-            self.end_headers()
-            self.wfile.write(body)
+                return self.send_not_modified(etag)
+            self.send_json(body, [("ETag", etag)] if api.validators else [])
             with api.lock:
                 api.body_bytes += len(body)
 

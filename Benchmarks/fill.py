@@ -27,12 +27,7 @@ def serve(pages, page_size, first_match):
             start = (page - 1) * page_size
             items = [{"id": n, "title": f"{'Ubik' if page >= first_match and n % 2 == 0 else 'Dune'} {n}"}
                      for n in range(start, start + page_size)] if 1 <= page <= pages else []
-            body = json.dumps({"items": items, "number_of_pages": pages}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_json({"items": items, "number_of_pages": pages})
 
     server = serve_http(Handler)
     server.asked = []

@@ -47,18 +47,8 @@ def serve(api):
             with api.lock:
                 api.requests += 1
             if self.headers.get("If-None-Match") == etag:
-                self.send_response(304)
-                self.send_header("ETag", etag)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body = api.body(page)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("ETag", etag)
-            self.end_headers()
-            self.wfile.write(body)
+                return self.send_not_modified(etag)
+            self.send_json(api.body(page), [("ETag", etag)])
 
     return serve_http(Handler)
 

@@ -254,6 +254,25 @@ class QuietHandler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def send_json(self, body, headers=()):
+        """A 200 with `body` (JSON bytes, or a value to encode) and `headers` (name, value pairs)."""
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_not_modified(self, etag):
+        """A 304 confirming `etag`."""
+        self.send_response(304)
+        self.send_header("ETag", etag)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
 
 def serve_http(handler):
     """Serves `handler` (a QuietHandler) on a loopback port from a thread of its own; the server,

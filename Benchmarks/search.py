@@ -38,12 +38,7 @@ def serve(api):
             # A title for each prefix of the word that the query is a prefix of, so that each
             # query has its own rows.
             items = [{"id": n, "title": WORD[:n]} for n in range(1, len(WORD) + 1) if WORD[:n].startswith(query)]
-            body = json.dumps({"items": items}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_json({"items": items})
 
     return serve_http(Handler)
 

@@ -31,12 +31,7 @@ def serve(rows, page_size):
             page = int(query.get("page", ["1"])[0])
             start = (page - 1) * page_size
             items = [{"id": n, "title": f"Item {n}"} for n in range(start, min(rows, start + page_size))]
-            body = json.dumps({"items": items, "number_of_pages": pages, "total_count": rows}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send_json({"items": items, "number_of_pages": pages, "total_count": rows})
 
     server = serve_http(Handler)
     server.requests = 0  # requests served, for figures that count them
