@@ -21,6 +21,11 @@ import Testing
 
         func index(of id: Int) -> Int? { rows.firstIndex { $0.id == id } }
 
+        /// Rows 1...count, titled "t1", "t2"...
+        mutating func seed(rows count: Int) {
+            for id in 1...count { rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+        }
+
         /// Applies `request` once per key: a retry of a request it applied gets the same answer.
         mutating func apply(_ request: RemoteRequest, key: String) -> (status: Int, body: JSON) {
             if let answer = answers[key] { return answer }
@@ -256,7 +261,7 @@ import Testing
             return source
         }
         var source = start()
-        for id in 1...Int.random(in: 3...8, using: &random) { run.server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+        run.server.seed(rows: Int.random(in: 3...8, using: &random))
 
         source.fetchData()
         run.answerNext(3)
@@ -313,7 +318,7 @@ import Testing
         let mirror = PagingOracleTests.Mirror()
         source.addObserver(mirror)
         let recorder = Recorder().observing(source)
-        for id in 1...Int.random(in: 4...14, using: &random) { run.server.rows.append((id, ["id": JSON(id), "title": JSON("t\(id)")])) }
+        run.server.seed(rows: Int.random(in: 4...14, using: &random))
 
         source.fetchData()
         run.answerNext(3)

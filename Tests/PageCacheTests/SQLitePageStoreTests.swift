@@ -14,6 +14,13 @@ import Glibc
     let scratch = ScratchDirectory()
     let log = CapturedLog()
 
+    /// The file's `PRAGMA user_version`, read by a connection of the test's own.
+    static func schemaVersion(of path: String) throws -> Int? {
+        let database = try DatabaseQueue(path: path)
+        defer { try? database.close() }
+        return try database.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
+    }
+
     func key(_ name: String, secret: String = "token-1") -> PageCacheKey {
         PageCacheKey(
             material: "GET https://api.example.test/\(name) Authorization=Bearer \(secret)", label: "https://api.example.test/\(name)")
@@ -151,10 +158,7 @@ import Glibc
         store.write(key("issues"), storedAt: 1, entry: pages(2, made: made))
         #expect(store.read(key("issues"))?.pages.count == 2)
         store.close()
-        let reopened = try DatabaseQueue(path: path)
-        let version = try reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        try reopened.close()
-        #expect(version == 3)
+        #expect(try Self.schemaVersion(of: path) == 3)
         #expect(log.warnings.isEmpty)
     }
 
@@ -264,10 +268,7 @@ import Glibc
         #expect(store.read(key("issues")) == nil, "the migrated entry is evictable")
         #expect(store.read(key("pending")) != nil)
         store.close()
-        let reopened = try DatabaseQueue(path: path)
-        let version = try reopened.read { try Int.fetchOne($0, sql: "PRAGMA user_version") }
-        try reopened.close()
-        #expect(version == 3)
+        #expect(try Self.schemaVersion(of: path) == 3)
         #expect(log.warnings.isEmpty)
     }
 
