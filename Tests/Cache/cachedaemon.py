@@ -35,8 +35,8 @@ class API:
 
 
 class Daemon:
-    def __init__(self, cache_path: Path) -> None:
-        self.process = subprocess.Popen([DAEMON, "serve", "--cache-path", str(cache_path)],
+    def __init__(self, cache_path: Path, *arguments: str) -> None:
+        self.process = subprocess.Popen([DAEMON, "serve", "--cache-path", str(cache_path), *arguments],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
         self.notifications: list[dict[str, Any]] = []

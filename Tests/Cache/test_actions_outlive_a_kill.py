@@ -1,6 +1,7 @@
 """Pending actions in the cache file (Protocol.md, "Actions"): a daemon killed with SIGKILL while
 a mutation is queued leaves it in the file, and the next daemon on that file sends it, with the
-same Idempotency-Key, before anything else is asked of it.
+same Idempotency-Key, before anything else is asked of it; lists stored after it, beyond the
+cache's bound, evict one another and never the pending actions.
 
 Run by scripts/test.sh (pytest), with $DATASOURCED set to the daemon under test."""
 
@@ -112,6 +113,41 @@ def test_a_queued_action_outlives_a_kill_and_the_next_daemon_sends_it(tmp_path: 
         rows = second.request("allObjects", {"source": "books"})
         assert {"id": 1, "title": "Dune Messiah"} in rows
         wait_for(lambda: "(pending actions)" not in labels(cache_path), "the entry to go once nothing is pending")
+        second.close(quiet=False)
+    finally:
+        server.shutdown()
+
+
+def test_lists_beyond_the_bound_evict_one_another_never_the_pending_actions(tmp_path: Path,
+                                                                          api: tuple[Any, str]) -> None:
+    _, lists = api
+    books = Books()
+    server, base = books.serve()
+    cache_path = tmp_path / "cache.sqlite"
+    bound = ("--cache-max-bytes", "300000")  # two of the API's lists (about 120 KB each)
+    try:
+        first = Daemon(cache_path, *bound)
+        first.request("createSource", params(base))
+        first.request("fetchData", {"source": "books", "wait": True})
+        first.request("performAction", {"source": "books", "action": "rename", "identity": 1,
+                                         "values": {"title": "Dune Messiah"}})
+        assert first.event("didSettleMutation")["params"]["status"] == "queued"
+        wait_for(lambda: "(pending actions)" in labels(cache_path), "the pending actions' entry")
+        for name in ["a", "b", "c", "d"]:
+            first.create(lists, name)
+            first.request("fetchData", {"source": name, "wait": True})
+        wait_for(lambda: "/list/d" in labels(cache_path), "the last list stored")
+        stored = labels(cache_path)
+        assert "/list/a" not in stored and "/list/b" not in stored, stored  # evicted, the oldest first
+        assert "(pending actions)" in stored, stored
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait()
+
+        second = Daemon(cache_path, *bound)
+        second.request("createSource", params(base))
+        committed = second.event("didSettleMutation")["params"]
+        assert (committed["mutation"], committed["status"]) == ("m1", "committed"), committed
+        assert len(books.keys) == 2 and books.keys[0] == books.keys[1], books.keys
         second.close(quiet=False)
     finally:
         server.shutdown()
