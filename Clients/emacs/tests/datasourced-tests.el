@@ -1315,6 +1315,18 @@ The question is printed, \"y\" answers it, and the row shows the token sent."
     (forward-line 1))
   (should-not (eobp)))
 
+(defun dst-queue-ariels-edit ()
+  "Edits Ariel to Ariel II: the fixture API answers 503 (Retry-After), so it is queued.
+Waits for the queued message and the row marked as pending."
+  (dst-goto-row "3    Ariel              1956")
+  (dst-answering '("Ariel II")
+    (datasourced-action "edit"))
+  (dst-wait (lambda () (member "datasourced: books: edit not sent yet, to be sent again: Down for maintenance."
+                               dst-messages))
+            "the queued mutation's message")
+  (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
+            "Ariel II, marked"))
+
 (defun dst-settled ()
   "Waits until the list has no mutation pending."
   (dst-wait (lambda () (null datasourced--mutations)) "every mutation to settle"))
@@ -1390,14 +1402,7 @@ pendingMutations."
     (with-current-buffer (datasourced-open (dst-spec "books.json"))
       (dst-status "loaded 4")
       (dst-wait (lambda () datasourced--actions) "the source's actions")
-      (dst-goto-row "3    Ariel              1956")
-      (dst-answering '("Ariel II")
-        (datasourced-action "edit"))
-      (dst-wait (lambda () (member "datasourced: books: edit not sent yet, to be sent again: Down for maintenance."
-                                   dst-messages))
-                "the queued mutation's message")
-      (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
-                "the row, marked")
+      (dst-queue-ariels-edit)
       (should (equal (dst-trimmed-lines)
                      '("science fiction" "1    Dune               1950" "4    Solaris            1959"
                        "mystery" "2    Gaudy Night        1953"
@@ -1461,14 +1466,7 @@ sent, and committed."
             (dst-ping)
             (should-not dst-cancels)
             ;; Ariel's edit queued, then two edits waiting behind it.
-            (dst-goto-row "3    Ariel              1956")
-            (dst-answering '("Ariel II")
-              (datasourced-action "edit"))
-            (dst-wait (lambda () (member "datasourced: books: edit not sent yet, to be sent again: Down for maintenance."
-                                         dst-messages))
-                      "the queued mutation's message")
-            (dst-wait (lambda () (member "3    Ariel II           1956  ⋯ pending" (dst-trimmed-lines)))
-                      "Ariel II, marked")
+            (dst-queue-ariels-edit)
             (dst-goto-row "3    Ariel II           1956  ⋯ pending")
             (dst-answering '("Ariel III")
               (datasourced-action "edit"))

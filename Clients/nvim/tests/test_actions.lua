@@ -105,6 +105,18 @@ return function(H, ds, ctx)
     return buf, ds.view(buf).conn
   end
 
+  --- Edits Ariel to "Ariel (revised)": the fixture API answers its PATCH 503 (Retry-After an
+  --- hour), so the edit is queued; `what` names the settle in a failure.
+  local function queue_ariels_edit(buf, settles, what)
+    on_line(buf, row(3, 'Ariel', 1956))
+    script({ 'Ariel (revised)' })
+    vim.cmd('Datasourced action edit')
+    H.wait_until(function()
+      return #settles == 1
+    end)
+    expect_equal('queued', settles[1].status, what)
+  end
+
   test('actions: answers are read by their declared type; a wrong one says what was expected', function()
     local function parse(text, kind, required)
       return { ds.parse_value(text, { name = 'v', type = kind, required = required == true }) }
@@ -247,13 +259,7 @@ return function(H, ds, ctx)
     expect(vim.fn.execute('highlight DatasourcedPending'):find('links to Comment', 1, true),
       'DatasourcedPending links to Comment', vim.fn.execute('highlight DatasourcedPending'))
 
-    on_line(buf, row(3, 'Ariel', 1956))
-    script({ 'Ariel (revised)' })
-    vim.cmd('Datasourced action edit')
-    H.wait_until(function()
-      return #settles == 1
-    end)
-    expect_equal('queued', settles[1].status, 'the settle')
+    queue_ariels_edit(buf, settles, 'the settle')
     local shown = { '## science fiction', row(1, 'Dune', 1950), row(4, 'Solaris', 1959),
       '## mystery', row(2, 'Gaudy Night', 1953), '## poetry', row(3, 'Ariel (revised)', 1956), H.LOADING }
     expect_lines(buf, shown, 'the change stays shown')
@@ -335,13 +341,7 @@ return function(H, ds, ctx)
 
     -- Ariel's edit is queued (503, sent again in an hour); a second edit of Ariel and one
     -- of Dune wait behind it.
-    on_line(buf, row(3, 'Ariel', 1956))
-    script({ 'Ariel (revised)' })
-    vim.cmd('Datasourced action edit')
-    H.wait_until(function()
-      return #settles == 1
-    end)
-    expect_equal('queued', settles[1].status, 'the first edit\'s settle')
+    queue_ariels_edit(buf, settles, 'the first edit\'s settle')
     on_line(buf, row(3, 'Ariel (revised)', 1956))
     script({ 'Ariel (third)' })
     vim.cmd('Datasourced action edit')
