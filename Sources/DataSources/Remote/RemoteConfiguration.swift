@@ -124,9 +124,19 @@ package struct RemoteConfiguration: Sendable {
     /// Header values that must never reach logs, errors or `describeSource`.
     package static func isSecretHeader(_ name: String) -> Bool {
         let lower = name.lowercased()
-        return ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(lower)
-            || ["token", "secret", "api-key", "apikey", "password", "session"].contains { lower.contains($0) }
+        guard !secretHeaderNames.contains(lower) else { return true }
+        // Searched in the UTF-8 bytes, not by characters (asked of every header of every
+        // request): a fragment found among bytes a character search would not split (an "n"
+        // with an accent after it) makes a header secret, never the other way round.
+        let bytes = Array(lower.utf8)
+        return secretHeaderFragments.contains { fragment in
+            bytes.count >= fragment.count
+                && (0...(bytes.count - fragment.count)).contains { bytes[$0..<$0 + fragment.count].elementsEqual(fragment) }
+        }
     }
+
+    private static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    private static let secretHeaderFragments = ["token", "secret", "api-key", "apikey", "password", "session"].map { Array($0.utf8) }
 }
 
 /// `remoteConfiguration.proxy`.
