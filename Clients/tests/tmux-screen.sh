@@ -5,7 +5,8 @@
 # sessions are never touched), the fixture API of Clients/fixtures.json on a free port
 # ($base_url), a cleanup on exit, and the waits on the screen (wait_until, and wait_for,
 # wait_for_without and wait_for_escapes built on it). For timing.sh, the timing of the
-# screen and the reports (timing_settings, time_until, check_floors... at the end).
+# screen and the reports (timing_settings, time_until, time_ex_command, quit_vi,
+# check_floors... at the end); run.sh reports timing.sh through timing-report.sh.
 # Takes the tmux socket's name; needs $DATASOURCED set.
 #   . tmux-screen.sh SOCKET-NAME
 socket_name="$1"
@@ -120,6 +121,26 @@ screen_time() {
       return 1
     fi
   done
+}
+
+# Vim's and Neovim's: ends the editor with :qa! and waits until its session is gone.
+quit_vi() {
+  "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
+  for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
+  "${tmux[@]}" kill-session -t capture 2>/dev/null || true
+}
+
+# Vim's and Neovim's: types the Ex command COMMAND (":call ..."), waits until the command
+# line shows it, then times its Enter to the window's first screen of rows (80x20, less
+# the status and command lines: rows 1 to 18).
+#   time_ex_command COMMAND
+time_ex_command() {
+  local start
+  "${tmux[@]}" send-keys -t capture "$1"
+  wait_for "${1#:}"
+  start=$(now_us)
+  "${tmux[@]}" send-keys -t capture Enter
+  time_until "18        Row 18" "$start"
 }
 
 # The time from START until the screen shows TEXT.

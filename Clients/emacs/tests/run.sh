@@ -102,25 +102,12 @@ if command -v tmux >/dev/null; then
   echo "== timing on a real screen (tests/timing.sh)"
   check="a counted list of a million rows and one of 100 open on a real screen, M-> shows the last row, and Emacs ends (its terminal closed, or kill-emacs)"
   floors="the million's open within 1.5x the hundred's (the daemon's share left out), M-> in 300 ms, Emacs 50 MB bigger at most"
-  timing_status=0
-  bash "$here/timing.sh" >"$scratch/timing.log" 2>&1 || timing_status=$?
-  case "$timing_status" in
-    0 | 3)
-      echo "PASS $check"
-      if [ "$timing_status" = 0 ]; then
-        echo "  figures within their floors: $floors"
-      else
-        echo "  figures OUTSIDE their floors (not a failure): $floors"
-      fi
-      sed 's/^/  /' "$scratch/timing.log"
-      passed=$((passed + 1))
-      ;;
-    *)
-      echo "FAIL $check"
-      sed 's/^/  /' "$scratch/timing.log"
-      failed=$((failed + 1))
-      ;;
-  esac
+  . "$here/../../tests/timing-report.sh"
+  if run_timing "$check" "$floors" bash "$here/timing.sh"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
 else
   echo "== no tmux: the real-screen timing (tests/timing.sh) did not run"
 fi

@@ -47,23 +47,8 @@ start_nvim() {
   wait_for "timing: ready"
 }
 
-quit_nvim() {
-  "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
-  for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
-  "${tmux[@]}" kill-session -t capture 2>/dev/null || true
-}
-
-# Types `:lua DatasourcedTiming('KIND')`, waits until the command line shows it, then
-# times its Enter to the first screen of rows.
-open_list() {
-  local kind="$1" start
-  "${tmux[@]}" send-keys -t capture ":lua DatasourcedTiming('$kind')"
-  wait_for "DatasourcedTiming('$kind')"
-  start=$(now_us)
-  "${tmux[@]}" send-keys -t capture Enter
-  # Rows 1 to 18: the window's first screen (80x20, less the status and command lines).
-  time_until "18        Row 18" "$start"
-}
+# Times `:lua DatasourcedTiming('KIND')` to the first screen of rows.
+open_list() { time_ex_command ":lua DatasourcedTiming('$1')"; }
 
 opens_hundred=() opens_million=() daemon_hundred=() daemon_million=() rest_hundred=() rest_million=()
 jumps=() rss_open=() rss_jump=()
@@ -74,7 +59,7 @@ for trial in $(seq "$trials"); do
   daemon_hundred+=("$(marked_daemon_share hundred)")
   rest_hundred+=($((opens_hundred[-1] - daemon_hundred[-1])))
   wait_for "loaded 100"
-  quit_nvim
+  quit_vi
 
   start_nvim
   before=$(rss_kb)
@@ -89,7 +74,7 @@ for trial in $(seq "$trials"); do
   jumps+=("$(time_until "1000000   Row 1000000" "$start")")
   sleep 0.3
   rss_jump+=($(($(rss_kb) - before)))
-  quit_nvim
+  quit_vi
   printf 'trial %d: open 100 rows %d ms (the daemon %d, the rest %d), open 1,000,000 rows %d ms (the daemon %d, the rest %d), G %d ms, RSS +%d MB after the open, +%d MB after G\n' \
     "$trial" "$(ms "${opens_hundred[-1]}")" "$(ms "${daemon_hundred[-1]}")" "$(ms "${rest_hundred[-1]}")" \
     "$(ms "${opens_million[-1]}")" "$(ms "${daemon_million[-1]}")" "$(ms "${rest_million[-1]}")" \

@@ -106,25 +106,14 @@ if command -v tmux >/dev/null; then
   # and said to be within their floors or not, never a failure (speed targets are
   # benchmarks: a loaded machine is no bug).
   echo "== timing on a real screen (tests/timing.sh)"
-  timing_log="$(mktemp)"
+  . "$here/../../tests/timing-report.sh"
   check="a counted list of a million rows and one of 100 open on a real screen, and G shows the last row"
   floors="the million's open within 1.5x the hundred's (the daemon's share left out), G in 300 ms, Vim 50 MB bigger at most"
-  timing_status=0
-  DATASOURCED_VIM="$vim" bash "$here/timing.sh" >"$timing_log" 2>&1 || timing_status=$?
-  case "$timing_status" in
-    0 | 3)
-      echo "PASS $check"
-      [ "$timing_status" = 0 ] && echo "  figures within their floors: $floors" || echo "  figures OUTSIDE their floors (not a failure): $floors"
-      sed 's/^/  /' "$timing_log"
-      passed=$((passed + 1))
-      ;;
-    *)
-      echo "FAIL $check"
-      sed 's/^/  /' "$timing_log"
-      failed=$((failed + 1))
-      ;;
-  esac
-  rm -f "$timing_log"
+  if run_timing "$check" "$floors" env DATASOURCED_VIM="$vim" bash "$here/timing.sh"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
 else
   echo "== no tmux: the real-screen checks (tests/capture.sh, tests/timing.sh) did not run"
 fi

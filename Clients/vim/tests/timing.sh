@@ -50,23 +50,8 @@ start_vim() {
   wait_for "timing: ready"
 }
 
-quit_vim() {
-  "${tmux[@]}" send-keys -t capture Escape ":qa!" Enter
-  for _ in $(seq 100); do "${tmux[@]}" has-session -t capture 2>/dev/null || break; sleep 0.05; done
-  "${tmux[@]}" kill-session -t capture 2>/dev/null || true
-}
-
-# Types `:call DatasourcedTiming('KIND')`, waits until the command line shows it, then
-# times its Enter to the first screen of rows.
-open_list() {
-  local kind="$1" start
-  "${tmux[@]}" send-keys -t capture ":call DatasourcedTiming('$kind')"
-  wait_for "DatasourcedTiming('$kind')"
-  start=$(now_us)
-  "${tmux[@]}" send-keys -t capture Enter
-  # Rows 1 to 18: the window's first screen (80x20, less the status and command lines).
-  time_until "18        Row 18" "$start"
-}
+# Times `:call DatasourcedTiming('KIND')` to the first screen of rows.
+open_list() { time_ex_command ":call DatasourcedTiming('$1')"; }
 
 # The daemon's share of the last open of KIND, in microseconds, from the channel's log:
 # "  SECONDS : ch_log(): timing: open KIND", then the RECV holding the change set that
@@ -187,7 +172,7 @@ for trial in $(seq "$trials"); do
   daemon_hundred+=("$(daemon_share hundred)")
   rest_hundred+=($((opens_hundred[-1] - daemon_hundred[-1])))
   wait_for "loaded 100"
-  quit_vim
+  quit_vi
 
   start_vim
   before=$(rss_kb)
@@ -206,7 +191,7 @@ for trial in $(seq "$trials"); do
   rest_jumps+=($((jumps[-1] - daemon_jumps[-1])))
   sleep 0.3
   rss_jump+=($(($(rss_kb) - before)))
-  quit_vim
+  quit_vi
   printf 'trial %d: open 100 rows %d ms (the daemon %d, the rest %d), open 1,000,000 rows %d ms (the daemon %d, the rest %d), G %d ms (the daemon %d, the rest %d), RSS +%d MB after the open, +%d MB after G\n' \
     "$trial" "$(ms "${opens_hundred[-1]}")" "$(ms "${daemon_hundred[-1]}")" "$(ms "${rest_hundred[-1]}")" \
     "$(ms "${opens_million[-1]}")" "$(ms "${daemon_million[-1]}")" "$(ms "${rest_million[-1]}")" \
